@@ -1,0 +1,5 @@
+//! chess tools (to be written).
+
+use crate::tools::ToolRegistry;
+
+pub(super) fn register(_registry: &mut ToolRegistry) {}

@@ -1,0 +1,5 @@
+//! four_in_a_row tools (to be written).
+
+use crate::tools::ToolRegistry;
+
+pub(super) fn register(_registry: &mut ToolRegistry) {}

@@ -1,0 +1,6 @@
+//! The tool registry and the tools it ships with.
+
+pub mod games;
+mod registry;
+
+pub use registry::{RegistryError, Tool, ToolError, ToolOutput, ToolRegistry, ToolSpec};

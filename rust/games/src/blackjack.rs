@@ -1,0 +1,1 @@
+//! blackjack (to be written).

@@ -1,0 +1,1 @@
+//! checkers (to be written).

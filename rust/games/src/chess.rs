@@ -1,0 +1,1 @@
+//! chess (to be written).

@@ -1,0 +1,1 @@
+//! four_in_a_row (to be written).

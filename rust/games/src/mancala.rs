@@ -1,0 +1,1 @@
+//! mancala (to be written).

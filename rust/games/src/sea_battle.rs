@@ -1,0 +1,1 @@
+//! sea_battle (to be written).

@@ -1,0 +1,1 @@
+//! slot (to be written).

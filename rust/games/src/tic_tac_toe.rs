@@ -1,0 +1,1 @@
+//! tic_tac_toe (to be written).

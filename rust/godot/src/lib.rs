@@ -1,0 +1,1 @@
+//! The Godot Agents GDExtension (to be written).

@@ -1,0 +1,2 @@
+//! agents-server (to be written).
+fn main() {}

@@ -1,0 +1,2 @@
+//! xtask (to be written).
+fn main() {}
