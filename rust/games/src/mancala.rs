@@ -204,7 +204,9 @@ impl FromStr for LastAction {
         let mut stage = 0;
         for part in parts {
             if let Some(n) = part.strip_prefix("capture") {
-                let n = parse_small(n).filter(|n| (2..=TOTAL_SEEDS).contains(n)).ok_or_else(bad)?;
+                let n = parse_small(n)
+                    .filter(|n| (2..=TOTAL_SEEDS).contains(n))
+                    .ok_or_else(bad)?;
                 if stage >= 1 {
                     return Err(bad());
                 }
@@ -318,7 +320,9 @@ impl MancalaState {
             return Vec::new();
         }
         let own = &self.pits[self.turn.index()];
-        (1..=PITS as u8).filter(|&k| own[k as usize - 1] > 0).collect()
+        (1..=PITS as u8)
+            .filter(|&k| own[k as usize - 1] > 0)
+            .collect()
     }
 
     /// Sows pit `pit` (1–6) of the side to move and returns the new position.
@@ -555,7 +559,13 @@ impl Search {
     }
 
     /// Negamax value for the side to move in `pos`.
-    fn negamax(&mut self, pos: &MancalaState, depth: u32, mut alpha: i32, beta: i32) -> Option<i32> {
+    fn negamax(
+        &mut self,
+        pos: &MancalaState,
+        depth: u32,
+        mut alpha: i32,
+        beta: i32,
+    ) -> Option<i32> {
         self.nodes += 1;
         if self.nodes & 1023 == 0 {
             if let Some(deadline) = self.deadline {
@@ -661,7 +671,10 @@ impl FromStr for MancalaState {
         let pits_of = |value: &str, key: &str| -> Result<[u8; PITS], ParseError> {
             let parts: Vec<&str> = value.split(',').collect();
             if parts.len() != PITS {
-                return Err(invalid(format!("{key} needs 6 pit counts, found {}", parts.len())));
+                return Err(invalid(format!(
+                    "{key} needs 6 pit counts, found {}",
+                    parts.len()
+                )));
             }
             let mut pits = [0u8; PITS];
             for (slot, part) in pits.iter_mut().zip(parts) {
@@ -683,7 +696,11 @@ impl FromStr for MancalaState {
         let turn = match values[4] {
             "player" => Side::Player,
             "opponent" => Side::Opponent,
-            other => return Err(invalid(format!("bad turn {other:?} (expected player or opponent)"))),
+            other => {
+                return Err(invalid(format!(
+                    "bad turn {other:?} (expected player or opponent)"
+                )));
+            }
         };
         let status = match values[5] {
             "in_progress" => Status::InProgress,
@@ -716,7 +733,9 @@ impl FromStr for MancalaState {
             .map(|&n| u32::from(n))
             .sum();
         if total != TOTAL_SEEDS {
-            return Err(invalid(format!("seeds total {total}, expected {TOTAL_SEEDS}")));
+            return Err(invalid(format!(
+                "seeds total {total}, expected {TOTAL_SEEDS}"
+            )));
         }
         match status {
             Status::InProgress => {
@@ -838,7 +857,10 @@ mod tests {
         );
         assert!(next.legal_moves().is_empty());
         let e = next.apply(1).unwrap_err();
-        assert_eq!((e.reason, e.message.as_str()), ("game_over", "Illegal move."));
+        assert_eq!(
+            (e.reason, e.message.as_str()),
+            ("game_over", "Illegal move.")
+        );
     }
 
     #[test]
@@ -847,7 +869,10 @@ mod tests {
         let next = s.apply(6).unwrap();
         assert_eq!(next.winner(), Some(Winner::Draw));
         assert_eq!(next.store(Side::Player), 24);
-        assert!(next.to_string().ends_with("ST:game_over|LA:pit6,sweep|W:draw"));
+        assert!(
+            next.to_string()
+                .ends_with("ST:game_over|LA:pit6,sweep|W:draw")
+        );
         let s = st("P:0,0,0,0,0,1|O:0,0,0,0,0,3|PS:25|OS:19|T:player|ST:in_progress|LA:-|W:-");
         assert_eq!(s.apply(6).unwrap().winner(), Some(Winner::Player));
     }
@@ -855,15 +880,27 @@ mod tests {
     #[test]
     fn illegal_moves_have_reasons() {
         let s = st("P:0,4,4,4,4,4|O:4,4,4,4,4,4|PS:4|OS:0|T:player|ST:in_progress|LA:-|W:-");
-        assert_eq!(s.apply(1).unwrap_err(), MoveError::new("empty_pit", "Illegal move."));
-        assert_eq!(s.apply(0).unwrap_err(), MoveError::new("invalid_pit", "Illegal move."));
-        assert_eq!(s.apply(7).unwrap_err(), MoveError::new("invalid_pit", "Illegal move."));
+        assert_eq!(
+            s.apply(1).unwrap_err(),
+            MoveError::new("empty_pit", "Illegal move.")
+        );
+        assert_eq!(
+            s.apply(0).unwrap_err(),
+            MoveError::new("invalid_pit", "Illegal move.")
+        );
+        assert_eq!(
+            s.apply(7).unwrap_err(),
+            MoveError::new("invalid_pit", "Illegal move.")
+        );
         assert_eq!(s.legal_moves(), vec![2, 3, 4, 5, 6]);
     }
 
     #[test]
     fn parse_errors_are_precise() {
-        assert_eq!(err("nonsense"), "Invalid state: expected 8 fields P|O|PS|OS|T|ST|LA|W, found 1");
+        assert_eq!(
+            err("nonsense"),
+            "Invalid state: expected 8 fields P|O|PS|OS|T|ST|LA|W, found 1"
+        );
         assert_eq!(
             err("P:4,4,4,4,4,4|X:4,4,4,4,4,4|PS:0|OS:0|T:player|ST:in_progress|LA:-|W:-"),
             "Invalid state: field 2 must start with \"O:\""
@@ -897,7 +934,9 @@ mod tests {
             "Invalid state: bad last action \"pit7\""
         );
         assert_eq!(
-            err("P:4,4,4,4,4,4|O:4,4,4,4,4,4|PS:0|OS:0|T:player|ST:in_progress|LA:pit1,sweep,capture3|W:-"),
+            err(
+                "P:4,4,4,4,4,4|O:4,4,4,4,4,4|PS:0|OS:0|T:player|ST:in_progress|LA:pit1,sweep,capture3|W:-"
+            ),
             "Invalid state: bad last action \"pit1,sweep,capture3\""
         );
         assert_eq!(
@@ -925,7 +964,9 @@ mod tests {
             "Invalid state: W must be draw for these stores"
         );
         assert_eq!(
-            err("P:0,0,0,0,0,0|O:0,0,0,0,0,0|PS:30|OS:18|T:player|ST:game_over|LA:pit2,extra_turn,sweep|W:player"),
+            err(
+                "P:0,0,0,0,0,0|O:0,0,0,0,0,0|PS:30|OS:18|T:player|ST:game_over|LA:pit2,extra_turn,sweep|W:player"
+            ),
             "Invalid state: a move that ends the game gives no extra turn"
         );
     }
@@ -939,7 +980,9 @@ mod tests {
             while !s.is_over() {
                 let moves = s.legal_moves();
                 assert!(!moves.is_empty());
-                let mv = s.choose_move(Level::Random, SearchLimits::default(), &mut rng).unwrap();
+                let mv = s
+                    .choose_move(Level::Random, SearchLimits::default(), &mut rng)
+                    .unwrap();
                 assert!(moves.contains(&mv));
                 s = s.apply(i64::from(mv)).unwrap();
                 let text = s.to_string();
@@ -948,7 +991,10 @@ mod tests {
                 assert!(plies < 500);
             }
             assert!(s.last_action().unwrap().sweep);
-            assert_eq!(u32::from(s.store(Side::Player)) + u32::from(s.store(Side::Opponent)), 48);
+            assert_eq!(
+                u32::from(s.store(Side::Player)) + u32::from(s.store(Side::Opponent)),
+                48
+            );
         }
     }
 
@@ -975,9 +1021,17 @@ mod tests {
             let mut rng = Seed::Int(seed).rng();
             let mut s = MancalaState::new();
             while !s.is_over() {
-                let level = if s.turn() == Side::Player { Level::Hard } else { Level::Random };
+                let level = if s.turn() == Side::Player {
+                    Level::Hard
+                } else {
+                    Level::Random
+                };
                 let mv = s
-                    .choose_move(level, SearchLimits::with_time(Duration::from_millis(5)), &mut rng)
+                    .choose_move(
+                        level,
+                        SearchLimits::with_time(Duration::from_millis(5)),
+                        &mut rng,
+                    )
                     .unwrap();
                 s = s.apply(i64::from(mv)).unwrap();
             }
@@ -990,10 +1044,15 @@ mod tests {
 
     #[test]
     fn choose_move_on_finished_game_is_none() {
-        let s = st("P:0,0,0,0,0,0|O:0,0,0,0,0,0|PS:30|OS:18|T:player|ST:game_over|LA:pit2,sweep|W:player");
+        let s = st(
+            "P:0,0,0,0,0,0|O:0,0,0,0,0,0|PS:30|OS:18|T:player|ST:game_over|LA:pit2,sweep|W:player",
+        );
         let mut rng = Seed::Int(1).rng();
         for level in Level::ALL {
-            assert_eq!(s.choose_move(level, SearchLimits::default(), &mut rng), None);
+            assert_eq!(
+                s.choose_move(level, SearchLimits::default(), &mut rng),
+                None
+            );
         }
         assert!(s.ranked_moves().is_empty());
     }
