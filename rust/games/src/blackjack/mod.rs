@@ -700,8 +700,8 @@ impl BlackjackState {
         if self.hands[self.hand_index].state == HandState::Active {
             return;
         }
-        if let Some(next) =
-            (self.hand_index + 1..self.hands.len()).find(|&i| self.hands[i].state == HandState::Active)
+        if let Some(next) = (self.hand_index + 1..self.hands.len())
+            .find(|&i| self.hands[i].state == HandState::Active)
         {
             self.hand_index = next;
             return;
@@ -852,7 +852,9 @@ fn parse_hand(i: usize, s: &str) -> Result<Hand, ParseError> {
 fn check_hand(i: usize, hand: &Hand, base_bet: u64) -> Result<(), ParseError> {
     let n = i + 1;
     if hand.cards.len() < 2 {
-        return Err(invalid(format_args!("hand {n} must hold at least two cards")));
+        return Err(invalid(format_args!(
+            "hand {n} must hold at least two cards"
+        )));
     }
     let total = hand.total();
     let expected_bet = if hand.doubled {
@@ -885,8 +887,7 @@ fn check_hand(i: usize, hand: &Hand, base_bet: u64) -> Result<(), ParseError> {
         )));
     }
     if hand.doubled
-        && (hand.cards.len() != 3
-            || !matches!(hand.state, HandState::Stood | HandState::Bust))
+        && (hand.cards.len() != 3 || !matches!(hand.state, HandState::Stood | HandState::Bust))
     {
         return Err(invalid(format_args!(
             "hand {n} is doubled, so it holds three cards and is stood or bust"
@@ -901,9 +902,8 @@ impl FromStr for BlackjackState {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         const KEYS: [&str; 10] = ["S", "P", "D", "BK", "B", "T", "H", "ST", "LA", "R"];
         let [sh, p, d, bk, b, t, h, st, la, r] = if s.split('|').count() == 9 {
-            let [sh, p, d, bk, b, t, h, st, la] = fields(s, [
-                "S", "P", "D", "BK", "B", "T", "H", "ST", "LA",
-            ])?;
+            let [sh, p, d, bk, b, t, h, st, la] =
+                fields(s, ["S", "P", "D", "BK", "B", "T", "H", "ST", "LA"])?;
             [sh, p, d, bk, b, t, h, st, la, "-"]
         } else {
             fields(s, KEYS)?
@@ -935,10 +935,20 @@ impl FromStr for BlackjackState {
         let turn = match t {
             "player" => Turn::Player,
             "dealer" => Turn::Dealer,
-            _ => return Err(invalid(format_args!("T must be player or dealer, found {t:?}"))),
+            _ => {
+                return Err(invalid(format_args!(
+                    "T must be player or dealer, found {t:?}"
+                )));
+            }
         };
         let hand_index = match h.parse::<usize>() {
-            Ok(i) if i < hands.len() && h.bytes().all(|c| c.is_ascii_digit()) && (h == "0" || !h.starts_with('0')) => i,
+            Ok(i)
+                if i < hands.len()
+                    && h.bytes().all(|c| c.is_ascii_digit())
+                    && (h == "0" || !h.starts_with('0')) =>
+            {
+                i
+            }
             _ => {
                 return Err(invalid(format_args!(
                     "H must be a hand index from 0 to {}, found {h:?}",
@@ -983,7 +993,11 @@ impl FromStr for BlackjackState {
         };
 
         let mut seen = [false; 52];
-        for c in shoe.iter().chain(hands.iter().flat_map(|h| &h.cards)).chain(&dealer) {
+        for c in shoe
+            .iter()
+            .chain(hands.iter().flat_map(|h| &h.cards))
+            .chain(&dealer)
+        {
             if std::mem::replace(&mut seen[c.index()], true) {
                 return Err(invalid(format_args!("card {c} appears twice")));
             }
@@ -1013,7 +1027,10 @@ impl FromStr for BlackjackState {
                                 hand_index + 1
                             )));
                         }
-                        if hands[..hand_index].iter().any(|h| h.state == HandState::Active) {
+                        if hands[..hand_index]
+                            .iter()
+                            .any(|h| h.state == HandState::Active)
+                        {
                             return Err(invalid("an active hand comes before H"));
                         }
                         if dealer.len() != 2 {
