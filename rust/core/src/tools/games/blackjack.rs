@@ -175,15 +175,21 @@ fn header(legal: Option<bool>) -> Map<String, Value> {
     m
 }
 
+/// A whole-number argument as `i64`: JSON integers, and floats with no fractional part (JSON
+/// Schema counts `20.0` as an integer). `None` when absent or not representable.
+fn whole_arg(args: &Value, name: &str) -> Option<i64> {
+    let v = args.get(name)?;
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= i64::MIN as f64 && *f < i64::MAX as f64)
+            .map(|f| f as i64)
+    })
+}
+
 fn new_game(args: &Value) -> ToolOutput {
-    let stack = args
-        .get("stack")
-        .and_then(Value::as_u64)
-        .unwrap_or(DEFAULT_STACK);
-    let bet = args
-        .get("bet")
-        .and_then(Value::as_u64)
-        .unwrap_or(DEFAULT_BET.min(stack));
+    // The schema bounds both to 1..=MAX_CHIPS.
+    let stack = whole_arg(args, "stack").map_or(DEFAULT_STACK, |n| n.max(0) as u64);
+    let bet = whole_arg(args, "bet").map_or(DEFAULT_BET.min(stack), |n| n.max(0) as u64);
     let mut rng = rng_from(common::seed_arg(args).as_ref());
     match BlackjackState::new_game(stack, bet, &mut rng) {
         Ok(state) => {
