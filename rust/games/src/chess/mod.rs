@@ -372,10 +372,10 @@ impl ChessGame {
                 Some(_) => illegal("invalid_promotion", "invalid promotion piece"),
             });
         }
-        if piece.role == Role::King {
-            if let Some(side) = self.castling_intent(from, to) {
-                return Err(self.castling_error(side));
-            }
+        if piece.role == Role::King
+            && let Some(side) = self.castling_intent(from, to)
+        {
+            return Err(self.castling_error(side));
         }
         if board.by_color(piece.color).contains(to) {
             return Err(illegal("illegal_move", "piece cannot move there"));
@@ -525,6 +525,8 @@ impl ChessGame {
 impl FromStr for ChessGame {
     type Err = ParseError;
 
+    // shakmaty's `PositionError<Chess>` carries the position; it is large but short-lived.
+    #[allow(clippy::result_large_err)]
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let text = s.trim();
         if text.is_empty() {
