@@ -657,13 +657,17 @@ impl Searcher {
     }
 }
 
+/// The instant the time budget of `limits` runs out (a day at most, so it never overflows).
+fn deadline_after(limits: SearchLimits) -> Instant {
+    let day = std::time::Duration::from_secs(86_400);
+    let now = Instant::now();
+    now.checked_add(limits.time.min(day)).unwrap_or(now)
+}
+
 /// Iterative-deepening search within `limits` (at least depth 1 always completes).
 /// `None` when there is no legal move.
 pub fn analyse(pos: &Chess, limits: SearchLimits) -> Option<SearchReport> {
-    let start = Instant::now();
-    let deadline = start
-        .checked_add(limits.time)
-        .unwrap_or(start + std::time::Duration::from_secs(86_400));
+    let deadline = deadline_after(limits);
     let mut moves: Vec<Move> = pos.legal_moves().to_vec();
     if moves.is_empty() {
         return None;
@@ -711,8 +715,7 @@ pub(super) fn choose_move(
         Level::Random => Some(moves[rng.random_range(0..moves.len())]),
         Level::Easy => {
             let depth: i32 = rng.random_range(1..=2);
-            let start = Instant::now();
-            let mut searcher = Searcher::new(start + limits.time, 12);
+            let mut searcher = Searcher::new(deadline_after(limits), 12);
             let key = hash(pos);
             let mut best: Option<(i32, Move)> = None;
             for (i, m) in moves.into_iter().enumerate() {
