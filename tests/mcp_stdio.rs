@@ -416,7 +416,6 @@ fn garbage_lines_do_not_kill_the_server() {
     assert_eq!(roll["result"]["content"][0]["type"], "text", "{roll}");
 
     // Closing stdin ends the server cleanly.
-    drop(send);
     drop(stdin);
     let deadline = Instant::now() + TIMEOUT;
     let status = loop {
