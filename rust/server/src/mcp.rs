@@ -181,8 +181,9 @@ pub fn run_stdio(registry: Arc<ToolRegistry>) -> Result<(), Box<dyn std::error::
     let result = runtime.block_on(async move {
         let handler = McpHandler::new(registry);
         let count = handler.tool_definitions().len();
+        tracing::info!(tools = count, "{SERVER_NAME} MCP server listening on stdio");
         let service = handler.serve(rmcp::transport::stdio_pipes()).await?;
-        tracing::info!(tools = count, "{SERVER_NAME} MCP server ready on stdio");
+        tracing::info!("MCP session initialized");
         let reason = service.waiting().await?;
         tracing::info!("MCP server stopped: {reason:?}");
         Ok::<(), Box<dyn std::error::Error>>(())
