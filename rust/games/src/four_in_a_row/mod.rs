@@ -52,10 +52,10 @@ use rand::RngExt;
 use crate::seed::GameRng;
 use crate::{Level, MoveError, ParseError, SearchLimits};
 
-pub use bitboard::{CELLS, HEIGHT, WIDTH};
 use bitboard::{
-    column_mask, has_four, playable, top_mask, winning_cells, BOARD_MASK, CELL_WEIGHTS, H1,
+    BOARD_MASK, CELL_WEIGHTS, H1, column_mask, has_four, playable, top_mask, winning_cells,
 };
+pub use bitboard::{CELLS, HEIGHT, WIDTH};
 
 /// The message of every illegal move.
 pub const ILLEGAL_MOVE: &str = "Illegal move.";
@@ -287,7 +287,7 @@ impl FourInARow {
 
     /// The side to move (after a game-ending move, the side that would move next).
     pub fn turn(&self) -> Side {
-        if self.moves_played() % 2 == 0 {
+        if self.moves_played().is_multiple_of(2) {
             Side::Player
         } else {
             Side::Opponent
@@ -417,7 +417,12 @@ impl FourInARow {
     }
 
     /// The built-in opponent's move for the side to move, or `None` when the game is over.
-    pub fn choose_move(&self, level: Level, limits: SearchLimits, rng: &mut GameRng) -> Option<Column> {
+    pub fn choose_move(
+        &self,
+        level: Level,
+        limits: SearchLimits,
+        rng: &mut GameRng,
+    ) -> Option<Column> {
         let moves = self.legal_moves();
         if moves.is_empty() {
             return None;
@@ -494,9 +499,8 @@ fn reachable(discs: [u64; 2], last: Option<Column>) -> bool {
     let heights: [usize; WIDTH] =
         std::array::from_fn(|c| (mask & column_mask(c)).count_ones() as usize);
     let encode = |h: &[usize; WIDTH]| h.iter().rev().fold(0usize, |acc, &x| acc * 7 + x);
-    let prefix_mask = |h: &[usize; WIDTH]| {
-        (0..WIDTH).fold(0u64, |m, c| m | (((1u64 << h[c]) - 1) << (c * H1)))
-    };
+    let prefix_mask =
+        |h: &[usize; WIDTH]| (0..WIDTH).fold(0u64, |m, c| m | (((1u64 << h[c]) - 1) << (c * H1)));
     let mut seen = vec![0u64; 7usize.pow(WIDTH as u32).div_ceil(64)];
     let mut stack = vec![(heights, true)];
     while let Some((h, top)) = stack.pop() {
@@ -677,7 +681,9 @@ impl FromStr for FourInARow {
         let winner = match winner {
             "-" => None,
             w => Some(Winner::parse(w).ok_or_else(|| {
-                invalid(format!("winner must be player, opponent, draw or '-', found {w:?}"))
+                invalid(format!(
+                    "winner must be player, opponent, draw or '-', found {w:?}"
+                ))
             })?),
         };
         if winner != expected_winner {
@@ -694,7 +700,9 @@ impl FromStr for FourInARow {
             ));
         }
         let status = Status::parse(status).ok_or_else(|| {
-            invalid(format!("status must be in_progress or game_over, found {status:?}"))
+            invalid(format!(
+                "status must be in_progress or game_over, found {status:?}"
+            ))
         })?;
         let expected_status = if winner.is_some() {
             Status::GameOver

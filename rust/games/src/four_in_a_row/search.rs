@@ -15,19 +15,17 @@
 //! `-WIN` a forced loss (lower = sooner), `0` a proven draw when [`SearchResult::proven`], and in
 //! between a heuristic estimate (threats, their row parity, centre control).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::bitboard::{
-    column_mask, playable, winning_cells, BOTTOM_MASK, CELLS, CELL_WEIGHTS, H1,
-};
-use super::{Column, FourInARow, CENTER_ORDER};
+use super::bitboard::{BOTTOM_MASK, CELL_WEIGHTS, CELLS, H1, column_mask, playable, winning_cells};
+use super::{CENTER_ORDER, Column, FourInARow};
 use crate::SearchLimits;
 
 /// Scores above this (or below its negation) are proven wins (losses).
 pub const WIN: i32 = 1000;
 
 const INF: i32 = 10_000;
-const TT_BITS: u32 = 20;
+const TT_BITS: u32 = 19;
 const TT_TAG: u64 = 1 << 63;
 
 const EXACT: u64 = 0;
@@ -99,7 +97,7 @@ fn evaluate(cur: u64, mask: u64) -> i32 {
     let opp = cur ^ mask;
     let mine = winning_cells(cur, mask);
     let theirs = winning_cells(opp, mask);
-    let cur_is_first = mask.count_ones() % 2 == 0;
+    let cur_is_first = mask.count_ones().is_multiple_of(2);
     let (my_rows, their_rows) = if cur_is_first {
         (ODD_ROWS, EVEN_ROWS)
     } else {
@@ -117,7 +115,10 @@ impl Searcher {
         Searcher {
             keys: vec![0; size],
             data: vec![0; size],
-            deadline: Instant::now().checked_add(limits.time),
+            // Stop a little early (10 %, at most 10 ms) so that unwinding, the last node batch
+            // and the caller's bookkeeping still fit in the budget.
+            deadline: Instant::now()
+                .checked_add(limits.time - (limits.time / 10).min(Duration::from_millis(10))),
             active_deadline: None,
             nodes: 0,
             aborted: false,
@@ -130,7 +131,7 @@ impl Searcher {
 
     fn tick(&mut self) {
         self.nodes += 1;
-        if self.nodes & 1023 == 0
+        if self.nodes & 255 == 0
             && let Some(deadline) = self.active_deadline
             && Instant::now() >= deadline
         {
@@ -290,7 +291,8 @@ impl Searcher {
 /// Searches `pos` for the side to move within `limits`; `None` when the game is over.
 ///
 /// Always completes at least the first iteration (one ply plus the tactical checks), so a move
-/// comes back even with a tiny budget; after that the deadline is checked every 1024 nodes.
+/// comes back even with a tiny budget; after that the deadline (the budget minus 10 %, at most
+/// 10 ms) is checked every 256 nodes.
 pub fn best_move(pos: &FourInARow, limits: SearchLimits) -> Option<SearchResult> {
     let ranked = pos.ranked_moves();
     let first = *ranked.first()?;
@@ -356,4 +358,3 @@ pub fn best_move(pos: &FourInARow, limits: SearchLimits) -> Option<SearchResult>
     result.nodes = searcher.nodes;
     Some(result)
 }
-

@@ -70,7 +70,7 @@ const FULL: u16 = 0b111_111_111;
 const PREFERENCE: [u8; 9] = [4, 0, 2, 6, 8, 1, 3, 5, 7];
 
 fn has_line(bits: u16) -> bool {
-    LINES.iter().any(|&l| bits & l == l)
+    LINES.iter().any(|&l| (bits & l).count_ones() == 3)
 }
 
 /// A symbol on the board.
@@ -240,7 +240,7 @@ impl TicTacToe {
 
     /// The side to move (after a game-ending move, the side that would move next).
     pub fn turn(&self) -> Side {
-        if self.moves_played() % 2 == 0 {
+        if self.moves_played().is_multiple_of(2) {
             Side::Player
         } else {
             Side::Opponent
@@ -362,7 +362,12 @@ impl TicTacToe {
 
     /// The built-in opponent's move for the side to move, or `None` when the game is over.
     /// The search is exhaustive and fast, so `limits` are not needed.
-    pub fn choose_move(&self, level: Level, _limits: SearchLimits, rng: &mut GameRng) -> Option<Coord> {
+    pub fn choose_move(
+        &self,
+        level: Level,
+        _limits: SearchLimits,
+        rng: &mut GameRng,
+    ) -> Option<Coord> {
         let moves = self.legal_moves();
         if moves.is_empty() {
             return None;
@@ -459,7 +464,13 @@ fn field<'a>(part: &'a str, key: &str) -> Result<&'a str, ParseError> {
 /// True when alternating moves (player first), with no line before the final move and the final
 /// move on `last` when given, reach `marks`.
 fn reachable(marks: [u16; 2], last: Option<Coord>) -> bool {
-    fn walk(marks: [u16; 2], occupied: u16, top: bool, last: Option<Coord>, seen: &mut [bool; 512]) -> bool {
+    fn walk(
+        marks: [u16; 2],
+        occupied: u16,
+        top: bool,
+        last: Option<Coord>,
+        seen: &mut [bool; 512],
+    ) -> bool {
         if occupied == 0 {
             return true;
         }
@@ -599,7 +610,11 @@ impl FromStr for TicTacToe {
         let expected_winner = match lines {
             [true, true] => return Err(invalid("both sides have three in a row")),
             [true, false] | [false, true] => {
-                let side = if lines[0] { Side::Player } else { Side::Opponent };
+                let side = if lines[0] {
+                    Side::Player
+                } else {
+                    Side::Opponent
+                };
                 if side != last_mover {
                     return Err(invalid(format!(
                         "the {side} has three in a row but did not move last"

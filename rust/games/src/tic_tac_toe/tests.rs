@@ -40,11 +40,18 @@ fn coordinates_are_letter_column_digit_row() {
     assert_eq!(c("c1"), Coord::new(2, 0).unwrap());
     for bad in ["", "D1", "A4", "A0", "1A", "B22", "B 2", "*"] {
         let err = bad.parse::<Coord>().unwrap_err();
-        assert_eq!((err.reason, err.message.as_str()), ("invalid_coord", "Illegal move."), "{bad}");
+        assert_eq!(
+            (err.reason, err.message.as_str()),
+            ("invalid_coord", "Illegal move."),
+            "{bad}"
+        );
     }
     assert_eq!(Coord::new(3, 0), None);
     let p = play(Mark::X, &["C1", "A3"]);
-    assert_eq!(p.to_string(), "G:..X/.../O..|T:player|ST:in_progress|LA:A3|W:-|P:X|O:O");
+    assert_eq!(
+        p.to_string(),
+        "G:..X/.../O..|T:player|ST:in_progress|LA:A3|W:-|P:X|O:O"
+    );
     assert_eq!(p.mark_at(c("C1")), Some(Mark::X));
     assert_eq!(p.side_at(c("A3")), Some(Side::Opponent));
 }
@@ -52,9 +59,15 @@ fn coordinates_are_letter_column_digit_row() {
 #[test]
 fn the_player_moves_first_with_either_symbol() {
     let p = TicTacToe::new(Mark::O).apply(c("B2")).unwrap();
-    assert_eq!(p.to_string(), "G:.../.O./...|T:opponent|ST:in_progress|LA:B2|W:-|P:O|O:X");
+    assert_eq!(
+        p.to_string(),
+        "G:.../.O./...|T:opponent|ST:in_progress|LA:B2|W:-|P:O|O:X"
+    );
     let p = p.apply(c("a1")).unwrap();
-    assert_eq!(p.to_string(), "G:X../.O./...|T:player|ST:in_progress|LA:A1|W:-|P:O|O:X");
+    assert_eq!(
+        p.to_string(),
+        "G:X../.O./...|T:player|ST:in_progress|LA:A1|W:-|P:O|O:X"
+    );
     assert_eq!(p.to_string().parse::<TicTacToe>().unwrap(), p);
 }
 
@@ -62,58 +75,148 @@ fn the_player_moves_first_with_either_symbol() {
 fn wins_draws_and_errors() {
     let win = play(Mark::X, &["A1", "A2", "B1", "B2", "C1"]);
     assert_eq!(win.winner(), Some(Winner::Player));
-    assert_eq!(win.to_string(), "G:XXX/OO./...|T:opponent|ST:game_over|LA:C1|W:player|P:X|O:O");
+    assert_eq!(
+        win.to_string(),
+        "G:XXX/OO./...|T:opponent|ST:game_over|LA:C1|W:player|P:X|O:O"
+    );
     assert!(win.legal_moves().is_empty());
     let err = win.apply(c("C3")).unwrap_err();
-    assert_eq!((err.reason, err.message.as_str()), ("game_over", "Illegal move."));
+    assert_eq!(
+        (err.reason, err.message.as_str()),
+        ("game_over", "Illegal move.")
+    );
 
     let lose = play(Mark::O, &["A1", "B2", "C3", "A3", "C1", "C2", "B1"]);
     assert_eq!(lose.winner(), Some(Winner::Player));
     let lose = play(Mark::X, &["A1", "B2", "B1", "C1", "C3", "A3"]);
     assert_eq!(lose.winner(), Some(Winner::Opponent));
-    assert!(lose.to_string().ends_with("|T:player|ST:game_over|LA:A3|W:opponent|P:X|O:O"));
+    assert!(
+        lose.to_string()
+            .ends_with("|T:player|ST:game_over|LA:A3|W:opponent|P:X|O:O")
+    );
 
-    let draw = play(Mark::X, &["B2", "A1", "C1", "A3", "A2", "C2", "B1", "B3", "C3"]);
+    let draw = play(
+        Mark::X,
+        &["B2", "A1", "C1", "A3", "A2", "C2", "B1", "B3", "C3"],
+    );
     assert_eq!(draw.winner(), Some(Winner::Draw));
-    assert_eq!(draw.to_string(), "G:OXX/XXO/OOX|T:opponent|ST:game_over|LA:C3|W:draw|P:X|O:O");
+    assert_eq!(
+        draw.to_string(),
+        "G:OXX/XXO/OOX|T:opponent|ST:game_over|LA:C3|W:draw|P:X|O:O"
+    );
     for p in [win, lose, draw] {
         assert_eq!(p.to_string().parse::<TicTacToe>().unwrap(), p);
     }
 
     let p = play(Mark::X, &["B2"]);
     let err = p.apply(c("B2")).unwrap_err();
-    assert_eq!((err.reason, err.message.as_str()), ("square_occupied", "Illegal move."));
+    assert_eq!(
+        (err.reason, err.message.as_str()),
+        ("square_occupied", "Illegal move.")
+    );
 }
 
 #[test]
 fn parse_errors_name_the_problem() {
     let cases: &[(&str, &str)] = &[
         ("", "expected 7 fields"),
-        ("G:.../.../...|T:player|ST:in_progress|LA:-|W:-", "expected 7 fields"),
-        ("G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|Q:O", "expected field O:"),
-        ("G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:Z|O:O", "player symbol must be X or O"),
-        ("G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:x", "opponent symbol must be X or O"),
-        ("G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:X", "must differ"),
-        ("G:.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O", "3 rows"),
-        ("G:.../..../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O", "row 2 must have 3 cells"),
-        ("G:x../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O", "unexpected grid character 'x'"),
-        ("G:O../.../...|T:opponent|ST:in_progress|LA:-|W:-|P:X|O:O", "mark counts player=0, opponent=1"),
-        ("G:XX./.../...|T:opponent|ST:in_progress|LA:-|W:-|P:X|O:O", "mark counts player=2"),
-        ("G:X../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O", "turn is player"),
-        ("G:X../.../...|T:nobody|ST:in_progress|LA:-|W:-|P:X|O:O", "turn must be player or opponent"),
-        ("G:X../.../...|T:opponent|ST:in_progress|LA:a1|W:-|P:X|O:O", "upper-case square"),
-        ("G:X../.../...|T:opponent|ST:in_progress|LA:D1|W:-|P:X|O:O", "upper-case square"),
-        ("G:X../.../...|T:opponent|ST:in_progress|LA:B2|W:-|P:X|O:O", "last action B2 is not a square of the player"),
-        ("G:XXX/OOO/X..|T:opponent|ST:game_over|LA:-|W:player|P:X|O:O", "both sides have three in a row"),
-        ("G:XXX/OO./O..|T:player|ST:game_over|LA:-|W:player|P:X|O:O", "did not move last"),
+        (
+            "G:.../.../...|T:player|ST:in_progress|LA:-|W:-",
+            "expected 7 fields",
+        ),
+        (
+            "G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|Q:O",
+            "expected field O:",
+        ),
+        (
+            "G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:Z|O:O",
+            "player symbol must be X or O",
+        ),
+        (
+            "G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:x",
+            "opponent symbol must be X or O",
+        ),
+        (
+            "G:.../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:X",
+            "must differ",
+        ),
+        (
+            "G:.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "3 rows",
+        ),
+        (
+            "G:.../..../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "row 2 must have 3 cells",
+        ),
+        (
+            "G:x../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "unexpected grid character 'x'",
+        ),
+        (
+            "G:O../.../...|T:opponent|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "mark counts player=0, opponent=1",
+        ),
+        (
+            "G:XX./.../...|T:opponent|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "mark counts player=2",
+        ),
+        (
+            "G:X../.../...|T:player|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "turn is player",
+        ),
+        (
+            "G:X../.../...|T:nobody|ST:in_progress|LA:-|W:-|P:X|O:O",
+            "turn must be player or opponent",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:in_progress|LA:a1|W:-|P:X|O:O",
+            "upper-case square",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:in_progress|LA:D1|W:-|P:X|O:O",
+            "upper-case square",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:in_progress|LA:B2|W:-|P:X|O:O",
+            "last action B2 is not a square of the player",
+        ),
+        (
+            "G:XXX/OOO/X..|T:opponent|ST:game_over|LA:-|W:player|P:X|O:O",
+            "both sides have three in a row",
+        ),
+        (
+            "G:XXX/OO./O..|T:player|ST:game_over|LA:-|W:player|P:X|O:O",
+            "did not move last",
+        ),
         // X completed two separate lines: a line existed before the last move.
-        ("G:XXX/OO./XXX|T:opponent|ST:game_over|LA:-|W:player|P:X|O:O", "mark counts"),
-        ("G:XXX/OO./...|T:opponent|ST:game_over|LA:A1|W:player|P:X|O:O", ""),
-        ("G:XXX/O.O/O.X|T:opponent|ST:game_over|LA:C3|W:player|P:X|O:O", "no order of legal moves"),
-        ("G:XXX/OO./...|T:opponent|ST:in_progress|LA:C1|W:-|P:X|O:O", "winner is - but the board says player"),
-        ("G:X../.../...|T:opponent|ST:in_progress|LA:-|W:maybe|P:X|O:O", "winner must be"),
-        ("G:X../.../...|T:opponent|ST:done|LA:-|W:-|P:X|O:O", "status must be"),
-        ("G:X../.../...|T:opponent|ST:game_over|LA:-|W:-|P:X|O:O", "status is game_over but the board says in_progress"),
+        (
+            "G:XXX/OO./XXX|T:opponent|ST:game_over|LA:-|W:player|P:X|O:O",
+            "mark counts",
+        ),
+        (
+            "G:XXX/OO./...|T:opponent|ST:game_over|LA:A1|W:player|P:X|O:O",
+            "",
+        ),
+        (
+            "G:XXX/O.O/O.X|T:opponent|ST:game_over|LA:C3|W:player|P:X|O:O",
+            "no order of legal moves",
+        ),
+        (
+            "G:XXX/OO./...|T:opponent|ST:in_progress|LA:C1|W:-|P:X|O:O",
+            "winner is - but the board says player",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:in_progress|LA:-|W:maybe|P:X|O:O",
+            "winner must be",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:done|LA:-|W:-|P:X|O:O",
+            "status must be",
+        ),
+        (
+            "G:X../.../...|T:opponent|ST:game_over|LA:-|W:-|P:X|O:O",
+            "status is game_over but the board says in_progress",
+        ),
     ];
     for (state, needle) in cases {
         if needle.is_empty() {
@@ -126,7 +229,10 @@ fn parse_errors_name_the_problem() {
             Err(e) => e.to_string(),
         };
         assert!(err.starts_with("Invalid state: "), "{state}: {err}");
-        assert!(err.contains(needle), "{state}: expected {needle:?} in {err:?}");
+        assert!(
+            err.contains(needle),
+            "{state}: expected {needle:?} in {err:?}"
+        );
     }
 }
 
@@ -150,8 +256,20 @@ fn there_are_255168_possible_games() {
 #[test]
 fn perfect_values_of_known_positions() {
     // The empty board is a draw with perfect play.
-    assert!(TicTacToe::new(Mark::X).move_values().iter().all(|&(_, v)| v <= 0));
-    assert_eq!(TicTacToe::new(Mark::X).move_values().iter().map(|&(_, v)| v).max(), Some(0));
+    assert!(
+        TicTacToe::new(Mark::X)
+            .move_values()
+            .iter()
+            .all(|&(_, v)| v <= 0)
+    );
+    assert_eq!(
+        TicTacToe::new(Mark::X)
+            .move_values()
+            .iter()
+            .map(|&(_, v)| v)
+            .max(),
+        Some(0)
+    );
     // After an edge opening and a bad reply the first player wins.
     let p = play(Mark::X, &["B2", "B1"]);
     assert!(p.move_values().iter().any(|&(_, v)| v > 0));
@@ -164,12 +282,21 @@ fn perfect_values_of_known_positions() {
     assert_eq!(c1, 10 - 5);
     // Hard takes it.
     let mut rng = Seed::Int(3).rng();
-    assert_eq!(p.choose_move(Level::Hard, SearchLimits::default(), &mut rng), Some(c("C1")));
-    assert_eq!(p.choose_move(Level::Easy, SearchLimits::default(), &mut rng), Some(c("C1")));
+    assert_eq!(
+        p.choose_move(Level::Hard, SearchLimits::default(), &mut rng),
+        Some(c("C1"))
+    );
+    assert_eq!(
+        p.choose_move(Level::Easy, SearchLimits::default(), &mut rng),
+        Some(c("C1"))
+    );
     // Must block: O to move, X threatens C1.
     let p = play(Mark::X, &["A1", "B2", "B1"]);
     assert_eq!(p.ranked_moves()[0], c("C1"));
-    assert_eq!(p.choose_move(Level::Hard, SearchLimits::default(), &mut rng), Some(c("C1")));
+    assert_eq!(
+        p.choose_move(Level::Hard, SearchLimits::default(), &mut rng),
+        Some(c("C1"))
+    );
     // From the start the centre ranks first (all moves draw; centre preferred).
     assert_eq!(TicTacToe::new(Mark::X).ranked_moves()[0], c("B2"));
 }
@@ -183,8 +310,14 @@ fn hard_never_loses(p: &TicTacToe, hard: Side, seed: u64) -> u64 {
     }
     if p.turn() == hard {
         let mut rng = Seed::Int(seed).rng();
-        let m = p.choose_move(Level::Hard, SearchLimits::default(), &mut rng).unwrap();
-        hard_never_loses(&p.apply(m).unwrap(), hard, seed.wrapping_mul(31).wrapping_add(m.index() as u64))
+        let m = p
+            .choose_move(Level::Hard, SearchLimits::default(), &mut rng)
+            .unwrap();
+        hard_never_loses(
+            &p.apply(m).unwrap(),
+            hard,
+            seed.wrapping_mul(31).wrapping_add(m.index() as u64),
+        )
     } else {
         p.legal_moves()
             .into_iter()
@@ -210,8 +343,17 @@ fn hard_beats_random_often_and_easy_sometimes_errs() {
         let mut rng = Seed::Int(seed).rng();
         let mut p = TicTacToe::new(Mark::X);
         while p.winner().is_none() {
-            let level = if p.turn() == Side::Player { Level::Hard } else { Level::Random };
-            p = p.apply(p.choose_move(level, SearchLimits::default(), &mut rng).unwrap()).unwrap();
+            let level = if p.turn() == Side::Player {
+                Level::Hard
+            } else {
+                Level::Random
+            };
+            p = p
+                .apply(
+                    p.choose_move(level, SearchLimits::default(), &mut rng)
+                        .unwrap(),
+                )
+                .unwrap();
         }
         assert_ne!(p.winner(), Some(Winner::Opponent));
         if p.winner() == Some(Winner::Player) {
@@ -222,7 +364,14 @@ fn hard_beats_random_often_and_easy_sometimes_errs() {
     // Easy plays a non-optimal move for some seed in a position with a single optimal reply.
     let p = play(Mark::X, &["A1", "B2", "B1"]);
     let picks: std::collections::HashSet<Coord> = (0..40u64)
-        .map(|s| p.choose_move(Level::Easy, SearchLimits::default(), &mut Seed::Int(s).rng()).unwrap())
+        .map(|s| {
+            p.choose_move(
+                Level::Easy,
+                SearchLimits::default(),
+                &mut Seed::Int(s).rng(),
+            )
+            .unwrap()
+        })
         .collect();
     assert!(picks.contains(&c("C1")) && picks.len() > 1);
 }
@@ -239,7 +388,10 @@ fn seeded_random_playouts_use_only_listed_moves() {
             assert_eq!(p.to_string().parse::<TicTacToe>().unwrap(), p);
         }
         assert!(p.winner().is_some() && p.legal_moves().is_empty());
-        assert_eq!(p.choose_move(Level::Hard, SearchLimits::default(), &mut rng), None);
+        assert_eq!(
+            p.choose_move(Level::Hard, SearchLimits::default(), &mut rng),
+            None
+        );
     }
 }
 

@@ -251,7 +251,11 @@ mod tests {
         ] {
             assert!(r.get(name).unwrap().is_read_only(), "{name}");
         }
-        assert!(ToolRegistry::with_game_tools().get("apply_four_in_a_row_move").is_some());
+        assert!(
+            ToolRegistry::with_game_tools()
+                .get("apply_four_in_a_row_move")
+                .is_some()
+        );
     }
 
     #[test]
@@ -296,7 +300,10 @@ mod tests {
             })
         );
         // Without a gameId none is invented.
-        let out = call("apply_four_in_a_row_move", json!({"state": START, "column": 1}));
+        let out = call(
+            "apply_four_in_a_row_move",
+            json!({"state": START, "column": 1}),
+        );
         assert!(out.structured.get("gameId").is_none());
     }
 
@@ -304,7 +311,10 @@ mod tests {
     fn winning_move_reports_the_winner() {
         let before =
             "G:......./......./......./RY...../RY...../RY.....|T:player|ST:in_progress|LA:2|W:-";
-        let out = call("apply_four_in_a_row_move", json!({"state": before, "column": 1}));
+        let out = call(
+            "apply_four_in_a_row_move",
+            json!({"state": before, "column": 1}),
+        );
         assert_eq!(
             out.structured,
             json!({
@@ -322,7 +332,8 @@ mod tests {
 
     #[test]
     fn illegal_moves_keep_the_state() {
-        let full = "G:Y....../R....../Y....../R....../Y....../R......|T:player|ST:in_progress|LA:1|W:-";
+        let full =
+            "G:Y....../R....../Y....../R....../Y....../R......|T:player|ST:in_progress|LA:1|W:-";
         let out = call(
             "apply_four_in_a_row_move",
             json!({"gameId": "g_1", "state": full, "column": 1}),
@@ -342,7 +353,10 @@ mod tests {
                 "turn": "player",
             })
         );
-        let out = call("apply_four_in_a_row_move", json!({"state": WON, "column": 3}));
+        let out = call(
+            "apply_four_in_a_row_move",
+            json!({"state": WON, "column": 3}),
+        );
         assert_eq!(out.structured["reason"], "game_over");
         assert_eq!(out.structured["error"], "Illegal move.");
         assert_eq!(out.structured["state"], WON);
@@ -352,7 +366,10 @@ mod tests {
 
     #[test]
     fn unparsable_state_is_reported_not_crashed() {
-        let out = call("apply_four_in_a_row_move", json!({"state": "nonsense", "column": 3}));
+        let out = call(
+            "apply_four_in_a_row_move",
+            json!({"state": "nonsense", "column": 3}),
+        );
         assert!(out.is_error);
         assert_eq!(
             out.structured,
@@ -365,12 +382,20 @@ mod tests {
                 "reason": "invalid_state",
             })
         );
-        for name in ["legal_four_in_a_row_moves", "choose_four_in_a_row_opponent_move"] {
+        for name in [
+            "legal_four_in_a_row_moves",
+            "choose_four_in_a_row_opponent_move",
+        ] {
             let out = call(name, json!({"state": "G:|T:|ST:|LA:|W:"}));
             assert!(out.is_error);
             assert_eq!(out.structured["moves"], json!([]));
             assert_eq!(out.structured["reason"], "invalid_state");
-            assert!(out.structured["error"].as_str().unwrap().starts_with("Invalid state: "));
+            assert!(
+                out.structured["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Invalid state: ")
+            );
         }
         let out = call("suggest_four_in_a_row_move", json!({"state": "x"}));
         assert!(out.is_error);
@@ -382,11 +407,19 @@ mod tests {
         let r = registry();
         for bad in [json!("3"), json!(0), json!(8), json!(2.5)] {
             let err = r
-                .call("apply_four_in_a_row_move", &json!({"state": START, "column": bad}))
+                .call(
+                    "apply_four_in_a_row_move",
+                    &json!({"state": START, "column": bad}),
+                )
                 .unwrap_err();
-            assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "column"), "{err}");
+            assert!(
+                matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "column"),
+                "{err}"
+            );
         }
-        let err = r.call("apply_four_in_a_row_move", &json!({"state": START})).unwrap_err();
+        let err = r
+            .call("apply_four_in_a_row_move", &json!({"state": START}))
+            .unwrap_err();
         assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "column"));
     }
 
@@ -404,7 +437,10 @@ mod tests {
             })
         );
         assert!(out.notes.is_empty());
-        let out = call("choose_four_in_a_row_opponent_move", json!({"state": START}));
+        let out = call(
+            "choose_four_in_a_row_opponent_move",
+            json!({"state": START}),
+        );
         assert_eq!(
             out.structured,
             json!({
@@ -424,13 +460,19 @@ mod tests {
         // A block comes first for the opponent.
         let threat =
             "G:......./......./......./......./....Y../RRR.Y..|T:opponent|ST:in_progress|LA:3|W:-";
-        let out = call("choose_four_in_a_row_opponent_move", json!({"state": threat}));
+        let out = call(
+            "choose_four_in_a_row_opponent_move",
+            json!({"state": threat}),
+        );
         assert_eq!(out.structured["moves"][0], 4);
     }
 
     #[test]
     fn finished_games_list_nothing_with_a_note() {
-        for name in ["legal_four_in_a_row_moves", "choose_four_in_a_row_opponent_move"] {
+        for name in [
+            "legal_four_in_a_row_moves",
+            "choose_four_in_a_row_opponent_move",
+        ] {
             let out = call(name, json!({"state": WON}));
             assert!(!out.is_error);
             assert_eq!(out.structured["moves"], json!([]));
@@ -440,7 +482,10 @@ mod tests {
         }
         let out = call("suggest_four_in_a_row_move", json!({"state": WON}));
         assert!(out.is_error);
-        assert_eq!(out.structured["error"], "No legal moves available; the game is over.");
+        assert_eq!(
+            out.structured["error"],
+            "No legal moves available; the game is over."
+        );
         assert_eq!(out.structured["reason"], "game_over");
     }
 
@@ -458,11 +503,20 @@ mod tests {
                 json!({"type": "ai_move", "gameType": "four_in_a_row", "move": 4, "level": level, "turn": "player"})
             );
         }
-        let a = call("suggest_four_in_a_row_move", json!({"state": START, "level": "random", "seed": "s"}));
-        let b = call("suggest_four_in_a_row_move", json!({"state": START, "level": "random", "seed": "s"}));
+        let a = call(
+            "suggest_four_in_a_row_move",
+            json!({"state": START, "level": "random", "seed": "s"}),
+        );
+        let b = call(
+            "suggest_four_in_a_row_move",
+            json!({"state": START, "level": "random", "seed": "s"}),
+        );
         assert_eq!(a.structured, b.structured);
         assert!(a.structured["move"].is_u64());
-        let out = call("suggest_four_in_a_row_move", json!({"state": START, "timeMs": 20}));
+        let out = call(
+            "suggest_four_in_a_row_move",
+            json!({"state": START, "timeMs": 20}),
+        );
         assert_eq!(out.structured["level"], "hard");
     }
 }

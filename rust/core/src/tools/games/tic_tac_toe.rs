@@ -58,7 +58,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
                     ("state", state_schema()),
                     (
                         "coord",
-                        common::string_schema("The square, A1 through C3 (letter = column, digit = row)."),
+                        common::string_schema(
+                            "The square, A1 through C3 (letter = column, digit = row).",
+                        ),
                     ),
                 ],
                 &["state", "coord"],
@@ -259,10 +261,18 @@ mod tests {
         let r = registry();
         assert_eq!(r.len(), 5);
         assert!(r.get("legal_tic_tac_toe_moves").unwrap().is_read_only());
-        assert!(r.get("choose_tic_tac_toe_opponent_move").unwrap().is_read_only());
+        assert!(
+            r.get("choose_tic_tac_toe_opponent_move")
+                .unwrap()
+                .is_read_only()
+        );
         assert!(r.get("suggest_tic_tac_toe_move").unwrap().is_read_only());
         assert!(!r.get("apply_tic_tac_toe_move").unwrap().is_read_only());
-        assert!(ToolRegistry::with_game_tools().get("new_tic_tac_toe_game").is_some());
+        assert!(
+            ToolRegistry::with_game_tools()
+                .get("new_tic_tac_toe_game")
+                .is_some()
+        );
     }
 
     #[test]
@@ -321,7 +331,10 @@ mod tests {
             })
         );
         let before = "G:XX./OO./...|T:player|ST:in_progress|LA:B2|W:-|P:X|O:O";
-        let out = call("apply_tic_tac_toe_move", json!({"state": before, "coord": "C1"}));
+        let out = call(
+            "apply_tic_tac_toe_move",
+            json!({"state": before, "coord": "C1"}),
+        );
         assert_eq!(
             out.structured,
             json!({
@@ -340,7 +353,11 @@ mod tests {
     #[test]
     fn illegal_moves_keep_the_state() {
         let state = "G:.../.X./...|T:opponent|ST:in_progress|LA:B2|W:-|P:X|O:O";
-        for (coord, reason) in [("B2", "square_occupied"), ("D4", "invalid_coord"), ("", "invalid_coord")] {
+        for (coord, reason) in [
+            ("B2", "square_occupied"),
+            ("D4", "invalid_coord"),
+            ("", "invalid_coord"),
+        ] {
             let out = call(
                 "apply_tic_tac_toe_move",
                 json!({"gameId": "g_9", "state": state, "coord": coord}),
@@ -361,10 +378,16 @@ mod tests {
                 })
             );
         }
-        let out = call("apply_tic_tac_toe_move", json!({"state": WON, "coord": "C3"}));
+        let out = call(
+            "apply_tic_tac_toe_move",
+            json!({"state": WON, "coord": "C3"}),
+        );
         assert_eq!(out.structured["reason"], "game_over");
         assert_eq!(out.structured["winner"], "player");
-        let out = call("apply_tic_tac_toe_move", json!({"state": "G:bad", "coord": "A1"}));
+        let out = call(
+            "apply_tic_tac_toe_move",
+            json!({"state": "G:bad", "coord": "A1"}),
+        );
         assert!(out.is_error);
         assert_eq!(
             out.structured,
@@ -378,7 +401,10 @@ mod tests {
             })
         );
         let err = registry()
-            .call("apply_tic_tac_toe_move", &json!({"state": START, "coord": 5}))
+            .call(
+                "apply_tic_tac_toe_move",
+                &json!({"state": START, "coord": 5}),
+            )
             .unwrap_err();
         assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "coord"));
     }
@@ -411,7 +437,10 @@ mod tests {
         let moves = out.structured["moves"].as_array().unwrap();
         assert_eq!(moves.len(), 3);
         assert_eq!(moves[0], "C1");
-        for name in ["legal_tic_tac_toe_moves", "choose_tic_tac_toe_opponent_move"] {
+        for name in [
+            "legal_tic_tac_toe_moves",
+            "choose_tic_tac_toe_opponent_move",
+        ] {
             let out = call(name, json!({"state": WON}));
             assert!(!out.is_error);
             assert_eq!(out.structured["moves"], json!([]));
@@ -426,17 +455,29 @@ mod tests {
     #[test]
     fn suggest_blocks_and_reports_game_over() {
         let threat = "G:XX./.O./...|T:opponent|ST:in_progress|LA:B1|W:-|P:X|O:O";
-        let out = call("suggest_tic_tac_toe_move", json!({"state": threat, "seed": 4}));
+        let out = call(
+            "suggest_tic_tac_toe_move",
+            json!({"state": threat, "seed": 4}),
+        );
         assert_eq!(
             out.structured,
             json!({"type": "ai_move", "gameType": "tic_tac_toe", "move": "C1", "level": "hard", "turn": "opponent"})
         );
         let out = call("suggest_tic_tac_toe_move", json!({"state": WON}));
         assert!(out.is_error);
-        assert_eq!(out.structured["error"], "No legal moves available; the game is over.");
+        assert_eq!(
+            out.structured["error"],
+            "No legal moves available; the game is over."
+        );
         assert_eq!(out.structured["reason"], "game_over");
-        let a = call("suggest_tic_tac_toe_move", json!({"state": START, "level": "random", "seed": 11}));
-        let b = call("suggest_tic_tac_toe_move", json!({"state": START, "level": "random", "seed": 11}));
+        let a = call(
+            "suggest_tic_tac_toe_move",
+            json!({"state": START, "level": "random", "seed": 11}),
+        );
+        let b = call(
+            "suggest_tic_tac_toe_move",
+            json!({"state": START, "level": "random", "seed": 11}),
+        );
         assert_eq!(a.structured, b.structured);
     }
 }
