@@ -51,7 +51,7 @@ impl McpHandler {
     }
 
     /// The registry this handler serves.
-    #[allow(dead_code)] // used by the tests now and by the HTTP transport later
+    #[cfg_attr(not(test), allow(dead_code))] // for the HTTP transport (`serve`) to come
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.registry
     }
