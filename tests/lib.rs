@@ -1,1 +1,208 @@
-//! Helpers for the end-to-end tests.
+//! Helpers for the end-to-end tests: locating (building) the `agents-server` binary, running
+//! its CLI, and the list of tools the specification requires.
+//!
+//! # Where the binary comes from
+//!
+//! `env!("CARGO_BIN_EXE_agents-server")` only exists inside the `agents-server` package, and a
+//! binary-only package cannot be a dependency, so [`server_bin`] finds the binary itself:
+//!
+//! 1. `AGENTS_SERVER_BIN`, when set, is used as is (for testing an installed or release binary).
+//! 2. Otherwise it runs `cargo build -p agents-server --bin agents-server
+//!    --message-format=json` once per test process (with `--release` when the tests themselves
+//!    were built without debug assertions) and takes the path from cargo's `compiler-artifact`
+//!    message. Asking cargo, rather than guessing `target/debug/agents-server`, honours
+//!    `CARGO_TARGET_DIR`, `build.target-dir` and `--target` configuration, and always tests the
+//!    binary of the current sources: an up-to-date build is a no-op that takes a fraction of a
+//!    second. `cargo test` releases its build lock before it runs test binaries, so the nested
+//!    build cannot deadlock; concurrent test processes simply wait for each other's build.
+//!
+//! The cargo used is the one running the tests (`CARGO`), falling back to `cargo` on `PATH`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The tool names `shared/specs/game-tools.md` defines.
+pub const SPEC_TOOLS: &[&str] = &[
+    "new_chess_game",
+    "apply_chess_move",
+    "legal_chess_moves",
+    "choose_chess_opponent_move",
+    "new_checkers_game",
+    "apply_checkers_move",
+    "legal_checkers_moves",
+    "choose_checkers_opponent_move",
+    "new_blackjack_game",
+    "apply_blackjack_action",
+    "legal_blackjack_actions",
+    "choose_blackjack_dealer_action",
+    "new_sea_battle_game",
+    "apply_sea_battle_move",
+    "legal_sea_battle_moves",
+    "choose_sea_battle_opponent_move",
+    "new_slot_game",
+    "spin_slot",
+    "new_four_in_a_row_game",
+    "apply_four_in_a_row_move",
+    "legal_four_in_a_row_moves",
+    "choose_four_in_a_row_opponent_move",
+    "new_tic_tac_toe_game",
+    "apply_tic_tac_toe_move",
+    "legal_tic_tac_toe_moves",
+    "choose_tic_tac_toe_opponent_move",
+    "roll_rpg_dice",
+    "new_mancala_game",
+    "apply_mancala_move",
+    "legal_mancala_moves",
+    "choose_mancala_opponent_move",
+];
+
+/// The board games that also get a built-in-AI tool `suggest_<game>_move`.
+pub const SUGGEST_GAMES: &[&str] = &[
+    "chess",
+    "checkers",
+    "four_in_a_row",
+    "tic_tac_toe",
+    "mancala",
+    "sea_battle",
+];
+
+/// Every tool the server must list: the specification's tools plus the `suggest_*` tools, sorted.
+pub fn expected_tool_names() -> Vec<String> {
+    let mut names: Vec<String> = SPEC_TOOLS.iter().map(|s| (*s).to_owned()).collect();
+    names.extend(SUGGEST_GAMES.iter().map(|g| format!("suggest_{g}_move")));
+    names.sort();
+    names
+}
+
+/// The path of the `agents-server` binary (see the module docs for where it comes from).
+///
+/// # Panics
+///
+/// When the binary cannot be built or cargo's output does not name it.
+pub fn server_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("AGENTS_SERVER_BIN") {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.is_file(),
+                "AGENTS_SERVER_BIN={} is not a file",
+                path.display()
+            );
+            path
+        }
+        None => build_server(),
+    })
+}
+
+fn build_server() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(&cargo);
+    cmd.args([
+        "build",
+        "-p",
+        "agents-server",
+        "--bin",
+        "agents-server",
+        "--message-format=json",
+    ]);
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let output = cmd
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(&cargo).display()));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "building agents-server failed:\n{stderr}"
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|msg| {
+            msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "agents-server"
+        })
+        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo did not report the agents-server executable:\n{stderr}"))
+}
+
+/// What one run of the CLI produced.
+#[derive(Debug)]
+pub struct CliRun {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+}
+
+impl CliRun {
+    /// stdout parsed as one JSON value.
+    ///
+    /// # Panics
+    ///
+    /// When stdout is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `agents-server ARGS…`, feeding `stdin` (empty when `None`).
+///
+/// # Panics
+///
+/// When the process cannot be started.
+pub fn run_cli(args: &[&str], stdin: Option<&str>) -> CliRun {
+    let mut child = Command::new(server_bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agents-server");
+    {
+        let mut pipe = child.stdin.take().expect("stdin is piped");
+        if let Some(text) = stdin {
+            // The process may exit without reading; a broken pipe is not a test failure.
+            let _ = pipe.write_all(text.as_bytes());
+        }
+    }
+    let output = child.wait_with_output().expect("wait for agents-server");
+    CliRun {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Runs `agents-server tool NAME JSON` and expects exit code 0 and a JSON object on stdout.
+///
+/// # Panics
+///
+/// When the call fails.
+pub fn call_ok(name: &str, args: &Value) -> Value {
+    let run = run_cli(&["tool", name, &args.to_string()], None);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{name} {args} failed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let value = run.json();
+    assert!(value.is_object(), "{name} printed a non-object: {value}");
+    value
+}

@@ -1,2 +1,68 @@
-//! agents-server (to be written).
-fn main() {}
+//! `agents-server`: the Godot Agents headless server.
+//!
+//! A thin layer over `agents-core`: every command reads the one tool registry
+//! ([`ToolRegistry::with_game_tools`]).
+//!
+//! - `agents-server tools [--format llm|mcp]` prints every tool definition as pretty JSON.
+//! - `agents-server tool NAME [JSON|-]` calls one tool and prints its `structuredContent`.
+//! - `agents-server mcp` serves the tools over MCP on stdin/stdout.
+//!
+//! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
+
+mod cli;
+mod mcp;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agents_core::tools::ToolRegistry;
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Tools(args) => {
+            let registry = ToolRegistry::with_game_tools();
+            let stdout = std::io::stdout();
+            match cli::print_definitions(&registry, args.format, &mut stdout.lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    // A closed pipe (`agents-server tools | head`) is not worth a message.
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "error: cannot write the definitions: {e}"
+                        );
+                    }
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Tool(args) => {
+            let registry = ToolRegistry::with_game_tools();
+            let outcome = cli::run_tool(
+                &registry,
+                &args.name,
+                args.arguments.as_deref(),
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            );
+            ExitCode::from(outcome)
+        }
+        Command::Mcp(args) => {
+            mcp::init_logging(args.log_level.into());
+            let registry = Arc::new(ToolRegistry::with_game_tools());
+            match mcp::run_stdio(registry) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: MCP server failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

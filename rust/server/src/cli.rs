@@ -1,0 +1,408 @@
+//! The command line: argument definitions (clap derive) and the `tools` / `tool` commands.
+
+use std::io::{self, Read, Write};
+
+use agents_core::tools::{ToolOutput, ToolRegistry};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use tracing::level_filters::LevelFilter;
+
+/// Exit code of a successful command.
+pub const EXIT_OK: u8 = 0;
+/// Exit code of a failed tool call (illegal move, unknown tool, invalid arguments, bad JSON).
+pub const EXIT_FAILED: u8 = 1;
+
+/// The Godot Agents headless server: the game tools from the command line and over MCP.
+///
+/// Every command reads the same tool registry that the Godot extension and the agents use, so a
+/// tool behaves identically everywhere. Tools are stateless: the game state string travels in
+/// every call.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agents-server",
+    version,
+    after_help = "Examples:\n  \
+        agents-server tools\n  \
+        agents-server tools --format mcp\n  \
+        agents-server tool roll_rpg_dice '{\"sides\":20,\"count\":2,\"seed\":1}'\n  \
+        echo '{}' | agents-server tool new_tic_tac_toe_game -\n  \
+        agents-server mcp"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print every tool definition as pretty JSON.
+    ///
+    /// The default format is the LLM function-calling shape, an array of
+    /// `{name, description, parameters}`; `--format mcp` prints MCP's `tools/list` shape,
+    /// `{name, description, inputSchema, annotations: {readOnlyHint}}`. Tools are sorted by name.
+    Tools(ToolsArgs),
+    /// Call one tool and print its result (the `structuredContent` JSON object) to stdout.
+    ///
+    /// Exit code 0 when the call succeeded, 1 when it failed: an unknown tool, arguments that do
+    /// not match the tool's JSON Schema, arguments that are not valid JSON, or a call the tool
+    /// itself rejects (an illegal move, an unparsable state). On failure stdout still carries a
+    /// JSON object with `error` and `reason`, and the error message goes to stderr. Extra notes
+    /// (such as "No legal moves available; the game is over.") go to stderr as `note: …` lines.
+    Tool(ToolArgs),
+    /// Serve the tools over the Model Context Protocol on stdin/stdout.
+    ///
+    /// Line-delimited JSON-RPC as MCP hosts expect when they launch a stdio server: `initialize`,
+    /// `tools/list` (with `readOnlyHint` annotations) and `tools/call` (`structuredContent`, the
+    /// JSON as the first text item followed by any notes, and `isError`). An unknown tool is a
+    /// JSON-RPC "invalid params" error; invalid arguments are a result with `isError: true` naming
+    /// the field. stdout carries only the protocol; logs go to stderr. The server exits when
+    /// stdin closes.
+    Mcp(McpArgs),
+}
+
+/// Arguments of `agents-server tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// The shape of the definitions.
+    #[arg(long, value_enum, default_value_t = DefinitionFormat::Llm)]
+    pub format: DefinitionFormat,
+}
+
+/// The shape `agents-server tools` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DefinitionFormat {
+    /// `[{name, description, parameters}]`, as LLM chat APIs take tools.
+    Llm,
+    /// `[{name, description, inputSchema, annotations}]`, as MCP `tools/list` answers.
+    Mcp,
+}
+
+/// Arguments of `agents-server tool`.
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// The tool to call (see `agents-server tools`), e.g. `apply_chess_move`.
+    pub name: String,
+    /// The arguments as one JSON object, e.g. '{"sides":20}'. Omitted means `{}`; `-` reads the
+    /// JSON from stdin (empty stdin means `{}`).
+    #[arg(value_name = "JSON")]
+    pub arguments: Option<String>,
+}
+
+/// Arguments of `agents-server mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// How much the server logs to stderr.
+    #[arg(long, value_enum, default_value_t = LogLevel::Warn)]
+    pub log_level: LogLevel,
+}
+
+/// Log verbosity (logs always go to stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Nothing.
+    Off,
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warn,
+    /// Start-up, shutdown and other milestones.
+    Info,
+    /// Every request.
+    Debug,
+    /// Everything, including protocol traffic.
+    Trace,
+}
+
+impl From<LogLevel> for LevelFilter {
+    fn from(level: LogLevel) -> Self {
+        match level {
+            LogLevel::Off => LevelFilter::OFF,
+            LogLevel::Error => LevelFilter::ERROR,
+            LogLevel::Warn => LevelFilter::WARN,
+            LogLevel::Info => LevelFilter::INFO,
+            LogLevel::Debug => LevelFilter::DEBUG,
+            LogLevel::Trace => LevelFilter::TRACE,
+        }
+    }
+}
+
+/// Writes every definition in `format` as pretty JSON followed by a newline.
+pub fn print_definitions(
+    registry: &ToolRegistry,
+    format: DefinitionFormat,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let definitions = match format {
+        DefinitionFormat::Llm => registry.llm_definitions(),
+        DefinitionFormat::Mcp => registry.mcp_definitions(),
+    };
+    write_pretty(out, &definitions)?;
+    out.flush()
+}
+
+/// Runs `agents-server tool NAME [JSON]` and returns the process exit code.
+///
+/// `arguments` is the JSON text (`None` = `{}`, `-` = read `stdin`). The structured result goes
+/// to `out` as pretty JSON; the error message and notes go to `err`.
+pub fn run_tool(
+    registry: &ToolRegistry,
+    name: &str,
+    arguments: Option<&str>,
+    stdin: &mut impl Read,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> u8 {
+    let output = match read_arguments(arguments, stdin) {
+        Ok(args) => match registry.call(name, &args) {
+            Ok(output) => output,
+            Err(error) => {
+                let mut output = error.to_output();
+                if matches!(error, agents_core::tools::ToolError::UnknownTool { .. }) {
+                    output =
+                        output.with_note("run `agents-server tools` to list the available tools");
+                }
+                output
+            }
+        },
+        Err(message) => ToolOutput::failed(json!({"error": message, "reason": "invalid_json"})),
+    };
+    // Diagnostics first, so a reader of a terminal sees them next to the result.
+    if output.is_error {
+        let message = output
+            .structured
+            .get("error")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| "the call failed".to_owned());
+        let _ = writeln!(err, "error: {message}");
+    }
+    for note in &output.notes {
+        let _ = writeln!(err, "note: {note}");
+    }
+    let _ = err.flush();
+    if write_pretty(out, &output.structured)
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return EXIT_FAILED;
+    }
+    if output.is_error {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// The arguments value: `{}` when omitted (or empty), the parsed JSON otherwise; `-` reads the
+/// text from `stdin`. The error is a message for the user.
+fn read_arguments(arguments: Option<&str>, stdin: &mut impl Read) -> Result<Value, String> {
+    let (text, source) = match arguments {
+        None => return Ok(json!({})),
+        Some("-") => {
+            let mut text = String::new();
+            stdin
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read the arguments from stdin: {e}"))?;
+            (text, "stdin")
+        }
+        Some(text) => (text.to_owned(), "the command line"),
+    };
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        format!("the arguments from {source} are not valid JSON ({e}); pass one JSON object, e.g. '{{\"sides\":20}}'")
+    })
+}
+
+fn write_pretty(out: &mut impl Write, value: &Value) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use agents_core::tools::ToolSpec;
+    use clap::CommandFactory;
+
+    use super::*;
+
+    fn registry() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        r.register(
+            ToolSpec::new(
+                "add",
+                "Adds two integers.",
+                json!({
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "required": ["a"],
+                    "additionalProperties": false
+                }),
+            )
+            .read_only(),
+            |args| {
+                let a = args["a"].as_i64().unwrap_or(0);
+                let b = args.get("b").and_then(Value::as_i64).unwrap_or(0);
+                if a < 0 {
+                    ToolOutput::failed(json!({"error": "Negative.", "reason": "negative"}))
+                } else if b == 0 {
+                    ToolOutput::ok(json!({"sum": a})).with_note("b defaulted to 0")
+                } else {
+                    ToolOutput::ok(json!({"sum": a + b}))
+                }
+            },
+        )
+        .unwrap();
+        r.register(
+            ToolSpec::new("empty", "No arguments.", json!({"type": "object"})),
+            |args| ToolOutput::ok(json!({"args": args})),
+        )
+        .unwrap();
+        r
+    }
+
+    struct Run {
+        code: u8,
+        out: Value,
+        err: String,
+    }
+
+    fn run(name: &str, arguments: Option<&str>, stdin: &str) -> Run {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let code = run_tool(
+            &registry(),
+            name,
+            arguments,
+            &mut stdin.as_bytes(),
+            &mut out,
+            &mut err,
+        );
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.ends_with('\n'), "stdout ends with a newline: {out:?}");
+        Run {
+            code,
+            out: serde_json::from_str(&out).unwrap(),
+            err: String::from_utf8(err).unwrap(),
+        }
+    }
+
+    #[test]
+    fn success_prints_structured_json_and_exits_0() {
+        let r = run("add", Some(r#"{"a": 2, "b": 3}"#), "");
+        assert_eq!(r.code, EXIT_OK);
+        assert_eq!(r.out, json!({"sum": 5}));
+        assert_eq!(r.err, "");
+    }
+
+    #[test]
+    fn notes_go_to_stderr() {
+        let r = run("add", Some(r#"{"a": 2}"#), "");
+        assert_eq!(r.code, EXIT_OK);
+        assert_eq!(r.out, json!({"sum": 2}));
+        assert_eq!(r.err, "note: b defaulted to 0\n");
+    }
+
+    #[test]
+    fn omitted_and_empty_arguments_are_an_empty_object() {
+        assert_eq!(run("empty", None, "").out, json!({"args": {}}));
+        assert_eq!(run("empty", Some("-"), "  \n").out, json!({"args": {}}));
+        assert_eq!(run("empty", Some(" "), "").out, json!({"args": {}}));
+    }
+
+    #[test]
+    fn dash_reads_stdin() {
+        let r = run("add", Some("-"), r#"{"a": 40, "b": 2}"#);
+        assert_eq!(r.code, EXIT_OK);
+        assert_eq!(r.out, json!({"sum": 42}));
+    }
+
+    #[test]
+    fn failed_call_exits_1_with_message() {
+        let r = run("add", Some(r#"{"a": -1, "b": 1}"#), "");
+        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.out, json!({"error": "Negative.", "reason": "negative"}));
+        assert_eq!(r.err, "error: Negative.\n");
+    }
+
+    #[test]
+    fn invalid_arguments_name_the_field() {
+        let r = run("add", Some(r#"{"a": "2"}"#), "");
+        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.out["reason"], "invalid_args");
+        assert_eq!(r.out["field"], "a");
+        assert_eq!(r.out["tool"], "add");
+        assert!(
+            r.err.starts_with("error: Invalid arguments for add: a: "),
+            "{}",
+            r.err
+        );
+    }
+
+    #[test]
+    fn unknown_tool_exits_1() {
+        let r = run("nope", None, "");
+        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.out["reason"], "unknown_tool");
+        assert_eq!(r.out["tool"], "nope");
+        assert!(r.err.contains("error: Unknown tool: nope"), "{}", r.err);
+        assert!(r.err.contains("agents-server tools"), "{}", r.err);
+    }
+
+    #[test]
+    fn bad_json_exits_1() {
+        for (args, stdin, source) in [
+            (Some("{\"a\": "), "", "the command line"),
+            (Some("-"), "{oops}", "stdin"),
+        ] {
+            let r = run("add", args, stdin);
+            assert_eq!(r.code, EXIT_FAILED);
+            assert_eq!(r.out["reason"], "invalid_json");
+            assert!(r.err.starts_with("error: the arguments from "), "{}", r.err);
+            assert!(r.err.contains(source), "{}", r.err);
+        }
+    }
+
+    #[test]
+    fn non_object_arguments_are_invalid() {
+        let r = run("add", Some("[1, 2]"), "");
+        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.out["field"], "(arguments)");
+    }
+
+    #[test]
+    fn definitions_in_both_formats() {
+        let mut out = Vec::new();
+        print_definitions(&registry(), DefinitionFormat::Llm, &mut out).unwrap();
+        let llm: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(llm, registry().llm_definitions());
+        assert_eq!(llm[0]["name"], "add");
+        assert!(llm[0]["parameters"].is_object());
+
+        let mut out = Vec::new();
+        print_definitions(&registry(), DefinitionFormat::Mcp, &mut out).unwrap();
+        let mcp: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(mcp, registry().mcp_definitions());
+        assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
+    }
+
+    #[test]
+    fn command_line_is_well_formed() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from(["agents-server", "tools", "--format", "mcp"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Tools(ToolsArgs {
+                format: DefinitionFormat::Mcp
+            })
+        ));
+        let cli = Cli::try_parse_from(["agents-server", "tool", "x", "-"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::Tool(ToolArgs { ref name, arguments: Some(ref a) }) if name == "x" && a == "-")
+        );
+        assert!(Cli::try_parse_from(["agents-server", "tools", "--format", "xml"]).is_err());
+    }
+}
