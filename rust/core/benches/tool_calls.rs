@@ -47,7 +47,10 @@ fn playout_pairs(
                     &json!({ state_field: state.clone() }),
                 )
                 .expect("legal moves");
-            let moves = legal.structured[moves_field].as_array().cloned().unwrap_or_default();
+            let moves = legal.structured[moves_field]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             if moves.is_empty() || pairs.len() >= want {
                 break;
             }
@@ -59,7 +62,10 @@ fn playout_pairs(
                     &json!({ state_field: state.clone(), move_arg: mv }),
                 )
                 .expect("apply");
-            assert!(!applied.is_error, "playout applied an illegal move: {applied:?}");
+            assert!(
+                !applied.is_error,
+                "playout applied an illegal move: {applied:?}"
+            );
             state = applied.structured[state_field].clone();
         }
     }
@@ -121,7 +127,10 @@ fn main() {
         });
     }
 
-    println!("{:<28} {:>14} {:>12}  verdict", "tool (JSON in -> JSON out)", "calls/s", "target");
+    println!(
+        "{:<28} {:>14} {:>12}  verdict",
+        "tool (JSON in -> JSON out)", "calls/s", "target"
+    );
     let mut rust_chess = 0.0;
     for w in &workloads {
         let rate = measure(&reg, w);
@@ -129,7 +138,10 @@ fn main() {
             rust_chess = rate;
         }
         let verdict = if rate >= w.target { "met" } else { "MISSED" };
-        println!("{:<28} {:>14.0} {:>12.0}  {verdict}", w.tool, rate, w.target);
+        println!(
+            "{:<28} {:>14.0} {:>12.0}  {verdict}",
+            w.tool, rate, w.target
+        );
     }
 
     // python-chess on the very same (FEN, UCI) pairs.
@@ -141,7 +153,11 @@ fn main() {
     }
     drop(f);
     let script = dir.join("benches/python_chess.py");
-    match Command::new("python3").arg(&script).arg(&pairs_file).output() {
+    match Command::new("python3")
+        .arg(&script)
+        .arg(&pairs_file)
+        .output()
+    {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
             let py: f64 = text

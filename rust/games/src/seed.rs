@@ -62,14 +62,18 @@ mod tests {
 
     #[test]
     fn same_seed_same_sequence() {
-        let a: Vec<u32> = (0..8).map({
-            let mut r = Seed::Str("alpha".into()).rng();
-            move |_| r.random()
-        }).collect();
-        let b: Vec<u32> = (0..8).map({
-            let mut r = Seed::Str("alpha".into()).rng();
-            move |_| r.random()
-        }).collect();
+        let a: Vec<u32> = (0..8)
+            .map({
+                let mut r = Seed::Str("alpha".into()).rng();
+                move |_| r.random()
+            })
+            .collect();
+        let b: Vec<u32> = (0..8)
+            .map({
+                let mut r = Seed::Str("alpha".into()).rng();
+                move |_| r.random()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 

@@ -155,7 +155,11 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A spec; mark read-only tools with [`ToolSpec::read_only`].
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),
@@ -182,7 +186,9 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("spec", &self.spec).finish_non_exhaustive()
+        f.debug_struct("Tool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
     }
 }
 
@@ -240,8 +246,15 @@ impl Tool {
                     .replace("~0", "~");
                 // A missing required property is reported at the parent: name the property.
                 if let jsonschema::error::ValidationErrorKind::Required { property } = err.kind() {
-                    let prop = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
-                    field = if field.is_empty() { prop } else { format!("{field}.{prop}") };
+                    let prop = property
+                        .as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| property.to_string());
+                    field = if field.is_empty() {
+                        prop
+                    } else {
+                        format!("{field}.{prop}")
+                    };
                 }
                 if field.is_empty() {
                     field = "(arguments)".into();
@@ -286,11 +299,12 @@ impl ToolRegistry {
         if self.tools.contains_key(&spec.name) {
             return Err(RegistryError::Duplicate(spec.name));
         }
-        let validator =
-            jsonschema::validator_for(&spec.input_schema).map_err(|e| RegistryError::InvalidSchema {
+        let validator = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
+            RegistryError::InvalidSchema {
                 tool: spec.name.clone(),
                 message: e.to_string(),
-            })?;
+            }
+        })?;
         self.tools.insert(
             spec.name.clone(),
             Tool {
@@ -394,9 +408,10 @@ mod tests {
             },
         )
         .unwrap();
-        r.register(ToolSpec::new("boom", "Panics.", json!({"type": "object"})), |_| {
-            panic!("kaboom")
-        })
+        r.register(
+            ToolSpec::new("boom", "Panics.", json!({"type": "object"})),
+            |_| panic!("kaboom"),
+        )
         .unwrap();
         r
     }
@@ -410,7 +425,9 @@ mod tests {
 
     #[test]
     fn wrong_type_names_field() {
-        let err = registry().call("add", &json!({"a": "2", "b": 3})).unwrap_err();
+        let err = registry()
+            .call("add", &json!({"a": "2", "b": 3}))
+            .unwrap_err();
         match err {
             ToolError::InvalidArguments { field, tool, .. } => {
                 assert_eq!(field, "a");
@@ -423,7 +440,10 @@ mod tests {
     #[test]
     fn missing_required_names_field() {
         let err = registry().call("add", &json!({"a": 2})).unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "b"), "{err:?}");
+        assert!(
+            matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "b"),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -431,19 +451,30 @@ mod tests {
         let err = registry()
             .call("add", &json!({"a": 1, "b": 1, "opts": {"scale": 0}}))
             .unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "opts.scale"), "{err:?}");
+        assert!(
+            matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "opts.scale"),
+            "{err:?}"
+        );
     }
 
     #[test]
     fn non_object_arguments_are_rejected() {
         let err = registry().call("add", &json!([1, 2])).unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "(arguments)"), "{err:?}");
+        assert!(
+            matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "(arguments)"),
+            "{err:?}"
+        );
     }
 
     #[test]
     fn unknown_tool() {
         let err = registry().call("nope", &json!({})).unwrap_err();
-        assert_eq!(err, ToolError::UnknownTool { name: "nope".into() });
+        assert_eq!(
+            err,
+            ToolError::UnknownTool {
+                name: "nope".into()
+            }
+        );
         let out = err.to_output();
         assert!(out.is_error);
         assert_eq!(out.structured["reason"], "unknown_tool");
@@ -459,11 +490,15 @@ mod tests {
     fn duplicate_and_bad_schema_rejected() {
         let mut r = registry();
         assert_eq!(
-            r.register(ToolSpec::new("add", "", json!({})), |_| ToolOutput::ok(json!({}))),
+            r.register(ToolSpec::new("add", "", json!({})), |_| ToolOutput::ok(
+                json!({})
+            )),
             Err(RegistryError::Duplicate("add".into()))
         );
         assert!(matches!(
-            r.register(ToolSpec::new("bad", "", json!({"type": 12})), |_| ToolOutput::ok(json!({}))),
+            r.register(ToolSpec::new("bad", "", json!({"type": 12})), |_| {
+                ToolOutput::ok(json!({}))
+            }),
             Err(RegistryError::InvalidSchema { .. })
         ));
     }

@@ -176,7 +176,11 @@ mod tests {
         let id = new_game_id();
         assert_eq!(id.len(), 34);
         assert!(id.starts_with("g_"));
-        assert!(id[2..].chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(
+            id[2..]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert_ne!(id, new_game_id());
     }
 
