@@ -373,6 +373,7 @@ fn perft_deep_matches_reference() {
     let t = std::time::Instant::now();
     assert_eq!(start.perft(10), 18_391_564);
     eprintln!("perft(10) took {:?}", t.elapsed());
+    assert_eq!(start.perft(11), 85_242_128);
 }
 
 #[test]
