@@ -49,7 +49,7 @@ const EDGE: u64 = {
     let mut mask = RANKS[0] | RANKS[7];
     let mut rank = 0u8;
     while rank < 8 {
-        if rank % 2 == 0 {
+        if rank.is_multiple_of(2) {
             mask |= 1 << bit_index(0, rank);
         } else {
             mask |= 1 << bit_index(7, rank);
@@ -190,7 +190,7 @@ impl Searcher {
             .enumerate()
             .map(|(i, mv)| (self.order_score(pos, mv, i == usize::from(tt_best)), i))
             .collect();
-        order.sort_by(|a, b| b.0.cmp(&a.0));
+        order.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
 
         // A forced move costs no depth.
         let child_depth = if moves.len() == 1 { depth } else { depth - 1 };
@@ -214,7 +214,8 @@ impl Searcher {
             }
             if alpha >= beta {
                 if !mv.is_capture() {
-                    let h = &mut self.history[usize::from(mv.from_bit())][usize::from(mv.to_bit())];
+                    let h = &mut self.history[usize::from(mv.origin_bit())]
+                        [usize::from(mv.target_bit())];
                     *h = (*h + depth * depth).min(1 << 20);
                 }
                 break;
@@ -247,12 +248,12 @@ impl Searcher {
         if mv.is_capture() {
             score += (1 << 24) + (mv.capture_count() as i32) * (1 << 20);
         }
-        let from = 1u64 << mv.from_bit();
-        let to = 1u64 << mv.to_bit();
+        let from = 1u64 << mv.origin_bit();
+        let to = 1u64 << mv.target_bit();
         if pos.kings & from == 0 && to & pos.turn.crown_mask() != 0 {
             score += 1 << 22;
         }
-        score + self.history[usize::from(mv.from_bit())][usize::from(mv.to_bit())]
+        score + self.history[usize::from(mv.origin_bit())][usize::from(mv.target_bit())]
     }
 }
 
@@ -382,7 +383,7 @@ impl Position {
                 (-searcher.negamax(&child, 2, -INF, INF, 1), mv)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
         scored.into_iter().map(|(_, mv)| mv).collect()
     }
 
@@ -463,8 +464,8 @@ impl Position {
                 for mv in moves {
                     let mut child = *self;
                     child.make(&mv);
-                    let score = -searcher.negamax(&child, 1, -INF, INF, 1)
-                        + rng.random_range(-40..=40);
+                    let score =
+                        -searcher.negamax(&child, 1, -INF, INF, 1) + rng.random_range(-40..=40);
                     if best.is_none_or(|(s, _)| score > s) {
                         best = Some((score, mv));
                     }

@@ -175,7 +175,7 @@ impl Color {
         }
     }
 
-    /// The rank (0-based) on which this side's men are crowned.
+    /// The squares of the rank on which this side's men are crowned.
     fn crown_mask(self) -> u64 {
         match self {
             Color::White => RANKS[7],
@@ -263,7 +263,7 @@ impl Square {
 
     /// True for the playable (dark) squares; `a1` is dark.
     pub fn is_dark(self) -> bool {
-        (self.file + self.rank) % 2 == 0
+        (self.file + self.rank).is_multiple_of(2)
     }
 
     fn bit(self) -> Option<u8> {
@@ -324,7 +324,7 @@ impl FromStr for Notation {
     /// Parses (after [`normalize_notation`]) a run of two or more squares: `c3d4`, `b6d4f2`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let norm = normalize_notation(s);
-        if !norm.is_ascii() || norm.len() < 4 || norm.len() % 2 != 0 {
+        if !norm.is_ascii() || norm.len() < 4 || !norm.len().is_multiple_of(2) {
             return Err(ParseError::new(format!(
                 "invalid move {s:?}: expected two or more squares such as c3d4 or b6d4f2"
             )));
@@ -374,27 +374,30 @@ impl Move {
         &self.path[..usize::from(self.len)]
     }
 
-    fn from_bit(&self) -> u8 {
+    fn origin_bit(&self) -> u8 {
         self.path[0]
     }
 
-    fn to_bit(&self) -> u8 {
+    fn target_bit(&self) -> u8 {
         self.path[usize::from(self.len).saturating_sub(1)]
     }
 
     /// The square the piece starts on.
     pub fn from(&self) -> Square {
-        Square::from_bit(self.from_bit())
+        Square::from_bit(self.origin_bit())
     }
 
     /// The square the piece ends on.
     pub fn to(&self) -> Square {
-        Square::from_bit(self.to_bit())
+        Square::from_bit(self.target_bit())
     }
 
     /// Every visited square, the start included.
     pub fn path(&self) -> Vec<Square> {
-        self.path_bits().iter().map(|&b| Square::from_bit(b)).collect()
+        self.path_bits()
+            .iter()
+            .map(|&b| Square::from_bit(b))
+            .collect()
     }
 
     /// True for a jump (a capture).
@@ -528,9 +531,17 @@ impl Position {
         let bit = 1u64 << square.bit()?;
         let king = self.kings & bit != 0;
         if self.white & bit != 0 {
-            Some(if king { Piece::WhiteKing } else { Piece::WhiteMan })
+            Some(if king {
+                Piece::WhiteKing
+            } else {
+                Piece::WhiteMan
+            })
         } else if self.black & bit != 0 {
-            Some(if king { Piece::BlackKing } else { Piece::BlackMan })
+            Some(if king {
+                Piece::BlackKing
+            } else {
+                Piece::BlackMan
+            })
         } else {
             None
         }
@@ -714,8 +725,8 @@ impl Position {
     /// Plays a move known to be legal here (no check).
     #[inline]
     fn make(&mut self, mv: &Move) {
-        let from = 1u64 << mv.from_bit();
-        let to = 1u64 << mv.to_bit();
+        let from = 1u64 << mv.origin_bit();
+        let to = 1u64 << mv.target_bit();
         let was_king = self.kings & from != 0;
         match self.turn {
             Color::White => {
@@ -783,9 +794,9 @@ impl Position {
             return Ok(*mv);
         }
         if bits.len() == 2 {
-            let mut shorthand = moves
-                .iter()
-                .filter(|m| m.is_capture() && m.from_bit() == bits[0] && m.to_bit() == bits[1]);
+            let mut shorthand = moves.iter().filter(|m| {
+                m.is_capture() && m.origin_bit() == bits[0] && m.target_bit() == bits[1]
+            });
             if let Some(first) = shorthand.next() {
                 return match shorthand.next() {
                     None => Ok(*first),
@@ -936,7 +947,16 @@ fn jump_step<S: JumpSink>(
         // A man crowned by a jump stops there.
         sink.emit(&path[..=len], captured);
     } else {
-        jump_dfs(ctx, land, opp & !(1u64 << mid), empty, path, len + 1, captured, sink);
+        jump_dfs(
+            ctx,
+            land,
+            opp & !(1u64 << mid),
+            empty,
+            path,
+            len + 1,
+            captured,
+            sink,
+        );
     }
 }
 
@@ -950,9 +970,7 @@ impl FromStr for Position {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut parts = s.split_whitespace();
         let Some(board) = parts.next() else {
-            return Err(invalid(
-                "empty state (expected <row8>/…/<row1> <turn>)",
-            ));
+            return Err(invalid("empty state (expected <row8>/…/<row1> <turn>)"));
         };
         let Some(turn) = parts.next() else {
             return Err(invalid(
@@ -960,9 +978,7 @@ impl FromStr for Position {
             ));
         };
         if let Some(extra) = parts.next() {
-            return Err(invalid(format!(
-                "unexpected text {extra:?} after the turn"
-            )));
+            return Err(invalid(format!("unexpected text {extra:?} after the turn")));
         }
         let rows: Vec<&str> = board.split('/').collect();
         if rows.len() != 8 {
@@ -1036,9 +1052,7 @@ impl FromStr for Position {
             "w" => Color::White,
             "b" => Color::Black,
             other => {
-                return Err(invalid(format!(
-                    "turn must be 'w' or 'b', found {other:?}"
-                )));
+                return Err(invalid(format!("turn must be 'w' or 'b', found {other:?}")));
             }
         };
         Ok(pos)

@@ -52,7 +52,10 @@ fn start_state_round_trips() {
 #[test]
 fn other_states_round_trip() {
     let s = state(&[("c5", 'B'), ("d4", 'w'), ("f2", 'W'), ("a1", 'B')], 'b');
-    assert_eq!(s, "......../......../......../..B...../...w..../......../.....W../B....... b");
+    assert_eq!(
+        s,
+        "......../......../......../..B...../...w..../......../.....W../B....... b"
+    );
     let p = pos(&s);
     assert_eq!(p.to_string(), s);
     assert_eq!(p.turn(), Color::Black);
@@ -60,7 +63,12 @@ fn other_states_round_trip() {
     assert_eq!(p.piece_at("f2".parse().unwrap()), Some(Piece::WhiteKing));
     let empty = "......../......../......../......../......../......../......../........ w";
     assert_eq!(pos(empty).to_string(), empty);
-    assert_eq!(pos(empty).status(), Status::GameOver { winner: Color::Black });
+    assert_eq!(
+        pos(empty).status(),
+        Status::GameOver {
+            winner: Color::Black
+        }
+    );
     // Tolerated whitespace is canonicalised.
     let loose = format!("  {}  ", START_STATE.replace(" w", "   w"));
     assert_eq!(pos(&loose).to_string(), START_STATE);
@@ -69,7 +77,10 @@ fn other_states_round_trip() {
 #[test]
 fn parse_errors_have_clear_messages() {
     let cases: &[(&str, &str)] = &[
-        ("", "Invalid state: empty state (expected <row8>/…/<row1> <turn>)"),
+        (
+            "",
+            "Invalid state: empty state (expected <row8>/…/<row1> <turn>)",
+        ),
         (
             ".b.b.b.b/b.b.b.b./.b.b.b.b/......../......../w.w.w.w./.w.w.w.w/w.w.w.w.",
             "Invalid state: missing turn after the board (expected ' w' or ' b')",
@@ -150,12 +161,18 @@ fn black_replies_from_rank_six() {
     let (q, mv) = p.play("b6a5").unwrap();
     assert_eq!(mv.to_string(), "b6a5");
     assert_eq!(q.turn(), Color::White);
-    assert_eq!(reason(Position::start().parse_move("b6a5")), "not_your_piece");
+    assert_eq!(
+        reason(Position::start().parse_move("b6a5")),
+        "not_your_piece"
+    );
 }
 
 #[test]
 fn double_jump_from_the_document() {
-    let p = pos(&state(&[("b6", 'b'), ("c5", 'w'), ("e3", 'w'), ("h2", 'w')], 'b'));
+    let p = pos(&state(
+        &[("b6", 'b'), ("c5", 'w'), ("e3", 'w'), ("h2", 'w')],
+        'b',
+    ));
     assert!(p.must_capture());
     assert_eq!(notations(&p), ["b6d4f2"]);
     let (q, mv) = p.play("b6d4f2").unwrap();
@@ -175,7 +192,13 @@ fn double_jump_from_the_document() {
 fn capture_branches_are_listed_and_sorted() {
     // White man on c3 can jump d4 to e5 and then either f6->g7 or d6->c7.
     let p = pos(&state(
-        &[("c3", 'w'), ("d4", 'b'), ("d6", 'b'), ("f6", 'b'), ("a7", 'b')],
+        &[
+            ("c3", 'w'),
+            ("d4", 'b'),
+            ("d6", 'b'),
+            ("f6", 'b'),
+            ("a7", 'b'),
+        ],
         'w',
     ));
     assert_eq!(notations(&p), ["c3e5c7", "c3e5g7"]);
@@ -186,7 +209,10 @@ fn capture_branches_are_listed_and_sorted() {
 fn crowning_by_a_jump_ends_the_move() {
     // The white man on d6 jumps e7 and is crowned on f8: the move ends there although a king
     // could go on over g7 to h6.
-    let p = pos(&state(&[("d6", 'w'), ("e7", 'b'), ("g7", 'b'), ("a5", 'b')], 'w'));
+    let p = pos(&state(
+        &[("d6", 'w'), ("e7", 'b'), ("g7", 'b'), ("a5", 'b')],
+        'w',
+    ));
     assert_eq!(notations(&p), ["d6f8"]);
     assert_eq!(reason(p.parse_move("d6f8h6")), "illegal_move");
     let (q, _) = p.play("d6f8").unwrap();
@@ -194,7 +220,10 @@ fn crowning_by_a_jump_ends_the_move() {
     assert_eq!(q.piece_at("g7".parse().unwrap()), Some(Piece::BlackMan));
     assert_eq!(q.turn(), Color::Black);
     // A king already crowned keeps jumping through the back rank.
-    let k = pos(&state(&[("d6", 'W'), ("e7", 'b'), ("g7", 'b'), ("a5", 'b')], 'w'));
+    let k = pos(&state(
+        &[("d6", 'W'), ("e7", 'b'), ("g7", 'b'), ("a5", 'b')],
+        'w',
+    ));
     assert_eq!(notations(&k), ["d6f8h6"]);
 }
 
@@ -229,7 +258,13 @@ fn king_round_trip_paths_are_distinct_moves() {
     // A king on d2 with black men on c3, c5, e5 and e3 can go round clockwise or
     // counter-clockwise and come back to d2: two distinct moves.
     let p = pos(&state(
-        &[("d2", 'W'), ("c3", 'b'), ("c5", 'b'), ("e5", 'b'), ("e3", 'b')],
+        &[
+            ("d2", 'W'),
+            ("c3", 'b'),
+            ("c5", 'b'),
+            ("e5", 'b'),
+            ("e3", 'b'),
+        ],
         'w',
     ));
     assert_eq!(notations(&p), ["d2b4d6f4d2", "d2f4d6b4d2"]);
@@ -237,14 +272,22 @@ fn king_round_trip_paths_are_distinct_moves() {
     assert_eq!(mv.capture_count(), 4);
     assert_eq!(q.piece_at("d2".parse().unwrap()), Some(Piece::WhiteKing));
     assert_eq!(q.piece_count(Color::Black), 0);
-    assert_eq!(q.status(), Status::GameOver { winner: Color::White });
+    assert_eq!(
+        q.status(),
+        Status::GameOver {
+            winner: Color::White
+        }
+    );
     // A from/to shorthand for two different paths is ambiguous.
     assert_eq!(reason(p.parse_move("d2d2")), "ambiguous_move");
 }
 
 #[test]
 fn mandatory_capture_rejects_steps() {
-    let p = pos(&state(&[("c3", 'w'), ("d4", 'b'), ("g3", 'w'), ("a7", 'b')], 'w'));
+    let p = pos(&state(
+        &[("c3", 'w'), ("d4", 'b'), ("g3", 'w'), ("a7", 'b')],
+        'w',
+    ));
     assert!(p.must_capture());
     assert_eq!(notations(&p), ["c3e5"]);
     assert_eq!(reason(p.parse_move("g3h4")), "capture_mandatory");
@@ -281,14 +324,22 @@ fn every_move_error_reason() {
     assert_eq!(reason(start.parse_move("c3c4")), "illegal_move");
     assert_eq!(reason(start.parse_move("c3e5")), "illegal_move");
     let over = pos(&state(&[("a1", 'W')], 'b'));
-    assert_eq!(over.status(), Status::GameOver { winner: Color::White });
+    assert_eq!(
+        over.status(),
+        Status::GameOver {
+            winner: Color::White
+        }
+    );
     assert_eq!(reason(over.parse_move("a1b2")), "game_over");
     assert!(over.legal_moves().is_empty());
     // apply() checks membership.
     let other = Position::start().play("c3d4").unwrap().0;
     let black_move = other.legal_moves()[0];
     let err = start.apply(&black_move).unwrap_err();
-    assert_eq!((err.reason, err.message.as_str()), ("illegal_move", "Illegal move."));
+    assert_eq!(
+        (err.reason, err.message.as_str()),
+        ("illegal_move", "Illegal move.")
+    );
     assert_eq!(over.apply(&black_move).unwrap_err().reason, "game_over");
     assert!(start.apply(&start.legal_moves()[0]).is_ok());
 }
@@ -322,6 +373,7 @@ fn perft_deep_matches_reference() {
     let t = std::time::Instant::now();
     assert_eq!(start.perft(10), 18_391_564);
     eprintln!("perft(10) took {:?}", t.elapsed());
+    assert_eq!(start.perft(11), 85_242_128);
 }
 
 #[test]
@@ -352,7 +404,10 @@ fn random_playouts_reach_the_end() {
 #[test]
 fn ai_takes_the_free_piece_and_avoids_losing_one() {
     // White to move: c3d4 would be captured by e5; a3b4 and c3b4 are safe.
-    let p = pos(&state(&[("c3", 'w'), ("a3", 'w'), ("e5", 'b'), ("h8", 'b')], 'w'));
+    let p = pos(&state(
+        &[("c3", 'w'), ("a3", 'w'), ("e5", 'b'), ("h8", 'b')],
+        'w',
+    ));
     let best = p.search(SearchLimits::with_depth(4)).unwrap();
     assert_ne!(best.best.to_string(), "c3d4");
     // Ranked moves put the blunder last.
@@ -363,7 +418,10 @@ fn ai_takes_the_free_piece_and_avoids_losing_one() {
 
 #[test]
 fn depth_limited_search_reports_its_depth() {
-    let p = pos(&state(&[("e3", 'w'), ("g3", 'w'), ("f6", 'b'), ("h6", 'b')], 'w'));
+    let p = pos(&state(
+        &[("e3", 'w'), ("g3", 'w'), ("f6", 'b'), ("h6", 'b')],
+        'w',
+    ));
     let r = p.search(SearchLimits::with_depth(6)).unwrap();
     assert!(p.legal_moves().contains(&r.best));
     assert_eq!(r.depth, 6);
@@ -383,10 +441,21 @@ fn ai_levels_return_legal_moves() {
     assert!(over.search(SearchLimits::default()).is_none());
     assert!(over.ranked_moves().is_empty());
     let mut rng = Seed::Int(1).rng();
-    assert!(over.choose_move(Level::Easy, SearchLimits::default(), &mut rng).is_none());
+    assert!(
+        over.choose_move(Level::Easy, SearchLimits::default(), &mut rng)
+            .is_none()
+    );
     // Seeded random choice is reproducible.
-    let a = p.choose_move(Level::Random, SearchLimits::default(), &mut Seed::Int(9).rng());
-    let b = p.choose_move(Level::Random, SearchLimits::default(), &mut Seed::Int(9).rng());
+    let a = p.choose_move(
+        Level::Random,
+        SearchLimits::default(),
+        &mut Seed::Int(9).rng(),
+    );
+    let b = p.choose_move(
+        Level::Random,
+        SearchLimits::default(),
+        &mut Seed::Int(9).rng(),
+    );
     assert_eq!(a, b);
 }
 
@@ -399,7 +468,11 @@ fn hard_beats_random() {
         if p.is_game_over() {
             break;
         }
-        let level = if p.turn() == Color::White { Level::Hard } else { Level::Random };
+        let level = if p.turn() == Color::White {
+            Level::Hard
+        } else {
+            Level::Random
+        };
         let mv = p
             .choose_move(level, SearchLimits::with_depth(4), &mut rng)
             .unwrap();

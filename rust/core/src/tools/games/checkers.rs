@@ -122,7 +122,11 @@ fn legal_moves(args: &Value) -> ToolOutput {
         "forcedCaptures": forced,
         "mustCapture": !forced.is_empty(),
     });
-    common::list_output(with_status(out, &pos), moves.is_empty(), common::NO_MOVES_NOTE)
+    common::list_output(
+        with_status(out, &pos),
+        moves.is_empty(),
+        common::NO_MOVES_NOTE,
+    )
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
@@ -150,7 +154,11 @@ fn choose_move(args: &Value) -> ToolOutput {
         "mustCapture": pos.must_capture(),
         "policy": policy,
     });
-    common::list_output(with_status(out, &pos), ranked.is_empty(), common::NO_MOVES_NOTE)
+    common::list_output(
+        with_status(out, &pos),
+        ranked.is_empty(),
+        common::NO_MOVES_NOTE,
+    )
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
@@ -315,7 +323,11 @@ mod tests {
         );
         let seeded = call("new_checkers_game", json!({"seed": "abc"}));
         assert_eq!(seeded.structured["state"], START_STATE);
-        assert!(registry().call("new_checkers_game", &json!({"seed": 1.5})).is_err());
+        assert!(
+            registry()
+                .call("new_checkers_game", &json!({"seed": 1.5}))
+                .is_err()
+        );
     }
 
     #[test]
@@ -338,7 +350,10 @@ mod tests {
                 "lastMove": {"notation": "c3d4"},
             })
         );
-        let out = call("apply_checkers_move", json!({"state": AFTER_C3D4, "move": "b6a5"}));
+        let out = call(
+            "apply_checkers_move",
+            json!({"state": AFTER_C3D4, "move": "b6a5"}),
+        );
         assert_eq!(out.structured["lastMove"], json!({"notation": "b6a5"}));
         assert_eq!(out.structured["turn"], "w");
         assert!(out.structured.get("gameId").is_none());
@@ -365,7 +380,10 @@ mod tests {
         );
         // A king capturing the last black piece wins.
         let last = "......../......../......../......../......../..b...../.W....../........ w";
-        let out = call("apply_checkers_move", json!({"state": last, "move": "b2d4"}));
+        let out = call(
+            "apply_checkers_move",
+            json!({"state": last, "move": "b2d4"}),
+        );
         assert_eq!(out.structured["status"], "game_over");
         assert_eq!(out.structured["winner"], "w");
         assert_eq!(out.structured["turn"], "b");
@@ -379,7 +397,13 @@ mod tests {
             (START_STATE, "c3", "invalid_format", "in_progress", "w"),
             (START_STATE, "c3c4", "illegal_move", "in_progress", "w"),
             (DOUBLE_JUMP, "b6a5", "capture_mandatory", "in_progress", "b"),
-            (DOUBLE_JUMP, "b6d4", "incomplete_capture", "in_progress", "b"),
+            (
+                DOUBLE_JUMP,
+                "b6d4",
+                "incomplete_capture",
+                "in_progress",
+                "b",
+            ),
         ];
         for (state, mv, reason, status, turn) in cases {
             let out = call(
@@ -403,7 +427,10 @@ mod tests {
                 "{mv}"
             );
         }
-        let out = call("apply_checkers_move", json!({"state": OVER, "move": "a1b2"}));
+        let out = call(
+            "apply_checkers_move",
+            json!({"state": OVER, "move": "a1b2"}),
+        );
         assert_eq!(
             out.structured,
             json!({
@@ -443,10 +470,17 @@ mod tests {
             })
         );
         let err = registry()
-            .call("apply_checkers_move", &json!({"state": START_STATE, "move": 34}))
+            .call(
+                "apply_checkers_move",
+                &json!({"state": START_STATE, "move": 34}),
+            )
             .unwrap_err();
         assert_eq!(err.reason(), "invalid_args");
-        assert!(registry().call("apply_checkers_move", &json!({"state": START_STATE})).is_err());
+        assert!(
+            registry()
+                .call("apply_checkers_move", &json!({"state": START_STATE}))
+                .is_err()
+        );
     }
 
     #[test]
@@ -502,12 +536,18 @@ mod tests {
 
     #[test]
     fn choose_offers_only_legal_moves_best_first() {
-        let out = call("choose_checkers_opponent_move", json!({"state": AFTER_C3D4}));
+        let out = call(
+            "choose_checkers_opponent_move",
+            json!({"state": AFTER_C3D4}),
+        );
         assert!(!out.is_error);
         let moves: Vec<String> = serde_json::from_value(out.structured["moves"].clone()).unwrap();
         let mut sorted = moves.clone();
         sorted.sort();
-        assert_eq!(sorted, ["b6a5", "b6c5", "d6c5", "d6e5", "f6e5", "f6g5", "h6g5"]);
+        assert_eq!(
+            sorted,
+            ["b6a5", "b6c5", "d6c5", "d6e5", "f6e5", "f6g5", "h6g5"]
+        );
         assert_eq!(
             out.structured["policy"],
             json!({"mustChooseFromMoves": true, "chooseExactlyOne": true})
@@ -524,7 +564,10 @@ mod tests {
             json!({"state": AFTER_C3D4, "maxCandidates": 3}),
         );
         assert_eq!(limited.structured["moves"], json!(moves[..3]));
-        let forced = call("choose_checkers_opponent_move", json!({"state": DOUBLE_JUMP}));
+        let forced = call(
+            "choose_checkers_opponent_move",
+            json!({"state": DOUBLE_JUMP}),
+        );
         assert_eq!(forced.structured["moves"], json!(["b6d4f2"]));
         let over = call("choose_checkers_opponent_move", json!({"state": OVER}));
         assert!(!over.is_error);
@@ -581,7 +624,10 @@ mod tests {
         assert_eq!(bad.structured["reason"], "invalid_state");
         assert!(
             registry()
-                .call("suggest_checkers_move", &json!({"state": START_STATE, "level": "expert"}))
+                .call(
+                    "suggest_checkers_move",
+                    &json!({"state": START_STATE, "level": "expert"})
+                )
                 .is_err()
         );
     }
@@ -594,7 +640,9 @@ mod tests {
             .to_string();
         for ply in 0..400 {
             let choice = call("choose_checkers_opponent_move", json!({"state": state}));
-            let Some(mv) = choice.structured["moves"].get(ply % 2).or(choice.structured["moves"].get(0))
+            let Some(mv) = choice.structured["moves"]
+                .get(ply % 2)
+                .or(choice.structured["moves"].get(0))
             else {
                 assert_eq!(choice.structured["status"], "game_over");
                 return;
