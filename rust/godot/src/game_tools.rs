@@ -56,17 +56,19 @@ pub fn call_json(name: &str, args: &Value) -> ToolOutput {
 ///
 /// Tools are stateless: every call carries the game's state string (`fen` for chess, `state` for
 /// the others) and returns the new one. A typical turn:
-/// [codeblock]
+///
+/// ```gdscript
 /// var tools := GameTools.new()
 /// var game := tools.call_tool("new_four_in_a_row_game", {})
 /// var ai := tools.call_tool("suggest_four_in_a_row_move", {"state": game.state})
 /// game = tools.call_tool("apply_four_in_a_row_move", {"state": game.state, "column": ai.move})
-/// [/codeblock]
+/// ```
+///
 /// Arguments are checked against each tool's JSON Schema before the tool runs. Integers stay
 /// integers and floats stay floats in both directions. On failure the returned Dictionary carries
-/// [code]error[/code] (a message) and [code]reason[/code] (a code such as
-/// [code]unknown_tool[/code], [code]invalid_args[/code] with [code]field[/code], or a game's own
-/// reason such as [code]column_full[/code]).
+/// `error` (a message) and `reason` (a code such as
+/// `unknown_tool`, `invalid_args` with `field`, or a game's own
+/// reason such as `column_full`).
 #[derive(GodotClass)]
 #[class(init, base = RefCounted)]
 pub struct GameTools {
@@ -80,11 +82,11 @@ impl GameTools {
     /// Calls the tool [param name] with the arguments [param args] and returns its structured
     /// result.
     ///
-    /// On failure the result carries [code]error[/code] and [code]reason[/code]:
-    /// [code]unknown_tool[/code] for a name that is not registered, [code]invalid_args[/code]
-    /// (plus [code]field[/code], the offending argument) when the arguments do not match the
+    /// On failure the result carries `error` and `reason`:
+    /// `unknown_tool` for a name that is not registered, `invalid_args`
+    /// (plus `field`, the offending argument) when the arguments do not match the
     /// tool's schema or contain a value with no JSON form (an Object, a Callable, …), or the
-    /// game's own reason for an illegal move (with [code]legal[/code] = [code]false[/code]).
+    /// game's own reason for an illegal move (with `legal` = `false`).
     /// [method last_call_failed] and [method last_notes] describe the same call.
     #[func]
     pub fn call_tool(&mut self, name: GString, args: VarDictionary) -> VarDictionary {
@@ -103,7 +105,7 @@ impl GameTools {
     }
 
     /// Like [method call_tool], with the arguments and the result as JSON text. Text that does not
-    /// parse as JSON gives an [code]invalid_args[/code] result.
+    /// parse as JSON gives an `invalid_args` result.
     #[func]
     pub fn call_tool_json(&mut self, name: GString, args_json: GString) -> GString {
         let name = name.to_string();
@@ -125,8 +127,8 @@ impl GameTools {
         GString::from(output.structured.to_string().as_str())
     }
 
-    /// Every tool as a Dictionary [code]{name, description, parameters, read_only}[/code], sorted
-    /// by name; [code]parameters[/code] is the JSON Schema of the arguments (the shape LLM chat
+    /// Every tool as a Dictionary `{name, description, parameters, read_only}`, sorted
+    /// by name; `parameters` is the JSON Schema of the arguments (the shape LLM chat
     /// APIs use for tool definitions).
     #[func]
     pub fn list_tools(&self) -> VarArray {
@@ -186,9 +188,9 @@ impl GameTools {
     }
 
     /// Converts [param value] to JSON text exactly as [method call_tool] converts arguments:
-    /// integers stay integers ([code]1[/code]) and floats stay floats ([code]1.0[/code]);
-    /// StringName and NodePath become strings; Vector2/3/4(i) become [code]{x, y, z, w}[/code]
-    /// objects and Color [code]{r, g, b, a}[/code]; dictionary keys become strings. A value with no
+    /// integers stay integers (`1`) and floats stay floats (`1.0`);
+    /// StringName and NodePath become strings; Vector2/3/4(i) become `{x, y, z, w}`
+    /// objects and Color `{r, g, b, a}`; dictionary keys become strings. A value with no
     /// JSON form (an Object, a Callable, NaN, an array containing itself) gives an empty String,
     /// and [method last_error] names the offending path.
     #[func]
@@ -207,9 +209,9 @@ impl GameTools {
     }
 
     /// Parses JSON text exactly as [method call_tool] converts results: integers become
-    /// [code]int[/code] (also beyond 2^53, unlike [code]JSON.parse_string[/code]), floats stay
-    /// [code]float[/code] ([code]2.0[/code] too), objects become Dictionaries with String keys.
-    /// Text that is not JSON gives [code]null[/code], and [method last_error] says why.
+    /// `int` (also beyond 2^53, unlike `JSON.parse_string`), floats stay
+    /// `float` (`2.0` too), objects become Dictionaries with String keys.
+    /// Text that is not JSON gives `null`, and [method last_error] says why.
     #[func]
     pub fn from_json(&mut self, text: GString) -> Variant {
         self.last_notes.clear();
