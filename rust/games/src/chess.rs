@@ -1,1 +1,0 @@
-//! chess (to be written).
