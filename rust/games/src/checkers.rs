@@ -1,1 +1,0 @@
-//! checkers (to be written).
