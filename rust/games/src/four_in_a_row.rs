@@ -1,1 +1,0 @@
-//! four_in_a_row (to be written).

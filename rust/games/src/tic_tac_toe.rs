@@ -1,1 +1,0 @@
-//! tic_tac_toe (to be written).
