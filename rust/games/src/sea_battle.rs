@@ -1,1 +1,0 @@
-//! sea_battle (to be written).
