@@ -1,1 +1,0 @@
-//! blackjack (to be written).
