@@ -129,8 +129,8 @@ func test_chess() -> void:
 	assert_eq(moves.size(), 20)
 	assert_contains(moves, "e2e4")
 
-	var after := call_tool("apply_chess_move", {"gameId": game.gameId, "fen": CHESS_START, "moveUci": "e2e4"})
-	assert_applied(after, "chess", game.gameId)
+	var after := call_tool("apply_chess_move", {"gameId": game.get("gameId", ""), "fen": CHESS_START, "moveUci": "e2e4"})
+	assert_applied(after, "chess", game.get("gameId", ""))
 	assert_eq(after.get("fen"), "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
 	assert_eq(after.get("turn"), "b")
 	assert_eq(after.get("lastMove"), {"uci": "e2e4", "san": "e4"})
@@ -140,8 +140,8 @@ func test_chess() -> void:
 	assert_illegal(illegal, "fen", CHESS_START)
 	assert_true(String(illegal.get("error", "")).begins_with("Illegal move"), str(illegal))
 
-	assert_choice(call_tool("choose_chess_opponent_move", {"fen": after.fen}), "movesUci",
-		call_tool("legal_chess_moves", {"fen": after.fen}).movesUci, "mustChooseFromMovesUci")
+	assert_choice(call_tool("choose_chess_opponent_move", {"fen": after.get("fen", "")}), "movesUci",
+		call_tool("legal_chess_moves", {"fen": after.get("fen", "")}).get("movesUci", []), "mustChooseFromMovesUci")
 	assert_suggestion(call_tool("suggest_chess_move", {"fen": CHESS_START, "timeMs": 20}), "chess", moves)
 
 	assert_invalid_arg("apply_chess_move", {"fen": 5, "moveUci": "e2e4"}, "fen")
@@ -160,8 +160,8 @@ func test_checkers() -> void:
 	assert_eq(legal.get("mustCapture"), false)
 	assert_eq(legal.get("forcedCaptures"), [])
 
-	var after := call_tool("apply_checkers_move", {"gameId": game.gameId, "state": CHECKERS_START, "move": "C3-D4"})
-	assert_applied(after, "checkers", game.gameId)
+	var after := call_tool("apply_checkers_move", {"gameId": game.get("gameId", ""), "state": CHECKERS_START, "move": "C3-D4"})
+	assert_applied(after, "checkers", game.get("gameId", ""))
 	assert_eq(after.get("turn"), "b")
 	assert_eq(after.get("lastMove"), {"notation": "c3d4"})
 
@@ -169,10 +169,10 @@ func test_checkers() -> void:
 	assert_illegal(illegal, "state", CHECKERS_START)
 	assert_eq(illegal.get("error"), "Illegal move.")
 
-	var reply_moves: Array = call_tool("legal_checkers_moves", {"state": after.state}).get("moves", [])
-	assert_choice(call_tool("choose_checkers_opponent_move", {"state": after.state}), "moves",
+	var reply_moves: Array = call_tool("legal_checkers_moves", {"state": after.get("state", "")}).get("moves", [])
+	assert_choice(call_tool("choose_checkers_opponent_move", {"state": after.get("state", "")}), "moves",
 		reply_moves, "mustChooseFromMoves")
-	assert_suggestion(call_tool("suggest_checkers_move", {"state": after.state, "timeMs": 20}), "checkers", reply_moves)
+	assert_suggestion(call_tool("suggest_checkers_move", {"state": after.get("state", ""), "timeMs": 20}), "checkers", reply_moves)
 
 	assert_invalid_arg("apply_checkers_move", {"state": CHECKERS_START, "move": 34}, "move")
 
@@ -182,11 +182,11 @@ func test_four_in_a_row() -> void:
 	assert_eq(game.get("type"), "four_in_a_row_snapshot")
 	assert_eq(game.get("turn"), "player")
 	assert_game_id(game)
-	var start: String = game.state
+	var start: String = game.get("state", "")
 	assert_eq(call_tool("legal_four_in_a_row_moves", {"state": start}).get("moves"), [1, 2, 3, 4, 5, 6, 7])
 
-	var after := call_tool("apply_four_in_a_row_move", {"gameId": game.gameId, "state": start, "column": 4})
-	assert_applied(after, "four_in_a_row", game.gameId)
+	var after := call_tool("apply_four_in_a_row_move", {"gameId": game.get("gameId", ""), "state": start, "column": 4})
+	assert_applied(after, "four_in_a_row", game.get("gameId", ""))
 	assert_eq(after.get("turn"), "opponent")
 	assert_eq(after.get("lastAction"), "4")
 
@@ -202,10 +202,10 @@ func test_four_in_a_row() -> void:
 	assert_eq(full.get("reason"), "column_full")
 	assert_eq(full.get("error"), "Illegal move.")
 
-	var moves: Array = call_tool("legal_four_in_a_row_moves", {"state": after.state}).get("moves", [])
-	assert_choice(call_tool("choose_four_in_a_row_opponent_move", {"state": after.state}), "moves",
+	var moves: Array = call_tool("legal_four_in_a_row_moves", {"state": after.get("state", "")}).get("moves", [])
+	assert_choice(call_tool("choose_four_in_a_row_opponent_move", {"state": after.get("state", "")}), "moves",
 		moves, "mustChooseFromMoves")
-	var ai := call_tool("suggest_four_in_a_row_move", {"state": after.state, "timeMs": 20})
+	var ai := call_tool("suggest_four_in_a_row_move", {"state": after.get("state", ""), "timeMs": 20})
 	assert_suggestion(ai, "four_in_a_row", moves)
 	assert_type(ai.get("move"), TYPE_INT, "columns are ints")
 
@@ -217,24 +217,24 @@ func test_tic_tac_toe() -> void:
 	assert_eq(game.get("type"), "tic_tac_toe_snapshot")
 	assert_eq(game.get("turn"), "player")
 	assert_game_id(game)
-	var start: String = game.state
+	var start: String = game.get("state", "")
 	var moves: Array = call_tool("legal_tic_tac_toe_moves", {"state": start}).get("moves", [])
 	assert_eq(moves, ["A1", "B1", "C1", "A2", "B2", "C2", "A3", "B3", "C3"])
 
-	var after := call_tool("apply_tic_tac_toe_move", {"gameId": game.gameId, "state": start, "coord": "B2"})
-	assert_applied(after, "tic_tac_toe", game.gameId)
+	var after := call_tool("apply_tic_tac_toe_move", {"gameId": game.get("gameId", ""), "state": start, "coord": "B2"})
+	assert_applied(after, "tic_tac_toe", game.get("gameId", ""))
 	assert_eq(after.get("turn"), "opponent")
 	assert_eq(after.get("lastAction"), "B2")
 
-	var taken := call_tool("apply_tic_tac_toe_move", {"state": after.state, "coord": "B2"})
-	assert_illegal(taken, "state", after.state)
+	var taken := call_tool("apply_tic_tac_toe_move", {"state": after.get("state", ""), "coord": "B2"})
+	assert_illegal(taken, "state", after.get("state", ""))
 	assert_eq(taken.get("error"), "Illegal move.")
 
-	var reply: Array = call_tool("legal_tic_tac_toe_moves", {"state": after.state}).get("moves", [])
+	var reply: Array = call_tool("legal_tic_tac_toe_moves", {"state": after.get("state", "")}).get("moves", [])
 	assert_eq(reply.size(), 8)
-	assert_choice(call_tool("choose_tic_tac_toe_opponent_move", {"state": after.state}), "moves",
+	assert_choice(call_tool("choose_tic_tac_toe_opponent_move", {"state": after.get("state", "")}), "moves",
 		reply, "mustChooseFromMoves")
-	assert_suggestion(call_tool("suggest_tic_tac_toe_move", {"state": after.state}), "tic_tac_toe", reply)
+	assert_suggestion(call_tool("suggest_tic_tac_toe_move", {"state": after.get("state", "")}), "tic_tac_toe", reply)
 
 	assert_invalid_arg("apply_tic_tac_toe_move", {"state": start, "coord": ["B2"]}, "coord")
 
@@ -244,26 +244,26 @@ func test_mancala() -> void:
 	assert_eq(game.get("type"), "mancala_snapshot")
 	assert_eq(game.get("turn"), "player")
 	assert_game_id(game)
-	var start: String = game.state
+	var start: String = game.get("state", "")
 	assert_eq(call_tool("legal_mancala_moves", {"state": start}).get("moves"), [1, 2, 3, 4, 5, 6])
 
 	# Pit 3 holds 4 seeds and ends in the store: an extra turn.
-	var after := call_tool("apply_mancala_move", {"gameId": game.gameId, "state": start, "pit": 3})
-	assert_applied(after, "mancala", game.gameId)
+	var after := call_tool("apply_mancala_move", {"gameId": game.get("gameId", ""), "state": start, "pit": 3})
+	assert_applied(after, "mancala", game.get("gameId", ""))
 	assert_eq(after.get("turn"), "player")
 	assert_true(String(after.get("lastAction", "")).begins_with("pit3"), str(after))
 	assert_contains(String(after.get("lastAction", "")), "extra_turn")
 
 	# Pit 3 is empty now.
-	var empty := call_tool("apply_mancala_move", {"state": after.state, "pit": 3})
-	assert_illegal(empty, "state", after.state)
+	var empty := call_tool("apply_mancala_move", {"state": after.get("state", ""), "pit": 3})
+	assert_illegal(empty, "state", after.get("state", ""))
 	assert_eq(empty.get("error"), "Illegal move.")
 
-	var moves: Array = call_tool("legal_mancala_moves", {"state": after.state}).get("moves", [])
+	var moves: Array = call_tool("legal_mancala_moves", {"state": after.get("state", "")}).get("moves", [])
 	assert_false(3 in moves)
-	assert_choice(call_tool("choose_mancala_opponent_move", {"state": after.state}), "moves",
+	assert_choice(call_tool("choose_mancala_opponent_move", {"state": after.get("state", "")}), "moves",
 		moves, "mustChooseFromMoves")
-	assert_suggestion(call_tool("suggest_mancala_move", {"state": after.state, "timeMs": 20}), "mancala", moves)
+	assert_suggestion(call_tool("suggest_mancala_move", {"state": after.get("state", ""), "timeMs": 20}), "mancala", moves)
 
 	assert_invalid_arg("apply_mancala_move", {"state": start, "pit": 2.5}, "pit")
 
@@ -273,25 +273,25 @@ func test_sea_battle() -> void:
 	assert_eq(game.get("type"), "sea_battle_snapshot")
 	assert_eq(game.get("turn"), "player")
 	assert_game_id(game)
-	assert_eq(call_tool("new_sea_battle_game", {"seed": 11}).get("state"), game.state, "seeded fleets repeat")
-	var start: String = game.state
+	assert_eq(call_tool("new_sea_battle_game", {"seed": 11}).get("state"), game.get("state", ""), "seeded fleets repeat")
+	var start: String = game.get("state", "")
 	var moves: Array = call_tool("legal_sea_battle_moves", {"state": start}).get("moves", [])
 	assert_eq(moves.size(), 100)
 	assert_eq(moves.slice(0, 3), ["A1", "B1", "C1"])
 
-	var after := call_tool("apply_sea_battle_move", {"gameId": game.gameId, "state": start, "coord": "A1"})
-	assert_applied(after, "sea_battle", game.gameId)
+	var after := call_tool("apply_sea_battle_move", {"gameId": game.get("gameId", ""), "state": start, "coord": "A1"})
+	assert_applied(after, "sea_battle", game.get("gameId", ""))
 	assert_eq(after.get("turn"), "opponent")
 	assert_true(String(after.get("lastAction", "")).begins_with("A1:"), str(after))
 
 	var outside := call_tool("apply_sea_battle_move", {"state": start, "coord": "K11"})
 	assert_illegal(outside, "state", start)
 
-	var reply: Array = call_tool("legal_sea_battle_moves", {"state": after.state}).get("moves", [])
+	var reply: Array = call_tool("legal_sea_battle_moves", {"state": after.get("state", "")}).get("moves", [])
 	assert_eq(reply.size(), 100, "the opponent has not fired yet")
-	assert_choice(call_tool("choose_sea_battle_opponent_move", {"state": after.state}), "moves",
+	assert_choice(call_tool("choose_sea_battle_opponent_move", {"state": after.get("state", "")}), "moves",
 		reply, "mustChooseFromMoves")
-	assert_suggestion(call_tool("suggest_sea_battle_move", {"state": after.state, "seed": 3}), "sea_battle", reply)
+	assert_suggestion(call_tool("suggest_sea_battle_move", {"state": after.get("state", ""), "seed": 3}), "sea_battle", reply)
 
 	assert_invalid_arg("apply_sea_battle_move", {"state": start, "coord": 11}, "coord")
 
@@ -302,14 +302,14 @@ func test_blackjack() -> void:
 	assert_eq(game.get("lastAction"), "deal")
 	assert_game_id(game)
 	assert_eq(call_tool("new_blackjack_game", {"stack": 1000, "bet": 10, "seed": 5}).get("state"),
-		game.state, "seeded shoes repeat")
-	var state: String = game.state
+		game.get("state", ""), "seeded shoes repeat")
+	var state: String = game.get("state", "")
 	# Find a seed without a natural, so the player has a decision.
 	var deal_seed := 5
 	while game.get("status") == "game_over" and deal_seed < 60:
 		deal_seed += 1
 		game = call_tool("new_blackjack_game", {"stack": 1000, "bet": 10, "seed": deal_seed})
-		state = game.state
+		state = game.get("state", "")
 	assert_eq(game.get("turn"), "player")
 
 	var legal := call_tool("legal_blackjack_actions", {"state": state})
@@ -317,12 +317,12 @@ func test_blackjack() -> void:
 	var actions: Array = legal.get("actions", [])
 	assert_eq(actions.slice(0, 2), ["hit", "stand"])
 
-	var stood := call_tool("apply_blackjack_action", {"gameId": game.gameId, "state": state, "action": "stand"})
-	assert_applied(stood, "blackjack", game.gameId)
+	var stood := call_tool("apply_blackjack_action", {"gameId": game.get("gameId", ""), "state": state, "action": "stand"})
+	assert_applied(stood, "blackjack", game.get("gameId", ""))
 	assert_eq(stood.get("lastAction"), "stand")
 	assert_eq(stood.get("turn"), "dealer")
 
-	var dealer := call_tool("choose_blackjack_dealer_action", {"state": stood.state})
+	var dealer := call_tool("choose_blackjack_dealer_action", {"state": stood.get("state", "")})
 	assert_eq(dealer.get("type"), "opponent_choice")
 	assert_eq(dealer.get("actions", []).size(), 1, "the dealer has exactly one legal action")
 	var policy: Dictionary = dealer.get("policy", {})
@@ -330,8 +330,8 @@ func test_blackjack() -> void:
 	assert_eq(policy.get("mustNotRevealDealerHoleCardInChat"), true)
 
 	# The player cannot act on the dealer's turn.
-	var wrong_turn := call_tool("apply_blackjack_action", {"state": stood.state, "action": "double"})
-	assert_illegal(wrong_turn, "state", stood.state)
+	var wrong_turn := call_tool("apply_blackjack_action", {"state": stood.get("state", ""), "action": "double"})
+	assert_illegal(wrong_turn, "state", stood.get("state", ""))
 
 	assert_invalid_arg("apply_blackjack_action", {"state": state, "action": 1}, "action")
 	assert_invalid_arg("new_blackjack_game", {"stack": "lots"}, "stack")
@@ -344,13 +344,13 @@ func test_slot() -> void:
 	assert_eq(game.get("bet"), 10)
 	assert_eq(game.get("reels"), [])
 	assert_eq(game.get("payout"), 0)
-	var spin := call_tool("spin_slot", {"state": game.state, "seed": 9})
+	var spin := call_tool("spin_slot", {"state": game.get("state", ""), "seed": 9})
 	assert_eq(spin.get("legal"), true, str(spin))
 	assert_eq(spin.get("lastAction"), "spin")
 	assert_eq(spin.get("reels", []).size(), 3)
 	assert_type(spin.get("payout"), TYPE_INT)
 	assert_eq(spin.get("stack"), 1000 - 10 + int(spin.get("payout", 0)))
-	assert_eq(call_tool("spin_slot", {"state": game.state, "seed": 9}), spin, "seeded spins repeat")
+	assert_eq(call_tool("spin_slot", {"state": game.get("state", ""), "seed": 9}), spin, "seeded spins repeat")
 	assert_invalid_arg("spin_slot", {"state": 3}, "state")
 
 
