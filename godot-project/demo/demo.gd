@@ -12,15 +12,16 @@ const AiMatch := preload("res://demo/ai_match.gd")
 ## Seed of every random choice, so runs repeat.
 @export var rng_seed := 2024
 
-var _log_label: Label
+var _log_label: RichTextLabel
 var _failures: Array[String] = []
 
 
 func _ready() -> void:
 	if DisplayServer.get_name() != "headless":
-		_log_label = Label.new()
+		_log_label = RichTextLabel.new()
 		_log_label.set_anchors_preset(Control.PRESET_FULL_RECT)
-		_log_label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+		_log_label.scroll_following = true
+		_log_label.bbcode_enabled = false
 		add_child(_log_label)
 	_run()
 	_say("")
@@ -37,7 +38,7 @@ func _ready() -> void:
 func _say(line: String) -> void:
 	print(line)
 	if _log_label:
-		_log_label.text += line + "\n"
+		_log_label.add_text(line + "\n")
 
 
 func _run() -> void:
