@@ -267,23 +267,22 @@ impl Board {
         }
         let mut board = Board::empty();
         for (r, row) in rows.iter().enumerate() {
-            if row.len() != SIZE {
+            let found = row.chars().count();
+            if found != SIZE {
                 return Err(invalid(format!(
-                    "{key} row {} needs 10 cells, found {}",
-                    r + 1,
-                    row.chars().count()
+                    "{key} row {} needs 10 cells, found {found}",
+                    r + 1
                 )));
             }
-            for (c, b) in row.bytes().enumerate() {
-                let cell = Cell::from_byte(b).filter(|&cell| !(fog && cell == Cell::Ship));
+            for (c, ch) in row.chars().enumerate() {
+                let cell = u8::try_from(ch)
+                    .ok()
+                    .and_then(Cell::from_byte)
+                    .filter(|&cell| !(fog && cell == Cell::Ship));
                 let Some(cell) = cell else {
                     let allowed = if fog { "., H, M" } else { "., S, H, M" };
-                    let shown = row
-                        .get(c..)
-                        .and_then(|rest| rest.chars().next())
-                        .unwrap_or('?');
                     return Err(invalid(format!(
-                        "{key} has {shown:?} at {} (allowed: {allowed})",
+                        "{key} has {ch:?} at {} (allowed: {allowed})",
                         Coord::new(c, r).map(|x| x.to_string()).unwrap_or_default()
                     )));
                 };

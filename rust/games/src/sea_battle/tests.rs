@@ -316,6 +316,14 @@ fn parse_errors_are_precise() {
         "Invalid state: O has 'x' at B1 (allowed: ., S, H, M)"
     );
     assert_eq!(
+        err(&swap_field(
+            &start,
+            "O",
+            &rows(&O_ROWS).replacen('.', "é", 1)
+        )),
+        "Invalid state: O has 'é' at B1 (allowed: ., S, H, M)"
+    );
+    assert_eq!(
         err(&swap_field(&start, "F", &rows(&O_ROWS))),
         "Invalid state: F has 'S' at A1 (allowed: ., H, M)"
     );
