@@ -23,7 +23,7 @@
 //! Input is trimmed; UCI is tried first on the lower-cased text (`e2e4`, `e1g1` castles — the
 //! Chess960 form `e1h1` is accepted too — and a promotion needs its suffix, `e7e8q`); if that is
 //! not a syntactically valid UCI move, SAN is tried on the trimmed original (`Nf3`, `O-O`, `exd5`,
-//! `e8=Q+`). Output uses UCI with castling as the king's two-square move and SAN with its `+`/`#`
+//! `e8=Q+`; castling may also be written `0-0`, `o-o-o`). Output uses UCI with castling as the king's two-square move and SAN with its `+`/`#`
 //! suffix (as python-chess's `board.san()`).
 //!
 //! # End of game
@@ -245,7 +245,16 @@ impl ChessGame {
             self.ensure_not_over()?;
             return self.resolve_uci(u);
         }
-        if let Ok(san) = San::from_ascii(trimmed.as_bytes()) {
+        let castling = trimmed.contains('-')
+            && trimmed
+                .chars()
+                .all(|c| matches!(c, '0' | 'o' | 'O' | '-' | '+' | '#'));
+        let san_text = if castling {
+            trimmed.replace(['0', 'o'], "O")
+        } else {
+            trimmed.to_string()
+        };
+        if let Ok(san) = San::from_ascii(san_text.as_bytes()) {
             self.ensure_not_over()?;
             return self.resolve_san(san);
         }
@@ -372,10 +381,10 @@ impl ChessGame {
                 Some(_) => illegal("invalid_promotion", "invalid promotion piece"),
             });
         }
-        if piece.role == Role::King {
-            if let Some(side) = self.castling_intent(from, to) {
-                return Err(self.castling_error(side));
-            }
+        if piece.role == Role::King
+            && let Some(side) = self.castling_intent(from, to)
+        {
+            return Err(self.castling_error(side));
         }
         if board.by_color(piece.color).contains(to) {
             return Err(illegal("illegal_move", "piece cannot move there"));
@@ -525,6 +534,8 @@ impl ChessGame {
 impl FromStr for ChessGame {
     type Err = ParseError;
 
+    // shakmaty's `PositionError<Chess>` carries the position; it is large but short-lived.
+    #[allow(clippy::result_large_err)]
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let text = s.trim();
         if text.is_empty() {

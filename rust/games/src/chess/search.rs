@@ -34,7 +34,7 @@ const CHECK_INTERVAL: u64 = 2_048;
 /// Random noise (± centipawns) the easy level adds to every root score.
 const EASY_NOISE: i32 = 40;
 /// Node budget for the quiescence search of one candidate in [`ranked_moves`].
-const RANK_NODE_BUDGET: u64 = 4_000;
+const RANK_NODE_BUDGET: u64 = 1_500;
 
 #[rustfmt::skip]
 const PAWN_TABLE: [i32; 64] = [
@@ -378,7 +378,7 @@ impl Searcher {
                 (s, *m)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
         scored.into_iter().map(|(_, m)| m).collect()
     }
 
@@ -461,18 +461,17 @@ impl Searcher {
             && beta.abs() < MATE_BOUND
             && has_pieces
             && evaluate(pos) >= beta
+            && let Ok(null) = pos.clone().swap_turn()
         {
-            if let Ok(null) = pos.clone().swap_turn() {
-                self.path.push(key);
-                let null_key = hash(&null);
-                let s = -self.negamax(&null, depth - 3, -beta, -beta + 1, ply + 1, null_key);
-                self.path.pop();
-                if self.stopped {
-                    return 0;
-                }
-                if s >= beta {
-                    return beta;
-                }
+            self.path.push(key);
+            let null_key = hash(&null);
+            let s = -self.negamax(&null, depth - 3, -beta, -beta + 1, ply + 1, null_key);
+            self.path.pop();
+            if self.stopped {
+                return 0;
+            }
+            if s >= beta {
+                return beta;
             }
         }
         let ordered = self.order(&moves, tt.and_then(|e| e.mv), ply);
@@ -590,6 +589,13 @@ impl Searcher {
             if stand_pat + gain + 200 < alpha {
                 continue;
             }
+            // Losing captures (a more valuable piece takes a defended one) are skipped.
+            if m.promotion().is_none() && value(m.role()) > m.capture().map_or(0, value) + 50 {
+                let occupied = pos.board().occupied().without(m.from().unwrap_or(m.to()));
+                if pos.board().attacks_to(m.to(), !pos.turn(), occupied).any() {
+                    continue;
+                }
+            }
             let mut child = pos.clone();
             child.play_unchecked(m);
             let s = -self.quiesce(&child, -beta, -alpha, ply + 1);
@@ -651,13 +657,17 @@ impl Searcher {
     }
 }
 
+/// The instant the time budget of `limits` runs out (a day at most, so it never overflows).
+fn deadline_after(limits: SearchLimits) -> Instant {
+    let day = std::time::Duration::from_secs(86_400);
+    let now = Instant::now();
+    now.checked_add(limits.time.min(day)).unwrap_or(now)
+}
+
 /// Iterative-deepening search within `limits` (at least depth 1 always completes).
 /// `None` when there is no legal move.
 pub fn analyse(pos: &Chess, limits: SearchLimits) -> Option<SearchReport> {
-    let start = Instant::now();
-    let deadline = start
-        .checked_add(limits.time)
-        .unwrap_or(start + std::time::Duration::from_secs(86_400));
+    let deadline = deadline_after(limits);
     let mut moves: Vec<Move> = pos.legal_moves().to_vec();
     if moves.is_empty() {
         return None;
@@ -705,12 +715,12 @@ pub(super) fn choose_move(
         Level::Random => Some(moves[rng.random_range(0..moves.len())]),
         Level::Easy => {
             let depth: i32 = rng.random_range(1..=2);
-            let start = Instant::now();
-            let mut searcher = Searcher::new(start + limits.time, 12);
-            searcher.can_stop = false;
+            let mut searcher = Searcher::new(deadline_after(limits), 12);
             let key = hash(pos);
             let mut best: Option<(i32, Move)> = None;
-            for m in moves {
+            for (i, m) in moves.into_iter().enumerate() {
+                // The first move is always scored; later ones only within the time budget.
+                searcher.can_stop = i > 0;
                 let mut child = pos.clone();
                 child.play_unchecked(m);
                 let child_key = hash(&child);
@@ -718,6 +728,9 @@ pub(super) fn choose_move(
                 searcher.path.push(key);
                 let score = -searcher.negamax(&child, depth - 1, -INF, INF, 1, child_key)
                     + rng.random_range(-EASY_NOISE..=EASY_NOISE);
+                if searcher.stopped {
+                    break;
+                }
                 if best.is_none_or(|(b, _)| score > b) {
                     best = Some((score, m));
                 }

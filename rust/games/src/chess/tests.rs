@@ -340,6 +340,23 @@ fn uci_and_san_input() {
     }
     let mut g = game("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1");
     assert_eq!(g.apply("e1c1").unwrap().san, "O-O-O");
+    for (text, uci) in [
+        ("0-0", "e1g1"),
+        ("o-o-o", "e1c1"),
+        ("O-O-O+", "e1c1"),
+        ("0-0-0", "e1c1"),
+    ] {
+        let mv = game("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1")
+            .parse_move(text)
+            .unwrap();
+        assert_eq!(super::uci(&mv), uci, "{text}");
+    }
+    assert_err(
+        "4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1",
+        "0-",
+        "invalid_format",
+        "Invalid move format",
+    );
 }
 
 #[test]
@@ -485,6 +502,19 @@ fn hard_ai_takes_a_hanging_queen_and_saves_an_attacked_piece() {
         .unwrap();
     assert_ne!(uci(&mv), "d1d5");
     assert_ne!(uci(&g.ranked_moves()[0]), "d1d5");
+}
+
+#[test]
+fn huge_time_budgets_do_not_overflow() {
+    let g = game("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    let limits = SearchLimits {
+        time: std::time::Duration::MAX,
+        max_depth: Some(2),
+    };
+    let mut rng = Seed::Int(4).rng();
+    for level in Level::ALL {
+        assert!(g.choose_move(level, limits, &mut rng).is_some());
+    }
 }
 
 #[test]

@@ -1,5 +1,729 @@
-//! chess tools (to be written).
+//! Chess tools: `new_chess_game`, `apply_chess_move`, `legal_chess_moves`,
+//! `choose_chess_opponent_move` and `suggest_chess_move`.
+//!
+//! The state is a FEN string (see [`agents_games::chess`] for the grammar and the rules).
+//! Outputs follow `shared/specs/game-tools.md` with `NOTES.md`; extra fields:
+//!
+//! - `new_chess_game`: `playerSide` (`"white"`/`"black"`, the side the user plays).
+//! - `apply_chess_move`: `check` always, `winner` and `reason` (`checkmate`, `stalemate`,
+//!   `insufficient_material`, `seventy_five_move_rule`) when the move ended the game. An illegal
+//!   or unparsable move answers `legal: false` with the unchanged `fen`, `error`, `reason` (the
+//!   engine's code: `invalid_format`, `no_piece`, `wrong_side`, `king_in_check`,
+//!   `promotion_required`, `invalid_promotion`, `castling_not_allowed`, `ambiguous_move`,
+//!   `illegal_move`, `game_over`), `status`, `turn` and `check` (and `winner` on a finished game);
+//!   an unparsable FEN answers `reason: "invalid_state"` without `status`/`turn`.
+//! - `legal_chess_moves`: `turn`, `status`, `check`, and `winner`/`reason` on a finished game.
+//!   Moves are sorted UCI strings.
+//! - `choose_chess_opponent_move`: `turn`, `status`; candidates best first by the engine's quick
+//!   evaluation.
+//! - `suggest_chess_move`: `san` besides the UCI `move`.
 
-use crate::tools::ToolRegistry;
+use agents_games::chess::{self, ChessGame};
+use serde_json::{Map, Value, json};
 
-pub(super) fn register(_registry: &mut ToolRegistry) {}
+use super::common::{self, NO_MOVES_NOTE};
+use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+
+const GAME_TYPE: &str = "chess";
+
+fn fen_schema() -> Value {
+    common::string_schema("The position as a FEN string (Forsyth-Edwards Notation).")
+}
+
+fn status_str(game: &ChessGame) -> &'static str {
+    if game.is_game_over() {
+        "game_over"
+    } else {
+        "in_progress"
+    }
+}
+
+/// `status`, `turn`, `check` and, on a finished game, `winner` (+ the end `reason` when
+/// `with_end_reason`).
+fn insert_state(obj: &mut Map<String, Value>, game: &ChessGame, with_end_reason: bool) {
+    obj.insert("status".into(), json!(status_str(game)));
+    obj.insert("turn".into(), json!(game.turn_str()));
+    obj.insert("check".into(), json!(game.is_check()));
+    if let Some(end) = game.outcome() {
+        obj.insert("winner".into(), json!(end.winner.as_str()));
+        if with_end_reason {
+            obj.insert("reason".into(), json!(end.reason.as_str()));
+        }
+    }
+}
+
+fn obj(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn new_game(args: &Value) -> ToolOutput {
+    let side = args.get("side").and_then(Value::as_str).unwrap_or("white");
+    // The seed is accepted for uniformity with every `new_*` tool; the start is always the same.
+    let _ = common::seed_arg(args);
+    let game = ChessGame::new();
+    ToolOutput::ok(json!({
+        "type": "chess_snapshot",
+        "gameType": GAME_TYPE,
+        "gameId": common::new_game_id(),
+        "fen": game.to_string(),
+        "status": status_str(&game),
+        "turn": game.turn_str(),
+        "playerSide": side,
+    }))
+}
+
+fn apply_move(args: &Value) -> ToolOutput {
+    let fen = common::str_arg(args, "fen");
+    let text = common::str_arg(args, "moveUci");
+    let mut base = obj(json!({"type": "chess_snapshot", "gameType": GAME_TYPE}));
+    let failed = |mut base: Map<String, Value>, error: &str, reason: &str| {
+        base.insert("legal".into(), json!(false));
+        base.insert("fen".into(), json!(fen));
+        base.insert("error".into(), json!(error));
+        base.insert("reason".into(), json!(reason));
+        let mut out = Value::Object(base);
+        common::echo_game_id(&mut out, args);
+        ToolOutput::failed(out)
+    };
+    let mut game: ChessGame = match fen.parse() {
+        Ok(g) => g,
+        Err(e) => return failed(base, e.message(), "invalid_state"),
+    };
+    match game.apply(text) {
+        Ok(record) => {
+            base.insert("legal".into(), json!(true));
+            base.insert("fen".into(), json!(game.to_string()));
+            base.insert(
+                "lastMove".into(),
+                json!({"uci": record.uci, "san": record.san}),
+            );
+            insert_state(&mut base, &game, true);
+            let mut out = Value::Object(base);
+            common::echo_game_id(&mut out, args);
+            ToolOutput::ok(out)
+        }
+        Err(e) => {
+            insert_state(&mut base, &game, false);
+            failed(base, &e.message, e.reason)
+        }
+    }
+}
+
+fn legal_moves(args: &Value) -> ToolOutput {
+    let fen = common::str_arg(args, "fen");
+    let game: ChessGame = match fen.parse() {
+        Ok(g) => g,
+        Err(e) => {
+            let base = json!({"type": "legal_moves", "movesUci": []});
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let moves = game.legal_moves_uci();
+    let empty = moves.is_empty();
+    let mut out = obj(json!({"type": "legal_moves", "movesUci": moves}));
+    insert_state(&mut out, &game, true);
+    common::list_output(Value::Object(out), empty, NO_MOVES_NOTE)
+}
+
+fn choose_move(args: &Value) -> ToolOutput {
+    let fen = common::str_arg(args, "fen");
+    let policy = common::policy("mustChooseFromMovesUci");
+    let game: ChessGame = match fen.parse() {
+        Ok(g) => g,
+        Err(e) => {
+            let base = json!({"type": "opponent_choice", "movesUci": [], "policy": policy});
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let max = common::max_candidates_arg(args);
+    let moves: Vec<String> = game
+        .ranked_moves()
+        .iter()
+        .take(max)
+        .map(chess::uci)
+        .collect();
+    let empty = moves.is_empty();
+    let mut out = obj(json!({"type": "opponent_choice", "movesUci": moves, "policy": policy}));
+    insert_state(&mut out, &game, true);
+    common::list_output(Value::Object(out), empty, NO_MOVES_NOTE)
+}
+
+fn suggest_move(args: &Value) -> ToolOutput {
+    let fen = common::str_arg(args, "fen");
+    let base = json!({"type": "ai_move", "gameType": GAME_TYPE});
+    let game: ChessGame = match fen.parse() {
+        Ok(g) => g,
+        Err(e) => {
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let level = common::level_arg(args);
+    let limits = common::limits_arg(args);
+    let mut rng = agents_games::seed::rng_from(common::seed_arg(args).as_ref());
+    match game.choose_move(level, limits, &mut rng) {
+        Some(mv) => ToolOutput::ok(json!({
+            "type": "ai_move",
+            "gameType": GAME_TYPE,
+            "move": chess::uci(&mv),
+            "san": game.san(&mv),
+            "level": level.as_str(),
+        })),
+        None => {
+            let mut out = obj(common::with_error(base, NO_MOVES_NOTE, "game_over"));
+            out.insert("status".into(), json!(status_str(&game)));
+            out.insert("turn".into(), json!(game.turn_str()));
+            if let Some(end) = game.outcome() {
+                out.insert("winner".into(), json!(end.winner.as_str()));
+            }
+            ToolOutput::failed(Value::Object(out))
+        }
+    }
+}
+
+pub(super) fn register(registry: &mut ToolRegistry) {
+    common::add(
+        registry,
+        ToolSpec::new(
+            "new_chess_game",
+            "Start a chess game from the standard position (white to move). Returns the FEN to \
+             pass to the other chess tools and a gameId.",
+            common::object_schema(
+                &[
+                    (
+                        "side",
+                        json!({
+                            "type": "string",
+                            "enum": ["white", "black"],
+                            "description": "The side the user plays (default white); echoed as playerSide."
+                        }),
+                    ),
+                    ("seed", common::seed_schema()),
+                ],
+                &[],
+            ),
+        ),
+        new_game,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "apply_chess_move",
+            "Play one move in a chess position. The move is UCI (e2e4, castling e1g1, promotion \
+             e7e8q) or SAN (Nf3, O-O, exd5). Returns the new FEN, status, turn, check and the \
+             move in UCI and SAN; an illegal move returns legal:false with the unchanged FEN and \
+             the reason.",
+            common::object_schema(
+                &[
+                    ("gameId", common::game_id_schema()),
+                    ("fen", fen_schema()),
+                    (
+                        "moveUci",
+                        common::string_schema(
+                            "The move in UCI (e2e4, e1g1, e7e8q); SAN (Nf3, O-O) is accepted too.",
+                        ),
+                    ),
+                ],
+                &["fen", "moveUci"],
+            ),
+        ),
+        apply_move,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "legal_chess_moves",
+            "List the legal moves of a chess position as UCI strings (empty when the game is over).",
+            common::object_schema(&[("fen", fen_schema())], &["fen"]),
+        )
+        .read_only(),
+        legal_moves,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "choose_chess_opponent_move",
+            "Candidate moves for the side to move, best first by the built-in engine's quick \
+             evaluation. Choose exactly one of movesUci and play it with apply_chess_move.",
+            common::object_schema(
+                &[
+                    ("fen", fen_schema()),
+                    ("maxCandidates", common::max_candidates_schema()),
+                ],
+                &["fen"],
+            ),
+        )
+        .read_only(),
+        choose_move,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "suggest_chess_move",
+            "Ask the built-in chess engine for a move (UCI and SAN) at a level: random, easy or \
+             hard (alpha-beta search within timeMs).",
+            common::object_schema(
+                &[
+                    ("fen", fen_schema()),
+                    ("level", common::level_schema()),
+                    ("timeMs", common::time_ms_schema()),
+                    ("seed", common::seed_schema()),
+                ],
+                &["fen"],
+            ),
+        )
+        .read_only(),
+        suggest_move,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolError;
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    const FOOLS_MATE: &str = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3";
+
+    fn registry() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        register(&mut r);
+        r
+    }
+
+    fn call(r: &ToolRegistry, name: &str, args: Value) -> ToolOutput {
+        r.call(name, &args)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    #[test]
+    fn registers_five_tools_with_read_only_flags() {
+        let r = registry();
+        let names: Vec<(&str, bool)> = r.tools().map(|t| (t.name(), t.is_read_only())).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("apply_chess_move", false),
+                ("choose_chess_opponent_move", true),
+                ("legal_chess_moves", true),
+                ("new_chess_game", false),
+                ("suggest_chess_move", true),
+            ]
+        );
+        // Also present in the full registry.
+        assert!(
+            ToolRegistry::with_game_tools()
+                .get("apply_chess_move")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn new_game_snapshot() {
+        let r = registry();
+        let out = call(&r, "new_chess_game", json!({}));
+        assert!(!out.is_error);
+        let mut s = out.structured.clone();
+        let id = s["gameId"].as_str().unwrap().to_string();
+        assert!(id.starts_with("g_") && id.len() == 34);
+        s.as_object_mut().unwrap().remove("gameId");
+        assert_eq!(
+            s,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "fen": START,
+                "status": "in_progress", "turn": "w", "playerSide": "white"
+            })
+        );
+        let out = call(&r, "new_chess_game", json!({"side": "black", "seed": 7}));
+        assert_eq!(out.structured["playerSide"], "black");
+        assert_eq!(out.structured["fen"], START);
+        let out = call(&r, "new_chess_game", json!({"seed": "abc"}));
+        assert_eq!(out.structured["turn"], "w");
+        let err = r
+            .call("new_chess_game", &json!({"side": "red"}))
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "side"));
+    }
+
+    #[test]
+    fn apply_matches_the_spec_example() {
+        let out = call(
+            &registry(),
+            "apply_chess_move",
+            json!({"gameId": "g_123", "fen": START, "moveUci": "e2e4"}),
+        );
+        assert!(!out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "gameId": "g_123", "legal": true,
+                "fen": AFTER_E4, "status": "in_progress", "turn": "b",
+                "lastMove": {"uci": "e2e4", "san": "e4"}, "check": false
+            })
+        );
+    }
+
+    #[test]
+    fn apply_accepts_san_and_reports_game_over() {
+        let r = registry();
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": START, "moveUci": " Nf3 "}),
+        );
+        assert_eq!(
+            out.structured["lastMove"],
+            json!({"uci": "g1f3", "san": "Nf3"})
+        );
+        assert!(out.structured.get("gameId").is_none());
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2", "moveUci": "d8h4"}),
+        );
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "legal": true, "fen": FOOLS_MATE,
+                "status": "game_over", "turn": "w", "lastMove": {"uci": "d8h4", "san": "Qh4#"},
+                "check": true, "winner": "b", "reason": "checkmate"
+            })
+        );
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", "moveUci": "f1f7"}),
+        );
+        assert_eq!(out.structured["status"], "game_over");
+        assert_eq!(out.structured["winner"], "draw");
+        assert_eq!(out.structured["reason"], "stalemate");
+        assert_eq!(out.structured["check"], false);
+    }
+
+    #[test]
+    fn illegal_moves_keep_the_fen() {
+        let r = registry();
+        let pinned = "4k3/8/8/8/4r3/8/4B3/4K3 w - - 0 1";
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"gameId": "g_1", "fen": pinned, "moveUci": "e2d3"}),
+        );
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "gameId": "g_1", "legal": false,
+                "fen": pinned, "error": "Illegal move: king would be in check",
+                "reason": "king_in_check", "status": "in_progress", "turn": "w", "check": false
+            })
+        );
+        let cases = [
+            ("e3e4", "Illegal move: no piece on e3", "no_piece"),
+            ("e7e5", "Illegal move: not your turn", "wrong_side"),
+            (
+                "e2e5",
+                "Illegal move: piece cannot move there",
+                "illegal_move",
+            ),
+            ("xyz", "Invalid move format", "invalid_format"),
+            (
+                "e1g1",
+                "Illegal move: castling path is blocked",
+                "castling_not_allowed",
+            ),
+        ];
+        for (mv, error, reason) in cases {
+            let out = call(&r, "apply_chess_move", json!({"fen": START, "moveUci": mv}));
+            assert!(out.is_error);
+            assert_eq!(out.structured["legal"], false);
+            assert_eq!(out.structured["fen"], START);
+            assert_eq!(out.structured["error"], error, "{mv}");
+            assert_eq!(out.structured["reason"], reason, "{mv}");
+            assert_eq!(out.structured["status"], "in_progress");
+            assert_eq!(out.structured["turn"], "w");
+        }
+        let promo = "8/4P3/8/8/8/8/k7/4K3 w - - 0 1";
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": promo, "moveUci": "e7e8"}),
+        );
+        assert_eq!(
+            out.structured["error"],
+            "Illegal move: promotion piece required"
+        );
+        assert_eq!(out.structured["reason"], "promotion_required");
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": promo, "moveUci": "e7e8q"}),
+        );
+        assert_eq!(
+            out.structured["lastMove"],
+            json!({"uci": "e7e8q", "san": "e8=Q"})
+        );
+
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"fen": FOOLS_MATE, "moveUci": "e2e4"}),
+        );
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "legal": false, "fen": FOOLS_MATE,
+                "error": "Illegal move: the game is over", "reason": "game_over",
+                "status": "game_over", "turn": "w", "check": true, "winner": "b"
+            })
+        );
+    }
+
+    #[test]
+    fn unparsable_fen_is_reported_not_crashed() {
+        let r = registry();
+        let out = call(
+            &r,
+            "apply_chess_move",
+            json!({"gameId": "g_9", "fen": "not a fen", "moveUci": "e2e4"}),
+        );
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "chess_snapshot", "gameType": "chess", "gameId": "g_9", "legal": false,
+                "fen": "not a fen", "error": "Invalid FEN: invalid board part in fen",
+                "reason": "invalid_state"
+            })
+        );
+        let out = call(
+            &r,
+            "legal_chess_moves",
+            json!({"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}),
+        );
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves", "movesUci": [],
+                "error": "Invalid FEN: illegal position: empty board, missing king",
+                "reason": "invalid_state"
+            })
+        );
+        let out = call(&r, "choose_chess_opponent_move", json!({"fen": ""}));
+        assert!(out.is_error);
+        assert_eq!(out.structured["movesUci"], json!([]));
+        assert_eq!(out.structured["error"], "Invalid FEN: empty string");
+        let out = call(&r, "suggest_chess_move", json!({"fen": "x"}));
+        assert!(out.is_error);
+        assert_eq!(out.structured["reason"], "invalid_state");
+        let err = r
+            .call("apply_chess_move", &json!({"fen": START, "moveUci": 5}))
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "moveUci"));
+        let err = r
+            .call("apply_chess_move", &json!({"fen": START}))
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "moveUci"));
+    }
+
+    #[test]
+    fn legal_moves_lists_and_game_over() {
+        let r = registry();
+        let out = call(&r, "legal_chess_moves", json!({"fen": START}));
+        assert!(!out.is_error && out.notes.is_empty());
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves",
+                "movesUci": ["a2a3", "a2a4", "b1a3", "b1c3", "b2b3", "b2b4", "c2c3", "c2c4",
+                             "d2d3", "d2d4", "e2e3", "e2e4", "f2f3", "f2f4", "g1f3", "g1h3",
+                             "g2g3", "g2g4", "h2h3", "h2h4"],
+                "turn": "w", "status": "in_progress", "check": false
+            })
+        );
+        let out = call(&r, "legal_chess_moves", json!({"fen": FOOLS_MATE}));
+        assert!(!out.is_error);
+        assert_eq!(out.notes, vec![NO_MOVES_NOTE.to_string()]);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves", "movesUci": [], "turn": "w", "status": "game_over",
+                "check": true, "winner": "b", "reason": "checkmate"
+            })
+        );
+        let out = call(
+            &r,
+            "legal_chess_moves",
+            json!({"fen": "8/8/8/4k3/8/8/8/4K3 w - - 0 1"}),
+        );
+        assert_eq!(out.structured["movesUci"], json!([]));
+        assert_eq!(out.structured["winner"], "draw");
+        assert_eq!(out.structured["reason"], "insufficient_material");
+        let out = call(
+            &r,
+            "legal_chess_moves",
+            json!({"fen": "4k3/8/8/8/8/8/8/R3K3 w - - 150 100"}),
+        );
+        assert_eq!(out.structured["reason"], "seventy_five_move_rule");
+    }
+
+    #[test]
+    fn choose_offers_ranked_legal_candidates() {
+        let r = registry();
+        let out = call(&r, "choose_chess_opponent_move", json!({"fen": AFTER_E4}));
+        assert!(!out.is_error);
+        let s = &out.structured;
+        assert_eq!(s["type"], "opponent_choice");
+        assert_eq!(
+            s["policy"],
+            json!({"mustChooseFromMovesUci": true, "chooseExactlyOne": true})
+        );
+        assert_eq!(s["movesUci"].as_array().unwrap().len(), 20);
+        let legal = call(&r, "legal_chess_moves", json!({"fen": AFTER_E4})).structured;
+        for mv in s["movesUci"].as_array().unwrap() {
+            assert!(legal["movesUci"].as_array().unwrap().contains(mv));
+        }
+        let out = call(
+            &r,
+            "choose_chess_opponent_move",
+            json!({"fen": "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "maxCandidates": 3}),
+        );
+        let moves = out.structured["movesUci"].as_array().unwrap();
+        assert_eq!(moves.len(), 3);
+        assert_eq!(moves[0], "a1a8");
+        let out = call(&r, "choose_chess_opponent_move", json!({"fen": FOOLS_MATE}));
+        assert!(!out.is_error);
+        assert_eq!(out.structured["movesUci"], json!([]));
+        assert_eq!(out.notes, vec![NO_MOVES_NOTE.to_string()]);
+        let err = r
+            .call(
+                "choose_chess_opponent_move",
+                &json!({"fen": START, "maxCandidates": 0}),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "maxCandidates")
+        );
+    }
+
+    #[test]
+    fn suggest_finds_mate_and_handles_game_over() {
+        let r = registry();
+        let mate = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1";
+        let out = call(&r, "suggest_chess_move", json!({"fen": mate}));
+        assert_eq!(
+            out.structured,
+            json!({"type": "ai_move", "gameType": "chess", "move": "a1a8", "san": "Ra8#", "level": "hard"})
+        );
+        let out = call(
+            &r,
+            "suggest_chess_move",
+            json!({"fen": mate, "level": "easy", "timeMs": 50, "seed": 1}),
+        );
+        assert_eq!(out.structured["level"], "easy");
+        assert_eq!(out.structured["move"], "a1a8");
+        let a = call(
+            &r,
+            "suggest_chess_move",
+            json!({"fen": START, "level": "random", "seed": "s"}),
+        );
+        let b = call(
+            &r,
+            "suggest_chess_move",
+            json!({"fen": START, "level": "random", "seed": "s"}),
+        );
+        assert_eq!(a.structured, b.structured);
+        let out = call(&r, "suggest_chess_move", json!({"fen": FOOLS_MATE}));
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "ai_move", "gameType": "chess",
+                "error": "No legal moves available; the game is over.", "reason": "game_over",
+                "status": "game_over", "turn": "w", "winner": "b"
+            })
+        );
+    }
+
+    /// Perft through the JSON tools: every node lists its moves with `legal_chess_moves` and
+    /// plays each with `apply_chess_move`; the leaves are the legal applications at `depth`.
+    fn tool_perft(r: &ToolRegistry, fen: &str, depth: u32) -> u64 {
+        let listed = call(r, "legal_chess_moves", json!({"fen": fen})).structured;
+        let moves = listed["movesUci"].as_array().cloned().unwrap_or_default();
+        let mut total = 0;
+        for mv in moves {
+            let out = call(r, "apply_chess_move", json!({"fen": fen, "moveUci": mv}));
+            assert_eq!(
+                out.structured["legal"], true,
+                "{fen} {mv}: {}",
+                out.structured
+            );
+            assert_eq!(out.structured["lastMove"]["uci"], mv);
+            total += if depth == 1 {
+                1
+            } else {
+                tool_perft(r, out.structured["fen"].as_str().unwrap(), depth - 1)
+            };
+        }
+        total
+    }
+
+    #[test]
+    fn perft_through_the_tool_layer() {
+        let r = registry();
+        let cases = [
+            (START, 3, 8_902),
+            (
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                2,
+                2_039,
+            ),
+            ("8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 3, 2_812),
+            (
+                "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+                2,
+                264,
+            ),
+            (
+                "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+                2,
+                1_486,
+            ),
+        ];
+        for (fen, depth, expected) in cases {
+            assert_eq!(tool_perft(&r, fen, depth), expected, "{fen} depth {depth}");
+        }
+    }
+
+    #[test]
+    fn seeded_playout_through_the_tools() {
+        let r = registry();
+        for seed in 0..3 {
+            let mut fen = call(&r, "new_chess_game", json!({"seed": seed})).structured["fen"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            for ply in 0..200 {
+                let pick = call(
+                    &r,
+                    "suggest_chess_move",
+                    json!({"fen": fen, "level": "random", "seed": seed * 1000 + ply}),
+                );
+                if pick.is_error {
+                    assert_eq!(pick.structured["reason"], "game_over");
+                    break;
+                }
+                let mv = pick.structured["move"].as_str().unwrap().to_string();
+                let listed = call(&r, "legal_chess_moves", json!({"fen": fen})).structured;
+                assert!(listed["movesUci"].as_array().unwrap().contains(&json!(mv)));
+                let out = call(&r, "apply_chess_move", json!({"fen": fen, "moveUci": mv}));
+                assert!(!out.is_error, "{}", out.structured);
+                fen = out.structured["fen"].as_str().unwrap().to_string();
+            }
+        }
+    }
+}
