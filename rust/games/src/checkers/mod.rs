@@ -693,6 +693,24 @@ impl Position {
         }
     }
 
+    /// The position after a simple step `from` → `to` known to be legal (no check).
+    #[inline]
+    fn after_step(&self, from: u8, to: u8) -> Position {
+        let mut next = *self;
+        let both = (1u64 << from) | (1u64 << to);
+        match self.turn {
+            Color::White => next.white ^= both,
+            Color::Black => next.black ^= both,
+        }
+        if self.kings & (1u64 << from) != 0 {
+            next.kings ^= both;
+        } else if (1u64 << to) & self.turn.crown_mask() != 0 {
+            next.kings |= 1u64 << to;
+        }
+        next.turn = self.turn.opposite();
+        next
+    }
+
     /// Plays a move known to be legal here (no check).
     #[inline]
     fn make(&mut self, mv: &Move) {
@@ -832,7 +850,24 @@ fn perft_inner(pos: &Position, depth: u32, buffers: &mut [Vec<Move>]) -> u64 {
     let Some((buf, rest)) = buffers.split_first_mut() else {
         return pos.count_moves();
     };
-    pos.generate(buf);
+    let jumpers = pos.jumpers();
+    if jumpers == 0 {
+        // Simple moves straight from the bitboards: no move list needed.
+        let (up, down) = pos.movers();
+        let empty = pos.empty();
+        let mut total = 0;
+        for d in [4u8, 5] {
+            for t in bits((up << d) & empty) {
+                total += perft_inner(&pos.after_step(t - d, t), depth - 1, rest);
+            }
+            for t in bits((down >> d) & empty) {
+                total += perft_inner(&pos.after_step(t + d, t), depth - 1, rest);
+            }
+        }
+        return total;
+    }
+    buf.clear();
+    pos.gen_jumps(jumpers, buf);
     let mut total = 0;
     for mv in buf.iter() {
         let mut next = *pos;

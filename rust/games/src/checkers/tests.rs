@@ -319,7 +319,9 @@ fn perft_matches_reference() {
 fn perft_deep_matches_reference() {
     let start = Position::start();
     assert_eq!(start.perft(9), 3_963_680);
+    let t = std::time::Instant::now();
     assert_eq!(start.perft(10), 18_391_564);
+    eprintln!("perft(10) took {:?}", t.elapsed());
 }
 
 #[test]

@@ -1,5 +1,607 @@
-//! checkers tools (to be written).
+//! Checkers tools: `new_checkers_game`, `apply_checkers_move`, `legal_checkers_moves`,
+//! `choose_checkers_opponent_move` and `suggest_checkers_move`.
+//!
+//! The state grammar, rules and move notation are documented in [`agents_games::checkers`].
 
-use crate::tools::ToolRegistry;
+use agents_games::checkers::{Color, Move, Position, Status};
+use agents_games::seed::rng_from;
+use serde_json::{Map, Value, json};
 
-pub(super) fn register(_registry: &mut ToolRegistry) {}
+use super::common;
+use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+
+const GAME_TYPE: &str = "checkers";
+const SNAPSHOT: &str = "checkers_snapshot";
+
+fn state_schema() -> Value {
+    common::string_schema(
+        "Checkers state '<row8>/<row7>/…/<row1> <turn>': eight rows of eight characters, rank 8 \
+         first, files a-h left to right; 'w'/'W' white man/king, 'b'/'B' black man/king, '.' \
+         empty (pieces only on dark squares, a1 is dark); turn 'w' or 'b'. White moves first \
+         and moves up the board.",
+    )
+}
+
+fn move_schema() -> Value {
+    common::string_schema(
+        "The move as the squares visited, concatenated: 'c3d4' for a step, 'b6d4f2' for a \
+         double jump. Case, '-', 'x' and spaces are ignored ('C3-D4', 'c3xe5').",
+    )
+}
+
+/// Adds `status`, `turn` and (on game over) `winner` of `pos` to `obj`.
+fn insert_status(obj: &mut Map<String, Value>, pos: &Position) {
+    let status = pos.status();
+    obj.insert("status".into(), json!(status.as_str()));
+    obj.insert("turn".into(), json!(pos.turn().as_str()));
+    if let Status::GameOver { winner } = status {
+        obj.insert("winner".into(), json!(winner.as_str()));
+    }
+}
+
+fn with_status(mut value: Value, pos: &Position) -> Value {
+    if let Some(obj) = value.as_object_mut() {
+        insert_status(obj, pos);
+    }
+    value
+}
+
+fn notations<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Vec<String> {
+    moves.into_iter().map(Move::to_string).collect()
+}
+
+fn new_game(_args: &Value) -> ToolOutput {
+    let pos = Position::start();
+    let out = json!({
+        "type": SNAPSHOT,
+        "gameType": GAME_TYPE,
+        "gameId": common::new_game_id(),
+        "state": pos.to_string(),
+    });
+    ToolOutput::ok(with_status(out, &pos))
+}
+
+fn apply_move(args: &Value) -> ToolOutput {
+    let input = common::str_arg(args, "state");
+    let mv_text = common::str_arg(args, "move");
+    let base = json!({"type": SNAPSHOT, "gameType": GAME_TYPE, "legal": false, "state": input});
+    let pos = match input.parse::<Position>() {
+        Ok(pos) => pos,
+        Err(e) => {
+            let mut out = common::with_error(base, e.message(), "invalid_state");
+            common::echo_game_id(&mut out, args);
+            return ToolOutput::failed(out);
+        }
+    };
+    match pos.play(mv_text) {
+        Ok((next, mv)) => {
+            let mut out = json!({
+                "type": SNAPSHOT,
+                "gameType": GAME_TYPE,
+                "legal": true,
+                "state": next.to_string(),
+                "lastMove": {"notation": mv.to_string()},
+            });
+            out = with_status(out, &next);
+            common::echo_game_id(&mut out, args);
+            ToolOutput::ok(out)
+        }
+        Err(e) => {
+            let mut out = with_status(common::with_error(base, &e.message, e.reason), &pos);
+            common::echo_game_id(&mut out, args);
+            ToolOutput::failed(out)
+        }
+    }
+}
+
+fn legal_moves(args: &Value) -> ToolOutput {
+    let input = common::str_arg(args, "state");
+    let pos = match input.parse::<Position>() {
+        Ok(pos) => pos,
+        Err(e) => {
+            let base = json!({
+                "type": "legal_moves",
+                "gameType": GAME_TYPE,
+                "moves": [],
+                "forcedCaptures": [],
+                "mustCapture": false,
+            });
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let moves = pos.legal_moves();
+    // Captures first, then simple moves; when a capture exists only captures are legal.
+    let (captures, simple): (Vec<&Move>, Vec<&Move>) = moves.iter().partition(|m| m.is_capture());
+    let forced = notations(captures.iter().copied());
+    let mut listed = forced.clone();
+    listed.extend(notations(simple));
+    let out = json!({
+        "type": "legal_moves",
+        "gameType": GAME_TYPE,
+        "moves": listed,
+        "forcedCaptures": forced,
+        "mustCapture": !forced.is_empty(),
+    });
+    common::list_output(with_status(out, &pos), moves.is_empty(), common::NO_MOVES_NOTE)
+}
+
+fn choose_move(args: &Value) -> ToolOutput {
+    let input = common::str_arg(args, "state");
+    let policy = common::policy("mustChooseFromMoves");
+    let pos = match input.parse::<Position>() {
+        Ok(pos) => pos,
+        Err(e) => {
+            let base = json!({
+                "type": "opponent_choice",
+                "gameType": GAME_TYPE,
+                "moves": [],
+                "policy": policy,
+            });
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let max = common::max_candidates_arg(args);
+    let ranked = pos.ranked_moves();
+    let moves = notations(ranked.iter().take(max));
+    let out = json!({
+        "type": "opponent_choice",
+        "gameType": GAME_TYPE,
+        "moves": moves,
+        "mustCapture": pos.must_capture(),
+        "policy": policy,
+    });
+    common::list_output(with_status(out, &pos), ranked.is_empty(), common::NO_MOVES_NOTE)
+}
+
+fn suggest_move(args: &Value) -> ToolOutput {
+    let input = common::str_arg(args, "state");
+    let base = json!({"type": "ai_move", "gameType": GAME_TYPE});
+    let pos = match input.parse::<Position>() {
+        Ok(pos) => pos,
+        Err(e) => {
+            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+        }
+    };
+    let level = common::level_arg(args);
+    let limits = common::limits_arg(args);
+    let mut rng = rng_from(common::seed_arg(args).as_ref());
+    match pos.choose_move(level, limits, &mut rng) {
+        Some(mv) => ToolOutput::ok(json!({
+            "type": "ai_move",
+            "gameType": GAME_TYPE,
+            "move": mv.to_string(),
+            "level": level.as_str(),
+            "turn": pos.turn().as_str(),
+        })),
+        None => ToolOutput::failed(with_status(
+            common::with_error(base, common::NO_MOVES_NOTE, "game_over"),
+            &pos,
+        )),
+    }
+}
+
+/// The side names used in descriptions, kept next to the engine's own.
+fn side_note() -> String {
+    format!(
+        "White ('{}') moves first and up the board; black ('{}') moves down.",
+        Color::White.as_str(),
+        Color::Black.as_str()
+    )
+}
+
+pub(super) fn register(registry: &mut ToolRegistry) {
+    common::add(
+        registry,
+        ToolSpec::new(
+            "new_checkers_game",
+            format!(
+                "Start a game of checkers (American/English draughts, 8x8). Returns the state \
+                 string and a gameId. {}",
+                side_note()
+            ),
+            common::object_schema(&[("seed", common::seed_schema())], &[]),
+        ),
+        new_game,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "apply_checkers_move",
+            "Apply one checkers move to a state and return the new state. Captures are \
+             mandatory and a multi-jump must be written in full (every landing square). An \
+             illegal move returns legal:false, the unchanged state and a reason.",
+            common::object_schema(
+                &[
+                    ("gameId", common::game_id_schema()),
+                    ("state", state_schema()),
+                    ("move", move_schema()),
+                ],
+                &["state", "move"],
+            ),
+        ),
+        apply_move,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "legal_checkers_moves",
+            "List the legal checkers moves of the side to move (captures first; when a capture \
+             exists only captures are legal).",
+            common::object_schema(&[("state", state_schema())], &["state"]),
+        )
+        .read_only(),
+        legal_moves,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "choose_checkers_opponent_move",
+            "Candidate moves for the checkers opponent, best first by a quick evaluation. \
+             Choose exactly one of them.",
+            common::object_schema(
+                &[
+                    ("state", state_schema()),
+                    ("maxCandidates", common::max_candidates_schema()),
+                ],
+                &["state"],
+            ),
+        )
+        .read_only(),
+        choose_move,
+    );
+    common::add(
+        registry,
+        ToolSpec::new(
+            "suggest_checkers_move",
+            "The built-in checkers AI's move for the side to move (levels random, easy, hard; \
+             hard searches within timeMs).",
+            common::object_schema(
+                &[
+                    ("state", state_schema()),
+                    ("level", common::level_schema()),
+                    ("timeMs", common::time_ms_schema()),
+                    ("seed", common::seed_schema()),
+                ],
+                &["state"],
+            ),
+        )
+        .read_only(),
+        suggest_move,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_games::checkers::START_STATE;
+
+    fn registry() -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        register(&mut registry);
+        registry
+    }
+
+    fn call(name: &str, args: Value) -> ToolOutput {
+        match registry().call(name, &args) {
+            Ok(out) => out,
+            Err(e) => panic!("{name} failed: {e}"),
+        }
+    }
+
+    const AFTER_C3D4: &str =
+        ".b.b.b.b/b.b.b.b./.b.b.b.b/......../...w..../w...w.w./.w.w.w.w/w.w.w.w. b";
+    /// Black man b6, white men c5, e3, h2; black to move: `b6d4f2` is forced.
+    const DOUBLE_JUMP: &str =
+        "......../......../.b....../..w...../......../....w.../.......w/........ b";
+    /// White king alone, black to move: black has no piece, white has won.
+    const OVER: &str = "......../......../......../......../......../......../......../W....... b";
+
+    #[test]
+    fn new_game_has_the_documented_shape() {
+        let out = call("new_checkers_game", json!({}));
+        assert!(!out.is_error);
+        let id = out.structured["gameId"].as_str().unwrap().to_string();
+        assert!(id.starts_with("g_") && id.len() == 34);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "checkers_snapshot",
+                "gameType": "checkers",
+                "gameId": id,
+                "state": START_STATE,
+                "status": "in_progress",
+                "turn": "w",
+            })
+        );
+        let seeded = call("new_checkers_game", json!({"seed": "abc"}));
+        assert_eq!(seeded.structured["state"], START_STATE);
+        assert!(registry().call("new_checkers_game", &json!({"seed": 1.5})).is_err());
+    }
+
+    #[test]
+    fn apply_legal_move() {
+        let out = call(
+            "apply_checkers_move",
+            json!({"gameId": "g_1", "state": START_STATE, "move": "C3-D4"}),
+        );
+        assert!(!out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "checkers_snapshot",
+                "gameType": "checkers",
+                "gameId": "g_1",
+                "legal": true,
+                "state": AFTER_C3D4,
+                "status": "in_progress",
+                "turn": "b",
+                "lastMove": {"notation": "c3d4"},
+            })
+        );
+        let out = call("apply_checkers_move", json!({"state": AFTER_C3D4, "move": "b6a5"}));
+        assert_eq!(out.structured["lastMove"], json!({"notation": "b6a5"}));
+        assert_eq!(out.structured["turn"], "w");
+        assert!(out.structured.get("gameId").is_none());
+    }
+
+    #[test]
+    fn apply_double_jump_and_a_winning_capture() {
+        let out = call(
+            "apply_checkers_move",
+            json!({"state": DOUBLE_JUMP, "move": "b6xd4xf2"}),
+        );
+        assert!(!out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "checkers_snapshot",
+                "gameType": "checkers",
+                "legal": true,
+                "state": "......../......../......../......../......../......../.....b.w/........ w",
+                "status": "in_progress",
+                "turn": "w",
+                "lastMove": {"notation": "b6d4f2"},
+            })
+        );
+        // A king capturing the last black piece wins.
+        let last = "......../......../......../......../......../..b...../.W....../........ w";
+        let out = call("apply_checkers_move", json!({"state": last, "move": "b2d4"}));
+        assert_eq!(out.structured["status"], "game_over");
+        assert_eq!(out.structured["winner"], "w");
+        assert_eq!(out.structured["turn"], "b");
+    }
+
+    #[test]
+    fn apply_illegal_moves() {
+        let cases = [
+            (START_STATE, "b6a5", "not_your_piece", "in_progress", "w"),
+            (START_STATE, "d4e5", "no_piece", "in_progress", "w"),
+            (START_STATE, "c3", "invalid_format", "in_progress", "w"),
+            (START_STATE, "c3c4", "illegal_move", "in_progress", "w"),
+            (DOUBLE_JUMP, "b6a5", "capture_mandatory", "in_progress", "b"),
+            (DOUBLE_JUMP, "b6d4", "incomplete_capture", "in_progress", "b"),
+        ];
+        for (state, mv, reason, status, turn) in cases {
+            let out = call(
+                "apply_checkers_move",
+                json!({"gameId": "g_x", "state": state, "move": mv}),
+            );
+            assert!(out.is_error, "{mv}");
+            assert_eq!(
+                out.structured,
+                json!({
+                    "type": "checkers_snapshot",
+                    "gameType": "checkers",
+                    "gameId": "g_x",
+                    "legal": false,
+                    "state": state,
+                    "error": "Illegal move.",
+                    "reason": reason,
+                    "status": status,
+                    "turn": turn,
+                }),
+                "{mv}"
+            );
+        }
+        let out = call("apply_checkers_move", json!({"state": OVER, "move": "a1b2"}));
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "checkers_snapshot",
+                "gameType": "checkers",
+                "legal": false,
+                "state": OVER,
+                "error": "Illegal move.",
+                "reason": "game_over",
+                "status": "game_over",
+                "turn": "b",
+                "winner": "w",
+            })
+        );
+    }
+
+    #[test]
+    fn apply_with_bad_state() {
+        let bad = "b.b.b.b./......../......../......../......../......../......../........ w";
+        let out = call(
+            "apply_checkers_move",
+            json!({"gameId": "g_2", "state": bad, "move": "c3d4"}),
+        );
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "checkers_snapshot",
+                "gameType": "checkers",
+                "gameId": "g_2",
+                "legal": false,
+                "state": bad,
+                "error": "Invalid state: piece 'b' on light square a8; pieces stand on dark \
+                          squares only (file + rank even, e.g. a1, b2, c1) and light squares \
+                          must be '.'",
+                "reason": "invalid_state",
+            })
+        );
+        let err = registry()
+            .call("apply_checkers_move", &json!({"state": START_STATE, "move": 34}))
+            .unwrap_err();
+        assert_eq!(err.reason(), "invalid_args");
+        assert!(registry().call("apply_checkers_move", &json!({"state": START_STATE})).is_err());
+    }
+
+    #[test]
+    fn legal_moves_lists() {
+        let out = call("legal_checkers_moves", json!({"state": START_STATE}));
+        assert!(!out.is_error && out.notes.is_empty());
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves",
+                "gameType": "checkers",
+                "moves": ["a3b4", "c3b4", "c3d4", "e3d4", "e3f4", "g3f4", "g3h4"],
+                "forcedCaptures": [],
+                "mustCapture": false,
+                "status": "in_progress",
+                "turn": "w",
+            })
+        );
+        let out = call("legal_checkers_moves", json!({"state": DOUBLE_JUMP}));
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves",
+                "gameType": "checkers",
+                "moves": ["b6d4f2"],
+                "forcedCaptures": ["b6d4f2"],
+                "mustCapture": true,
+                "status": "in_progress",
+                "turn": "b",
+            })
+        );
+        let out = call("legal_checkers_moves", json!({"state": OVER}));
+        assert!(!out.is_error);
+        assert_eq!(out.notes, vec![common::NO_MOVES_NOTE.to_string()]);
+        assert_eq!(out.structured["moves"], json!([]));
+        assert_eq!(out.structured["winner"], "w");
+        assert_eq!(out.structured["status"], "game_over");
+        let out = call("legal_checkers_moves", json!({"state": "nonsense"}));
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "legal_moves",
+                "gameType": "checkers",
+                "moves": [],
+                "forcedCaptures": [],
+                "mustCapture": false,
+                "error": "Invalid state: missing turn after the board (expected ' w' or ' b')",
+                "reason": "invalid_state",
+            })
+        );
+    }
+
+    #[test]
+    fn choose_offers_only_legal_moves_best_first() {
+        let out = call("choose_checkers_opponent_move", json!({"state": AFTER_C3D4}));
+        assert!(!out.is_error);
+        let moves: Vec<String> = serde_json::from_value(out.structured["moves"].clone()).unwrap();
+        let mut sorted = moves.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["b6a5", "b6c5", "d6c5", "d6e5", "f6e5", "f6g5", "h6g5"]);
+        assert_eq!(
+            out.structured["policy"],
+            json!({"mustChooseFromMoves": true, "chooseExactlyOne": true})
+        );
+        assert_eq!(out.structured["type"], "opponent_choice");
+        assert_eq!(out.structured["gameType"], "checkers");
+        // From a quiet position with one blunder (c3d4 is jumped by e5), the blunder is last.
+        let blunder = ".......b/......../......../....b.../......../w.w...../......../........ w";
+        let out = call("choose_checkers_opponent_move", json!({"state": blunder}));
+        assert_eq!(out.structured["moves"].as_array().unwrap().len(), 3);
+        assert_eq!(out.structured["moves"][2], "c3d4");
+        let limited = call(
+            "choose_checkers_opponent_move",
+            json!({"state": AFTER_C3D4, "maxCandidates": 3}),
+        );
+        assert_eq!(limited.structured["moves"], json!(moves[..3]));
+        let forced = call("choose_checkers_opponent_move", json!({"state": DOUBLE_JUMP}));
+        assert_eq!(forced.structured["moves"], json!(["b6d4f2"]));
+        let over = call("choose_checkers_opponent_move", json!({"state": OVER}));
+        assert!(!over.is_error);
+        assert_eq!(over.structured["moves"], json!([]));
+        assert_eq!(over.notes, vec![common::NO_MOVES_NOTE.to_string()]);
+        let bad = call("choose_checkers_opponent_move", json!({"state": "x w"}));
+        assert!(bad.is_error);
+        assert_eq!(bad.structured["reason"], "invalid_state");
+        assert_eq!(bad.structured["moves"], json!([]));
+    }
+
+    #[test]
+    fn suggest_returns_a_legal_move() {
+        for level in ["random", "easy", "hard"] {
+            let out = call(
+                "suggest_checkers_move",
+                json!({"state": AFTER_C3D4, "level": level, "timeMs": 20, "seed": 5}),
+            );
+            assert!(!out.is_error);
+            assert_eq!(out.structured["type"], "ai_move");
+            assert_eq!(out.structured["gameType"], "checkers");
+            assert_eq!(out.structured["level"], level);
+            let mv = out.structured["move"].as_str().unwrap();
+            let pos: Position = AFTER_C3D4.parse().unwrap();
+            assert!(pos.play(mv).is_ok(), "{level}: {mv}");
+        }
+        let out = call("suggest_checkers_move", json!({"state": DOUBLE_JUMP}));
+        assert_eq!(out.structured["move"], "b6d4f2");
+        assert_eq!(out.structured["level"], "hard");
+        let out = call("suggest_checkers_move", json!({"state": OVER}));
+        assert!(out.is_error);
+        assert_eq!(
+            out.structured,
+            json!({
+                "type": "ai_move",
+                "gameType": "checkers",
+                "error": "No legal moves available; the game is over.",
+                "reason": "game_over",
+                "status": "game_over",
+                "turn": "b",
+                "winner": "w",
+            })
+        );
+        let seeded = |seed: i64| {
+            call(
+                "suggest_checkers_move",
+                json!({"state": START_STATE, "level": "random", "seed": seed}),
+            )
+            .structured["move"]
+                .clone()
+        };
+        assert_eq!(seeded(11), seeded(11));
+        let bad = call("suggest_checkers_move", json!({"state": ""}));
+        assert_eq!(bad.structured["reason"], "invalid_state");
+        assert!(
+            registry()
+                .call("suggest_checkers_move", &json!({"state": START_STATE, "level": "expert"}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_full_game_through_the_tools() {
+        let mut state = call("new_checkers_game", json!({"seed": 1})).structured["state"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for ply in 0..400 {
+            let choice = call("choose_checkers_opponent_move", json!({"state": state}));
+            let Some(mv) = choice.structured["moves"].get(ply % 2).or(choice.structured["moves"].get(0))
+            else {
+                assert_eq!(choice.structured["status"], "game_over");
+                return;
+            };
+            let out = call("apply_checkers_move", json!({"state": state, "move": mv}));
+            assert_eq!(out.structured["legal"], true, "{state} {mv}");
+            state = out.structured["state"].as_str().unwrap().to_string();
+        }
+    }
+}
