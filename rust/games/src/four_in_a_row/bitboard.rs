@@ -37,11 +37,6 @@ pub(crate) const fn top_mask(col: usize) -> u64 {
     1u64 << (HEIGHT - 1 + col * H1)
 }
 
-/// The bottom cell of column `col`.
-pub(crate) const fn bottom_mask(col: usize) -> u64 {
-    1u64 << (col * H1)
-}
-
 /// The bit of the cell at `col`, `row` (row 0 = bottom).
 pub(crate) const fn cell(col: usize, row: usize) -> u64 {
     1u64 << (col * H1 + row)
@@ -119,7 +114,7 @@ mod tests {
         assert_eq!(BOTTOM_MASK.count_ones() as usize, WIDTH);
         assert_eq!(column_mask(3).count_ones() as usize, HEIGHT);
         assert_eq!(top_mask(0), cell(0, 5));
-        assert_eq!(bottom_mask(6), cell(6, 0));
+        assert_eq!(BOTTOM_MASK & column_mask(6), cell(6, 0));
     }
 
     #[test]
