@@ -103,14 +103,23 @@ mod tests {
         let mut rng = Seed::Int(1).rng();
         for sides in [0, 1, 2, 3, 5, 7, 13, 99, 101, -6, i64::MAX] {
             let e = roll(sides, 1, &mut rng).unwrap_err();
-            assert_eq!((e.reason, e.message.as_str()), ("unsupported_sides", "Unsupported dice sides."));
+            assert_eq!(
+                (e.reason, e.message.as_str()),
+                ("unsupported_sides", "Unsupported dice sides.")
+            );
         }
         for count in [0, -1, 101, i64::MIN] {
             let e = roll(20, count, &mut rng).unwrap_err();
-            assert_eq!((e.reason, e.message.as_str()), ("invalid_count", "Invalid dice count."));
+            assert_eq!(
+                (e.reason, e.message.as_str()),
+                ("invalid_count", "Invalid dice count.")
+            );
         }
         // Both wrong: the sides are reported.
-        assert_eq!(roll(7, 0, &mut rng).unwrap_err().reason, "unsupported_sides");
+        assert_eq!(
+            roll(7, 0, &mut rng).unwrap_err().reason,
+            "unsupported_sides"
+        );
     }
 
     #[test]
@@ -121,7 +130,10 @@ mod tests {
             for _ in 0..40 {
                 let r = roll(i64::from(sides), 100, &mut rng).unwrap();
                 assert_eq!(r.count(), 100);
-                assert_eq!(r.total(), r.rolls.iter().map(|&x| u64::from(x)).sum::<u64>());
+                assert_eq!(
+                    r.total(),
+                    r.rolls.iter().map(|&x| u64::from(x)).sum::<u64>()
+                );
                 for x in r.rolls {
                     assert!((1..=sides).contains(&x), "d{sides} gave {x}");
                     seen[x as usize] += 1;

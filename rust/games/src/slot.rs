@@ -262,7 +262,9 @@ impl SlotState {
     pub fn with_reels(&self, reels: [Symbol; 3]) -> Result<Self, MoveError> {
         self.check_can_spin()?;
         let payout = payout_for(&reels, self.bet);
-        let stack = (self.stack - self.bet).saturating_add(payout).min(MAX_CHIPS);
+        let stack = (self.stack - self.bet)
+            .saturating_add(payout)
+            .min(MAX_CHIPS);
         Ok(SlotState {
             reels: Some(reels),
             stack,
@@ -304,9 +306,8 @@ fn invalid(detail: impl fmt::Display) -> ParseError {
 
 /// Parses a whole number without sign or leading zeros, at most [`MAX_CHIPS`].
 pub(crate) fn parse_chips(key: &str, s: &str) -> Result<u64, ParseError> {
-    let ok = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_digit())
-        && (s == "0" || !s.starts_with('0'));
+    let ok =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     let n = if ok { s.parse::<u64>().ok() } else { None };
     match n {
         Some(n) if n <= MAX_CHIPS => Ok(n),

@@ -161,7 +161,11 @@ impl FromStr for Card {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut chars = s.chars();
         let (r, su) = (chars.next(), chars.next());
-        match (r.and_then(Rank::from_char), su.and_then(Suit::from_char), chars.next()) {
+        match (
+            r.and_then(Rank::from_char),
+            su.and_then(Suit::from_char),
+            chars.next(),
+        ) {
             (Some(rank), Some(suit), None) => Ok(Card { rank, suit }),
             _ => Err(ParseError::new(format!(
                 "invalid card {s:?} (expected a rank of A23456789TJQK and a suit of SHDC, e.g. AS)"

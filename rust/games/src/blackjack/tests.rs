@@ -54,7 +54,10 @@ fn documented_hand_example_round_trips() {
     assert_eq!(state.to_string(), s);
     assert_eq!(state.hands().len(), 2);
     assert_eq!(state.hands()[0].value(), (19, true));
-    assert_eq!(state.legal_actions(), vec![Action::Hit, Action::Stand, Action::Double]);
+    assert_eq!(
+        state.legal_actions(),
+        vec![Action::Hit, Action::Stand, Action::Double]
+    );
     // R may be omitted while in progress; it is written back as R:-.
     let without_r = s.trim_end_matches("|R:-");
     assert_eq!(st(without_r).to_string(), s);
@@ -71,7 +74,10 @@ fn deal_order_and_hidden_hole_card() {
     assert_eq!(state.visible_dealer_cards(), &cards("5D")[..]);
     assert_eq!(state.dealer_up_card(), "5D".parse().unwrap());
     assert_eq!(state.dealer_total(), None);
-    assert_eq!(state.legal_actions(), vec![Action::Hit, Action::Stand, Action::Double]);
+    assert_eq!(
+        state.legal_actions(),
+        vec![Action::Hit, Action::Stand, Action::Double]
+    );
     assert_eq!(state.dealer_action(), None);
 }
 
@@ -87,7 +93,10 @@ fn naturals_end_the_game_at_the_deal() {
     assert_eq!(s.last_action(), LastAction::Deal);
     assert_eq!(s.hands()[0].state, HandState::Blackjack);
     assert!(s.legal_actions().is_empty());
-    assert_eq!(s.to_string(), "S:2S|P:AS,KH@blackjack@0@10|D:5D,9C|BK:1015|B:10|T:dealer|H:0|ST:game_over|LA:deal|R:blackjack");
+    assert_eq!(
+        s.to_string(),
+        "S:2S|P:AS,KH@blackjack@0@10|D:5D,9C|BK:1015|B:10|T:dealer|H:0|ST:game_over|LA:deal|R:blackjack"
+    );
     // Dealer natural only: the player loses, the hand is closed as stood.
     let s = deal("9S,AD,7H,QC");
     assert_eq!(s.results(), Some(&[HandResult::Lose][..]));
@@ -100,9 +109,16 @@ fn naturals_end_the_game_at_the_deal() {
     assert_eq!(s.results(), Some(&[HandResult::Push][..]));
     assert_eq!(s.stack(), 1000);
     assert_eq!(s.winner(), Some(Winner::Draw));
-    for s in [deal("AS,5D,KH,9C,2S"), deal("9S,AD,7H,QC"), deal("AS,AD,KH,QC")] {
+    for s in [
+        deal("AS,5D,KH,9C,2S"),
+        deal("9S,AD,7H,QC"),
+        deal("AS,AD,KH,QC"),
+    ] {
         assert_eq!(st(&s.to_string()), s);
-        assert_eq!(s.apply(Action::Hit).unwrap_err(), MoveError::new("game_over", "Illegal action."));
+        assert_eq!(
+            s.apply(Action::Hit).unwrap_err(),
+            MoveError::new("game_over", "Illegal action.")
+        );
     }
 }
 
@@ -128,7 +144,10 @@ fn dealer_hits_below_17_and_stands_on_soft_17() {
     assert_eq!(s.dealer_total(), Some(17));
     assert_eq!(s.status(), Status::InProgress);
     assert_eq!(s.legal_actions(), vec![Action::Stand]);
-    assert_eq!(s.apply(Action::Hit).unwrap_err(), MoveError::new("not_allowed", "Illegal action."));
+    assert_eq!(
+        s.apply(Action::Hit).unwrap_err(),
+        MoveError::new("not_allowed", "Illegal action.")
+    );
     let s = apply(&s, Action::Stand);
     assert!(s.is_over());
     assert_eq!(s.results(), Some(&[HandResult::Push][..]));
@@ -256,7 +275,10 @@ fn split_deals_to_both_hands_and_allows_double_after_split() {
     assert_eq!(s.hands()[1].cards, cards("8H,2H"));
     assert_eq!(s.hand_index(), 0);
     assert_eq!(s.turn(), Turn::Player);
-    assert_eq!(s.legal_actions(), vec![Action::Hit, Action::Stand, Action::Double]);
+    assert_eq!(
+        s.legal_actions(),
+        vec![Action::Hit, Action::Stand, Action::Double]
+    );
     // Double after split on hand 0: 8+3+9 = 20.
     let s = apply(&s, Action::Double);
     assert_eq!(s.hands()[0].bet, 20);
@@ -303,8 +325,14 @@ fn splits_up_to_four_hands() {
     let four = st(
         "S:2C,3C|P:9S,9H@active@0@10;8D,3S@active@0@10;8H,4S@active@0@10;8C,5S@active@0@10|D:9D,7C|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:split|R:-",
     );
-    assert_eq!(four.legal_actions(), vec![Action::Hit, Action::Stand, Action::Double]);
-    assert_eq!(four.apply(Action::Split).unwrap_err(), MoveError::new("not_allowed", "Illegal action."));
+    assert_eq!(
+        four.legal_actions(),
+        vec![Action::Hit, Action::Stand, Action::Double]
+    );
+    assert_eq!(
+        four.apply(Action::Split).unwrap_err(),
+        MoveError::new("not_allowed", "Illegal action.")
+    );
 }
 
 #[test]
@@ -314,7 +342,10 @@ fn split_hand_blackjack_pays_3_to_2_and_all_blackjacks_settle_at_once() {
     assert!(s.is_over());
     assert_eq!(s.hands()[0].state, HandState::Blackjack);
     assert_eq!(s.hands()[1].state, HandState::Blackjack);
-    assert_eq!(s.results(), Some(&[HandResult::Blackjack, HandResult::Blackjack][..]));
+    assert_eq!(
+        s.results(),
+        Some(&[HandResult::Blackjack, HandResult::Blackjack][..])
+    );
     assert_eq!(s.stack(), 1030);
     assert_eq!(s.dealer_cards().len(), 2);
     // One blackjack, the other hand stands: dealer 16 hits to 21 — blackjack still wins.
@@ -322,7 +353,10 @@ fn split_hand_blackjack_pays_3_to_2_and_all_blackjacks_settle_at_once() {
     assert_eq!(s.hand_index(), 1);
     let s = dealer_plays(apply(&s, Action::Stand));
     assert_eq!(s.dealer_total(), Some(21));
-    assert_eq!(s.results(), Some(&[HandResult::Blackjack, HandResult::Lose][..]));
+    assert_eq!(
+        s.results(),
+        Some(&[HandResult::Blackjack, HandResult::Lose][..])
+    );
     assert_eq!(s.stack(), 1005);
 }
 
@@ -343,18 +377,29 @@ fn mixed_results_over_split_hands() {
 
 #[test]
 fn empty_shoe_is_refused_without_change() {
-    let s = st("S:|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-");
-    assert_eq!(s.legal_actions(), vec![Action::Hit, Action::Stand, Action::Double]);
+    let s =
+        st("S:|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-");
+    assert_eq!(
+        s.legal_actions(),
+        vec![Action::Hit, Action::Stand, Action::Double]
+    );
     for a in [Action::Hit, Action::Double] {
-        assert_eq!(s.apply(a).unwrap_err(), MoveError::new("shoe_empty", "Shoe is empty."));
+        assert_eq!(
+            s.apply(a).unwrap_err(),
+            MoveError::new("shoe_empty", "Shoe is empty.")
+        );
     }
     // Stand passes to the dealer, whose hit then fails too.
     let d = apply(&s, Action::Stand);
     assert_eq!(d.apply(Action::Hit).unwrap_err().reason, "shoe_empty");
     // A split needs two cards.
-    let p = st("S:2C|P:9S,9H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-");
+    let p =
+        st("S:2C|P:9S,9H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-");
     assert_eq!(p.apply(Action::Split).unwrap_err().reason, "shoe_empty");
-    assert_eq!(p.to_string(), "S:2C|P:9S,9H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-");
+    assert_eq!(
+        p.to_string(),
+        "S:2C|P:9S,9H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-"
+    );
     // A deal needs four cards.
     assert_eq!(
         BlackjackState::deal(100, 10, cards("AS,2S,3S")).unwrap_err(),
@@ -365,8 +410,14 @@ fn empty_shoe_is_refused_without_change() {
 #[test]
 fn action_names_and_errors() {
     let s = deal("9S,5D,7H,QC,2S");
-    assert_eq!(s.apply_str(" HIT ").unwrap().last_action(), LastAction::Action(Action::Hit));
-    assert_eq!(s.apply_str("fold").unwrap_err(), MoveError::new("invalid_action", "Illegal action."));
+    assert_eq!(
+        s.apply_str(" HIT ").unwrap().last_action(),
+        LastAction::Action(Action::Hit)
+    );
+    assert_eq!(
+        s.apply_str("fold").unwrap_err(),
+        MoveError::new("invalid_action", "Illegal action.")
+    );
     assert_eq!(s.apply_str("").unwrap_err().reason, "invalid_action");
     let over = deal("AS,5D,KH,9C");
     assert_eq!(over.apply_str("fold").unwrap_err().reason, "game_over");
@@ -412,58 +463,188 @@ const PINNED_SEED_42: &str = "S:8S,6H,9C,2H,3C,4C,JS,4D,6C,7D,TH,7H,4H,9S,7S,3D,
 
 #[test]
 fn parse_errors_name_the_problem() {
-    let good = "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-";
+    let good =
+        "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-";
     assert!(good.parse::<BlackjackState>().is_ok());
     let cases: &[(&str, &str)] = &[
         ("", "expected 10 fields"),
         ("S:2C|P:9S,5H@active@0@10", "expected 10 fields"),
-        ("X:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "field 1 must be S"),
-        ("S:2X|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "shoe: invalid card"),
-        ("S:2C|P:|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "at least one hand"),
-        ("S:2C|P:9S,5H@active@0|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "cards@state@doubled@bet"),
-        ("S:2C|P:9S,5H@waiting@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "state must be"),
-        ("S:2C|P:9S,5H@active@2@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "doubled flag"),
-        ("S:2C|P:9S,5H@active@0@15|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "does not match B"),
-        ("S:2C|P:9S@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "at least two cards"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "dealer must hold"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:-5|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "BK must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:01000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "BK must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:99999999999999999999|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "BK must be"),
-        ("S:2C|P:9S,5H@active@0@0|D:5D,QC|BK:1000|B:0|T:player|H:0|ST:in_progress|LA:deal|R:-", "B must be at least 1"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:house|H:0|ST:in_progress|LA:deal|R:-", "T must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:1|ST:in_progress|LA:deal|R:-", "H must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:+0|ST:in_progress|LA:deal|R:-", "H must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:playing|LA:deal|R:-", "ST must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:fold|R:-", "LA must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:won", "R must be"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:win", "R must be - while"),
-        ("S:9S|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "card 9S appears twice"),
-        ("S:2C|P:9S,5H,KD@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "does not fit state active"),
-        ("S:2C|P:9S,5H@bust@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-", "does not fit state bust"),
-        ("S:2C|P:AS,KH@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-", "two-card 21"),
-        ("S:2C|P:9S,2H,KD@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:hit|R:-", "cannot be active"),
-        ("S:2C|P:9S,5H@stood@1@20|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:double|R:-", "is doubled"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:5|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "bets exceed the stack"),
-        ("S:2C|P:9S,5H@active@0@10|D:AD,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "dealer holds a natural"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "is not active"),
-        ("S:2C|P:9S,5H@stood@0@10;9H,5C@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:split|R:-", "is not active"),
-        ("S:2C|P:9S,5H@active@0@10;9H,5C@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:1|ST:in_progress|LA:split|R:-", "active hand comes before H"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC,2D|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-", "dealer draws only after"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-", "no hand is active"),
-        ("S:2C|P:9S,5H,KD@bust@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:hit|R:-", "already settled"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC,KD|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:hit|R:-", "dealer bust ends"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:-", "R must list"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand", "R must list"),
-        ("S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:lose", "no hand may be active"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:lose,win", "R lists 2 results for 1 hands"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:bust", "does not fit hand 1"),
-        ("S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:blackjack", "does not fit hand 1"),
-        ("S:2C|P:9S,5H@stood@0@10;9H,5C@stood@0@10;9D,5D@stood@0@10;9C,6C@stood@0@10;2S,3S@stood@0@10|D:7D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:stand|R:-", "at most 4 hands"),
+        (
+            "X:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "field 1 must be S",
+        ),
+        (
+            "S:2X|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "shoe: invalid card",
+        ),
+        (
+            "S:2C|P:|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "at least one hand",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "cards@state@doubled@bet",
+        ),
+        (
+            "S:2C|P:9S,5H@waiting@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "state must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@2@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "doubled flag",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@15|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "does not match B",
+        ),
+        (
+            "S:2C|P:9S@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "at least two cards",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "dealer must hold",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:-5|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "BK must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:01000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "BK must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:99999999999999999999|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "BK must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@0|D:5D,QC|BK:1000|B:0|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "B must be at least 1",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:house|H:0|ST:in_progress|LA:deal|R:-",
+            "T must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:1|ST:in_progress|LA:deal|R:-",
+            "H must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:+0|ST:in_progress|LA:deal|R:-",
+            "H must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:playing|LA:deal|R:-",
+            "ST must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:fold|R:-",
+            "LA must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:won",
+            "R must be",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:win",
+            "R must be - while",
+        ),
+        (
+            "S:9S|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "card 9S appears twice",
+        ),
+        (
+            "S:2C|P:9S,5H,KD@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "does not fit state active",
+        ),
+        (
+            "S:2C|P:9S,5H@bust@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-",
+            "does not fit state bust",
+        ),
+        (
+            "S:2C|P:AS,KH@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-",
+            "two-card 21",
+        ),
+        (
+            "S:2C|P:9S,2H,KD@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:hit|R:-",
+            "cannot be active",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@1@20|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:double|R:-",
+            "is doubled",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:5|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "bets exceed the stack",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:AD,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "dealer holds a natural",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "is not active",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10;9H,5C@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:split|R:-",
+            "is not active",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10;9H,5C@active@0@10|D:5D,QC|BK:1000|B:10|T:player|H:1|ST:in_progress|LA:split|R:-",
+            "active hand comes before H",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC,2D|BK:1000|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-",
+            "dealer draws only after",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:deal|R:-",
+            "no hand is active",
+        ),
+        (
+            "S:2C|P:9S,5H,KD@bust@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:hit|R:-",
+            "already settled",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC,KD|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:hit|R:-",
+            "dealer bust ends",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:-",
+            "R must list",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand",
+            "R must list",
+        ),
+        (
+            "S:2C|P:9S,5H@active@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:lose",
+            "no hand may be active",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:lose,win",
+            "R lists 2 results for 1 hands",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:bust",
+            "does not fit hand 1",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10|D:5D,QC|BK:1000|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:blackjack",
+            "does not fit hand 1",
+        ),
+        (
+            "S:2C|P:9S,5H@stood@0@10;9H,5C@stood@0@10;9D,5D@stood@0@10;9C,6C@stood@0@10;2S,3S@stood@0@10|D:7D,QC|BK:1000|B:10|T:dealer|H:0|ST:in_progress|LA:stand|R:-",
+            "at most 4 hands",
+        ),
     ];
     for (s, needle) in cases {
         let err = s.parse::<BlackjackState>().unwrap_err();
         assert!(err.message().starts_with("Invalid state: "), "{s}: {err}");
-        assert!(err.message().contains(needle), "{s}: {err} (wanted {needle:?})");
+        assert!(
+            err.message().contains(needle),
+            "{s}: {err} (wanted {needle:?})"
+        );
     }
 }
 
@@ -478,7 +659,9 @@ fn playout(seed: u64) -> (BlackjackState, usize) {
         let actions = state.legal_actions();
         assert!(!actions.is_empty(), "no actions in progress: {state}");
         let a = actions[uniform_below(&mut rng, actions.len() as u32) as usize];
-        let next = state.apply(a).unwrap_or_else(|e| panic!("{a} on {state}: {e:?}"));
+        let next = state
+            .apply(a)
+            .unwrap_or_else(|e| panic!("{a} on {state}: {e:?}"));
         // Round trip, and the stack only moves at settlement.
         let text = next.to_string();
         assert_eq!(text.parse::<BlackjackState>().unwrap(), next, "{text}");
@@ -550,12 +733,12 @@ proptest! {
         let mut bytes = state.to_string().into_bytes();
         let i = pos % bytes.len();
         bytes[i] = byte;
-        if let Ok(s) = String::from_utf8(bytes) {
-            if let Ok(parsed) = s.parse::<BlackjackState>() {
-                prop_assert_eq!(parsed.to_string().parse::<BlackjackState>().unwrap(), parsed.clone());
-                for a in Action::ALL {
-                    let _ = parsed.apply(a);
-                }
+        if let Ok(s) = String::from_utf8(bytes)
+            && let Ok(parsed) = s.parse::<BlackjackState>()
+        {
+            prop_assert_eq!(parsed.to_string().parse::<BlackjackState>().unwrap(), parsed.clone());
+            for a in Action::ALL {
+                let _ = parsed.apply(a);
             }
         }
     }

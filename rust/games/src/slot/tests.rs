@@ -28,11 +28,17 @@ fn three_sevens_at_bet_10_from_1000_give_1090() {
     let after = s.with_reels([Symbol::Seven; 3]).unwrap();
     assert_eq!(after.stack(), 1090);
     assert_eq!(after.payout(), 100);
-    assert_eq!(after.to_string(), "R:7,7,7|BK:1090|B:10|P:100|ST:in_progress|LA:spin");
+    assert_eq!(
+        after.to_string(),
+        "R:7,7,7|BK:1090|B:10|P:100|ST:in_progress|LA:spin"
+    );
     // The same through a seeded spin: this seed shows three 7s.
     let spun = s.spin(&mut Seed::Int(SEVENS_SEED).rng()).unwrap();
     assert_eq!(spun, after);
-    assert_eq!(find_seed_for([Symbol::Seven; 3], SEVENS_SEED + 1), Some(SEVENS_SEED));
+    assert_eq!(
+        find_seed_for([Symbol::Seven; 3], SEVENS_SEED + 1),
+        Some(SEVENS_SEED)
+    );
 }
 
 /// An integer seed whose first spin shows `7,7,7` (found by search; see `find_seed_for`).
@@ -67,36 +73,60 @@ fn every_three_of_a_kind_pays_its_multiple_and_nothing_else_pays() {
     for a in Symbol::ALL {
         for b in Symbol::ALL {
             for c in Symbol::ALL {
-                let expected = if a == b && b == c { a.multiplier() * 7 } else { 0 };
+                let expected = if a == b && b == c {
+                    a.multiplier() * 7
+                } else {
+                    0
+                };
                 assert_eq!(payout_for(&[a, b, c], 7), expected);
             }
         }
     }
-    let miss = s.with_reels([Symbol::Seven, Symbol::Seven, Symbol::Bar]).unwrap();
-    assert_eq!(miss.to_string(), "R:7,7,BAR|BK:990|B:10|P:0|ST:in_progress|LA:spin");
+    let miss = s
+        .with_reels([Symbol::Seven, Symbol::Seven, Symbol::Bar])
+        .unwrap();
+    assert_eq!(
+        miss.to_string(),
+        "R:7,7,BAR|BK:990|B:10|P:0|ST:in_progress|LA:spin"
+    );
 }
 
 #[test]
 fn running_out_of_chips_ends_the_game() {
     let s = SlotState::new(15, 10).unwrap();
-    let after = s.with_reels([Symbol::Bar, Symbol::Bell, Symbol::Lemon]).unwrap();
+    let after = s
+        .with_reels([Symbol::Bar, Symbol::Bell, Symbol::Lemon])
+        .unwrap();
     assert_eq!(after.stack(), 5);
     assert_eq!(after.status(), SlotStatus::GameOver);
-    assert_eq!(after.to_string(), "R:BAR,BELL,LEMON|BK:5|B:10|P:0|ST:game_over|LA:spin");
+    assert_eq!(
+        after.to_string(),
+        "R:BAR,BELL,LEMON|BK:5|B:10|P:0|ST:game_over|LA:spin"
+    );
     let err = after.spin(&mut Seed::Int(1).rng()).unwrap_err();
-    assert_eq!(err, MoveError::new("insufficient_stack", "Insufficient stack."));
+    assert_eq!(
+        err,
+        MoveError::new("insufficient_stack", "Insufficient stack.")
+    );
     assert_eq!(st(&after.to_string()), after);
     // Exactly the bet left: one more spin is allowed.
-    let edge = s.with_reels([Symbol::Bar, Symbol::Bell, Symbol::Lemon]).unwrap();
+    let edge = s
+        .with_reels([Symbol::Bar, Symbol::Bell, Symbol::Lemon])
+        .unwrap();
     assert_eq!(edge.stack(), 5);
-    let exact = SlotState::new(10, 10).unwrap().with_reels([Symbol::Orange; 3]).unwrap();
+    let exact = SlotState::new(10, 10)
+        .unwrap()
+        .with_reels([Symbol::Orange; 3])
+        .unwrap();
     assert_eq!(exact.stack(), 20);
     assert_eq!(exact.status(), SlotStatus::InProgress);
 }
 
 #[test]
 fn huge_stacks_are_capped() {
-    let s = st(&format!("R:-|BK:{MAX_CHIPS}|B:{MAX_CHIPS}|P:0|ST:in_progress|LA:-"));
+    let s = st(&format!(
+        "R:-|BK:{MAX_CHIPS}|B:{MAX_CHIPS}|P:0|ST:in_progress|LA:-"
+    ));
     let after = s.with_reels([Symbol::Seven; 3]).unwrap();
     assert_eq!(after.stack(), MAX_CHIPS);
     assert_eq!(after.payout(), MAX_CHIPS * 10);
@@ -112,7 +142,10 @@ fn weights_match_the_table() {
         counts[Symbol::ALL.iter().position(|&s| s == sym).unwrap()] += 1;
     }
     assert_eq!(counts, [1, 2, 3, 4, 5, 5]);
-    assert_eq!(Symbol::ALL.iter().map(|s| s.weight()).sum::<u32>(), TOTAL_WEIGHT);
+    assert_eq!(
+        Symbol::ALL.iter().map(|s| s.weight()).sum::<u32>(),
+        TOTAL_WEIGHT
+    );
 }
 
 #[test]
@@ -150,28 +183,67 @@ fn parse_errors_name_the_problem() {
     let cases: &[(&str, &str)] = &[
         ("", "expected 6 fields"),
         ("R:-|BK:1000|B:10|P:0|ST:in_progress", "expected 6 fields"),
-        ("X:-|BK:1000|B:10|P:0|ST:in_progress|LA:-", "field 1 must be R"),
-        ("R:7,7|BK:1000|B:10|P:0|ST:in_progress|LA:spin", "three symbols"),
-        ("R:7,7,7,7|BK:1000|B:10|P:0|ST:in_progress|LA:spin", "three symbols"),
-        ("R:7,7,PLUM|BK:1000|B:10|P:0|ST:in_progress|LA:spin", "unknown symbol \"PLUM\""),
-        ("R:bar,bar,bar|BK:1000|B:10|P:80|ST:in_progress|LA:spin", "unknown symbol"),
+        (
+            "X:-|BK:1000|B:10|P:0|ST:in_progress|LA:-",
+            "field 1 must be R",
+        ),
+        (
+            "R:7,7|BK:1000|B:10|P:0|ST:in_progress|LA:spin",
+            "three symbols",
+        ),
+        (
+            "R:7,7,7,7|BK:1000|B:10|P:0|ST:in_progress|LA:spin",
+            "three symbols",
+        ),
+        (
+            "R:7,7,PLUM|BK:1000|B:10|P:0|ST:in_progress|LA:spin",
+            "unknown symbol \"PLUM\"",
+        ),
+        (
+            "R:bar,bar,bar|BK:1000|B:10|P:80|ST:in_progress|LA:spin",
+            "unknown symbol",
+        ),
         ("R:-|BK:x|B:10|P:0|ST:in_progress|LA:-", "BK must be"),
         ("R:-|BK:1000|B:-1|P:0|ST:in_progress|LA:-", "B must be"),
-        ("R:-|BK:1000|B:0|P:0|ST:in_progress|LA:-", "B must be at least 1"),
+        (
+            "R:-|BK:1000|B:0|P:0|ST:in_progress|LA:-",
+            "B must be at least 1",
+        ),
         ("R:-|BK:1000|B:10|P:|ST:in_progress|LA:-", "P must be"),
         ("R:-|BK:1000|B:10|P:0|ST:done|LA:-", "ST must be"),
         ("R:-|BK:1000|B:10|P:0|ST:in_progress|LA:pull", "LA must be"),
-        ("R:-|BK:1000|B:10|P:0|ST:in_progress|LA:spin", "LA:spin goes with"),
-        ("R:7,7,7|BK:1000|B:10|P:100|ST:in_progress|LA:-", "LA:spin goes with"),
-        ("R:7,7,7|BK:1090|B:10|P:90|ST:in_progress|LA:spin", "does not match the reels"),
-        ("R:-|BK:1000|B:10|P:5|ST:in_progress|LA:-", "does not match the reels"),
-        ("R:-|BK:1000|B:10|P:0|ST:game_over|LA:-", "stack covers the bet"),
-        ("R:-|BK:5|B:10|P:0|ST:in_progress|LA:-", "stack is below the bet"),
+        (
+            "R:-|BK:1000|B:10|P:0|ST:in_progress|LA:spin",
+            "LA:spin goes with",
+        ),
+        (
+            "R:7,7,7|BK:1000|B:10|P:100|ST:in_progress|LA:-",
+            "LA:spin goes with",
+        ),
+        (
+            "R:7,7,7|BK:1090|B:10|P:90|ST:in_progress|LA:spin",
+            "does not match the reels",
+        ),
+        (
+            "R:-|BK:1000|B:10|P:5|ST:in_progress|LA:-",
+            "does not match the reels",
+        ),
+        (
+            "R:-|BK:1000|B:10|P:0|ST:game_over|LA:-",
+            "stack covers the bet",
+        ),
+        (
+            "R:-|BK:5|B:10|P:0|ST:in_progress|LA:-",
+            "stack is below the bet",
+        ),
     ];
     for (s, needle) in cases {
         let err = s.parse::<SlotState>().unwrap_err();
         assert!(err.message().starts_with("Invalid state: "), "{s}: {err}");
-        assert!(err.message().contains(needle), "{s}: {err} (wanted {needle:?})");
+        assert!(
+            err.message().contains(needle),
+            "{s}: {err} (wanted {needle:?})"
+        );
     }
 }
 
