@@ -39,7 +39,9 @@ static func spec_for(game: String) -> Dictionary:
 
 
 ## Plays one AI-vs-AI game. Options: `max_plies` (default 400), `time_ms` (search budget per move,
-## default 20), `seed` (default 1), `log` (a Callable taking one String, called for every move).
+## default 20), `seed` (default 1), `levels` (a Dictionary from a `turn` value to the AI level of
+## that side, e.g. `{"w": "hard", "b": "easy"}`; sides not listed use the tool's default, hard),
+## `log` (a Callable taking one String, called for every move).
 ## Returns `{game, plies, finished, status, winner, problems: Array[String], final_state, last}`;
 ## `problems` lists every illegal suggestion, failed call or inconsistency.
 static func play(tools: Object, spec: Dictionary, options := {}) -> Dictionary:
@@ -47,6 +49,7 @@ static func play(tools: Object, spec: Dictionary, options := {}) -> Dictionary:
 	var time_ms: int = options.get("time_ms", 20)
 	var base_seed: int = options.get("seed", 1)
 	var logger: Callable = options.get("log", Callable())
+	var levels: Dictionary = options.get("levels", {})
 	var problems: Array[String] = []
 	var snapshot: Dictionary = tools.call_tool(spec.new, {"seed": base_seed})
 	var result := {"game": spec.game, "plies": 0, "finished": false, "status": "",
@@ -64,6 +67,8 @@ static func play(tools: Object, spec: Dictionary, options := {}) -> Dictionary:
 			problems.append("%s: no legal moves while status is %s: %s" % [spec.game, status, legal])
 			break
 		var args := {spec.state: state, "timeMs": time_ms, "seed": base_seed + plies}
+		if levels.has(snapshot.get("turn")):
+			args["level"] = levels[snapshot.get("turn")]
 		var suggestion: Dictionary = tools.call_tool(spec.suggest, args)
 		if suggestion.get("type") != "ai_move" or not suggestion.has("move"):
 			problems.append("%s failed at ply %d: %s" % [spec.suggest, plies, suggestion])

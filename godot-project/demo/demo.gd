@@ -8,7 +8,13 @@ const AiMatch := preload("res://demo/ai_match.gd")
 ## Search budget per AI move, in milliseconds.
 @export var time_ms := 20
 ## Chess games are cut off after this many plies (the other games always finish).
-@export var chess_ply_cap := 80
+@export var chess_ply_cap := 200
+## AI level of each side per game (keyed by the snapshot's `turn`); the stronger side makes sure
+## chess and checkers (which has no draw rule) reach a result. Games not listed: hard against hard.
+@export var levels := {
+	"chess": {"w": "hard", "b": "random"},
+	"checkers": {"w": "hard", "b": "easy"},
+}
 ## Seed of every random choice, so runs repeat.
 @export var rng_seed := 2024
 
@@ -46,10 +52,11 @@ func _run() -> void:
 	_say("Godot Agents demo: %d game tools" % tools.list_tools().size())
 	for spec in AiMatch.BOARD_GAMES:
 		_say("")
-		_say("== %s ==" % spec.game)
+		_say("== %s (%s) ==" % [spec.game, levels.get(spec.game, "hard against hard")])
 		var cap: int = chess_ply_cap if spec.game == "chess" else 1000
 		var result := AiMatch.play(tools, spec, {
-			"max_plies": cap, "time_ms": time_ms, "seed": rng_seed, "log": _say})
+			"max_plies": cap, "time_ms": time_ms, "seed": rng_seed, "log": _say,
+			"levels": levels.get(spec.game, {})})
 		for problem in result.problems:
 			_failures.append(problem)
 		if result.finished:

@@ -36,7 +36,16 @@ func test_chess() -> void:
 
 
 func test_checkers() -> void:
-	_assert_finished(_play("checkers", {"time_ms": 10, "max_plies": 400, "seed": 5}))
+	# Checkers has no draw rule (the state carries no move counters), and two equal searches can
+	# shuffle kings forever: a hard white against an easy black always gets a result.
+	_assert_finished(_play("checkers",
+		{"time_ms": 10, "max_plies": 600, "seed": 5, "levels": {"w": "hard", "b": "easy"}}))
+
+
+func test_checkers_hard_against_hard_stays_legal() -> void:
+	var result := _play("checkers", {"time_ms": 10, "max_plies": 120, "seed": 6})
+	assert_true(result.problems.is_empty(), "checkers: only legal moves")
+	assert_true(result.status == "game_over" or result.plies == 120)
 
 
 func test_four_in_a_row() -> void:
