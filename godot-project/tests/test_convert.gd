@@ -168,3 +168,10 @@ func test_call_tool_json() -> void:
 	var bad_text := tools.call_tool_json("roll_rpg_dice", "{oops")
 	assert_true(tools.last_call_failed())
 	assert_eq(tools.from_json(bad_text).get("reason"), "invalid_args")
+
+
+func test_typed_dictionary_arguments() -> void:
+	var typed: Dictionary[String, int] = {"sides": 6, "count": 2, "seed": 5}
+	var from_typed := tools.call_tool("roll_rpg_dice", typed)
+	assert_false(tools.last_call_failed(), str(from_typed))
+	assert_eq(from_typed, tools.call_tool("roll_rpg_dice", {"sides": 6, "count": 2, "seed": 5}))
