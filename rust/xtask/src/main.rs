@@ -1,2 +1,299 @@
-//! xtask (to be written).
-fn main() {}
+//! Project automation: `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
+//!
+//! - `godot [--install [--dir DIR]]` — find a Godot ≥ 4.5 (installing one on Debian-family Linux
+//!   as root when none is found) and print its command line and version.
+//! - `build [--release]` — build the GDExtension and copy it into `addons/godot_agents/bin/`.
+//! - `demo [--release] [--timeout SECS]` — build, provide Godot, import `godot-project` and run its
+//!   main scene headless, streaming what it prints.
+//! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
+//!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`; the last
+//!   line printed is `N passed, N failed`.
+//! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
+//!
+//! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
+//! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
+//! [`process`] (running children with a timeout while streaming their output).
+
+mod build;
+mod cargo_tests;
+mod godot;
+mod godot_tests;
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Paths every command needs.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The workspace root (where `Cargo.toml`, `addons/` and `godot-project/` live).
+    pub root: PathBuf,
+    /// Cargo's target directory.
+    pub target_dir: PathBuf,
+}
+
+impl Ctx {
+    fn discover() -> Result<Ctx, String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .ok_or("cannot locate the workspace root")?
+            .to_path_buf();
+        let target_dir = cargo_target_dir(&root).unwrap_or_else(|| root.join("target"));
+        Ok(Ctx { root, target_dir })
+    }
+
+    /// The Godot project used by `demo` and `test`.
+    pub fn project_dir(&self) -> PathBuf {
+        self.root.join("godot-project")
+    }
+
+    /// The addon folder (`addons/godot_agents`).
+    pub fn addon_dir(&self) -> PathBuf {
+        self.root.join("addons").join("godot_agents")
+    }
+}
+
+/// Asks cargo for the target directory (honours `CARGO_TARGET_DIR` and config files).
+fn cargo_target_dir(root: &Path) -> Option<PathBuf> {
+    let out = std::process::Command::new(cargo())
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    meta.get("target_directory")?.as_str().map(PathBuf::from)
+}
+
+/// The cargo executable that runs us (`$CARGO`), or `cargo`.
+pub fn cargo() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
+  build [--release]               build the GDExtension into addons/godot_agents/bin/
+  demo [--release] [--timeout S]  build, import and run godot-project's main scene headless
+  test [options]                  cargo test --workspace + the headless Godot suites
+       --skip-cargo | --only-godot   skip cargo test
+       --only-cargo                  skip the Godot suites
+       --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd)
+       --timeout S                   time limit of one Godot run (default 300)
+       --release                     test a release build of the extension
+  selftest                        prove the Godot test runner fails on each failure mode
+";
+
+/// Command-line options shared by the subcommands.
+#[derive(Debug, Default)]
+struct Opts {
+    release: bool,
+    skip_cargo: bool,
+    only_cargo: bool,
+    install: bool,
+    dir: Option<PathBuf>,
+    timeout: Option<Duration>,
+    suites: Vec<String>,
+}
+
+fn parse_opts(args: &[String]) -> Result<Opts, String> {
+    let mut opts = Opts::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--release" => opts.release = true,
+            "--skip-cargo" | "--only-godot" => opts.skip_cargo = true,
+            "--only-cargo" => opts.only_cargo = true,
+            "--install" => opts.install = true,
+            "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
+            "--suite" => opts.suites.push(value("--suite")?),
+            "--timeout" => {
+                let v = value("--timeout")?;
+                let secs: u64 = v
+                    .parse()
+                    .map_err(|_| format!("--timeout wants whole seconds, got {v:?}"))?;
+                opts.timeout = Some(Duration::from_secs(secs.max(1)));
+            }
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    if opts.skip_cargo && opts.only_cargo {
+        return Err("--skip-cargo/--only-godot and --only-cargo exclude each other".into());
+    }
+    Ok(opts)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    if matches!(command.as_str(), "-h" | "--help" | "help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let opts = match parse_opts(rest) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let ctx = match Ctx::discover() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match command.as_str() {
+        "godot" => cmd_godot(&ctx, &opts),
+        "build" => build::build_extension(&ctx, opts.release).map(|path| {
+            println!("xtask: extension ready at {}", path.display());
+        }),
+        "demo" => cmd_demo(&ctx, &opts),
+        "test" => cmd_test(&ctx, &opts),
+        "selftest" => godot_tests::selftest(&ctx),
+        other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("xtask: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cmd_godot(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
+    let godot = if opts.install {
+        let dir = opts
+            .dir
+            .clone()
+            .unwrap_or_else(|| godot::cached_rootfs_dir(ctx));
+        godot::install_rootfs(&dir)?
+    } else {
+        godot::find_or_install(ctx)?
+    };
+    println!("{}", godot.describe());
+    Ok(())
+}
+
+fn cmd_demo(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
+    build::build_extension(ctx, opts.release)?;
+    let godot = godot::find_or_install(ctx)?;
+    println!("xtask: using {}", godot.describe());
+    let project = ctx.project_dir();
+    godot_tests::import_project(&godot, &project)?;
+    let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
+    godot_tests::run_demo(&godot, &project, timeout)
+}
+
+fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
+    let mut passed = 0u64;
+    let mut failed = 0u64;
+    let mut problems: Vec<String> = Vec::new();
+
+    if !opts.skip_cargo {
+        let r = cargo_tests::run_workspace_tests(ctx)?;
+        passed += r.passed;
+        failed += r.failed;
+        problems.extend(r.problems);
+    }
+
+    if !opts.only_cargo {
+        let r = run_godot_suites(ctx, opts);
+        match r {
+            Ok(run) => {
+                passed += run.passed;
+                failed += run.failed;
+                problems.extend(run.problems);
+            }
+            Err(e) => {
+                failed += 1;
+                problems.push(e);
+            }
+        }
+    }
+
+    println!();
+    if problems.is_empty() {
+        println!("xtask: all green");
+    } else {
+        println!("xtask: problems:");
+        for p in &problems {
+            println!("  - {p}");
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 && problems.is_empty() {
+        Ok(())
+    } else {
+        // The summary line must stay the last line printed: fail without another message.
+        Err(String::new())
+    }
+}
+
+fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
+    build::build_extension(ctx, opts.release)?;
+    let godot = godot::find_or_install(ctx)?;
+    println!("xtask: using {}", godot.describe());
+    let project = ctx.project_dir();
+    godot_tests::import_project(&godot, &project)?;
+    let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
+    Ok(godot_tests::run_suites(
+        &godot,
+        &project,
+        &opts.suites,
+        timeout,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn options_parse() {
+        let o = parse_opts(&s(&[
+            "--only-godot",
+            "--suite",
+            "test_convert",
+            "--timeout",
+            "30",
+        ]))
+        .unwrap();
+        assert!(o.skip_cargo);
+        assert_eq!(o.suites, vec!["test_convert"]);
+        assert_eq!(o.timeout, Some(Duration::from_secs(30)));
+        assert!(parse_opts(&s(&["--timeout"])).is_err());
+        assert!(parse_opts(&s(&["--timeout", "x"])).is_err());
+        assert!(parse_opts(&s(&["--bogus"])).is_err());
+        assert!(parse_opts(&s(&["--skip-cargo", "--only-cargo"])).is_err());
+    }
+}

@@ -1,0 +1,80 @@
+## Headless test runner:
+## `godot --headless --path godot-project --script res://tests/run_tests.gd [-- --suite NAME ...]`
+##
+## Runs every `res://tests/test_*.gd` suite (sorted by file name; only the named ones with
+## `--suite`), each test method in declaration order, prints one line per suite and finally
+## `GODOT_TESTS_RESULT passed=N failed=N suites=N`, which `cargo xtask test` parses.
+## Exits with 0 when nothing failed, else 1.
+extends SceneTree
+
+const TESTS_DIR := "res://tests"
+
+
+func _initialize() -> void:
+	var wanted := _wanted_suites()
+	var files := []
+	for file in DirAccess.get_files_at(TESTS_DIR):
+		if file.begins_with("test_") and file.ends_with(".gd") and file != "test_base.gd":
+			if wanted.is_empty() or file in wanted or file.get_basename() in wanted:
+				files.append(file)
+	files.sort()
+
+	var passed := 0
+	var failed := 0
+	if files.is_empty():
+		print("FAIL runner: no suite matches %s" % [wanted])
+		failed += 1
+	for file in files:
+		var result := _run_suite(TESTS_DIR.path_join(file), file)
+		passed += result[0]
+		failed += result[1]
+		print("SUITE %s: %d passed, %d failed" % [file, result[0], result[1]])
+
+	print("GODOT_TESTS_RESULT passed=%d failed=%d suites=%d" % [passed, failed, files.size()])
+	quit(0 if failed == 0 else 1)
+
+
+func _wanted_suites() -> Array:
+	var wanted := []
+	var args := OS.get_cmdline_user_args()
+	var i := 0
+	while i < args.size():
+		if args[i] == "--suite" and i + 1 < args.size():
+			wanted.append(args[i + 1])
+			i += 1
+		i += 1
+	return wanted
+
+
+## Returns [passed, failed].
+func _run_suite(path: String, file: String) -> Array:
+	var script: Script = load(path)
+	if script == null or not script.can_instantiate():
+		print("FAIL %s: the suite does not load (see the errors above)" % file)
+		return [0, 1]
+	var suite = script.new()
+	if not suite.has_method("assert_eq"):
+		print("FAIL %s: the suite does not extend res://tests/test_base.gd" % file)
+		return [0, 1]
+	suite.suite_name = file
+	var methods := []
+	for method in script.get_script_method_list():
+		var name: String = method["name"]
+		if name.begins_with("test_") and not name in methods:
+			methods.append(name)
+	if methods.is_empty():
+		print("FAIL %s: no test_* methods" % file)
+		return [0, 1]
+	for name in methods:
+		suite.current_test = name
+		var before: int = suite.passed + suite.failed
+		var started := Time.get_ticks_msec()
+		if suite.has_method("before_each"):
+			suite.before_each()
+		suite.call(name)
+		if suite.has_method("after_each"):
+			suite.after_each()
+		if suite.passed + suite.failed == before:
+			suite.fail("the test asserted nothing (did it stop on a script error?)")
+		print("  %s::%s (%d ms)" % [file, name, Time.get_ticks_msec() - started])
+	return [suite.passed, suite.failed]

@@ -1,0 +1,256 @@
+//! `GameTools`: the game tool registry of `agents-core`, callable from GDScript.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
+
+use agents_core::tools::{ToolOutput, ToolRegistry};
+use godot::prelude::*;
+use serde_json::{Value, json};
+
+use crate::convert;
+
+/// The process-wide registry, built on first use. `Err` holds the message of a registration
+/// failure (a programming error in a built-in tool), reported by every call instead of crashing.
+static REGISTRY: OnceLock<Result<ToolRegistry, String>> = OnceLock::new();
+
+/// The shared registry of every game tool (built lazily, once per process).
+pub fn registry() -> Result<&'static ToolRegistry, &'static str> {
+    REGISTRY
+        .get_or_init(|| {
+            catch_unwind(ToolRegistry::with_game_tools).map_err(|panic| {
+                panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "the tool registry could not be built".to_string())
+            })
+        })
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// Runs one tool call with JSON arguments, never panicking: registry failures, unknown tools,
+/// invalid arguments and handler panics all come back as failed outputs with `error` and `reason`.
+pub fn call_json(name: &str, args: &Value) -> ToolOutput {
+    let registry = match registry() {
+        Ok(r) => r,
+        Err(message) => {
+            return ToolOutput::failed(json!({
+                "error": format!("Internal error: {message}"),
+                "reason": "internal_error",
+                "tool": name,
+            }));
+        }
+    };
+    catch_unwind(AssertUnwindSafe(|| registry.call_to_output(name, args))).unwrap_or_else(|_| {
+        ToolOutput::failed(json!({
+            "error": format!("Internal error in {name}"),
+            "reason": "internal_error",
+            "tool": name,
+        }))
+    })
+}
+
+/// The game tools (chess, checkers, four-in-a-row, tic-tac-toe, mancala, sea battle, blackjack,
+/// slot machine, RPG dice) as plain method calls.
+///
+/// Tools are stateless: every call carries the game's state string (`fen` for chess, `state` for
+/// the others) and returns the new one. A typical turn:
+///
+/// ```gdscript
+/// var tools := GameTools.new()
+/// var game := tools.call_tool("new_four_in_a_row_game", {})
+/// var ai := tools.call_tool("suggest_four_in_a_row_move", {"state": game.state})
+/// game = tools.call_tool("apply_four_in_a_row_move", {"state": game.state, "column": ai.move})
+/// ```
+///
+/// Arguments are checked against each tool's JSON Schema before the tool runs. Integers stay
+/// integers and floats stay floats in both directions. On failure the returned Dictionary carries
+/// `error` (a message) and `reason` (a code such as
+/// `unknown_tool`, `invalid_args` with `field`, or a game's own
+/// reason such as `column_full`).
+#[derive(GodotClass)]
+#[class(init, base = RefCounted)]
+pub struct GameTools {
+    last_notes: Vec<String>,
+    last_failed: bool,
+    last_error: String,
+}
+
+#[godot_api]
+impl GameTools {
+    /// Calls the tool [param name] with the arguments [param args] and returns its structured
+    /// result.
+    ///
+    /// On failure the result carries `error` and `reason`:
+    /// `unknown_tool` for a name that is not registered, `invalid_args`
+    /// (plus `field`, the offending argument) when the arguments do not match the
+    /// tool's schema or contain a value with no JSON form (an Object, a Callable, …), or the
+    /// game's own reason for an illegal move (with `legal` = `false`).
+    /// [method last_call_failed] and [method last_notes] describe the same call.
+    #[func]
+    pub fn call_tool(&mut self, name: GString, args: VarDictionary) -> VarDictionary {
+        let name = name.to_string();
+        let output = match convert::dictionary_to_json(&args) {
+            Ok(map) => call_json(&name, &Value::Object(map)),
+            Err(e) => ToolOutput::failed(json!({
+                "error": format!("Invalid arguments for {name}: {e}"),
+                "reason": "invalid_args",
+                "tool": name,
+                "field": e.field_or("(arguments)"),
+            })),
+        };
+        self.remember(&output);
+        convert::json_to_dictionary(&output.structured)
+    }
+
+    /// Like [method call_tool], with the arguments and the result as JSON text. Text that does not
+    /// parse as JSON gives an `invalid_args` result.
+    #[func]
+    pub fn call_tool_json(&mut self, name: GString, args_json: GString) -> GString {
+        let name = name.to_string();
+        let text = args_json.to_string();
+        let output = match serde_json::from_str::<Value>(if text.trim().is_empty() {
+            "{}"
+        } else {
+            &text
+        }) {
+            Ok(args) => call_json(&name, &args),
+            Err(e) => ToolOutput::failed(json!({
+                "error": format!("Invalid arguments for {name}: not JSON: {e}"),
+                "reason": "invalid_args",
+                "tool": name,
+                "field": "(arguments)",
+            })),
+        };
+        self.remember(&output);
+        GString::from(output.structured.to_string().as_str())
+    }
+
+    /// Every tool as a Dictionary `{name, description, parameters, read_only}`, sorted
+    /// by name; `parameters` is the JSON Schema of the arguments (the shape LLM chat
+    /// APIs use for tool definitions).
+    #[func]
+    pub fn list_tools(&self) -> VarArray {
+        let Ok(registry) = registry() else {
+            return VarArray::new();
+        };
+        let mut out = VarArray::new();
+        for tool in registry.tools() {
+            let def = json!({
+                "name": tool.name(),
+                "description": tool.description(),
+                "parameters": tool.input_schema(),
+                "read_only": tool.is_read_only(),
+            });
+            out.push(&convert::json_to_variant(&def));
+        }
+        out
+    }
+
+    /// The names of every tool, sorted.
+    #[func]
+    pub fn tool_names(&self) -> PackedStringArray {
+        let Ok(registry) = registry() else {
+            return PackedStringArray::new();
+        };
+        registry.tools().map(|t| GString::from(t.name())).collect()
+    }
+
+    /// True when a tool named [param name] exists.
+    #[func]
+    pub fn has_tool(&self, name: GString) -> bool {
+        registry().is_ok_and(|r| r.get(&name.to_string()).is_some())
+    }
+
+    /// The text notes of the last call on this object (for example
+    /// "No legal moves available; the game is over."); empty when there were none.
+    #[func]
+    pub fn last_notes(&self) -> PackedStringArray {
+        self.last_notes
+            .iter()
+            .map(|n| GString::from(n.as_str()))
+            .collect()
+    }
+
+    /// True when the last call on this object failed (an illegal move, an unparsable state,
+    /// invalid arguments, an unknown tool, a value [method to_json] cannot convert, text
+    /// [method from_json] cannot parse).
+    #[func]
+    pub fn last_call_failed(&self) -> bool {
+        self.last_failed
+    }
+
+    /// The error message of the last failed call on this object; empty after a success.
+    #[func]
+    pub fn last_error(&self) -> GString {
+        GString::from(self.last_error.as_str())
+    }
+
+    /// Converts [param value] to JSON text exactly as [method call_tool] converts arguments:
+    /// integers stay integers (`1`) and floats stay floats (`1.0`);
+    /// StringName and NodePath become strings; Vector2/3/4(i) become `{x, y, z, w}`
+    /// objects and Color `{r, g, b, a}`; dictionary keys become strings. A value with no
+    /// JSON form (an Object, a Callable, NaN, an array containing itself) gives an empty String,
+    /// and [method last_error] names the offending path.
+    #[func]
+    pub fn to_json(&mut self, value: Variant) -> GString {
+        self.last_notes.clear();
+        match convert::variant_to_json(&value) {
+            Ok(json) => {
+                self.succeed();
+                GString::from(json.to_string().as_str())
+            }
+            Err(e) => {
+                self.fail(e.to_string());
+                GString::new()
+            }
+        }
+    }
+
+    /// Parses JSON text exactly as [method call_tool] converts results: integers become
+    /// `int` (also beyond 2^53, unlike `JSON.parse_string`), floats stay
+    /// `float` (`2.0` too), objects become Dictionaries with String keys.
+    /// Text that is not JSON gives `null`, and [method last_error] says why.
+    #[func]
+    pub fn from_json(&mut self, text: GString) -> Variant {
+        self.last_notes.clear();
+        match serde_json::from_str::<Value>(&text.to_string()) {
+            Ok(json) => {
+                self.succeed();
+                convert::json_to_variant(&json)
+            }
+            Err(e) => {
+                self.fail(format!("not JSON: {e}"));
+                Variant::nil()
+            }
+        }
+    }
+}
+
+impl GameTools {
+    fn remember(&mut self, output: &ToolOutput) {
+        self.last_failed = output.is_error;
+        self.last_notes = output.notes.clone();
+        self.last_error = if output.is_error {
+            output
+                .structured
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("failed")
+                .to_string()
+        } else {
+            String::new()
+        };
+    }
+
+    fn succeed(&mut self) {
+        self.last_failed = false;
+        self.last_error.clear();
+    }
+
+    fn fail(&mut self, message: String) {
+        self.last_failed = true;
+        self.last_error = message;
+    }
+}
