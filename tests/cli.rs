@@ -1,7 +1,9 @@
 //! The `agents-server` CLI, run as a real process: `tools`, `tool`, `--help`, `--version`.
 
-use agents_e2e::{call_ok, expected_tool_names, run_cli};
+mod support;
+
 use serde_json::{Value, json};
+use support::{call_ok, expected_tool_names, run_cli};
 
 fn names(definitions: &Value) -> Vec<String> {
     definitions

@@ -7,12 +7,14 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use agents_e2e::{expected_tool_names, run_cli, server_bin};
+mod support;
+
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
+use support::{expected_tool_names, run_cli, server_bin};
 
 /// Generous: debug builds on a loaded machine.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,22 +1,15 @@
-//! Helpers for the end-to-end tests: locating (building) the `agents-server` binary, running
+//! Shared helpers for the end-to-end tests: locating (building) the `agents-server` binary, running
 //! its CLI, and the list of tools the specification requires.
 //!
 //! # Where the binary comes from
 //!
-//! `env!("CARGO_BIN_EXE_agents-server")` only exists inside the `agents-server` package, and a
-//! binary-only package cannot be a dependency, so [`server_bin`] finds the binary itself:
-//!
-//! 1. `AGENTS_SERVER_BIN`, when set, is used as is (for testing an installed or release binary).
-//! 2. Otherwise it runs `cargo build -p agents-server --bin agents-server
-//!    --message-format=json` once per test process (with `--release` when the tests themselves
-//!    were built without debug assertions) and takes the path from cargo's `compiler-artifact`
-//!    message. Asking cargo, rather than guessing `target/debug/agents-server`, honours
-//!    `CARGO_TARGET_DIR`, `build.target-dir` and `--target` configuration, and always tests the
-//!    binary of the current sources: an up-to-date build is a no-op that takes a fraction of a
-//!    second. `cargo test` releases its build lock before it runs test binaries, so the nested
-//!    build cannot deadlock; concurrent test processes simply wait for each other's build.
-//!
-//! The cargo used is the one running the tests (`CARGO`), falling back to `cargo` on `PATH`.
+//! These tests are the `agents-server` package's integration tests (its `Cargo.toml` points its
+//! `[[test]]` targets here), so cargo builds the binary with the tests and names it in
+//! `CARGO_BIN_EXE_agents-server`. `AGENTS_SERVER_BIN`, when set, overrides it (to test an
+//! installed or release binary).
+
+// Each test file includes this module and uses a different part of it.
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -82,7 +75,7 @@ pub fn expected_tool_names() -> Vec<String> {
 ///
 /// # Panics
 ///
-/// When the binary cannot be built or cargo's output does not name it.
+/// When `AGENTS_SERVER_BIN` names no file.
 pub fn server_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| match std::env::var_os("AGENTS_SERVER_BIN") {
@@ -95,42 +88,8 @@ pub fn server_bin() -> &'static Path {
             );
             path
         }
-        None => build_server(),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_agents-server")),
     })
-}
-
-fn build_server() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.args([
-        "build",
-        "-p",
-        "agents-server",
-        "--bin",
-        "agents-server",
-        "--message-format=json",
-    ]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let output = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(&cargo).display()));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "building agents-server failed:\n{stderr}"
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|msg| {
-            msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "agents-server"
-        })
-        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo did not report the agents-server executable:\n{stderr}"))
 }
 
 /// What one run of the CLI produced.
