@@ -181,10 +181,17 @@ pub fn judge(out: &RunOutput, timeout: Duration) -> SuiteRun {
     }
 }
 
-/// Imports the project (`--import`), which also writes `.godot/extension_list.cfg` so that
-/// script and scene runs load the extension. Fails when Godot fails or the extension does not load.
+/// Imports the project (`--import`) so that script and scene runs load the extension. Fails when
+/// Godot fails or the extension does not load.
+///
+/// Godot only loads extensions listed in `.godot/extension_list.cfg`, and a headless editor
+/// session that discovers a `.gdextension` for the first time crashes at exit while generating
+/// the extension's class documentation (godotengine/godot#111048; Godot 4.5 and 4.6). So the list
+/// is written first (see [`write_extension_list`]): the import then loads the extension as a
+/// known one and exits cleanly.
 pub fn import_project(godot: &Godot, project: &Path) -> Result<(), String> {
     println!("xtask: importing {}", project.display());
+    write_extension_list(project)?;
     let mut cmd = godot.command();
     cmd.args(["--headless", "--path"])
         .arg(project)
@@ -207,6 +214,49 @@ pub fn import_project(godot: &Godot, project: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Writes `.godot/extension_list.cfg` (one `res://` path per line, as Godot writes it) listing
+/// every `.gdextension` file of the project, unless the file exists already.
+pub fn write_extension_list(project: &Path) -> Result<(), String> {
+    let list = project.join(".godot").join("extension_list.cfg");
+    if list.exists() {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    find_gdextensions(project, project, &mut found, 0);
+    found.sort();
+    if found.is_empty() {
+        return Ok(());
+    }
+    let text: String = found.iter().map(|p| format!("res://{p}\n")).collect();
+    std::fs::create_dir_all(project.join(".godot"))
+        .and_then(|()| std::fs::write(&list, text))
+        .map_err(|e| format!("cannot write {}: {e}", list.display()))
+}
+
+fn find_gdextensions(root: &Path, dir: &Path, found: &mut Vec<String>, depth: usize) {
+    // Symlinked folders (godot-project/addons) are followed; the depth bound stops cycles.
+    if depth > 8 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            find_gdextensions(root, &path, found, depth + 1);
+        } else if name.ends_with(".gdextension") {
+            if let Ok(rel) = path.strip_prefix(root) {
+                found.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
 }
 
 /// Runs the runner on `project` (optionally only the named suites) with a time limit.
@@ -466,6 +516,27 @@ pub fn selftest(ctx: &Ctx) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn extension_list_names_every_gdextension_once() {
+        let root = std::env::temp_dir().join(format!("xtask-extlist-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("addons/a/bin")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        std::fs::write(root.join("addons/a/a.gdextension"), "").unwrap();
+        std::fs::write(root.join(".hidden/h.gdextension"), "").unwrap();
+        std::fs::write(root.join("addons/a/bin/lib.so"), "").unwrap();
+        write_extension_list(&root).unwrap();
+        let list = std::fs::read_to_string(root.join(".godot/extension_list.cfg")).unwrap();
+        assert_eq!(list, "res://addons/a/a.gdextension\n");
+        // An existing list (Godot's own) is left alone.
+        std::fs::write(root.join(".godot/extension_list.cfg"), "custom\n").unwrap();
+        write_extension_list(&root).unwrap();
+        let list = std::fs::read_to_string(root.join(".godot/extension_list.cfg")).unwrap();
+        assert_eq!(list, "custom\n");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     use super::*;
 
     fn out(text: &str, code: i32) -> RunOutput {
