@@ -251,10 +251,10 @@ fn find_gdextensions(root: &Path, dir: &Path, found: &mut Vec<String>, depth: us
         }
         if path.is_dir() {
             find_gdextensions(root, &path, found, depth + 1);
-        } else if name.ends_with(".gdextension") {
-            if let Ok(rel) = path.strip_prefix(root) {
-                found.push(rel.to_string_lossy().replace('\\', "/"));
-            }
+        } else if name.ends_with(".gdextension")
+            && let Ok(rel) = path.strip_prefix(root)
+        {
+            found.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
 }

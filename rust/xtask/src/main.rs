@@ -8,12 +8,14 @@
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`; the last
 //!   line printed is `N passed, N failed`.
+//! - `bench` — the release-build benchmarks recorded in `docs/benchmarks.md`.
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //!
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
 //! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
 //! [`process`] (running children with a timeout while streaming their output).
 
+mod bench;
 mod build;
 mod cargo_tests;
 mod godot;
@@ -94,6 +96,7 @@ commands:
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
+  bench                           release-build benchmarks (engines, tool calls, python-chess)
   selftest                        prove the Godot test runner fails on each failure mode
 ";
 
@@ -172,6 +175,7 @@ fn main() -> ExitCode {
         }),
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
+        "bench" => bench::run(&ctx),
         "selftest" => godot_tests::selftest(&ctx),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     };
