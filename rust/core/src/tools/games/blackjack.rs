@@ -63,20 +63,15 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "apply_blackjack_action",
             "Applies a player action (hit, stand, double, split) on the player's turn, or the \
              dealer's action (hit below 17, else stand) on the dealer's turn.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "action",
-                        json!({
-                            "type": "string",
-                            "enum": ["hit", "stand", "double", "split"],
-                            "description": "The action to take."
-                        }),
-                    ),
-                ],
-                &["state", "action"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "action",
+                json!({
+                    "type": "string",
+                    "enum": ["hit", "stand", "double", "split"],
+                    "description": "The action to take."
+                }),
             ),
         ),
         apply_action,
@@ -87,7 +82,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "legal_blackjack_actions",
             "Lists the legal actions for whoever acts next (player: hit, stand, then double/split \
              when allowed; dealer: hit below 17, else stand).",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_actions,
@@ -98,13 +93,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_blackjack_dealer_action",
             "The dealer's options on the dealer's turn (exactly one: hit below 17, else stand). \
              Empty while the player acts or once the game is over.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_dealer_action,

@@ -96,6 +96,54 @@ pub fn max_candidates_schema() -> Value {
     })
 }
 
+/// Arguments of a `new_*` tool that takes only the optional `seed`.
+pub fn seed_only_schema() -> Value {
+    object_schema(&[("seed", seed_schema())], &[])
+}
+
+/// Arguments of a `legal_*` tool: the required state under `state_key`.
+pub fn state_only_schema(state_key: &str, state: Value) -> Value {
+    object_schema(&[(state_key, state)], &[state_key])
+}
+
+/// Arguments of an `apply_*` tool: the optional `gameId`, the required state under `state_key`
+/// and the required move under `move_key`.
+pub fn apply_schema(state_key: &str, state: Value, move_key: &str, mv: Value) -> Value {
+    object_schema(
+        &[
+            ("gameId", game_id_schema()),
+            (state_key, state),
+            (move_key, mv),
+        ],
+        &[state_key, move_key],
+    )
+}
+
+/// Arguments of a `choose_*` tool: the required state under `state_key` and `maxCandidates`.
+pub fn choose_schema(state_key: &str, state: Value) -> Value {
+    object_schema(
+        &[
+            (state_key, state),
+            ("maxCandidates", max_candidates_schema()),
+        ],
+        &[state_key],
+    )
+}
+
+/// Arguments of a `suggest_*` tool: the required state under `state_key`, `level`, `timeMs`
+/// and `seed`.
+pub fn suggest_schema(state_key: &str, state: Value) -> Value {
+    object_schema(
+        &[
+            (state_key, state),
+            ("level", level_schema()),
+            ("timeMs", time_ms_schema()),
+            ("seed", seed_schema()),
+        ],
+        &[state_key],
+    )
+}
+
 /// The `seed` argument, if given. Integers (negative ones too) and strings are accepted.
 pub fn seed_arg(args: &Value) -> Option<Seed> {
     match args.get("seed")? {

@@ -28,7 +28,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "new_four_in_a_row_game",
             "Start a four-in-a-row game (7 columns x 6 rows). The player (R) moves first.",
-            common::object_schema(&[("seed", common::seed_schema())], &[]),
+            common::seed_only_schema(),
         ),
         new_game,
     );
@@ -37,21 +37,16 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "apply_four_in_a_row_move",
             "Drop a disc of the side to move into a column (1-7) and return the new state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "column",
-                        json!({
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": 7,
-                            "description": "The column to drop the disc into, 1 (left) to 7 (right)."
-                        }),
-                    ),
-                ],
-                &["state", "column"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "column",
+                json!({
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 7,
+                    "description": "The column to drop the disc into, 1 (left) to 7 (right)."
+                }),
             ),
         ),
         apply_move,
@@ -61,7 +56,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_four_in_a_row_moves",
             "List the columns (1-7) the side to move may play.",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -71,13 +66,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "choose_four_in_a_row_opponent_move",
             "Candidate columns for the side to move, best first; choose exactly one of them.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -88,15 +77,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_four_in_a_row_move",
             "The built-in AI's column for the side to move (level random, easy or hard; hard is a \
              time-limited alpha-beta solver).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,

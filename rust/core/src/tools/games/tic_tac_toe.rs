@@ -52,18 +52,11 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "apply_tic_tac_toe_move",
             "Mark a square (A1-C3, letter = column, digit = row) for the side to move and return \
              the new state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "coord",
-                        common::string_schema(
-                            "The square, A1 through C3 (letter = column, digit = row).",
-                        ),
-                    ),
-                ],
-                &["state", "coord"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "coord",
+                common::string_schema("The square, A1 through C3 (letter = column, digit = row)."),
             ),
         ),
         apply_move,
@@ -73,7 +66,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_tic_tac_toe_moves",
             "List the empty squares the side to move may mark.",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -83,13 +76,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "choose_tic_tac_toe_opponent_move",
             "Candidate squares for the side to move, best first (perfect play); choose exactly one.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -100,15 +87,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_tic_tac_toe_move",
             "The built-in AI's square for the side to move (level random, easy or hard; hard is \
              perfect and never loses).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,
