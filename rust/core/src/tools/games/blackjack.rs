@@ -30,10 +30,6 @@ fn state_schema() -> Value {
     )
 }
 
-fn chips_schema(description: &str) -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_CHIPS, "description": description})
-}
-
 pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
@@ -43,10 +39,14 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              card is hidden until the dealer's turn: never reveal it in chat.",
             common::object_schema(
                 &[
-                    ("stack", chips_schema("Starting stack (default 1000).")),
+                    (
+                        "stack",
+                        common::chips_schema(MAX_CHIPS, "Starting stack (default 1000)."),
+                    ),
                     (
                         "bet",
-                        chips_schema(
+                        common::chips_schema(
+                            MAX_CHIPS,
                             "Bet per hand (default 10, or the stack if smaller); at most the stack.",
                         ),
                     ),
@@ -63,20 +63,15 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "apply_blackjack_action",
             "Applies a player action (hit, stand, double, split) on the player's turn, or the \
              dealer's action (hit below 17, else stand) on the dealer's turn.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "action",
-                        json!({
-                            "type": "string",
-                            "enum": ["hit", "stand", "double", "split"],
-                            "description": "The action to take."
-                        }),
-                    ),
-                ],
-                &["state", "action"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "action",
+                json!({
+                    "type": "string",
+                    "enum": ["hit", "stand", "double", "split"],
+                    "description": "The action to take."
+                }),
             ),
         ),
         apply_action,
@@ -87,7 +82,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "legal_blackjack_actions",
             "Lists the legal actions for whoever acts next (player: hit, stand, then double/split \
              when allowed; dealer: hit below 17, else stand).",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_actions,
@@ -98,13 +93,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_blackjack_dealer_action",
             "The dealer's options on the dealer's turn (exactly one: hit below 17, else stand). \
              Empty while the player acts or once the game is over.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_dealer_action,
@@ -175,21 +164,8 @@ fn header(legal: Option<bool>) -> Map<String, Value> {
     m
 }
 
-/// A whole-number argument as `i64`: JSON integers, and floats with no fractional part (JSON
-/// Schema counts `20.0` as an integer). `None` when absent or not representable.
-fn whole_arg(args: &Value, name: &str) -> Option<i64> {
-    let v = args.get(name)?;
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= i64::MIN as f64 && *f < i64::MAX as f64)
-            .map(|f| f as i64)
-    })
-}
-
 fn new_game(args: &Value) -> ToolOutput {
-    // The schema bounds both to 1..=MAX_CHIPS.
-    let stack = whole_arg(args, "stack").map_or(DEFAULT_STACK, |n| n.max(0) as u64);
-    let bet = whole_arg(args, "bet").map_or(DEFAULT_BET.min(stack), |n| n.max(0) as u64);
+    let (stack, bet) = common::stack_and_bet_args(args, DEFAULT_STACK, DEFAULT_BET);
     let mut rng = rng_from(common::seed_arg(args).as_ref());
     match BlackjackState::new_game(stack, bet, &mut rng) {
         Ok(state) => {
@@ -198,12 +174,7 @@ fn new_game(args: &Value) -> ToolOutput {
             out.extend(snapshot_fields(&state));
             ToolOutput::ok(Value::Object(out))
         }
-        Err(e) => {
-            let mut out = header(Some(false));
-            out.insert("stack".into(), json!(stack));
-            out.insert("bet".into(), json!(bet));
-            ToolOutput::failed(common::with_error(Value::Object(out), &e.message, e.reason))
-        }
+        Err(e) => common::stake_refused(SNAPSHOT, GAME_TYPE, stack, bet, &e),
     }
 }
 

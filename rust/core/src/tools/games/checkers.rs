@@ -207,7 +207,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
                  string and a gameId. {}",
                 side_note()
             ),
-            common::object_schema(&[("seed", common::seed_schema())], &[]),
+            common::seed_only_schema(),
         ),
         new_game,
     );
@@ -218,14 +218,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "Apply one checkers move to a state and return the new state. Captures are \
              mandatory and a multi-jump must be written in full (every landing square). An \
              illegal move returns legal:false, the unchanged state and a reason.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    ("move", move_schema()),
-                ],
-                &["state", "move"],
-            ),
+            common::apply_schema("state", state_schema(), "move", move_schema()),
         ),
         apply_move,
     );
@@ -235,7 +228,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "legal_checkers_moves",
             "List the legal checkers moves of the side to move (captures first; when a capture \
              exists only captures are legal).",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -246,13 +239,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_checkers_opponent_move",
             "Candidate moves for the checkers opponent, best first by a quick evaluation. \
              Choose exactly one of them.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -263,15 +250,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_checkers_move",
             "The built-in checkers AI's move for the side to move (levels random, easy, hard; \
              hard searches within timeMs).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,

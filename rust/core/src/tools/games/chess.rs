@@ -215,18 +215,13 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              e7e8q) or SAN (Nf3, O-O, exd5). Returns the new FEN, status, turn, check and the \
              move in UCI and SAN; an illegal move returns legal:false with the unchanged FEN and \
              the reason.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("fen", fen_schema()),
-                    (
-                        "moveUci",
-                        common::string_schema(
-                            "The move in UCI (e2e4, e1g1, e7e8q); SAN (Nf3, O-O) is accepted too.",
-                        ),
-                    ),
-                ],
-                &["fen", "moveUci"],
+            common::apply_schema(
+                "fen",
+                fen_schema(),
+                "moveUci",
+                common::string_schema(
+                    "The move in UCI (e2e4, e1g1, e7e8q); SAN (Nf3, O-O) is accepted too.",
+                ),
             ),
         ),
         apply_move,
@@ -236,7 +231,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_chess_moves",
             "List the legal moves of a chess position as UCI strings (empty when the game is over).",
-            common::object_schema(&[("fen", fen_schema())], &["fen"]),
+            common::state_only_schema("fen", fen_schema()),
         )
         .read_only(),
         legal_moves,
@@ -247,13 +242,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_chess_opponent_move",
             "Candidate moves for the side to move, best first by the built-in engine's quick \
              evaluation. Choose exactly one of movesUci and play it with apply_chess_move.",
-            common::object_schema(
-                &[
-                    ("fen", fen_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["fen"],
-            ),
+            common::choose_schema("fen", fen_schema()),
         )
         .read_only(),
         choose_move,
@@ -264,15 +253,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_chess_move",
             "Ask the built-in chess engine for a move (UCI and SAN) at a level: random, easy or \
              hard (alpha-beta search within timeMs).",
-            common::object_schema(
-                &[
-                    ("fen", fen_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["fen"],
-            ),
+            common::suggest_schema("fen", fen_schema()),
         )
         .read_only(),
         suggest_move,

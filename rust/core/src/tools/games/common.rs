@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agents_games::{Level, SearchLimits, Seed};
+use agents_games::{Level, MoveError, SearchLimits, Seed};
 use rand::RngExt;
 use serde_json::{Map, Value, json};
 
@@ -96,6 +96,54 @@ pub fn max_candidates_schema() -> Value {
     })
 }
 
+/// Arguments of a `new_*` tool that takes only the optional `seed`.
+pub fn seed_only_schema() -> Value {
+    object_schema(&[("seed", seed_schema())], &[])
+}
+
+/// Arguments of a `legal_*` tool: the required state under `state_key`.
+pub fn state_only_schema(state_key: &str, state: Value) -> Value {
+    object_schema(&[(state_key, state)], &[state_key])
+}
+
+/// Arguments of an `apply_*` tool: the optional `gameId`, the required state under `state_key`
+/// and the required move under `move_key`.
+pub fn apply_schema(state_key: &str, state: Value, move_key: &str, mv: Value) -> Value {
+    object_schema(
+        &[
+            ("gameId", game_id_schema()),
+            (state_key, state),
+            (move_key, mv),
+        ],
+        &[state_key, move_key],
+    )
+}
+
+/// Arguments of a `choose_*` tool: the required state under `state_key` and `maxCandidates`.
+pub fn choose_schema(state_key: &str, state: Value) -> Value {
+    object_schema(
+        &[
+            (state_key, state),
+            ("maxCandidates", max_candidates_schema()),
+        ],
+        &[state_key],
+    )
+}
+
+/// Arguments of a `suggest_*` tool: the required state under `state_key`, `level`, `timeMs`
+/// and `seed`.
+pub fn suggest_schema(state_key: &str, state: Value) -> Value {
+    object_schema(
+        &[
+            (state_key, state),
+            ("level", level_schema()),
+            ("timeMs", time_ms_schema()),
+            ("seed", seed_schema()),
+        ],
+        &[state_key],
+    )
+}
+
 /// The `seed` argument, if given. Integers (negative ones too) and strings are accepted.
 pub fn seed_arg(args: &Value) -> Option<Seed> {
     match args.get("seed")? {
@@ -122,6 +170,50 @@ pub fn limits_arg(args: &Value) -> SearchLimits {
         Some(ms) => SearchLimits::with_time(Duration::from_millis(ms)),
         None => SearchLimits::default(),
     }
+}
+
+/// Schema of a chip amount (`stack`, `bet`): an integer from 1 to `max`.
+pub fn chips_schema(max: u64, description: &str) -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": max, "description": description})
+}
+
+/// A whole-number argument as `i64`: JSON integers, and floats with no fractional part (JSON
+/// Schema counts `20.0` as an integer). `None` when absent or not representable.
+pub fn whole_arg(args: &Value, name: &str) -> Option<i64> {
+    let v = args.get(name)?;
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= i64::MIN as f64 && *f < i64::MAX as f64)
+            .map(|f| f as i64)
+    })
+}
+
+/// The `stack` and `bet` arguments of a `new_*` casino tool, with their defaults (the bet
+/// defaults to `default_bet`, or the stack if smaller). The schema bounds both to
+/// `1..=MAX_CHIPS`.
+pub fn stack_and_bet_args(args: &Value, default_stack: u64, default_bet: u64) -> (u64, u64) {
+    let stack = whole_arg(args, "stack").map_or(default_stack, |n| n.max(0) as u64);
+    let bet = whole_arg(args, "bet").map_or(default_bet.min(stack), |n| n.max(0) as u64);
+    (stack, bet)
+}
+
+/// The failed answer of a `new_*` casino tool whose stack or bet the engine refused:
+/// `{type, gameType, legal: false, stack, bet, error, reason}`.
+pub fn stake_refused(
+    snapshot: &str,
+    game_type: &str,
+    stack: u64,
+    bet: u64,
+    e: &MoveError,
+) -> ToolOutput {
+    let out = json!({
+        "type": snapshot,
+        "gameType": game_type,
+        "legal": false,
+        "stack": stack,
+        "bet": bet,
+    });
+    ToolOutput::failed(with_error(out, &e.message, e.reason))
 }
 
 /// The `maxCandidates` argument (default 20).

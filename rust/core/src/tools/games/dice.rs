@@ -38,25 +38,14 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     );
 }
 
-/// A whole-number argument as `i64`: JSON integers, and floats with no fractional part (JSON
-/// Schema counts `20.0` as an integer). `None` when absent or not representable.
-fn whole_arg(args: &Value, name: &str) -> Option<i64> {
-    let v = args.get(name)?;
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= i64::MIN as f64 && *f < i64::MAX as f64)
-            .map(|f| f as i64)
-    })
-}
-
 fn roll(args: &Value) -> ToolOutput {
     let sides_arg = args.get("sides").cloned().unwrap_or(Value::Null);
     let count_arg = args.get("count").cloned().unwrap_or(json!(1));
     // Integers beyond i64 can only be out of range.
-    let sides = whole_arg(args, "sides").unwrap_or(i64::MAX);
+    let sides = common::whole_arg(args, "sides").unwrap_or(i64::MAX);
     let count = match args.get("count") {
         None => 1,
-        Some(_) => whole_arg(args, "count").unwrap_or(i64::MAX),
+        Some(_) => common::whole_arg(args, "count").unwrap_or(i64::MAX),
     };
     let mut rng = rng_from(common::seed_arg(args).as_ref());
     match dice::roll(sides, count, &mut rng) {

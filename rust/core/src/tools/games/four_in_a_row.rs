@@ -6,10 +6,12 @@
 //! with the six grid rows separated by `/`, top row first. Moves are JSON integers 1–7.
 
 use agents_games::four_in_a_row::{Column, FourInARow};
-use agents_games::seed::rng_from;
 use serde_json::{Value, json};
 
-use super::common::{self, NO_MOVES_NOTE};
+use super::board::{self, BoardState};
+use super::common;
+#[cfg(test)]
+use super::common::NO_MOVES_NOTE;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 const GAME: &str = "four_in_a_row";
@@ -28,7 +30,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "new_four_in_a_row_game",
             "Start a four-in-a-row game (7 columns x 6 rows). The player (R) moves first.",
-            common::object_schema(&[("seed", common::seed_schema())], &[]),
+            common::seed_only_schema(),
         ),
         new_game,
     );
@@ -37,21 +39,16 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "apply_four_in_a_row_move",
             "Drop a disc of the side to move into a column (1-7) and return the new state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "column",
-                        json!({
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": 7,
-                            "description": "The column to drop the disc into, 1 (left) to 7 (right)."
-                        }),
-                    ),
-                ],
-                &["state", "column"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "column",
+                json!({
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 7,
+                    "description": "The column to drop the disc into, 1 (left) to 7 (right)."
+                }),
             ),
         ),
         apply_move,
@@ -61,7 +58,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_four_in_a_row_moves",
             "List the columns (1-7) the side to move may play.",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -71,13 +68,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "choose_four_in_a_row_opponent_move",
             "Candidate columns for the side to move, best first; choose exactly one of them.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -88,15 +79,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_four_in_a_row_move",
             "The built-in AI's column for the side to move (level random, easy or hard; hard is a \
              time-limited alpha-beta solver).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,
@@ -105,116 +88,50 @@ pub(super) fn register(registry: &mut ToolRegistry) {
 
 fn new_game(_args: &Value) -> ToolOutput {
     let pos = FourInARow::new();
-    ToolOutput::ok(json!({
-        "type": SNAPSHOT,
-        "gameType": GAME,
-        "gameId": common::new_game_id(),
-        "state": pos.to_string(),
-        "status": pos.status().as_str(),
-        "turn": pos.turn().as_str(),
-    }))
+    ToolOutput::ok(Value::Object(board::new_snapshot(&pos)))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let mut out = json!({"type": SNAPSHOT, "gameType": GAME});
-    common::echo_game_id(&mut out, args);
-    let obj = out.as_object_mut().expect("json object");
-    let pos = match input.parse::<FourInARow>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            obj.insert("legal".into(), json!(false));
-            obj.insert("state".into(), json!(input));
-            return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state"));
-        }
-    };
-    let column = args.get("column").and_then(Value::as_i64).unwrap_or(0);
-    match Column::from_number(column).and_then(|c| pos.apply(c)) {
-        Ok(next) => {
-            obj.insert("legal".into(), json!(true));
-            obj.insert("state".into(), json!(next.to_string()));
-            obj.insert("status".into(), json!(next.status().as_str()));
-            obj.insert("turn".into(), json!(next.turn().as_str()));
-            if let Some(last) = next.last_move() {
-                obj.insert("lastAction".into(), json!(last.to_string()));
-            }
-            if let Some(w) = next.winner() {
-                obj.insert("winner".into(), json!(w.as_str()));
-            }
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            obj.insert("legal".into(), json!(false));
-            obj.insert("state".into(), json!(input));
-            obj.insert("status".into(), json!(pos.status().as_str()));
-            obj.insert("turn".into(), json!(pos.turn().as_str()));
-            if let Some(w) = pos.winner() {
-                obj.insert("winner".into(), json!(w.as_str()));
-            }
-            ToolOutput::failed(common::with_error(out, &e.message, e.reason))
-        }
-    }
+    board::apply_answer(args, |pos: &FourInARow| {
+        let next = Column::from_number(args.get("column").and_then(Value::as_i64).unwrap_or(0))
+            .and_then(|c| pos.apply(c))?;
+        let extra = board::last_action(next.last_move());
+        Ok((next, extra))
+    })
 }
 
 fn numbers(columns: impl IntoIterator<Item = Column>) -> Vec<u8> {
     columns.into_iter().map(Column::number).collect()
 }
 
-fn list_answer(kind: &str, args: &Value, pick: impl Fn(&FourInARow) -> Vec<u8>) -> ToolOutput {
-    let mut out = json!({"type": kind, "gameType": GAME, "moves": []});
-    if kind == "opponent_choice" {
-        out["policy"] = common::policy("mustChooseFromMoves");
-    }
-    match common::str_arg(args, "state").parse::<FourInARow>() {
-        Err(e) => ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-        Ok(pos) => {
-            let moves = pick(&pos);
-            let empty = moves.is_empty();
-            out["moves"] = json!(moves);
-            out["turn"] = json!(pos.turn().as_str());
-            out["status"] = json!(pos.status().as_str());
-            if let Some(w) = pos.winner() {
-                out["winner"] = json!(w.as_str());
-            }
-            common::list_output(out, empty, NO_MOVES_NOTE)
-        }
-    }
-}
-
 fn legal_moves(args: &Value) -> ToolOutput {
-    list_answer("legal_moves", args, |pos| numbers(pos.legal_moves()))
+    board::legal_answer(args, |pos: &FourInARow| numbers(pos.legal_moves()))
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let max = common::max_candidates_arg(args);
-    list_answer("opponent_choice", args, |pos| {
-        numbers(pos.ranked_moves().into_iter().take(max))
-    })
+    board::choose_answer(args, |pos: &FourInARow| numbers(pos.ranked_moves()))
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
-    let mut out = json!({"type": "ai_move", "gameType": GAME});
-    let pos = match common::str_arg(args, "state").parse::<FourInARow>() {
-        Ok(pos) => pos,
-        Err(e) => return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-    };
-    let level = common::level_arg(args);
-    let mut rng = rng_from(common::seed_arg(args).as_ref());
-    match pos.choose_move(level, common::limits_arg(args), &mut rng) {
-        Some(column) => {
-            out["move"] = json!(column.number());
-            out["level"] = json!(level.as_str());
-            out["turn"] = json!(pos.turn().as_str());
-            ToolOutput::ok(out)
-        }
-        None => {
-            out["status"] = json!(pos.status().as_str());
-            out["turn"] = json!(pos.turn().as_str());
-            if let Some(w) = pos.winner() {
-                out["winner"] = json!(w.as_str());
-            }
-            ToolOutput::failed(common::with_error(out, NO_MOVES_NOTE, "game_over"))
-        }
+    board::suggest_answer(args, |pos: &FourInARow, level, limits, rng| {
+        pos.choose_move(level, limits, rng).map(|m| m.number())
+    })
+}
+
+impl BoardState for FourInARow {
+    const GAME_TYPE: &'static str = GAME;
+    const SNAPSHOT: &'static str = SNAPSHOT;
+
+    fn status(&self) -> &'static str {
+        self.status().as_str()
+    }
+
+    fn turn(&self) -> &'static str {
+        self.turn().as_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        self.winner().map(|w| w.as_str())
     }
 }
 

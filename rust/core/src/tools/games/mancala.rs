@@ -148,7 +148,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "new_mancala_game",
             "Start a game of mancala (Kalah, 6 pits per side, 4 seeds each). The player moves first. \
              Returns the state string to pass to the other mancala tools.",
-            common::object_schema(&[("seed", common::seed_schema())], &[]),
+            common::seed_only_schema(),
         ),
         new_game,
     );
@@ -159,21 +159,16 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "Sow one pit (1-6, numbered in the mover's sowing order) for the side to move. Last \
              seed in the own store gives another turn; last seed in an own empty pit captures the \
              opposite pit. Returns the new state, or legal:false with the unchanged state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "pit",
-                        json!({
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": 6,
-                            "description": "The pit to sow, 1-6, counted from the side to move's first pit."
-                        }),
-                    ),
-                ],
-                &["state", "pit"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "pit",
+                json!({
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 6,
+                    "description": "The pit to sow, 1-6, counted from the side to move's first pit."
+                }),
             ),
         ),
         apply_move,
@@ -183,7 +178,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_mancala_moves",
             "List the pits (integers 1-6) the side to move may sow.",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -194,13 +189,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_mancala_opponent_move",
             "Candidate pits for the side to move, best first by the built-in evaluation; choose \
              exactly one of them.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -211,15 +200,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_mancala_move",
             "The built-in AI's pit for the side to move (random, easy, or hard: alpha-beta search \
              within timeMs).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,

@@ -7,6 +7,8 @@
 
 pub mod common;
 
+mod board;
+
 mod blackjack;
 mod checkers;
 mod chess;

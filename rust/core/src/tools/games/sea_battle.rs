@@ -152,7 +152,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "Start a sea battle: two 10x10 boards, each with ships of lengths 5, 4, 3, 3 and 2 \
              placed at random (never touching). The player fires first. Pass a seed for a \
              reproducible fleet.",
-            common::object_schema(&[("seed", common::seed_schema())], &[]),
+            common::seed_only_schema(),
         ),
         new_game,
     );
@@ -162,19 +162,14 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "apply_sea_battle_move",
             "The side to move (T) fires at a coordinate of the other side's board. Returns the new \
              state and lastAction <COORD>:miss|hit|sunk(N), or legal:false with the unchanged state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "coord",
-                        json!({
-                            "type": "string",
-                            "description": "Target cell A1 through J10 (column letter A-J, row 1-10; case-insensitive)."
-                        }),
-                    ),
-                ],
-                &["state", "coord"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "coord",
+                json!({
+                    "type": "string",
+                    "description": "Target cell A1 through J10 (column letter A-J, row 1-10; case-insensitive)."
+                }),
             ),
         ),
         apply_move,
@@ -184,7 +179,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_sea_battle_moves",
             "List the cells the side to move has not fired at yet, row by row (A1, B1, ..., J1, A2, ...).",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -195,13 +190,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "choose_sea_battle_opponent_move",
             "Candidate cells for the side to move, most likely ship locations first (from its own \
              fog board only); choose exactly one of them.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -212,15 +201,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_sea_battle_move",
             "The built-in AI's shot for the side to move (random; easy: random plus targeting after \
              a hit; hard: probability density hunting and targeting). Uses only that side's fog board.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,

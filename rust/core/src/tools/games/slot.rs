@@ -16,10 +16,6 @@ use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 const DEFAULT_STACK: u64 = 1000;
 const DEFAULT_BET: u64 = 10;
 
-fn chips_schema(description: &str) -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_CHIPS, "description": description})
-}
-
 pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
@@ -28,10 +24,14 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "Starts a slot machine session (three weighted reels; only three of a kind pays).",
             common::object_schema(
                 &[
-                    ("stack", chips_schema("Starting stack (default 1000).")),
+                    (
+                        "stack",
+                        common::chips_schema(MAX_CHIPS, "Starting stack (default 1000)."),
+                    ),
                     (
                         "bet",
-                        chips_schema(
+                        common::chips_schema(
+                            MAX_CHIPS,
                             "Bet per spin (default 10, or the stack if smaller); at most the stack.",
                         ),
                     ),
@@ -88,29 +88,11 @@ fn snapshot(state: &SlotState, legal: Option<bool>) -> Map<String, Value> {
     m
 }
 
-/// A whole-number argument as `i64`: JSON integers, and floats with no fractional part (JSON
-/// Schema counts `20.0` as an integer). `None` when absent or not representable.
-fn whole_arg(args: &Value, name: &str) -> Option<i64> {
-    let v = args.get(name)?;
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= i64::MIN as f64 && *f < i64::MAX as f64)
-            .map(|f| f as i64)
-    })
-}
-
 fn new_game(args: &Value) -> ToolOutput {
-    // The schema bounds both to 1..=MAX_CHIPS.
-    let stack = whole_arg(args, "stack").map_or(DEFAULT_STACK, |n| n.max(0) as u64);
-    let bet = whole_arg(args, "bet").map_or(DEFAULT_BET.min(stack), |n| n.max(0) as u64);
+    let (stack, bet) = common::stack_and_bet_args(args, DEFAULT_STACK, DEFAULT_BET);
     match SlotState::new(stack, bet) {
         Ok(state) => ToolOutput::ok(Value::Object(snapshot(&state, None))),
-        Err(e) => ToolOutput::failed(common::with_error(
-            json!({"type": "slot_snapshot", "gameType": "slot", "legal": false,
-                   "stack": stack, "bet": bet}),
-            &e.message,
-            e.reason,
-        )),
+        Err(e) => common::stake_refused("slot_snapshot", "slot", stack, bet, &e),
     }
 }
 

@@ -6,11 +6,13 @@
 //! with the three grid rows separated by `/`, row 1 first. Moves are squares `A1`–`C3`
 //! (letter = column), accepted trimmed and case-insensitive, answered upper-case.
 
-use agents_games::seed::rng_from;
 use agents_games::tic_tac_toe::{Coord, Mark, TicTacToe};
 use serde_json::{Value, json};
 
-use super::common::{self, NO_MOVES_NOTE};
+use super::board::{self, BoardState};
+use super::common;
+#[cfg(test)]
+use super::common::NO_MOVES_NOTE;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 const GAME: &str = "tic_tac_toe";
@@ -52,18 +54,11 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "apply_tic_tac_toe_move",
             "Mark a square (A1-C3, letter = column, digit = row) for the side to move and return \
              the new state.",
-            common::object_schema(
-                &[
-                    ("gameId", common::game_id_schema()),
-                    ("state", state_schema()),
-                    (
-                        "coord",
-                        common::string_schema(
-                            "The square, A1 through C3 (letter = column, digit = row).",
-                        ),
-                    ),
-                ],
-                &["state", "coord"],
+            common::apply_schema(
+                "state",
+                state_schema(),
+                "coord",
+                common::string_schema("The square, A1 through C3 (letter = column, digit = row)."),
             ),
         ),
         apply_move,
@@ -73,7 +68,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "legal_tic_tac_toe_moves",
             "List the empty squares the side to move may mark.",
-            common::object_schema(&[("state", state_schema())], &["state"]),
+            common::state_only_schema("state", state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -83,13 +78,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
         ToolSpec::new(
             "choose_tic_tac_toe_opponent_move",
             "Candidate squares for the side to move, best first (perfect play); choose exactly one.",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("maxCandidates", common::max_candidates_schema()),
-                ],
-                &["state"],
-            ),
+            common::choose_schema("state", state_schema()),
         )
         .read_only(),
         choose_move,
@@ -100,15 +89,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
             "suggest_tic_tac_toe_move",
             "The built-in AI's square for the side to move (level random, easy or hard; hard is \
              perfect and never loses).",
-            common::object_schema(
-                &[
-                    ("state", state_schema()),
-                    ("level", common::level_schema()),
-                    ("timeMs", common::time_ms_schema()),
-                    ("seed", common::seed_schema()),
-                ],
-                &["state"],
-            ),
+            common::suggest_schema("state", state_schema()),
         )
         .read_only(),
         suggest_move,
@@ -121,120 +102,57 @@ fn new_game(args: &Value) -> ToolOutput {
         _ => Mark::X,
     };
     let pos = TicTacToe::new(mark);
-    ToolOutput::ok(json!({
-        "type": SNAPSHOT,
-        "gameType": GAME,
-        "gameId": common::new_game_id(),
-        "state": pos.to_string(),
-        "status": pos.status().as_str(),
-        "turn": pos.turn().as_str(),
-        "playerSymbol": pos.player_mark().to_string(),
-        "opponentSymbol": pos.opponent_mark().to_string(),
-    }))
+    let mut out = board::new_snapshot(&pos);
+    out.insert("playerSymbol".into(), json!(pos.player_mark().to_string()));
+    out.insert(
+        "opponentSymbol".into(),
+        json!(pos.opponent_mark().to_string()),
+    );
+    ToolOutput::ok(Value::Object(out))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let mut out = json!({"type": SNAPSHOT, "gameType": GAME});
-    common::echo_game_id(&mut out, args);
-    let obj = out.as_object_mut().expect("json object");
-    let pos = match input.parse::<TicTacToe>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            obj.insert("legal".into(), json!(false));
-            obj.insert("state".into(), json!(input));
-            return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state"));
-        }
-    };
-    match common::str_arg(args, "coord")
-        .parse::<Coord>()
-        .and_then(|c| pos.apply(c))
-    {
-        Ok(next) => {
-            obj.insert("legal".into(), json!(true));
-            obj.insert("state".into(), json!(next.to_string()));
-            obj.insert("status".into(), json!(next.status().as_str()));
-            obj.insert("turn".into(), json!(next.turn().as_str()));
-            if let Some(last) = next.last_move() {
-                obj.insert("lastAction".into(), json!(last.to_string()));
-            }
-            if let Some(w) = next.winner() {
-                obj.insert("winner".into(), json!(w.as_str()));
-            }
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            obj.insert("legal".into(), json!(false));
-            obj.insert("state".into(), json!(input));
-            obj.insert("status".into(), json!(pos.status().as_str()));
-            obj.insert("turn".into(), json!(pos.turn().as_str()));
-            if let Some(w) = pos.winner() {
-                obj.insert("winner".into(), json!(w.as_str()));
-            }
-            ToolOutput::failed(common::with_error(out, &e.message, e.reason))
-        }
-    }
+    board::apply_answer(args, |pos: &TicTacToe| {
+        let next = common::str_arg(args, "coord")
+            .parse::<Coord>()
+            .and_then(|c| pos.apply(c))?;
+        let extra = board::last_action(next.last_move());
+        Ok((next, extra))
+    })
 }
 
 fn names(coords: impl IntoIterator<Item = Coord>) -> Vec<String> {
     coords.into_iter().map(|c| c.to_string()).collect()
 }
 
-fn list_answer(kind: &str, args: &Value, pick: impl Fn(&TicTacToe) -> Vec<String>) -> ToolOutput {
-    let mut out = json!({"type": kind, "gameType": GAME, "moves": []});
-    if kind == "opponent_choice" {
-        out["policy"] = common::policy("mustChooseFromMoves");
-    }
-    match common::str_arg(args, "state").parse::<TicTacToe>() {
-        Err(e) => ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-        Ok(pos) => {
-            let moves = pick(&pos);
-            let empty = moves.is_empty();
-            out["moves"] = json!(moves);
-            out["turn"] = json!(pos.turn().as_str());
-            out["status"] = json!(pos.status().as_str());
-            if let Some(w) = pos.winner() {
-                out["winner"] = json!(w.as_str());
-            }
-            common::list_output(out, empty, NO_MOVES_NOTE)
-        }
-    }
-}
-
 fn legal_moves(args: &Value) -> ToolOutput {
-    list_answer("legal_moves", args, |pos| names(pos.legal_moves()))
+    board::legal_answer(args, |pos: &TicTacToe| names(pos.legal_moves()))
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let max = common::max_candidates_arg(args);
-    list_answer("opponent_choice", args, |pos| {
-        names(pos.ranked_moves().into_iter().take(max))
-    })
+    board::choose_answer(args, |pos: &TicTacToe| names(pos.ranked_moves()))
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
-    let mut out = json!({"type": "ai_move", "gameType": GAME});
-    let pos = match common::str_arg(args, "state").parse::<TicTacToe>() {
-        Ok(pos) => pos,
-        Err(e) => return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-    };
-    let level = common::level_arg(args);
-    let mut rng = rng_from(common::seed_arg(args).as_ref());
-    match pos.choose_move(level, common::limits_arg(args), &mut rng) {
-        Some(coord) => {
-            out["move"] = json!(coord.to_string());
-            out["level"] = json!(level.as_str());
-            out["turn"] = json!(pos.turn().as_str());
-            ToolOutput::ok(out)
-        }
-        None => {
-            out["status"] = json!(pos.status().as_str());
-            out["turn"] = json!(pos.turn().as_str());
-            if let Some(w) = pos.winner() {
-                out["winner"] = json!(w.as_str());
-            }
-            ToolOutput::failed(common::with_error(out, NO_MOVES_NOTE, "game_over"))
-        }
+    board::suggest_answer(args, |pos: &TicTacToe, level, limits, rng| {
+        pos.choose_move(level, limits, rng).map(|m| m.to_string())
+    })
+}
+
+impl BoardState for TicTacToe {
+    const GAME_TYPE: &'static str = GAME;
+    const SNAPSHOT: &'static str = SNAPSHOT;
+
+    fn status(&self) -> &'static str {
+        self.status().as_str()
+    }
+
+    fn turn(&self) -> &'static str {
+        self.turn().as_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        self.winner().map(|w| w.as_str())
     }
 }
 
