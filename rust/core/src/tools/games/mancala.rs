@@ -4,10 +4,10 @@
 //! The state string and the rules are those of [`agents_games::mancala`]. Moves are pit numbers
 //! 1–6 (JSON integers) of the side to move, numbered in its own sowing order.
 
-use agents_games::mancala::{MancalaState, Status};
-use agents_games::seed::rng_from;
+use agents_games::mancala::MancalaState;
 use serde_json::{Value, json};
 
+use super::board::{self, BoardState};
 use super::common;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
@@ -20,124 +20,50 @@ fn state_schema() -> Value {
     )
 }
 
-/// `status`, `turn` and (when over) `winner` of a parsed state, inserted into `out`.
-fn describe(out: &mut Value, state: &MancalaState) {
-    if let Some(obj) = out.as_object_mut() {
-        obj.insert("status".into(), json!(state.status().as_str()));
-        obj.insert("turn".into(), json!(state.turn().as_str()));
-        if let Some(w) = state.winner() {
-            obj.insert("winner".into(), json!(w.as_str()));
-        }
-    }
-}
-
 fn new_game(args: &Value) -> ToolOutput {
     // The start position involves no randomness; `seed` is accepted (and ignored) so every
     // `new_*` tool takes the same arguments.
     let _ = common::seed_arg(args);
-    let state = MancalaState::new();
-    let mut out = json!({
-        "type": SNAPSHOT,
-        "gameType": GAME_TYPE,
-        "gameId": common::new_game_id(),
-        "state": state.to_string(),
-    });
-    describe(&mut out, &state);
-    ToolOutput::ok(out)
+    ToolOutput::ok(Value::Object(board::new_snapshot(&MancalaState::new())))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
     let pit = args.get("pit").and_then(Value::as_i64).unwrap_or(0);
-    let mut out = json!({
-        "type": SNAPSHOT,
-        "gameType": GAME_TYPE,
-        "legal": false,
-        "state": input,
-    });
-    common::echo_game_id(&mut out, args);
-    let state = match input.parse::<MancalaState>() {
-        Ok(state) => state,
-        Err(e) => {
-            return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state"));
-        }
-    };
-    match state.apply(pit) {
-        Ok(next) => {
-            out["legal"] = json!(true);
-            out["state"] = json!(next.to_string());
-            describe(&mut out, &next);
-            if let Some(la) = next.last_action() {
-                out["lastAction"] = json!(la.to_string());
-            }
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            describe(&mut out, &state);
-            ToolOutput::failed(common::with_error(out, &e.message, e.reason))
-        }
-    }
-}
-
-/// The common head of `legal_*`/`choose_*`: the parsed state, or the failed output.
-fn parse_for_list(args: &Value, kind: &str) -> Result<(MancalaState, Value), ToolOutput> {
-    let input = common::str_arg(args, "state");
-    let out = json!({"type": kind, "gameType": GAME_TYPE, "moves": []});
-    match input.parse::<MancalaState>() {
-        Ok(state) => Ok((state, out)),
-        Err(e) => Err(ToolOutput::failed(common::with_error(
-            out,
-            e.message(),
-            "invalid_state",
-        ))),
-    }
+    board::apply_answer(args, |state: &MancalaState| {
+        let next = state.apply(pit)?;
+        let extra = board::last_action(next.last_action());
+        Ok((next, extra))
+    })
 }
 
 fn legal_moves(args: &Value) -> ToolOutput {
-    let (state, mut out) = match parse_for_list(args, "legal_moves") {
-        Ok(parsed) => parsed,
-        Err(failed) => return failed,
-    };
-    let moves = state.legal_moves();
-    out["moves"] = json!(moves);
-    describe(&mut out, &state);
-    common::list_output(out, moves.is_empty(), common::NO_MOVES_NOTE)
+    board::legal_answer(args, |state: &MancalaState| state.legal_moves())
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let (state, mut out) = match parse_for_list(args, "opponent_choice") {
-        Ok(parsed) => parsed,
-        Err(failed) => return failed,
-    };
-    let mut moves = state.ranked_moves();
-    moves.truncate(common::max_candidates_arg(args));
-    out["moves"] = json!(moves);
-    out["policy"] = common::policy("mustChooseFromMoves");
-    describe(&mut out, &state);
-    common::list_output(out, moves.is_empty(), common::NO_MOVES_NOTE)
+    board::choose_answer(args, |state: &MancalaState| state.ranked_moves())
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let mut out = json!({"type": "ai_move", "gameType": GAME_TYPE});
-    let state = match input.parse::<MancalaState>() {
-        Ok(state) => state,
-        Err(e) => return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-    };
-    let level = common::level_arg(args);
-    let mut rng = rng_from(common::seed_arg(args).as_ref());
-    match state.choose_move(level, common::limits_arg(args), &mut rng) {
-        Some(pit) => {
-            out["move"] = json!(pit);
-            out["level"] = json!(level.as_str());
-            out["turn"] = json!(state.turn().as_str());
-            ToolOutput::ok(out)
-        }
-        None => {
-            debug_assert_eq!(state.status(), Status::GameOver);
-            describe(&mut out, &state);
-            ToolOutput::failed(common::with_error(out, common::NO_MOVES_NOTE, "game_over"))
-        }
+    board::suggest_answer(args, |state: &MancalaState, level, limits, rng| {
+        state.choose_move(level, limits, rng)
+    })
+}
+
+impl BoardState for MancalaState {
+    const GAME_TYPE: &'static str = GAME_TYPE;
+    const SNAPSHOT: &'static str = SNAPSHOT;
+
+    fn status(&self) -> &'static str {
+        self.status().as_str()
+    }
+
+    fn turn(&self) -> &'static str {
+        self.turn().as_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        self.winner().map(|w| w.as_str())
     }
 }
 

@@ -10,6 +10,7 @@ use agents_games::sea_battle::{Coord, SeaBattleState};
 use agents_games::seed::rng_from;
 use serde_json::{Value, json};
 
+use super::board::{self, BoardState};
 use super::common;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
@@ -22,125 +23,52 @@ fn state_schema() -> Value {
     )
 }
 
-/// `status`, `turn` and (when over) `winner` of a parsed state, inserted into `out`.
-fn describe(out: &mut Value, state: &SeaBattleState) {
-    if let Some(obj) = out.as_object_mut() {
-        obj.insert("status".into(), json!(state.status().as_str()));
-        obj.insert("turn".into(), json!(state.turn().as_str()));
-        if let Some(w) = state.winner() {
-            obj.insert("winner".into(), json!(w.as_str()));
-        }
-    }
-}
-
-fn coords_json(moves: &[Coord]) -> Value {
-    Value::Array(moves.iter().map(|c| Value::String(c.to_string())).collect())
+fn names(coords: impl IntoIterator<Item = Coord>) -> Vec<String> {
+    coords.into_iter().map(|c| c.to_string()).collect()
 }
 
 fn new_game(args: &Value) -> ToolOutput {
     let mut rng = rng_from(common::seed_arg(args).as_ref());
     let state = SeaBattleState::new_game(&mut rng);
-    let mut out = json!({
-        "type": SNAPSHOT,
-        "gameType": GAME_TYPE,
-        "gameId": common::new_game_id(),
-        "state": state.to_string(),
-    });
-    describe(&mut out, &state);
-    ToolOutput::ok(out)
+    ToolOutput::ok(Value::Object(board::new_snapshot(&state)))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let coord = common::str_arg(args, "coord");
-    let mut out = json!({
-        "type": SNAPSHOT,
-        "gameType": GAME_TYPE,
-        "legal": false,
-        "state": input,
-    });
-    common::echo_game_id(&mut out, args);
-    let state = match input.parse::<SeaBattleState>() {
-        Ok(state) => state,
-        Err(e) => {
-            return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state"));
-        }
-    };
-    match state.apply_str(coord) {
-        Ok(next) => {
-            out["legal"] = json!(true);
-            out["state"] = json!(next.to_string());
-            describe(&mut out, &next);
-            if let Some(shot) = next.last_action() {
-                out["lastAction"] = json!(shot.to_string());
-            }
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            describe(&mut out, &state);
-            ToolOutput::failed(common::with_error(out, &e.message, e.reason))
-        }
-    }
-}
-
-/// The common head of `legal_*`/`choose_*`: the parsed state, or the failed output.
-fn parse_for_list(args: &Value, kind: &str) -> Result<(SeaBattleState, Value), ToolOutput> {
-    let input = common::str_arg(args, "state");
-    let out = json!({"type": kind, "gameType": GAME_TYPE, "moves": []});
-    match input.parse::<SeaBattleState>() {
-        Ok(state) => Ok((state, out)),
-        Err(e) => Err(ToolOutput::failed(common::with_error(
-            out,
-            e.message(),
-            "invalid_state",
-        ))),
-    }
+    board::apply_answer(args, |state: &SeaBattleState| {
+        let next = state.apply_str(common::str_arg(args, "coord"))?;
+        let extra = board::last_action(next.last_action());
+        Ok((next, extra))
+    })
 }
 
 fn legal_moves(args: &Value) -> ToolOutput {
-    let (state, mut out) = match parse_for_list(args, "legal_moves") {
-        Ok(parsed) => parsed,
-        Err(failed) => return failed,
-    };
-    let moves = state.legal_moves();
-    out["moves"] = coords_json(&moves);
-    describe(&mut out, &state);
-    common::list_output(out, moves.is_empty(), common::NO_MOVES_NOTE)
+    board::legal_answer(args, |state: &SeaBattleState| names(state.legal_moves()))
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let (state, mut out) = match parse_for_list(args, "opponent_choice") {
-        Ok(parsed) => parsed,
-        Err(failed) => return failed,
-    };
-    let mut moves = state.ranked_moves();
-    moves.truncate(common::max_candidates_arg(args));
-    out["moves"] = coords_json(&moves);
-    out["policy"] = common::policy("mustChooseFromMoves");
-    describe(&mut out, &state);
-    common::list_output(out, moves.is_empty(), common::NO_MOVES_NOTE)
+    board::choose_answer(args, |state: &SeaBattleState| names(state.ranked_moves()))
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let mut out = json!({"type": "ai_move", "gameType": GAME_TYPE});
-    let state = match input.parse::<SeaBattleState>() {
-        Ok(state) => state,
-        Err(e) => return ToolOutput::failed(common::with_error(out, e.message(), "invalid_state")),
-    };
-    let level = common::level_arg(args);
-    let mut rng = rng_from(common::seed_arg(args).as_ref());
-    match state.choose_move(level, common::limits_arg(args), &mut rng) {
-        Some(coord) => {
-            out["move"] = json!(coord.to_string());
-            out["level"] = json!(level.as_str());
-            out["turn"] = json!(state.turn().as_str());
-            ToolOutput::ok(out)
-        }
-        None => {
-            describe(&mut out, &state);
-            ToolOutput::failed(common::with_error(out, common::NO_MOVES_NOTE, "game_over"))
-        }
+    board::suggest_answer(args, |state: &SeaBattleState, level, limits, rng| {
+        state.choose_move(level, limits, rng).map(|c| c.to_string())
+    })
+}
+
+impl BoardState for SeaBattleState {
+    const GAME_TYPE: &'static str = GAME_TYPE;
+    const SNAPSHOT: &'static str = SNAPSHOT;
+
+    fn status(&self) -> &'static str {
+        self.status().as_str()
+    }
+
+    fn turn(&self) -> &'static str {
+        self.turn().as_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        self.winner().map(|w| w.as_str())
     }
 }
 
