@@ -4,9 +4,9 @@
 //! The state grammar, rules and move notation are documented in [`agents_games::checkers`].
 
 use agents_games::checkers::{Color, Move, Position, Status};
-use agents_games::seed::rng_from;
 use serde_json::{Map, Value, json};
 
+use super::board::{self, BoardState};
 use super::common;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
@@ -29,162 +29,78 @@ fn move_schema() -> Value {
     )
 }
 
-/// Adds `status`, `turn` and (on game over) `winner` of `pos` to `obj`.
-fn insert_status(obj: &mut Map<String, Value>, pos: &Position) {
-    let status = pos.status();
-    obj.insert("status".into(), json!(status.as_str()));
-    obj.insert("turn".into(), json!(pos.turn().as_str()));
-    if let Status::GameOver { winner } = status {
-        obj.insert("winner".into(), json!(winner.as_str()));
-    }
-}
-
-fn with_status(mut value: Value, pos: &Position) -> Value {
-    if let Some(obj) = value.as_object_mut() {
-        insert_status(obj, pos);
-    }
-    value
-}
-
 fn notations<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Vec<String> {
     moves.into_iter().map(Move::to_string).collect()
 }
 
 fn new_game(_args: &Value) -> ToolOutput {
-    let pos = Position::start();
-    let out = json!({
-        "type": SNAPSHOT,
-        "gameType": GAME_TYPE,
-        "gameId": common::new_game_id(),
-        "state": pos.to_string(),
-    });
-    ToolOutput::ok(with_status(out, &pos))
+    ToolOutput::ok(Value::Object(board::new_snapshot(&Position::start())))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let mv_text = common::str_arg(args, "move");
-    let base = json!({"type": SNAPSHOT, "gameType": GAME_TYPE, "legal": false, "state": input});
-    let pos = match input.parse::<Position>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            let mut out = common::with_error(base, e.message(), "invalid_state");
-            common::echo_game_id(&mut out, args);
-            return ToolOutput::failed(out);
-        }
-    };
-    match pos.play(mv_text) {
-        Ok((next, mv)) => {
-            let mut out = json!({
-                "type": SNAPSHOT,
-                "gameType": GAME_TYPE,
-                "legal": true,
-                "state": next.to_string(),
-                "lastMove": {"notation": mv.to_string()},
-            });
-            out = with_status(out, &next);
-            common::echo_game_id(&mut out, args);
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            let mut out = with_status(common::with_error(base, &e.message, e.reason), &pos);
-            common::echo_game_id(&mut out, args);
-            ToolOutput::failed(out)
-        }
-    }
+    board::apply_answer(args, |pos: &Position| {
+        let (next, mv) = pos.play(common::str_arg(args, "move"))?;
+        let mut extra = Map::new();
+        extra.insert("lastMove".into(), json!({"notation": mv.to_string()}));
+        Ok((next, extra))
+    })
 }
 
 fn legal_moves(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let pos = match input.parse::<Position>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            let base = json!({
-                "type": "legal_moves",
-                "gameType": GAME_TYPE,
-                "moves": [],
-                "forcedCaptures": [],
-                "mustCapture": false,
-            });
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
-        }
-    };
-    let moves = pos.legal_moves();
-    // Captures first, then simple moves; when a capture exists only captures are legal.
-    let (captures, simple): (Vec<&Move>, Vec<&Move>) = moves.iter().partition(|m| m.is_capture());
-    let forced = notations(captures.iter().copied());
-    let mut listed = forced.clone();
-    listed.extend(notations(simple));
-    let out = json!({
-        "type": "legal_moves",
-        "gameType": GAME_TYPE,
-        "moves": listed,
-        "forcedCaptures": forced,
-        "mustCapture": !forced.is_empty(),
-    });
-    common::list_output(
-        with_status(out, &pos),
-        moves.is_empty(),
-        common::NO_MOVES_NOTE,
-    )
+    let mut head = board::list_head::<Position>("legal_moves");
+    head["forcedCaptures"] = json!([]);
+    head["mustCapture"] = json!(false);
+    board::list_answer(args, head, |pos: &Position, out| {
+        let moves = pos.legal_moves();
+        // Captures first, then simple moves; when a capture exists only captures are legal.
+        let (captures, simple): (Vec<&Move>, Vec<&Move>) =
+            moves.iter().partition(|m| m.is_capture());
+        let forced = notations(captures.iter().copied());
+        let mut listed = forced.clone();
+        listed.extend(notations(simple));
+        out.insert("mustCapture".into(), json!(!forced.is_empty()));
+        out.insert("forcedCaptures".into(), json!(forced));
+        board::put_moves(out, "moves", &listed)
+    })
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
     let policy = common::policy("mustChooseFromMoves");
-    let pos = match input.parse::<Position>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            let base = json!({
-                "type": "opponent_choice",
-                "gameType": GAME_TYPE,
-                "moves": [],
-                "policy": policy,
-            });
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
-        }
-    };
+    let mut head = board::list_head::<Position>("opponent_choice");
+    head["policy"] = policy.clone();
     let max = common::max_candidates_arg(args);
-    let ranked = pos.ranked_moves();
-    let moves = notations(ranked.iter().take(max));
-    let out = json!({
-        "type": "opponent_choice",
-        "gameType": GAME_TYPE,
-        "moves": moves,
-        "mustCapture": pos.must_capture(),
-        "policy": policy,
-    });
-    common::list_output(
-        with_status(out, &pos),
-        ranked.is_empty(),
-        common::NO_MOVES_NOTE,
-    )
+    board::list_answer(args, head, |pos: &Position, out| {
+        let ranked = pos.ranked_moves();
+        board::put_moves(out, "moves", &notations(ranked.iter().take(max)));
+        out.insert("mustCapture".into(), json!(pos.must_capture()));
+        out.insert("policy".into(), policy);
+        ranked.is_empty()
+    })
 }
 
 fn suggest_move(args: &Value) -> ToolOutput {
-    let input = common::str_arg(args, "state");
-    let base = json!({"type": "ai_move", "gameType": GAME_TYPE});
-    let pos = match input.parse::<Position>() {
-        Ok(pos) => pos,
-        Err(e) => {
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
+    board::suggest_answer(args, |pos: &Position, level, limits, rng| {
+        pos.choose_move(level, limits, rng).map(|m| m.to_string())
+    })
+}
+
+impl BoardState for Position {
+    const GAME_TYPE: &'static str = GAME_TYPE;
+    const SNAPSHOT: &'static str = SNAPSHOT;
+
+    fn status(&self) -> &'static str {
+        self.status().as_str()
+    }
+
+    fn turn(&self) -> &'static str {
+        self.turn().as_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        match self.status() {
+            Status::GameOver { winner } => Some(winner.as_str()),
+            Status::InProgress => None,
         }
-    };
-    let level = common::level_arg(args);
-    let limits = common::limits_arg(args);
-    let mut rng = rng_from(common::seed_arg(args).as_ref());
-    match pos.choose_move(level, limits, &mut rng) {
-        Some(mv) => ToolOutput::ok(json!({
-            "type": "ai_move",
-            "gameType": GAME_TYPE,
-            "move": mv.to_string(),
-            "level": level.as_str(),
-            "turn": pos.turn().as_str(),
-        })),
-        None => ToolOutput::failed(with_status(
-            common::with_error(base, common::NO_MOVES_NOTE, "game_over"),
-            &pos,
-        )),
     }
 }
 
