@@ -19,9 +19,13 @@
 //! - `suggest_chess_move`: `san` besides the UCI `move`.
 
 use agents_games::chess::{self, ChessGame};
+use agents_games::seed::rng_from;
 use serde_json::{Map, Value, json};
 
-use super::common::{self, NO_MOVES_NOTE};
+use super::board::{self, BoardState};
+use super::common;
+#[cfg(test)]
+use super::common::NO_MOVES_NOTE;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 const GAME_TYPE: &str = "chess";
@@ -30,32 +34,35 @@ fn fen_schema() -> Value {
     common::string_schema("The position as a FEN string (Forsyth-Edwards Notation).")
 }
 
-fn status_str(game: &ChessGame) -> &'static str {
-    if game.is_game_over() {
-        "game_over"
-    } else {
-        "in_progress"
-    }
-}
+impl BoardState for ChessGame {
+    const GAME_TYPE: &'static str = GAME_TYPE;
+    const SNAPSHOT: &'static str = "chess_snapshot";
+    const STATE_KEY: &'static str = "fen";
 
-/// `status`, `turn`, `check` and, on a finished game, `winner` (+ the end `reason` when
-/// `with_end_reason`).
-fn insert_state(obj: &mut Map<String, Value>, game: &ChessGame, with_end_reason: bool) {
-    obj.insert("status".into(), json!(status_str(game)));
-    obj.insert("turn".into(), json!(game.turn_str()));
-    obj.insert("check".into(), json!(game.is_check()));
-    if let Some(end) = game.outcome() {
-        obj.insert("winner".into(), json!(end.winner.as_str()));
-        if with_end_reason {
-            obj.insert("reason".into(), json!(end.reason.as_str()));
+    fn status(&self) -> &'static str {
+        if self.is_game_over() {
+            "game_over"
+        } else {
+            "in_progress"
         }
     }
-}
 
-fn obj(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
+    fn turn(&self) -> &'static str {
+        self.turn_str()
+    }
+
+    fn winner(&self) -> Option<&'static str> {
+        self.outcome().map(|end| end.winner.as_str())
+    }
+
+    /// `status`, `turn`, `check` and, on a finished game, `winner` and the end `reason` (which
+    /// a refused move's own `reason` then replaces).
+    fn describe(&self, out: &mut Map<String, Value>) {
+        board::insert_status(out, self);
+        out.insert("check".into(), json!(self.is_check()));
+        if let Some(end) = self.outcome() {
+            out.insert("reason".into(), json!(end.reason.as_str()));
+        }
     }
 }
 
@@ -63,123 +70,65 @@ fn new_game(args: &Value) -> ToolOutput {
     let side = args.get("side").and_then(Value::as_str).unwrap_or("white");
     // The seed is accepted for uniformity with every `new_*` tool; the start is always the same.
     let _ = common::seed_arg(args);
-    let game = ChessGame::new();
-    ToolOutput::ok(json!({
-        "type": "chess_snapshot",
-        "gameType": GAME_TYPE,
-        "gameId": common::new_game_id(),
-        "fen": game.to_string(),
-        "status": status_str(&game),
-        "turn": game.turn_str(),
-        "playerSide": side,
-    }))
+    let mut out = board::new_snapshot(&ChessGame::new());
+    out.insert("playerSide".into(), json!(side));
+    ToolOutput::ok(Value::Object(out))
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let fen = common::str_arg(args, "fen");
-    let text = common::str_arg(args, "moveUci");
-    let mut base = obj(json!({"type": "chess_snapshot", "gameType": GAME_TYPE}));
-    let failed = |mut base: Map<String, Value>, error: &str, reason: &str| {
-        base.insert("legal".into(), json!(false));
-        base.insert("fen".into(), json!(fen));
-        base.insert("error".into(), json!(error));
-        base.insert("reason".into(), json!(reason));
-        let mut out = Value::Object(base);
-        common::echo_game_id(&mut out, args);
-        ToolOutput::failed(out)
-    };
-    let mut game: ChessGame = match fen.parse() {
-        Ok(g) => g,
-        Err(e) => return failed(base, e.message(), "invalid_state"),
-    };
-    match game.apply(text) {
-        Ok(record) => {
-            base.insert("legal".into(), json!(true));
-            base.insert("fen".into(), json!(game.to_string()));
-            base.insert(
-                "lastMove".into(),
-                json!({"uci": record.uci, "san": record.san}),
-            );
-            insert_state(&mut base, &game, true);
-            let mut out = Value::Object(base);
-            common::echo_game_id(&mut out, args);
-            ToolOutput::ok(out)
-        }
-        Err(e) => {
-            insert_state(&mut base, &game, false);
-            failed(base, &e.message, e.reason)
-        }
-    }
+    board::apply_answer(args, |game: &ChessGame| {
+        let mut next = game.clone();
+        let record = next.apply(common::str_arg(args, "moveUci"))?;
+        let mut extra = Map::new();
+        extra.insert(
+            "lastMove".into(),
+            json!({"uci": record.uci, "san": record.san}),
+        );
+        Ok((next, extra))
+    })
 }
 
 fn legal_moves(args: &Value) -> ToolOutput {
-    let fen = common::str_arg(args, "fen");
-    let game: ChessGame = match fen.parse() {
-        Ok(g) => g,
-        Err(e) => {
-            let base = json!({"type": "legal_moves", "movesUci": []});
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
-        }
-    };
-    let moves = game.legal_moves_uci();
-    let empty = moves.is_empty();
-    let mut out = obj(json!({"type": "legal_moves", "movesUci": moves}));
-    insert_state(&mut out, &game, true);
-    common::list_output(Value::Object(out), empty, NO_MOVES_NOTE)
+    let head = json!({"type": "legal_moves", "movesUci": []});
+    board::list_answer(args, head, |game: &ChessGame, out| {
+        board::put_moves(out, "movesUci", &game.legal_moves_uci())
+    })
 }
 
 fn choose_move(args: &Value) -> ToolOutput {
-    let fen = common::str_arg(args, "fen");
     let policy = common::policy("mustChooseFromMovesUci");
-    let game: ChessGame = match fen.parse() {
-        Ok(g) => g,
-        Err(e) => {
-            let base = json!({"type": "opponent_choice", "movesUci": [], "policy": policy});
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
-        }
-    };
+    let head = json!({"type": "opponent_choice", "movesUci": [], "policy": policy});
     let max = common::max_candidates_arg(args);
-    let moves: Vec<String> = game
-        .ranked_moves()
-        .iter()
-        .take(max)
-        .map(chess::uci)
-        .collect();
-    let empty = moves.is_empty();
-    let mut out = obj(json!({"type": "opponent_choice", "movesUci": moves, "policy": policy}));
-    insert_state(&mut out, &game, true);
-    common::list_output(Value::Object(out), empty, NO_MOVES_NOTE)
+    board::list_answer(args, head, |game: &ChessGame, out| {
+        let moves: Vec<String> = game
+            .ranked_moves()
+            .iter()
+            .take(max)
+            .map(chess::uci)
+            .collect();
+        out.insert("policy".into(), policy);
+        board::put_moves(out, "movesUci", &moves)
+    })
 }
 
+/// Custom rather than [`board::suggest_answer`]: the answer adds the move's `san` and, unlike
+/// the other games, carries no `turn`.
 fn suggest_move(args: &Value) -> ToolOutput {
-    let fen = common::str_arg(args, "fen");
-    let base = json!({"type": "ai_move", "gameType": GAME_TYPE});
-    let game: ChessGame = match fen.parse() {
-        Ok(g) => g,
-        Err(e) => {
-            return ToolOutput::failed(common::with_error(base, e.message(), "invalid_state"));
-        }
+    let game: ChessGame = match board::parse_state(args, board::ai_head::<ChessGame>()) {
+        Ok(game) => game,
+        Err(failed) => return failed,
     };
     let level = common::level_arg(args);
-    let limits = common::limits_arg(args);
-    let mut rng = agents_games::seed::rng_from(common::seed_arg(args).as_ref());
-    match game.choose_move(level, limits, &mut rng) {
-        Some(mv) => ToolOutput::ok(json!({
-            "type": "ai_move",
-            "gameType": GAME_TYPE,
-            "move": chess::uci(&mv),
-            "san": game.san(&mv),
-            "level": level.as_str(),
-        })),
-        None => {
-            let mut out = obj(common::with_error(base, NO_MOVES_NOTE, "game_over"));
-            out.insert("status".into(), json!(status_str(&game)));
-            out.insert("turn".into(), json!(game.turn_str()));
-            if let Some(end) = game.outcome() {
-                out.insert("winner".into(), json!(end.winner.as_str()));
-            }
-            ToolOutput::failed(Value::Object(out))
+    let mut rng = rng_from(common::seed_arg(args).as_ref());
+    match game.choose_move(level, common::limits_arg(args), &mut rng) {
+        Some(mv) => {
+            let mut out = board::ai_head::<ChessGame>();
+            out["move"] = json!(chess::uci(&mv));
+            out["san"] = json!(game.san(&mv));
+            out["level"] = json!(level.as_str());
+            ToolOutput::ok(out)
         }
+        None => board::game_over(board::ai_head::<ChessGame>(), &game),
     }
 }
 
