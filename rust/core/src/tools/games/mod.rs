@@ -38,3 +38,53 @@ pub fn register_all(registry: &mut ToolRegistry) {
     dice::register(registry);
     mancala::register(registry);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::tools::ToolRegistry;
+
+    /// Every board game answers an unparsable state the same way, in every read-only tool.
+    #[test]
+    fn unparsable_states_fail_alike_in_every_board_game() {
+        let registry = ToolRegistry::with_game_tools();
+        for (game, field, moves) in [
+            ("chess", "fen", "movesUci"),
+            ("checkers", "state", "moves"),
+            ("four_in_a_row", "state", "moves"),
+            ("tic_tac_toe", "state", "moves"),
+            ("mancala", "state", "moves"),
+            ("sea_battle", "state", "moves"),
+        ] {
+            let args = json!({ field: "not a state" });
+            let choose = registry
+                .call(&format!("choose_{game}_opponent_move"), &args)
+                .unwrap();
+            assert!(choose.is_error, "{game}");
+            assert_eq!(choose.structured["reason"], "invalid_state", "{game}");
+            assert_eq!(choose.structured[moves], json!([]), "{game}");
+            assert_eq!(
+                choose.structured["policy"]["chooseExactlyOne"], true,
+                "{game}"
+            );
+            let legal = registry
+                .call(&format!("legal_{game}_moves"), &args)
+                .unwrap();
+            assert!(legal.is_error, "{game}");
+            assert_eq!(legal.structured[moves], json!([]), "{game}");
+            assert!(
+                legal.structured["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Invalid"),
+                "{game}"
+            );
+            let suggest = registry
+                .call(&format!("suggest_{game}_move"), &args)
+                .unwrap();
+            assert!(suggest.is_error, "{game}");
+            assert_eq!(suggest.structured["reason"], "invalid_state", "{game}");
+        }
+    }
+}
