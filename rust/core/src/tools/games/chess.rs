@@ -57,10 +57,21 @@ impl BoardState for ChessGame {
 
     /// `status`, `turn`, `check` and, on a finished game, `winner` and the end `reason` (which
     /// a refused move's own `reason` then replaces).
+    ///
+    /// The outcome needs a legal-move generation, so it is computed once here rather than
+    /// through `status` and `winner` (this is `apply_chess_move`'s hot path).
     fn describe(&self, out: &mut Map<String, Value>) {
-        board::insert_status(out, self);
+        let end = self.outcome();
+        let status = if end.is_some() {
+            "game_over"
+        } else {
+            "in_progress"
+        };
+        out.insert("status".into(), json!(status));
+        out.insert("turn".into(), json!(self.turn_str()));
         out.insert("check".into(), json!(self.is_check()));
-        if let Some(end) = self.outcome() {
+        if let Some(end) = end {
+            out.insert("winner".into(), json!(end.winner.as_str()));
             out.insert("reason".into(), json!(end.reason.as_str()));
         }
     }
