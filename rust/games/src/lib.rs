@@ -13,6 +13,7 @@
 //! The tool layer (`agents-core`) turns these into JSON tools; nothing here knows about JSON.
 
 pub mod seed;
+pub mod side;
 
 pub mod blackjack;
 pub mod checkers;

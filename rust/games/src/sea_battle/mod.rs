@@ -411,63 +411,7 @@ pub(crate) fn neighbours8(index: usize) -> impl Iterator<Item = usize> {
         })
 }
 
-/// One of the two sides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// The user; owns `P`, shoots at `O`, fires first.
-    Player,
-    /// The opponent; owns `O`, shoots at `P`.
-    Opponent,
-}
-
-impl Side {
-    /// The other side.
-    pub fn other(self) -> Side {
-        match self {
-            Side::Player => Side::Opponent,
-            Side::Opponent => Side::Player,
-        }
-    }
-
-    /// `player` or `opponent`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Player => "player",
-            Side::Opponent => "opponent",
-        }
-    }
-}
-
-impl fmt::Display for Side {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Whether the game goes on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Shots remain to be fired.
-    InProgress,
-    /// One fleet is sunk.
-    GameOver,
-}
-
-impl Status {
-    /// `in_progress` or `game_over`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::InProgress => "in_progress",
-            Status::GameOver => "game_over",
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::side::{Side, Status};
 
 /// What a shot did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -47,7 +47,7 @@ use rand::RngExt;
 use crate::seed::GameRng;
 use crate::{Level, MoveError, ParseError, SearchLimits};
 
-pub use crate::four_in_a_row::{Side, Status, Winner};
+pub use crate::side::{Side, Status, Winner};
 
 /// The message of every illegal move.
 pub const ILLEGAL_MOVE: &str = "Illegal move.";
