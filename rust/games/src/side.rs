@@ -71,6 +71,22 @@ impl Status {
         }
     }
 
+    /// Checks an `ST` field against what the board says (`game_over` exactly when someone won
+    /// or drew). The error is the parse-error detail, without the `Invalid state: ` prefix.
+    pub(crate) fn parse_matching(text: &str, game_over: bool) -> Result<Status, String> {
+        let status = Status::parse(text)
+            .ok_or_else(|| format!("status must be in_progress or game_over, found {text:?}"))?;
+        let expected = if game_over {
+            Status::GameOver
+        } else {
+            Status::InProgress
+        };
+        if status != expected {
+            return Err(format!("status is {status} but the board says {expected}"));
+        }
+        Ok(status)
+    }
+
     /// Parses `in_progress` / `game_over`.
     pub(crate) fn parse(s: &str) -> Option<Status> {
         match s {

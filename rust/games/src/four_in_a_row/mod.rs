@@ -575,21 +575,7 @@ impl FromStr for FourInARow {
                 "no order of legal moves reaches this position (R moves first, discs alternate)",
             ));
         }
-        let status = Status::parse(status).ok_or_else(|| {
-            invalid(format!(
-                "status must be in_progress or game_over, found {status:?}"
-            ))
-        })?;
-        let expected_status = if winner.is_some() {
-            Status::GameOver
-        } else {
-            Status::InProgress
-        };
-        if status != expected_status {
-            return Err(invalid(format!(
-                "status is {status} but the board says {expected_status}"
-            )));
-        }
+        Status::parse_matching(status, winner.is_some()).map_err(invalid)?;
         Ok(FourInARow {
             discs,
             last,

@@ -649,25 +649,7 @@ impl FromStr for TicTacToe {
                 show(expected_winner)
             )));
         }
-        let status = match status {
-            "in_progress" => Status::InProgress,
-            "game_over" => Status::GameOver,
-            other => {
-                return Err(invalid(format!(
-                    "status must be in_progress or game_over, found {other:?}"
-                )));
-            }
-        };
-        let expected_status = if winner.is_some() {
-            Status::GameOver
-        } else {
-            Status::InProgress
-        };
-        if status != expected_status {
-            return Err(invalid(format!(
-                "status is {status} but the board says {expected_status}"
-            )));
-        }
+        Status::parse_matching(status, winner.is_some()).map_err(invalid)?;
         Ok(TicTacToe {
             marks,
             player_mark,
