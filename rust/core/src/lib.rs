@@ -7,5 +7,16 @@
 //!   (validated with `jsonschema` before its handler runs), a read-only flag and a handler that
 //!   returns a [`tools::ToolOutput`]. LLM tool definitions, MCP `tools/list`, the CLI and the Godot
 //!   `GameTools` class all read the same registry.
+//! - [`runtime`]: the agent runtime: agents in tokio tasks with the state machine
+//!   idle → listening → thinking → speaking → idle, the autonomous decision loop, tasks.
+//! - [`bus`]: the typed message bus (filters by kind, sender, recipient; lag reports).
+//! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
+//! - [`brain`]: the tool-call contract brains answer, and the `scripted` brain.
+//! - [`time`]: UTC ISO-8601 timestamps.
 
+pub mod brain;
+pub mod bus;
+pub mod memory;
+pub mod runtime;
+pub mod time;
 pub mod tools;

@@ -1,0 +1,1 @@
+//! The `scripted` brain (SKELETON — the brain helper implements it).

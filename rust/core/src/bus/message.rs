@@ -1,0 +1,301 @@
+//! The typed messages that travel on the bus, and their kinds.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::{AgentState, Position};
+
+/// One bus message. Serialized with a `type` tag in snake_case (`{"type":"agent_spoke",…}`), the
+/// same names as [`MessageKind`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BusMessage {
+    /// A new or resumed agent is running.
+    AgentSpawned {
+        /// The agent.
+        agent_id: String,
+        /// Display name.
+        name: String,
+        /// Role.
+        role: String,
+        /// Where it is.
+        position: Position,
+        /// Its state (always `idle` at spawn).
+        state: AgentState,
+        /// True when an agent stored in the database was resumed.
+        resumed: bool,
+    },
+    /// An agent stopped: terminated, or the runtime shut down.
+    AgentRemoved {
+        /// The agent.
+        agent_id: String,
+        /// `terminated` (by request; it will not resume with `resume_all`) or `shutdown`.
+        reason: String,
+    },
+    /// An agent changed state (every transition; also written to `agent_state_history`).
+    AgentStateChanged {
+        /// The agent.
+        agent_id: String,
+        /// State before.
+        old_state: AgentState,
+        /// State after.
+        new_state: AgentState,
+        /// Position at the time.
+        position: Position,
+        /// Name of the task it is working on, if any.
+        current_task: Option<String>,
+    },
+    /// An agent moved.
+    AgentMoved {
+        /// The agent.
+        agent_id: String,
+        /// Where it was.
+        from: Position,
+        /// Where it is now.
+        to: Position,
+    },
+    /// Someone said something: an agent, or the player (`agent_id` is then the player id).
+    AgentSpoke {
+        /// The speaker.
+        agent_id: String,
+        /// What was said.
+        content: String,
+        /// Who it is addressed to (agents or the player); empty when said to no one in particular.
+        recipients: Vec<String>,
+        /// The brain's `dialog_type` (`reply`, `chat`, `task_update`, `player`, …).
+        dialog_type: String,
+    },
+    /// A task was assigned to an agent (by the game, the player or another agent).
+    TaskAssigned {
+        /// The agent that owns the task.
+        agent_id: String,
+        /// The task's id (`agent_tasks.id`).
+        task_id: i64,
+        /// The task.
+        task_name: String,
+        /// Who assigned it: the player id, `runtime`, or an agent id (collaboration).
+        assigned_by: String,
+    },
+    /// A task was completed.
+    TaskCompleted {
+        /// The agent that owned the task.
+        agent_id: String,
+        /// The task's id.
+        task_id: i64,
+        /// The task.
+        task_name: String,
+        /// When (UTC ISO-8601).
+        completed_at: String,
+    },
+    /// An agent asked another one to help with a task (the helper was assigned the task).
+    CollaborationRequested {
+        /// The agent asking.
+        agent_id: String,
+        /// The agent asked.
+        helper_id: String,
+        /// The task the helper was assigned.
+        task_id: i64,
+        /// Its name.
+        task_name: String,
+    },
+    /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
+    AgentError {
+        /// The agent concerned, if any.
+        agent_id: Option<String>,
+        /// Machine-readable code (`invalid_transition`, `action_refused`, `invalid_action`,
+        /// `brain_error`, `lagged`, …).
+        code: String,
+        /// Human-readable explanation.
+        message: String,
+    },
+}
+
+/// The kind of a [`BusMessage`], for filtering. Wire names are the serde tags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum MessageKind {
+    /// [`BusMessage::AgentSpawned`].
+    AgentSpawned,
+    /// [`BusMessage::AgentRemoved`].
+    AgentRemoved,
+    /// [`BusMessage::AgentStateChanged`].
+    AgentStateChanged,
+    /// [`BusMessage::AgentMoved`].
+    AgentMoved,
+    /// [`BusMessage::AgentSpoke`].
+    AgentSpoke,
+    /// [`BusMessage::TaskAssigned`].
+    TaskAssigned,
+    /// [`BusMessage::TaskCompleted`].
+    TaskCompleted,
+    /// [`BusMessage::CollaborationRequested`].
+    CollaborationRequested,
+    /// [`BusMessage::AgentError`].
+    AgentError,
+}
+
+impl MessageKind {
+    /// Every kind.
+    pub const ALL: [MessageKind; 9] = [
+        MessageKind::AgentSpawned,
+        MessageKind::AgentRemoved,
+        MessageKind::AgentStateChanged,
+        MessageKind::AgentMoved,
+        MessageKind::AgentSpoke,
+        MessageKind::TaskAssigned,
+        MessageKind::TaskCompleted,
+        MessageKind::CollaborationRequested,
+        MessageKind::AgentError,
+    ];
+
+    /// The wire name (`agent_spoke`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::AgentSpawned => "agent_spawned",
+            MessageKind::AgentRemoved => "agent_removed",
+            MessageKind::AgentStateChanged => "agent_state_changed",
+            MessageKind::AgentMoved => "agent_moved",
+            MessageKind::AgentSpoke => "agent_spoke",
+            MessageKind::TaskAssigned => "task_assigned",
+            MessageKind::TaskCompleted => "task_completed",
+            MessageKind::CollaborationRequested => "collaboration_requested",
+            MessageKind::AgentError => "agent_error",
+        }
+    }
+
+    /// Index `0..9`, for bit sets and per-kind tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for MessageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A message type name that is not one of [`MessageKind::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown message type '{0}'")]
+pub struct ParseKindError(pub String);
+
+impl FromStr for MessageKind {
+    type Err = ParseKindError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MessageKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| ParseKindError(s.to_string()))
+    }
+}
+
+impl BusMessage {
+    /// This message's kind.
+    pub fn kind(&self) -> MessageKind {
+        match self {
+            BusMessage::AgentSpawned { .. } => MessageKind::AgentSpawned,
+            BusMessage::AgentRemoved { .. } => MessageKind::AgentRemoved,
+            BusMessage::AgentStateChanged { .. } => MessageKind::AgentStateChanged,
+            BusMessage::AgentMoved { .. } => MessageKind::AgentMoved,
+            BusMessage::AgentSpoke { .. } => MessageKind::AgentSpoke,
+            BusMessage::TaskAssigned { .. } => MessageKind::TaskAssigned,
+            BusMessage::TaskCompleted { .. } => MessageKind::TaskCompleted,
+            BusMessage::CollaborationRequested { .. } => MessageKind::CollaborationRequested,
+            BusMessage::AgentError { .. } => MessageKind::AgentError,
+        }
+    }
+
+    /// Who the message is from, for sender filters: the speaking / acting agent, the assigner of
+    /// a task, or `runtime` for an error without an agent.
+    pub fn sender(&self) -> &str {
+        match self {
+            BusMessage::AgentSpawned { agent_id, .. }
+            | BusMessage::AgentRemoved { agent_id, .. }
+            | BusMessage::AgentStateChanged { agent_id, .. }
+            | BusMessage::AgentMoved { agent_id, .. }
+            | BusMessage::AgentSpoke { agent_id, .. }
+            | BusMessage::TaskCompleted { agent_id, .. }
+            | BusMessage::CollaborationRequested { agent_id, .. } => agent_id,
+            BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
+            BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
+        }
+    }
+
+    /// Who the message is addressed to, for recipient filters. Empty for broadcasts (state
+    /// changes, moves, spawns, removals, errors, speech to no one in particular).
+    pub fn recipients(&self) -> &[String] {
+        match self {
+            BusMessage::AgentSpoke { recipients, .. } => recipients,
+            BusMessage::TaskAssigned { agent_id, .. } => std::slice::from_ref(agent_id),
+            BusMessage::CollaborationRequested { helper_id, .. } => std::slice::from_ref(helper_id),
+            _ => &[],
+        }
+    }
+
+    /// The agent the message is about (`agent_id`), when there is one.
+    pub fn agent_id(&self) -> Option<&str> {
+        match self {
+            BusMessage::AgentError { agent_id, .. } => agent_id.as_deref(),
+            BusMessage::AgentSpawned { agent_id, .. }
+            | BusMessage::AgentRemoved { agent_id, .. }
+            | BusMessage::AgentStateChanged { agent_id, .. }
+            | BusMessage::AgentMoved { agent_id, .. }
+            | BusMessage::AgentSpoke { agent_id, .. }
+            | BusMessage::TaskAssigned { agent_id, .. }
+            | BusMessage::TaskCompleted { agent_id, .. }
+            | BusMessage::CollaborationRequested { agent_id, .. } => Some(agent_id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn kinds_round_trip_and_match_serde_tags() {
+        for k in MessageKind::ALL {
+            assert_eq!(k.to_string().parse::<MessageKind>(), Ok(k));
+            assert_eq!(serde_json::to_value(k).unwrap(), json!(k.as_str()));
+        }
+        assert_eq!(
+            "agent_said".parse::<MessageKind>().unwrap_err().to_string(),
+            "unknown message type 'agent_said'"
+        );
+        let m = BusMessage::AgentSpoke {
+            agent_id: "agent_001".into(),
+            content: "hi".into(),
+            recipients: vec!["player_0".into()],
+            dialog_type: "chat".into(),
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["type"], json!(m.kind().as_str()));
+        assert_eq!(serde_json::from_value::<BusMessage>(v).unwrap(), m);
+    }
+
+    #[test]
+    fn sender_and_recipients() {
+        let t = BusMessage::TaskAssigned {
+            agent_id: "agent_002".into(),
+            task_id: 1,
+            task_name: "bake".into(),
+            assigned_by: "player_0".into(),
+        };
+        assert_eq!(t.sender(), "player_0");
+        assert_eq!(t.recipients(), ["agent_002".to_string()]);
+        let e = BusMessage::AgentError {
+            agent_id: None,
+            code: "lagged".into(),
+            message: "x".into(),
+        };
+        assert_eq!(e.sender(), "runtime");
+        assert!(e.recipients().is_empty());
+        assert_eq!(e.agent_id(), None);
+    }
+}

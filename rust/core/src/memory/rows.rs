@@ -1,0 +1,113 @@
+//! Row types read from and written to the database.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::{AgentState, Position};
+
+/// One line in an agent's conversation memory (`agent_conversations`). `agent_id` owns the memory:
+/// a line said by `agent_001` to `agent_002` is stored twice, once in each agent's memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationRow {
+    /// Row id (increasing in insertion order).
+    pub id: i64,
+    /// The agent whose memory this is.
+    pub agent_id: String,
+    /// UTC ISO-8601 with milliseconds.
+    pub timestamp: String,
+    /// Who said it.
+    pub sender: String,
+    /// What was said.
+    pub content: String,
+    /// Who it was said to: one id, several ids joined with `,`, or `None` (no one in particular).
+    pub recipient: Option<String>,
+}
+
+/// A line to store (the writer stamps nothing: the timestamp is taken when it is queued).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewConversation {
+    /// The agent whose memory this is.
+    pub agent_id: String,
+    /// Who said it.
+    pub sender: String,
+    /// What was said.
+    pub content: String,
+    /// Who it was said to (see [`ConversationRow::recipient`]).
+    pub recipient: Option<String>,
+}
+
+/// Task status: `assigned` or `completed` (the strings stored in `agent_tasks.status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    /// Open.
+    Assigned,
+    /// Done; `completed_at` is set.
+    Completed,
+}
+
+impl TaskStatus {
+    /// The stored string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Assigned => "assigned",
+            TaskStatus::Completed => "completed",
+        }
+    }
+}
+
+/// One task (`agent_tasks`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRow {
+    /// Task id (allocated when assigned, before the row is on disk).
+    pub id: i64,
+    /// The agent that owns it.
+    pub agent_id: String,
+    /// What to do.
+    pub task_name: String,
+    /// `assigned` or `completed`.
+    pub status: TaskStatus,
+    /// UTC ISO-8601.
+    pub created_at: String,
+    /// UTC ISO-8601, when completed.
+    pub completed_at: Option<String>,
+}
+
+/// One state transition (`agent_state_history`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StateChangeRow {
+    /// Row id.
+    pub id: i64,
+    /// The agent.
+    pub agent_id: String,
+    /// State before.
+    pub old_state: AgentState,
+    /// State after.
+    pub new_state: AgentState,
+    /// UTC ISO-8601.
+    pub timestamp: String,
+}
+
+/// What is stored to resume an agent (`agents`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    /// `agent_001`, ….
+    pub agent_id: String,
+    /// Display name.
+    pub name: String,
+    /// Role.
+    pub role: String,
+    /// Role prompt.
+    pub prompt: String,
+    /// Brain name.
+    pub brain: String,
+    /// The full effective config as JSON (for resume).
+    pub config: serde_json::Value,
+    /// Last known position.
+    pub position: Position,
+    /// Last known state.
+    pub state: AgentState,
+    /// UTC ISO-8601, first spawn.
+    pub created_at: String,
+    /// UTC ISO-8601, when terminated (then `resume_all` skips it); `None` while resumable.
+    pub removed_at: Option<String>,
+}

@@ -1,0 +1,395 @@
+//! Configuration: the world's geometry ([`Position`], [`WorldBounds`]), one agent's
+//! [`AgentConfig`] and the runtime's [`RuntimeOptions`].
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize, Serializer};
+
+/// A point in the world. Serialized as `{"x": 10, "y": 8}`: whole numbers are written as JSON
+/// integers, others as floats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Position {
+    /// Horizontal coordinate.
+    pub x: f64,
+    /// Vertical coordinate.
+    pub y: f64,
+}
+
+impl Position {
+    /// A position.
+    pub const fn new(x: f64, y: f64) -> Self {
+        Position { x, y }
+    }
+
+    /// Euclidean distance to `other`.
+    pub fn distance(self, other: Position) -> f64 {
+        ((self.x - other.x).powi(2) + (self.y - other.y).powi(2)).sqrt()
+    }
+
+    /// Whether both coordinates are finite numbers.
+    pub fn is_finite(self) -> bool {
+        self.x.is_finite() && self.y.is_finite()
+    }
+}
+
+/// Writes a coordinate as an integer when it is whole (and exactly representable), else as a float.
+fn number(v: f64) -> serde_json::Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        serde_json::Value::from(v as i64)
+    } else {
+        serde_json::Value::from(v)
+    }
+}
+
+impl Serialize for Position {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Position", 2)?;
+        s.serialize_field("x", &number(self.x))?;
+        s.serialize_field("y", &number(self.y))?;
+        s.end()
+    }
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({}, {})", number(self.x), number(self.y))
+    }
+}
+
+/// The rectangle agents live in (inclusive on all sides). Moves outside it are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldBounds {
+    /// Smallest x.
+    pub min_x: f64,
+    /// Smallest y.
+    pub min_y: f64,
+    /// Largest x.
+    pub max_x: f64,
+    /// Largest y.
+    pub max_y: f64,
+}
+
+impl WorldBounds {
+    /// Bounds from a corner and a size (Godot's `Rect2` shape). Errors when the size is negative
+    /// or anything is not finite.
+    pub fn from_rect(x: f64, y: f64, width: f64, height: f64) -> Result<Self, String> {
+        let b = WorldBounds {
+            min_x: x,
+            min_y: y,
+            max_x: x + width,
+            max_y: y + height,
+        };
+        b.validate().map(|_| b)
+    }
+
+    /// Checks that the rectangle is finite and not inverted.
+    pub fn validate(&self) -> Result<(), String> {
+        let all = [self.min_x, self.min_y, self.max_x, self.max_y];
+        if all.iter().any(|v| !v.is_finite()) {
+            return Err("world bounds must be finite numbers".into());
+        }
+        if self.max_x < self.min_x || self.max_y < self.min_y {
+            return Err(format!(
+                "world bounds are inverted: x {}..{}, y {}..{}",
+                self.min_x, self.max_x, self.min_y, self.max_y
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `p` lies inside (edges included).
+    pub fn contains(&self, p: Position) -> bool {
+        p.is_finite()
+            && p.x >= self.min_x
+            && p.x <= self.max_x
+            && p.y >= self.min_y
+            && p.y <= self.max_y
+    }
+
+    /// `p` moved to the nearest point inside.
+    pub fn clamp(&self, p: Position) -> Position {
+        Position::new(
+            p.x.clamp(self.min_x, self.max_x),
+            p.y.clamp(self.min_y, self.max_y),
+        )
+    }
+
+    /// The centre point.
+    pub fn center(&self) -> Position {
+        Position::new(
+            (self.min_x + self.max_x) / 2.0,
+            (self.min_y + self.max_y) / 2.0,
+        )
+    }
+
+    /// Width (x extent).
+    pub fn width(&self) -> f64 {
+        self.max_x - self.min_x
+    }
+
+    /// Height (y extent).
+    pub fn height(&self) -> f64 {
+        self.max_y - self.min_y
+    }
+}
+
+impl Default for WorldBounds {
+    /// `0..100` on both axes.
+    fn default() -> Self {
+        WorldBounds {
+            min_x: 0.0,
+            min_y: 0.0,
+            max_x: 100.0,
+            max_y: 100.0,
+        }
+    }
+}
+
+/// How one agent is set up. Every field but `name` is optional; unset fields take the runtime's
+/// defaults ([`RuntimeOptions`]). Unknown JSON fields are an error (a typo should not be silently
+/// ignored). `cli_backend` (the spec's name) is accepted as an alias of `brain`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Resume this stored agent (`agent_007`) instead of creating a new one. The stored name, role,
+    /// prompt, brain and last position are used for fields left unset here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Display name (`"Mira"`). Defaults to the agent id.
+    #[serde(default)]
+    pub name: String,
+    /// What the agent is for (`"baker"`, `"helper"`); part of its brain's context.
+    #[serde(default)]
+    pub role: String,
+    /// The role prompt given to the brain.
+    #[serde(default)]
+    pub prompt: String,
+    /// Which brain decides for this agent (`"scripted"`). Unset: the runtime's default brain.
+    #[serde(
+        default,
+        alias = "cli_backend",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub brain: Option<String>,
+    /// Where the agent starts. Unset: the stored position when resuming, else the world's centre.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_position: Option<Position>,
+    /// Seconds idle before an autonomous decision. Unset: the runtime's `idle_think_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_think_seconds: Option<f64>,
+    /// The scripted brain's thinking latency in seconds. Unset: the runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_seconds: Option<f64>,
+    /// How long a line takes to say, in seconds. Unset: the runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaking_seconds: Option<f64>,
+    /// Distance within which other agents count as nearby (and hear unaddressed speech).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hearing_radius: Option<f64>,
+    /// Seed for the agent's brain (string or integer). Unset: derived from the runtime seed and
+    /// the agent id, so a run is reproducible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<serde_json::Value>,
+}
+
+impl AgentConfig {
+    /// A config with a name and a role, everything else default.
+    pub fn named(name: impl Into<String>, role: impl Into<String>) -> Self {
+        AgentConfig {
+            name: name.into(),
+            role: role.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Parses a JSON object (the protocol's / Godot Dictionary's shape). Errors name the field.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
+        serde_json::from_value(value.clone()).map_err(|e| format!("invalid agent config: {e}"))
+    }
+
+    /// Checks the numeric fields: non-negative, finite seconds and radius; a finite position.
+    pub fn validate(&self) -> Result<(), String> {
+        let secs = [
+            ("idle_think_seconds", self.idle_think_seconds),
+            ("thinking_seconds", self.thinking_seconds),
+            ("speaking_seconds", self.speaking_seconds),
+            ("hearing_radius", self.hearing_radius),
+        ];
+        for (field, v) in secs {
+            if let Some(v) = v {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(format!("{field} must be a non-negative number, got {v}"));
+                }
+            }
+        }
+        if let Some(p) = self.initial_position {
+            if !p.is_finite() {
+                return Err("initial_position must have finite x and y".into());
+            }
+        }
+        if let Some(seed) = &self.seed {
+            if !(seed.is_string() || seed.is_i64() || seed.is_u64()) {
+                return Err("seed must be a string or an integer".into());
+            }
+        }
+        if self.name.chars().count() > 100 {
+            return Err("name is longer than 100 characters".into());
+        }
+        Ok(())
+    }
+}
+
+/// Runtime-wide settings. `Default` gives the documented defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeOptions {
+    /// The SQLite database file (created if missing).
+    pub database: PathBuf,
+    /// Seconds an agent stays idle before deciding on its own (default 5).
+    pub idle_think_seconds: f64,
+    /// The world's rectangle (default 0..100 × 0..100).
+    pub bounds: WorldBounds,
+    /// The brain agents use when their config names none (default `scripted`).
+    pub default_brain: String,
+    /// The scripted brain's thinking latency in seconds (default 0.8).
+    pub thinking_seconds: f64,
+    /// Seconds an agent spends Speaking a line (default 1.5).
+    pub speaking_seconds: f64,
+    /// Distance within which agents are "nearby" (default 15).
+    pub hearing_radius: f64,
+    /// The id player messages are sent as (default `player_0`).
+    pub player_id: String,
+    /// Base seed; each agent's brain seed derives from it and the agent id (default 0).
+    pub seed: u64,
+    /// Queue length of each bus subscription before it lags (default 1024).
+    pub bus_capacity: usize,
+    /// Worker threads of the runtime's own tokio runtime (default 2).
+    pub worker_threads: usize,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            database: PathBuf::from("agents.db"),
+            idle_think_seconds: 5.0,
+            bounds: WorldBounds::default(),
+            default_brain: "scripted".into(),
+            thinking_seconds: 0.8,
+            speaking_seconds: 1.5,
+            hearing_radius: 15.0,
+            player_id: "player_0".into(),
+            seed: 0,
+            bus_capacity: 1024,
+            worker_threads: 2,
+        }
+    }
+}
+
+impl RuntimeOptions {
+    /// Defaults with the given database file.
+    pub fn with_database(path: impl Into<PathBuf>) -> Self {
+        RuntimeOptions {
+            database: path.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Checks every field; the message names the bad one.
+    pub fn validate(&self) -> Result<(), String> {
+        for (field, v) in [
+            ("idle_think_seconds", self.idle_think_seconds),
+            ("thinking_seconds", self.thinking_seconds),
+            ("speaking_seconds", self.speaking_seconds),
+            ("hearing_radius", self.hearing_radius),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("{field} must be a non-negative number, got {v}"));
+            }
+        }
+        self.bounds.validate()?;
+        if self.default_brain.trim().is_empty() {
+            return Err("default_brain must not be empty".into());
+        }
+        if self.player_id.trim().is_empty() {
+            return Err("player_id must not be empty".into());
+        }
+        if self.bus_capacity == 0 {
+            return Err("bus_capacity must be at least 1".into());
+        }
+        if self.worker_threads == 0 {
+            return Err("worker_threads must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn position_serializes_whole_numbers_as_integers() {
+        assert_eq!(
+            serde_json::to_value(Position::new(12.0, 8.0)).unwrap(),
+            json!({"x": 12, "y": 8})
+        );
+        assert_eq!(
+            serde_json::to_value(Position::new(1.5, -2.0)).unwrap(),
+            json!({"x": 1.5, "y": -2})
+        );
+        let p: Position = serde_json::from_value(json!({"x": 10, "y": 10.5})).unwrap();
+        assert_eq!(p, Position::new(10.0, 10.5));
+        assert!(serde_json::from_value::<Position>(json!({"x": "1", "y": 2})).is_err());
+        assert_eq!(Position::new(3.0, 4.5).to_string(), "(3, 4.5)");
+    }
+
+    #[test]
+    fn spec_spawn_config_parses_with_cli_backend_alias() {
+        let c = AgentConfig::from_json(&json!({
+            "name": "Assistant", "role": "helper", "cli_backend": "claude",
+            "initial_position": {"x": 10, "y": 10}
+        }))
+        .unwrap();
+        assert_eq!(c.name, "Assistant");
+        assert_eq!(c.brain.as_deref(), Some("claude"));
+        assert_eq!(c.initial_position, Some(Position::new(10.0, 10.0)));
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let e = AgentConfig::from_json(&json!({"name": "A", "nmae": "typo"})).unwrap_err();
+        assert!(e.contains("unknown field `nmae`"), "{e}");
+        let e = AgentConfig::from_json(&json!({"name": 5})).unwrap_err();
+        assert!(e.contains("invalid type"), "{e}");
+        let c = AgentConfig {
+            idle_think_seconds: Some(-1.0),
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().contains("idle_think_seconds"));
+        let c = AgentConfig {
+            seed: Some(json!(1.5)),
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().contains("seed"));
+    }
+
+    #[test]
+    fn bounds_contain_clamp_and_validate() {
+        let b = WorldBounds::from_rect(0.0, 0.0, 10.0, 5.0).unwrap();
+        assert!(b.contains(Position::new(10.0, 5.0)));
+        assert!(!b.contains(Position::new(10.1, 5.0)));
+        assert!(!b.contains(Position::new(f64::NAN, 1.0)));
+        assert_eq!(b.clamp(Position::new(-3.0, 9.0)), Position::new(0.0, 5.0));
+        assert!(WorldBounds::from_rect(0.0, 0.0, -1.0, 5.0).is_err());
+        assert!(RuntimeOptions::default().validate().is_ok());
+        let o = RuntimeOptions {
+            bus_capacity: 0,
+            ..Default::default()
+        };
+        assert!(o.validate().unwrap_err().contains("bus_capacity"));
+    }
+}
