@@ -253,6 +253,7 @@ impl Runtime {
         let settings = BrainSettings {
             seed,
             thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
+            script: std::mem::take(&mut effective.script),
         };
         let brain = create_brain(&brain_name, &settings)?;
 
@@ -650,6 +651,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         speaking_seconds: over.speaking_seconds.or(base.speaking_seconds),
         hearing_radius: over.hearing_radius.or(base.hearing_radius),
         seed: over.seed.or(base.seed),
+        script: over.script,
     }
 }
 
