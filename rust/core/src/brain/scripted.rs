@@ -352,6 +352,9 @@ impl ScriptedBrain {
             let line = self.answer_line(ctx, msg, task.as_deref());
             if reply.assistant_text.is_empty() {
                 reply.assistant_text = line.clone();
+            } else if !allowed.speaking {
+                // Without `speak`, the text is the only way to say every answer.
+                reply.assistant_text = line_limit(format!("{} {line}", reply.assistant_text));
             }
             if allowed.speaking {
                 let reason = Some(format!("answering {}", msg.sender));
@@ -629,7 +632,7 @@ impl ScriptedBrain {
         self.remember_greeted(&target.agent_id);
         self.say(
             line_limit(line),
-            &[target.agent_id.clone()],
+            std::slice::from_ref(&target.agent_id),
             "chat",
             allowed,
         )
@@ -1524,15 +1527,19 @@ mod tests {
     fn without_the_speak_tool_lines_become_assistant_text() {
         let mut c = ctx();
         c.tools.retain(|t| t["name"] != "speak");
-        c.incoming = vec![speech(PLAYER, PLAYER, "Good morning, baker!", "")];
+        c.incoming = vec![
+            speech(PLAYER, PLAYER, "Good morning, baker!", ""),
+            speech("agent_002", "Bram", "Smells delicious in here.", "chat"),
+        ];
         let mut brain = ScriptedBrain::new(&settings(4));
         let reply = decide(&mut brain, &c);
         assert!(reply.tool_calls.is_empty());
-        assert!(
-            reply.assistant_text.contains("morning")
-                || reply.assistant_text.contains("Good morning"),
-            "{reply:?}"
-        );
+        assert_eq!(reply.dialog_type, "reply");
+        // Both answers are in the text, the player's first.
+        let text = &reply.assistant_text;
+        let player_at = text.find("morning").expect(text);
+        let bram_at = text.find("Bram").expect(text);
+        assert!(player_at < bram_at, "{text}");
         // With no tools at all, it still never falls silent.
         c.tools = vec![serde_json::json!({"name": "inspect_shelf"})];
         c.incoming.clear();
@@ -1623,13 +1630,22 @@ mod tests {
     }
 
     #[test]
+    fn a_brain_is_small() {
+        // 10,000 idle agents must fit in 16 KiB each; the brain is a small part of that.
+        let size = std::mem::size_of::<ScriptedBrain>();
+        eprintln!("ScriptedBrain: {size} bytes");
+        assert!(size <= 1024, "{size}");
+    }
+
+    #[test]
     fn odd_latencies_do_not_panic() {
         for s in [f64::NAN, -1.0, 0.0, f64::INFINITY, 1e300] {
             let brain = ScriptedBrain::new(&BrainSettings {
                 seed: 0,
                 thinking_seconds: s,
             });
-            assert_eq!(brain.thinking().is_zero(), !(s > 0.0), "{s}");
+            let positive = s > 0.0;
+            assert_eq!(brain.thinking().is_zero(), !positive, "{s}");
         }
     }
 
