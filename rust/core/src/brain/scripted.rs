@@ -900,6 +900,7 @@ mod tests {
         BrainSettings {
             seed,
             thinking_seconds: 0.0,
+            script: Vec::new(),
         }
     }
 
@@ -1581,6 +1582,7 @@ mod tests {
         let s = BrainSettings {
             seed: 1,
             thinking_seconds: 0.8,
+            script: Vec::new(),
         };
         let mut brain = create_brain("scripted", &s).unwrap();
         let c = ctx();
@@ -1600,6 +1602,7 @@ mod tests {
         let s = BrainSettings {
             seed: 9,
             thinking_seconds: 2.0,
+            script: Vec::new(),
         };
         let script = vec![BrainReply {
             assistant_text: "scripted".into(),
@@ -1643,6 +1646,7 @@ mod tests {
             let brain = ScriptedBrain::new(&BrainSettings {
                 seed: 0,
                 thinking_seconds: s,
+                script: Vec::new(),
             });
             let positive = s > 0.0;
             assert_eq!(brain.thinking().is_zero(), !positive, "{s}");

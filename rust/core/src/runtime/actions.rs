@@ -637,8 +637,3 @@ mod tests {
         }
     }
 }
-
-/// The world tools in LLM shape (`name`, `description`, `parameters`), for `BrainContext.tools`.
-pub fn world_tool_definitions() -> Vec<serde_json::Value> {
-    todo!()
-}
