@@ -209,7 +209,25 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn latency(subscribers: usize, messages: usize, period: Duration) {
+/// Where the latency benchmark's publisher runs.
+#[derive(Clone, Copy)]
+enum Publisher {
+    /// A plain thread outside the runtime (like Godot's main thread), paced by sleep + spin.
+    Thread,
+    /// A tokio task on the same runtime (like an agent), paced by `tokio::time::sleep_until`.
+    Task,
+}
+
+/// The `i`-th broadcast move the latency publisher sends.
+fn nth_move(i: usize) -> BusMessage {
+    BusMessage::AgentMoved {
+        agent_id: "agent_00001".to_string(),
+        from: Position::new(i as f64, 0.0),
+        to: Position::new(i as f64 + 1.0, 0.0),
+    }
+}
+
+fn latency(subscribers: usize, messages: usize, period: Duration, publisher: Publisher) {
     const WARMUP: u64 = 200;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -240,29 +258,53 @@ fn latency(subscribers: usize, messages: usize, period: Duration) {
         .collect();
 
     let total = WARMUP as usize + messages;
-    let start = Instant::now();
-    for i in 0..total {
-        let due = start + period * i as u32;
-        loop {
-            let now = Instant::now();
-            if now >= due {
-                break;
+    let (mut publish_ns, elapsed) = match publisher {
+        Publisher::Thread => {
+            let mut publish_ns = Vec::with_capacity(total);
+            let start = Instant::now();
+            for i in 0..total {
+                let due = start + period * i as u32;
+                loop {
+                    let now = Instant::now();
+                    if now >= due {
+                        break;
+                    }
+                    let left = due - now;
+                    if left > Duration::from_micros(150) {
+                        std::thread::sleep(left - Duration::from_micros(100));
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                let m = nth_move(i);
+                let t = Instant::now();
+                let r = bus.publish(m);
+                publish_ns.push(t.elapsed().as_nanos() as u64);
+                assert_eq!(r.delivered, subscribers);
             }
-            let left = due - now;
-            if left > Duration::from_micros(150) {
-                std::thread::sleep(left - Duration::from_micros(100));
-            } else {
-                std::hint::spin_loop();
-            }
+            (publish_ns, start.elapsed())
         }
-        let r = bus.publish(BusMessage::AgentMoved {
-            agent_id: "agent_00001".to_string(),
-            from: Position::new(i as f64, 0.0),
-            to: Position::new(i as f64 + 1.0, 0.0),
-        });
-        debug_assert_eq!(r.delivered, subscribers);
-    }
-    let elapsed = start.elapsed();
+        Publisher::Task => {
+            let bus = bus.clone();
+            rt.block_on(async move {
+                tokio::spawn(async move {
+                    let mut publish_ns = Vec::with_capacity(total);
+                    let start = tokio::time::Instant::now();
+                    for i in 0..total {
+                        tokio::time::sleep_until(start + period * i as u32).await;
+                        let m = nth_move(i);
+                        let t = Instant::now();
+                        let r = bus.publish(m);
+                        publish_ns.push(t.elapsed().as_nanos() as u64);
+                        assert_eq!(r.delivered, subscribers);
+                    }
+                    (publish_ns, start.elapsed())
+                })
+                .await
+                .expect("publisher task")
+            })
+        }
+    };
     bus.close();
     let mut all = Vec::with_capacity(subscribers * messages);
     let mut lagged = 0;
@@ -274,15 +316,15 @@ fn latency(subscribers: usize, messages: usize, period: Duration) {
         }
     });
     all.sort_unstable();
+    publish_ns.sort_unstable();
     let us = |ns: u64| ns as f64 / 1000.0;
+    let who = match publisher {
+        Publisher::Thread => "a publisher thread outside the runtime",
+        Publisher::Task => "a publisher task on the same runtime",
+    };
     println!(
-        "### Delivery latency: {subscribers} subscriber tasks (tokio, 2 workers), {messages} broadcast `AgentMoved` one every {} µs (+{WARMUP} warm-up)\n",
-        period.as_micros()
-    );
-    println!("| p50 | p99 | p99.9 | max | deliveries | expected | lagged | publish rate |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
-    println!(
-        "| {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {} | {} | {} | {:.0}/s |",
+        "| {who}, one every {} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {} / {} | {} | {:.0} µs | {:.0} µs | {:.0}/s |",
+        period.as_micros(),
         us(percentile(&all, 50.0)),
         us(percentile(&all, 99.0)),
         us(percentile(&all, 99.9)),
@@ -290,9 +332,10 @@ fn latency(subscribers: usize, messages: usize, period: Duration) {
         all.len(),
         subscribers * messages,
         lagged,
+        us(percentile(&publish_ns, 50.0)),
+        us(publish_ns.last().copied().unwrap_or(0)),
         total as f64 / elapsed.as_secs_f64()
     );
-    println!();
 }
 
 fn main() {
@@ -302,5 +345,30 @@ fn main() {
     publish_cost(&bus, &mut subs);
     drop(subs);
     assert_eq!(bus.subscriber_count(), 0);
-    latency(1_000, 2_000, Duration::from_micros(500));
+    let (subscribers, messages) = (1_000, 2_000);
+    println!(
+        "### Delivery latency: {subscribers} subscriber tasks (tokio multi-thread, 2 workers), {messages} broadcast `AgentMoved` (+200 warm-up, not counted)\n"
+    );
+    println!(
+        "| publisher | p50 | p99 | p99.9 | max | deliveries / expected | lagged | publish call p50 | publish call max | publish rate |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    latency(
+        subscribers,
+        messages,
+        Duration::from_micros(500),
+        Publisher::Thread,
+    );
+    latency(
+        subscribers,
+        messages,
+        Duration::from_millis(1),
+        Publisher::Task,
+    );
+    println!(
+        "\n(latency = `Instant::now() - envelope.published_at` in each subscriber, over all deliveries; machine load: {})",
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "unknown".into())
+    );
 }

@@ -28,8 +28,13 @@ const LINEAR_MAX: usize = 16;
 #[derive(Default)]
 pub(super) struct Bucket {
     items: Vec<Arc<SubEntry>>,
-    /// id → position in `items`; only kept when `items` is larger than [`LINEAR_MAX`].
-    pos: Option<HashMap<u64, usize>>,
+    /// id → position in `items`; only kept when `items` is larger than [`LINEAR_MAX`] (boxed:
+    /// the many small buckets pay 8 bytes for it, not 48).
+    #[allow(
+        clippy::box_collection,
+        reason = "most buckets are small: an empty Option<Box<_>> is 8 bytes, a HashMap 48"
+    )]
+    pos: Option<Box<HashMap<u64, usize>>>,
 }
 
 impl Bucket {
@@ -39,13 +44,13 @@ impl Bucket {
         }
         self.items.push(Arc::clone(entry));
         if self.pos.is_none() && self.items.len() > LINEAR_MAX {
-            self.pos = Some(
+            self.pos = Some(Box::new(
                 self.items
                     .iter()
                     .enumerate()
                     .map(|(i, e)| (e.id, i))
                     .collect(),
-            );
+            ));
         }
     }
 
