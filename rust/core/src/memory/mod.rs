@@ -1,4 +1,4 @@
-//! Agent memory in SQLite (SKELETON — the memory helper replaces every `todo!()`).
+//! Agent memory in SQLite.
 //!
 //! One writer thread owns the only writing connection; writes are queued on a channel (callers
 //! never wait on disk) and committed in batched transactions. WAL mode. Every write returns a

@@ -685,3 +685,9 @@ fn a_failed_batch_is_never_reported_committed() {
     assert!(mem.recent_conversation("agent_001", 5).is_ok());
     assert!(matches!(mem.close(), Err(MemoryError::WriteFailed(_))));
 }
+
+#[test]
+fn memory_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync::<Memory>();
+}
