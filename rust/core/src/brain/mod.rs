@@ -166,6 +166,8 @@ pub struct BrainSettings {
     pub seed: u64,
     /// Simulated thinking latency in seconds (scripted).
     pub thinking_seconds: f64,
+    /// Replies to give first, in order (scripted; see `AgentConfig::script`).
+    pub script: Vec<BrainReply>,
 }
 
 /// Names of the brains [`create_brain`] knows.

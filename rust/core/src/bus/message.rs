@@ -99,6 +99,8 @@ pub enum BusMessage {
         task_id: i64,
         /// Its name.
         task_name: String,
+        /// What the asking agent said.
+        message: String,
     },
     /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
     AgentError {

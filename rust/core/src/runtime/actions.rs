@@ -53,3 +53,8 @@ pub fn parse_action(call: &ToolCall) -> Result<Action, ToolError> {
     let _ = call;
     todo!()
 }
+
+/// The world tools in LLM shape (`name`, `description`, `parameters`), for `BrainContext.tools`.
+pub fn world_tool_definitions() -> Vec<serde_json::Value> {
+    todo!()
+}

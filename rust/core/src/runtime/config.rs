@@ -193,6 +193,11 @@ pub struct AgentConfig {
     /// the agent id, so a run is reproducible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<serde_json::Value>,
+    /// Replies the `scripted` brain gives first, in order, before it decides on its own (a
+    /// cut-scene, a tutorial line, an exact test scenario). Each is the tool-call contract
+    /// `{assistant_text, dialog_type, tool_calls}`. Not carried over when the agent is resumed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script: Vec<crate::brain::BrainReply>,
 }
 
 impl AgentConfig {

@@ -1,14 +1,46 @@
-//! The agent runtime (SKELETON — the lead implements it; signatures are the contract).
+//! The agent runtime: spawns agents, each in its own tokio task running the state machine
+//! `idle → listening → thinking → speaking → idle` and the autonomous decision loop; owns the bus,
+//! the SQLite memory and (usually) its tokio runtime.
+//!
+//! - [`Runtime::start`] builds its own multi-threaded tokio runtime; [`Runtime::start_on`] runs on
+//!   an existing one (the server, tests with a paused clock).
+//! - Ids are `agent_001`, `agent_002`, … unique per database, also across restarts. Spawning with a
+//!   stored id resumes that agent (name, role, prompt, brain, last position, memory).
+//! - Everything an agent does is published on the [bus](crate::bus) and recorded in
+//!   [memory](crate::memory): transitions (`agent_state_history`), lines said and heard
+//!   (`agent_conversations`), tasks (`agent_tasks`).
+//! - Callers never wait on disk, except the read methods, which first wait for the writes queued
+//!   before them (read-your-writes).
 
 pub mod actions;
+mod agent;
 mod config;
 mod state;
+mod world;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use tokio::runtime::Handle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub use config::{AgentConfig, Position, RuntimeOptions, WorldBounds};
 pub use state::{AgentState, ParseStateError, TransitionError};
 
-use crate::bus::{Bus, Filter, Subscription};
+use crate::brain::{BrainSettings, create_brain};
+use crate::bus::{Bus, BusMessage, Filter, MessageKind, Subscription};
 use crate::memory::{AgentRecord, ConversationRow, Memory, MemoryError, StateChangeRow, TaskRow};
+use agent::{AgentShared, Removal};
+use world::{Placed, World};
+
+/// Longest message or line accepted, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 4000;
+/// Longest task name accepted, in characters.
+pub const MAX_TASK_NAME_CHARS: usize = 200;
 
 /// Runtime errors. [`RuntimeError::code`] is the stable snake_case code (protocol error codes).
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +63,7 @@ pub enum RuntimeError {
     /// Memory failed (includes unknown / completed tasks).
     #[error(transparent)]
     Memory(#[from] MemoryError),
-    /// The message is empty or too long.
+    /// The message or task name is empty or too long.
     #[error("{0}")]
     InvalidMessage(String),
     /// The runtime is shutting down.
@@ -40,6 +72,28 @@ pub enum RuntimeError {
     /// The tokio runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Startup(String),
+}
+
+impl RuntimeError {
+    /// A stable snake_case code: `unknown_agent`, `already_running`, `invalid_config`,
+    /// `invalid_options`, `unknown_brain`, `brain_error`, `unknown_task`, `task_already_completed`,
+    /// `database_error`, `invalid_message`, `shut_down`, `startup_failed`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuntimeError::UnknownAgent(_) => "unknown_agent",
+            RuntimeError::AlreadyRunning(_) => "already_running",
+            RuntimeError::InvalidConfig(_) => "invalid_config",
+            RuntimeError::InvalidOptions(_) => "invalid_options",
+            RuntimeError::Brain(crate::brain::BrainError::Unknown { .. }) => "unknown_brain",
+            RuntimeError::Brain(_) => "brain_error",
+            RuntimeError::Memory(MemoryError::UnknownTask(_)) => "unknown_task",
+            RuntimeError::Memory(MemoryError::TaskAlreadyCompleted(_)) => "task_already_completed",
+            RuntimeError::Memory(_) => "database_error",
+            RuntimeError::InvalidMessage(_) => "invalid_message",
+            RuntimeError::ShutDown => "shut_down",
+            RuntimeError::Startup(_) => "startup_failed",
+        }
+    }
 }
 
 /// A snapshot of one running agent.
@@ -61,131 +115,579 @@ pub struct AgentSnapshot {
     pub current_task: Option<TaskRow>,
 }
 
-/// The runtime.
+struct AgentEntry {
+    shared: Arc<AgentShared>,
+    cancel: CancellationToken,
+}
+
+/// State shared by the runtime handle and every agent task.
+pub(crate) struct Inner {
+    handle: Handle,
+    options: RuntimeOptions,
+    bus: Bus,
+    memory: Memory,
+    world: World,
+    agents: RwLock<HashMap<String, AgentEntry>>,
+    tracker: TaskTracker,
+    closed: AtomicBool,
+}
+
+/// The runtime. `Send + Sync`; shut down explicitly with [`Runtime::shutdown`] or by dropping it.
 pub struct Runtime {
-    _private: (),
+    inner: Arc<Inner>,
+    owned: Option<tokio::runtime::Runtime>,
 }
 
 impl Runtime {
-    /// Starts a runtime with its own multi-threaded tokio runtime.
+    /// Starts a runtime with its own multi-threaded tokio runtime (`options.worker_threads`
+    /// workers, named `agents-runtime`).
     pub fn start(options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
-        let _ = options;
-        todo!()
+        options.validate().map_err(RuntimeError::InvalidOptions)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.worker_threads)
+            .thread_name("agents-runtime")
+            .enable_all()
+            .build()
+            .map_err(|e| RuntimeError::Startup(e.to_string()))?;
+        let mut runtime = Runtime::start_on(rt.handle().clone(), options)?;
+        runtime.owned = Some(rt);
+        Ok(runtime)
     }
-    /// Starts a runtime on an existing tokio runtime (tests with a paused clock, the server).
-    pub fn start_on(
-        handle: tokio::runtime::Handle,
-        options: RuntimeOptions,
-    ) -> Result<Runtime, RuntimeError> {
-        let _ = (handle, options);
-        todo!()
+
+    /// Starts a runtime on an existing tokio runtime (the server, tests with a paused clock). The
+    /// tokio runtime must have time enabled and must outlive this `Runtime`.
+    pub fn start_on(handle: Handle, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        options.validate().map_err(RuntimeError::InvalidOptions)?;
+        let memory = Memory::open(&options.database)?;
+        let inner = Inner {
+            handle,
+            bus: Bus::new(options.bus_capacity),
+            world: World::new(options.hearing_radius.max(1.0)),
+            memory,
+            options,
+            agents: RwLock::new(HashMap::new()),
+            tracker: TaskTracker::new(),
+            closed: AtomicBool::new(false),
+        };
+        Ok(Runtime {
+            inner: Arc::new(inner),
+            owned: None,
+        })
     }
+
     /// The options.
     pub fn options(&self) -> &RuntimeOptions {
-        todo!()
+        &self.inner.options
     }
-    /// Spawns (or resumes, with `config.agent_id`) an agent.
+
+    fn check_open(&self) -> Result<(), RuntimeError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            Err(RuntimeError::ShutDown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Spawns an agent, or resumes a stored one when `config.agent_id` is set. Returns its id.
+    ///
+    /// Errors: `invalid_config` (bad numbers, unknown brain), `unknown_agent` (an `agent_id`
+    /// that is not stored), `already_running`, `shut_down`.
     pub fn spawn(&self, config: AgentConfig) -> Result<String, RuntimeError> {
-        let _ = config;
-        todo!()
+        self.check_open()?;
+        config
+            .validate()
+            .map_err(|e| RuntimeError::InvalidConfig(format!("invalid agent config: {e}")))?;
+        let inner = &self.inner;
+        let opts = &inner.options;
+        let given_position = config.initial_position;
+
+        let (agent_id, mut effective, stored_position, created_at, resumed) = match &config.agent_id
+        {
+            Some(id) => {
+                if inner.agents.read().contains_key(id) {
+                    return Err(RuntimeError::AlreadyRunning(id.clone()));
+                }
+                let Some(stored) = inner.memory.agent(id)? else {
+                    return Err(RuntimeError::UnknownAgent(id.clone()));
+                };
+                let base: AgentConfig =
+                    serde_json::from_value(stored.config.clone()).unwrap_or_default();
+                (
+                    id.clone(),
+                    merge(base, config),
+                    Some(stored.position),
+                    stored.created_at,
+                    true,
+                )
+            }
+            None => (
+                inner.memory.next_agent_id(),
+                config,
+                None,
+                crate::time::now_iso(),
+                false,
+            ),
+        };
+        effective.agent_id = Some(agent_id.clone());
+        if effective.name.trim().is_empty() {
+            effective.name = agent_id.clone();
+        }
+        let brain_name = effective
+            .brain
+            .clone()
+            .unwrap_or_else(|| opts.default_brain.clone());
+        // A resumed agent comes back where it was, unless the caller places it somewhere.
+        let position = given_position
+            .or(stored_position)
+            .or(effective.initial_position)
+            .unwrap_or_else(|| opts.bounds.center());
+        if !opts.bounds.contains(position) {
+            return Err(RuntimeError::InvalidConfig(format!(
+                "initial_position {position} is outside the world bounds ({}, {})..({}, {})",
+                opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
+            )));
+        }
+        let seed = effective.seed.as_ref().map(seed_value).unwrap_or_else(|| {
+            opts.seed ^ agents_games::seed::Seed::Str(agent_id.clone()).to_u64()
+        });
+        let settings = BrainSettings {
+            seed,
+            thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
+            script: std::mem::take(&mut effective.script),
+        };
+        let brain = create_brain(&brain_name, &settings)?;
+
+        let shared = Arc::new(AgentShared::new(
+            &agent_id,
+            &effective,
+            &brain_name,
+            position,
+            opts,
+        ));
+        let cancel = CancellationToken::new();
+        let subscription = inner.bus.subscribe(
+            Filter::all()
+                .recipients([agent_id.clone()])
+                .kinds([MessageKind::AgentSpoke, MessageKind::CollaborationRequested])
+                .with_broadcasts(false),
+        );
+        {
+            let mut agents = inner.agents.write();
+            if agents.contains_key(&agent_id) {
+                return Err(RuntimeError::AlreadyRunning(agent_id));
+            }
+            agents.insert(
+                agent_id.clone(),
+                AgentEntry {
+                    shared: shared.clone(),
+                    cancel: cancel.clone(),
+                },
+            );
+        }
+        inner.world.insert(
+            &agent_id,
+            Placed {
+                name: shared.name.clone(),
+                role: shared.role.clone(),
+                position,
+            },
+        );
+        inner.memory.save_agent(&AgentRecord {
+            agent_id: agent_id.clone(),
+            name: shared.name.clone(),
+            role: shared.role.clone(),
+            prompt: shared.prompt.clone(),
+            brain: brain_name,
+            config: serde_json::to_value(&effective).unwrap_or(serde_json::Value::Null),
+            position,
+            state: AgentState::Idle,
+            created_at,
+            removed_at: None,
+        });
+        inner.bus.publish(BusMessage::AgentSpawned {
+            agent_id: agent_id.clone(),
+            name: shared.name.clone(),
+            role: shared.role.clone(),
+            position,
+            state: AgentState::Idle,
+            resumed,
+        });
+        let task = agent::run(self.inner.clone(), shared, brain, subscription, cancel);
+        inner.tracker.spawn_on(task, &inner.handle);
+        Ok(agent_id)
     }
-    /// Resumes every stored agent that was not terminated and is not running.
+
+    /// Resumes every stored agent that was not terminated and is not running; returns their ids.
     pub fn resume_all(&self) -> Result<Vec<String>, RuntimeError> {
-        todo!()
+        self.check_open()?;
+        let mut resumed = Vec::new();
+        for record in self.inner.memory.agents()? {
+            if record.removed_at.is_some()
+                || self.inner.agents.read().contains_key(&record.agent_id)
+            {
+                continue;
+            }
+            let config = AgentConfig {
+                agent_id: Some(record.agent_id.clone()),
+                ..Default::default()
+            };
+            resumed.push(self.spawn(config)?);
+        }
+        Ok(resumed)
     }
-    /// Terminates an agent gracefully (`AgentRemoved` reason `terminated`).
+
+    /// Terminates an agent gracefully: its task stops, its subscription closes, it is marked
+    /// terminated in the database (so [`Runtime::resume_all`] skips it; spawning its id resumes
+    /// it), and subscribers get `AgentRemoved` with reason `terminated`.
     pub fn terminate(&self, agent_id: &str) -> Result<(), RuntimeError> {
-        let _ = agent_id;
-        todo!()
+        self.check_open()?;
+        let entry = self
+            .inner
+            .agents
+            .write()
+            .remove(agent_id)
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))?;
+        entry.shared.set_removal(Removal::Terminated);
+        self.inner.memory.mark_agent_removed(agent_id);
+        entry.cancel.cancel();
+        Ok(())
     }
+
     /// A running agent's snapshot.
     pub fn state(&self, agent_id: &str) -> Option<AgentSnapshot> {
-        let _ = agent_id;
-        todo!()
+        let shared = self
+            .inner
+            .agents
+            .read()
+            .get(agent_id)
+            .map(|e| e.shared.clone())?;
+        Some(shared.snapshot(&self.inner.memory))
     }
-    /// Every running agent, by id.
+
+    /// Every running agent, by id (`agent_002` before `agent_010` before `agent_1000`).
     pub fn list(&self) -> Vec<AgentSnapshot> {
-        todo!()
+        let shared: Vec<Arc<AgentShared>> = self
+            .inner
+            .agents
+            .read()
+            .values()
+            .map(|e| e.shared.clone())
+            .collect();
+        let mut list: Vec<AgentSnapshot> = shared
+            .iter()
+            .map(|s| s.snapshot(&self.inner.memory))
+            .collect();
+        list.sort_by(|a, b| id_order(&a.agent_id, &b.agent_id));
+        list
     }
-    /// Sends a line from the player to an agent.
+
+    /// Ids of the running agents, in [`Runtime::list`] order.
+    pub fn agent_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.inner.agents.read().keys().cloned().collect();
+        ids.sort_by(|a, b| id_order(a, b));
+        ids
+    }
+
+    /// Number of running agents.
+    pub fn agent_count(&self) -> usize {
+        self.inner.agents.read().len()
+    }
+
+    /// Sends a line from the player (`options.player_id`) to an agent.
     pub fn send_message(&self, agent_id: &str, content: &str) -> Result<(), RuntimeError> {
-        let _ = (agent_id, content);
-        todo!()
+        self.send_message_from(&self.inner.options.player_id, agent_id, content)
     }
-    /// Sends a line from `sender` (any id) to an agent.
+
+    /// Sends a line from `sender` (the player, an agent, any id) to a running agent. It is
+    /// published as `AgentSpoke` addressed to the agent (dialog type `player` when the sender is the
+    /// player, else `message`); the agent listens, acknowledges (records it) and answers.
     pub fn send_message_from(
         &self,
         sender: &str,
         agent_id: &str,
         content: &str,
     ) -> Result<(), RuntimeError> {
-        let _ = (sender, agent_id, content);
-        todo!()
+        self.check_open()?;
+        if sender.trim().is_empty() {
+            return Err(RuntimeError::InvalidMessage(
+                "sender must not be empty".into(),
+            ));
+        }
+        check_text("message", content, MAX_MESSAGE_CHARS)?;
+        if !self.inner.agents.read().contains_key(agent_id) {
+            return Err(RuntimeError::UnknownAgent(agent_id.to_string()));
+        }
+        let dialog_type = if sender == self.inner.options.player_id {
+            "player"
+        } else {
+            "message"
+        };
+        self.inner.bus.publish(BusMessage::AgentSpoke {
+            agent_id: sender.to_string(),
+            content: content.to_string(),
+            recipients: vec![agent_id.to_string()],
+            dialog_type: dialog_type.into(),
+        });
+        Ok(())
     }
-    /// Assigns a task to a running agent; returns the task row.
+
+    /// Assigns a task to a running agent (row `assigned`; `TaskAssigned` from the player id).
+    /// The agent works on its oldest open task.
     pub fn assign_task(&self, agent_id: &str, task_name: &str) -> Result<TaskRow, RuntimeError> {
-        let _ = (agent_id, task_name);
-        todo!()
+        self.check_open()?;
+        check_text("task_name", task_name, MAX_TASK_NAME_CHARS)?;
+        if !self.inner.agents.read().contains_key(agent_id) {
+            return Err(RuntimeError::UnknownAgent(agent_id.to_string()));
+        }
+        Ok(self
+            .inner
+            .assign_task(agent_id, task_name.trim(), &self.inner.options.player_id))
     }
-    /// Completes a task.
+
+    /// Completes an open task (row `completed` with its completion time; `TaskCompleted`).
     pub fn complete_task(&self, task_id: i64) -> Result<TaskRow, RuntimeError> {
-        let _ = task_id;
-        todo!()
+        self.check_open()?;
+        Ok(self.inner.complete_task(task_id)?)
     }
-    /// An agent's conversation memory (last `limit` lines, oldest first); works for stored agents.
+
+    /// An agent's conversation memory (last `limit` lines, oldest first); works for stored agents
+    /// that are not running too.
     pub fn conversation(
         &self,
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<ConversationRow>, RuntimeError> {
-        let _ = (agent_id, limit);
-        todo!()
+        self.known(agent_id)?;
+        Ok(self.inner.memory.recent_conversation(agent_id, limit)?)
     }
-    /// An agent's tasks.
+
+    /// An agent's tasks, open and completed, oldest first.
     pub fn tasks(&self, agent_id: &str) -> Result<Vec<TaskRow>, RuntimeError> {
-        let _ = agent_id;
-        todo!()
+        self.known(agent_id)?;
+        Ok(self.inner.memory.tasks(agent_id)?)
     }
+
     /// An agent's state history (last `limit`, oldest first).
     pub fn state_history(
         &self,
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<StateChangeRow>, RuntimeError> {
-        let _ = (agent_id, limit);
-        todo!()
+        self.known(agent_id)?;
+        Ok(self.inner.memory.state_history(agent_id, limit)?)
     }
-    /// Every agent stored in the database (running or not).
+
+    fn known(&self, agent_id: &str) -> Result<(), RuntimeError> {
+        if self.inner.agents.read().contains_key(agent_id)
+            || self.inner.memory.agent(agent_id)?.is_some()
+        {
+            Ok(())
+        } else {
+            Err(RuntimeError::UnknownAgent(agent_id.to_string()))
+        }
+    }
+
+    /// Every agent stored in the database (running or not), by id.
     pub fn stored_agents(&self) -> Result<Vec<AgentRecord>, RuntimeError> {
-        todo!()
+        let mut agents = self.inner.memory.agents()?;
+        agents.sort_by(|a, b| id_order(&a.agent_id, &b.agent_id));
+        Ok(agents)
     }
-    /// Subscribes to the bus.
+
+    /// Subscribes to the bus (default queue capacity).
     pub fn subscribe(&self, filter: Filter) -> Subscription {
-        let _ = filter;
-        todo!()
+        self.inner.bus.subscribe(filter)
     }
+
     /// Subscribes with a queue capacity.
     pub fn subscribe_with_capacity(&self, filter: Filter, capacity: usize) -> Subscription {
-        let _ = (filter, capacity);
-        todo!()
+        self.inner.bus.subscribe_with_capacity(filter, capacity)
     }
+
     /// The bus.
     pub fn bus(&self) -> &Bus {
-        todo!()
+        &self.inner.bus
     }
+
     /// The memory.
     pub fn memory(&self) -> &Memory {
-        todo!()
+        &self.inner.memory
     }
+
+    /// The tokio handle agents run on.
+    pub fn handle(&self) -> &Handle {
+        &self.inner.handle
+    }
+
     /// Blocks until every queued write is committed.
     pub fn flush(&self) -> Result<(), RuntimeError> {
-        todo!()
+        Ok(self.inner.memory.flush()?)
     }
-    /// Stops every agent (`AgentRemoved` reason `shutdown`; they stay resumable), flushes and
-    /// closes memory, closes the bus, and stops the owned tokio runtime (waiting at most
-    /// `timeout`). Idempotent; also run on drop.
-    pub fn shutdown(&mut self, timeout: std::time::Duration) {
-        let _ = timeout;
-        todo!()
+
+    /// Whether [`Runtime::shutdown`] has run.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Stops every agent (`AgentRemoved` reason `shutdown`; they stay resumable), saves their last
+    /// positions, flushes and closes memory (joining the writer thread), closes the bus, and stops
+    /// the owned tokio runtime, waiting at most `timeout` for agent tasks. Idempotent; also run on
+    /// drop. Called from inside an async context it does not wait for the agent tasks (they end
+    /// on their own at their next await).
+    pub fn shutdown(&mut self, timeout: Duration) {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let entries: Vec<(String, AgentEntry)> = self.inner.agents.write().drain().collect();
+        let mut entries = entries;
+        entries.sort_by(|a, b| id_order(&a.0, &b.0));
+        for (id, entry) in &entries {
+            entry.shared.set_removal(Removal::Shutdown);
+            let (state, position) = entry.shared.state_and_position();
+            self.inner.memory.save_agent_position(id, position, state);
+            entry.cancel.cancel();
+            self.inner.world.remove(id);
+            self.inner.bus.publish(BusMessage::AgentRemoved {
+                agent_id: id.clone(),
+                reason: Removal::Shutdown.as_str().into(),
+            });
+        }
+        self.inner.tracker.close();
+        let in_async = Handle::try_current().is_ok();
+        if !in_async {
+            let wait = tokio::time::timeout(timeout, self.inner.tracker.wait());
+            match &self.owned {
+                Some(rt) => {
+                    let _ = rt.block_on(wait);
+                }
+                None => {
+                    let _ = self.inner.handle.block_on(wait);
+                }
+            }
+        }
+        if let Err(e) = self.inner.memory.close() {
+            tracing::error!("closing agent memory: {e}");
+        }
+        self.inner.bus.close();
+        if let Some(rt) = self.owned.take() {
+            if in_async {
+                rt.shutdown_background();
+            } else {
+                rt.shutdown_timeout(timeout);
+            }
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(Duration::from_secs(5));
+    }
+}
+
+impl Inner {
+    pub(crate) fn assign_task(
+        &self,
+        agent_id: &str,
+        task_name: &str,
+        assigned_by: &str,
+    ) -> TaskRow {
+        let (task, _) = self.memory.assign_task(agent_id, task_name);
+        self.bus.publish(BusMessage::TaskAssigned {
+            agent_id: agent_id.to_string(),
+            task_id: task.id,
+            task_name: task.task_name.clone(),
+            assigned_by: assigned_by.to_string(),
+        });
+        task
+    }
+
+    pub(crate) fn complete_task(&self, task_id: i64) -> Result<TaskRow, MemoryError> {
+        let (task, _) = self.memory.complete_task(task_id)?;
+        self.bus.publish(BusMessage::TaskCompleted {
+            agent_id: task.agent_id.clone(),
+            task_id: task.id,
+            task_name: task.task_name.clone(),
+            completed_at: task.completed_at.clone().unwrap_or_default(),
+        });
+        Ok(task)
+    }
+
+    pub(crate) fn is_running(&self, agent_id: &str) -> bool {
+        self.agents.read().contains_key(agent_id)
+    }
+
+    pub(crate) fn display_name(&self, id: &str) -> String {
+        match self.agents.read().get(id) {
+            Some(e) => e.shared.name.clone(),
+            None => id.to_string(),
+        }
+    }
+}
+
+/// Fields set in `over` replace those of `base` (resume: the stored config under the given one).
+fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
+    AgentConfig {
+        agent_id: over.agent_id.or(base.agent_id),
+        name: if over.name.trim().is_empty() {
+            base.name
+        } else {
+            over.name
+        },
+        role: if over.role.is_empty() {
+            base.role
+        } else {
+            over.role
+        },
+        prompt: if over.prompt.is_empty() {
+            base.prompt
+        } else {
+            over.prompt
+        },
+        brain: over.brain.or(base.brain),
+        initial_position: over.initial_position.or(base.initial_position),
+        idle_think_seconds: over.idle_think_seconds.or(base.idle_think_seconds),
+        thinking_seconds: over.thinking_seconds.or(base.thinking_seconds),
+        speaking_seconds: over.speaking_seconds.or(base.speaking_seconds),
+        hearing_radius: over.hearing_radius.or(base.hearing_radius),
+        seed: over.seed.or(base.seed),
+        script: over.script,
+    }
+}
+
+fn seed_value(v: &serde_json::Value) -> u64 {
+    use agents_games::seed::Seed;
+    match v {
+        serde_json::Value::String(s) => Seed::Str(s.clone()).to_u64(),
+        other => match other.as_u64().or_else(|| other.as_i64().map(|i| i as u64)) {
+            Some(n) => Seed::Int(n).to_u64(),
+            None => 0,
+        },
+    }
+}
+
+fn check_text(field: &str, text: &str, max: usize) -> Result<(), RuntimeError> {
+    if text.trim().is_empty() {
+        return Err(RuntimeError::InvalidMessage(format!(
+            "{field} must not be empty"
+        )));
+    }
+    let n = text.chars().count();
+    if n > max {
+        return Err(RuntimeError::InvalidMessage(format!(
+            "{field} is {n} characters long; the limit is {max}"
+        )));
+    }
+    Ok(())
+}
+
+/// Orders `agent_NNN` ids by number (then anything else by text).
+pub(crate) fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn num(id: &str) -> Option<u64> {
+        id.strip_prefix("agent_")?.parse().ok()
+    }
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => a.cmp(b),
     }
 }

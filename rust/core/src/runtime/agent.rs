@@ -1,0 +1,722 @@
+//! One agent's task: the state machine and the decision loop.
+//!
+//! ```text
+//!            message                     ack (recorded)
+//!   idle ─────────────► listening ─────────────────────► thinking ──speak──► speaking
+//!    │ ▲                    ▲                            │  │  │               │
+//!    │ │                    └──── message (interrupt) ───┘  │  │               │
+//!    │ └──────────────── decision without speech ───────────┘  │               │
+//!    └──────── idle_think_seconds elapsed ─────────────────────┘               │
+//!    ▲                                                                        │
+//!    └──────────────────────── line said (speaking_seconds) ──────────────────┘
+//! ```
+//!
+//! An idle agent waits on three things only — its bus subscription, its idle deadline and its
+//! cancellation — so it costs nothing while it waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::actions::{self, Action};
+use super::config::{AgentConfig, Position, RuntimeOptions};
+use super::state::AgentState;
+use super::{AgentSnapshot, Inner};
+use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessage, NearbyAgent};
+use crate::bus::{BusMessage, Received, Subscription};
+use crate::memory::{Memory, NewConversation};
+
+/// The instruction every autonomous decision starts from (agent-runtime.md).
+pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
+/// At most this many nearby agents go into a brain's context.
+const NEARBY_LIMIT: usize = 8;
+/// The conversation lines a decision sees.
+const CONTEXT_MESSAGES: usize = 5;
+/// Timers are capped at a year so a huge setting never overflows a deadline.
+const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Why an agent's task stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Removal {
+    /// Still running.
+    None = 0,
+    /// `terminate`: marked removed in the database; the agent task publishes `AgentRemoved`.
+    Terminated = 1,
+    /// Runtime shutdown: the runtime publishes `AgentRemoved`; the agent stays resumable.
+    Shutdown = 2,
+}
+
+impl Removal {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Removal::None => "running",
+            Removal::Terminated => "terminated",
+            Removal::Shutdown => "shutdown",
+        }
+    }
+}
+
+pub(crate) fn seconds(v: f64) -> Duration {
+    Duration::from_secs_f64(if v.is_finite() {
+        v.clamp(0.0, MAX_SECONDS)
+    } else {
+        0.0
+    })
+}
+
+struct Status {
+    state: AgentState,
+    position: Position,
+}
+
+/// What the runtime handle and the agent task share.
+pub(crate) struct AgentShared {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    pub prompt: String,
+    pub brain: String,
+    pub idle_think: Duration,
+    pub speaking: Duration,
+    pub hearing_radius: f64,
+    status: Mutex<Status>,
+    removal: AtomicU8,
+}
+
+impl AgentShared {
+    pub(crate) fn new(
+        id: &str,
+        config: &AgentConfig,
+        brain: &str,
+        position: Position,
+        opts: &RuntimeOptions,
+    ) -> Self {
+        AgentShared {
+            id: id.to_string(),
+            name: config.name.clone(),
+            role: config.role.clone(),
+            prompt: config.prompt.clone(),
+            brain: brain.to_string(),
+            idle_think: seconds(config.idle_think_seconds.unwrap_or(opts.idle_think_seconds)),
+            speaking: seconds(config.speaking_seconds.unwrap_or(opts.speaking_seconds)),
+            hearing_radius: config.hearing_radius.unwrap_or(opts.hearing_radius),
+            status: Mutex::new(Status {
+                state: AgentState::Idle,
+                position,
+            }),
+            removal: AtomicU8::new(Removal::None as u8),
+        }
+    }
+
+    pub(crate) fn state(&self) -> AgentState {
+        self.status.lock().state
+    }
+
+    pub(crate) fn state_and_position(&self) -> (AgentState, Position) {
+        let s = self.status.lock();
+        (s.state, s.position)
+    }
+
+    pub(crate) fn set_removal(&self, removal: Removal) {
+        self.removal.store(removal as u8, Ordering::Release);
+    }
+
+    fn removal(&self) -> Removal {
+        match self.removal.load(Ordering::Acquire) {
+            1 => Removal::Terminated,
+            2 => Removal::Shutdown,
+            _ => Removal::None,
+        }
+    }
+
+    pub(crate) fn snapshot(&self, memory: &Memory) -> AgentSnapshot {
+        let (state, position) = self.state_and_position();
+        AgentSnapshot {
+            agent_id: self.id.clone(),
+            name: self.name.clone(),
+            role: self.role.clone(),
+            brain: self.brain.clone(),
+            state,
+            position,
+            current_task: memory.open_tasks(&self.id).into_iter().next(),
+        }
+    }
+}
+
+/// How a thinking phase ended.
+enum Outcome {
+    /// Back to idle; the next autonomous decision after this long.
+    Idle(Duration),
+    /// Cancelled (terminate / shutdown) or the bus closed.
+    Stopped,
+}
+
+struct Agent {
+    inner: Arc<Inner>,
+    shared: Arc<AgentShared>,
+    brain: Box<dyn Brain>,
+    sub: Subscription,
+    cancel: CancellationToken,
+    /// Messages heard and acknowledged, not yet answered by a decision.
+    pending: Vec<IncomingMessage>,
+    /// How many of `pending` are acknowledged (recorded).
+    acknowledged: usize,
+    decisions: u64,
+}
+
+/// The agent task: runs until cancelled, then cleans up.
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    shared: Arc<AgentShared>,
+    brain: Box<dyn Brain>,
+    sub: Subscription,
+    cancel: CancellationToken,
+) {
+    let mut agent = Agent {
+        inner,
+        shared,
+        brain,
+        sub,
+        cancel,
+        pending: Vec::new(),
+        acknowledged: 0,
+        decisions: 0,
+    };
+    agent.main_loop().await;
+    agent.finish();
+}
+
+impl Agent {
+    async fn main_loop(&mut self) {
+        let mut idle_for = self.shared.idle_think;
+        loop {
+            // Idle: wait for a message, the idle deadline, or cancellation (no polling).
+            let deadline = Instant::now() + idle_for;
+            let heard = loop {
+                tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => return,
+                    received = self.sub.recv() => match received {
+                        None => return,
+                        Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) { break true },
+                    },
+                    _ = tokio::time::sleep_until(deadline) => break false,
+                }
+            };
+            if heard {
+                if self.transition(AgentState::Listening).is_err() {
+                    continue;
+                }
+                self.acknowledge();
+            }
+            if self.transition(AgentState::Thinking).is_err() {
+                continue;
+            }
+            // Boxed so the idle loop's future stays small (10,000 idle agents).
+            match Box::pin(self.think()).await {
+                Outcome::Idle(next) => idle_for = next,
+                Outcome::Stopped => return,
+            }
+        }
+    }
+
+    /// Records every heard message not yet recorded (and anything else already queued).
+    fn acknowledge(&mut self) {
+        while let Some(r) = self.sub.try_recv() {
+            take(&self.inner, &self.shared, &mut self.pending, r);
+        }
+        for message in &self.pending[self.acknowledged..] {
+            self.inner.memory.record_conversation(NewConversation {
+                agent_id: self.shared.id.clone(),
+                sender: message.sender.clone(),
+                content: message.content.clone(),
+                recipient: Some(self.shared.id.clone()),
+            });
+        }
+        self.acknowledged = self.pending.len();
+    }
+
+    /// Thinking: ask the brain (interruptible), then execute the answer.
+    async fn think(&mut self) -> Outcome {
+        let reply = loop {
+            let base = self.context_base();
+            let interrupted = {
+                let memory = self.inner.memory.clone();
+                let id = self.shared.id.clone();
+                let brain = &mut self.brain;
+                let decide = async move {
+                    let mut context = base;
+                    let read = tokio::task::spawn_blocking(move || {
+                        memory.recent_conversation(&id, CONTEXT_MESSAGES)
+                    })
+                    .await;
+                    match read {
+                        Ok(Ok(rows)) => context.recent_messages = rows,
+                        Ok(Err(e)) => {
+                            tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                        }
+                        Err(e) => {
+                            tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                        }
+                    }
+                    brain.decide(&context).await
+                };
+                tokio::pin!(decide);
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = self.cancel.cancelled() => return Outcome::Stopped,
+                        received = self.sub.recv() => match received {
+                            None => return Outcome::Stopped,
+                            Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) { break None },
+                        },
+                        result = &mut decide => break Some(result),
+                    }
+                }
+            };
+            match interrupted {
+                Some(result) => break result,
+                None => {
+                    // A message interrupts the decision: the brain call in flight is dropped
+                    // (cancelled); listen, acknowledge, then decide again with it in context.
+                    if self.transition(AgentState::Listening).is_ok() {
+                        self.acknowledge();
+                        let _ = self.transition(AgentState::Thinking);
+                    }
+                }
+            }
+        };
+        self.decisions += 1;
+        let answering = std::mem::take(&mut self.pending);
+        self.acknowledged = 0;
+        match reply {
+            Ok(reply) => self.execute(reply, &answering).await,
+            Err(e) => {
+                self.error(
+                    "brain_error",
+                    format!("{} could not decide: {e}", self.shared.id),
+                );
+                let _ = self.transition(AgentState::Idle);
+                Outcome::Idle(self.shared.idle_think)
+            }
+        }
+    }
+
+    fn context_base(&self) -> BrainContext {
+        let (_, position) = self.shared.state_and_position();
+        let mut open = self.inner.memory.open_tasks(&self.shared.id).into_iter();
+        let current_task = open.next();
+        let nearby = self
+            .inner
+            .world
+            .nearby(
+                &self.shared.id,
+                position,
+                self.shared.hearing_radius,
+                NEARBY_LIMIT,
+            )
+            .into_iter()
+            .map(|(agent_id, placed, distance)| NearbyAgent {
+                agent_id,
+                name: placed.name,
+                role: placed.role,
+                position: placed.position,
+                distance,
+            })
+            .collect();
+        BrainContext {
+            agent_id: self.shared.id.clone(),
+            name: self.shared.name.clone(),
+            role: self.shared.role.clone(),
+            prompt: self.shared.prompt.clone(),
+            instruction: INSTRUCTION.into(),
+            position,
+            bounds: self.inner.options.bounds,
+            current_task,
+            other_tasks: open.collect(),
+            recent_messages: Vec::new(),
+            incoming: self.pending.clone(),
+            nearby,
+            player_id: self.inner.options.player_id.clone(),
+            decisions: self.decisions,
+            tools: actions::world_tool_definitions(),
+        }
+    }
+
+    /// Executes a brain's answer in order. Actions need the agent to be Thinking: once it speaks,
+    /// later actions of the same answer are refused (logged and published as `action_refused`).
+    async fn execute(&mut self, reply: BrainReply, answering: &[IncomingMessage]) -> Outcome {
+        let mut next_idle = self.shared.idle_think;
+        let mut spoke = false;
+        if reply.tool_calls.is_empty() && reply.assistant_text.trim().is_empty() {
+            self.error(
+                "brain_error",
+                format!(
+                    "{}'s brain answered no tool calls and no text (anti-silent rule)",
+                    self.shared.id
+                ),
+            );
+        }
+        for call in &reply.tool_calls {
+            let action = match actions::parse_action(call) {
+                Ok(action) => action,
+                Err(e) => {
+                    self.error(
+                        "invalid_action",
+                        format!("{} ({}): {e}", call.id, call.tool),
+                    );
+                    continue;
+                }
+            };
+            let state = self.shared.state();
+            if state != AgentState::Thinking {
+                self.error(
+                    "action_refused",
+                    format!(
+                        "{} cannot {} while {state}: blocked until it is idle again ({})",
+                        self.shared.id, call.tool, call.id
+                    ),
+                );
+                continue;
+            }
+            match action {
+                Action::Move { x, y } => self.do_move(Position::new(x, y), &call.id),
+                Action::Wait { seconds: s } => {
+                    next_idle = s.map(seconds).unwrap_or(self.shared.idle_think)
+                }
+                Action::Speak {
+                    content,
+                    recipients,
+                    dialog_type,
+                } => {
+                    let dialog_type =
+                        dialog_type.unwrap_or_else(|| dialog_type_or(&reply.dialog_type));
+                    spoke |= self.speak(content, recipients, dialog_type, answering);
+                }
+                Action::Collaborate {
+                    agent_id,
+                    task_name,
+                    message,
+                } => self.collaborate(&agent_id, task_name, message, &call.id),
+                Action::CompleteTask { task_id } => self.complete(task_id, &call.id),
+            }
+        }
+        if !spoke
+            && !reply.assistant_text.trim().is_empty()
+            && self.shared.state() == AgentState::Thinking
+        {
+            self.speak(
+                reply.assistant_text.clone(),
+                None,
+                dialog_type_or(&reply.dialog_type),
+                answering,
+            );
+        }
+        if self.shared.state() == AgentState::Speaking {
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Outcome::Stopped,
+                _ = tokio::time::sleep(self.shared.speaking) => {}
+            }
+        }
+        let _ = self.transition(AgentState::Idle);
+        Outcome::Idle(next_idle)
+    }
+
+    fn do_move(&mut self, to: Position, call_id: &str) {
+        let bounds = self.inner.options.bounds;
+        if !bounds.contains(to) {
+            self.error(
+                "invalid_action",
+                format!(
+                    "{} cannot move to {to}: outside the world bounds ({}, {})..({}, {}) ({call_id})",
+                    self.shared.id, bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y
+                ),
+            );
+            return;
+        }
+        let (from, state) = {
+            let mut status = self.shared.status.lock();
+            let from = status.position;
+            status.position = to;
+            (from, status.state)
+        };
+        self.inner.world.update_position(&self.shared.id, to);
+        self.inner
+            .memory
+            .save_agent_position(&self.shared.id, to, state);
+        self.inner.bus.publish(BusMessage::AgentMoved {
+            agent_id: self.shared.id.clone(),
+            from,
+            to,
+        });
+    }
+
+    /// Thinking → Speaking, then records and publishes the line. Returns whether it spoke.
+    fn speak(
+        &mut self,
+        content: String,
+        recipients: Option<Vec<String>>,
+        dialog_type: String,
+        answering: &[IncomingMessage],
+    ) -> bool {
+        let id = &self.shared.id;
+        let mut to: Vec<String> = match recipients {
+            Some(list) => list,
+            None if !answering.is_empty() => answering.iter().map(|m| m.sender.clone()).collect(),
+            None => {
+                let (_, position) = self.shared.state_and_position();
+                self.inner
+                    .world
+                    .nearby(id, position, self.shared.hearing_radius, NEARBY_LIMIT)
+                    .into_iter()
+                    .map(|(agent_id, _, _)| agent_id)
+                    .collect()
+            }
+        };
+        let mut seen = std::collections::HashSet::new();
+        to.retain(|r| r != id && !r.trim().is_empty() && seen.insert(r.clone()));
+        if self.transition(AgentState::Speaking).is_err() {
+            return false;
+        }
+        self.inner.memory.record_conversation(NewConversation {
+            agent_id: id.clone(),
+            sender: id.clone(),
+            content: content.clone(),
+            recipient: if to.is_empty() {
+                None
+            } else {
+                Some(to.join(","))
+            },
+        });
+        self.inner.bus.publish(BusMessage::AgentSpoke {
+            agent_id: id.clone(),
+            content,
+            recipients: to,
+            dialog_type,
+        });
+        true
+    }
+
+    fn collaborate(
+        &mut self,
+        helper: &str,
+        task_name: Option<String>,
+        message: Option<String>,
+        call_id: &str,
+    ) {
+        let id = self.shared.id.clone();
+        if helper == id {
+            self.error(
+                "invalid_action",
+                format!("{id} cannot collaborate with itself ({call_id})"),
+            );
+            return;
+        }
+        if !self.inner.is_running(helper) {
+            self.error(
+                "invalid_action",
+                format!("{id} cannot collaborate with unknown agent '{helper}' ({call_id})"),
+            );
+            return;
+        }
+        let task_name = match task_name.filter(|t| !t.trim().is_empty()) {
+            Some(t) => t,
+            None => match self.inner.memory.open_tasks(&id).into_iter().next() {
+                Some(task) => task.task_name,
+                None => {
+                    self.error(
+                        "invalid_action",
+                        format!("{id} has no task to collaborate on: give task_name or assign a task ({call_id})"),
+                    );
+                    return;
+                }
+            },
+        };
+        let message = message
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| format!("Could you help me with {task_name}?"));
+        let task = self.inner.assign_task(helper, &task_name, &id);
+        self.inner.memory.record_conversation(NewConversation {
+            agent_id: id.clone(),
+            sender: id.clone(),
+            content: message.clone(),
+            recipient: Some(helper.to_string()),
+        });
+        self.inner.bus.publish(BusMessage::CollaborationRequested {
+            agent_id: id,
+            helper_id: helper.to_string(),
+            task_id: task.id,
+            task_name: task.task_name,
+            message,
+        });
+    }
+
+    fn complete(&mut self, task_id: Option<i64>, call_id: &str) {
+        let id = self.shared.id.clone();
+        let task = match task_id {
+            Some(t) => self.inner.memory.open_task(t),
+            None => self.inner.memory.open_tasks(&id).into_iter().next(),
+        };
+        let Some(task) = task else {
+            let what = task_id.map_or("no open task".to_string(), |t| format!("no open task {t}"));
+            self.error(
+                "invalid_action",
+                format!("{id} cannot complete a task: {what} ({call_id})"),
+            );
+            return;
+        };
+        if task.agent_id != id {
+            self.error(
+                "invalid_action",
+                format!(
+                    "{id} cannot complete task {} : it belongs to {} ({call_id})",
+                    task.id, task.agent_id
+                ),
+            );
+            return;
+        }
+        if let Err(e) = self.inner.complete_task(task.id) {
+            self.error(
+                "invalid_action",
+                format!("{id} cannot complete task {}: {e} ({call_id})", task.id),
+            );
+        }
+    }
+
+    /// Moves to `to` if the state machine allows it: records the transition, publishes it.
+    /// A refusal leaves the state as it is, is logged, and is published as `invalid_transition`.
+    fn transition(&self, to: AgentState) -> Result<(), super::TransitionError> {
+        let (from, position) = {
+            let mut status = self.shared.status.lock();
+            let from = status.state;
+            if let Err(e) = from.transition_to(to) {
+                drop(status);
+                self.error("invalid_transition", format!("{}: {e}", self.shared.id));
+                return Err(e);
+            }
+            status.state = to;
+            (from, status.position)
+        };
+        let id = &self.shared.id;
+        self.inner.memory.record_state_change(id, from, to);
+        self.inner.bus.publish(BusMessage::AgentStateChanged {
+            agent_id: id.clone(),
+            old_state: from,
+            new_state: to,
+            position,
+            current_task: self
+                .inner
+                .memory
+                .open_tasks(id)
+                .into_iter()
+                .next()
+                .map(|t| t.task_name),
+        });
+        Ok(())
+    }
+
+    fn error(&self, code: &str, message: String) {
+        tracing::warn!(agent = %self.shared.id, code, "{message}");
+        self.inner.bus.publish(BusMessage::AgentError {
+            agent_id: Some(self.shared.id.clone()),
+            code: code.into(),
+            message,
+        });
+    }
+
+    /// After the loop: leave the world; a terminated agent says goodbye on the bus.
+    fn finish(self) {
+        let Agent {
+            inner, shared, sub, ..
+        } = self;
+        drop(sub);
+        inner.world.remove(&shared.id);
+        if shared.removal() == Removal::Terminated {
+            let (state, position) = shared.state_and_position();
+            inner
+                .memory
+                .save_agent_position(&shared.id, position, state);
+            inner.bus.publish(BusMessage::AgentRemoved {
+                agent_id: shared.id.clone(),
+                reason: Removal::Terminated.as_str().into(),
+            });
+        }
+    }
+}
+
+fn dialog_type_or(dialog_type: &str) -> String {
+    if dialog_type.trim().is_empty() {
+        "chat".into()
+    } else {
+        dialog_type.to_string()
+    }
+}
+
+/// Turns a bus delivery into a pending message. Returns true when it is something to listen to
+/// (speech addressed to the agent, a collaboration request); lag reports become error events.
+fn take(
+    inner: &Inner,
+    shared: &AgentShared,
+    pending: &mut Vec<IncomingMessage>,
+    received: Received,
+) -> bool {
+    let envelope = match received {
+        Received::Lagged { missed } => {
+            let message = format!(
+                "{} missed {missed} bus messages (its queue was full)",
+                shared.id
+            );
+            tracing::warn!(agent = %shared.id, "{message}");
+            inner.bus.publish(BusMessage::AgentError {
+                agent_id: Some(shared.id.clone()),
+                code: "lagged".into(),
+                message,
+            });
+            return false;
+        }
+        Received::Message(envelope) => envelope,
+    };
+    match &envelope.message {
+        BusMessage::AgentSpoke {
+            agent_id: sender,
+            content,
+            recipients,
+            dialog_type,
+        } if sender != &shared.id && recipients.iter().any(|r| r == &shared.id) => {
+            pending.push(IncomingMessage {
+                sender: sender.clone(),
+                sender_name: inner.display_name(sender),
+                content: content.clone(),
+                kind: IncomingKind::Speech,
+                dialog_type: dialog_type.clone(),
+            });
+            true
+        }
+        BusMessage::CollaborationRequested {
+            agent_id: asker,
+            helper_id,
+            task_id,
+            task_name,
+            message,
+        } if helper_id == &shared.id => {
+            pending.push(IncomingMessage {
+                sender: asker.clone(),
+                sender_name: inner.display_name(asker),
+                content: message.clone(),
+                kind: IncomingKind::Collaboration {
+                    task_id: *task_id,
+                    task_name: task_name.clone(),
+                },
+                dialog_type: "collaboration".into(),
+            });
+            true
+        }
+        _ => false,
+    }
+}

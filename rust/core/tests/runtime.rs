@@ -1,0 +1,841 @@
+//! The agent runtime end to end: real SQLite files, the scripted brain, tokio's paused clock (so
+//! "5 seconds idle" is exact and the tests take milliseconds).
+
+use std::time::Duration;
+
+use agents_core::brain::{BrainReply, ToolCall};
+use agents_core::bus::{BusMessage, Filter, MessageKind, Received, Subscription};
+use agents_core::runtime::{
+    AgentConfig, AgentState, Position, Runtime, RuntimeError, RuntimeOptions,
+};
+use serde_json::json;
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+fn options(dir: &tempfile::TempDir) -> RuntimeOptions {
+    RuntimeOptions {
+        database: dir.path().join("agents.db"),
+        thinking_seconds: 0.5,
+        speaking_seconds: 1.0,
+        ..RuntimeOptions::default()
+    }
+}
+
+fn start(dir: &tempfile::TempDir) -> Runtime {
+    Runtime::start_on(Handle::current(), options(dir)).expect("runtime starts")
+}
+
+fn call(id: &str, tool: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        tool: tool.into(),
+        args,
+        reason: None,
+    }
+}
+
+fn reply(text: &str, calls: Vec<ToolCall>) -> BrainReply {
+    BrainReply {
+        assistant_text: text.into(),
+        dialog_type: "chat".into(),
+        tool_calls: calls,
+    }
+}
+
+fn scripted(name: &str, script: Vec<BrainReply>) -> AgentConfig {
+    AgentConfig {
+        name: name.into(),
+        role: "tester".into(),
+        script,
+        ..Default::default()
+    }
+}
+
+/// Next message for which `pick` returns Some, within `within` of virtual time.
+async fn expect<T>(
+    sub: &mut Subscription,
+    within: Duration,
+    mut pick: impl FnMut(&BusMessage) -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = tokio::time::timeout_at(deadline, sub.recv()).await;
+        match got {
+            Ok(Some(Received::Message(env))) => {
+                if let Some(v) = pick(&env.message) {
+                    return v;
+                }
+            }
+            Ok(Some(Received::Lagged { missed })) => panic!("test subscription lagged by {missed}"),
+            Ok(None) => panic!("bus closed"),
+            Err(_) => panic!("nothing matched within {within:?}"),
+        }
+    }
+}
+
+/// Collects every message published within `within`.
+async fn collect(sub: &mut Subscription, within: Duration) -> Vec<BusMessage> {
+    let deadline = Instant::now() + within;
+    let mut out = Vec::new();
+    while let Ok(Some(r)) = tokio::time::timeout_at(deadline, sub.recv()).await {
+        if let Received::Message(env) = r {
+            out.push(env.message.clone());
+        }
+    }
+    out
+}
+
+fn transitions(messages: &[BusMessage], agent: &str) -> Vec<(AgentState, AgentState)> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentStateChanged {
+                agent_id,
+                old_state,
+                new_state,
+                ..
+            } if agent_id == agent => Some((*old_state, *new_state)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn errors(messages: &[BusMessage]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentError { code, message, .. } => Some((code.clone(), message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+use AgentState::*;
+
+#[tokio::test(start_paused = true)]
+async fn spawn_gives_sequential_ids_snapshots_and_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let a = rt
+        .spawn(
+            AgentConfig::from_json(&json!({
+                "name": "Assistant", "role": "helper", "cli_backend": "scripted",
+                "initial_position": {"x": 10, "y": 10}
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    let b = rt.spawn(AgentConfig::default()).unwrap();
+    assert_eq!((a.as_str(), b.as_str()), ("agent_001", "agent_002"));
+    let spawned = expect(&mut sub, Duration::from_millis(1), |m| match m {
+        BusMessage::AgentSpawned {
+            agent_id,
+            name,
+            position,
+            state,
+            resumed,
+            ..
+        } => Some((agent_id.clone(), name.clone(), *position, *state, *resumed)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        spawned,
+        (
+            "agent_001".into(),
+            "Assistant".into(),
+            Position::new(10.0, 10.0),
+            Idle,
+            false
+        )
+    );
+    let s = rt.state("agent_001").unwrap();
+    assert_eq!(
+        (s.name.as_str(), s.role.as_str(), s.brain.as_str(), s.state),
+        ("Assistant", "helper", "scripted", Idle)
+    );
+    assert_eq!(s.current_task, None);
+    // Defaults: the name is the id, the position the world's centre.
+    let s2 = rt.state("agent_002").unwrap();
+    assert_eq!(
+        (s2.name.as_str(), s2.position),
+        ("agent_002", Position::new(50.0, 50.0))
+    );
+    let ids: Vec<String> = rt.list().into_iter().map(|s| s.agent_id).collect();
+    assert_eq!(ids, ["agent_001", "agent_002"]);
+    assert!(rt.state("agent_404").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_agent_decides_after_exactly_idle_think_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let started = Instant::now();
+    rt.spawn(scripted(
+        "Idler",
+        vec![reply("", vec![call("c1", "wait", json!({}))])],
+    ))
+    .unwrap();
+    let (old, new) = expect(&mut sub, Duration::from_secs(60), |m| match m {
+        BusMessage::AgentStateChanged {
+            old_state,
+            new_state,
+            ..
+        } => Some((*old_state, *new_state)),
+        _ => None,
+    })
+    .await;
+    assert_eq!((old, new), (Idle, Thinking));
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(5),
+        "the default idle time is 5 s"
+    );
+    // Thinking takes thinking_seconds (0.5), then back to idle (a wait decides without speech).
+    let back = expect(&mut sub, Duration::from_secs(60), |m| match m {
+        BusMessage::AgentStateChanged {
+            old_state: Thinking,
+            new_state: Idle,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    let _ = back;
+    assert_eq!(started.elapsed(), Duration::from_millis(5500));
+    // And the next decision comes 5 s after that.
+    expect(&mut sub, Duration::from_secs(60), |m| match m {
+        BusMessage::AgentStateChanged {
+            new_state: Thinking,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(started.elapsed(), Duration::from_millis(10_500));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_agent_idle_think_overrides_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let started = Instant::now();
+    let config = AgentConfig {
+        idle_think_seconds: Some(2.0),
+        ..scripted("Quick", vec![])
+    };
+    rt.spawn(config).unwrap();
+    expect(&mut sub, Duration::from_secs(60), |m| match m {
+        BusMessage::AgentStateChanged {
+            new_state: Thinking,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_runs_the_full_cycle_and_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt.spawn(AgentConfig::named("Mira", "baker")).unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    rt.send_message(&id, "Good morning, is the bread ready?")
+        .unwrap();
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(
+        transitions(&events, &id),
+        [
+            (Idle, Listening),
+            (Listening, Thinking),
+            (Thinking, Speaking),
+            (Speaking, Idle)
+        ]
+    );
+    let spoke: Vec<_> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpoke {
+                agent_id,
+                recipients,
+                dialog_type,
+                content,
+            } if agent_id == &id => {
+                Some((recipients.clone(), dialog_type.clone(), content.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spoke.len(), 1, "{events:?}");
+    assert_eq!(spoke[0].0, ["player_0"]);
+    assert!(!spoke[0].2.is_empty());
+    // Memory: the player's line (acknowledged) then the reply.
+    let rows = rt.conversation(&id, 10).unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (rows[0].sender.as_str(), rows[0].content.as_str()),
+        ("player_0", "Good morning, is the bread ready?")
+    );
+    assert_eq!(rows[0].recipient.as_deref(), Some(id.as_str()));
+    assert_eq!(
+        (rows[1].sender.as_str(), rows[1].recipient.as_deref()),
+        (id.as_str(), Some("player_0"))
+    );
+    // Every transition is in agent_state_history, in order.
+    let history: Vec<(AgentState, AgentState)> = rt
+        .state_history(&id, 100)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.old_state, r.new_state))
+        .collect();
+    assert_eq!(history, transitions(&events, &id));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_while_thinking_interrupts_and_cancels_the_brain_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let config = AgentConfig {
+        thinking_seconds: Some(2.0),
+        ..AgentConfig::named("Tom", "guard")
+    };
+    let id = rt.spawn(config).unwrap();
+    let started = Instant::now();
+    // It starts thinking at 5 s; the answer would come at 7 s.
+    expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::AgentStateChanged {
+            new_state: Thinking,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    rt.send_message(&id, "Halt! Who goes there?").unwrap();
+    let events = collect(&mut sub, Duration::from_millis(1)).await;
+    assert_eq!(
+        transitions(&events, &id),
+        [(Thinking, Listening), (Listening, Thinking)]
+    );
+    // The cancelled call never answers at 7 s; the new decision (with the message) answers at 8 s.
+    let answered_at = expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::AgentStateChanged {
+            old_state: Thinking,
+            new_state,
+            ..
+        } => Some(*new_state),
+        _ => None,
+    })
+    .await;
+    assert_eq!(answered_at, Speaking);
+    assert_eq!(started.elapsed(), Duration::from_secs(8));
+    let to = expect(&mut sub, Duration::from_millis(1), |m| match m {
+        BusMessage::AgentSpoke { recipients, .. } => Some(recipients.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        to,
+        ["player_0"],
+        "the reply answers the interrupting message"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn moving_while_speaking_is_refused_and_the_agent_stays_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let config = AgentConfig {
+        initial_position: Some(Position::new(20.0, 20.0)),
+        ..scripted(
+            "Talker",
+            vec![reply(
+                "",
+                vec![
+                    call("c1", "move", json!({"x": 21, "y": 20})),
+                    call("c2", "speak", json!({"content": "Hello there"})),
+                    call("c3", "move", json!({"x": 30, "y": 30})),
+                ],
+            )],
+        )
+    };
+    let id = rt.spawn(config).unwrap();
+    let events = collect(&mut sub, Duration::from_secs(7)).await;
+    let moves: Vec<_> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoved { from, to, .. } => Some((*from, *to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [(Position::new(20.0, 20.0), Position::new(21.0, 20.0))]
+    );
+    let errs = errors(&events);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, "action_refused");
+    assert!(
+        errs[0].1.contains("cannot move while speaking"),
+        "{}",
+        errs[0].1
+    );
+    assert_eq!(rt.state(&id).unwrap().position, Position::new(21.0, 20.0));
+    assert_eq!(
+        transitions(&events, &id),
+        [(Idle, Thinking), (Thinking, Speaking), (Speaking, Idle)],
+        "the refusal changed nothing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn bad_actions_are_errors_not_crashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(scripted(
+            "Clumsy",
+            vec![reply(
+                "",
+                vec![
+                    call("c1", "fly", json!({})),
+                    call("c2", "move", json!({"x": "far", "y": 1})),
+                    call("c3", "move", json!({"x": 500, "y": 1})),
+                    call(
+                        "c4",
+                        "collaborate",
+                        json!({"agent_id": "agent_404", "task_name": "x"}),
+                    ),
+                    call("c5", "complete_task", json!({})),
+                    call("c6", "wait", json!({"seconds": 1})),
+                ],
+            )],
+        ))
+        .unwrap();
+    let events = collect(&mut sub, Duration::from_secs(6)).await;
+    let errs = errors(&events);
+    let codes: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(codes, ["invalid_action"; 5], "{errs:?}");
+    assert!(errs[0].1.contains("Unknown tool: fly"), "{}", errs[0].1);
+    assert!(errs[1].1.contains('x'), "{}", errs[1].1);
+    assert!(
+        errs[2].1.contains("outside the world bounds"),
+        "{}",
+        errs[2].1
+    );
+    assert!(errs[3].1.contains("agent_404"), "{}", errs[3].1);
+    assert!(errs[4].1.contains("no open task"), "{}", errs[4].1);
+    assert_eq!(
+        transitions(&events, &id),
+        [(Idle, Thinking), (Thinking, Idle)]
+    );
+    // `wait 1` makes the next decision come 1 s later, not 5 s.
+    let t = Instant::now();
+    expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::AgentStateChanged {
+            new_state: Thinking,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert!(t.elapsed() <= Duration::from_secs(1), "{:?}", t.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_are_assigned_worked_on_and_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub =
+        rt.subscribe(Filter::all().kinds([MessageKind::TaskAssigned, MessageKind::TaskCompleted]));
+    let id = rt
+        .spawn(scripted(
+            "Worker",
+            vec![reply(
+                "Done with the fence.",
+                vec![call("c1", "complete_task", json!({}))],
+            )],
+        ))
+        .unwrap();
+    let task = rt.assign_task(&id, "mend the fence").unwrap();
+    assert_eq!(
+        (task.task_name.as_str(), task.agent_id.as_str()),
+        ("mend the fence", id.as_str())
+    );
+    assert_eq!(rt.state(&id).unwrap().current_task.unwrap().id, task.id);
+    let assigned = expect(&mut sub, Duration::from_millis(1), |m| match m {
+        BusMessage::TaskAssigned {
+            task_id,
+            assigned_by,
+            ..
+        } => Some((*task_id, assigned_by.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(assigned, (task.id, "player_0".to_string()));
+    let completed = expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::TaskCompleted {
+            task_id,
+            completed_at,
+            ..
+        } => Some((*task_id, completed_at.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(completed.0, task.id);
+    assert!(completed.1.ends_with('Z'));
+    let tasks = rt.tasks(&id).unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].status.as_str(), "completed");
+    assert_eq!(tasks[0].completed_at.as_deref(), Some(completed.1.as_str()));
+    assert!(rt.state(&id).unwrap().current_task.is_none());
+    let err = rt.complete_task(task.id).unwrap_err();
+    assert_eq!(err.code(), "task_already_completed");
+    assert_eq!(rt.complete_task(9999).unwrap_err().code(), "unknown_task");
+    assert_eq!(
+        rt.assign_task(&id, "  ").unwrap_err().code(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.assign_task("agent_404", "x").unwrap_err().code(),
+        "unknown_agent"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn collaboration_assigns_the_task_and_the_helper_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let asker = rt
+        .spawn(AgentConfig {
+            initial_position: Some(Position::new(10.0, 10.0)),
+            ..scripted(
+                "Asker",
+                vec![reply(
+                    "",
+                    vec![call("c1", "collaborate", json!({"agent_id": "agent_002"}))],
+                )],
+            )
+        })
+        .unwrap();
+    let helper = rt
+        .spawn(AgentConfig {
+            initial_position: Some(Position::new(12.0, 10.0)),
+            idle_think_seconds: Some(100.0),
+            ..AgentConfig::named("Helper", "smith")
+        })
+        .unwrap();
+    rt.assign_task(&asker, "build a cart").unwrap();
+    let events = collect(&mut sub, Duration::from_secs(9)).await;
+    let req = events
+        .iter()
+        .find_map(|m| match m {
+            BusMessage::CollaborationRequested {
+                agent_id,
+                helper_id,
+                task_name,
+                message,
+                ..
+            } => Some((
+                agent_id.clone(),
+                helper_id.clone(),
+                task_name.clone(),
+                message.clone(),
+            )),
+            _ => None,
+        })
+        .expect("collaboration requested");
+    assert_eq!(
+        req,
+        (
+            asker.clone(),
+            helper.clone(),
+            "build a cart".into(),
+            "Could you help me with build a cart?".into()
+        )
+    );
+    assert!(events.iter().any(|m| matches!(m,
+        BusMessage::TaskAssigned { agent_id, assigned_by, task_name, .. }
+            if agent_id == &helper && assigned_by == &asker && task_name == "build a cart")));
+    // The helper listened, thought and answered the asker.
+    assert_eq!(
+        transitions(&events, &helper),
+        [
+            (Idle, Listening),
+            (Listening, Thinking),
+            (Thinking, Speaking),
+            (Speaking, Idle)
+        ]
+    );
+    assert!(events.iter().any(|m| matches!(m,
+        BusMessage::AgentSpoke { agent_id, recipients, .. } if agent_id == &helper && recipients == &[asker.clone()])));
+    assert_eq!(
+        rt.state(&helper).unwrap().current_task.unwrap().task_name,
+        "build a cart"
+    );
+    let helper_memory = rt.conversation(&helper, 5).unwrap();
+    assert_eq!(helper_memory[0].sender, asker);
+}
+
+#[tokio::test(start_paused = true)]
+async fn speech_reaches_only_its_recipients() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let quiet = AgentConfig {
+        idle_think_seconds: Some(100.0),
+        ..Default::default()
+    };
+    let a = rt.spawn(quiet.clone()).unwrap();
+    let b = rt.spawn(quiet).unwrap();
+    rt.send_message(&a, "only for a").unwrap();
+    let events = collect(&mut sub, Duration::from_secs(5)).await;
+    assert!(!transitions(&events, &a).is_empty());
+    assert!(
+        transitions(&events, &b).is_empty(),
+        "b heard a message addressed to a"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_agent_does_nothing_until_its_timer() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    rt.spawn(AgentConfig {
+        idle_think_seconds: Some(60.0),
+        ..Default::default()
+    })
+    .unwrap();
+    let events = collect(&mut sub, Duration::from_secs(59)).await;
+    assert_eq!(events.len(), 1, "only AgentSpawned: {events:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn api_errors_have_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let id = rt.spawn(AgentConfig::default()).unwrap();
+    let cases: Vec<(Result<String, RuntimeError>, &str)> = vec![
+        (
+            rt.spawn(AgentConfig {
+                brain: Some("claude".into()),
+                ..Default::default()
+            }),
+            "unknown_brain",
+        ),
+        (
+            rt.spawn(AgentConfig {
+                initial_position: Some(Position::new(-1.0, 0.0)),
+                ..Default::default()
+            }),
+            "invalid_config",
+        ),
+        (
+            rt.spawn(AgentConfig {
+                idle_think_seconds: Some(f64::NAN),
+                ..Default::default()
+            }),
+            "invalid_config",
+        ),
+        (
+            rt.spawn(AgentConfig {
+                agent_id: Some("agent_404".into()),
+                ..Default::default()
+            }),
+            "unknown_agent",
+        ),
+        (
+            rt.spawn(AgentConfig {
+                agent_id: Some(id.clone()),
+                ..Default::default()
+            }),
+            "already_running",
+        ),
+    ];
+    for (result, code) in cases {
+        let err = result.expect_err(code);
+        assert_eq!(err.code(), code, "{err}");
+    }
+    let e = rt
+        .spawn(AgentConfig {
+            brain: Some("claude".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown brain 'claude' (available: scripted)"
+    );
+    assert_eq!(
+        rt.send_message("agent_404", "hi").unwrap_err().code(),
+        "unknown_agent"
+    );
+    assert_eq!(
+        rt.send_message(&id, "   ").unwrap_err().code(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.send_message(&id, &"x".repeat(5000)).unwrap_err().code(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.terminate("agent_404").unwrap_err().code(),
+        "unknown_agent"
+    );
+    assert_eq!(
+        rt.conversation("agent_404", 5).unwrap_err().code(),
+        "unknown_agent"
+    );
+    // Failed spawns used no id.
+    assert_eq!(rt.spawn(AgentConfig::default()).unwrap(), "agent_002");
+}
+
+#[tokio::test(start_paused = true)]
+async fn terminate_removes_and_respawning_the_id_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub =
+        rt.subscribe(Filter::all().kinds([MessageKind::AgentRemoved, MessageKind::AgentSpawned]));
+    let id = rt
+        .spawn(AgentConfig {
+            initial_position: Some(Position::new(3.0, 4.0)),
+            ..AgentConfig::named("Ann", "farmer")
+        })
+        .unwrap();
+    rt.send_message(&id, "remember me").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    rt.terminate(&id).unwrap();
+    assert!(rt.state(&id).is_none());
+    assert!(rt.list().is_empty());
+    let removed = expect(&mut sub, Duration::from_secs(1), |m| match m {
+        BusMessage::AgentRemoved { agent_id, reason } => Some((agent_id.clone(), reason.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(removed, (id.clone(), "terminated".to_string()));
+    assert_eq!(rt.terminate(&id).unwrap_err().code(), "unknown_agent");
+    // History is still readable, and the id resumes with its name and memory.
+    assert_eq!(rt.conversation(&id, 10).unwrap()[0].content, "remember me");
+    let again = rt
+        .spawn(AgentConfig {
+            agent_id: Some(id.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(again, id);
+    let resumed = expect(&mut sub, Duration::from_secs(1), |m| match m {
+        BusMessage::AgentSpawned {
+            agent_id,
+            name,
+            resumed: true,
+            position,
+            ..
+        } => Some((agent_id.clone(), name.clone(), *position)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(resumed, (id.clone(), "Ann".into(), Position::new(3.0, 4.0)));
+    assert_eq!(rt.state(&id).unwrap().role, "farmer");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_on_the_same_database_keeps_ids_history_and_resumable_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, gone);
+    {
+        let mut rt = start(&dir);
+        kept = rt.spawn(AgentConfig::named("Keeper", "mayor")).unwrap();
+        gone = rt.spawn(AgentConfig::named("Leaver", "bard")).unwrap();
+        rt.send_message(&kept, "see you after the restart").unwrap();
+        rt.assign_task(&kept, "count the votes").unwrap();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        rt.terminate(&gone).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        rt.shutdown(Duration::from_secs(1));
+        assert!(rt.is_shut_down());
+        assert_eq!(
+            rt.spawn(AgentConfig::default()).unwrap_err().code(),
+            "shut_down"
+        );
+    }
+    let rt = start(&dir);
+    let stored: Vec<(String, bool)> = rt
+        .stored_agents()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.agent_id, a.removed_at.is_some()))
+        .collect();
+    assert_eq!(stored, [(kept.clone(), false), (gone.clone(), true)]);
+    assert_eq!(rt.resume_all().unwrap(), [kept.clone()]);
+    let s = rt.state(&kept).unwrap();
+    assert_eq!(
+        (s.name.as_str(), s.current_task.unwrap().task_name.as_str()),
+        ("Keeper", "count the votes")
+    );
+    let lines = rt.conversation(&kept, 10).unwrap();
+    assert_eq!(lines[0].content, "see you after the restart");
+    assert!(rt.state_history(&kept, 100).unwrap().len() >= 4);
+    assert_eq!(
+        rt.spawn(AgentConfig::default()).unwrap(),
+        "agent_003",
+        "ids continue after a restart"
+    );
+}
+
+#[test]
+fn an_owned_runtime_runs_agents_on_its_own_threads_and_shuts_down_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(&dir);
+    opts.idle_think_seconds = 0.05;
+    opts.thinking_seconds = 0.01;
+    opts.speaking_seconds = 0.01;
+    let mut rt = Runtime::start(opts).unwrap();
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let ids: Vec<String> = (0..20)
+        .map(|i| {
+            rt.spawn(AgentConfig::named(format!("A{i}"), "villager"))
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < ids.len() && std::time::Instant::now() < deadline {
+        match sub.try_recv() {
+            Some(Received::Message(env)) => {
+                if let BusMessage::AgentStateChanged {
+                    agent_id,
+                    new_state: Thinking,
+                    ..
+                } = &env.message
+                {
+                    seen.insert(agent_id.clone());
+                }
+            }
+            _ => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    assert_eq!(seen.len(), ids.len(), "every agent decided on its own");
+    rt.shutdown(Duration::from_secs(5));
+    // Everything is on disk: a fresh connection sees the state history of every agent.
+    let conn = rusqlite::Connection::open(dir.path().join("agents.db")).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT COUNT(DISTINCT agent_id) FROM agent_state_history",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, ids.len() as i64);
+}
