@@ -120,6 +120,7 @@ impl AgentConfig {
             speaking_seconds: optional_number(self.speaking_seconds),
             hearing_radius: optional_number(self.hearing_radius),
             seed: (self.seed != -1).then(|| Value::from(self.seed)),
+            ..CoreConfig::default()
         }
     }
 }

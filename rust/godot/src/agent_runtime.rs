@@ -27,21 +27,6 @@ use crate::convert;
 /// How long `stop`, `exit_tree` and drop wait for the agents and the writer thread.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The stable snake_case code of a runtime error (the `code` of [signal AgentRuntime.agent_error]).
-pub fn error_code(error: &RuntimeError) -> &'static str {
-    match error {
-        RuntimeError::UnknownAgent(_) => "unknown_agent",
-        RuntimeError::AlreadyRunning(_) => "already_running",
-        RuntimeError::InvalidConfig(_) => "invalid_config",
-        RuntimeError::InvalidOptions(_) => "invalid_options",
-        RuntimeError::Brain(_) => "brain_error",
-        RuntimeError::Memory(_) => "memory_error",
-        RuntimeError::InvalidMessage(_) => "invalid_message",
-        RuntimeError::ShutDown => "shut_down",
-        RuntimeError::Startup(_) => "startup_failed",
-    }
-}
-
 /// A failed call: the `agent_error` code and the message.
 type Failure = (&'static str, String);
 
@@ -62,7 +47,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, F
 
 /// The runtime's error as a failure.
 fn failure(error: RuntimeError) -> Failure {
-    (error_code(&error), error.to_string())
+    (error.code(), error.to_string())
 }
 
 fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
@@ -321,7 +306,8 @@ impl AgentRuntime {
     /// machine-readable: `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`
     /// (from the agents), `lagged` (events were dropped because the node did not drain them in
     /// time), or the code of a failed call: `invalid_config`, `unknown_agent`, `already_running`,
-    /// `invalid_message`, `memory_error`, `not_running`, `invalid_options`, `startup_failed`, …
+    /// `unknown_brain`, `unknown_task`, `task_already_completed`, `invalid_message`,
+    /// `database_error`, `not_running`, `invalid_options`, `startup_failed`, `shut_down`.
     #[signal]
     fn agent_error(agent_id: GString, code: GString, message: GString);
 
@@ -407,7 +393,8 @@ impl AgentRuntime {
     /// [param config] is an [AgentConfig] or a Dictionary with the keys `name`, `role`, `prompt`,
     /// `brain` (or `cli_backend`), `initial_position` (a Vector2 or `{x, y}`),
     /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`
-    /// (int or String) and `agent_id` — all optional; unknown keys are an error. With `agent_id`
+    /// (int or String), `agent_id` and `script` (replies the `scripted` brain gives first, each
+    /// `{assistant_text, dialog_type, tool_calls}`) — all optional; unknown keys are an error. With `agent_id`
     /// naming a stored agent, that agent resumes with its history (its stored name, role, … fill
     /// the keys left out). [signal agent_spawned] follows on a later frame.
     #[func]
@@ -459,14 +446,18 @@ impl AgentRuntime {
             .unwrap_or_default()
     }
 
-    /// The ids of the running agents, sorted.
+    /// The ids of the running agents, in id order (`agent_002` before `agent_010`).
     #[func]
     pub fn list_agents(&self) -> PackedStringArray {
-        let ids: Vec<String> = self.snapshots().into_iter().map(|s| s.agent_id).collect();
+        let ids = self
+            .runtime
+            .as_ref()
+            .and_then(|rt| catch_unwind(AssertUnwindSafe(|| rt.agent_ids())).ok())
+            .unwrap_or_default();
         convert::strings_to_packed(&ids)
     }
 
-    /// [method get_agent_state] of every running agent, sorted by id.
+    /// [method get_agent_state] of every running agent, in id order.
     #[func]
     pub fn get_agent_states(&self) -> Array<VarDictionary> {
         let mut out = Array::new();
@@ -710,9 +701,7 @@ impl AgentRuntime {
         let Some(rt) = &self.runtime else {
             return Vec::new();
         };
-        let mut list = catch_unwind(AssertUnwindSafe(|| rt.list())).unwrap_or_default();
-        list.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
-        list
+        catch_unwind(AssertUnwindSafe(|| rt.list())).unwrap_or_default()
     }
 
     /// Emits up to `limit` queued events; returns how many. Re-checks the subscription before
@@ -849,30 +838,6 @@ impl Drop for AgentRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn error_codes_are_snake_case_and_distinct() {
-        let errors = [
-            RuntimeError::UnknownAgent("a".into()),
-            RuntimeError::AlreadyRunning("a".into()),
-            RuntimeError::InvalidConfig("x".into()),
-            RuntimeError::InvalidOptions("x".into()),
-            RuntimeError::InvalidMessage("x".into()),
-            RuntimeError::ShutDown,
-            RuntimeError::Startup("x".into()),
-        ];
-        let codes: Vec<&str> = errors.iter().map(error_code).collect();
-        for c in &codes {
-            assert!(
-                c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
-                "{c}"
-            );
-        }
-        let mut unique = codes.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), codes.len());
-    }
 
     #[test]
     fn panics_become_internal_errors() {
