@@ -122,27 +122,6 @@ fn make_release_project(ctx: &Ctx, release_lib: &Path) -> Result<PathBuf, String
     Ok(dir)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn release_gdextension_names_one_library_for_any_build() {
-        let text = release_gdextension("libgodot_agents.linux.release.x86_64.so");
-        assert!(text.contains("entry_symbol = \"gdext_rust_init\""));
-        let line = text
-            .lines()
-            .find(|l| l.contains("res://addons/godot_agents/bin/"))
-            .unwrap();
-        let key = line.split(" = ").next().unwrap();
-        assert!(!key.contains("debug") && !key.contains("release"), "{line}");
-        assert!(
-            line.ends_with("libgodot_agents.linux.release.x86_64.so\""),
-            "{line}"
-        );
-    }
-}
-
 /// Makes `import chess` work for the comparison, if pip can install it.
 fn ensure_python_chess() {
     let has = |py: &str| {
@@ -161,5 +140,26 @@ fn ensure_python_chess() {
         .is_ok_and(|s| s.success());
     if !installed {
         println!("xtask: could not install python-chess; the comparison will be skipped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_gdextension_names_one_library_for_any_build() {
+        let text = release_gdextension("libgodot_agents.linux.release.x86_64.so");
+        assert!(text.contains("entry_symbol = \"gdext_rust_init\""));
+        let line = text
+            .lines()
+            .find(|l| l.contains("res://addons/godot_agents/bin/"))
+            .unwrap();
+        let key = line.split(" = ").next().unwrap();
+        assert!(!key.contains("debug") && !key.contains("release"), "{line}");
+        assert!(
+            line.ends_with("libgodot_agents.linux.release.x86_64.so\""),
+            "{line}"
+        );
     }
 }
