@@ -13,7 +13,11 @@ const AGENTS: usize = 10_000;
 /// Resident set size in bytes (Linux `/proc/self/statm`, second field, pages of 4 KiB).
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
@@ -41,7 +45,10 @@ fn spawn_all(rt: &Runtime) -> Duration {
     let started = Instant::now();
     for i in 0..AGENTS {
         let config = AgentConfig {
-            initial_position: Some(agents_core::runtime::Position::new((i % 100) as f64 * 10.0, (i / 100) as f64 * 10.0)),
+            initial_position: Some(agents_core::runtime::Position::new(
+                (i % 100) as f64 * 10.0,
+                (i / 100) as f64 * 10.0,
+            )),
             ..AgentConfig::named(format!("Villager {i}"), "villager")
         };
         rt.spawn(config).expect("spawn");
@@ -73,8 +80,15 @@ fn main() {
     }
     let rss_after = rss_bytes();
     let per_agent = (rss_after.saturating_sub(rss_before)) as f64 / AGENTS as f64;
-    println!("| spawn {AGENTS} agents (calls return) | {:.0} ms ({:.1} µs/agent) |", spawn.as_secs_f64() * 1e3, spawn.as_secs_f64() * 1e6 / AGENTS as f64);
-    println!("| … then every row committed (flush) | {:.0} ms more |", flush.as_secs_f64() * 1e3);
+    println!(
+        "| spawn {AGENTS} agents (calls return) | {:.0} ms ({:.1} µs/agent) |",
+        spawn.as_secs_f64() * 1e3,
+        spawn.as_secs_f64() * 1e6 / AGENTS as f64
+    );
+    println!(
+        "| … then every row committed (flush) | {:.0} ms more |",
+        flush.as_secs_f64() * 1e3
+    );
     println!("| AgentSpawned events received | {spawned} |");
     println!(
         "| resident memory per idle agent | {:.1} KiB ({:.1} MiB for {AGENTS}; RSS delta incl. SQLite page cache) |",

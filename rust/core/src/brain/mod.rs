@@ -173,8 +173,19 @@ pub struct BrainSettings {
 /// Names of the brains [`create_brain`] knows.
 pub const BRAINS: &[&str] = &["scripted"];
 
-/// Builds the brain called `name`.
+/// Builds the brain called `name` (exact, case-sensitive match against [`BRAINS`]).
+///
+/// `scripted` is [`scripted::ScriptedBrain::new`]. Any other name is
+/// [`BrainError::Unknown`] listing the available names.
 pub fn create_brain(name: &str, settings: &BrainSettings) -> Result<Box<dyn Brain>, BrainError> {
-    let _ = (name, settings);
-    todo!()
+    match name {
+        scripted::NAME => Ok(Box::new(scripted::ScriptedBrain::with_script(
+            settings,
+            settings.script.clone(),
+        ))),
+        _ => Err(BrainError::Unknown {
+            name: name.to_string(),
+            available: BRAINS.join(", "),
+        }),
+    }
 }

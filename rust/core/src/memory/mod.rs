@@ -1,4 +1,4 @@
-//! Agent memory in SQLite (SKELETON — the memory helper replaces every `todo!()`).
+//! Agent memory in SQLite.
 //!
 //! One writer thread owns the only writing connection; writes are queued on a channel (callers
 //! never wait on disk) and committed in batched transactions. WAL mode. Every write returns a
@@ -6,10 +6,32 @@
 //! whose sequence number is committed survives a kill of the process. Reads use their own
 //! connections and first wait until every write queued before the read is committed
 //! (read-your-writes). Migrations are versioned with `PRAGMA user_version` and idempotent.
+//!
+//! Durability: WAL mode with `synchronous=NORMAL`. In WAL mode a committed transaction is in the
+//! WAL file when `COMMIT` returns, so it survives a kill of the process (the integration test
+//! `tests/memory_kill.rs` SIGKILLs a writing child and checks every acknowledged row); a power
+//! loss or OS crash may lose the last few commits, never corrupt the file.
+//!
+//! Ordering: a write's sequence number is allocated and the write queued under one lock, so the
+//! writer sees writes in sequence order and `committed_seq` is the sequence number of the last
+//! write of the last committed batch. Timestamps are taken when a write is queued.
 
+mod read;
 mod rows;
+mod schema;
+#[cfg(test)]
+mod tests;
+mod writer;
 
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::Sender;
+use parking_lot::Mutex;
+use rusqlite::Connection;
 
 pub use rows::{
     AgentRecord, ConversationRow, NewConversation, StateChangeRow, TaskRow, TaskStatus,
@@ -48,32 +70,280 @@ pub enum MemoryError {
     /// The memory was closed.
     #[error("memory is closed")]
     Closed,
+    /// The writer could not commit a batch, even after one retry: the writes from that batch on
+    /// are not reported as committed ([`Memory::flush`] returns this instead of hanging).
+    #[error("memory writer failed: {0}")]
+    WriteFailed(String),
 }
 
-/// Handle to one database. Cheap to clone; `Send + Sync`.
+/// Most idle reader connections kept for reuse.
+const MAX_IDLE_READERS: usize = 4;
+
+/// What the writer has done so far (for benchmarks and diagnostics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Transactions committed.
+    pub batches: u64,
+    /// Writes committed.
+    pub ops: u64,
+    /// The most writes committed in one transaction.
+    pub largest_batch: u64,
+}
+
+/// Handle to one database. Cheap to clone; `Send + Sync`. The writer thread stops when
+/// [`Memory::close`] is called or the last clone is dropped.
 #[derive(Clone)]
 pub struct Memory {
-    _private: std::sync::Arc<()>,
+    inner: Arc<Inner>,
+}
+
+/// The sending side of the queue: sequence allocation and `send` happen under one lock so the
+/// channel order is the sequence order.
+struct Queue {
+    last_seq: u64,
+    tx: Option<Sender<writer::Queued>>,
+}
+
+/// The open tasks, in memory.
+struct TaskIndex {
+    /// The last task id handed out.
+    last_id: i64,
+    /// The highest task id stored when the file was opened.
+    max_at_open: i64,
+    open: HashMap<i64, TaskRow>,
+    by_agent: HashMap<String, BTreeSet<i64>>,
+}
+
+impl TaskIndex {
+    fn insert(&mut self, task: TaskRow) {
+        self.by_agent
+            .entry(task.agent_id.clone())
+            .or_default()
+            .insert(task.id);
+        self.open.insert(task.id, task);
+    }
+
+    fn remove(&mut self, id: i64) -> Option<TaskRow> {
+        let task = self.open.remove(&id)?;
+        if let Some(ids) = self.by_agent.get_mut(&task.agent_id) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_agent.remove(&task.agent_id);
+            }
+        }
+        Some(task)
+    }
+}
+
+struct Inner {
+    path: PathBuf,
+    queue: Mutex<Queue>,
+    submitted: AtomicU64,
+    commit: Arc<writer::CommitState>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    last_agent_seq: AtomicU64,
+    tasks: Mutex<TaskIndex>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// The number in a canonical agent id (`agent_001` → 1, `agent_1234` → 1234); `None` for any
+/// other string (`agent_1`, `agent_0001`, `bob`), which keeps the id ⇄ number mapping one-to-one.
+fn agent_number(agent_id: &str) -> Option<u64> {
+    let digits = agent_id.strip_prefix("agent_")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    if i64::try_from(n).is_err() || format!("agent_{n:03}") != agent_id {
+        return None;
+    }
+    Some(n)
+}
+
+impl Inner {
+    /// Allocates the next sequence number and queues `op` (0 when closed: the write is dropped).
+    fn submit(&self, op: writer::Op) -> u64 {
+        let mut queue = self.queue.lock();
+        let seq = queue.last_seq + 1;
+        let Some(tx) = queue.tx.as_ref() else {
+            tracing::debug!(?op, "memory is closed: write dropped");
+            return 0;
+        };
+        if let Err(error) = tx.send(writer::Queued { seq, op }) {
+            tracing::error!(op = ?error.0.op, "memory writer is gone: write dropped");
+            return 0;
+        }
+        queue.last_seq = seq;
+        self.submitted.store(seq, Ordering::Release);
+        seq
+    }
+
+    fn is_closed(&self) -> bool {
+        self.queue.lock().tx.is_none()
+    }
+
+    /// Runs `f` on a pooled reader connection (opened on demand).
+    fn with_reader<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, MemoryError> {
+        let pooled = self.readers.lock().pop();
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => schema::connect(&self.path, true)?,
+        };
+        let result = f(&conn);
+        let mut pool = self.readers.lock();
+        if pool.len() < MAX_IDLE_READERS {
+            pool.push(conn);
+        }
+        Ok(result?)
+    }
+
+    /// Waits until every write queued before this call is committed, then reads. If the writer
+    /// failed or stopped, the read goes ahead on what is on disk (the failure is reported by
+    /// `flush`).
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, MemoryError> {
+        let target = self.submitted.load(Ordering::Acquire);
+        if let Err(error) = self.commit.wait_for(target) {
+            tracing::debug!(%error, "reading without read-your-writes");
+        }
+        self.with_reader(f)
+    }
+
+    /// Stops the writer after it drained the queue and joins it. Idempotent.
+    fn shutdown(&self) -> Result<(), MemoryError> {
+        let tx = self.queue.lock().tx.take();
+        drop(tx);
+        let handle = self.writer.lock().take();
+        if let Some(handle) = handle
+            && handle.join().is_err()
+        {
+            tracing::error!("memory writer thread panicked");
+        }
+        let submitted = self.submitted.load(Ordering::Acquire);
+        match self.commit.failure() {
+            Some(message) => Err(MemoryError::WriteFailed(message)),
+            None if self.commit.committed() < submitted => Err(MemoryError::WriteFailed(format!(
+                "the writer stopped at sequence {} of {submitted}",
+                self.commit.committed()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Err(error) = self.shutdown() {
+            tracing::error!(%error, "memory closed with an error");
+        }
+    }
 }
 
 impl Memory {
     /// Opens (creating if needed) the database, runs migrations, starts the writer thread.
+    ///
+    /// The parent directory is created if missing. Errors: [`MemoryError::Open`] (with the
+    /// path) when the file cannot be opened or is not a database, [`MemoryError::SchemaTooNew`]
+    /// when its `user_version` is newer than [`Memory::SCHEMA_VERSION`].
     pub fn open(path: impl AsRef<Path>) -> Result<Memory, MemoryError> {
-        let _ = path;
-        todo!()
+        let path = path.as_ref().to_path_buf();
+        let mut conn = schema::connect(&path, false)?;
+        schema::migrate(&mut conn)?;
+        let loaded = read::load(&conn)?;
+
+        let mut tasks = TaskIndex {
+            last_id: loaded.max_task_id,
+            max_at_open: loaded.max_task_id,
+            open: HashMap::new(),
+            by_agent: HashMap::new(),
+        };
+        for task in loaded.open_tasks {
+            tasks.insert(task);
+        }
+
+        let commit = Arc::new(writer::CommitState::new());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let state = commit.clone();
+        let handle = std::thread::Builder::new()
+            .name("agents-sqlite-writer".to_string())
+            .spawn(move || writer::run(conn, rx, state))
+            .map_err(|e| MemoryError::Open {
+                path: path.display().to_string(),
+                message: format!("cannot start the writer thread: {e}"),
+            })?;
+
+        Ok(Memory {
+            inner: Arc::new(Inner {
+                path,
+                queue: Mutex::new(Queue {
+                    last_seq: 0,
+                    tx: Some(tx),
+                }),
+                submitted: AtomicU64::new(0),
+                commit,
+                writer: Mutex::new(Some(handle)),
+                last_agent_seq: AtomicU64::new(loaded.last_agent_seq),
+                tasks: Mutex::new(tasks),
+                readers: Mutex::new(Vec::new()),
+            }),
+        })
     }
     /// The schema version this library writes.
     pub const SCHEMA_VERSION: i64 = 1;
 
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
     /// Allocates the next agent id (`agent_001`, …), unique in this database also across
     /// restarts (continues after the highest stored id).
+    ///
+    /// Allocated in memory: an id that is never saved with [`Memory::save_agent`] before the
+    /// process ends may be handed out again after a restart.
     pub fn next_agent_id(&self) -> String {
-        todo!()
+        let n = self.inner.last_agent_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("agent_{n:03}")
     }
     /// Queues an insert-or-replace of an agent's resume record.
+    ///
+    /// An existing record keeps its `created_at` (first spawn); everything else is replaced.
+    /// The id must be canonical (`agent_` and at least three digits without extra leading
+    /// zeros, as [`Memory::next_agent_id`] makes them); any other id is refused with a warning
+    /// and sequence 0. Saving an id ahead of the allocator moves the allocator past it.
     pub fn save_agent(&self, record: &AgentRecord) -> u64 {
-        let _ = record;
-        todo!()
+        let Some(number) = agent_number(&record.agent_id) else {
+            tracing::warn!(
+                agent_id = record.agent_id,
+                "save_agent: not an agent_NNN id; record not saved"
+            );
+            return 0;
+        };
+        self.inner
+            .last_agent_seq
+            .fetch_max(number, Ordering::Relaxed);
+        let op = writer::SaveAgent {
+            agent_id: record.agent_id.clone(),
+            // `agent_number` only accepts numbers that fit an i64.
+            seq: number as i64,
+            name: record.name.clone(),
+            role: record.role.clone(),
+            prompt: record.prompt.clone(),
+            brain: record.brain.clone(),
+            config: record.config.to_string(),
+            x: record.position.x,
+            y: record.position.y,
+            state: record.state,
+            created_at: record.created_at.clone(),
+            updated_at: crate::time::now_iso(),
+            removed_at: record.removed_at.clone(),
+        };
+        self.inner.submit(writer::Op::SaveAgent(Box::new(op)))
     }
     /// Queues an update of an agent's last position and state.
     pub fn save_agent_position(
@@ -82,60 +352,165 @@ impl Memory {
         position: Position,
         state: AgentState,
     ) -> u64 {
-        let _ = (agent_id, position, state);
-        todo!()
+        self.inner.submit(writer::Op::AgentPosition {
+            agent_id: agent_id.to_string(),
+            x: position.x,
+            y: position.y,
+            state,
+            updated_at: crate::time::now_iso(),
+        })
     }
     /// Queues marking an agent terminated (`removed_at` = now).
     pub fn mark_agent_removed(&self, agent_id: &str) -> u64 {
-        let _ = agent_id;
-        todo!()
+        self.inner.submit(writer::Op::AgentRemoved {
+            agent_id: agent_id.to_string(),
+            removed_at: crate::time::now_iso(),
+        })
     }
     /// Queues a conversation line (timestamped now).
     pub fn record_conversation(&self, line: NewConversation) -> u64 {
-        let _ = line;
-        todo!()
+        let NewConversation {
+            agent_id,
+            sender,
+            content,
+            recipient,
+        } = line;
+        self.inner.submit(writer::Op::Conversation {
+            agent_id,
+            timestamp: crate::time::now_iso(),
+            sender,
+            content,
+            recipient,
+        })
     }
     /// Queues a state transition row (timestamped now).
     pub fn record_state_change(&self, agent_id: &str, old: AgentState, new: AgentState) -> u64 {
-        let _ = (agent_id, old, new);
-        todo!()
+        self.inner.submit(writer::Op::StateChange {
+            agent_id: agent_id.to_string(),
+            old,
+            new,
+            timestamp: crate::time::now_iso(),
+        })
     }
     /// Assigns a task: allocates its id, queues the row (`assigned`), returns the row and the
     /// write's sequence number.
+    ///
+    /// After [`Memory::close`] the row is returned with sequence 0 and is neither stored nor
+    /// indexed.
     pub fn assign_task(&self, agent_id: &str, task_name: &str) -> (TaskRow, u64) {
-        let _ = (agent_id, task_name);
-        todo!()
+        let mut tasks = self.inner.tasks.lock();
+        tasks.last_id += 1;
+        let row = TaskRow {
+            id: tasks.last_id,
+            agent_id: agent_id.to_string(),
+            task_name: task_name.to_string(),
+            status: TaskStatus::Assigned,
+            created_at: crate::time::now_iso(),
+            completed_at: None,
+        };
+        // Queued under the index lock: a completion can only be queued after this insert.
+        let seq = self.inner.submit(writer::Op::AssignTask {
+            id: row.id,
+            agent_id: row.agent_id.clone(),
+            task_name: row.task_name.clone(),
+            created_at: row.created_at.clone(),
+        });
+        if seq != 0 {
+            tasks.insert(row.clone());
+        }
+        (row, seq)
     }
     /// Completes an open task: queues the update (`completed`, `completed_at` = now).
+    ///
+    /// Errors (synchronously, no disk wait): [`MemoryError::UnknownTask`],
+    /// [`MemoryError::TaskAlreadyCompleted`], [`MemoryError::Closed`].
     pub fn complete_task(&self, task_id: i64) -> Result<(TaskRow, u64), MemoryError> {
-        let _ = task_id;
-        todo!()
+        let mut tasks = self.inner.tasks.lock();
+        if tasks.open.contains_key(&task_id) {
+            if self.inner.is_closed() {
+                return Err(MemoryError::Closed);
+            }
+            let completed_at = crate::time::now_iso();
+            let seq = self.inner.submit(writer::Op::CompleteTask {
+                id: task_id,
+                completed_at: completed_at.clone(),
+            });
+            if seq == 0 {
+                return Err(MemoryError::Closed);
+            }
+            let mut row = tasks
+                .remove(task_id)
+                .ok_or(MemoryError::UnknownTask(task_id))?;
+            row.status = TaskStatus::Completed;
+            row.completed_at = Some(completed_at);
+            return Ok((row, seq));
+        }
+        let (last_id, max_at_open) = (tasks.last_id, tasks.max_at_open);
+        drop(tasks);
+        if task_id <= 0 || task_id > last_id {
+            return Err(MemoryError::UnknownTask(task_id));
+        }
+        if task_id > max_at_open {
+            // Handed out in this session and no longer open: completed.
+            return Err(MemoryError::TaskAlreadyCompleted(task_id));
+        }
+        // Stored before this session: exists on disk (then it is completed) or never existed.
+        if self
+            .inner
+            .with_reader(|conn| read::task_exists(conn, task_id))?
+        {
+            Err(MemoryError::TaskAlreadyCompleted(task_id))
+        } else {
+            Err(MemoryError::UnknownTask(task_id))
+        }
     }
     /// Open (`assigned`) tasks of an agent, oldest first, from the in-memory index (no disk).
     pub fn open_tasks(&self, agent_id: &str) -> Vec<TaskRow> {
-        let _ = agent_id;
-        todo!()
+        let tasks = self.inner.tasks.lock();
+        tasks
+            .by_agent
+            .get(agent_id)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| tasks.open.get(id).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
     /// The open task with this id, if any (no disk).
     pub fn open_task(&self, task_id: i64) -> Option<TaskRow> {
-        let _ = task_id;
-        todo!()
+        self.inner.tasks.lock().open.get(&task_id).cloned()
     }
     /// Highest sequence number handed out.
     pub fn submitted_seq(&self) -> u64 {
-        todo!()
+        self.inner.submitted.load(Ordering::Acquire)
     }
     /// Highest sequence number committed (every write up to it is durable).
     pub fn committed_seq(&self) -> u64 {
-        todo!()
+        self.inner.commit.committed()
     }
     /// A watch that changes whenever the writer commits (value: `committed_seq`).
     pub fn commit_watch(&self) -> tokio::sync::watch::Receiver<u64> {
-        todo!()
+        self.inner.commit.subscribe()
+    }
+    /// Blocks until the write with sequence number `seq` (and every earlier one) is committed.
+    /// Errors with [`MemoryError::WriteFailed`] instead of hanging if the writer failed or
+    /// stopped first.
+    pub fn wait_committed(&self, seq: u64) -> Result<(), MemoryError> {
+        self.inner.commit.wait_for(seq)
     }
     /// Blocks until every write queued so far is committed.
     pub fn flush(&self) -> Result<(), MemoryError> {
-        todo!()
+        self.wait_committed(self.submitted_seq())
+    }
+    /// What the writer has committed so far: transactions, writes, largest batch.
+    pub fn writer_stats(&self) -> WriterStats {
+        let (batches, ops, largest_batch) = self.inner.commit.stats();
+        WriterStats {
+            batches,
+            ops,
+            largest_batch,
+        }
     }
     /// The last `limit` lines of an agent's memory, oldest first.
     pub fn recent_conversation(
@@ -143,13 +518,12 @@ impl Memory {
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<ConversationRow>, MemoryError> {
-        let _ = (agent_id, limit);
-        todo!()
+        self.inner
+            .read(|conn| read::recent_conversation(conn, agent_id, limit))
     }
     /// All tasks of an agent (open and completed), oldest first.
     pub fn tasks(&self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {
-        let _ = agent_id;
-        todo!()
+        self.inner.read(|conn| read::tasks(conn, agent_id))
     }
     /// The last `limit` state transitions of an agent, oldest first.
     pub fn state_history(
@@ -157,21 +531,20 @@ impl Memory {
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<StateChangeRow>, MemoryError> {
-        let _ = (agent_id, limit);
-        todo!()
+        self.inner
+            .read(|conn| read::state_history(conn, agent_id, limit))
     }
     /// One stored agent.
     pub fn agent(&self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
-        let _ = agent_id;
-        todo!()
+        self.inner.read(|conn| read::agent(conn, agent_id))
     }
     /// Every stored agent, by id.
     pub fn agents(&self) -> Result<Vec<AgentRecord>, MemoryError> {
-        todo!()
+        self.inner.read(read::agents)
     }
     /// Flushes, stops and joins the writer thread. Later writes are dropped (sequence 0);
     /// reads still work. Idempotent.
     pub fn close(&self) -> Result<(), MemoryError> {
-        todo!()
+        self.inner.shutdown()
     }
 }

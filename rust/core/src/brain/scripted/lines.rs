@@ -1,0 +1,343 @@
+//! Text templates of the scripted brain, and the helpers that fill them.
+//!
+//! Placeholders are `{key}`; [`fill`] substitutes them in one pass, so a value that itself
+//! contains `{task}` (a player typing braces) is copied verbatim, never expanded again.
+
+/// Answers to the player. Keys: `sender`, `quote`.
+pub(super) const PLAYER_QUOTE: &[&str] = &[
+    "\"{quote}\" — I hear you, {sender}.",
+    "You said \"{quote}\"? Good to know, {sender}.",
+    "\"{quote}\"… let me think about that, {sender}.",
+    "Thanks for telling me, {sender}: \"{quote}\". I'll remember it.",
+];
+
+/// Answers to the player that pick a word of what was said. Keys: `sender`, `word`.
+pub(super) const PLAYER_WORD: &[&str] = &[
+    "{word}? That's a good question, {sender}.",
+    "You mentioned {word}, {sender}. I was just thinking about that.",
+    "Ah, {word}! Funny you should bring that up, {sender}.",
+    "About {word}, {sender}: leave it with me.",
+];
+
+/// What an answer adds when the agent has a task. Key: `task`.
+pub(super) const ANSWER_TASK_TAIL: &[&str] = &[
+    " Right now I'm busy with {task}, though.",
+    " I'll fit it in around {task}.",
+    " Once {task} is done I'm all yours.",
+    " Meanwhile, {task} won't finish itself.",
+];
+
+/// What an answer to the player adds when the agent has no task.
+pub(super) const PLAYER_IDLE_TAIL: &[&str] = &[
+    " What can I do for you?",
+    " How can I help?",
+    " Anything you need, just ask.",
+    "",
+];
+
+/// Answers to another agent's line. Keys: `sender`, `quote`, `word`.
+pub(super) const AGENT_ANSWER: &[&str] = &[
+    "Good to hear from you, {sender}! \"{quote}\" — agreed.",
+    "{word}, you say? I'll keep that in mind, {sender}.",
+    "Hm, {word}. You may be right, {sender}.",
+    "Thanks, {sender}. \"{quote}\" — I hadn't thought of it that way.",
+    "Ha, {sender}, {word} again? You never change.",
+];
+
+/// Agreeing to help with a task. Keys: `sender`, `task`.
+pub(super) const COLLABORATION_AGREE: &[&str] = &[
+    "Happy to help with {task}, {sender}! Count me in.",
+    "Sure thing, {sender} — let's get {task} done together.",
+    "Of course, {sender}. I'll lend a hand with {task}.",
+    "{task}? I'm on it, {sender}. Tell me where to start.",
+];
+
+/// Greeting an agent spoken to for the first time. Keys: `other`, `me`, `role`.
+pub(super) const GREETING_ROLE: &[&str] = &[
+    "Hello {other}! I'm {me}, the {role}.",
+    "Hi there, {other}. {me} here — I'm the {role} around these parts.",
+    "Good day, {other}! Have we met? I'm {me}, the {role}.",
+];
+
+/// Greeting without a role. Keys: `other`, `me`.
+pub(super) const GREETING: &[&str] = &[
+    "Hello {other}! I'm {me}.",
+    "Hi there, {other}. {me}, nice to meet you.",
+    "Good day, {other}! Have we met? I'm {me}.",
+];
+
+/// Chat about the agent's task. Keys: `other`, `task`.
+pub(super) const CHAT_TASK: &[&str] = &[
+    "{other}, I'm working on {task}. Any tips?",
+    "Busy day, {other}: {task} is keeping me on my toes.",
+    "How's your day going, {other}? I'm in the middle of {task}.",
+    "{other}, have you ever had to deal with {task}? It's trickier than it looks.",
+];
+
+/// Chat about a recent line of the conversation. Keys: `other`, `speaker`, `quote`.
+pub(super) const CHAT_RECENT: &[&str] = &[
+    "{other}, I keep thinking about what {speaker} said: \"{quote}\"",
+    "Did you hear that, {other}? \"{quote}\" — what do you make of it?",
+    "{other}, {speaker} told me \"{quote}\" — sounds about right to me.",
+    "Remember \"{quote}\", {other}? I can't get it out of my head.",
+];
+
+/// Chat about the agent's role. Keys: `other`, `role`.
+pub(super) const CHAT_ROLE: &[&str] = &[
+    "{other}, being the {role} around here never gets dull.",
+    "If you need anything a {role} can help with, {other}, just ask.",
+    "You know, {other}, a {role}'s work is never really done.",
+];
+
+/// Small talk. Key: `other`.
+pub(super) const CHAT_SMALL: &[&str] = &[
+    "Nice weather for a walk, isn't it, {other}?",
+    "{other}! Anything new on your side of town?",
+    "Quiet day so far, {other}. I like it.",
+    "What are you up to, {other}?",
+];
+
+/// Chat to a group of agents. Keys: `me`, `task`.
+pub(super) const CHAT_GROUP_TASK: &[&str] = &[
+    "Hello everyone! I'm still on {task}, if anyone wants to join.",
+    "Evening, all. {task} is coming along nicely.",
+];
+
+/// Chat to a group of agents without a task. Key: `me`.
+pub(super) const CHAT_GROUP: &[&str] = &[
+    "Hello everyone! Lovely to see you all.",
+    "Morning, all! What's the news today?",
+];
+
+/// A progress line on the current task. Keys: `task`, `step`, `total`.
+pub(super) const TASK_UPDATE: &[&str] = &[
+    "Making progress on {task} — step {step} of {total}.",
+    "{task}: step {step} of {total} done.",
+    "Getting there with {task}. That's {step} of {total}.",
+    "Another step on {task} finished ({step}/{total}).",
+];
+
+/// Announcing a completed task. Key: `task`.
+pub(super) const TASK_DONE: &[&str] = &[
+    "{task} is finished!",
+    "Done with {task}. That went well.",
+    "That's {task} taken care of.",
+];
+
+/// What a completion line adds when another task waits. Key: `next`.
+pub(super) const TASK_DONE_NEXT: &[&str] = &[" Next up: {next}.", " On to {next}."];
+
+/// Reasons for a silent working step (logged with the `wait` call). Keys: `task`, `step`,
+/// `total`.
+pub(super) const WORK_REASON: &[&str] = &[
+    "working on {task} (step {step} of {total})",
+    "concentrating on {task}, step {step} of {total}",
+];
+
+/// Asking for help with a task. Keys: `other`, `task`.
+pub(super) const COLLABORATE_ASK: &[&str] = &[
+    "{other}, could you give me a hand with {task}?",
+    "{other}, would you help me with {task}? It goes faster with two.",
+    "Got a minute, {other}? I could use your help with {task}.",
+];
+
+/// Talking to no one in particular. Keys: `me`, `task`, `role`.
+pub(super) const MONOLOGUE_TASK: &[&str] = &[
+    "Hm, {task}… where was I?",
+    "Quiet around here. Good time to think about {task}.",
+];
+
+/// Talking to no one in particular, without a task. Keys: `me`, `role`.
+pub(super) const MONOLOGUE: &[&str] = &[
+    "Hm, where did everyone go?",
+    "Quiet around here today.",
+    "I wonder what's happening in the square.",
+];
+
+/// Reasons for a move toward an agent. Key: `other`.
+pub(super) const MOVE_TOWARD_REASON: &[&str] =
+    &["heading over to {other}", "walking toward {other}"];
+
+/// Reasons for a move in some direction. Key: `direction`.
+pub(super) const MOVE_WANDER_REASON: &[&str] = &[
+    "taking a stroll {direction}",
+    "stretching my legs, heading {direction}",
+    "having a look around {direction}",
+];
+
+/// Reasons for a wait. No keys but `task` (may be empty).
+pub(super) const WAIT_REASON: &[&str] = &[
+    "taking a short break",
+    "watching the street for a moment",
+    "catching my breath",
+];
+
+/// Fills `template`'s `{key}` placeholders from `values` in one pass. Unknown placeholders are
+/// kept as written.
+pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let key = &after[..close];
+                match values.iter().find(|(k, _)| *k == key) {
+                    Some((_, value)) => out.push_str(value),
+                    None => {
+                        out.push('{');
+                        out.push_str(key);
+                        out.push('}');
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` on one line (whitespace runs become one space, double quotes become single ones),
+/// cut to `max` characters with an ellipsis.
+pub(super) fn quote(text: &str, max: usize) -> String {
+    let flat: String = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('"', "'");
+    truncate_chars(&flat, max, "…")
+}
+
+/// `text` cut to at most `max` characters (counting the `ellipsis` when one is added).
+pub(super) fn truncate_chars(text: &str, max: usize, ellipsis: &str) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(ellipsis.chars().count());
+    let mut out: String = text.chars().take(keep).collect();
+    out.truncate(out.trim_end().len());
+    out.push_str(ellipsis);
+    if out.chars().count() > max {
+        return text.chars().take(max).collect();
+    }
+    out
+}
+
+/// Words not worth picking as "what was said".
+const STOPWORDS: &[&str] = &[
+    "about", "after", "again", "also", "and", "are", "because", "been", "but", "can", "could",
+    "did", "does", "for", "from", "had", "has", "have", "her", "here", "him", "his", "how", "just",
+    "like", "not", "now", "our", "out", "please", "she", "should", "that", "the", "their", "them",
+    "then", "there", "these", "they", "this", "those", "was", "were", "what", "when", "where",
+    "which", "while", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// The most telling word of `text`: the longest word of at least three letters that is not a
+/// stopword (the first one on ties), if any.
+pub(super) fn keyword(text: &str) -> Option<String> {
+    let mut best: Option<(&str, usize)> = None;
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        let len = word.chars().count();
+        if len < 3 || STOPWORDS.contains(&word.to_lowercase().as_str()) {
+            continue;
+        }
+        if best.is_none_or(|(_, best_len)| len > best_len) {
+            best = Some((word, len));
+        }
+    }
+    best.map(|(w, _)| truncate_chars(w, 40, "…"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_substitutes_once() {
+        assert_eq!(
+            fill("{a} and {b} and {c}", &[("a", "{b}"), ("b", "B")]),
+            "{b} and B and {c}"
+        );
+        assert_eq!(fill("no keys {", &[]), "no keys {");
+        assert_eq!(fill("", &[("a", "x")]), "");
+    }
+
+    #[test]
+    fn quote_and_truncate_count_characters() {
+        assert_eq!(quote("  hello\n  \"world\" ", 60), "hello 'world'");
+        let q = quote(&"é".repeat(100), 10);
+        assert_eq!(q.chars().count(), 10);
+        assert!(q.ends_with('…'));
+        assert_eq!(truncate_chars("abc", 0, "…"), "");
+        assert_eq!(truncate_chars("abcdef", 1, "…"), "…");
+    }
+
+    #[test]
+    fn keyword_picks_the_longest_meaningful_word() {
+        assert_eq!(
+            keyword("Can you bring bread to the market?").as_deref(),
+            Some("market")
+        );
+        assert_eq!(keyword("hi!"), None);
+        assert_eq!(keyword("What about that?"), None);
+        assert_eq!(keyword("Äpfel und Birnen").as_deref(), Some("Birnen"));
+    }
+
+    #[test]
+    fn every_template_uses_known_keys_only() {
+        let known = [
+            "sender",
+            "quote",
+            "word",
+            "task",
+            "other",
+            "me",
+            "role",
+            "speaker",
+            "step",
+            "total",
+            "next",
+            "direction",
+        ];
+        let all: Vec<&[&str]> = vec![
+            PLAYER_QUOTE,
+            PLAYER_WORD,
+            ANSWER_TASK_TAIL,
+            PLAYER_IDLE_TAIL,
+            AGENT_ANSWER,
+            COLLABORATION_AGREE,
+            GREETING_ROLE,
+            GREETING,
+            CHAT_TASK,
+            CHAT_RECENT,
+            CHAT_ROLE,
+            CHAT_SMALL,
+            CHAT_GROUP_TASK,
+            CHAT_GROUP,
+            TASK_UPDATE,
+            TASK_DONE,
+            TASK_DONE_NEXT,
+            WORK_REASON,
+            COLLABORATE_ASK,
+            MONOLOGUE_TASK,
+            MONOLOGUE,
+            MOVE_TOWARD_REASON,
+            MOVE_WANDER_REASON,
+            WAIT_REASON,
+        ];
+        let values: Vec<(&str, &str)> = known.iter().map(|k| (*k, "X")).collect();
+        for set in all {
+            assert!(!set.is_empty());
+            for t in set {
+                let filled = fill(t, &values);
+                assert!(!filled.contains('{') && !filled.contains('}'), "{t}");
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Queries on a reader connection, and the mapping of stored rows to the row types.
+//!
+//! A stored string that does not parse (an unknown state or task status, invalid JSON config) is
+//! an error ([`rusqlite::Error::FromSqlConversionFailure`]), never a panic.
+
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{AgentRecord, ConversationRow, StateChangeRow, TaskRow, TaskStatus};
+use crate::runtime::{AgentState, Position};
+
+fn conversion(
+    index: usize,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(error))
+}
+
+/// A stored task status that is neither `assigned` nor `completed`.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown task status '{0}'")]
+struct BadStatus(String);
+
+fn state_at(row: &Row<'_>, index: usize) -> rusqlite::Result<AgentState> {
+    let text: String = row.get(index)?;
+    text.parse().map_err(|e| conversion(index, e))
+}
+
+fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<TaskStatus> {
+    let text: String = row.get(index)?;
+    match text.as_str() {
+        "assigned" => Ok(TaskStatus::Assigned),
+        "completed" => Ok(TaskStatus::Completed),
+        _ => Err(conversion(index, BadStatus(text))),
+    }
+}
+
+/// Columns: `id, agent_id, task_name, status, created_at, completed_at`.
+pub(crate) const TASK_COLUMNS: &str = "id, agent_id, task_name, status, created_at, completed_at";
+
+pub(crate) fn task_row(row: &Row<'_>) -> rusqlite::Result<TaskRow> {
+    Ok(TaskRow {
+        id: row.get(0)?,
+        agent_id: row.get(1)?,
+        task_name: row.get(2)?,
+        status: status_at(row, 3)?,
+        created_at: row.get(4)?,
+        completed_at: row.get(5)?,
+    })
+}
+
+fn conversation_row(row: &Row<'_>) -> rusqlite::Result<ConversationRow> {
+    Ok(ConversationRow {
+        id: row.get(0)?,
+        agent_id: row.get(1)?,
+        timestamp: row.get(2)?,
+        sender: row.get(3)?,
+        content: row.get(4)?,
+        recipient: row.get(5)?,
+    })
+}
+
+fn state_change_row(row: &Row<'_>) -> rusqlite::Result<StateChangeRow> {
+    Ok(StateChangeRow {
+        id: row.get(0)?,
+        agent_id: row.get(1)?,
+        old_state: state_at(row, 2)?,
+        new_state: state_at(row, 3)?,
+        timestamp: row.get(4)?,
+    })
+}
+
+const AGENT_COLUMNS: &str =
+    "agent_id, name, role, prompt, brain, config, x, y, state, created_at, removed_at";
+
+fn agent_row(row: &Row<'_>) -> rusqlite::Result<AgentRecord> {
+    let config: String = row.get(5)?;
+    let config = serde_json::from_str(&config).map_err(|e| conversion(5, e))?;
+    // SQLite stores a NaN coordinate as NULL; it reads back as NaN.
+    let x: Option<f64> = row.get(6)?;
+    let y: Option<f64> = row.get(7)?;
+    Ok(AgentRecord {
+        agent_id: row.get(0)?,
+        name: row.get(1)?,
+        role: row.get(2)?,
+        prompt: row.get(3)?,
+        brain: row.get(4)?,
+        config,
+        position: Position::new(x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN)),
+        state: state_at(row, 8)?,
+        created_at: row.get(9)?,
+        removed_at: row.get(10)?,
+    })
+}
+
+/// SQLite's `LIMIT` takes an `i64`.
+fn limit_of(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn recent_conversation(
+    conn: &Connection,
+    agent_id: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<ConversationRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, timestamp, sender, content, recipient FROM (
+             SELECT id, agent_id, timestamp, sender, content, recipient
+             FROM agent_conversations WHERE agent_id = ?1 ORDER BY id DESC LIMIT ?2
+         ) ORDER BY id ASC",
+    )?;
+    let rows = stmt.query_map(params![agent_id, limit_of(limit)], conversation_row)?;
+    rows.collect()
+}
+
+pub(crate) fn tasks(conn: &Connection, agent_id: &str) -> rusqlite::Result<Vec<TaskRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {TASK_COLUMNS} FROM agent_tasks WHERE agent_id = ?1 ORDER BY id ASC"
+    ))?;
+    let rows = stmt.query_map(params![agent_id], task_row)?;
+    rows.collect()
+}
+
+pub(crate) fn state_history(
+    conn: &Connection,
+    agent_id: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<StateChangeRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, old_state, new_state, timestamp FROM (
+             SELECT id, agent_id, old_state, new_state, timestamp
+             FROM agent_state_history WHERE agent_id = ?1 ORDER BY id DESC LIMIT ?2
+         ) ORDER BY id ASC",
+    )?;
+    let rows = stmt.query_map(params![agent_id, limit_of(limit)], state_change_row)?;
+    rows.collect()
+}
+
+pub(crate) fn agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<Option<AgentRecord>> {
+    conn.prepare_cached(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = ?1"
+    ))?
+    .query_row(params![agent_id], agent_row)
+    .optional()
+}
+
+pub(crate) fn agents(conn: &Connection) -> rusqlite::Result<Vec<AgentRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents ORDER BY seq ASC, agent_id ASC"
+    ))?;
+    let rows = stmt.query_map([], agent_row)?;
+    rows.collect()
+}
+
+/// Whether a task row with this id exists (any status).
+pub(crate) fn task_exists(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM agent_tasks WHERE id = ?1")?
+        .query_row(params![id], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// What `open` loads: the highest agent number, the highest task id, and the open tasks.
+pub(crate) struct Loaded {
+    pub last_agent_seq: u64,
+    pub max_task_id: i64,
+    pub open_tasks: Vec<TaskRow>,
+}
+
+pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Loaded> {
+    let last_agent_seq: i64 =
+        conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM agents", [], |r| r.get(0))?;
+    let max_task_id: i64 =
+        conn.query_row("SELECT COALESCE(MAX(id), 0) FROM agent_tasks", [], |r| {
+            r.get(0)
+        })?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {TASK_COLUMNS} FROM agent_tasks WHERE status = 'assigned' ORDER BY id ASC"
+    ))?;
+    let open_tasks = stmt
+        .query_map([], task_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Loaded {
+        last_agent_seq: u64::try_from(last_agent_seq).unwrap_or(0),
+        max_task_id: max_task_id.max(0),
+        open_tasks,
+    })
+}

@@ -1,0 +1,693 @@
+//! Unit tests of the SQLite memory.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+use serde_json::json;
+use tempfile::TempDir;
+
+use super::*;
+
+fn temp() -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("agents.db");
+    (dir, path)
+}
+
+fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
+    NewConversation {
+        agent_id: agent.to_string(),
+        sender: sender.to_string(),
+        content: content.to_string(),
+        recipient: recipient.map(str::to_string),
+    }
+}
+
+fn record(agent_id: &str, name: &str) -> AgentRecord {
+    AgentRecord {
+        agent_id: agent_id.to_string(),
+        name: name.to_string(),
+        role: "builder".to_string(),
+        prompt: "You build things.".to_string(),
+        brain: "scripted".to_string(),
+        config: json!({"name": name, "idle_think_seconds": 5, "tags": ["a", "b"]}),
+        position: Position::new(1.5, -2.25),
+        state: AgentState::Idle,
+        created_at: crate::time::now_iso(),
+        removed_at: None,
+    }
+}
+
+fn schema_objects(path: &Path) -> Vec<(String, String)> {
+    let conn = Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn raw_user_version(path: &Path) -> i64 {
+    Connection::open(path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn migrations_run_once_and_reopen_is_a_no_op() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(
+        mem.record_conversation(line("agent_001", "agent_001", "hi", None)),
+        1
+    );
+    mem.close().unwrap();
+    let first = schema_objects(&path);
+    assert_eq!(raw_user_version(&path), 1);
+
+    let mem = Memory::open(&path).unwrap();
+    mem.close().unwrap();
+    assert_eq!(raw_user_version(&path), Memory::SCHEMA_VERSION);
+    let second = schema_objects(&path);
+    assert_eq!(first, second);
+    let expected: Vec<(String, String)> = [
+        ("index", "idx_agent_conversations_agent"),
+        ("index", "idx_agent_state_history_agent"),
+        ("index", "idx_agent_tasks_agent_status"),
+        ("table", "agent_conversations"),
+        ("table", "agent_state_history"),
+        ("table", "agent_tasks"),
+        ("table", "agents"),
+    ]
+    .iter()
+    .map(|(t, n)| (t.to_string(), n.to_string()))
+    .collect();
+    assert_eq!(second, expected);
+
+    let conn = Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM agent_conversations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1, "reopening keeps the data");
+}
+
+#[test]
+fn tables_created_by_hand_at_version_zero_still_migrate() {
+    let (_dir, path) = temp();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE agent_conversations (id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL,
+             timestamp TEXT NOT NULL, sender TEXT NOT NULL, content TEXT NOT NULL, recipient TEXT);
+             INSERT INTO agent_conversations (agent_id, timestamp, sender, content)
+             VALUES ('agent_001', '2026-01-01T00:00:00.000Z', 'me', 'kept');",
+        )
+        .unwrap();
+    }
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(
+        mem.recent_conversation("agent_001", 5).unwrap()[0].content,
+        "kept"
+    );
+    mem.close().unwrap();
+    assert_eq!(raw_user_version(&path), 1);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let (_dir, path) = temp();
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 7)
+        .unwrap();
+    match Memory::open(&path) {
+        Err(MemoryError::SchemaTooNew { found, supported }) => {
+            assert_eq!((found, supported), (7, 1));
+        }
+        Err(other) => panic!("expected SchemaTooNew, got {other}"),
+        Ok(_) => panic!("expected SchemaTooNew, got a memory"),
+    }
+}
+
+#[test]
+fn bad_paths_are_open_errors_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"not a directory").unwrap();
+
+    let under_file = file.join("sub").join("agents.db");
+    match Memory::open(&under_file) {
+        Err(MemoryError::Open { path, message }) => {
+            assert_eq!(path, under_file.display().to_string());
+            assert!(!message.is_empty());
+        }
+        Err(other) => panic!("expected Open, got {other}"),
+        Ok(_) => panic!("opened a database under a file"),
+    }
+
+    // A file that is not a database.
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![0x5au8; 4096]).unwrap();
+    assert!(matches!(
+        Memory::open(&garbage),
+        Err(MemoryError::Open { path, .. }) if path == garbage.display().to_string()
+    ));
+
+    // A directory.
+    assert!(matches!(
+        Memory::open(dir.path()),
+        Err(MemoryError::Open { .. })
+    ));
+    assert!(matches!(Memory::open(""), Err(MemoryError::Open { .. })));
+}
+
+#[test]
+fn missing_parent_directories_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a").join("b").join("agents.db");
+    let mem = Memory::open(&path).unwrap();
+    mem.record_conversation(line("agent_001", "agent_001", "hello", None));
+    mem.close().unwrap();
+    assert!(path.exists());
+}
+
+#[test]
+fn every_table_persists_across_reopen() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let id = mem.next_agent_id();
+    let mut rec = record(&id, "Ada");
+    mem.save_agent(&rec);
+    mem.save_agent_position(&id, Position::new(10.0, 20.0), AgentState::Thinking);
+    mem.record_conversation(line(&id, "player", "hello Ada", Some(&id)));
+    mem.record_conversation(line(&id, &id, "hello player", Some("player")));
+    mem.record_state_change(&id, AgentState::Idle, AgentState::Listening);
+    mem.record_state_change(&id, AgentState::Listening, AgentState::Thinking);
+    let (done, _) = mem.assign_task(&id, "build a bridge");
+    let (open, _) = mem.assign_task(&id, "paint the bridge");
+    mem.complete_task(done.id).unwrap();
+    let other = mem.next_agent_id();
+    mem.save_agent(&record(&other, "Bob"));
+    mem.mark_agent_removed(&other);
+    mem.close().unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    let lines = mem.recent_conversation(&id, 10).unwrap();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].sender, "player");
+    assert_eq!(lines[0].content, "hello Ada");
+    assert_eq!(lines[0].recipient.as_deref(), Some(id.as_str()));
+    assert_eq!(lines[1].content, "hello player");
+    assert!(lines[0].id < lines[1].id);
+    assert_eq!(lines[0].timestamp.len(), 24);
+
+    let history = mem.state_history(&id, 10).unwrap();
+    assert_eq!(
+        history
+            .iter()
+            .map(|h| (h.old_state, h.new_state))
+            .collect::<Vec<_>>(),
+        vec![
+            (AgentState::Idle, AgentState::Listening),
+            (AgentState::Listening, AgentState::Thinking)
+        ]
+    );
+
+    let tasks = mem.tasks(&id).unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0].task_name, "build a bridge");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+    assert!(tasks[0].completed_at.is_some());
+    assert_eq!(tasks[1].status, TaskStatus::Assigned);
+    assert_eq!(tasks[1].completed_at, None);
+    assert_eq!(mem.open_tasks(&id), vec![open.clone()]);
+    assert_eq!(mem.open_task(open.id), Some(open));
+    assert_eq!(mem.open_task(done.id), None);
+
+    let stored = mem.agent(&id).unwrap().expect("agent stored");
+    rec.position = Position::new(10.0, 20.0);
+    rec.state = AgentState::Thinking;
+    assert_eq!(stored, rec);
+    let all = mem.agents().unwrap();
+    assert_eq!(
+        all.iter().map(|a| a.agent_id.as_str()).collect::<Vec<_>>(),
+        vec![id.as_str(), other.as_str()]
+    );
+    assert!(all[1].removed_at.is_some());
+    assert_eq!(mem.agent("agent_999").unwrap(), None);
+    mem.close().unwrap();
+}
+
+#[test]
+fn save_agent_replaces_but_keeps_created_at() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let id = mem.next_agent_id();
+    let mut rec = record(&id, "Ada");
+    rec.created_at = "2026-01-01T00:00:00.000Z".to_string();
+    mem.save_agent(&rec);
+    mem.mark_agent_removed(&id);
+    assert!(mem.agent(&id).unwrap().unwrap().removed_at.is_some());
+    let mut again = record(&id, "Ada II");
+    again.created_at = "2027-01-01T00:00:00.000Z".to_string();
+    again.position = Position::new(f64::NAN, f64::INFINITY);
+    mem.save_agent(&again);
+    let stored = mem.agent(&id).unwrap().unwrap();
+    assert_eq!(stored.name, "Ada II");
+    assert_eq!(stored.created_at, "2026-01-01T00:00:00.000Z");
+    assert_eq!(stored.removed_at, None, "re-saving resumes the agent");
+    assert!(stored.position.x.is_nan());
+    assert_eq!(stored.position.y, f64::INFINITY);
+}
+
+#[test]
+fn agent_ids_continue_within_a_session_and_after_reopen() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let a = mem.next_agent_id();
+    let b = mem.next_agent_id();
+    assert_eq!((a.as_str(), b.as_str()), ("agent_001", "agent_002"));
+    mem.save_agent(&record(&a, "A"));
+    mem.save_agent(&record(&b, "B"));
+    assert_eq!(mem.next_agent_id(), "agent_003");
+    mem.close().unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(mem.next_agent_id(), "agent_003");
+    // Saving an id ahead of the allocator moves it; ids grow past three digits.
+    assert_ne!(mem.save_agent(&record("agent_999", "Z")), 0);
+    assert_eq!(mem.next_agent_id(), "agent_1000");
+    mem.save_agent(&record("agent_1000", "K"));
+    mem.close().unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(mem.next_agent_id(), "agent_1001");
+    let ids: Vec<String> = mem
+        .agents()
+        .unwrap()
+        .into_iter()
+        .map(|a| a.agent_id)
+        .collect();
+    assert_eq!(ids, ["agent_001", "agent_002", "agent_999", "agent_1000"]);
+}
+
+#[test]
+fn agent_ids_are_unique_across_threads() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let ids: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..250).map(|_| mem.next_agent_id()).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let unique: std::collections::HashSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), 1000);
+    assert!(unique.contains(&"agent_1000".to_string()));
+}
+
+#[test]
+fn non_canonical_agent_ids_are_not_saved() {
+    assert_eq!(agent_number("agent_001"), Some(1));
+    assert_eq!(agent_number("agent_1234"), Some(1234));
+    for bad in [
+        "agent_1",
+        "agent_0001",
+        "agent_",
+        "bob",
+        "agent_12a",
+        "agent_-01",
+        "agent_99999999999999999999",
+    ] {
+        assert_eq!(agent_number(bad), None, "{bad}");
+    }
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(mem.save_agent(&record("bob", "Bob")), 0);
+    assert!(mem.agents().unwrap().is_empty());
+    assert_eq!(mem.next_agent_id(), "agent_001");
+}
+
+#[test]
+fn task_ids_and_open_tasks_continue_after_reopen() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let (t1, s1) = mem.assign_task("agent_001", "one");
+    let (t2, s2) = mem.assign_task("agent_002", "two");
+    let (t3, _) = mem.assign_task("agent_001", "three");
+    assert_eq!((t1.id, t2.id, t3.id), (1, 2, 3));
+    assert!(s1 > 0 && s2 == s1 + 1);
+    assert_eq!(t1.status, TaskStatus::Assigned);
+    let (done, seq) = mem.complete_task(t1.id).unwrap();
+    assert!(seq > s2);
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.id, 1);
+    assert!(done.completed_at.is_some());
+    assert_eq!(
+        mem.open_tasks("agent_001")
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>(),
+        vec![3]
+    );
+    mem.close().unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    assert_eq!(mem.open_tasks("agent_001"), vec![t3.clone()]);
+    assert_eq!(mem.open_tasks("agent_002"), vec![t2.clone()]);
+    assert!(mem.open_tasks("agent_003").is_empty());
+    let (t4, _) = mem.assign_task("agent_001", "four");
+    assert_eq!(t4.id, 4);
+    assert_eq!(
+        mem.open_tasks("agent_001")
+            .iter()
+            .map(|t| t.task_name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["three", "four"]
+    );
+    assert_eq!(mem.tasks("agent_001").unwrap().len(), 3);
+}
+
+#[test]
+fn complete_task_errors() {
+    let (_dir, path) = temp();
+    {
+        let mem = Memory::open(&path).unwrap();
+        let (t1, _) = mem.assign_task("agent_001", "old and done");
+        mem.complete_task(t1.id).unwrap();
+        mem.close().unwrap();
+    }
+    // A gap in the stored ids: 1 exists, 2..=9 never did, 10 is open.
+    Connection::open(&path)
+        .unwrap()
+        .execute(
+            "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
+             VALUES (10, 'agent_001', 'inserted', 'assigned', '2026-01-01T00:00:00.000Z')",
+            [],
+        )
+        .unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    assert!(matches!(
+        mem.complete_task(1),
+        Err(MemoryError::TaskAlreadyCompleted(1))
+    ));
+    assert!(matches!(
+        mem.complete_task(5),
+        Err(MemoryError::UnknownTask(5))
+    ));
+    for bad in [0, -1, 11, i64::MAX, i64::MIN] {
+        assert!(
+            matches!(mem.complete_task(bad), Err(MemoryError::UnknownTask(id)) if id == bad),
+            "{bad}"
+        );
+    }
+    let (t11, _) = mem.assign_task("agent_002", "new");
+    assert_eq!(t11.id, 11);
+    mem.complete_task(10).unwrap();
+    mem.complete_task(11).unwrap();
+    assert!(matches!(
+        mem.complete_task(10),
+        Err(MemoryError::TaskAlreadyCompleted(10))
+    ));
+    assert!(matches!(
+        mem.complete_task(11),
+        Err(MemoryError::TaskAlreadyCompleted(11))
+    ));
+    assert!(matches!(
+        mem.complete_task(12),
+        Err(MemoryError::UnknownTask(12))
+    ));
+    let err = mem.complete_task(11).unwrap_err().to_string();
+    assert_eq!(err, "task 11 is already completed");
+}
+
+#[test]
+fn reads_see_writes_queued_before_them_without_flush() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    for n in 0..200 {
+        let content = format!("line {n}");
+        let seq = mem.record_conversation(line("agent_001", "agent_001", &content, None));
+        assert!(seq > 0);
+        let last = mem.recent_conversation("agent_001", 1).unwrap();
+        assert_eq!(last.len(), 1);
+        assert_eq!(last[0].content, content);
+        assert!(mem.committed_seq() >= seq);
+        if n % 50 == 0 {
+            mem.record_state_change("agent_001", AgentState::Idle, AgentState::Thinking);
+            assert_eq!(
+                mem.state_history("agent_001", 100).unwrap().len(),
+                n / 50 + 1
+            );
+            let (task, _) = mem.assign_task("agent_001", &content);
+            assert_eq!(mem.tasks("agent_001").unwrap().last(), Some(&task));
+        }
+    }
+}
+
+#[test]
+fn recent_conversation_limit_and_order() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    for n in 0..10 {
+        mem.record_conversation(line("agent_001", "agent_001", &format!("a{n}"), None));
+        mem.record_conversation(line("agent_002", "agent_002", &format!("b{n}"), None));
+    }
+    let contents = |rows: Vec<ConversationRow>| -> Vec<String> {
+        rows.into_iter().map(|r| r.content).collect()
+    };
+    assert_eq!(
+        contents(mem.recent_conversation("agent_001", 3).unwrap()),
+        ["a7", "a8", "a9"]
+    );
+    assert_eq!(
+        contents(mem.recent_conversation("agent_002", 1).unwrap()),
+        ["b9"]
+    );
+    assert!(mem.recent_conversation("agent_001", 0).unwrap().is_empty());
+    let all = mem.recent_conversation("agent_001", usize::MAX).unwrap();
+    assert_eq!(all.len(), 10);
+    assert!(
+        all.windows(2)
+            .all(|w| w[0].id < w[1].id && w[0].timestamp <= w[1].timestamp)
+    );
+    assert!(mem.recent_conversation("nobody", 5).unwrap().is_empty());
+
+    for n in 0..6 {
+        mem.record_state_change(
+            "agent_001",
+            AgentState::ALL[n % 4],
+            AgentState::ALL[(n + 1) % 4],
+        );
+    }
+    let history = mem.state_history("agent_001", 2).unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[0].old_state, AgentState::ALL[0]);
+    assert_eq!(history[1].old_state, AgentState::ALL[1]);
+    assert!(history[0].id < history[1].id);
+}
+
+#[test]
+fn weird_content_round_trips() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let weird = [
+        String::new(),
+        "héllo wörld — 🌍🤖 中文 עברית".to_string(),
+        "nul \0 inside, quote ' and \" ; DROP TABLE agents; --".to_string(),
+        "line\nbreaks\r\n\ttabs".to_string(),
+        "x".repeat(1 << 20),
+    ];
+    for content in &weird {
+        mem.record_conversation(line("agent_🤖", "sender ' \"", content, Some("a,b,c")));
+    }
+    mem.close().unwrap();
+    let mem = Memory::open(&path).unwrap();
+    let rows = mem.recent_conversation("agent_🤖", 10).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.content.clone()).collect::<Vec<_>>(),
+        weird
+    );
+    assert!(rows.iter().all(|r| r.sender == "sender ' \""));
+    assert!(rows.iter().all(|r| r.recipient.as_deref() == Some("a,b,c")));
+}
+
+#[test]
+fn close_is_idempotent_and_later_writes_are_dropped() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let (open, _) = mem.assign_task("agent_001", "open");
+    let seq = mem.record_conversation(line("agent_001", "agent_001", "before", None));
+    let clone = mem.clone();
+    mem.close().unwrap();
+    assert_eq!((mem.committed_seq(), mem.submitted_seq()), (seq, seq));
+    clone.close().unwrap();
+    assert_eq!(
+        clone.record_conversation(line("agent_001", "agent_001", "after", None)),
+        0
+    );
+    assert_eq!(
+        mem.record_state_change("agent_001", AgentState::Idle, AgentState::Thinking),
+        0
+    );
+    assert_eq!(mem.save_agent(&record("agent_001", "A")), 0);
+    assert_eq!(
+        mem.save_agent_position("agent_001", Position::new(0.0, 0.0), AgentState::Idle),
+        0
+    );
+    assert_eq!(mem.mark_agent_removed("agent_001"), 0);
+    let (late, late_seq) = mem.assign_task("agent_001", "late");
+    assert_eq!(late_seq, 0);
+    assert_eq!(mem.open_task(late.id), None);
+    assert!(matches!(
+        mem.complete_task(open.id),
+        Err(MemoryError::Closed)
+    ));
+    mem.flush().unwrap();
+    // Reads still work.
+    let rows = mem.recent_conversation("agent_001", 10).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.content.as_str()).collect::<Vec<_>>(),
+        ["before"]
+    );
+    assert!(mem.agents().unwrap().is_empty());
+}
+
+#[test]
+fn dropping_the_last_clone_flushes_and_stops_the_writer() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let clone = mem.clone();
+    let worker = std::thread::spawn(move || {
+        for n in 0..1000 {
+            clone.record_conversation(line("agent_001", "agent_001", &format!("{n}"), None));
+        }
+    });
+    worker.join().unwrap();
+    drop(mem);
+    let count: i64 = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM agent_conversations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 1000);
+}
+
+#[test]
+fn concurrent_writers_keep_their_order_and_lose_nothing() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let mem = &mem;
+            s.spawn(move || {
+                let agent = format!("agent_00{t}");
+                let mut last = 0;
+                for n in 0..500 {
+                    let seq = mem.record_conversation(line(&agent, &agent, &n.to_string(), None));
+                    assert!(seq > last, "sequence numbers grow per thread");
+                    last = seq;
+                }
+            });
+        }
+    });
+    mem.flush().unwrap();
+    assert_eq!(mem.committed_seq(), 2000);
+    assert_eq!(mem.submitted_seq(), 2000);
+    for t in 0..4 {
+        let rows = mem
+            .recent_conversation(&format!("agent_00{t}"), 1000)
+            .unwrap();
+        let ns: Vec<usize> = rows.iter().map(|r| r.content.parse().unwrap()).collect();
+        assert_eq!(ns, (0..500).collect::<Vec<_>>());
+    }
+    let stats = mem.writer_stats();
+    assert_eq!(stats.ops, 2000);
+    assert!(stats.batches >= 1 && stats.batches <= 2000);
+    assert!(stats.largest_batch >= 1 && stats.largest_batch <= writer::MAX_BATCH as u64);
+}
+
+#[test]
+fn commit_watch_follows_commits() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let mut watch = mem.commit_watch();
+    assert_eq!(*watch.borrow_and_update(), 0);
+    let seq = mem.record_conversation(line("agent_001", "agent_001", "x", None));
+    mem.wait_committed(seq).unwrap();
+    assert!(watch.has_changed().unwrap());
+    assert_eq!(*watch.borrow_and_update(), seq);
+}
+
+#[test]
+fn unknown_stored_strings_are_errors_not_panics() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    mem.save_agent(&record("agent_001", "A"));
+    mem.flush().unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp)
+         VALUES ('agent_001', 'idle', 'sleeping', 'now');
+         UPDATE agents SET config = '{not json', state = 'idle' WHERE agent_id = 'agent_001';
+         INSERT INTO agents (agent_id, seq, name, role, prompt, brain, config, x, y, state,
+                             created_at, updated_at)
+         VALUES ('agent_002', 2, 'B', 'r', 'p', 'b', '{}', 0, 0, 'dancing', 'now', 'now');",
+    )
+    .unwrap();
+    let err = mem.state_history("agent_001", 5).unwrap_err();
+    assert!(err.to_string().contains("sleeping"), "{err}");
+    assert!(matches!(
+        mem.agent("agent_001"),
+        Err(MemoryError::Sqlite(_))
+    ));
+    assert!(mem.agent("agent_002").is_err());
+    assert!(mem.agents().is_err());
+}
+
+#[test]
+fn a_failed_batch_is_never_reported_committed() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let ok = mem.record_conversation(line("agent_001", "agent_001", "fine", None));
+    mem.flush().unwrap();
+    // Another process takes task id 1 behind the memory's back: the insert of task 1 fails
+    // (primary key) in the batch and on the retry.
+    Connection::open(&path)
+        .unwrap()
+        .execute(
+            "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
+             VALUES (1, 'x', 'intruder', 'assigned', 'now')",
+            [],
+        )
+        .unwrap();
+    let (_task, seq) = mem.assign_task("agent_001", "clash");
+    assert!(seq > ok);
+    let err = mem.flush().unwrap_err();
+    assert!(matches!(err, MemoryError::WriteFailed(_)), "{err}");
+    assert!(mem.committed_seq() < seq);
+    // Later writes are not claimed either, and nothing hangs.
+    let later = mem.record_conversation(line("agent_001", "agent_001", "later", None));
+    assert!(mem.wait_committed(later).is_err());
+    assert!(mem.committed_seq() < seq);
+    assert!(mem.recent_conversation("agent_001", 5).is_ok());
+    assert!(matches!(mem.close(), Err(MemoryError::WriteFailed(_))));
+}
+
+#[test]
+fn memory_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync::<Memory>();
+}
