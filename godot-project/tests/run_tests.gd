@@ -16,6 +16,9 @@ const TESTS_DIR := "res://tests"
 
 
 func _initialize() -> void:
+	# The root becomes ready after _initialize: run the suites from the first frame on, so that
+	# nodes a test adds to the tree get _ready at once.
+	await process_frame
 	var wanted := _wanted_suites()
 	var files := []
 	for file in DirAccess.get_files_at(TESTS_DIR):

@@ -150,7 +150,7 @@ func test_defaults_and_config_resource() -> void:
 
 func test_spawn_from_config_and_dictionary() -> void:
 	var rt := _runtime(_db("spawn"))
-	assert_true(rt.is_running())
+	assert_true(rt.is_running(), "running after _ready: %s" % rt.get_last_error())
 	var cfg := AgentConfig.new()
 	cfg.name = "Mira"
 	cfg.role = "baker"
@@ -281,14 +281,24 @@ func test_collaboration_and_agent_completion() -> void:
 	var helper := rt.spawn_agent({"name": "Bram", "role": "smith", "idle_think_seconds": 60,
 		"initial_position": Vector2(52, 50)})
 	var asker := rt.spawn_agent({"name": "Mira", "role": "baker", "initial_position": Vector2(50, 50),
-		"script": [_reply([["collaborate", {"agent_id": helper, "task_name": "carry flour",
-			"message": "Bram, can you help me carry flour?"}]])]})
+		"script": [
+			_reply([["collaborate", {"agent_id": helper, "task_name": "carry flour",
+				"message": "Bram, can you help me carry flour?"}]]),
+			_reply([["complete_task", {}]], "The bread is baked!", "task_update"),
+		]})
+	var own_task := rt.assign_task(asker, "bake bread")
 	assert_eq(await _expect("collaboration_requested", [asker]),
 		["collaboration_requested", asker, helper, "carry flour"])
 	var assigned := await _expect("task_assigned", [helper, null, "carry flour"])
 	assert_true(assigned[2] > 0)
+	assert_ne(assigned[2], own_task)
 	assert_eq(rt.get_tasks(helper).size(), 1)
 	assert_eq(rt.get_tasks(helper)[0]["task_name"], "carry flour")
+	# The asker's next decision completes its own task (complete_task without an id: the current
+	# task) and says so.
+	assert_eq(await _expect("task_completed", [asker]), ["task_completed", asker, own_task, "bake bread"])
+	await _expect("agent_spoke", [asker, "The bread is baked!"])
+	assert_eq(rt.get_tasks(asker)[0]["status"], "completed")
 
 
 func test_terminate_and_errors() -> void:
