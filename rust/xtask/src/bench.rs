@@ -16,8 +16,11 @@ use std::time::Duration;
 use crate::process::{self, Echo};
 use crate::{Ctx, build, cargo, godot, godot_tests};
 
-/// Runs every benchmark, streaming their output.
-pub fn run(ctx: &Ctx) -> Result<(), String> {
+/// Runs every benchmark, streaming their output; with `only_godot`, only the Godot drain bench.
+pub fn run(ctx: &Ctx, only_godot: bool) -> Result<(), String> {
+    if only_godot {
+        return godot_drain_bench(ctx);
+    }
     ensure_python_chess();
     for (package, bench) in [("agents-games", "engines"), ("agents-core", "tool_calls")] {
         println!("xtask: cargo bench -p {package} --bench {bench}");

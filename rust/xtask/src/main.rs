@@ -9,7 +9,8 @@
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`; the last
 //!   line printed is `N passed, N failed`.
-//! - `bench` — the release-build benchmarks recorded in `docs/benchmarks.md`.
+//! - `bench [--only-godot]` — the release-build benchmarks recorded in `docs/benchmarks.md`
+//!   (`--only-godot`: only the Godot drain bench).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //!
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
@@ -97,8 +98,8 @@ commands:
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench                           release-build benchmarks (engines, tool calls, python-chess,
-                                  runtime, Godot event drain)
+  bench [--only-godot]            release-build benchmarks (engines, tool calls, python-chess,
+                                  Godot event drain; --only-godot: just the Godot drain bench)
   selftest                        prove the Godot test runner fails on each failure mode
 ";
 
@@ -177,7 +178,7 @@ fn main() -> ExitCode {
         }),
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
-        "bench" => bench::run(&ctx),
+        "bench" => bench::run(&ctx, opts.skip_cargo),
         "selftest" => godot_tests::selftest(&ctx),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     };
