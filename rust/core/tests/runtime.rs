@@ -194,7 +194,7 @@ async fn an_idle_agent_decides_after_exactly_idle_think_seconds() {
         "the default idle time is 5 s"
     );
     // Thinking takes thinking_seconds (0.5), then back to idle (a wait decides without speech).
-    let back = expect(&mut sub, Duration::from_secs(60), |m| match m {
+    expect(&mut sub, Duration::from_secs(60), |m| match m {
         BusMessage::AgentStateChanged {
             old_state: Thinking,
             new_state: Idle,
@@ -203,7 +203,6 @@ async fn an_idle_agent_decides_after_exactly_idle_think_seconds() {
         _ => None,
     })
     .await;
-    let _ = back;
     assert_eq!(started.elapsed(), Duration::from_millis(5500));
     // And the next decision comes 5 s after that.
     expect(&mut sub, Duration::from_secs(60), |m| match m {
@@ -568,9 +567,9 @@ async fn collaboration_assigns_the_task_and_the_helper_answers() {
     assert!(events.iter().any(|m| matches!(m,
         BusMessage::TaskAssigned { agent_id, assigned_by, task_name, .. }
             if agent_id == &helper && assigned_by == &asker && task_name == "build a cart")));
-    // The helper listened, thought and answered the asker.
+    // The helper listened, thought and answered the asker (they may chat on after that).
     assert_eq!(
-        transitions(&events, &helper),
+        transitions(&events, &helper)[..4],
         [
             (Idle, Listening),
             (Listening, Thinking),
@@ -579,7 +578,7 @@ async fn collaboration_assigns_the_task_and_the_helper_answers() {
         ]
     );
     assert!(events.iter().any(|m| matches!(m,
-        BusMessage::AgentSpoke { agent_id, recipients, .. } if agent_id == &helper && recipients == &[asker.clone()])));
+        BusMessage::AgentSpoke { agent_id, recipients, .. } if agent_id == &helper && recipients == std::slice::from_ref(&asker))));
     assert_eq!(
         rt.state(&helper).unwrap().current_task.unwrap().task_name,
         "build a cart"
@@ -778,7 +777,7 @@ async fn a_restart_on_the_same_database_keeps_ids_history_and_resumable_agents()
         .map(|a| (a.agent_id, a.removed_at.is_some()))
         .collect();
     assert_eq!(stored, [(kept.clone(), false), (gone.clone(), true)]);
-    assert_eq!(rt.resume_all().unwrap(), [kept.clone()]);
+    assert_eq!(rt.resume_all().unwrap(), std::slice::from_ref(&kept));
     let s = rt.state(&kept).unwrap();
     assert_eq!(
         (s.name.as_str(), s.current_task.unwrap().task_name.as_str()),

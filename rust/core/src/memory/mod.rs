@@ -77,7 +77,7 @@ pub enum MemoryError {
 }
 
 /// Most idle reader connections kept for reuse.
-const MAX_IDLE_READERS: usize = 4;
+const MAX_IDLE_READERS: usize = 8;
 
 /// What the writer has done so far (for benchmarks and diagnostics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -520,6 +520,18 @@ impl Memory {
     ) -> Result<Vec<ConversationRow>, MemoryError> {
         self.inner
             .read(|conn| read::recent_conversation(conn, agent_id, limit))
+    }
+    /// Like [`Memory::recent_conversation`], but reads what is committed now without waiting for
+    /// queued writes. The agents' decision loop uses it: the lines an agent has just acknowledged
+    /// are in its context already, and waiting for the writer on every decision of 10,000 agents
+    /// would only park threads.
+    pub fn recent_conversation_committed(
+        &self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<ConversationRow>, MemoryError> {
+        self.inner
+            .with_reader(|conn| read::recent_conversation(conn, agent_id, limit))
     }
     /// All tasks of an agent (open and completed), oldest first.
     pub fn tasks(&self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {

@@ -252,7 +252,7 @@ impl Agent {
                 let decide = async move {
                     let mut context = base;
                     let read = tokio::task::spawn_blocking(move || {
-                        memory.recent_conversation(&id, CONTEXT_MESSAGES)
+                        memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)
                     })
                     .await;
                     match read {

@@ -224,21 +224,21 @@ impl AgentConfig {
             ("hearing_radius", self.hearing_radius),
         ];
         for (field, v) in secs {
-            if let Some(v) = v {
-                if !v.is_finite() || v < 0.0 {
-                    return Err(format!("{field} must be a non-negative number, got {v}"));
-                }
+            if let Some(v) = v
+                && (!v.is_finite() || v < 0.0)
+            {
+                return Err(format!("{field} must be a non-negative number, got {v}"));
             }
         }
-        if let Some(p) = self.initial_position {
-            if !p.is_finite() {
-                return Err("initial_position must have finite x and y".into());
-            }
+        if let Some(p) = self.initial_position
+            && !p.is_finite()
+        {
+            return Err("initial_position must have finite x and y".into());
         }
-        if let Some(seed) = &self.seed {
-            if !(seed.is_string() || seed.is_i64() || seed.is_u64()) {
-                return Err("seed must be a string or an integer".into());
-            }
+        if let Some(seed) = &self.seed
+            && !(seed.is_string() || seed.is_i64() || seed.is_u64())
+        {
+            return Err("seed must be a string or an integer".into());
         }
         if self.name.chars().count() > 100 {
             return Err("name is longer than 100 characters".into());

@@ -201,8 +201,9 @@ impl Runtime {
         let opts = &inner.options;
         let given_position = config.initial_position;
 
-        let (agent_id, mut effective, stored_position, created_at, resumed) = match &config.agent_id
-        {
+        // Everything that can fail is checked before a new id is allocated, so a failed spawn
+        // uses no id.
+        let (mut effective, stored_position, created_at, resumed) = match &config.agent_id {
             Some(id) => {
                 if inner.agents.read().contains_key(id) {
                     return Err(RuntimeError::AlreadyRunning(id.clone()));
@@ -213,29 +214,25 @@ impl Runtime {
                 let base: AgentConfig =
                     serde_json::from_value(stored.config.clone()).unwrap_or_default();
                 (
-                    id.clone(),
                     merge(base, config),
                     Some(stored.position),
                     stored.created_at,
                     true,
                 )
             }
-            None => (
-                inner.memory.next_agent_id(),
-                config,
-                None,
-                crate::time::now_iso(),
-                false,
-            ),
+            None => (config, None, crate::time::now_iso(), false),
         };
-        effective.agent_id = Some(agent_id.clone());
-        if effective.name.trim().is_empty() {
-            effective.name = agent_id.clone();
-        }
         let brain_name = effective
             .brain
             .clone()
             .unwrap_or_else(|| opts.default_brain.clone());
+        if !crate::brain::BRAINS.contains(&brain_name.as_str()) {
+            return Err(crate::brain::BrainError::Unknown {
+                name: brain_name,
+                available: crate::brain::BRAINS.join(", "),
+            }
+            .into());
+        }
         // A resumed agent comes back where it was, unless the caller places it somewhere.
         let position = given_position
             .or(stored_position)
@@ -246,6 +243,14 @@ impl Runtime {
                 "initial_position {position} is outside the world bounds ({}, {})..({}, {})",
                 opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
             )));
+        }
+        let agent_id = match &effective.agent_id {
+            Some(id) => id.clone(),
+            None => inner.memory.next_agent_id(),
+        };
+        effective.agent_id = Some(agent_id.clone());
+        if effective.name.trim().is_empty() {
+            effective.name = agent_id.clone();
         }
         let seed = effective.seed.as_ref().map(seed_value).unwrap_or_else(|| {
             opts.seed ^ agents_games::seed::Seed::Str(agent_id.clone()).to_u64()
@@ -555,14 +560,13 @@ impl Runtime {
         self.inner.tracker.close();
         let in_async = Handle::try_current().is_ok();
         if !in_async {
-            let wait = tokio::time::timeout(timeout, self.inner.tracker.wait());
+            let tracker = self.inner.tracker.clone();
+            let wait = async move {
+                let _ = tokio::time::timeout(timeout, tracker.wait()).await;
+            };
             match &self.owned {
-                Some(rt) => {
-                    let _ = rt.block_on(wait);
-                }
-                None => {
-                    let _ = self.inner.handle.block_on(wait);
-                }
+                Some(rt) => rt.block_on(wait),
+                None => self.inner.handle.block_on(wait),
             }
         }
         if let Err(e) = self.inner.memory.close() {

@@ -100,7 +100,7 @@ impl World {
         radius: f64,
         limit: usize,
     ) -> Vec<(String, Placed, f64)> {
-        if !(radius.is_finite() && radius >= 0.0) || !center.is_finite() {
+        if !(radius.is_finite() && radius >= 0.0 && center.is_finite()) {
             return Vec::new();
         }
         let g = self.grid.read();
