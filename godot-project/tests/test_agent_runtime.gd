@@ -330,7 +330,7 @@ func test_terminate_and_errors() -> void:
 	assert_eq(_found("agent_error", ["", "unknown_brain"]).size(), 1, _summary())
 	assert_eq(_found("agent_error", ["agent_777", "unknown_agent"]).size(), 1, _summary())
 	# A failure is followed by a success: the last error is cleared.
-	assert_true(rt.spawn_agent({"name": "Fine", "idle_think_seconds": 60}).begins_with("agent_"))
+	assert_eq(rt.spawn_agent({"name": "Fine", "idle_think_seconds": 60}), "agent_002", "failed spawns use no id")
 	assert_eq(rt.get_last_error(), "")
 
 
