@@ -331,6 +331,18 @@ const CASES: &[Case] = &[
         expect: "",
     },
     Case {
+        name: "passing_async",
+        suite: "func test_awaits():\n\tvar node := add_to_tree(Node.new())\n\tawait wait_frames(2)\n\tassert_true(node.is_inside_tree())\n\tassert_true(await wait_until(func(): return true))\n",
+        broken_extension: false,
+        expect: "",
+    },
+    Case {
+        name: "await_timeout",
+        suite: "func _init():\n\ttest_timeout_seconds = 1.0\n\nfunc test_waits_forever():\n\tawait tree.create_timer(3600.0).timeout\n\tassert_true(true)\n",
+        broken_extension: false,
+        expect: "did not finish within",
+    },
+    Case {
         name: "failed_assertion",
         suite: "func test_fails():\n\tassert_eq(1, 2, \"one is not two\")\n",
         broken_extension: false,
