@@ -5,12 +5,20 @@
 ## `--suite`), each test method in declaration order, prints one line per suite and finally
 ## `GODOT_TESTS_RESULT passed=N failed=N suites=N`, which `cargo xtask test` parses.
 ## Exits with 0 when nothing failed, else 1.
+##
+## Test methods (and `before_each` / `after_each`) may be coroutines (`await` frames or signals):
+## the runner awaits each one, letting the SceneTree run frames meanwhile, and fails a test that
+## has not finished after the suite's `test_timeout_seconds` (default 30). Nodes a test adds with
+## the base's `add_to_tree()` are freed after `after_each`.
 extends SceneTree
 
 const TESTS_DIR := "res://tests"
 
 
 func _initialize() -> void:
+	# The root becomes ready after _initialize: run the suites from the first frame on, so that
+	# nodes a test adds to the tree get _ready at once.
+	await process_frame
 	var wanted := _wanted_suites()
 	var files := []
 	for file in DirAccess.get_files_at(TESTS_DIR):
@@ -25,7 +33,7 @@ func _initialize() -> void:
 		print("FAIL runner: no suite matches %s" % [wanted])
 		failed += 1
 	for file in files:
-		var result := _run_suite(TESTS_DIR.path_join(file), file)
+		var result: Array = await _run_suite(TESTS_DIR.path_join(file), file)
 		passed += result[0]
 		failed += result[1]
 		print("SUITE %s: %d passed, %d failed" % [file, result[0], result[1]])
@@ -57,6 +65,7 @@ func _run_suite(path: String, file: String) -> Array:
 		print("FAIL %s: the suite does not extend res://tests/test_base.gd" % file)
 		return [0, 1]
 	suite.suite_name = file
+	suite.tree = self
 	var methods := []
 	for method in script.get_script_method_list():
 		var name: String = method["name"]
@@ -69,12 +78,30 @@ func _run_suite(path: String, file: String) -> Array:
 		suite.current_test = name
 		var before: int = suite.passed + suite.failed
 		var started := Time.get_ticks_msec()
+		var timeout_ms := int(suite.test_timeout_seconds * 1000.0)
 		if suite.has_method("before_each"):
-			suite.before_each()
-		suite.call(name)
+			await _call_with_timeout(suite, "before_each", timeout_ms)
+		await _call_with_timeout(suite, name, timeout_ms)
 		if suite.has_method("after_each"):
-			suite.after_each()
+			await _call_with_timeout(suite, "after_each", timeout_ms)
+		suite.free_tree_nodes()
 		if suite.passed + suite.failed == before:
 			suite.fail("the test asserted nothing (did it stop on a script error?)")
 		print("  %s::%s (%d ms)" % [file, name, Time.get_ticks_msec() - started])
 	return [suite.passed, suite.failed]
+
+
+## Calls `suite.<method>()` and waits for it to finish (it may be a coroutine), frame by frame,
+## at most `timeout_ms`; a method still running then counts as a failure.
+func _call_with_timeout(suite: Object, method: String, timeout_ms: int) -> void:
+	var state := {"done": false}
+	var run := func() -> void:
+		await suite.call(method)
+		state["done"] = true
+	run.call()
+	var deadline := Time.get_ticks_msec() + timeout_ms
+	while not state["done"]:
+		if Time.get_ticks_msec() > deadline:
+			suite.fail("%s did not finish within %d ms" % [method, timeout_ms])
+			return
+		await process_frame

@@ -3,6 +3,11 @@
 ## A suite's methods named `test_*` run in declaration order; each assertion counts as one test.
 ## Optional hooks: `before_each()` / `after_each()` around every test method.
 ## A failed assertion prints `FAIL <suite>::<test>: <what>` and the run fails.
+##
+## Tests and hooks may `await` (frames with `await wait_frames(n)`, a condition with
+## `await wait_until(func(): return ...)`, or any signal); each must finish within
+## `test_timeout_seconds`. `add_to_tree(node)` puts a node under the SceneTree's root (so it gets
+## `_ready`, `_process` and signals every frame); the runner frees it after the test.
 extends RefCounted
 
 ## Assertions that held.
@@ -13,6 +18,46 @@ var failed := 0
 var suite_name := ""
 ## The test method running now, set by the runner.
 var current_test := ""
+## The SceneTree running the tests, set by the runner.
+var tree: SceneTree
+## How long one test method (or hook) may take, in seconds.
+var test_timeout_seconds := 30.0
+
+var _tree_nodes: Array[Node] = []
+
+
+## Adds `node` under the SceneTree's root (it becomes ready now) and returns it; the runner frees
+## it after the test (after `after_each`), unless the test freed it already.
+func add_to_tree(node: Node) -> Node:
+	tree.root.add_child(node)
+	_tree_nodes.append(node)
+	return node
+
+
+## Frees the nodes of [method add_to_tree] that are still alive (the runner calls this after each
+## test).
+func free_tree_nodes() -> void:
+	for node in _tree_nodes:
+		if is_instance_valid(node):
+			node.free()
+	_tree_nodes.clear()
+
+
+## Waits `count` process frames.
+func wait_frames(count := 1) -> void:
+	for i in count:
+		await tree.process_frame
+
+
+## Waits frame by frame until `condition.call()` is true; returns false (without failing) when
+## `timeout_seconds` pass first.
+func wait_until(condition: Callable, timeout_seconds := 10.0) -> bool:
+	var deadline := Time.get_ticks_msec() + int(timeout_seconds * 1000.0)
+	while not condition.call():
+		if Time.get_ticks_msec() > deadline:
+			return false
+		await tree.process_frame
+	return true
 
 
 func _record(ok: bool, what: String, message: String) -> bool:

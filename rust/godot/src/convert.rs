@@ -502,6 +502,37 @@ pub fn json_to_dictionary(value: &Value) -> VarDictionary {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Agent runtime geometry
+
+/// A core [`Position`](agents_core::runtime::Position) as a Godot `Vector2` (f64 → f32).
+pub fn position_to_vector2(p: agents_core::runtime::Position) -> Vector2 {
+    Vector2::new(p.x as f32, p.y as f32)
+}
+
+/// A Godot `Vector2` as a core [`Position`](agents_core::runtime::Position).
+pub fn vector2_to_position(v: Vector2) -> agents_core::runtime::Position {
+    agents_core::runtime::Position::new(f64::from(v.x), f64::from(v.y))
+}
+
+/// A list of strings as a `PackedStringArray`.
+pub fn strings_to_packed<S: AsRef<str>>(items: &[S]) -> PackedStringArray {
+    items.iter().map(|s| GString::from(s.as_ref())).collect()
+}
+
+/// Any serializable value as a Dictionary (through its JSON form, see [`json_to_dictionary`]);
+/// a value that does not serialize gives `{"error": "<why>"}` instead of panicking.
+pub fn serialize_to_dictionary<T: serde::Serialize>(value: &T) -> VarDictionary {
+    match serde_json::to_value(value) {
+        Ok(json) => json_to_dictionary(&json),
+        Err(e) => {
+            let mut map = Map::new();
+            map.insert("error".into(), Value::String(e.to_string()));
+            json_object_to_dictionary(&map)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,10 +6,19 @@
 //! Classes:
 //! - [`GameTools`](game_tools::GameTools) (`RefCounted`): every game tool of the registry as a
 //!   method call (`call_tool`, `list_tools`, `has_tool`).
+//! - [`AgentRuntime`](agent_runtime::AgentRuntime) (`Node`): the agent runtime of `agents-core`
+//!   (autonomous agents, message bus, SQLite memory); spawn, terminate, query, talk to agents and
+//!   assign tasks; bus events are drained on the main thread every frame and emitted as typed
+//!   signals.
+//! - [`AgentConfig`](agent_config::AgentConfig) (`Resource`): one agent's set-up, editable in the
+//!   inspector and savable as `.tres`.
 //!
 //! Nothing here lets a Rust panic reach Godot: tool handlers run behind the registry's
-//! `catch_unwind`, and conversions return errors instead of panicking.
+//! `catch_unwind`, runtime calls behind the node's own, and conversions return errors instead of
+//! panicking.
 
+pub mod agent_config;
+pub mod agent_runtime;
 pub mod convert;
 pub mod game_tools;
 

@@ -282,25 +282,31 @@ pub fn run_suites(godot: &Godot, project: &Path, suites: &[String], timeout: Dur
     }
 }
 
-/// Runs the project's main scene headless with a time limit; fails on a non-zero exit, a timeout
-/// or any problem [`scan_output`] finds.
-pub fn run_demo(godot: &Godot, project: &Path, timeout: Duration) -> Result<(), String> {
-    println!(
-        "xtask: running the demo (main scene of {}) headless",
-        project.display()
-    );
+/// Runs a scene of the project headless (`None`: the main scene) with a time limit; fails on a
+/// non-zero exit, a timeout or any problem [`scan_output`] finds.
+pub fn run_demo(
+    godot: &Godot,
+    project: &Path,
+    scene: Option<&str>,
+    timeout: Duration,
+) -> Result<(), String> {
+    let what = scene.unwrap_or("the main scene");
+    println!("xtask: running {what} of {} headless", project.display());
     let mut cmd = godot.command();
     cmd.args(["--headless", "--path"]).arg(project);
+    if let Some(scene) = scene {
+        cmd.arg(scene);
+    }
     let out = process::run(&mut cmd, Some(timeout), Echo::Stream)?;
     let mut problems = scan_output(&out.output);
     if !out.success() {
-        problems.push(format!("the demo ended with {}", out.ending()));
+        problems.push(format!("{what} ended with {}", out.ending()));
     }
     if problems.is_empty() {
-        println!("xtask: demo finished cleanly");
+        println!("xtask: {what} finished cleanly");
         Ok(())
     } else {
-        Err(format!("the demo failed:\n  {}", problems.join("\n  ")))
+        Err(format!("{what} failed:\n  {}", problems.join("\n  ")))
     }
 }
 
@@ -323,6 +329,18 @@ const CASES: &[Case] = &[
         suite: "func test_ok():\n\tassert_true(GameTools.new().list_tools() is Array)\n\tassert_eq(1 + 1, 2)\n",
         broken_extension: false,
         expect: "",
+    },
+    Case {
+        name: "passing_async",
+        suite: "func test_awaits():\n\tvar node := add_to_tree(Node.new())\n\tawait wait_frames(2)\n\tassert_true(node.is_inside_tree())\n\tassert_true(await wait_until(func(): return true))\n",
+        broken_extension: false,
+        expect: "",
+    },
+    Case {
+        name: "await_timeout",
+        suite: "func _init():\n\ttest_timeout_seconds = 1.0\n\nfunc test_waits_forever():\n\tawait tree.create_timer(3600.0).timeout\n\tassert_true(true)\n",
+        broken_extension: false,
+        expect: "did not finish within",
     },
     Case {
         name: "failed_assertion",

@@ -4,11 +4,13 @@
 //!   as root when none is found) and print its command line and version.
 //! - `build [--release]` — build the GDExtension and copy it into `addons/godot_agents/bin/`.
 //! - `demo [--release] [--timeout SECS]` — build, provide Godot, import `godot-project` and run its
-//!   main scene headless, streaming what it prints.
+//!   main scene (the games) and then the agent town (`demo/town.tscn`) headless, streaming what
+//!   they print.
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`; the last
 //!   line printed is `N passed, N failed`.
-//! - `bench` — the release-build benchmarks recorded in `docs/benchmarks.md`.
+//! - `bench [--only-godot]` — the release-build benchmarks recorded in `docs/benchmarks.md`
+//!   (`--only-godot`: only the Godot drain bench).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //!
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
@@ -89,14 +91,15 @@ usage: cargo xtask <command> [options]
 commands:
   godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
   build [--release]               build the GDExtension into addons/godot_agents/bin/
-  demo [--release] [--timeout S]  build, import and run godot-project's main scene headless
+  demo [--release] [--timeout S]  build, import and run the games demo and the agent town headless
   test [options]                  cargo test --workspace + the headless Godot suites
        --skip-cargo | --only-godot   skip cargo test
        --only-cargo                  skip the Godot suites
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench                           release-build benchmarks (engines, tool calls, python-chess)
+  bench [--only-godot]            release-build benchmarks (engines, tool calls, python-chess,
+                                  Godot event drain; --only-godot: just the Godot drain bench)
   selftest                        prove the Godot test runner fails on each failure mode
 ";
 
@@ -175,7 +178,7 @@ fn main() -> ExitCode {
         }),
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
-        "bench" => bench::run(&ctx),
+        "bench" => bench::run(&ctx, opts.skip_cargo),
         "selftest" => godot_tests::selftest(&ctx),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     };
@@ -211,8 +214,12 @@ fn cmd_demo(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let project = ctx.project_dir();
     godot_tests::import_project(&godot, &project)?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
-    godot_tests::run_demo(&godot, &project, timeout)
+    godot_tests::run_demo(&godot, &project, None, timeout)?;
+    godot_tests::run_demo(&godot, &project, Some(TOWN_SCENE), timeout)
 }
+
+/// The agent town, run by `demo` after the main scene (the games).
+const TOWN_SCENE: &str = "res://demo/town.tscn";
 
 fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut passed = 0u64;

@@ -1,0 +1,140 @@
+//! `AgentConfig`: one agent's set-up as a Godot resource (inspector-editable, savable as `.tres`).
+
+use agents_core::runtime::AgentConfig as CoreConfig;
+use godot::prelude::*;
+use serde_json::Value;
+
+use crate::convert;
+
+/// How one agent of an [AgentRuntime] is set up: its name, role, role prompt, brain, start
+/// position and timings. Create one in the inspector (New Resource → AgentConfig), save it as a
+/// `.tres` file, and pass it to [method AgentRuntime.spawn_agent]:
+///
+/// ```gdscript
+/// var baker := AgentConfig.new()
+/// baker.name = "Mira"
+/// baker.role = "baker"
+/// baker.initial_position = Vector2(20, 30)
+/// var id := $AgentRuntime.spawn_agent(baker)   # "agent_001"
+/// ```
+///
+/// Numeric fields set to a negative value (the default, `-1`) and text fields left empty take the
+/// runtime's defaults (the [AgentRuntime] properties of the same name). Set [member agent_id] to
+/// resume an agent stored in the runtime's database instead of creating a new one.
+#[derive(GodotClass)]
+#[class(init, base = Resource)]
+pub struct AgentConfig {
+    /// Display name (`"Mira"`); empty: the agent id. At most 100 characters.
+    #[export]
+    name: GString,
+    /// What the agent is for (`"baker"`, `"guard"`); part of its brain's context.
+    #[export]
+    role: GString,
+    /// The role prompt given to the agent's brain.
+    #[export(multiline)]
+    prompt: GString,
+    /// Which brain decides for this agent: `"scripted"` (offline, deterministic for a seed). Empty:
+    /// the runtime's [member AgentRuntime.default_brain]. The protocol's `cli_backend` maps here.
+    #[export]
+    brain: GString,
+    /// Where the agent starts (world units, inside [member AgentRuntime.world_bounds]); used when
+    /// [member use_initial_position] is on.
+    #[export]
+    initial_position: Vector2,
+    /// When off, the agent starts at its stored position (resuming) or at the world's centre.
+    #[export]
+    #[init(val = true)]
+    use_initial_position: bool,
+    /// Seconds idle before the agent decides on its own; negative: the runtime's
+    /// [member AgentRuntime.idle_think_seconds].
+    #[export]
+    #[init(val = -1.0)]
+    idle_think_seconds: f64,
+    /// The scripted brain's thinking latency in seconds; negative: the runtime's
+    /// [member AgentRuntime.thinking_seconds].
+    #[export]
+    #[init(val = -1.0)]
+    thinking_seconds: f64,
+    /// Seconds a line takes to say; negative: the runtime's [member AgentRuntime.speaking_seconds].
+    #[export]
+    #[init(val = -1.0)]
+    speaking_seconds: f64,
+    /// Distance within which other agents count as nearby (and hear unaddressed speech); negative:
+    /// the runtime's [member AgentRuntime.hearing_radius].
+    #[export]
+    #[init(val = -1.0)]
+    hearing_radius: f64,
+    /// Seed of the agent's brain; `-1`: derived from the runtime's seed and the agent id, so runs
+    /// repeat.
+    #[export]
+    #[init(val = -1)]
+    seed: i64,
+    /// Empty: spawn a new agent (ids `agent_001`, `agent_002`, …). Set to a stored id to resume that
+    /// agent with its history; fields left at their defaults then take the stored values.
+    #[export]
+    agent_id: GString,
+}
+
+/// A seconds / radius field: negative means "runtime default" (NaN is kept so that validation
+/// reports it).
+fn optional_number(v: f64) -> Option<f64> {
+    if v.is_nan() || v >= 0.0 {
+        Some(v)
+    } else {
+        None
+    }
+}
+
+fn optional_text(s: &GString) -> Option<String> {
+    let s = s.to_string();
+    (!s.trim().is_empty()).then_some(s)
+}
+
+#[godot_api]
+impl AgentConfig {
+    /// The config in the runtime's Dictionary form (the shape [method AgentRuntime.spawn_agent]
+    /// also accepts and the WebSocket protocol's `agent_config` uses): `name`, `role`, `prompt`,
+    /// and only the optional keys that are set (`brain`, `initial_position` as `{x, y}`,
+    /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`,
+    /// `agent_id`).
+    #[func]
+    pub fn to_dictionary(&self) -> VarDictionary {
+        convert::serialize_to_dictionary(&self.to_core())
+    }
+}
+
+impl AgentConfig {
+    /// The core config this resource describes (validation is the runtime's job).
+    pub fn to_core(&self) -> CoreConfig {
+        CoreConfig {
+            agent_id: optional_text(&self.agent_id),
+            name: self.name.to_string(),
+            role: self.role.to_string(),
+            prompt: self.prompt.to_string(),
+            brain: optional_text(&self.brain),
+            initial_position: self
+                .use_initial_position
+                .then(|| convert::vector2_to_position(self.initial_position)),
+            idle_think_seconds: optional_number(self.idle_think_seconds),
+            thinking_seconds: optional_number(self.thinking_seconds),
+            speaking_seconds: optional_number(self.speaking_seconds),
+            hearing_radius: optional_number(self.hearing_radius),
+            seed: (self.seed != -1).then(|| Value::from(self.seed)),
+            ..CoreConfig::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_numbers_mean_default_but_nan_is_kept_for_validation() {
+        assert_eq!(optional_number(-1.0), None);
+        assert_eq!(optional_number(-0.5), None);
+        assert_eq!(optional_number(0.0), Some(0.0));
+        assert_eq!(optional_number(2.5), Some(2.5));
+        assert!(optional_number(f64::NAN).is_some_and(f64::is_nan));
+    }
+}

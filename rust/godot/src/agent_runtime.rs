@@ -1,0 +1,853 @@
+//! `AgentRuntime`: the agent runtime of `agents-core` as a Godot node.
+//!
+//! Threading: the node owns one [`Runtime`] (which owns its tokio runtime, its agents and the
+//! SQLite writer thread) and one bus [`Subscription`]. Agents run on the runtime's worker threads;
+//! the node drains its subscription with `try_recv` in `process` and emits the signals there, on
+//! the main thread. No `Gd` ever leaves the main thread and nothing on the main thread waits for
+//! an agent: method calls only queue work or read snapshots. `exit_tree` (and drop) drops the
+//! subscription and shuts the runtime down (memory flushed, threads joined).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::memory::AgentRecord;
+use agents_core::runtime::{
+    AgentConfig as CoreConfig, AgentSnapshot, Runtime, RuntimeError, RuntimeOptions, WorldBounds,
+};
+use godot::builtin::AnyDictionary;
+use godot::classes::{Engine, INode, Node, Os};
+use godot::prelude::*;
+use serde_json::Value;
+
+use crate::agent_config::AgentConfig;
+use crate::convert;
+
+/// How long `stop`, `exit_tree` and drop wait for the agents and the writer thread.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A failed call: the `agent_error` code and the message.
+type Failure = (&'static str, String);
+
+/// Runs `f`, turning a panic into an `internal_error` failure.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".to_string());
+        Err((
+            "internal_error",
+            format!("internal error in {what}: {detail}"),
+        ))
+    })
+}
+
+/// The runtime's error as a failure.
+fn failure(error: RuntimeError) -> Failure {
+    (error.code(), error.to_string())
+}
+
+fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
+    dict.set(&key.to_variant(), &value);
+}
+
+/// `path` as an operating-system path: `user://` and `res://` through
+/// `ProjectSettings.globalize_path`, anything else unchanged.
+fn globalize_path(path: &str) -> String {
+    if !(path.starts_with("user://") || path.starts_with("res://")) {
+        return path.to_string();
+    }
+    let engine = Engine::singleton();
+    if let Some(mut settings) = engine.get_singleton("ProjectSettings")
+        && let Ok(result) = settings.try_call("globalize_path", &[path.to_variant()])
+        && let Ok(global) = result.try_to::<GString>()
+        && !global.is_empty()
+    {
+        return global.to_string();
+    }
+    match path.strip_prefix("user://") {
+        Some(rest) => format!("{}/{rest}", Os::singleton().get_user_data_dir()),
+        None => path.to_string(),
+    }
+}
+
+/// Reads an [AgentConfig] resource or a Dictionary (see [method AgentRuntime.spawn_agent]).
+fn config_from_variant(config: &Variant) -> Result<CoreConfig, String> {
+    match config.get_type() {
+        VariantType::OBJECT => {
+            let resource = config.try_to::<Gd<AgentConfig>>().map_err(|_| {
+                "spawn_agent wants an AgentConfig or a Dictionary, got an Object of another \
+                 class (or a freed one)"
+                    .to_string()
+            })?;
+            let core = resource.bind().to_core();
+            Ok(core)
+        }
+        VariantType::DICTIONARY => {
+            let dict = config
+                .try_to::<AnyDictionary>()
+                .map_err(|e| format!("invalid agent config: {e}"))?;
+            let mut map = convert::dictionary_to_json(&dict)
+                .map_err(|e| format!("invalid agent config: {e}"))?;
+            // Godot code tends to write "" or null for "not set".
+            map.retain(|key, value| match value {
+                Value::Null => false,
+                Value::String(s) => {
+                    !(s.trim().is_empty()
+                        && matches!(key.as_str(), "agent_id" | "brain" | "cli_backend"))
+                }
+                _ => true,
+            });
+            CoreConfig::from_json(&Value::Object(map))
+        }
+        other => Err(format!(
+            "spawn_agent wants an AgentConfig or a Dictionary, got {}",
+            other.godot_type_name()
+        )),
+    }
+}
+
+/// A snapshot as the Dictionary [method AgentRuntime.get_agent_state] returns.
+fn snapshot_to_dictionary(s: &AgentSnapshot) -> VarDictionary {
+    let mut d = VarDictionary::new();
+    put(&mut d, "agent_id", s.agent_id.to_variant());
+    put(&mut d, "name", s.name.to_variant());
+    put(&mut d, "role", s.role.to_variant());
+    put(&mut d, "brain", s.brain.to_variant());
+    put(&mut d, "state", s.state.as_str().to_variant());
+    put(
+        &mut d,
+        "position",
+        convert::position_to_vector2(s.position).to_variant(),
+    );
+    let (task, task_id) = s
+        .current_task
+        .as_ref()
+        .map_or((String::new(), 0), |t| (t.task_name.clone(), t.id));
+    put(&mut d, "current_task", task.to_variant());
+    put(&mut d, "current_task_id", task_id.to_variant());
+    d
+}
+
+/// A stored agent as a Dictionary, `position` as a Vector2.
+fn record_to_dictionary(r: &AgentRecord) -> VarDictionary {
+    let mut d = convert::serialize_to_dictionary(r);
+    put(
+        &mut d,
+        "position",
+        convert::position_to_vector2(r.position).to_variant(),
+    );
+    d
+}
+
+fn rows_to_array<T: serde::Serialize>(rows: &[T]) -> Array<VarDictionary> {
+    let mut out = Array::new();
+    for row in rows {
+        out.push(&convert::serialize_to_dictionary(row));
+    }
+    out
+}
+
+/// Runs autonomous agents in the scene: each agent lives in its own task on a background thread
+/// pool, moves, talks, answers the player and works on tasks, and everything it does arrives here
+/// as signals, emitted on the main thread while the node processes (every frame).
+///
+/// ```gdscript
+/// @onready var runtime: AgentRuntime = $AgentRuntime
+///
+/// func _ready():
+///     runtime.agent_spoke.connect(func(id, text, to): print(id, ": ", text))
+///     var id := runtime.spawn_agent({"name": "Mira", "role": "baker",
+///             "initial_position": Vector2(10, 10)})
+///     runtime.assign_task(id, "bake bread")
+///     runtime.send_message(id, "Good morning!")
+/// ```
+///
+/// Agents, their conversations, tasks and state changes are stored in the SQLite database at
+/// [member database_path]; ids (`agent_001`, …) stay unique per database across runs, and a
+/// stored agent resumes with its history (set [member resume_agents], or spawn with its
+/// `agent_id`). Property changes take effect at the next [method start]. A call that fails returns
+/// `false`, `""`, `0` or an empty result, sets [method get_last_error], pushes an error and emits
+/// [signal agent_error].
+///
+/// When the node leaves the tree it stops: the agents stop, every row is flushed to the database
+/// and the background threads are joined. While the node does not process (paused), agents keep
+/// running and events wait in a queue of [member event_queue_capacity] entries; beyond that the
+/// oldest are dropped and [signal agent_error] reports `lagged`.
+#[derive(GodotClass)]
+#[class(init, base = Node)]
+pub struct AgentRuntime {
+    /// The SQLite database (created when missing). `user://` and `res://` paths are globalized.
+    #[export]
+    #[init(val = GString::from("user://agents.db"))]
+    database_path: GString,
+    /// Seconds an agent stays idle before it decides on its own (per agent:
+    /// [member AgentConfig.idle_think_seconds]).
+    #[export]
+    #[init(val = 5.0)]
+    idle_think_seconds: f64,
+    /// The rectangle agents live in (world units); moves outside it are refused.
+    #[export]
+    #[init(val = Rect2::new(Vector2::ZERO, Vector2::new(100.0, 100.0)))]
+    world_bounds: Rect2,
+    /// The brain of agents whose config names none: `"scripted"` (offline, deterministic).
+    #[export]
+    #[init(val = GString::from("scripted"))]
+    default_brain: GString,
+    /// The scripted brain's thinking latency in seconds.
+    #[export]
+    #[init(val = 0.8)]
+    thinking_seconds: f64,
+    /// Seconds an agent spends saying a line (Speaking).
+    #[export]
+    #[init(val = 1.5)]
+    speaking_seconds: f64,
+    /// Distance within which agents count as nearby and hear unaddressed speech.
+    #[export]
+    #[init(val = 15.0)]
+    hearing_radius: f64,
+    /// The id [method send_message] speaks as; agents address their replies to it.
+    #[export]
+    #[init(val = GString::from("player_0"))]
+    player_id: GString,
+    /// Base seed (≥ 0): each agent's brain seed derives from it and the agent id, so runs repeat.
+    #[export]
+    seed: i64,
+    /// On start, resume every agent stored in the database that was not terminated.
+    #[export]
+    resume_agents: bool,
+    /// Start the runtime when the node is ready. Off: call [method start] yourself.
+    #[export]
+    #[init(val = true)]
+    autostart: bool,
+    /// How many events wait for the next frame before the oldest are dropped (reported as
+    /// [signal agent_error] `lagged`).
+    #[export]
+    #[init(val = 65536)]
+    event_queue_capacity: i64,
+    /// Most events emitted per frame; `0`: everything that is queued (at most
+    /// [member event_queue_capacity] per frame). The rest waits for the next frame.
+    #[export]
+    max_events_per_frame: i64,
+
+    runtime: Option<Runtime>,
+    subscription: Option<Subscription>,
+    last_error: String,
+    last_frame_events: i64,
+    last_frame_drain_usec: i64,
+    base: Base<Node>,
+}
+
+#[godot_api]
+impl INode for AgentRuntime {
+    fn ready(&mut self) {
+        if self.autostart {
+            self.start();
+        }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        let started = Instant::now();
+        let limit = self.frame_limit();
+        let events = self.drain(limit);
+        self.last_frame_events = events;
+        self.last_frame_drain_usec =
+            i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX);
+    }
+
+    fn exit_tree(&mut self) {
+        self.shut_down();
+    }
+}
+
+#[godot_api]
+impl AgentRuntime {
+    /// A new or resumed agent is running, at [param position].
+    #[signal]
+    fn agent_spawned(agent_id: GString, name: GString, role: GString, position: Vector2);
+
+    /// An agent changed state: [param old_state] and [param new_state] are `idle`, `listening`,
+    /// `thinking` or `speaking`.
+    #[signal]
+    fn agent_state_changed(agent_id: GString, old_state: GString, new_state: GString);
+
+    /// An agent moved from [param from] to [param to].
+    #[signal]
+    fn agent_moved(agent_id: GString, from: Vector2, to: Vector2);
+
+    /// Someone said [param content] to [param recipients] (agent ids or the player id; empty: to
+    /// no one in particular). [param agent_id] is usually an agent; lines sent with
+    /// [method send_message] come back with the player id.
+    #[signal]
+    fn agent_spoke(agent_id: GString, content: GString, recipients: PackedStringArray);
+
+    /// An agent stopped: [param reason] is `terminated` ([method terminate_agent]) or `shutdown`
+    /// ([method stop]; it can be resumed).
+    #[signal]
+    fn agent_removed(agent_id: GString, reason: GString);
+
+    /// A task was assigned to [param agent_id] (by the game, the player or a collaborating agent).
+    #[signal]
+    fn task_assigned(agent_id: GString, task_id: i64, task_name: GString);
+
+    /// A task of [param agent_id] was completed.
+    #[signal]
+    fn task_completed(agent_id: GString, task_id: i64, task_name: GString);
+
+    /// [param agent_id] asked [param helper_id] to help with [param task_name] (the helper was
+    /// assigned the task: a [signal task_assigned] follows).
+    #[signal]
+    fn collaboration_requested(agent_id: GString, helper_id: GString, task_name: GString);
+
+    /// Something went wrong. [param agent_id] is the agent concerned or `""`; [param code] is
+    /// machine-readable: `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`
+    /// (from the agents), `lagged` (events were dropped because the node did not drain them in
+    /// time), or the code of a failed call: `invalid_config`, `unknown_agent`, `already_running`,
+    /// `unknown_brain`, `unknown_task`, `task_already_completed`, `invalid_message`,
+    /// `database_error`, `not_running`, `invalid_options`, `startup_failed`, `shut_down`.
+    #[signal]
+    fn agent_error(agent_id: GString, code: GString, message: GString);
+
+    /// Starts the runtime with the current properties (done in `_ready` when [member autostart]
+    /// is on): opens the database, and with [member resume_agents] resumes the stored agents.
+    /// Returns `true` when it runs (also when it already ran), `false` on an error (see
+    /// [method get_last_error]).
+    #[func]
+    pub fn start(&mut self) -> bool {
+        if self.runtime.is_some() {
+            return true;
+        }
+        let options = match self.options() {
+            Ok(o) => o,
+            Err(message) => {
+                self.report("", "invalid_options", &message);
+                return false;
+            }
+        };
+        let capacity = usize::try_from(self.event_queue_capacity.max(1)).unwrap_or(usize::MAX);
+        let started = guarded("start", || {
+            if let Some(dir) = options.database.parent()
+                && !dir.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    (
+                        "startup_failed",
+                        format!("cannot create the folder {}: {e}", dir.display()),
+                    )
+                })?;
+            }
+            let runtime = Runtime::start(options).map_err(failure)?;
+            let subscription = runtime.subscribe_with_capacity(Filter::all(), capacity);
+            Ok((runtime, subscription))
+        });
+        match started {
+            Ok((runtime, subscription)) => {
+                self.runtime = Some(runtime);
+                self.subscription = Some(subscription);
+                self.last_error.clear();
+            }
+            Err((code, message)) => {
+                self.report("", code, &message);
+                return false;
+            }
+        }
+        if self.resume_agents {
+            // The runtime runs even when resuming fails; the error is reported.
+            let _ = self.call_runtime("", "resume_agents", |rt| rt.resume_all().map_err(failure));
+        }
+        true
+    }
+
+    /// Stops the runtime: every agent stops (it stays resumable), memory is flushed and the
+    /// background threads are joined (waiting at most 5 s). The events still queued — including
+    /// one [signal agent_removed] with reason `shutdown` per agent — are emitted before this
+    /// returns. Does nothing when not running.
+    #[func]
+    pub fn stop(&mut self) {
+        let Some(mut runtime) = self.runtime.take() else {
+            return;
+        };
+        if let Err((code, message)) = guarded("stop", || {
+            runtime.shutdown(SHUTDOWN_TIMEOUT);
+            Ok(())
+        }) {
+            self.report("", code, &message);
+        }
+        drop(runtime);
+        // The bus is closed: the queue is finite.
+        self.drain(usize::MAX);
+        self.subscription = None;
+    }
+
+    /// True while the runtime runs (between [method start] and [method stop]).
+    #[func]
+    pub fn is_running(&self) -> bool {
+        self.runtime.is_some()
+    }
+
+    /// Spawns an agent and returns its id (`agent_001`, …), or `""` on an error.
+    ///
+    /// [param config] is an [AgentConfig] or a Dictionary with the keys `name`, `role`, `prompt`,
+    /// `brain` (or `cli_backend`), `initial_position` (a Vector2 or `{x, y}`),
+    /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`
+    /// (int or String), `agent_id` and `script` (replies the `scripted` brain gives first, each
+    /// `{assistant_text, dialog_type, tool_calls}`) — all optional; unknown keys are an error. With `agent_id`
+    /// naming a stored agent, that agent resumes with its history (its stored name, role, … fill
+    /// the keys left out). [signal agent_spawned] follows on a later frame.
+    #[func]
+    pub fn spawn_agent(&mut self, config: Variant) -> GString {
+        let config = match guarded("spawn_agent", || {
+            config_from_variant(&config).map_err(|m| ("invalid_config", m))
+        }) {
+            Ok(c) => c,
+            Err((code, message)) => {
+                self.report("", code, &message);
+                return GString::new();
+            }
+        };
+        let agent = config.agent_id.clone().unwrap_or_default();
+        self.call_runtime(&agent, "spawn_agent", |rt| {
+            rt.spawn(config).map_err(failure)
+        })
+        .map(|id| GString::from(id.as_str()))
+        .unwrap_or_default()
+    }
+
+    /// Stops an agent for good: [signal agent_removed] with reason `terminated` follows, and
+    /// [member resume_agents] will not bring it back (spawning with its `agent_id` still does).
+    /// Returns `false` for an unknown agent.
+    #[func]
+    pub fn terminate_agent(&mut self, agent_id: GString) -> bool {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "terminate_agent", |rt| {
+            rt.terminate(&id).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// A running agent's state: `agent_id`, `name`, `role`, `brain`, `state` (`idle`,
+    /// `listening`, `thinking` or `speaking`), `position` (Vector2), `current_task` (the task it
+    /// works on, `""` if none) and `current_task_id` (`0` if none). Empty for an agent that is
+    /// not running.
+    #[func]
+    pub fn get_agent_state(&self, agent_id: GString) -> VarDictionary {
+        let id = agent_id.to_string();
+        self.runtime
+            .as_ref()
+            .and_then(|rt| {
+                catch_unwind(AssertUnwindSafe(|| rt.state(&id)))
+                    .ok()
+                    .flatten()
+            })
+            .map(|s| snapshot_to_dictionary(&s))
+            .unwrap_or_default()
+    }
+
+    /// The ids of the running agents, in id order (`agent_002` before `agent_010`).
+    #[func]
+    pub fn list_agents(&self) -> PackedStringArray {
+        let ids = self
+            .runtime
+            .as_ref()
+            .and_then(|rt| catch_unwind(AssertUnwindSafe(|| rt.agent_ids())).ok())
+            .unwrap_or_default();
+        convert::strings_to_packed(&ids)
+    }
+
+    /// [method get_agent_state] of every running agent, in id order.
+    #[func]
+    pub fn get_agent_states(&self) -> Array<VarDictionary> {
+        let mut out = Array::new();
+        for s in self.snapshots() {
+            out.push(&snapshot_to_dictionary(&s));
+        }
+        out
+    }
+
+    /// Says [param text] to an agent as the player ([member player_id]). The agent listens,
+    /// thinks and answers with [signal agent_spoke] addressed to the player. Returns `false` for
+    /// an unknown agent or an empty text.
+    #[func]
+    pub fn send_message(&mut self, agent_id: GString, text: GString) -> bool {
+        let id = agent_id.to_string();
+        let text = text.to_string();
+        self.call_runtime(&id, "send_message", |rt| {
+            rt.send_message(&id, &text).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// Assigns the task [param task_name] to a running agent; returns the task id ([signal
+    /// task_assigned] follows), or `0` on an error.
+    #[func]
+    pub fn assign_task(&mut self, agent_id: GString, task_name: GString) -> i64 {
+        let id = agent_id.to_string();
+        let task = task_name.to_string();
+        self.call_runtime(&id, "assign_task", |rt| {
+            rt.assign_task(&id, &task).map_err(failure)
+        })
+        .map_or(0, |row| row.id)
+    }
+
+    /// Marks a task completed ([signal task_completed] follows). Returns `false` for an unknown
+    /// or already completed task.
+    #[func]
+    pub fn complete_task(&mut self, task_id: i64) -> bool {
+        self.call_runtime("", "complete_task", |rt| {
+            rt.complete_task(task_id).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// The last [param limit] lines of an agent's conversation memory, oldest first, as
+    /// Dictionaries `{id, agent_id, timestamp, sender, content, recipient}` (`recipient`: an id,
+    /// several joined with `,`, or `null`). Works for stored agents that are not running.
+    #[func]
+    pub fn get_conversation(
+        &mut self,
+        agent_id: GString,
+        #[opt(default = 50)] limit: i64,
+    ) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        self.call_runtime(&id, "get_conversation", |rt| {
+            rt.conversation(&id, limit).map_err(failure)
+        })
+        .map(|rows| rows_to_array(&rows))
+        .unwrap_or_default()
+    }
+
+    /// An agent's tasks as Dictionaries `{id, agent_id, task_name, status, created_at,
+    /// completed_at}` (`status` `assigned` or `completed`; `completed_at` `null` while open).
+    #[func]
+    pub fn get_tasks(&mut self, agent_id: GString) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "get_tasks", |rt| rt.tasks(&id).map_err(failure))
+            .map(|rows| rows_to_array(&rows))
+            .unwrap_or_default()
+    }
+
+    /// The last [param limit] state changes of an agent, oldest first, as Dictionaries `{id,
+    /// agent_id, old_state, new_state, timestamp}`.
+    #[func]
+    pub fn get_state_history(
+        &mut self,
+        agent_id: GString,
+        #[opt(default = 100)] limit: i64,
+    ) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        self.call_runtime(&id, "get_state_history", |rt| {
+            rt.state_history(&id, limit).map_err(failure)
+        })
+        .map(|rows| rows_to_array(&rows))
+        .unwrap_or_default()
+    }
+
+    /// Every agent stored in the database, running or not: `{agent_id, name, role, prompt,
+    /// brain, config, position (Vector2), state, created_at, removed_at}` (`removed_at` is set
+    /// once terminated).
+    #[func]
+    pub fn get_stored_agents(&mut self) -> Array<VarDictionary> {
+        self.call_runtime("", "get_stored_agents", |rt| {
+            rt.stored_agents().map_err(failure)
+        })
+        .map(|records| {
+            let mut out = Array::new();
+            for r in &records {
+                out.push(&record_to_dictionary(r));
+            }
+            out
+        })
+        .unwrap_or_default()
+    }
+
+    /// Waits until every row written so far is committed to the database. Returns `false` on an
+    /// error.
+    #[func]
+    pub fn flush(&mut self) -> bool {
+        self.call_runtime("", "flush", |rt| rt.flush().map_err(failure))
+            .is_ok()
+    }
+
+    /// Emits the queued events now (at most [param max_events]; `0`: everything queued), as a
+    /// frame does; for use while the node does not process. Returns how many were emitted.
+    #[func]
+    pub fn drain_events(&mut self, #[opt(default = 0)] max_events: i64) -> i64 {
+        let limit = if max_events > 0 {
+            usize::try_from(max_events).unwrap_or(usize::MAX)
+        } else {
+            self.queue_capacity()
+        };
+        self.drain(limit)
+    }
+
+    /// The message of the last failed call; empty after a call that succeeded.
+    #[func]
+    pub fn get_last_error(&self) -> GString {
+        GString::from(self.last_error.as_str())
+    }
+
+    /// How many events the last frame emitted (profiling).
+    #[func]
+    pub fn get_last_frame_event_count(&self) -> i64 {
+        self.last_frame_events
+    }
+
+    /// Microseconds the last frame spent draining events and emitting their signals, connected
+    /// handlers included (profiling).
+    #[func]
+    pub fn get_last_frame_drain_usec(&self) -> i64 {
+        self.last_frame_drain_usec
+    }
+}
+
+impl AgentRuntime {
+    /// The runtime options from the properties.
+    fn options(&self) -> Result<RuntimeOptions, String> {
+        if self.seed < 0 {
+            return Err(format!("seed must be 0 or more, got {}", self.seed));
+        }
+        if self.event_queue_capacity < 1 {
+            return Err(format!(
+                "event_queue_capacity must be at least 1, got {}",
+                self.event_queue_capacity
+            ));
+        }
+        if self.max_events_per_frame < 0 {
+            return Err(format!(
+                "max_events_per_frame must be 0 (unlimited) or more, got {}",
+                self.max_events_per_frame
+            ));
+        }
+        let path = self.database_path.to_string();
+        if path.trim().is_empty() {
+            return Err("database_path is empty".into());
+        }
+        let r = self.world_bounds;
+        let bounds = WorldBounds::from_rect(
+            f64::from(r.position.x),
+            f64::from(r.position.y),
+            f64::from(r.size.x),
+            f64::from(r.size.y),
+        )
+        .map_err(|e| format!("world_bounds: {e}"))?;
+        let options = RuntimeOptions {
+            database: PathBuf::from(globalize_path(&path)),
+            idle_think_seconds: self.idle_think_seconds,
+            bounds,
+            default_brain: self.default_brain.to_string(),
+            thinking_seconds: self.thinking_seconds,
+            speaking_seconds: self.speaking_seconds,
+            hearing_radius: self.hearing_radius,
+            player_id: self.player_id.to_string(),
+            seed: self.seed.unsigned_abs(),
+            ..RuntimeOptions::default()
+        };
+        options.validate()?;
+        Ok(options)
+    }
+
+    fn queue_capacity(&self) -> usize {
+        usize::try_from(self.event_queue_capacity.max(1)).unwrap_or(usize::MAX)
+    }
+
+    fn frame_limit(&self) -> usize {
+        if self.max_events_per_frame > 0 {
+            usize::try_from(self.max_events_per_frame).unwrap_or(usize::MAX)
+        } else {
+            self.queue_capacity()
+        }
+    }
+
+    /// Runs `f` on the runtime; a failure (or "not running") is reported. Clears the last error
+    /// on success.
+    fn call_runtime<T>(
+        &mut self,
+        agent_id: &str,
+        what: &str,
+        f: impl FnOnce(&Runtime) -> Result<T, Failure>,
+    ) -> Result<T, ()> {
+        let result = match &self.runtime {
+            Some(rt) => guarded(what, || f(rt)),
+            None => Err((
+                "not_running",
+                format!("{what}: the AgentRuntime is not running (call start())"),
+            )),
+        };
+        match result {
+            Ok(v) => {
+                self.last_error.clear();
+                Ok(v)
+            }
+            Err((code, message)) => {
+                self.report(agent_id, code, &message);
+                Err(())
+            }
+        }
+    }
+
+    /// Records a failure: last error, `push_error`, [signal agent_error].
+    fn report(&mut self, agent_id: &str, code: &str, message: &str) {
+        self.last_error = message.to_string();
+        godot_error!("AgentRuntime: {message}");
+        self.signals().agent_error().emit(agent_id, code, message);
+    }
+
+    fn snapshots(&self) -> Vec<AgentSnapshot> {
+        let Some(rt) = &self.runtime else {
+            return Vec::new();
+        };
+        catch_unwind(AssertUnwindSafe(|| rt.list())).unwrap_or_default()
+    }
+
+    /// Emits up to `limit` queued events; returns how many. Re-checks the subscription before
+    /// every event: a handler may stop the runtime.
+    fn drain(&mut self, limit: usize) -> i64 {
+        let mut count = 0i64;
+        let mut done = 0usize;
+        while done < limit {
+            let Some(subscription) = self.subscription.as_mut() else {
+                break;
+            };
+            let Some(received) = subscription.try_recv() else {
+                break;
+            };
+            done += 1;
+            count += 1;
+            self.emit(received);
+        }
+        count
+    }
+
+    fn emit(&mut self, received: Received) {
+        let envelope = match received {
+            Received::Lagged { missed } => {
+                let message = format!(
+                    "the AgentRuntime's event queue overflowed: missed {missed} events (let the \
+                     node process more often, or raise event_queue_capacity)"
+                );
+                self.signals().agent_error().emit("", "lagged", &message);
+                return;
+            }
+            Received::Message(envelope) => envelope,
+        };
+        let v2 = convert::position_to_vector2;
+        match &envelope.message {
+            BusMessage::AgentSpawned {
+                agent_id,
+                name,
+                role,
+                position,
+                ..
+            } => self.signals().agent_spawned().emit(
+                agent_id.as_str(),
+                name.as_str(),
+                role.as_str(),
+                v2(*position),
+            ),
+            BusMessage::AgentRemoved { agent_id, reason } => self
+                .signals()
+                .agent_removed()
+                .emit(agent_id.as_str(), reason.as_str()),
+            BusMessage::AgentStateChanged {
+                agent_id,
+                old_state,
+                new_state,
+                ..
+            } => self.signals().agent_state_changed().emit(
+                agent_id.as_str(),
+                old_state.as_str(),
+                new_state.as_str(),
+            ),
+            BusMessage::AgentMoved { agent_id, from, to } => {
+                self.signals()
+                    .agent_moved()
+                    .emit(agent_id.as_str(), v2(*from), v2(*to))
+            }
+            BusMessage::AgentSpoke {
+                agent_id,
+                content,
+                recipients,
+                ..
+            } => self.signals().agent_spoke().emit(
+                agent_id.as_str(),
+                content.as_str(),
+                &convert::strings_to_packed(recipients),
+            ),
+            BusMessage::TaskAssigned {
+                agent_id,
+                task_id,
+                task_name,
+                ..
+            } => {
+                self.signals()
+                    .task_assigned()
+                    .emit(agent_id.as_str(), *task_id, task_name.as_str())
+            }
+            BusMessage::TaskCompleted {
+                agent_id,
+                task_id,
+                task_name,
+                ..
+            } => self.signals().task_completed().emit(
+                agent_id.as_str(),
+                *task_id,
+                task_name.as_str(),
+            ),
+            BusMessage::CollaborationRequested {
+                agent_id,
+                helper_id,
+                task_name,
+                ..
+            } => self.signals().collaboration_requested().emit(
+                agent_id.as_str(),
+                helper_id.as_str(),
+                task_name.as_str(),
+            ),
+            BusMessage::AgentError {
+                agent_id,
+                code,
+                message,
+            } => self.signals().agent_error().emit(
+                agent_id.as_deref().unwrap_or(""),
+                code.as_str(),
+                message.as_str(),
+            ),
+        }
+    }
+
+    /// Stops without emitting anything (leaving the tree, drop).
+    fn shut_down(&mut self) {
+        self.subscription = None;
+        if let Some(mut runtime) = self.runtime.take() {
+            let _ = catch_unwind(AssertUnwindSafe(|| runtime.shutdown(SHUTDOWN_TIMEOUT)));
+        }
+    }
+}
+
+impl Drop for AgentRuntime {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_internal_errors() {
+        let r: Result<(), Failure> = guarded("thing", || panic!("boom"));
+        let (code, message) = r.unwrap_err();
+        assert_eq!(code, "internal_error");
+        assert!(
+            message.contains("internal error in thing: boom"),
+            "{message}"
+        );
+        assert_eq!(guarded("thing", || Ok::<_, Failure>(3)), Ok(3));
+    }
+}
