@@ -348,20 +348,26 @@ impl ScriptedBrain {
             dialog_type: REPLY.to_string(),
             tool_calls: Vec::new(),
         };
+        // One line answers everyone: a second `speak` in the same answer would be refused (the
+        // agent is already speaking).
+        let mut senders: Vec<String> = Vec::new();
         for msg in messages {
             let line = self.answer_line(ctx, msg, task.as_deref());
             if reply.assistant_text.is_empty() {
-                reply.assistant_text = line.clone();
-            } else if !allowed.speaking {
-                // Without `speak`, the text is the only way to say every answer.
+                reply.assistant_text = line;
+            } else {
                 reply.assistant_text = line_limit(format!("{} {line}", reply.assistant_text));
             }
-            if allowed.speaking {
-                let reason = Some(format!("answering {}", msg.sender));
-                let call = self.speak_call(&line, std::slice::from_ref(&msg.sender), REPLY, reason);
-                reply.tool_calls.push(call);
+            if !senders.contains(&msg.sender) {
+                senders.push(msg.sender.clone());
             }
             self.remember_greeted(&msg.sender);
+        }
+        if allowed.speaking && !reply.assistant_text.is_empty() {
+            let reason = Some(format!("answering {}", senders.join(", ")));
+            let text = reply.assistant_text.clone();
+            let call = self.speak_call(&text, &senders, REPLY, reason);
+            reply.tool_calls.push(call);
         }
         reply
     }
@@ -1269,21 +1275,21 @@ mod tests {
             speech("agent_002", "Bram", "Shall we open the shop?", "chat"),
         ];
         let reply = decide(&mut brain, &c);
+        // One `speak` answers everyone (a second one would be refused while speaking): the
+        // player first, then Bram, whose latest line is the one answered.
         let said = speaks(&reply);
-        let to: Vec<&str> = said.iter().map(|s| s.1[0].as_str()).collect();
-        assert_eq!(to, [PLAYER, "agent_002"]);
-        // The latest line of Bram's is the one answered.
+        assert_eq!(said.len(), 1, "{reply:?}");
+        let (content, to, _) = &said[0];
+        assert_eq!(to, &vec![PLAYER.to_string(), "agent_002".to_string()]);
+        let player_at = content
+            .find("pastries")
+            .or_else(|| content.find("Hello Mira"));
+        let bram_at = content.find("shop").or_else(|| content.find("Shall"));
+        assert!(player_at.is_some() && bram_at.is_some(), "{content}");
+        assert!(player_at < bram_at, "{content}");
         assert!(
-            said[0].0.contains("pastries") || said[0].0.contains("Hello Mira"),
-            "{}",
-            said[0].0
-        );
-        assert!(
-            said[1].0.contains("Shall we open the shop")
-                || said[1].0.contains("Shall")
-                || said[1].0.contains("shop"),
-            "{}",
-            said[1].0
+            !content.contains("oven"),
+            "Bram's earlier line is not answered: {content}"
         );
     }
 
