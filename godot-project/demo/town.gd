@@ -9,10 +9,10 @@
 extends Node2D
 
 ## Seconds of game time the headless run lasts.
-@export var duration_seconds := 18.0
+@export var duration_seconds := 30.0
 ## Seconds a villager works on a task before the town marks it done (if the villager did not
 ## finish it first).
-@export var work_seconds := 10.0
+@export var work_seconds := 20.0
 ## The town's database; deleted at start so every run begins with `agent_001`.
 @export var database_path := "user://town.db"
 
