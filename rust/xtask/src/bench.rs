@@ -4,6 +4,10 @@
 //! - `agents-core` `tool_calls`: tool calls through the registry (JSON in → JSON out), and the
 //!   python-chess comparison on the same inputs in the same run (python-chess is installed with
 //!   pip when missing and pip is available; otherwise the comparison is skipped with a note).
+//! - `agents-core` `bus`: delivery latency with 1,000 subscribers, publish cost with 10,000
+//!   recipient-filtered subscriptions, memory per subscription.
+//! - `agents-core` `memory`: sustained conversation-row writes through the SQLite writer.
+//! - `agents-core` `runtime`: 10,000 agents: spawn time, memory per idle agent, CPU.
 //! - Godot `bench/drain_bench.gd`: the main-thread cost of `AgentRuntime` draining 10,000
 //!   `agent_spawned` and 10,000 `agent_removed` events and emitting them to a GDScript handler, on
 //!   a release build of the extension (see [`godot_drain_bench`]).
@@ -22,7 +26,13 @@ pub fn run(ctx: &Ctx, only_godot: bool) -> Result<(), String> {
         return godot_drain_bench(ctx);
     }
     ensure_python_chess();
-    for (package, bench) in [("agents-games", "engines"), ("agents-core", "tool_calls")] {
+    for (package, bench) in [
+        ("agents-games", "engines"),
+        ("agents-core", "tool_calls"),
+        ("agents-core", "bus"),
+        ("agents-core", "memory"),
+        ("agents-core", "runtime"),
+    ] {
         println!("xtask: cargo bench -p {package} --bench {bench}");
         let status = Command::new(cargo())
             .args(["bench", "-p", package, "--bench", bench])
