@@ -62,7 +62,7 @@ fn main() {
 
     // 1. Spawn 10,000 agents that then wait (idle time far away).
     let dir = tempfile::tempdir().unwrap();
-    let mut rt = Runtime::start(options(&dir, 3600.0)).unwrap();
+    let rt = Runtime::start(options(&dir, 3600.0)).unwrap();
     let mut events = rt.subscribe_with_capacity(Filter::all(), 4 * AGENTS);
     std::thread::sleep(Duration::from_millis(200));
     rt.flush().unwrap();
@@ -114,7 +114,7 @@ fn main() {
 
     // 3. With the default 5 s idle time: everyone decides every ~5 s.
     let dir = tempfile::tempdir().unwrap();
-    let mut rt = Runtime::start(options(&dir, 5.0)).unwrap();
+    let rt = Runtime::start(options(&dir, 5.0)).unwrap();
     let mut events = rt.subscribe_with_capacity(Filter::all(), 1 << 20);
     spawn_all(&rt);
     std::thread::sleep(Duration::from_secs(5));

@@ -20,7 +20,7 @@ async fn main() {
         seed: 7,
         ..RuntimeOptions::default()
     };
-    let mut rt = Runtime::start_on(tokio::runtime::Handle::current(), options).expect("runtime");
+    let rt = Runtime::start_on(tokio::runtime::Handle::current(), options).expect("runtime");
     let mut events = rt.subscribe(Filter::all());
     let people = [
         ("Mira", "baker", 40.0, 40.0),

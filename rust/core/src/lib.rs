@@ -12,11 +12,13 @@
 //! - [`bus`]: the typed message bus (filters by kind, sender, recipient; lag reports).
 //! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
 //! - [`brain`]: the tool-call contract brains answer, and the `scripted` brain.
+//! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
 //! - [`time`]: UTC ISO-8601 timestamps.
 
 pub mod brain;
 pub mod bus;
 pub mod memory;
+pub mod protocol;
 pub mod runtime;
 pub mod time;
 pub mod tools;

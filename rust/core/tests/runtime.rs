@@ -754,7 +754,7 @@ async fn a_restart_on_the_same_database_keeps_ids_history_and_resumable_agents()
     let dir = tempfile::tempdir().unwrap();
     let (kept, gone);
     {
-        let mut rt = start(&dir);
+        let rt = start(&dir);
         kept = rt.spawn(AgentConfig::named("Keeper", "mayor")).unwrap();
         gone = rt.spawn(AgentConfig::named("Leaver", "bard")).unwrap();
         rt.send_message(&kept, "see you after the restart").unwrap();
@@ -800,7 +800,7 @@ fn an_owned_runtime_runs_agents_on_its_own_threads_and_shuts_down_cleanly() {
     opts.idle_think_seconds = 0.05;
     opts.thinking_seconds = 0.01;
     opts.speaking_seconds = 0.01;
-    let mut rt = Runtime::start(opts).unwrap();
+    let rt = Runtime::start(opts).unwrap();
     let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
     let ids: Vec<String> = (0..20)
         .map(|i| {

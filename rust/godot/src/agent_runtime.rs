@@ -367,7 +367,7 @@ impl AgentRuntime {
     /// returns. Does nothing when not running.
     #[func]
     pub fn stop(&mut self) {
-        let Some(mut runtime) = self.runtime.take() else {
+        let Some(runtime) = self.runtime.take() else {
             return;
         };
         if let Err((code, message)) = guarded("stop", || {
@@ -823,7 +823,7 @@ impl AgentRuntime {
     /// Stops without emitting anything (leaving the tree, drop).
     fn shut_down(&mut self) {
         self.subscription = None;
-        if let Some(mut runtime) = self.runtime.take() {
+        if let Some(runtime) = self.runtime.take() {
             let _ = catch_unwind(AssertUnwindSafe(|| runtime.shutdown(SHUTDOWN_TIMEOUT)));
         }
     }

@@ -17,7 +17,7 @@ use crate::memory::{ConversationRow, TaskRow};
 use crate::runtime::{Position, WorldBounds};
 
 /// One requested tool call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     /// Call id (`call_001`), echoed in failures.
     pub id: String,
@@ -33,7 +33,7 @@ pub struct ToolCall {
 
 /// A brain's answer (the tool-call contract). With no tool calls, `assistant_text` must be
 /// non-empty (the anti-silent rule); the runtime says it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BrainReply {
     /// Text to say (spoken as a `speak` to the default recipients when no `speak` call says
     /// something else).

@@ -6,7 +6,7 @@ use crate::runtime::{AgentState, Position};
 
 /// One line in an agent's conversation memory (`agent_conversations`). `agent_id` owns the memory:
 /// a line said by `agent_001` to `agent_002` is stored twice, once in each agent's memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConversationRow {
     /// Row id (increasing in insertion order).
     pub id: i64,
@@ -36,7 +36,7 @@ pub struct NewConversation {
 }
 
 /// Task status: `assigned` or `completed` (the strings stored in `agent_tasks.status`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
     /// Open.
@@ -56,7 +56,7 @@ impl TaskStatus {
 }
 
 /// One task (`agent_tasks`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskRow {
     /// Task id (allocated when assigned, before the row is on disk).
     pub id: i64,
@@ -73,7 +73,7 @@ pub struct TaskRow {
 }
 
 /// One state transition (`agent_state_history`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StateChangeRow {
     /// Row id.
     pub id: i64,
@@ -88,7 +88,7 @@ pub struct StateChangeRow {
 }
 
 /// What is stored to resume an agent (`agents`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentRecord {
     /// `agent_001`, ….
     pub agent_id: String,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 /// A point in the world. Serialized as `{"x": 10, "y": 8}`: whole numbers are written as JSON
 /// integers, others as floats.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Position {
     /// Horizontal coordinate.
@@ -59,7 +59,7 @@ impl std::fmt::Display for Position {
 }
 
 /// The rectangle agents live in (inclusive on all sides). Moves outside it are refused.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorldBounds {
     /// Smallest x.
@@ -151,7 +151,7 @@ impl Default for WorldBounds {
 /// How one agent is set up. Every field but `name` is optional; unset fields take the runtime's
 /// defaults ([`RuntimeOptions`]). Unknown JSON fields are an error (a typo should not be silently
 /// ignored). `cli_backend` (the spec's name) is accepted as an alias of `brain`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// Resume this stored agent (`agent_007`) instead of creating a new one. The stored name, role,

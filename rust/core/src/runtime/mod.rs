@@ -132,10 +132,10 @@ pub(crate) struct Inner {
     closed: AtomicBool,
 }
 
-/// The runtime. `Send + Sync`; shut down explicitly with [`Runtime::shutdown`] or by dropping it.
+/// The runtime. `Send + Sync` (share it in an `Arc`); shut down explicitly with [`Runtime::shutdown`] or by dropping it.
 pub struct Runtime {
     inner: Arc<Inner>,
-    owned: Option<tokio::runtime::Runtime>,
+    owned: parking_lot::Mutex<Option<tokio::runtime::Runtime>>,
 }
 
 impl Runtime {
@@ -150,7 +150,7 @@ impl Runtime {
             .build()
             .map_err(|e| RuntimeError::Startup(e.to_string()))?;
         let mut runtime = Runtime::start_on(rt.handle().clone(), options)?;
-        runtime.owned = Some(rt);
+        *runtime.owned.get_mut() = Some(rt);
         Ok(runtime)
     }
 
@@ -171,7 +171,7 @@ impl Runtime {
         };
         Ok(Runtime {
             inner: Arc::new(inner),
-            owned: None,
+            owned: parking_lot::Mutex::new(None),
         })
     }
 
@@ -539,7 +539,7 @@ impl Runtime {
     /// the owned tokio runtime, waiting at most `timeout` for agent tasks. Idempotent; also run on
     /// drop. Called from inside an async context it does not wait for the agent tasks (they end
     /// on their own at their next await).
-    pub fn shutdown(&mut self, timeout: Duration) {
+    pub fn shutdown(&self, timeout: Duration) {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -564,7 +564,7 @@ impl Runtime {
             let wait = async move {
                 let _ = tokio::time::timeout(timeout, tracker.wait()).await;
             };
-            match &self.owned {
+            match &*self.owned.lock() {
                 Some(rt) => rt.block_on(wait),
                 None => self.inner.handle.block_on(wait),
             }
@@ -573,7 +573,8 @@ impl Runtime {
             tracing::error!("closing agent memory: {e}");
         }
         self.inner.bus.close();
-        if let Some(rt) = self.owned.take() {
+        let owned = self.owned.lock().take();
+        if let Some(rt) = owned {
             if in_async {
                 rt.shutdown_background();
             } else {

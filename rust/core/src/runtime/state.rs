@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// What an agent is doing. The wire form (`Display`/`FromStr`, serde) is lower case:
 /// `idle`, `listening`, `thinking`, `speaking`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentState {
     /// Waiting: for a message, or for its idle timer to start a decision.

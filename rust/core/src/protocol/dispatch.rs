@@ -1,0 +1,197 @@
+//! Runs a request against a runtime and the tool registry. `subscribe` is connection state, so
+//! the connection handles it ([`Handled::Subscribe`]); everything else is answered here.
+
+use super::{AgentInfo, ClientRequest, ErrorCode, ErrorMessage, RequestId, ServerMessage};
+use crate::runtime::{AgentSnapshot, Runtime, RuntimeError};
+use crate::tools::{ToolError, ToolRegistry};
+
+/// Default `limit` of `get_conversation`.
+pub const DEFAULT_CONVERSATION_LIMIT: u32 = 50;
+/// Default `limit` of `get_state_history`.
+pub const DEFAULT_HISTORY_LIMIT: u32 = 100;
+
+/// What a request produced.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Handled {
+    /// Send this reply.
+    Reply(ServerMessage),
+    /// A `subscribe`: the connection updates its filter and replies.
+    Subscribe {
+        /// Requested event types.
+        events: Option<Vec<String>>,
+        /// Requested agents.
+        agents: Option<Vec<String>>,
+    },
+}
+
+/// Answers one request. Never panics on bad input: every failure is an `error` reply.
+pub fn handle(
+    request: ClientRequest,
+    request_id: Option<RequestId>,
+    runtime: &Runtime,
+    tools: &ToolRegistry,
+) -> Handled {
+    let id = request_id;
+    let reply = match request {
+        ClientRequest::Subscribe { events, agents } => {
+            return Handled::Subscribe { events, agents };
+        }
+        ClientRequest::Ping {} => Ok(ServerMessage::Pong {
+            request_id: id.clone(),
+        }),
+        ClientRequest::AgentSpawnRequest { agent_config } => {
+            runtime
+                .spawn(agent_config)
+                .map(|agent_id| ServerMessage::AgentSpawnResponse {
+                    request_id: id.clone(),
+                    agent_id,
+                })
+        }
+        ClientRequest::AgentTerminateRequest { agent_id } => {
+            runtime
+                .terminate(&agent_id)
+                .map(|()| ServerMessage::AgentTerminateResponse {
+                    request_id: id.clone(),
+                    agent_id,
+                })
+        }
+        ClientRequest::GetAgentState { agent_id } => match runtime.state(&agent_id) {
+            Some(s) => Ok(ServerMessage::GetAgentStateResponse {
+                request_id: id.clone(),
+                agent: agent_info(s),
+            }),
+            None => Err(RuntimeError::UnknownAgent(agent_id)),
+        },
+        ClientRequest::ListAgents {} => Ok(ServerMessage::ListAgentsResponse {
+            request_id: id.clone(),
+            agents: runtime.list().into_iter().map(agent_info).collect(),
+        }),
+        ClientRequest::SendMessage {
+            agent_id,
+            content,
+            sender,
+        } => {
+            let result = match &sender {
+                Some(sender) => runtime.send_message_from(sender, &agent_id, &content),
+                None => runtime.send_message(&agent_id, &content),
+            };
+            result.map(|()| ServerMessage::SendMessageResponse {
+                request_id: id.clone(),
+                agent_id,
+            })
+        }
+        ClientRequest::AssignTask {
+            agent_id,
+            task_name,
+        } => runtime.assign_task(&agent_id, &task_name).map(|task| {
+            ServerMessage::AssignTaskResponse {
+                request_id: id.clone(),
+                task,
+            }
+        }),
+        ClientRequest::CompleteTask { task_id } => {
+            runtime
+                .complete_task(task_id)
+                .map(|task| ServerMessage::CompleteTaskResponse {
+                    request_id: id.clone(),
+                    task,
+                })
+        }
+        ClientRequest::GetConversation { agent_id, limit } => runtime
+            .conversation(
+                &agent_id,
+                limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize,
+            )
+            .map(|messages| ServerMessage::GetConversationResponse {
+                request_id: id.clone(),
+                agent_id,
+                messages,
+            }),
+        ClientRequest::GetTasks { agent_id } => {
+            runtime
+                .tasks(&agent_id)
+                .map(|tasks| ServerMessage::GetTasksResponse {
+                    request_id: id.clone(),
+                    agent_id,
+                    tasks,
+                })
+        }
+        ClientRequest::GetStateHistory { agent_id, limit } => runtime
+            .state_history(&agent_id, limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize)
+            .map(|transitions| ServerMessage::GetStateHistoryResponse {
+                request_id: id.clone(),
+                agent_id,
+                transitions,
+            }),
+        ClientRequest::ListStoredAgents {} => {
+            runtime
+                .stored_agents()
+                .map(|agents| ServerMessage::ListStoredAgentsResponse {
+                    request_id: id.clone(),
+                    agents,
+                })
+        }
+        ClientRequest::ListTools {} => {
+            let tools = match tools.llm_definitions() {
+                serde_json::Value::Array(list) => list,
+                other => vec![other],
+            };
+            Ok(ServerMessage::ListToolsResponse {
+                request_id: id.clone(),
+                tools,
+            })
+        }
+        ClientRequest::CallTool { name, arguments } => {
+            let args = arguments.unwrap_or_else(|| serde_json::json!({}));
+            return Handled::Reply(match tools.call(&name, &args) {
+                Ok(output) => ServerMessage::CallToolResponse {
+                    request_id: id,
+                    name,
+                    content: output.text_items(),
+                    structured_content: output.structured,
+                    is_error: output.is_error,
+                },
+                Err(e) => error(tool_code(&e), e.to_string(), id),
+            });
+        }
+    };
+    Handled::Reply(match reply {
+        Ok(message) => message,
+        Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),
+    })
+}
+
+/// An `error` message.
+pub fn error(
+    code: ErrorCode,
+    message: impl Into<String>,
+    request_id: Option<RequestId>,
+) -> ServerMessage {
+    ServerMessage::Error(ErrorMessage {
+        code,
+        message: message.into(),
+        request_id,
+    })
+}
+
+fn tool_code(e: &ToolError) -> ErrorCode {
+    match e {
+        ToolError::UnknownTool { .. } => ErrorCode::UnknownTool,
+        ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgs,
+        ToolError::Internal { .. } => ErrorCode::InternalError,
+    }
+}
+
+/// A runtime snapshot as protocol `AgentInfo`.
+pub fn agent_info(s: AgentSnapshot) -> AgentInfo {
+    AgentInfo {
+        agent_id: s.agent_id,
+        name: s.name,
+        role: s.role,
+        brain: s.brain,
+        state: s.state,
+        position: s.position,
+        current_task_id: s.current_task.as_ref().map(|t| t.id),
+        current_task: s.current_task.map(|t| t.task_name),
+    }
+}

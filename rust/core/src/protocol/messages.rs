@@ -1,0 +1,431 @@
+//! Every protocol message as a Rust type (the JSON Schemas under `docs/protocol/` are generated
+//! from these).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ErrorCode, RequestId};
+use crate::memory::{AgentRecord, ConversationRow, StateChangeRow, TaskRow};
+use crate::runtime::{AgentConfig, AgentState, Position};
+
+/// The `type` of every request, as sent by clients.
+pub const REQUEST_TYPES: &[&str] = &[
+    "ping",
+    "agent_spawn_request",
+    "agent_terminate_request",
+    "get_agent_state",
+    "list_agents",
+    "send_message",
+    "assign_task",
+    "complete_task",
+    "get_conversation",
+    "get_tasks",
+    "get_state_history",
+    "list_stored_agents",
+    "list_tools",
+    "call_tool",
+    "subscribe",
+];
+
+/// The `type` of every event the server pushes (what `subscribe.events` may name).
+pub const EVENT_TYPES: &[&str] = &[
+    "agent_spawned",
+    "agent_state_update",
+    "agent_moved",
+    "agent_speech",
+    "agent_removed",
+    "task_assigned",
+    "task_completed",
+    "collaboration_requested",
+    "agent_error",
+];
+
+/// A request from a client. Besides these fields every request may carry `request_id` (a string
+/// or an integer), echoed in the reply. Unknown fields are an error (`invalid_request`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientRequest {
+    /// Liveness check → `pong`.
+    Ping {},
+    /// Spawn (or, with `agent_config.agent_id`, resume) an agent → `agent_spawn_response`.
+    AgentSpawnRequest {
+        /// `{name, role, prompt, brain | cli_backend, initial_position: {x, y}, …}`.
+        agent_config: AgentConfig,
+    },
+    /// Terminate an agent → `agent_terminate_response` (then the `agent_removed` event).
+    AgentTerminateRequest {
+        /// The agent.
+        agent_id: String,
+    },
+    /// One running agent's state → `get_agent_state_response`.
+    GetAgentState {
+        /// The agent.
+        agent_id: String,
+    },
+    /// Every running agent → `list_agents_response`.
+    ListAgents {},
+    /// Say something to an agent (as the player unless `sender` is given) →
+    /// `send_message_response`; the agent answers with an `agent_speech` event.
+    SendMessage {
+        /// The agent spoken to.
+        agent_id: String,
+        /// The line.
+        content: String,
+        /// Who speaks (default: the runtime's player id, `player_0`).
+        #[serde(default)]
+        sender: Option<String>,
+    },
+    /// Assign a task → `assign_task_response` (and the `task_assigned` event).
+    AssignTask {
+        /// The agent.
+        agent_id: String,
+        /// The task.
+        task_name: String,
+    },
+    /// Complete a task → `complete_task_response` (and the `task_completed` event).
+    CompleteTask {
+        /// The task's id.
+        task_id: i64,
+    },
+    /// An agent's conversation memory, oldest first → `get_conversation_response`.
+    GetConversation {
+        /// The agent (running or stored).
+        agent_id: String,
+        /// How many of the latest lines (default 50).
+        #[serde(default)]
+        limit: Option<u32>,
+    },
+    /// An agent's tasks → `get_tasks_response`.
+    GetTasks {
+        /// The agent (running or stored).
+        agent_id: String,
+    },
+    /// An agent's state transitions, oldest first → `get_state_history_response`.
+    GetStateHistory {
+        /// The agent (running or stored).
+        agent_id: String,
+        /// How many of the latest transitions (default 100).
+        #[serde(default)]
+        limit: Option<u32>,
+    },
+    /// Every agent stored in the database → `list_stored_agents_response`.
+    ListStoredAgents {},
+    /// The tool definitions (LLM shape) → `list_tools_response`.
+    ListTools {},
+    /// Call a tool → `call_tool_response` (a game-level failure such as an illegal move is a
+    /// normal response with `is_error: true`; an unknown tool or invalid arguments is an `error`).
+    CallTool {
+        /// The tool's name.
+        name: String,
+        /// Its arguments (a JSON object; default `{}`).
+        #[serde(default)]
+        arguments: Option<Value>,
+    },
+    /// Choose which events this connection receives → `subscribe_response`. Replaces the
+    /// previous choice; a new connection receives every event.
+    Subscribe {
+        /// Event types (`agent_speech`, …); absent = all, `[]` = none.
+        #[serde(default)]
+        events: Option<Vec<String>>,
+        /// Only events about these agents; absent = every agent.
+        #[serde(default)]
+        agents: Option<Vec<String>>,
+    },
+}
+
+impl ClientRequest {
+    /// The request's `type`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ClientRequest::Ping {} => "ping",
+            ClientRequest::AgentSpawnRequest { .. } => "agent_spawn_request",
+            ClientRequest::AgentTerminateRequest { .. } => "agent_terminate_request",
+            ClientRequest::GetAgentState { .. } => "get_agent_state",
+            ClientRequest::ListAgents {} => "list_agents",
+            ClientRequest::SendMessage { .. } => "send_message",
+            ClientRequest::AssignTask { .. } => "assign_task",
+            ClientRequest::CompleteTask { .. } => "complete_task",
+            ClientRequest::GetConversation { .. } => "get_conversation",
+            ClientRequest::GetTasks { .. } => "get_tasks",
+            ClientRequest::GetStateHistory { .. } => "get_state_history",
+            ClientRequest::ListStoredAgents {} => "list_stored_agents",
+            ClientRequest::ListTools {} => "list_tools",
+            ClientRequest::CallTool { .. } => "call_tool",
+            ClientRequest::Subscribe { .. } => "subscribe",
+        }
+    }
+}
+
+/// A running agent as the protocol shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentInfo {
+    /// Id (`agent_001`).
+    pub agent_id: String,
+    /// Name.
+    pub name: String,
+    /// Role.
+    pub role: String,
+    /// Brain.
+    pub brain: String,
+    /// `idle`, `listening`, `thinking` or `speaking`.
+    pub state: AgentState,
+    /// Position.
+    pub position: Position,
+    /// The task it works on, if any.
+    pub current_task: Option<String>,
+    /// That task's id.
+    pub current_task_id: Option<i64>,
+}
+
+/// Every message the server sends: the `welcome`, replies (with the request's `request_id`),
+/// events, and `error`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// First message on every connection.
+    Welcome {
+        /// [`super::PROTOCOL_VERSION`].
+        protocol_version: u32,
+        /// `godot-agents <version>`.
+        server: String,
+        /// Every request type.
+        requests: Vec<String>,
+        /// Every event type.
+        events: Vec<String>,
+    },
+    /// Reply to `ping`.
+    Pong {
+        /// Echoed.
+        request_id: Option<RequestId>,
+    },
+    /// Reply to `agent_spawn_request`.
+    AgentSpawnResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The new (or resumed) agent.
+        agent_id: String,
+    },
+    /// Reply to `agent_terminate_request`.
+    AgentTerminateResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The terminated agent.
+        agent_id: String,
+    },
+    /// Reply to `get_agent_state`.
+    GetAgentStateResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent: AgentInfo,
+    },
+    /// Reply to `list_agents`.
+    ListAgentsResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// Running agents, by id.
+        agents: Vec<AgentInfo>,
+    },
+    /// Reply to `send_message`.
+    SendMessageResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent spoken to.
+        agent_id: String,
+    },
+    /// Reply to `assign_task`.
+    AssignTaskResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The new task.
+        task: TaskRow,
+    },
+    /// Reply to `complete_task`.
+    CompleteTaskResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The completed task.
+        task: TaskRow,
+    },
+    /// Reply to `get_conversation`.
+    GetConversationResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Lines, oldest first.
+        messages: Vec<ConversationRow>,
+    },
+    /// Reply to `get_tasks`.
+    GetTasksResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Tasks, oldest first.
+        tasks: Vec<TaskRow>,
+    },
+    /// Reply to `get_state_history`.
+    GetStateHistoryResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Transitions, oldest first.
+        transitions: Vec<StateChangeRow>,
+    },
+    /// Reply to `list_stored_agents`.
+    ListStoredAgentsResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// Every stored agent.
+        agents: Vec<AgentRecord>,
+    },
+    /// Reply to `list_tools`.
+    ListToolsResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// Tool definitions: `{name, description, parameters}`.
+        tools: Vec<Value>,
+    },
+    /// Reply to `call_tool`.
+    CallToolResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The tool.
+        name: String,
+        /// The result (`structuredContent`).
+        structured_content: Value,
+        /// Text items (notes).
+        content: Vec<String>,
+        /// A game-level failure (illegal move, unparsable state).
+        is_error: bool,
+    },
+    /// Reply to `subscribe`: the filter now in force.
+    SubscribeResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// Event types received (`None` = all).
+        events: Option<Vec<String>>,
+        /// Agents whose events are received (`None` = all).
+        agents: Option<Vec<String>>,
+    },
+    /// Event: an agent is running (spawned or resumed).
+    AgentSpawned {
+        /// The agent.
+        agent_id: String,
+        /// Name.
+        name: String,
+        /// Role.
+        role: String,
+        /// Position.
+        position: Position,
+        /// State (`idle`).
+        state: AgentState,
+        /// Resumed from the database.
+        resumed: bool,
+    },
+    /// Event: an agent changed state.
+    AgentStateUpdate {
+        /// The agent.
+        agent_id: String,
+        /// The new state.
+        state: AgentState,
+        /// The state before.
+        old_state: AgentState,
+        /// Position.
+        position: Position,
+        /// The task it works on.
+        current_task: Option<String>,
+    },
+    /// Event: an agent moved.
+    AgentMoved {
+        /// The agent.
+        agent_id: String,
+        /// From.
+        from: Position,
+        /// To.
+        to: Position,
+    },
+    /// Event: someone spoke (an agent, or the player through `send_message`).
+    AgentSpeech {
+        /// The speaker.
+        agent_id: String,
+        /// The line.
+        content: String,
+        /// Addressed to (empty: no one in particular).
+        recipients: Vec<String>,
+        /// `reply`, `chat`, `task_update`, `player`, ….
+        dialog_type: String,
+    },
+    /// Event: an agent stopped (`terminated` or `shutdown`).
+    AgentRemoved {
+        /// The agent.
+        agent_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// Event: a task was assigned.
+    TaskAssigned {
+        /// The agent.
+        agent_id: String,
+        /// Task id.
+        task_id: i64,
+        /// Task.
+        task_name: String,
+        /// Who assigned it.
+        assigned_by: String,
+    },
+    /// Event: a task was completed.
+    TaskCompleted {
+        /// The agent.
+        agent_id: String,
+        /// Task id.
+        task_id: i64,
+        /// Task.
+        task_name: String,
+        /// When.
+        completed_at: String,
+    },
+    /// Event: an agent asked another for help (the helper was assigned the task).
+    CollaborationRequested {
+        /// The asking agent.
+        agent_id: String,
+        /// The helper.
+        helper_id: String,
+        /// The helper's new task id.
+        task_id: i64,
+        /// The task.
+        task_name: String,
+        /// What was asked.
+        message: String,
+    },
+    /// Event: an agent-side problem (refused transition or action, brain failure, lag).
+    AgentError {
+        /// The agent, if any.
+        agent_id: Option<String>,
+        /// `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`, `lagged`.
+        code: String,
+        /// Explanation.
+        message: String,
+    },
+    /// This connection fell behind and missed events.
+    EventsDropped {
+        /// How many.
+        missed: u64,
+    },
+    /// A request failed (the connection stays usable).
+    Error(ErrorMessage),
+}
+
+/// `{"type":"error","code":…,"message":…,"request_id":…}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorMessage {
+    /// Machine-readable code.
+    pub code: ErrorCode,
+    /// Explanation (names the field where there is one).
+    pub message: String,
+    /// The failed request's id, when it could be read.
+    pub request_id: Option<RequestId>,
+}

@@ -1,0 +1,257 @@
+//! The WebSocket protocol: JSON text messages, each an object with a `type`.
+//!
+//! Clients send [`ClientRequest`]s, optionally with a `request_id` (a string or an integer) that
+//! the reply echoes. Every request gets exactly one reply: its response (named after the request:
+//! `agent_spawn_request` → `agent_spawn_response`, `get_agent_state` → `get_agent_state_response`,
+//! `ping` → `pong`) or an `error` `{code, message, request_id}`. The server also pushes events
+//! (the Godot node's signals, as messages) to clients subscribed to them. The first message on a
+//! connection is `welcome`, naming the protocol version.
+//!
+//! One implementation serves both the `agents-server serve` binary and an `AgentRuntime` node
+//! with its server enabled: [`parse_request`] turns a text frame into a request or an
+//! [`ErrorCode`]d error, [`dispatch::handle`] runs it against a [`Runtime`](crate::runtime::Runtime)
+//! and the tool registry, and [`events::event_message`] turns bus messages into events.
+
+pub mod dispatch;
+pub mod events;
+mod messages;
+
+pub use messages::*;
+
+use serde_json::Value;
+
+/// The protocol version in `welcome` (bumped on incompatible changes).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A request id as the client sent it: a string or an integer, echoed unchanged.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// `"request_id": 7`
+    Int(i64),
+    /// `"request_id": "abc"`
+    Str(String),
+}
+
+/// Error codes of `error` messages. The wire form is the snake_case name.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The frame is not valid JSON.
+    NotJson,
+    /// The JSON is not an object.
+    NotAnObject,
+    /// The object has no string `type`.
+    MissingType,
+    /// `type` names no request.
+    UnknownType,
+    /// A field is missing, mistyped or unknown (the message names it); also a bad `request_id`.
+    InvalidRequest,
+    /// A binary frame (the protocol is JSON text).
+    BinaryNotSupported,
+    /// No running (or stored, for history reads) agent with this id.
+    UnknownAgent,
+    /// The agent is already running.
+    AlreadyRunning,
+    /// The agent config is invalid (numbers, position outside the world…).
+    InvalidConfig,
+    /// No brain with that name.
+    UnknownBrain,
+    /// The brain failed.
+    BrainError,
+    /// No task with that id.
+    UnknownTask,
+    /// The task is already completed.
+    TaskAlreadyCompleted,
+    /// The message or task name is empty or too long.
+    InvalidMessage,
+    /// No tool with that name.
+    UnknownTool,
+    /// The tool's arguments fail its JSON Schema (the message names the field).
+    InvalidArgs,
+    /// A subscription filter names an unknown event type.
+    InvalidFilter,
+    /// The token is missing or wrong.
+    Unauthorized,
+    /// Too many requests on this connection; slow down.
+    RateLimited,
+    /// The database failed.
+    DatabaseError,
+    /// The runtime is shutting down.
+    ShutDown,
+    /// A bug on the server side (reported, never a crash).
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotJson => "not_json",
+            ErrorCode::NotAnObject => "not_an_object",
+            ErrorCode::MissingType => "missing_type",
+            ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::BinaryNotSupported => "binary_not_supported",
+            ErrorCode::UnknownAgent => "unknown_agent",
+            ErrorCode::AlreadyRunning => "already_running",
+            ErrorCode::InvalidConfig => "invalid_config",
+            ErrorCode::UnknownBrain => "unknown_brain",
+            ErrorCode::BrainError => "brain_error",
+            ErrorCode::UnknownTask => "unknown_task",
+            ErrorCode::TaskAlreadyCompleted => "task_already_completed",
+            ErrorCode::InvalidMessage => "invalid_message",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::InvalidArgs => "invalid_args",
+            ErrorCode::InvalidFilter => "invalid_filter",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::DatabaseError => "database_error",
+            ErrorCode::ShutDown => "shut_down",
+            ErrorCode::InternalError => "internal_error",
+        }
+    }
+
+    /// The code for a runtime error.
+    pub fn from_runtime(error: &crate::runtime::RuntimeError) -> ErrorCode {
+        match error.code() {
+            "unknown_agent" => ErrorCode::UnknownAgent,
+            "already_running" => ErrorCode::AlreadyRunning,
+            "invalid_config" | "invalid_options" => ErrorCode::InvalidConfig,
+            "unknown_brain" => ErrorCode::UnknownBrain,
+            "brain_error" => ErrorCode::BrainError,
+            "unknown_task" => ErrorCode::UnknownTask,
+            "task_already_completed" => ErrorCode::TaskAlreadyCompleted,
+            "invalid_message" => ErrorCode::InvalidMessage,
+            "database_error" => ErrorCode::DatabaseError,
+            "shut_down" => ErrorCode::ShutDown,
+            _ => ErrorCode::InternalError,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A request that could not be parsed: the `error` reply to send (the connection stays usable).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestError {
+    /// The code.
+    pub code: ErrorCode,
+    /// What is wrong, naming the field where there is one.
+    pub message: String,
+    /// The request's id, when it could be read.
+    pub request_id: Option<RequestId>,
+}
+
+impl RequestError {
+    /// The `error` message for this failure.
+    pub fn to_message(&self) -> ServerMessage {
+        ServerMessage::Error(ErrorMessage {
+            code: self.code,
+            message: self.message.clone(),
+            request_id: self.request_id.clone(),
+        })
+    }
+}
+
+/// Parses one text frame into a request and its id. Every failure is a [`RequestError`] with the
+/// precise code: `not_json`, `not_an_object`, `missing_type`, `unknown_type`, `invalid_request`.
+pub fn parse_request(text: &str) -> Result<(ClientRequest, Option<RequestId>), RequestError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| RequestError {
+        code: ErrorCode::NotJson,
+        message: format!("the message is not valid JSON: {e}"),
+        request_id: None,
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(RequestError {
+            code: ErrorCode::NotAnObject,
+            message: format!(
+                "a message must be a JSON object with a \"type\", not {}",
+                json_kind(&value)
+            ),
+            request_id: None,
+        });
+    };
+    let request_id = match object.remove("request_id") {
+        None | Some(Value::Null) => None,
+        Some(v) => match serde_json::from_value::<RequestId>(v.clone()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                return Err(RequestError {
+                    code: ErrorCode::InvalidRequest,
+                    message: format!(
+                        "request_id must be a string or an integer, not {}",
+                        json_kind(&v)
+                    ),
+                    request_id: None,
+                });
+            }
+        },
+    };
+    let fail = |code, message: String| RequestError {
+        code,
+        message,
+        request_id: request_id.clone(),
+    };
+    let kind = match object.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(other) => {
+            return Err(fail(
+                ErrorCode::MissingType,
+                format!("\"type\" must be a string, not {}", json_kind(other)),
+            ));
+        }
+        None => {
+            return Err(fail(
+                ErrorCode::MissingType,
+                "the message has no \"type\"".into(),
+            ));
+        }
+    };
+    if !REQUEST_TYPES.contains(&kind.as_str()) {
+        return Err(fail(
+            ErrorCode::UnknownType,
+            format!(
+                "unknown message type '{kind}' (requests: {})",
+                REQUEST_TYPES.join(", ")
+            ),
+        ));
+    }
+    let request: ClientRequest = serde_json::from_value(Value::Object(object))
+        .map_err(|e| fail(ErrorCode::InvalidRequest, format!("invalid {kind}: {e}")))?;
+    Ok((request, request_id))
+}
+
+/// Serializes a server message as one text frame.
+pub fn to_text(message: &ServerMessage) -> String {
+    serde_json::to_string(message).unwrap_or_else(|e| {
+        format!(r#"{{"type":"error","code":"internal_error","message":"cannot serialize a reply: {e}","request_id":null}}"#)
+    })
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
