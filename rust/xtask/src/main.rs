@@ -12,10 +12,13 @@
 //! - `bench [--only-godot]` — the release-build benchmarks recorded in `docs/benchmarks.md`
 //!   (`--only-godot`: only the Godot drain bench).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
+//! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
+//!   `docs/protocol/` (`--check`: fails when the committed files are stale).
 //!
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
 //! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
-//! [`process`] (running children with a timeout while streaming their output).
+//! [`process`] (running children with a timeout while streaming their output),
+//! [`protocol_schemas`] (the published protocol schemas).
 
 mod bench;
 mod build;
@@ -23,6 +26,7 @@ mod cargo_tests;
 mod godot;
 mod godot_tests;
 mod process;
+mod protocol_schemas;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -101,6 +105,8 @@ commands:
   bench [--only-godot]            release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain; --only-godot: just the Godot drain bench)
   selftest                        prove the Godot test runner fails on each failure mode
+  protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
+                                  (--check: fail when the committed files are stale)
 ";
 
 /// Command-line options shared by the subcommands.
@@ -113,6 +119,7 @@ struct Opts {
     dir: Option<PathBuf>,
     timeout: Option<Duration>,
     suites: Vec<String>,
+    check: bool,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -129,6 +136,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--skip-cargo" | "--only-godot" => opts.skip_cargo = true,
             "--only-cargo" => opts.only_cargo = true,
             "--install" => opts.install = true,
+            "--check" => opts.check = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
             "--timeout" => {
@@ -180,6 +188,7 @@ fn main() -> ExitCode {
         "test" => cmd_test(&ctx, &opts),
         "bench" => bench::run(&ctx, opts.skip_cargo),
         "selftest" => godot_tests::selftest(&ctx),
+        "protocol-schemas" => protocol_schemas::run(&ctx, opts.check),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     };
     match result {
@@ -306,5 +315,7 @@ mod tests {
         assert!(parse_opts(&s(&["--timeout", "x"])).is_err());
         assert!(parse_opts(&s(&["--bogus"])).is_err());
         assert!(parse_opts(&s(&["--skip-cargo", "--only-cargo"])).is_err());
+        assert!(parse_opts(&s(&["--check"])).unwrap().check);
+        assert!(!parse_opts(&[]).unwrap().check);
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod dispatch;
 pub mod events;
+pub mod schema;
 mod messages;
 
 pub use messages::*;

@@ -1,0 +1,295 @@
+//! The protocol's JSON Schemas (draft 2020-12), generated from the message types with `schemars`
+//! and published under `docs/protocol/` (`cargo xtask protocol-schemas` writes them, a unit test
+//! fails when the committed files are stale).
+//!
+//! - [`client_request`]: every request a client may send, each with the optional `request_id`
+//!   (a string, an integer or `null`) that [`parse_request`](super::parse_request) strips before
+//!   deserializing, and with `cli_backend` accepted as the spec's name of `agent_config.brain`.
+//! - [`server_message`]: every message the server sends, as serialized (every field present,
+//!   `null` where empty).
+//! - [`error_message`]: the `error` message alone.
+//! - [`message_schema`]: one message type alone (`agent_speech`, `ping`, …).
+//!
+//! [`all`] lists every published file; [`write_files`] and [`stale_files`] write and check a
+//! directory of them.
+
+use std::path::{Path, PathBuf};
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use super::{ClientRequest, EVENT_TYPES, RequestId, ServerMessage};
+
+/// Where the schemas live, relative to the workspace root.
+pub const SCHEMA_DIR: &str = "docs/protocol";
+
+/// The file of the client request schema.
+pub const CLIENT_REQUEST_FILE: &str = "client-request.schema.json";
+/// The file of the server message schema.
+pub const SERVER_MESSAGE_FILE: &str = "server-message.schema.json";
+/// The file of the `error` message schema.
+pub const ERROR_FILE: &str = "error.schema.json";
+
+/// The command that regenerates the files (named in failure messages).
+pub const REGENERATE_COMMAND: &str = "cargo xtask protocol-schemas";
+
+const REQUEST_ID_DESCRIPTION: &str = "Any string or integer (or null); echoed unchanged as the \
+     reply's `request_id`. Optional.";
+
+/// The schema of every client request: a `oneOf` with one object schema per request `type`.
+/// Unknown fields are rejected (`additionalProperties: false`), as the server does.
+pub fn client_request() -> Value {
+    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let mut request_id = generator.subschema_for::<Option<RequestId>>().to_value();
+    if let Value::Object(o) = &mut request_id {
+        o.insert("description".into(), REQUEST_ID_DESCRIPTION.into());
+    }
+    let mut root = generator.into_root_schema_for::<ClientRequest>().to_value();
+    for variant in variants_mut(&mut root) {
+        if let Some(Value::Object(properties)) = variant.get_mut("properties") {
+            properties.insert("request_id".into(), request_id.clone());
+        }
+    }
+    // `brain` has the serde alias `cli_backend` (the spec's name), which schemars does not see.
+    if let Some(Value::Object(properties)) = root.pointer_mut("/$defs/AgentConfig/properties")
+        && let Some(brain) = properties.get("brain").cloned()
+    {
+        let mut alias = brain;
+        if let Value::Object(o) = &mut alias {
+            o.insert(
+                "description".into(),
+                "The spec's name of `brain` (an alias; give one of the two).".into(),
+            );
+        }
+        properties.insert("cli_backend".into(), alias);
+    }
+    root
+}
+
+/// The schema of every message the server sends: a `oneOf` with one object schema per `type`
+/// (the `welcome`, the responses, the events and `error`), describing the serialized form.
+pub fn server_message() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<ServerMessage>()
+        .to_value()
+}
+
+/// The schema of the `error` message `{"type":"error","code":…,"message":…,"request_id":…}`.
+pub fn error_message() -> Value {
+    let server = server_message();
+    message_schemas(&server)
+        .into_iter()
+        .find(|(name, _)| name == "error")
+        .map(|(_, schema)| schema)
+        .unwrap_or(Value::Null)
+}
+
+/// The schema of one message type alone (a request, a response, an event, `welcome` or
+/// `error`), or `None` when no message has that `type`.
+pub fn message_schema(type_name: &str) -> Option<Value> {
+    message_schemas(&client_request())
+        .into_iter()
+        .chain(message_schemas(&server_message()))
+        .find(|(name, _)| name == type_name)
+        .map(|(_, schema)| schema)
+}
+
+/// Every published schema file: its path relative to [`SCHEMA_DIR`] and its content.
+///
+/// `client-request.schema.json`, `server-message.schema.json` and `error.schema.json` at the
+/// top; one file per message type in `requests/`, `responses/` (with `welcome`) and `events/`
+/// (with `events_dropped`).
+pub fn all() -> Vec<(String, Value)> {
+    let client = client_request();
+    let server = server_message();
+    let mut files = vec![
+        (CLIENT_REQUEST_FILE.to_string(), client.clone()),
+        (SERVER_MESSAGE_FILE.to_string(), server.clone()),
+    ];
+    for (name, schema) in message_schemas(&client) {
+        files.push((format!("requests/{name}.schema.json"), schema));
+    }
+    for (name, schema) in message_schemas(&server) {
+        let file = match server_group(&name) {
+            ServerGroup::Error => ERROR_FILE.to_string(),
+            ServerGroup::Event => format!("events/{name}.schema.json"),
+            ServerGroup::Response => format!("responses/{name}.schema.json"),
+        };
+        files.push((file, schema));
+    }
+    files
+}
+
+/// A schema file's text: pretty JSON with a trailing newline.
+pub fn render(schema: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(schema).unwrap_or_else(|_| "null".into());
+    text.push('\n');
+    text
+}
+
+/// Writes every schema of [`all`] under `dir` (creating folders) and removes `*.schema.json`
+/// files there that are no longer generated. Returns the written files.
+pub fn write_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let files = all();
+    let mut written = Vec::with_capacity(files.len());
+    for (name, schema) in &files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, render(schema))?;
+        written.push(path);
+    }
+    for extra in extra_files(dir, &files) {
+        std::fs::remove_file(dir.join(extra))?;
+    }
+    Ok(written)
+}
+
+/// What differs between `dir` and [`all`]: one line per missing, different or no longer
+/// generated file (empty when the directory is up to date).
+pub fn stale_files(dir: &Path) -> Vec<String> {
+    let files = all();
+    let mut problems = Vec::new();
+    for (name, schema) in &files {
+        match std::fs::read_to_string(dir.join(name)) {
+            Err(_) => problems.push(format!("{name}: missing")),
+            Ok(text) if text != render(schema) => {
+                problems.push(format!("{name}: differs from the generated schema"))
+            }
+            Ok(_) => {}
+        }
+    }
+    for extra in extra_files(dir, &files) {
+        problems.push(format!("{extra}: no longer generated"));
+    }
+    problems
+}
+
+/// `*.schema.json` files under `dir` (relative, `/`-separated) that `files` does not list.
+fn extra_files(dir: &Path, files: &[(String, Value)]) -> Vec<String> {
+    let mut found = Vec::new();
+    collect_schema_files(dir, "", &mut found);
+    found.retain(|f| !files.iter().any(|(name, _)| name == f));
+    found.sort();
+    found
+}
+
+fn collect_schema_files(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let relative = format!("{prefix}{name}");
+        let path = entry.path();
+        if path.is_dir() {
+            collect_schema_files(&path, &format!("{relative}/"), out);
+        } else if name.ends_with(".schema.json") {
+            out.push(relative);
+        }
+    }
+}
+
+/// Which folder a server message type's schema goes to.
+enum ServerGroup {
+    Error,
+    Event,
+    Response,
+}
+
+fn server_group(type_name: &str) -> ServerGroup {
+    if type_name == "error" {
+        ServerGroup::Error
+    } else if EVENT_TYPES.contains(&type_name) || type_name == "events_dropped" {
+        ServerGroup::Event
+    } else {
+        ServerGroup::Response
+    }
+}
+
+/// The `oneOf` variants of a root schema.
+fn variants_mut(root: &mut Value) -> impl Iterator<Item = &mut Map<String, Value>> {
+    root.get_mut("oneOf")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+/// Each `oneOf` variant of a root schema as a root schema of its own (with `$schema`, a title
+/// and only the `$defs` it refers to), keyed by its `type`.
+fn message_schemas(root: &Value) -> Vec<(String, Value)> {
+    let defs = root.get("$defs").and_then(Value::as_object);
+    let meta = root.get("$schema").cloned();
+    let Some(variants) = root.get("oneOf").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(variants.len());
+    for variant in variants {
+        let Some(name) = variant
+            .pointer("/properties/type/const")
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let mut schema = Map::new();
+        if let Some(meta) = &meta {
+            schema.insert("$schema".into(), meta.clone());
+        }
+        schema.insert("title".into(), json!(name));
+        if let Value::Object(fields) = variant {
+            for (k, v) in fields {
+                schema.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(defs) = defs {
+            let used = referenced_defs(variant, defs);
+            if !used.is_empty() {
+                schema.insert("$defs".into(), Value::Object(used));
+            }
+        }
+        out.push((name.to_string(), Value::Object(schema)));
+    }
+    out
+}
+
+/// The definitions `schema` refers to (`#/$defs/Name`), transitively.
+fn referenced_defs(schema: &Value, defs: &Map<String, Value>) -> Map<String, Value> {
+    let mut used = Map::new();
+    let mut pending = Vec::new();
+    collect_refs(schema, &mut pending);
+    while let Some(name) = pending.pop() {
+        if used.contains_key(&name) {
+            continue;
+        }
+        if let Some(def) = defs.get(&name) {
+            collect_refs(def, &mut pending);
+            used.insert(name, def.clone());
+        }
+    }
+    used
+}
+
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(o) => {
+            if let Some(Value::String(r)) = o.get("$ref")
+                && let Some(name) = r.strip_prefix("#/$defs/")
+            {
+                out.push(name.to_string());
+            }
+            for v in o.values() {
+                collect_refs(v, out);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                collect_refs(v, out);
+            }
+        }
+        _ => {}
+    }
+}
