@@ -15,6 +15,8 @@
 pub mod dispatch;
 pub mod events;
 pub mod schema;
+#[cfg(test)]
+mod tests;
 mod messages;
 
 pub use messages::*;

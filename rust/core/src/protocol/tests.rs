@@ -1,0 +1,1022 @@
+//! The protocol module's unit tests: request parsing and its error codes, dispatch against a real
+//! runtime, bus events, filters, and the published schemas (current, and matching both the
+//! examples of `docs/protocol.md` and the messages the server really sends).
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use tokio::runtime::Handle;
+
+use super::dispatch::{self, Handled};
+use super::events::{EventFilter, event_message, event_type};
+use super::*;
+use crate::bus::BusMessage;
+use crate::runtime::{AgentConfig, AgentState, Position, Runtime, RuntimeOptions};
+use crate::tools::ToolRegistry;
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+fn docs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+fn err(text: &str) -> RequestError {
+    match parse_request(text) {
+        Ok(r) => panic!("{text} parsed as {r:?}, expected an error"),
+        Err(e) => e,
+    }
+}
+
+/// Validates `instance` against `schema`; the error lists every failure.
+fn check(schema: &Value, instance: &Value) -> Result<(), String> {
+    let validator = jsonschema::validator_for(schema).map_err(|e| format!("bad schema: {e}"))?;
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// The schemas a message of this `type` must satisfy: the top-level one and its own.
+fn schemas_for(message: &Value) -> Vec<Value> {
+    let kind = message["type"].as_str().unwrap_or_default();
+    let top = if REQUEST_TYPES.contains(&kind) {
+        schema::client_request()
+    } else {
+        schema::server_message()
+    };
+    let own = schema::message_schema(kind)
+        .unwrap_or_else(|| panic!("no schema for message type {kind:?}"));
+    vec![top, own]
+}
+
+fn assert_valid(message: &Value) {
+    for s in schemas_for(message) {
+        if let Err(e) = check(&s, message) {
+            panic!("{message} does not match the {} schema: {e}", s["title"]);
+        }
+    }
+}
+
+/// Serializes a server message as the server sends it and validates it.
+fn wire(message: &ServerMessage) -> Value {
+    let value: Value = serde_json::from_str(&to_text(message)).expect("to_text gives JSON");
+    assert_valid(&value);
+    value
+}
+
+fn reply(handled: Handled) -> ServerMessage {
+    match handled {
+        Handled::Reply(m) => m,
+        other => panic!("expected a reply, got {other:?}"),
+    }
+}
+
+struct Fixture {
+    runtime: Runtime,
+    tools: ToolRegistry,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = Runtime::start_on(
+            Handle::current(),
+            RuntimeOptions {
+                database: dir.path().join("agents.db"),
+                idle_think_seconds: 3600.0,
+                ..RuntimeOptions::default()
+            },
+        )
+        .expect("runtime starts");
+        Fixture {
+            runtime,
+            tools: ToolRegistry::with_game_tools(),
+            _dir: dir,
+        }
+    }
+
+    /// Sends one frame as a client would: parse, dispatch, serialize, validate.
+    fn send(&self, request: Value) -> Value {
+        let (req, id) = parse_request(&request.to_string())
+            .unwrap_or_else(|e| panic!("{request} does not parse: {e:?}"));
+        assert_valid(&request);
+        let message = reply(dispatch::handle(req, id, &self.runtime, &self.tools));
+        wire(&message)
+    }
+
+    /// Like `send`, expecting an `error` with `code`.
+    fn send_err(&self, request: Value, code: &str) -> Value {
+        let out = self.send(request.clone());
+        assert_eq!(out["type"], "error", "{request} → {out}");
+        assert_eq!(out["code"], code, "{request} → {out}");
+        out
+    }
+
+    fn spawn(&self, name: &str) -> String {
+        let out = self.send(json!({"type": "agent_spawn_request", "agent_config": {"name": name}}));
+        assert_eq!(out["type"], "agent_spawn_response", "{out}");
+        out["agent_id"].as_str().expect("agent_id").to_string()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// parse_request
+
+#[test]
+fn not_json() {
+    for text in ["", "{", "nope", "{\"type\": \"ping\",}"] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::NotJson, "{text:?}");
+        assert_eq!(e.request_id, None);
+    }
+}
+
+#[test]
+fn not_an_object() {
+    for (text, kind) in [
+        ("[1, 2]", "an array"),
+        ("42", "a number"),
+        ("\"ping\"", "a string"),
+        ("null", "null"),
+        ("true", "a boolean"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::NotAnObject, "{text}");
+        assert!(e.message.contains(kind), "{text}: {}", e.message);
+    }
+}
+
+#[test]
+fn missing_type() {
+    let e = err(r#"{"request_id": 3}"#);
+    assert_eq!(e.code, ErrorCode::MissingType);
+    assert_eq!(
+        e.request_id,
+        Some(RequestId::Int(3)),
+        "the id is still echoed"
+    );
+    for (text, kind) in [
+        (r#"{"type": 5}"#, "a number"),
+        (r#"{"type": null}"#, "null"),
+        (r#"{"type": ["ping"]}"#, "an array"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::MissingType, "{text}");
+        assert!(e.message.contains(kind), "{text}: {}", e.message);
+    }
+}
+
+#[test]
+fn unknown_type() {
+    let e = err(r#"{"type": "agent_speech", "request_id": "x"}"#);
+    assert_eq!(e.code, ErrorCode::UnknownType);
+    assert!(e.message.contains("agent_speech"), "{}", e.message);
+    assert!(
+        e.message.contains("agent_spawn_request"),
+        "lists the requests"
+    );
+    assert_eq!(e.request_id, Some(RequestId::Str("x".into())));
+}
+
+#[test]
+fn invalid_request_names_the_field() {
+    let cases = [
+        (r#"{"type": "get_agent_state"}"#, "agent_id"),
+        (
+            r#"{"type": "get_agent_state", "agent_id": 7}"#,
+            "invalid type",
+        ),
+        (
+            r#"{"type": "complete_task", "task_id": "one"}"#,
+            "invalid type",
+        ),
+        (
+            r#"{"type": "send_message", "agent_id": "a", "content": "hi", "colour": 1}"#,
+            "colour",
+        ),
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": {"name": "A", "nmae": "B"}}"#,
+            "nmae",
+        ),
+        (r#"{"type": "ping", "extra": true}"#, "extra"),
+    ];
+    for (text, needle) in cases {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert!(e.message.contains(needle), "{text}: {}", e.message);
+    }
+    // A missing field is named.
+    let e = err(r#"{"type": "assign_task", "agent_id": "a"}"#);
+    assert!(e.message.contains("task_name"), "{}", e.message);
+}
+
+#[test]
+fn bad_request_id() {
+    for (text, kind) in [
+        (r#"{"type": "ping", "request_id": 1.5}"#, "a number"),
+        (r#"{"type": "ping", "request_id": true}"#, "a boolean"),
+        (r#"{"type": "ping", "request_id": {"a": 1}}"#, "an object"),
+        (r#"{"type": "ping", "request_id": [1]}"#, "an array"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert!(e.message.contains("request_id"), "{}", e.message);
+        assert!(e.message.contains(kind), "{text}: {}", e.message);
+        assert_eq!(e.request_id, None);
+    }
+}
+
+#[test]
+fn request_ids_are_read_and_stripped() {
+    let (r, id) = parse_request(r#"{"type": "ping", "request_id": "abc"}"#).unwrap();
+    assert_eq!(r, ClientRequest::Ping {});
+    assert_eq!(id, Some(RequestId::Str("abc".into())));
+    let (_, id) = parse_request(r#"{"type": "ping", "request_id": -42}"#).unwrap();
+    assert_eq!(id, Some(RequestId::Int(-42)));
+    let (_, id) = parse_request(r#"{"type": "ping", "request_id": null}"#).unwrap();
+    assert_eq!(id, None);
+    let (r, id) = parse_request(r#"{"type": "get_agent_state", "agent_id": "agent_001"}"#).unwrap();
+    assert_eq!(
+        r,
+        ClientRequest::GetAgentState {
+            agent_id: "agent_001".into()
+        }
+    );
+    assert_eq!(id, None);
+}
+
+#[test]
+fn every_request_type_parses() {
+    let examples = [
+        json!({"type": "ping"}),
+        json!({"type": "agent_spawn_request", "agent_config": {"name": "A", "cli_backend": "scripted"}}),
+        json!({"type": "agent_terminate_request", "agent_id": "a"}),
+        json!({"type": "get_agent_state", "agent_id": "a"}),
+        json!({"type": "list_agents"}),
+        json!({"type": "send_message", "agent_id": "a", "content": "hi"}),
+        json!({"type": "assign_task", "agent_id": "a", "task_name": "t"}),
+        json!({"type": "complete_task", "task_id": 1}),
+        json!({"type": "get_conversation", "agent_id": "a", "limit": 5}),
+        json!({"type": "get_tasks", "agent_id": "a"}),
+        json!({"type": "get_state_history", "agent_id": "a"}),
+        json!({"type": "list_stored_agents"}),
+        json!({"type": "list_tools"}),
+        json!({"type": "call_tool", "name": "x", "arguments": {}}),
+        json!({"type": "subscribe", "events": ["agent_speech"]}),
+    ];
+    assert_eq!(examples.len(), REQUEST_TYPES.len());
+    for (example, kind) in examples.iter().zip(REQUEST_TYPES) {
+        let (r, _) = parse_request(&example.to_string()).unwrap();
+        assert_eq!(r.type_name(), *kind);
+        assert_valid(example);
+    }
+}
+
+#[test]
+fn the_spec_spawn_request_parses_and_validates() {
+    let spec = json!({
+        "type": "agent_spawn_request",
+        "agent_config": {
+            "name": "Assistant",
+            "role": "helper",
+            "cli_backend": "claude",
+            "initial_position": { "x": 10, "y": 10 }
+        }
+    });
+    let (r, _) = parse_request(&spec.to_string()).unwrap();
+    let ClientRequest::AgentSpawnRequest { agent_config } = r else {
+        panic!("not a spawn request: {r:?}");
+    };
+    assert_eq!(agent_config.brain.as_deref(), Some("claude"));
+    assert_eq!(
+        agent_config.initial_position,
+        Some(Position::new(10.0, 10.0))
+    );
+    assert_valid(&spec);
+}
+
+#[test]
+fn request_errors_become_error_messages() {
+    let e = err(r#"{"type": "nope", "request_id": 9}"#);
+    let v = wire(&e.to_message());
+    assert_eq!(v["type"], "error");
+    assert_eq!(v["code"], "unknown_type");
+    assert_eq!(v["request_id"], 9);
+    let v = wire(&err("[]").to_message());
+    assert_eq!(v["request_id"], Value::Null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// dispatch::handle against a real runtime
+
+#[tokio::test]
+async fn ping_echoes_string_and_integer_ids() {
+    let f = Fixture::new();
+    let out = f.send(json!({"type": "ping", "request_id": "r-1"}));
+    assert_eq!(out, json!({"type": "pong", "request_id": "r-1"}));
+    let out = f.send(json!({"type": "ping", "request_id": 77}));
+    assert_eq!(out, json!({"type": "pong", "request_id": 77}));
+    let out = f.send(json!({"type": "ping"}));
+    assert_eq!(out, json!({"type": "pong", "request_id": null}));
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn agent_lifecycle_requests() {
+    let f = Fixture::new();
+    let out = f.send(json!({
+        "type": "agent_spawn_request",
+        "request_id": 1,
+        "agent_config": {"name": "Mira", "role": "baker", "initial_position": {"x": 12, "y": 8}}
+    }));
+    assert_eq!(out["type"], "agent_spawn_response");
+    assert_eq!(out["request_id"], 1);
+    let id = out["agent_id"].as_str().unwrap().to_string();
+    assert_eq!(id, "agent_001");
+
+    let out = f.send(json!({"type": "get_agent_state", "agent_id": id, "request_id": "s"}));
+    assert_eq!(out["type"], "get_agent_state_response");
+    assert_eq!(out["request_id"], "s");
+    assert_eq!(out["agent"]["agent_id"], id.as_str());
+    assert_eq!(out["agent"]["name"], "Mira");
+    assert_eq!(out["agent"]["role"], "baker");
+    assert_eq!(out["agent"]["brain"], "scripted");
+    assert_eq!(out["agent"]["position"], json!({"x": 12, "y": 8}));
+    assert_eq!(out["agent"]["current_task"], Value::Null);
+
+    let other = f.spawn("Bo");
+    let out = f.send(json!({"type": "list_agents"}));
+    assert_eq!(out["type"], "list_agents_response");
+    let ids: Vec<&str> = out["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![id.as_str(), other.as_str()]);
+
+    let out = f.send(json!({"type": "agent_terminate_request", "agent_id": other}));
+    assert_eq!(out["type"], "agent_terminate_response");
+    assert_eq!(out["agent_id"], other.as_str());
+    f.send_err(
+        json!({"type": "get_agent_state", "agent_id": other}),
+        "unknown_agent",
+    );
+
+    let out = f.send(json!({"type": "list_stored_agents"}));
+    assert_eq!(out["type"], "list_stored_agents_response");
+    assert_eq!(out["agents"].as_array().unwrap().len(), 2);
+    assert!(out["agents"][1]["removed_at"].is_string(), "{out}");
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn spawn_errors() {
+    let f = Fixture::new();
+    let id = f.spawn("Mira");
+    let out = f.send_err(
+        json!({"type": "agent_spawn_request", "request_id": "dup", "agent_config": {"agent_id": id}}),
+        "already_running",
+    );
+    assert_eq!(out["request_id"], "dup");
+    f.send_err(
+        json!({"type": "agent_spawn_request", "agent_config": {"agent_id": "agent_999"}}),
+        "unknown_agent",
+    );
+    let out = f.send_err(
+        json!({"type": "agent_spawn_request", "agent_config": {"name": "X", "brain": "nope"}}),
+        "unknown_brain",
+    );
+    assert!(out["message"].as_str().unwrap().contains("nope"), "{out}");
+    let out = f.send_err(
+        json!({"type": "agent_spawn_request", "agent_config": {"name": "X", "thinking_seconds": -1}}),
+        "invalid_config",
+    );
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("thinking_seconds"),
+        "{out}"
+    );
+    f.send_err(
+        json!({"type": "agent_terminate_request", "agent_id": "agent_404"}),
+        "unknown_agent",
+    );
+    // A failed spawn allocates no id.
+    assert_eq!(f.spawn("Next"), "agent_002");
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn messages_and_tasks() {
+    let f = Fixture::new();
+    let id = f.spawn("Mira");
+    let out = f.send(json!({"type": "send_message", "agent_id": id, "content": "Good morning!"}));
+    assert_eq!(
+        out,
+        json!({"type": "send_message_response", "request_id": null, "agent_id": id})
+    );
+    let out = f.send(json!({
+        "type": "send_message", "agent_id": id, "content": "hello", "sender": "player_7"
+    }));
+    assert_eq!(out["type"], "send_message_response");
+    f.send_err(
+        json!({"type": "send_message", "agent_id": id, "content": ""}),
+        "invalid_message",
+    );
+    f.send_err(
+        json!({"type": "send_message", "agent_id": "agent_404", "content": "hi"}),
+        "unknown_agent",
+    );
+
+    let out = f.send(json!({"type": "assign_task", "agent_id": id, "task_name": "bake bread"}));
+    assert_eq!(out["type"], "assign_task_response");
+    assert_eq!(out["task"]["task_name"], "bake bread");
+    assert_eq!(out["task"]["status"], "assigned");
+    assert_eq!(out["task"]["agent_id"], id.as_str());
+    let task_id = out["task"]["id"].as_i64().unwrap();
+    f.send_err(
+        json!({"type": "assign_task", "agent_id": id, "task_name": "   "}),
+        "invalid_message",
+    );
+    f.send_err(
+        json!({"type": "assign_task", "agent_id": "agent_404", "task_name": "x"}),
+        "unknown_agent",
+    );
+
+    let out = f.send(json!({"type": "get_agent_state", "agent_id": id}));
+    assert_eq!(out["agent"]["current_task"], "bake bread");
+    assert_eq!(out["agent"]["current_task_id"], task_id);
+
+    let out = f.send(json!({"type": "complete_task", "task_id": task_id, "request_id": 5}));
+    assert_eq!(out["type"], "complete_task_response");
+    assert_eq!(out["request_id"], 5);
+    assert_eq!(out["task"]["status"], "completed");
+    assert!(out["task"]["completed_at"].is_string());
+    f.send_err(
+        json!({"type": "complete_task", "task_id": task_id}),
+        "task_already_completed",
+    );
+    f.send_err(
+        json!({"type": "complete_task", "task_id": 987_654}),
+        "unknown_task",
+    );
+
+    f.runtime.flush().expect("flush");
+    let out = f.send(json!({"type": "get_tasks", "agent_id": id}));
+    assert_eq!(out["type"], "get_tasks_response");
+    assert_eq!(out["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(out["tasks"][0]["status"], "completed");
+
+    // The agent records the line when it hears it (on its own task): give it a moment.
+    let mut heard = false;
+    for _ in 0..300 {
+        f.runtime.flush().expect("flush");
+        let out = f.send(json!({"type": "get_conversation", "agent_id": id}));
+        assert_eq!(out["type"], "get_conversation_response");
+        if out["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["content"] == "Good morning!")
+        {
+            heard = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(heard, "the conversation never showed the player's line");
+    let out = f.send(json!({"type": "get_conversation", "agent_id": id, "limit": 1}));
+    assert_eq!(out["messages"].as_array().unwrap().len(), 1);
+
+    let out = f.send(json!({"type": "get_state_history", "agent_id": id, "limit": 10}));
+    assert_eq!(out["type"], "get_state_history_response");
+    assert!(out["transitions"].is_array());
+
+    for kind in ["get_conversation", "get_tasks", "get_state_history"] {
+        f.send_err(
+            json!({"type": kind, "agent_id": "agent_404"}),
+            "unknown_agent",
+        );
+    }
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn tools_over_the_protocol() {
+    let f = Fixture::new();
+    let out = f.send(json!({"type": "list_tools", "request_id": "t"}));
+    assert_eq!(out["type"], "list_tools_response");
+    let tools = out["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), f.tools.len());
+    assert!(tools.iter().all(|t| t["name"].is_string()
+        && t["description"].is_string()
+        && t["parameters"].is_object()));
+
+    let out = f.send(json!({"type": "call_tool", "name": "new_tic_tac_toe_game", "request_id": 1}));
+    assert_eq!(out["type"], "call_tool_response");
+    assert_eq!(out["request_id"], 1);
+    assert_eq!(out["is_error"], false);
+    let state = out["structured_content"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        out["content"][0].as_str().unwrap(),
+        out["structured_content"].to_string()
+    );
+
+    let out = f.send(json!({
+        "type": "call_tool", "name": "apply_tic_tac_toe_move",
+        "arguments": {"state": state, "coord": "B2"}
+    }));
+    assert_eq!(out["is_error"], false, "{out}");
+    let state = out["structured_content"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // An illegal move is a normal response with is_error, not an error message.
+    let out = f.send(json!({
+        "type": "call_tool", "name": "apply_tic_tac_toe_move", "request_id": "bad-move",
+        "arguments": {"state": state, "coord": "B2"}
+    }));
+    assert_eq!(out["type"], "call_tool_response");
+    assert_eq!(out["is_error"], true);
+    assert_eq!(out["request_id"], "bad-move");
+    assert_eq!(out["structured_content"]["reason"], "square_occupied");
+    assert_eq!(out["structured_content"]["state"], state.as_str());
+
+    let out = f.send_err(
+        json!({"type": "call_tool", "name": "no_such_tool", "request_id": 3}),
+        "unknown_tool",
+    );
+    assert_eq!(out["request_id"], 3);
+    let out = f.send_err(
+        json!({"type": "call_tool", "name": "apply_tic_tac_toe_move",
+               "arguments": {"state": state, "coord": 5}}),
+        "invalid_args",
+    );
+    assert!(out["message"].as_str().unwrap().contains("coord"), "{out}");
+    f.send_err(
+        json!({"type": "call_tool", "name": "apply_tic_tac_toe_move", "arguments": [1]}),
+        "invalid_args",
+    );
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn subscribe_is_left_to_the_connection() {
+    let f = Fixture::new();
+    let (req, id) = parse_request(
+        r#"{"type": "subscribe", "events": ["agent_speech"], "agents": ["agent_001"], "request_id": 4}"#,
+    )
+    .unwrap();
+    assert_eq!(id, Some(RequestId::Int(4)));
+    let handled = dispatch::handle(req, id, &f.runtime, &f.tools);
+    assert_eq!(
+        handled,
+        Handled::Subscribe {
+            events: Some(vec!["agent_speech".into()]),
+            agents: Some(vec!["agent_001".into()]),
+        }
+    );
+    let (req, _) = parse_request(r#"{"type": "subscribe"}"#).unwrap();
+    assert_eq!(
+        dispatch::handle(req, None, &f.runtime, &f.tools),
+        Handled::Subscribe {
+            events: None,
+            agents: None
+        }
+    );
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn requests_after_shutdown_are_errors() {
+    let f = Fixture::new();
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+    f.send_err(
+        json!({"type": "agent_spawn_request", "agent_config": {"name": "Late"}}),
+        "shut_down",
+    );
+    // Reads and pings still answer.
+    assert_eq!(f.send(json!({"type": "ping"}))["type"], "pong");
+}
+
+// ---------------------------------------------------------------------------------------------
+// events
+
+fn p(x: f64, y: f64) -> Position {
+    Position::new(x, y)
+}
+
+fn every_bus_message() -> Vec<BusMessage> {
+    vec![
+        BusMessage::AgentSpawned {
+            agent_id: "agent_001".into(),
+            name: "Mira".into(),
+            role: "baker".into(),
+            position: p(10.0, 10.0),
+            state: AgentState::Idle,
+            resumed: false,
+        },
+        BusMessage::AgentRemoved {
+            agent_id: "agent_001".into(),
+            reason: "terminated".into(),
+        },
+        BusMessage::AgentStateChanged {
+            agent_id: "agent_001".into(),
+            old_state: AgentState::Thinking,
+            new_state: AgentState::Speaking,
+            position: p(12.0, 8.0),
+            current_task: Some("analyzing data".into()),
+        },
+        BusMessage::AgentMoved {
+            agent_id: "agent_001".into(),
+            from: p(10.0, 10.0),
+            to: p(12.5, 8.0),
+        },
+        BusMessage::AgentSpoke {
+            agent_id: "agent_001".into(),
+            content: "I've finished the analysis".into(),
+            recipients: vec!["player_0".into(), "agent_002".into()],
+            dialog_type: "reply".into(),
+        },
+        BusMessage::TaskAssigned {
+            agent_id: "agent_002".into(),
+            task_id: 3,
+            task_name: "bake bread".into(),
+            assigned_by: "player_0".into(),
+        },
+        BusMessage::TaskCompleted {
+            agent_id: "agent_002".into(),
+            task_id: 3,
+            task_name: "bake bread".into(),
+            completed_at: "2025-01-01T12:00:00.000Z".into(),
+        },
+        BusMessage::CollaborationRequested {
+            agent_id: "agent_001".into(),
+            helper_id: "agent_003".into(),
+            task_id: 4,
+            task_name: "carry flour".into(),
+            message: "Can you help?".into(),
+        },
+        BusMessage::AgentError {
+            agent_id: None,
+            code: "lagged".into(),
+            message: "missed 3".into(),
+        },
+    ]
+}
+
+#[test]
+fn every_bus_message_becomes_its_event() {
+    let all = every_bus_message();
+    let mut seen: Vec<&str> = Vec::new();
+    for m in &all {
+        let v = wire(&event_message(m));
+        assert_eq!(v["type"], event_type(m));
+        assert!(EVENT_TYPES.contains(&event_type(m)));
+        seen.push(event_type(m));
+    }
+    seen.sort();
+    let mut expected = EVENT_TYPES.to_vec();
+    expected.sort();
+    assert_eq!(seen, expected, "one bus message per event type");
+
+    // The spec's two messages, with their exact field names and values.
+    let state = wire(&event_message(&all[2]));
+    assert_eq!(
+        state,
+        json!({
+            "type": "agent_state_update",
+            "agent_id": "agent_001",
+            "state": "speaking",
+            "old_state": "thinking",
+            "position": {"x": 12, "y": 8},
+            "current_task": "analyzing data"
+        })
+    );
+    let speech = wire(&event_message(&all[4]));
+    assert_eq!(
+        speech,
+        json!({
+            "type": "agent_speech",
+            "agent_id": "agent_001",
+            "content": "I've finished the analysis",
+            "recipients": ["player_0", "agent_002"],
+            "dialog_type": "reply"
+        })
+    );
+    let moved = wire(&event_message(&all[3]));
+    assert_eq!(moved["to"], json!({"x": 12.5, "y": 8}));
+    let error = wire(&event_message(&all[8]));
+    assert_eq!(error["agent_id"], Value::Null);
+    assert_eq!(error["code"], "lagged");
+}
+
+#[test]
+fn event_filter_by_type_and_agent() {
+    let all = every_bus_message();
+    let everything = EventFilter::default();
+    assert!(all.iter().all(|m| everything.matches(m)));
+
+    let speech_only = EventFilter::new(Some(vec!["agent_speech".into()]), None).unwrap();
+    let kept: Vec<&str> = all
+        .iter()
+        .filter(|m| speech_only.matches(m))
+        .map(event_type)
+        .collect();
+    assert_eq!(kept, vec!["agent_speech"]);
+
+    let none = EventFilter::new(Some(vec![]), None).unwrap();
+    assert!(!all.iter().any(|m| none.matches(m)));
+
+    // agent_002 is the subject of the task events and a recipient of the speech.
+    let agent_2 = EventFilter::new(None, Some(vec!["agent_002".into()])).unwrap();
+    let kept: Vec<&str> = all
+        .iter()
+        .filter(|m| agent_2.matches(m))
+        .map(event_type)
+        .collect();
+    assert_eq!(
+        kept,
+        vec!["agent_speech", "task_assigned", "task_completed"]
+    );
+
+    // A helper sees the collaboration request addressed to it.
+    let helper = EventFilter::new(None, Some(vec!["agent_003".into()])).unwrap();
+    let kept: Vec<&str> = all
+        .iter()
+        .filter(|m| helper.matches(m))
+        .map(event_type)
+        .collect();
+    assert_eq!(kept, vec!["collaboration_requested"]);
+
+    let both = EventFilter::new(
+        Some(vec!["agent_moved".into(), "agent_removed".into()]),
+        Some(vec!["agent_001".into()]),
+    )
+    .unwrap();
+    let kept: Vec<&str> = all
+        .iter()
+        .filter(|m| both.matches(m))
+        .map(event_type)
+        .collect();
+    assert_eq!(kept, vec!["agent_removed", "agent_moved"]);
+    assert_eq!(
+        both.describe(),
+        (
+            Some(vec!["agent_moved".to_string(), "agent_removed".to_string()]),
+            Some(vec!["agent_001".to_string()])
+        )
+    );
+    assert_eq!(EventFilter::default().describe(), (None, None));
+}
+
+#[test]
+fn event_filter_rejects_unknown_event_types() {
+    let e = EventFilter::new(
+        Some(vec!["agent_speech".into(), "agent_spoke".into()]),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.contains("agent_spoke"), "{e}");
+    assert!(e.contains("agent_state_update"), "lists the events: {e}");
+    assert!(EventFilter::new(Some(vec!["pong".into()]), None).is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// schemas
+
+#[test]
+fn committed_schemas_are_current() {
+    let dir = docs_dir().join("protocol");
+    let problems = schema::stale_files(&dir);
+    assert!(
+        problems.is_empty(),
+        "the protocol schemas in {} are stale; run `{}` and commit docs/protocol/:\n  {}",
+        dir.display(),
+        schema::REGENERATE_COMMAND,
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn schemas_are_valid_and_cover_every_message() {
+    let files = schema::all();
+    for (name, s) in &files {
+        assert!(
+            jsonschema::meta::is_valid(s),
+            "{name} is not a valid JSON Schema"
+        );
+        jsonschema::validator_for(s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for kind in REQUEST_TYPES {
+        let file = format!("requests/{kind}.schema.json");
+        assert!(files.iter().any(|(n, _)| *n == file), "no {file}");
+    }
+    for kind in EVENT_TYPES {
+        let file = format!("events/{kind}.schema.json");
+        assert!(files.iter().any(|(n, _)| *n == file), "no {file}");
+    }
+    for kind in REQUEST_TYPES
+        .iter()
+        .filter(|k| **k != "subscribe" && **k != "ping")
+    {
+        let response = format!("responses/{kind}_response.schema.json")
+            .replace("_request_response", "_response");
+        assert!(files.iter().any(|(n, _)| *n == response), "no {response}");
+    }
+    assert!(files.iter().any(|(n, _)| n == "error.schema.json"));
+    assert!(schema::message_schema("no_such_message").is_none());
+    assert_eq!(schema::error_message()["title"], "error");
+}
+
+#[test]
+fn schemas_reject_what_the_server_rejects() {
+    let client = schema::client_request();
+    for bad in [
+        json!({"type": "ping", "extra": 1}),
+        json!({"type": "get_agent_state"}),
+        json!({"type": "get_agent_state", "agent_id": 7}),
+        json!({"type": "ping", "request_id": 1.5}),
+        json!({"type": "ping", "request_id": true}),
+        json!({"type": "nope"}),
+        json!({"type": "agent_spawn_request", "agent_config": {"nmae": "x"}}),
+    ] {
+        assert!(check(&client, &bad).is_err(), "{bad} should be invalid");
+        assert!(parse_request(&bad.to_string()).is_err(), "{bad} parses");
+    }
+    let error = schema::error_message();
+    assert!(
+        check(
+            &error,
+            &json!({"type": "error", "code": "not_json", "message": "x", "request_id": null})
+        )
+        .is_ok()
+    );
+    assert!(
+        check(
+            &error,
+            &json!({"type": "error", "code": "bogus", "message": "x", "request_id": null})
+        )
+        .is_err()
+    );
+    assert!(
+        check(
+            &error,
+            &json!({"type": "error", "code": "not_json", "request_id": null})
+        )
+        .is_err()
+    );
+}
+
+/// Every fenced ```json block of docs/protocol.md.
+fn doc_examples() -> Vec<Value> {
+    let path = docs_dir().join("protocol.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        match &mut block {
+            None if trimmed == "```json" => block = Some(String::new()),
+            None => {}
+            Some(b) if trimmed == "```" => {
+                let v: Value = serde_json::from_str(b).unwrap_or_else(|e| {
+                    panic!("a json block of protocol.md is not JSON: {e}\n{b}")
+                });
+                out.push(v);
+                block = None;
+            }
+            Some(b) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+        }
+    }
+    assert!(block.is_none(), "protocol.md has an unclosed ```json block");
+    out
+}
+
+#[test]
+fn doc_examples_validate_and_cover_every_message() {
+    let examples = doc_examples();
+    let mut types: Vec<String> = Vec::new();
+    for e in &examples {
+        let kind = e["type"]
+            .as_str()
+            .unwrap_or_else(|| panic!("protocol.md example without a type: {e}"));
+        assert_valid(e);
+        if REQUEST_TYPES.contains(&kind) {
+            parse_request(&e.to_string()).unwrap_or_else(|err| panic!("{e}: {err:?}"));
+        } else {
+            let _: ServerMessage = serde_json::from_value(e.clone())
+                .unwrap_or_else(|err| panic!("{e} is not a server message: {err}"));
+        }
+        types.push(kind.to_string());
+    }
+    let server = schema::server_message();
+    let server_types = server["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.pointer("/properties/type/const").and_then(Value::as_str));
+    for kind in REQUEST_TYPES.iter().copied().chain(server_types) {
+        assert!(
+            types.iter().any(|t| t == kind),
+            "docs/protocol.md has no example of {kind}"
+        );
+    }
+}
+
+#[test]
+fn doc_lists_every_error_code() {
+    let text = std::fs::read_to_string(docs_dir().join("protocol.md")).unwrap();
+    let codes = schema::error_message();
+    let codes = codes
+        .pointer("/$defs/ErrorCode/oneOf")
+        .and_then(Value::as_array)
+        .expect("ErrorCode is a oneOf of consts");
+    assert_eq!(codes.len(), 22);
+    for c in codes {
+        let name = c["const"].as_str().unwrap();
+        let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();
+        assert_eq!(code.as_str(), name);
+        assert!(
+            text.contains(&format!("| `{name}` |")),
+            "docs/protocol.md's error table has no row for `{name}`"
+        );
+    }
+    for kind in EVENT_TYPES.iter().chain(REQUEST_TYPES) {
+        assert!(
+            text.contains(&format!("`{kind}`")),
+            "docs/protocol.md never names `{kind}`"
+        );
+    }
+}
+
+#[test]
+fn runtime_error_codes_map_to_protocol_codes() {
+    use crate::runtime::RuntimeError;
+    let cases = [
+        (
+            RuntimeError::UnknownAgent("a".into()),
+            ErrorCode::UnknownAgent,
+        ),
+        (
+            RuntimeError::AlreadyRunning("a".into()),
+            ErrorCode::AlreadyRunning,
+        ),
+        (
+            RuntimeError::InvalidConfig("x".into()),
+            ErrorCode::InvalidConfig,
+        ),
+        (
+            RuntimeError::InvalidOptions("x".into()),
+            ErrorCode::InvalidConfig,
+        ),
+        (
+            RuntimeError::InvalidMessage("x".into()),
+            ErrorCode::InvalidMessage,
+        ),
+        (RuntimeError::ShutDown, ErrorCode::ShutDown),
+        (RuntimeError::Startup("x".into()), ErrorCode::InternalError),
+    ];
+    for (e, code) in cases {
+        assert_eq!(ErrorCode::from_runtime(&e), code, "{e}");
+    }
+}
+
+#[test]
+fn agent_config_round_trips_through_the_spawn_schema() {
+    // A config with every field set validates: the schema knows every field serde accepts.
+    let config = AgentConfig {
+        agent_id: None,
+        name: "Mira".into(),
+        role: "baker".into(),
+        prompt: "You bake.".into(),
+        brain: Some("scripted".into()),
+        initial_position: Some(p(1.0, 2.0)),
+        idle_think_seconds: Some(5.0),
+        thinking_seconds: Some(0.5),
+        speaking_seconds: Some(1.0),
+        hearing_radius: Some(15.0),
+        seed: Some(json!(7)),
+        script: vec![],
+    };
+    let request = json!({"type": "agent_spawn_request", "agent_config": config});
+    assert_valid(&request);
+    parse_request(&request.to_string()).unwrap();
+}
