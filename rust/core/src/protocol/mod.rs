@@ -14,13 +14,14 @@
 
 pub mod dispatch;
 pub mod events;
+mod messages;
 pub mod schema;
 #[cfg(test)]
 mod tests;
-mod messages;
 
 pub use messages::*;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The protocol version in `welcome` (bumped on incompatible changes).
@@ -236,8 +237,15 @@ pub fn parse_request(text: &str) -> Result<(ClientRequest, Option<RequestId>), R
             ),
         ));
     }
-    let request: ClientRequest = serde_json::from_value(Value::Object(object))
-        .map_err(|e| fail(ErrorCode::InvalidRequest, format!("invalid {kind}: {e}")))?;
+    let value = Value::Object(object);
+    let request = ClientRequest::deserialize(&value).map_err(|e| {
+        // serde names missing and unknown fields but not mistyped ones: the schema does.
+        let message = match schema::request_error_field(&kind, &value) {
+            Some(field) => format!("invalid {kind}: {field}: {e}"),
+            None => format!("invalid {kind}: {e}"),
+        };
+        fail(ErrorCode::InvalidRequest, message)
+    })?;
     Ok((request, request_id))
 }
 

@@ -14,6 +14,7 @@
 //! directory of them.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -120,6 +121,26 @@ pub fn all() -> Vec<(String, Value)> {
         files.push((file, schema));
     }
     files
+}
+
+/// Where a request of type `kind` fails its schema, as a field path (`agent_id`,
+/// `agent_config.initial_position.x`), when the failure is inside a field. [`parse_request`]
+/// (super::parse_request) uses it to name a mistyped field (serde's message does not).
+pub(crate) fn request_error_field(kind: &str, request: &Value) -> Option<String> {
+    static VALIDATORS: OnceLock<Vec<(String, jsonschema::Validator)>> = OnceLock::new();
+    let validators = VALIDATORS.get_or_init(|| {
+        message_schemas(&client_request())
+            .into_iter()
+            .filter_map(|(name, schema)| Some((name, jsonschema::validator_for(&schema).ok()?)))
+            .collect()
+    });
+    let (_, validator) = validators.iter().find(|(name, _)| name == kind)?;
+    validator
+        .iter_errors(request)
+        .map(|e| e.instance_path().to_string())
+        .filter(|path| !path.is_empty())
+        .max_by_key(|path| path.len())
+        .map(|path| path.trim_start_matches('/').replace('/', "."))
 }
 
 /// A schema file's text: pretty JSON with a trailing newline.

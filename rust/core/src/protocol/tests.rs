@@ -191,11 +191,11 @@ fn invalid_request_names_the_field() {
         (r#"{"type": "get_agent_state"}"#, "agent_id"),
         (
             r#"{"type": "get_agent_state", "agent_id": 7}"#,
-            "invalid type",
+            "agent_id: invalid type",
         ),
         (
             r#"{"type": "complete_task", "task_id": "one"}"#,
-            "invalid type",
+            "task_id: invalid type",
         ),
         (
             r#"{"type": "send_message", "agent_id": "a", "content": "hi", "colour": 1}"#,
@@ -206,6 +206,14 @@ fn invalid_request_names_the_field() {
             "nmae",
         ),
         (r#"{"type": "ping", "extra": true}"#, "extra"),
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": {"name": "A", "initial_position": {"x": "1", "y": 2}}}"#,
+            "agent_config.initial_position",
+        ),
+        (
+            r#"{"type": "subscribe", "events": ["agent_speech", 3]}"#,
+            "events.1: invalid type",
+        ),
     ];
     for (text, needle) in cases {
         let e = err(text);
