@@ -414,11 +414,10 @@ async fn every_request_and_every_event_between_two_clients() {
         .request(json!({"type": "get_tasks", "agent_id": bo}))
         .await;
     assert!(
-        ok(&tasks, "get_tasks_response")["tasks"]
+        !ok(&tasks, "get_tasks_response")["tasks"]
             .as_array()
             .unwrap()
-            .len()
-            >= 1
+            .is_empty()
     );
     let done = c1
         .request(json!({"type": "complete_task", "task_id": task_id}))

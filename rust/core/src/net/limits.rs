@@ -109,9 +109,8 @@ mod tests {
             assert_eq!(b.take(t0), Admission::Limited);
         }
         assert_eq!(b.take(t0), Admission::Flood);
-        // A new window starts over.
         let later = t0 + Duration::from_millis(1100);
-        assert_eq!(b.take(later), Admission::Allowed);
+        // A new window starts over: one token (the burst), then limited, not a flood.
         assert_eq!(b.take(later), Admission::Allowed);
         assert_eq!(b.take(later), Admission::Limited);
     }

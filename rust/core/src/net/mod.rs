@@ -36,6 +36,8 @@
 
 mod connection;
 mod limits;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
