@@ -13,11 +13,14 @@
 //! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
 //! - [`brain`]: the tool-call contract brains answer, and the `scripted` brain.
 //! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
+//! - [`net`]: the WebSocket server (axum on tokio): `/ws`, token auth, frame and rate limits,
+//!   bounded per-client queues, graceful shutdown.
 //! - [`time`]: UTC ISO-8601 timestamps.
 
 pub mod brain;
 pub mod bus;
 pub mod memory;
+pub mod net;
 pub mod protocol;
 pub mod runtime;
 pub mod time;

@@ -26,7 +26,8 @@ pub const EXIT_FAILED: u8 = 1;
         agents-server tools --format mcp\n  \
         agents-server tool roll_rpg_dice '{\"sides\":20,\"count\":2,\"seed\":1}'\n  \
         echo '{}' | agents-server tool new_tic_tac_toe_game -\n  \
-        agents-server mcp"
+        agents-server mcp\n  \
+        agents-server serve --bind 127.0.0.1:9080 --db agents.db"
 )]
 pub struct Cli {
     /// What to do.
@@ -60,6 +61,60 @@ pub enum Command {
     /// the field. stdout carries only the protocol; logs go to stderr. The server exits when
     /// stdin closes.
     Mcp(McpArgs),
+    /// Run the agent runtime and serve it over WebSocket (`ws://ADDR/ws`).
+    ///
+    /// Clients send JSON requests (spawn, terminate, get state, list agents, send a message,
+    /// assign / complete tasks, history reads, list / call tools, subscribe, ping) and receive
+    /// every agent event; see `docs/protocol.md`. Prints `listening on ws://ADDR/ws` to stderr once
+    /// ready. Agents and their history are stored in the SQLite database (`--db`); `--resume`
+    /// brings back the agents that were running when the server last stopped. Ctrl-C or SIGTERM
+    /// shuts down gracefully: every client gets a close frame (1001) and the database is flushed.
+    ///
+    /// Limits: frames over `--max-frame-bytes` close the connection (1009); more than
+    /// `--rate-limit` requests per second get `rate_limited` errors (ten times that in one second
+    /// closes it, 1008); a client that reads too slowly for `--outbound-queue` messages is
+    /// disconnected (1008 "client too slow: outbound queue full").
+    Serve(ServeArgs),
+}
+
+/// Arguments of `agents-server serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. The default is loopback only; use e.g. `0.0.0.0:9080` to accept
+    /// remote clients (set a token then). Port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = agents_core::net::DEFAULT_BIND)]
+    pub bind: std::net::SocketAddr,
+    /// The SQLite database holding agents, conversations, tasks and state history (created if
+    /// missing).
+    #[arg(long, value_name = "PATH", default_value = "agents.db")]
+    pub db: std::path::PathBuf,
+    /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`
+    /// or `?token=TOKEN`; others get HTTP 401. Unset: no authentication.
+    #[arg(
+        long,
+        env = "AGENTS_SERVER_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Seconds an agent stays idle before deciding on its own (default 5).
+    #[arg(long, value_name = "S")]
+    pub idle_think_seconds: Option<f64>,
+    /// The largest frame / message a client may send, in bytes.
+    #[arg(long, value_name = "N", default_value_t = 1024 * 1024)]
+    pub max_frame_bytes: usize,
+    /// Requests per second each connection may send (also the burst size).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub rate_limit: u32,
+    /// Messages queued per client before a slow client is disconnected.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub outbound_queue: usize,
+    /// Resume the agents that were running when the server last stopped.
+    #[arg(long)]
+    pub resume: bool,
+    /// How much the server logs to stderr.
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
 }
 
 /// Arguments of `agents-server tools`.
@@ -404,5 +459,23 @@ mod tests {
             matches!(cli.command, Command::Tool(ToolArgs { ref name, arguments: Some(ref a) }) if name == "x" && a == "-")
         );
         assert!(Cli::try_parse_from(["agents-server", "tools", "--format", "xml"]).is_err());
+        let cli = Cli::try_parse_from([
+            "agents-server",
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "7",
+            "--resume",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("serve parses as Serve");
+        };
+        assert_eq!(serve.bind.port(), 0);
+        assert_eq!(serve.rate_limit, 7);
+        assert!(serve.resume);
+        assert_eq!(serve.max_frame_bytes, 1024 * 1024);
+        assert!(Cli::try_parse_from(["agents-server", "serve", "--bind", "nowhere"]).is_err());
     }
 }

@@ -6,11 +6,13 @@
 //! - `agents-server tools [--format llm|mcp]` prints every tool definition as pretty JSON.
 //! - `agents-server tool NAME [JSON|-]` calls one tool and prints its `structuredContent`.
 //! - `agents-server mcp` serves the tools over MCP on stdin/stdout.
+//! - `agents-server serve` runs the agent runtime and serves it over WebSocket.
 //!
 //! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
 
 mod cli;
 mod mcp;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -60,6 +62,16 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     let _ = writeln!(std::io::stderr(), "error: MCP server failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Serve(args) => {
+            mcp::init_logging(args.log_level.into());
+            match serve::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: {e}");
                     ExitCode::FAILURE
                 }
             }

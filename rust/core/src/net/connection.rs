@@ -1,0 +1,416 @@
+//! One WebSocket connection: a reader (requests, in order), an event forwarder (bus → filter →
+//! queue) and a writer (queue → socket), joined by a bounded outbound queue and a close signal.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite;
+use tokio_util::sync::CancellationToken;
+
+use super::limits::{Admission, TokenBucket};
+use super::{
+    CLOSE_GOING_AWAY, CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG, CLOSE_POLICY_VIOLATION,
+    CLOSE_PROTOCOL_ERROR, REASON_FLOOD, REASON_SHUTDOWN, REASON_TOO_SLOW, Shared,
+};
+use crate::bus::{Filter, Received};
+use crate::protocol::dispatch::{self, Handled};
+use crate::protocol::events::{EventFilter, event_message};
+use crate::protocol::{
+    ClientRequest, EVENT_TYPES, ErrorCode, PROTOCOL_VERSION, REQUEST_TYPES, RequestId,
+    ServerMessage, parse_request, to_text,
+};
+
+/// How a connection ends.
+#[derive(Clone, Debug, PartialEq)]
+enum Ending {
+    /// Send this close frame.
+    Close(u16, String),
+    /// The client closed or vanished: no close frame of ours.
+    Silent,
+}
+
+/// The close decision, shared by the connection's tasks. The first decision wins.
+#[derive(Clone)]
+struct Closer {
+    token: CancellationToken,
+    ending: Arc<Mutex<Option<Ending>>>,
+}
+
+impl Closer {
+    fn new(token: CancellationToken) -> Self {
+        Closer {
+            token,
+            ending: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn end(&self, ending: Ending) {
+        {
+            let mut slot = self.ending.lock();
+            if slot.is_none() {
+                *slot = Some(ending);
+            }
+        }
+        self.token.cancel();
+    }
+
+    fn close(&self, code: u16, reason: &str) {
+        self.end(Ending::Close(code, reason.to_owned()));
+    }
+
+    /// The decision; a cancelled token without one is the server shutting down.
+    fn ending(&self) -> Ending {
+        self.ending
+            .lock()
+            .clone()
+            .unwrap_or_else(|| Ending::Close(CLOSE_GOING_AWAY, REASON_SHUTDOWN.to_owned()))
+    }
+}
+
+/// The sending side of the bounded outbound queue.
+#[derive(Clone)]
+struct Outbound {
+    tx: mpsc::Sender<String>,
+    closer: Closer,
+    id: u64,
+    peer: SocketAddr,
+}
+
+impl Outbound {
+    /// Queues a message without waiting. A full queue disconnects the client (1008).
+    fn push(&self, message: &ServerMessage) -> bool {
+        match self.tx.try_send(to_text(message)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !self.closer.token.is_cancelled() {
+                    tracing::warn!(
+                        conn = self.id,
+                        peer = %self.peer,
+                        "disconnecting a client: {REASON_TOO_SLOW}"
+                    );
+                }
+                self.closer.close(CLOSE_POLICY_VIOLATION, REASON_TOO_SLOW);
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
+/// Decrements the connection count when the connection ends, however it ends.
+struct CountGuard(Arc<Shared>);
+
+impl Drop for CountGuard {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Serves one upgraded connection until it ends.
+pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
+    shared.connections.fetch_add(1, Ordering::AcqRel);
+    let _count = CountGuard(shared.clone());
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(conn = id, %peer, "client connected");
+
+    let (sink, stream) = socket.split();
+    let (tx, rx) = mpsc::channel(shared.config.outbound_queue);
+    let closer = Closer::new(shared.shutdown.child_token());
+    let outbound = Outbound {
+        tx,
+        closer: closer.clone(),
+        id,
+        peer,
+    };
+    let close_timeout = shared.config.close_timeout;
+    let writer = tokio::spawn(write_loop(sink, rx, closer.clone(), close_timeout));
+
+    outbound.push(&ServerMessage::Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        server: format!("godot-agents {}", env!("CARGO_PKG_VERSION")),
+        requests: REQUEST_TYPES.iter().map(|s| (*s).to_owned()).collect(),
+        events: EVENT_TYPES.iter().map(|s| (*s).to_owned()).collect(),
+    });
+
+    let filter = Arc::new(RwLock::new(EventFilter::default()));
+    let subscription = shared.runtime.subscribe(Filter::all());
+    let forwarder = tokio::spawn(forward_events(
+        subscription,
+        filter.clone(),
+        outbound.clone(),
+    ));
+
+    let stream = read_loop(&shared, stream, &outbound, &filter).await;
+    forwarder.abort();
+    drop(outbound);
+
+    // After a close of ours, read (and discard) until the client's close or EOF, so that unread
+    // input does not turn our close into a TCP reset before the client sees the close frame.
+    if matches!(closer.ending(), Ending::Close(..))
+        && let Some(mut stream) = stream
+    {
+        let _ = tokio::time::timeout(close_timeout, async {
+            while let Some(Ok(message)) = stream.next().await {
+                if matches!(message, Message::Close(_)) {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+    let _ = writer.await;
+    match closer.ending() {
+        Ending::Close(code, reason) => {
+            tracing::info!(conn = id, %peer, code, reason, "client disconnected")
+        }
+        Ending::Silent => tracing::info!(conn = id, %peer, "client disconnected"),
+    }
+}
+
+/// Reads requests until the connection ends; returns the stream when it can still be drained.
+async fn read_loop(
+    shared: &Arc<Shared>,
+    mut stream: SplitStream<WebSocket>,
+    outbound: &Outbound,
+    filter: &Arc<RwLock<EventFilter>>,
+) -> Option<SplitStream<WebSocket>> {
+    let closer = &outbound.closer;
+    let config = &shared.config;
+    let mut bucket = TokenBucket::new(
+        config.rate_limit_per_sec,
+        config.rate_limit_burst,
+        Instant::now(),
+    );
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = closer.token.cancelled() => return Some(stream),
+            next = stream.next() => next,
+        };
+        let text = match next {
+            None => {
+                closer.end(Ending::Silent);
+                return None;
+            }
+            Some(Err(error)) => {
+                match classify(error) {
+                    Some((code, reason)) => {
+                        tracing::warn!(conn = outbound.id, peer = %outbound.peer, code, "closing: {reason}");
+                        closer.close(code, &reason);
+                    }
+                    None => closer.end(Ending::Silent),
+                }
+                return None;
+            }
+            Some(Ok(Message::Text(text))) => Some(text),
+            Some(Ok(Message::Binary(_))) => None,
+            Some(Ok(Message::Close(_))) => {
+                closer.end(Ending::Silent);
+                return None;
+            }
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+        };
+        match bucket.take(Instant::now()) {
+            Admission::Allowed => {}
+            Admission::Limited => {
+                let request_id = text.as_deref().and_then(peek_request_id);
+                outbound.push(&dispatch::error(
+                    ErrorCode::RateLimited,
+                    format!(
+                        "too many requests: at most {} per second (bursts of {}); slow down",
+                        config.rate_limit_per_sec, config.rate_limit_burst
+                    ),
+                    request_id,
+                ));
+                continue;
+            }
+            Admission::Flood => {
+                tracing::warn!(conn = outbound.id, peer = %outbound.peer, "closing: {REASON_FLOOD}");
+                closer.close(CLOSE_POLICY_VIOLATION, REASON_FLOOD);
+                return Some(stream);
+            }
+        }
+        let Some(text) = text else {
+            outbound.push(&dispatch::error(
+                ErrorCode::BinaryNotSupported,
+                "binary frames are not supported: send JSON text frames",
+                None,
+            ));
+            continue;
+        };
+        let reply = match parse_request(text.as_str()) {
+            Err(e) => e.to_message(),
+            Ok((request, request_id)) => answer(shared, request, request_id, filter).await,
+        };
+        outbound.push(&reply);
+    }
+}
+
+/// The reply to one parsed request.
+async fn answer(
+    shared: &Arc<Shared>,
+    request: ClientRequest,
+    request_id: Option<RequestId>,
+    filter: &Arc<RwLock<EventFilter>>,
+) -> ServerMessage {
+    // Requests that only read in-memory state run inline; the rest may touch SQLite or run a
+    // game AI, so they go to the blocking pool and never stall the async workers.
+    let inline = matches!(
+        request,
+        ClientRequest::Ping {}
+            | ClientRequest::GetAgentState { .. }
+            | ClientRequest::ListAgents {}
+            | ClientRequest::Subscribe { .. }
+            | ClientRequest::ListTools {}
+    );
+    let handled = if inline {
+        dispatch::handle(request, request_id.clone(), &shared.runtime, &shared.tools)
+    } else {
+        let runtime = shared.runtime.clone();
+        let tools = shared.tools.clone();
+        let id = request_id.clone();
+        match tokio::task::spawn_blocking(move || dispatch::handle(request, id, &runtime, &tools))
+            .await
+        {
+            Ok(handled) => handled,
+            Err(e) => {
+                tracing::error!("a request handler failed: {e}");
+                return dispatch::error(
+                    ErrorCode::InternalError,
+                    "the request handler failed",
+                    request_id,
+                );
+            }
+        }
+    };
+    match handled {
+        Handled::Reply(message) => message,
+        Handled::Subscribe { events, agents } => match EventFilter::new(events, agents) {
+            Ok(new_filter) => {
+                let (events, agents) = new_filter.describe();
+                *filter.write() = new_filter;
+                ServerMessage::SubscribeResponse {
+                    request_id,
+                    events,
+                    agents,
+                }
+            }
+            Err(message) => dispatch::error(ErrorCode::InvalidFilter, message, request_id),
+        },
+    }
+}
+
+/// The `request_id` of a frame that is not going to be parsed fully (rate-limited), when cheap.
+fn peek_request_id(text: &str) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        request_id: Option<RequestId>,
+    }
+    serde_json::from_str::<Peek>(text).ok()?.request_id
+}
+
+/// The close frame for a read error; `None` when the connection is simply gone.
+fn classify(error: axum::Error) -> Option<(u16, String)> {
+    let inner = error.into_inner();
+    let Some(error) = inner.downcast_ref::<tungstenite::Error>() else {
+        return Some((CLOSE_PROTOCOL_ERROR, format!("protocol error: {inner}")));
+    };
+    match error {
+        tungstenite::Error::Capacity(e) => {
+            Some((CLOSE_MESSAGE_TOO_BIG, format!("message too big: {e}")))
+        }
+        tungstenite::Error::Utf8(_) => Some((
+            CLOSE_INVALID_PAYLOAD,
+            "invalid UTF-8 in a text frame".to_owned(),
+        )),
+        tungstenite::Error::Protocol(e) => {
+            // A peer that vanished mid-handshake is not worth a close frame.
+            if matches!(
+                e,
+                tungstenite::error::ProtocolError::ResetWithoutClosingHandshake
+            ) {
+                None
+            } else {
+                Some((CLOSE_PROTOCOL_ERROR, format!("protocol error: {e}")))
+            }
+        }
+        tungstenite::Error::ConnectionClosed
+        | tungstenite::Error::AlreadyClosed
+        | tungstenite::Error::Io(_) => None,
+        other => Some((CLOSE_PROTOCOL_ERROR, format!("protocol error: {other}"))),
+    }
+}
+
+/// Forwards bus events that pass the connection's filter.
+async fn forward_events(
+    mut subscription: crate::bus::Subscription,
+    filter: Arc<RwLock<EventFilter>>,
+    outbound: Outbound,
+) {
+    loop {
+        let received = tokio::select! {
+            biased;
+            _ = outbound.closer.token.cancelled() => return,
+            r = subscription.recv() => r,
+        };
+        let ok = match received {
+            None => return,
+            Some(Received::Message(envelope)) => {
+                if filter.read().matches(&envelope.message) {
+                    outbound.push(&event_message(&envelope.message))
+                } else {
+                    true
+                }
+            }
+            Some(Received::Lagged { missed }) => {
+                outbound.push(&ServerMessage::EventsDropped { missed })
+            }
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+/// Drains the outbound queue to the socket; on close, sends the close frame (bounded in time).
+async fn write_loop(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut rx: mpsc::Receiver<String>,
+    closer: Closer,
+    close_timeout: std::time::Duration,
+) {
+    loop {
+        let text = tokio::select! {
+            biased;
+            _ = closer.token.cancelled() => break,
+            text = rx.recv() => match text {
+                Some(text) => text,
+                None => break,
+            },
+        };
+        let sent = tokio::select! {
+            biased;
+            _ = closer.token.cancelled() => break,
+            sent = sink.send(Message::Text(text.into())) => sent,
+        };
+        if sent.is_err() {
+            closer.end(Ending::Silent);
+            return;
+        }
+    }
+    if let Ending::Close(code, reason) = closer.ending() {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        let _ = tokio::time::timeout(close_timeout, sink.send(Message::Close(Some(frame)))).await;
+    }
+    let _ = tokio::time::timeout(close_timeout, sink.close()).await;
+}

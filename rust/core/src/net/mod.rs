@@ -1,0 +1,362 @@
+//! The WebSocket server: the [`protocol`](crate::protocol) over real sockets.
+//!
+//! One implementation for the `agents-server serve` binary and (later) the Godot `AgentRuntime`
+//! node. It is an [axum](https://docs.rs/axum) router on tokio, so further HTTP routes (MCP over
+//! HTTP at `/mcp`) can be mounted next to it with [`Server::start_with_routes`].
+//!
+//! # Routes
+//!
+//! `GET /ws` and `GET /` upgrade to a WebSocket. With a token configured the client must present
+//! it at the upgrade, as `Authorization: Bearer <token>` or `?token=<token>`; otherwise the answer
+//! is HTTP 401 and no upgrade happens.
+//!
+//! # Per connection
+//!
+//! The first message is `welcome`. Each text frame is one request: it is parsed
+//! ([`protocol::parse_request`](crate::protocol::parse_request)), answered
+//! ([`protocol::dispatch::handle`](crate::protocol::dispatch::handle)) and the reply queued.
+//! Every connection has its own bus subscription and forwards the events that pass its
+//! `subscribe` filter (default: every event); a lagging bus subscription becomes
+//! `events_dropped`. Requests of one connection are answered in order.
+//!
+//! # Limits and close codes
+//!
+//! | Situation | Result |
+//! |---|---|
+//! | A frame or message over [`ServerConfig::max_frame_bytes`] | close `1009` (message too big) |
+//! | Invalid UTF-8 in a text frame | close `1007` (invalid payload) |
+//! | Any other WebSocket protocol violation | close `1002` (protocol error) |
+//! | More requests than the token bucket allows ([`ServerConfig::rate_limit_per_sec`], burst [`ServerConfig::rate_limit_burst`]) | `error` `rate_limited` for that request; the connection stays |
+//! | More than [`FLOOD_FACTOR`] × `rate_limit_per_sec` rejected requests within one second | close `1008` "rate limit exceeded" |
+//! | The outbound queue ([`ServerConfig::outbound_queue`] messages) is full: the client reads too slowly | close `1008` "client too slow: outbound queue full" |
+//! | Server shutdown | close `1001` "server shutting down" |
+//!
+//! Nothing a client sends can block the bus or another client: events and replies are queued
+//! with `try_send` on a bounded queue, and a writer task per connection drains it to the socket.
+
+mod connection;
+mod limits;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tokio::runtime::Handle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::runtime::Runtime;
+use crate::tools::ToolRegistry;
+
+pub use limits::{Admission, FLOOD_FACTOR, TokenBucket, constant_time_eq};
+
+/// Close code: the server is going away (shutdown).
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// Close code: a WebSocket protocol violation.
+pub const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+/// Close code: a text frame is not valid UTF-8.
+pub const CLOSE_INVALID_PAYLOAD: u16 = 1007;
+/// Close code: policy violation (slow client, request flood).
+pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
+/// Close code: a frame or message is larger than [`ServerConfig::max_frame_bytes`].
+pub const CLOSE_MESSAGE_TOO_BIG: u16 = 1009;
+
+/// Close reason of a client whose outbound queue is full.
+pub const REASON_TOO_SLOW: &str = "client too slow: outbound queue full";
+/// Close reason of a client that floods requests far beyond its rate limit.
+pub const REASON_FLOOD: &str = "rate limit exceeded";
+/// Close reason on shutdown.
+pub const REASON_SHUTDOWN: &str = "server shutting down";
+
+/// The default address: loopback only.
+pub const DEFAULT_BIND: &str = "127.0.0.1:9080";
+
+/// How the server listens and what it allows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    /// Where to listen (default `127.0.0.1:9080`, loopback only). Port 0 picks a free port.
+    pub bind: SocketAddr,
+    /// A shared secret clients must present at the upgrade (`Authorization: Bearer …` or
+    /// `?token=…`). `None`: no authentication.
+    pub token: Option<String>,
+    /// The largest frame and the largest (reassembled) message accepted, in bytes (default 1 MiB).
+    pub max_frame_bytes: usize,
+    /// Requests per second each connection may send on average (default 200).
+    pub rate_limit_per_sec: u32,
+    /// How many requests a connection may send at once before the rate applies (default 200).
+    pub rate_limit_burst: u32,
+    /// Messages (replies and events) queued per client before it counts as too slow and is
+    /// disconnected (default 1024).
+    pub outbound_queue: usize,
+    /// How long the server tries to deliver a close frame, and waits for the client's, before it
+    /// drops the connection (default 2 s).
+    pub close_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 9080)),
+            token: None,
+            max_frame_bytes: 1024 * 1024,
+            rate_limit_per_sec: 200,
+            rate_limit_burst: 200,
+            outbound_queue: 1024,
+            close_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Checks the numbers; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_frame_bytes < 1024 {
+            return Err(format!(
+                "max_frame_bytes must be at least 1024, not {}",
+                self.max_frame_bytes
+            ));
+        }
+        if self.rate_limit_per_sec == 0 {
+            return Err("rate_limit_per_sec must be at least 1".into());
+        }
+        if self.rate_limit_burst == 0 {
+            return Err("rate_limit_burst must be at least 1".into());
+        }
+        if self.outbound_queue == 0 {
+            return Err("outbound_queue must be at least 1".into());
+        }
+        if self.token.as_deref().is_some_and(str::is_empty) {
+            return Err("token must not be empty (omit it to disable authentication)".into());
+        }
+        Ok(())
+    }
+}
+
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The configuration is invalid.
+    #[error("invalid server config: {0}")]
+    InvalidConfig(String),
+    /// The address cannot be bound (in use, not local, no permission).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// State shared by the router and every connection.
+pub(crate) struct Shared {
+    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) config: ServerConfig,
+    /// Cancelled by [`ServerHandle::shutdown`]; each connection watches a child token.
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) connections: AtomicUsize,
+    pub(crate) next_id: AtomicU64,
+    pub(crate) tracker: TaskTracker,
+}
+
+/// The WebSocket server.
+pub struct Server;
+
+impl Server {
+    /// Binds `config.bind` and serves `/ws` (and `/`) on `handle`'s tokio runtime. Works with the
+    /// runtime's own tokio runtime (`runtime.handle()`) or any other multi-threaded one.
+    pub fn start(
+        runtime: Arc<Runtime>,
+        tools: Arc<ToolRegistry>,
+        config: ServerConfig,
+        handle: &Handle,
+    ) -> Result<ServerHandle, NetError> {
+        Server::start_with_routes(runtime, tools, config, handle, Router::new())
+    }
+
+    /// Like [`Server::start`], with more HTTP routes served next to the WebSocket (e.g. MCP over
+    /// HTTP at `/mcp`). The extra routes must not use `/` or `/ws`.
+    pub fn start_with_routes(
+        runtime: Arc<Runtime>,
+        tools: Arc<ToolRegistry>,
+        config: ServerConfig,
+        handle: &Handle,
+        routes: Router,
+    ) -> Result<ServerHandle, NetError> {
+        config.validate().map_err(NetError::InvalidConfig)?;
+        let addr = config.bind;
+        let bind_err = |source| NetError::Bind { addr, source };
+        let std_listener = std::net::TcpListener::bind(addr).map_err(bind_err)?;
+        std_listener.set_nonblocking(true).map_err(bind_err)?;
+        let local_addr = std_listener.local_addr().map_err(bind_err)?;
+        let listener = {
+            let _enter = handle.enter();
+            tokio::net::TcpListener::from_std(std_listener).map_err(bind_err)?
+        };
+        let shared = Arc::new(Shared {
+            runtime,
+            tools,
+            config,
+            shutdown: CancellationToken::new(),
+            connections: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            tracker: TaskTracker::new(),
+        });
+        let app = Router::new()
+            .route("/ws", get(upgrade))
+            .route("/", get(upgrade))
+            .with_state(shared.clone())
+            .merge(routes);
+        let stop = shared.shutdown.clone();
+        let serve = handle.spawn(async move {
+            let result = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+            if let Err(e) = result {
+                tracing::error!("websocket server failed: {e}");
+            }
+        });
+        tracing::info!("websocket server listening on ws://{local_addr}/ws");
+        Ok(ServerHandle {
+            shared,
+            local_addr,
+            handle: handle.clone(),
+            serve: parking_lot::Mutex::new(Some(serve)),
+        })
+    }
+}
+
+/// A running server. Dropping it does not stop the server; call [`ServerHandle::shutdown`].
+pub struct ServerHandle {
+    shared: Arc<Shared>,
+    local_addr: SocketAddr,
+    handle: Handle,
+    serve: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl ServerHandle {
+    /// The bound address (with the real port when the config asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// How many WebSocket connections are open.
+    pub fn connection_count(&self) -> usize {
+        self.shared.connections.load(Ordering::Acquire)
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_shut_down(&self) -> bool {
+        self.shared.shutdown.is_cancelled()
+    }
+
+    /// Graceful shutdown from async code: stops accepting, sends every connection a close frame
+    /// (`1001` "server shutting down") and waits at most `timeout` for the connections to end.
+    /// Idempotent. The runtime is not shut down (it belongs to the caller).
+    pub async fn shutdown_async(&self, timeout: Duration) {
+        let serve = self.serve.lock().take();
+        stop(self.shared.clone(), serve, timeout, self.local_addr).await;
+    }
+
+    /// Graceful shutdown from any thread (see [`ServerHandle::shutdown_async`]); blocks at most
+    /// about `timeout`. From inside the server's own tokio runtime prefer `shutdown_async`.
+    pub fn shutdown(&self, timeout: Duration) {
+        self.shared.shutdown.cancel();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let serve = self.serve.lock().take();
+        let shared = self.shared.clone();
+        let local_addr = self.local_addr;
+        self.handle.spawn(async move {
+            stop(shared, serve, timeout, local_addr).await;
+            let _ = tx.send(());
+        });
+        let _ = rx.recv_timeout(timeout + Duration::from_millis(500));
+    }
+}
+
+async fn stop(
+    shared: Arc<Shared>,
+    serve: Option<tokio::task::JoinHandle<()>>,
+    timeout: Duration,
+    local_addr: SocketAddr,
+) {
+    shared.shutdown.cancel();
+    shared.tracker.close();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let _ = tokio::time::timeout_at(deadline, shared.tracker.wait()).await;
+    if let Some(mut serve) = serve {
+        if tokio::time::timeout_at(deadline, &mut serve).await.is_err() {
+            serve.abort();
+        }
+        tracing::info!("websocket server on {local_addr} stopped");
+    }
+}
+
+/// `GET /ws` and `GET /`: authenticate, then upgrade.
+async fn upgrade(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    uri: Uri,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    if shared.shutdown.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "server shutting down\n").into_response();
+    }
+    if let Some(token) = &shared.config.token
+        && !authorized(token, &headers, &uri)
+    {
+        tracing::warn!(%peer, "rejected a connection: missing or wrong token");
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "unauthorized: present the token as `Authorization: Bearer <token>` or `?token=<token>`\n",
+        )
+            .into_response();
+    }
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let max = shared.config.max_frame_bytes;
+    let tracker = shared.tracker.clone();
+    upgrade
+        .max_frame_size(max)
+        .max_message_size(max)
+        .on_failed_upgrade(move |e| tracing::warn!(%peer, "websocket upgrade failed: {e}"))
+        .on_upgrade(move |socket| tracker.track_future(connection::run(shared, socket, peer)))
+}
+
+/// Whether the request carries `token` (header or query), compared in constant time.
+fn authorized(token: &str, headers: &HeaderMap, uri: &Uri) -> bool {
+    let mut ok = false;
+    for value in headers.get_all(header::AUTHORIZATION) {
+        if let Ok(value) = value.to_str()
+            && let Some((scheme, presented)) = value.trim().split_once(' ')
+            && scheme.eq_ignore_ascii_case("bearer")
+        {
+            ok |= constant_time_eq(presented.trim().as_bytes(), token.as_bytes());
+        }
+    }
+    if let Ok(Query(query)) = Query::<HashMap<String, String>>::try_from_uri(uri)
+        && let Some(presented) = query.get("token")
+    {
+        ok |= constant_time_eq(presented.as_bytes(), token.as_bytes());
+    }
+    ok
+}

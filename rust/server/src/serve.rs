@@ -1,0 +1,90 @@
+//! `agents-server serve`: the agent runtime, the game tools and the WebSocket server in one
+//! process, until Ctrl-C or SIGTERM.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::net::{Server, ServerConfig};
+use agents_core::runtime::{Runtime, RuntimeOptions};
+use agents_core::tools::ToolRegistry;
+
+use crate::cli::ServeArgs;
+
+/// How long shutdown waits for clients to take their close frames, and for agents to stop.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs the server until a shutdown signal; the error is a message for the user.
+pub fn run(args: ServeArgs) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("agents-server")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let mut options = RuntimeOptions::with_database(&args.db);
+    if let Some(seconds) = args.idle_think_seconds {
+        options.idle_think_seconds = seconds;
+    }
+    let runtime = Runtime::start_on(rt.handle().clone(), options).map_err(|e| {
+        format!(
+            "cannot start the agent runtime on {}: {e}",
+            args.db.display()
+        )
+    })?;
+    let runtime = Arc::new(runtime);
+    if args.resume {
+        let resumed = runtime
+            .resume_all()
+            .map_err(|e| format!("cannot resume the stored agents: {e}"))?;
+        tracing::info!("resumed {} agent(s): {}", resumed.len(), resumed.join(", "));
+    }
+    let tools = Arc::new(ToolRegistry::with_game_tools());
+    let config = ServerConfig {
+        bind: args.bind,
+        token: args.token.filter(|t| !t.is_empty()),
+        max_frame_bytes: args.max_frame_bytes,
+        rate_limit_per_sec: args.rate_limit,
+        rate_limit_burst: args.rate_limit,
+        outbound_queue: args.outbound_queue,
+        ..ServerConfig::default()
+    };
+    let server = match Server::start(runtime.clone(), tools, config, rt.handle()) {
+        Ok(server) => server,
+        Err(e) => {
+            runtime.shutdown(SHUTDOWN_TIMEOUT);
+            return Err(e.to_string());
+        }
+    };
+    eprintln!("listening on ws://{}/ws", server.local_addr());
+    let signal = rt.block_on(shutdown_signal());
+    eprintln!("{signal}: shutting down");
+    server.shutdown(SHUTDOWN_TIMEOUT);
+    runtime.shutdown(SHUTDOWN_TIMEOUT);
+    drop(runtime);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    eprintln!("stopped");
+    Ok(())
+}
+
+/// Waits for Ctrl-C or (on Unix) SIGTERM; returns its name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "interrupted",
+                _ = term.recv() => "terminated",
+            },
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                let _ = tokio::signal::ctrl_c().await;
+                "interrupted"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "interrupted"
+    }
+}

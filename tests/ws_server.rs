@@ -1,0 +1,911 @@
+//! `agents-server serve` end to end: the real binary on an ephemeral loopback port, real
+//! WebSocket clients (tokio-tungstenite) and raw TCP clients for misbehaviour.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use parking_lot_free::Lines;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+const EVENT_TYPES: &[&str] = &[
+    "agent_spawned",
+    "agent_state_update",
+    "agent_moved",
+    "agent_speech",
+    "agent_removed",
+    "task_assigned",
+    "task_completed",
+    "collaboration_requested",
+    "agent_error",
+];
+
+/// Collected stderr lines (a tiny mutex-protected vector).
+mod parking_lot_free {
+    use std::sync::Mutex;
+
+    /// The server's stderr so far.
+    #[derive(Default)]
+    pub struct Lines(pub Mutex<Vec<String>>);
+
+    impl Lines {
+        pub fn contains(&self, needle: &str) -> bool {
+            self.0
+                .lock()
+                .map(|l| l.iter().any(|s| s.contains(needle)))
+                .unwrap_or(false)
+        }
+        pub fn text(&self) -> String {
+            self.0.lock().map(|l| l.join("\n")).unwrap_or_default()
+        }
+    }
+}
+
+/// A running `agents-server serve`.
+struct ServerProc {
+    child: Child,
+    addr: String,
+    stderr: Arc<Lines>,
+}
+
+impl ServerProc {
+    fn start(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> ServerProc {
+        let mut cmd = Command::new(support::server_bin());
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(["--log-level", "info"])
+            .args(extra)
+            .env_remove("AGENTS_SERVER_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn agents-server serve");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let lines = Arc::new(Lines::default());
+        let (tx, rx) = mpsc::channel();
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line
+                    .strip_prefix("listening on ws://")
+                    .and_then(|rest| rest.strip_suffix("/ws"))
+                {
+                    let _ = tx.send(addr.to_owned());
+                }
+                if let Ok(mut v) = sink.0.lock() {
+                    v.push(line);
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("the server did not start:\n{}", lines.text()));
+        ServerProc {
+            child,
+            addr,
+            stderr: lines,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    /// SIGTERM, then wait for a clean exit.
+    fn terminate(&mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(status.success(), "exit {status}:\n{}", self.stderr.text());
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the server did not stop:\n{}", self.stderr.text());
+    }
+
+    async fn wait_log(&self, needle: &str) {
+        for _ in 0..400 {
+            if self.stderr.contains(needle) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no log line with {needle:?}:\n{}", self.stderr.text());
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A protocol client: replies are matched by `request_id`, events are kept.
+struct Client {
+    ws: Ws,
+    events: Vec<Value>,
+    next_id: i64,
+    /// Every event type received so far.
+    seen: BTreeSet<String>,
+}
+
+const WAIT: Duration = Duration::from_secs(10);
+
+impl Client {
+    async fn connect(url: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("connect");
+        let mut client = Client {
+            ws,
+            events: Vec::new(),
+            next_id: 1,
+            seen: BTreeSet::new(),
+        };
+        let welcome = client.next().await;
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        client
+    }
+
+    async fn send(&mut self, value: &Value) {
+        self.send_text(value.to_string()).await;
+    }
+
+    async fn send_text(&mut self, text: String) {
+        self.ws
+            .send(Message::Text(text.into()))
+            .await
+            .expect("send");
+    }
+
+    /// The next JSON message.
+    async fn next(&mut self) -> Value {
+        loop {
+            let msg = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("a message in time")
+                .expect("the connection is open")
+                .expect("no error");
+            match msg {
+                Message::Text(t) => {
+                    let value: Value = serde_json::from_str(t.as_str()).expect("JSON");
+                    if let Some(kind) = value["type"].as_str()
+                        && EVENT_TYPES.contains(&kind)
+                    {
+                        self.seen.insert(kind.to_owned());
+                    }
+                    return value;
+                }
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    /// Sends a request with a fresh integer id and returns its reply (events are kept).
+    async fn request(&mut self, mut request: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        request["request_id"] = json!(id);
+        self.send(&request).await;
+        self.reply_to(&json!(id)).await
+    }
+
+    async fn reply_to(&mut self, id: &Value) -> Value {
+        loop {
+            let m = self.next().await;
+            if m.get("request_id") == Some(id) {
+                return m;
+            }
+            assert!(
+                m.get("request_id").is_none(),
+                "a reply to another request: {m}"
+            );
+            self.events.push(m);
+        }
+    }
+
+    /// Waits for an event matching `pick` (checking the kept ones first).
+    async fn event(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.events.iter().position(&pick) {
+            return self.events.remove(i);
+        }
+        loop {
+            let m = self.next().await;
+            if pick(&m) {
+                return m;
+            }
+            self.events.push(m);
+        }
+    }
+
+    /// Every event arriving within `within`.
+    async fn drain(&mut self, within: Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        while let Ok(Some(Ok(Message::Text(t)))) =
+            tokio::time::timeout_at(deadline, self.ws.next()).await
+        {
+            self.events
+                .push(serde_json::from_str(t.as_str()).expect("JSON"));
+        }
+        std::mem::take(&mut self.events)
+    }
+
+    /// Reads until the server's close frame; returns (code, reason).
+    async fn close_frame(&mut self) -> (u16, String) {
+        loop {
+            match tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("close in time")
+            {
+                Some(Ok(Message::Close(Some(frame)))) => {
+                    return (u16::from(frame.code), frame.reason.to_string());
+                }
+                Some(Ok(Message::Close(None))) => panic!("a close frame without a code"),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => panic!("error before the close frame: {e}"),
+                None => panic!("the connection ended without a close frame"),
+            }
+        }
+    }
+
+    async fn assert_usable(&mut self) {
+        let pong = self.request(json!({"type": "ping"})).await;
+        assert_eq!(pong["type"], "pong", "{pong}");
+    }
+}
+
+fn ok<'a>(reply: &'a Value, kind: &str) -> &'a Value {
+    assert_eq!(reply["type"], kind, "{reply}");
+    reply
+}
+
+async fn spawn(client: &mut Client, config: Value) -> String {
+    let r = client
+        .request(json!({"type": "agent_spawn_request", "agent_config": config}))
+        .await;
+    ok(&r, "agent_spawn_response")["agent_id"]
+        .as_str()
+        .expect("agent_id")
+        .to_owned()
+}
+
+fn quiet_agent(name: &str) -> Value {
+    json!({"name": name, "role": "tester", "idle_think_seconds": 600,
+           "thinking_seconds": 0.05, "speaking_seconds": 0.05})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_and_every_event_between_two_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    // The raw welcome.
+    let (mut raw, _) = tokio_tungstenite::connect_async(server.url())
+        .await
+        .unwrap();
+    let Some(Ok(Message::Text(text))) = raw.next().await else {
+        panic!("no welcome")
+    };
+    let welcome: Value = serde_json::from_str(text.as_str()).unwrap();
+    assert_eq!(welcome["type"], "welcome");
+    assert_eq!(welcome["protocol_version"], 1);
+    assert!(
+        welcome["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("godot-agents ")
+    );
+    assert_eq!(welcome["requests"].as_array().unwrap().len(), 15);
+    assert_eq!(welcome["events"], json!(EVENT_TYPES));
+    drop(raw);
+
+    let mut c1 = Client::connect(&server.url()).await;
+    let mut c2 = Client::connect(&server.url()).await;
+
+    // Ids: a string and an integer, echoed unchanged.
+    c1.send(&json!({"type": "ping", "request_id": "abc"})).await;
+    assert_eq!(
+        ok(&c1.reply_to(&json!("abc")).await, "pong")["request_id"],
+        "abc"
+    );
+    c1.send(&json!({"type": "ping", "request_id": 42})).await;
+    assert_eq!(ok(&c1.reply_to(&json!(42)).await, "pong")["request_id"], 42);
+
+    let tools = c1.request(json!({"type": "list_tools"})).await;
+    let names: Vec<&str> = ok(&tools, "list_tools_response")["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"roll_rpg_dice"), "{names:?}");
+    let roll = c1
+        .request(json!({"type": "call_tool", "name": "roll_rpg_dice",
+                         "arguments": {"sides": 6, "count": 3, "seed": 1}}))
+        .await;
+    ok(&roll, "call_tool_response");
+    assert_eq!(roll["is_error"], false, "{roll}");
+    assert_eq!(
+        roll["structured_content"]["rolls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3,
+        "{roll}"
+    );
+
+    let subscribed = c2.request(json!({"type": "subscribe"})).await;
+    ok(&subscribed, "subscribe_response");
+    assert_eq!(subscribed["events"], Value::Null);
+
+    // Bo helps; Ada is scripted: move, ask Bo for help, an invalid action, then speak.
+    let bo = spawn(&mut c1, quiet_agent("Bo")).await;
+    let ada = spawn(
+        &mut c1,
+        json!({
+            "name": "Ada", "role": "builder", "initial_position": {"x": 10, "y": 10},
+            "idle_think_seconds": 0.2, "thinking_seconds": 0.05, "speaking_seconds": 0.05,
+            "script": [{
+                "assistant_text": "On my way",
+                "dialog_type": "chat",
+                "tool_calls": [
+                    {"id": "c1", "tool": "move", "args": {"x": 14, "y": 12}},
+                    {"id": "c2", "tool": "collaborate", "args": {"agent_id": bo, "task_name": "haul crates"}},
+                    {"id": "c3", "tool": "fly", "args": {}}
+                ]
+            }]
+        }),
+    )
+    .await;
+    // c2 sees what c1 did.
+    let spawned = c2
+        .event(|e| e["type"] == "agent_spawned" && e["agent_id"] == ada.as_str())
+        .await;
+    assert_eq!(spawned["name"], "Ada");
+
+    let state = c1
+        .request(json!({"type": "get_agent_state", "agent_id": ada}))
+        .await;
+    assert_eq!(
+        ok(&state, "get_agent_state_response")["agent"]["name"],
+        "Ada"
+    );
+    let list = c1.request(json!({"type": "list_agents"})).await;
+    assert_eq!(
+        ok(&list, "list_agents_response")["agents"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // c2 acts; c1 sees it.
+    let assigned = c2
+        .request(json!({"type": "assign_task", "agent_id": bo, "task_name": "sweep the yard"}))
+        .await;
+    let task_id = ok(&assigned, "assign_task_response")["task"]["id"].clone();
+    c1.event(|e| e["type"] == "task_assigned" && e["task_name"] == "sweep the yard")
+        .await;
+    let tasks = c1
+        .request(json!({"type": "get_tasks", "agent_id": bo}))
+        .await;
+    assert!(
+        !ok(&tasks, "get_tasks_response")["tasks"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let done = c1
+        .request(json!({"type": "complete_task", "task_id": task_id}))
+        .await;
+    ok(&done, "complete_task_response");
+    c2.event(|e| e["type"] == "task_completed" && e["task_name"] == "sweep the yard")
+        .await;
+
+    let said = c2
+        .request(json!({"type": "send_message", "agent_id": bo, "content": "Hello Bo"}))
+        .await;
+    ok(&said, "send_message_response");
+    c1.event(|e| e["type"] == "agent_speech" && e["agent_id"] == bo.as_str())
+        .await;
+    let conversation = c1
+        .request(json!({"type": "get_conversation", "agent_id": bo, "limit": 10}))
+        .await;
+    let lines = ok(&conversation, "get_conversation_response")["messages"].to_string();
+    assert!(lines.contains("Hello Bo"), "{lines}");
+    let history = c1
+        .request(json!({"type": "get_state_history", "agent_id": bo}))
+        .await;
+    assert!(
+        !ok(&history, "get_state_history_response")["transitions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let stored = c1.request(json!({"type": "list_stored_agents"})).await;
+    assert_eq!(
+        ok(&stored, "list_stored_agents_response")["agents"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // Ada's script: moved, collaboration, agent_error, speech.
+    c2.event(|e| e["type"] == "agent_moved" && e["agent_id"] == ada.as_str())
+        .await;
+    c2.event(|e| e["type"] == "collaboration_requested" && e["helper_id"] == bo.as_str())
+        .await;
+    c2.event(|e| e["type"] == "agent_error" && e["agent_id"] == ada.as_str())
+        .await;
+    c2.event(|e| e["type"] == "agent_speech" && e["content"] == "On my way")
+        .await;
+
+    let gone = c1
+        .request(json!({"type": "agent_terminate_request", "agent_id": bo}))
+        .await;
+    ok(&gone, "agent_terminate_response");
+    c2.event(|e| e["type"] == "agent_removed" && e["agent_id"] == bo.as_str())
+        .await;
+    c2.event(|e| e["type"] == "agent_state_update").await;
+
+    // Every event type reached the observer; both clients stay usable.
+    let all: BTreeSet<String> = EVENT_TYPES.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(c2.seen, all);
+    c1.assert_usable().await;
+    c2.assert_usable().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_code_leaves_the_connection_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    let mut c = Client::connect(&server.url()).await;
+    let agent = spawn(&mut c, quiet_agent("Cy")).await;
+
+    let cases: Vec<(String, &str)> = vec![
+        ("{\"type\": ".into(), "not_json"),
+        ("[1, 2]".into(), "not_an_object"),
+        (json!({"agent_id": "x"}).to_string(), "missing_type"),
+        (json!({"type": "fly"}).to_string(), "unknown_type"),
+        (
+            json!({"type": "get_agent_state", "agent_id": 5}).to_string(),
+            "invalid_request",
+        ),
+        (
+            json!({"type": "ping", "request_id": [1]}).to_string(),
+            "invalid_request",
+        ),
+        (
+            json!({"type": "ping", "extra": 1}).to_string(),
+            "invalid_request",
+        ),
+    ];
+    for (frame, code) in cases {
+        c.send_text(frame.clone()).await;
+        let e = c.next().await;
+        assert_eq!(e["type"], "error", "{frame}: {e}");
+        assert_eq!(e["code"], code, "{frame}: {e}");
+        assert!(!e["message"].as_str().unwrap().is_empty());
+        c.assert_usable().await;
+    }
+    c.ws.send(Message::Binary(vec![1u8, 2, 3].into()))
+        .await
+        .unwrap();
+    let e = c.next().await;
+    assert_eq!(e["code"], "binary_not_supported", "{e}");
+    c.assert_usable().await;
+
+    let first = c
+        .request(json!({"type": "assign_task", "agent_id": agent, "task_name": "dig"}))
+        .await;
+    let task_id = first["task"]["id"].clone();
+    ok(
+        &c.request(json!({"type": "complete_task", "task_id": task_id}))
+            .await,
+        "complete_task_response",
+    );
+    let requests = vec![
+        (
+            json!({"type": "get_agent_state", "agent_id": "agent_999"}),
+            "unknown_agent",
+        ),
+        (
+            json!({"type": "agent_spawn_request", "agent_config": {"agent_id": agent}}),
+            "already_running",
+        ),
+        (
+            json!({"type": "agent_spawn_request", "agent_config": {"name": "Far", "initial_position": {"x": -500, "y": 0}}}),
+            "invalid_config",
+        ),
+        (
+            json!({"type": "agent_spawn_request", "agent_config": {"name": "B", "brain": "nope"}}),
+            "unknown_brain",
+        ),
+        (
+            json!({"type": "complete_task", "task_id": 99999}),
+            "unknown_task",
+        ),
+        (
+            json!({"type": "complete_task", "task_id": task_id}),
+            "task_already_completed",
+        ),
+        (
+            json!({"type": "send_message", "agent_id": agent, "content": ""}),
+            "invalid_message",
+        ),
+        (
+            json!({"type": "call_tool", "name": "no_such_tool"}),
+            "unknown_tool",
+        ),
+        (
+            json!({"type": "call_tool", "name": "roll_rpg_dice", "arguments": {"sides": "six"}}),
+            "invalid_args",
+        ),
+        (
+            json!({"type": "subscribe", "events": ["agent_dance"]}),
+            "invalid_filter",
+        ),
+    ];
+    for (i, (mut request, code)) in requests.into_iter().enumerate() {
+        let id = format!("r{i}");
+        request["request_id"] = json!(id);
+        c.send(&request).await;
+        let e = c.reply_to(&json!(id)).await;
+        assert_eq!(e["type"], "error", "{request}: {e}");
+        assert_eq!(e["code"], code, "{request}: {e}");
+        c.assert_usable().await;
+    }
+
+    // rate_limited: 300 pings at once against 200/s with bursts of 200.
+    for i in 0..300 {
+        c.send(&json!({"type": "ping", "request_id": 10_000 + i}))
+            .await;
+    }
+    let mut limited = 0;
+    for i in 0..300 {
+        let m = c.reply_to(&json!(10_000 + i)).await;
+        if m["type"] == "error" {
+            assert_eq!(m["code"], "rate_limited", "{m}");
+            limited += 1;
+        }
+    }
+    assert!(limited >= 50, "{limited} of 300 rate-limited");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    c.assert_usable().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_filters_by_event_type_and_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    let mut actor = Client::connect(&server.url()).await;
+    let mut by_type = Client::connect(&server.url()).await;
+    let mut by_agent = Client::connect(&server.url()).await;
+    let x = spawn(&mut actor, quiet_agent("X")).await;
+
+    let r = by_type
+        .request(json!({"type": "subscribe", "events": ["agent_spawned", "task_assigned"]}))
+        .await;
+    assert_eq!(
+        ok(&r, "subscribe_response")["events"],
+        json!(["agent_spawned", "task_assigned"])
+    );
+    let r = by_agent
+        .request(json!({"type": "subscribe", "agents": [x]}))
+        .await;
+    assert_eq!(ok(&r, "subscribe_response")["agents"], json!([x]));
+    by_type.drain(Duration::from_millis(100)).await;
+    by_agent.drain(Duration::from_millis(100)).await;
+
+    let y = spawn(&mut actor, quiet_agent("Y")).await;
+    actor
+        .request(json!({"type": "assign_task", "agent_id": y, "task_name": "for y"}))
+        .await;
+    actor
+        .request(json!({"type": "assign_task", "agent_id": x, "task_name": "for x"}))
+        .await;
+    actor
+        .request(json!({"type": "send_message", "agent_id": y, "content": "only y hears this"}))
+        .await;
+    by_agent
+        .event(|e| e["type"] == "task_assigned" && e["agent_id"] == x.as_str())
+        .await;
+    by_type
+        .event(|e| e["type"] == "task_assigned" && e["agent_id"] == x.as_str())
+        .await;
+    by_type
+        .event(|e| e["type"] == "agent_spawned" && e["agent_id"] == y.as_str())
+        .await;
+    actor
+        .event(|e| e["type"] == "agent_speech" && e["agent_id"] == y.as_str())
+        .await;
+
+    let typed = by_type.drain(Duration::from_millis(300)).await;
+    for e in &typed {
+        assert!(
+            e["type"] == "agent_spawned" || e["type"] == "task_assigned",
+            "{e}"
+        );
+    }
+    for e in by_agent.drain(Duration::from_millis(300)).await {
+        assert_ne!(e["agent_id"], y.as_str(), "an event about Y: {e}");
+    }
+    // `events: []` receives nothing; the reply still comes.
+    ok(
+        &by_type
+            .request(json!({"type": "subscribe", "events": []}))
+            .await,
+        "subscribe_response",
+    );
+    actor
+        .request(json!({"type": "assign_task", "agent_id": x, "task_name": "again"}))
+        .await;
+    by_agent.event(|e| e["task_name"] == "again").await;
+    assert!(by_type.drain(Duration::from_millis(200)).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_required_when_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(
+        &dir.path().join("agents.db"),
+        &[],
+        &[("AGENTS_SERVER_TOKEN", "s3cret")],
+    );
+    for url in [server.url(), format!("{}?token=wrong", server.url())] {
+        match tokio_tungstenite::connect_async(url.as_str()).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                assert_eq!(response.status(), 401, "{url}");
+            }
+            Err(other) => panic!("{url}: expected HTTP 401, got {other}"),
+            Ok(_) => panic!("{url}: connected without the token"),
+        }
+    }
+    let mut request = server.url().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("Authorization", "Bearer wrong".parse().unwrap());
+    assert!(tokio_tungstenite::connect_async(request).await.is_err());
+
+    let mut request = server.url().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("Authorization", "Bearer s3cret".parse().unwrap());
+    let (ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut c = Client {
+        ws,
+        events: Vec::new(),
+        next_id: 1,
+        seen: BTreeSet::new(),
+    };
+    assert_eq!(c.next().await["type"], "welcome");
+    c.assert_usable().await;
+    let mut q = Client::connect(&format!("{}?token=s3cret", server.url())).await;
+    q.assert_usable().await;
+}
+
+/// A raw WebSocket client over TCP: upgrade by hand, then write masked frames and parse frames.
+struct Raw {
+    tcp: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Raw {
+    async fn connect(addr: &str) -> Raw {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let request = format!(
+            "GET /ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let end = loop {
+            let n = tcp.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "closed during the upgrade");
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_string();
+        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+        Raw {
+            tcp,
+            buf: buf[end..].to_vec(),
+        }
+    }
+
+    fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![0x80 | opcode];
+        let len = payload.len();
+        if len < 126 {
+            out.push(0x80 | len as u8);
+        } else if len <= 0xFFFF {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(len as u16).to_be_bytes());
+        } else {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(len as u64).to_be_bytes());
+        }
+        let mask = [1u8, 2, 3, 4];
+        out.extend_from_slice(&mask);
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        out
+    }
+
+    /// Reads every frame until EOF; returns (opcode, payload) pairs.
+    async fn read_all(&mut self) -> Vec<(u8, Vec<u8>)> {
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            match tokio::time::timeout(WAIT, self.tcp.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(_) => panic!("the server did not close the connection"),
+            }
+        }
+        let mut frames = Vec::new();
+        let b = &self.buf;
+        let mut i = 0;
+        while i + 2 <= b.len() {
+            let opcode = b[i] & 0x0F;
+            let mut len = (b[i + 1] & 0x7F) as usize;
+            let mut at = i + 2;
+            if len == 126 {
+                len = u16::from_be_bytes([b[at], b[at + 1]]) as usize;
+                at += 2;
+            } else if len == 127 {
+                len = u64::from_be_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+                at += 8;
+            }
+            if at + len > b.len() {
+                break;
+            }
+            frames.push((opcode, b[at..at + len].to_vec()));
+            i = at + len;
+        }
+        frames
+    }
+
+    async fn close_code(&mut self) -> (u16, String) {
+        let frames = self.read_all().await;
+        let (opcode, payload) = frames.last().expect("some frames").clone();
+        assert_eq!(opcode, 8, "the last frame is a close frame");
+        let code = u16::from_be_bytes([payload[0], payload[1]]);
+        (code, String::from_utf8_lossy(&payload[2..]).to_string())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_and_garbage_frames_close_with_the_right_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(
+        &dir.path().join("agents.db"),
+        &["--max-frame-bytes", "65536"],
+        &[],
+    );
+    let mut other = Client::connect(&server.url()).await;
+
+    let mut big = Client::connect(&server.url()).await;
+    let padding = "x".repeat(100_000);
+    big.send(&json!({"type": "ping", "pad": padding})).await;
+    assert_eq!(big.close_frame().await.0, 1009);
+
+    // Reserved bits set: a protocol violation.
+    let mut raw = Raw::connect(&server.addr).await;
+    raw.tcp.write_all(&[0xF1, 0x80, 0, 0, 0, 0]).await.unwrap();
+    assert_eq!(raw.close_code().await.0, 1002);
+
+    // A text frame that is not UTF-8.
+    let mut raw = Raw::connect(&server.addr).await;
+    raw.tcp
+        .write_all(&Raw::frame(1, &[0xFF, 0xFE, 0xFD]))
+        .await
+        .unwrap();
+    assert_eq!(raw.close_code().await.0, 1007);
+
+    other.assert_usable().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_client_is_disconnected_and_others_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(
+        &dir.path().join("agents.db"),
+        &["--outbound-queue", "16", "--rate-limit", "1000000"],
+        &[],
+    );
+    let mut good = Client::connect(&server.url()).await;
+    let mut slow = Raw::connect(&server.addr).await;
+    // Thousands of large replies, never read.
+    let request = Raw::frame(1, json!({"type": "list_tools"}).to_string().as_bytes());
+    let mut batch = Vec::new();
+    for _ in 0..3000 {
+        batch.extend_from_slice(&request);
+    }
+    slow.tcp.write_all(&batch).await.unwrap();
+    server.wait_log("client too slow").await;
+    good.assert_usable().await;
+    let (code, reason) = slow.close_code().await;
+    assert_eq!(code, 1008);
+    assert_eq!(reason, "client too slow: outbound queue full");
+    good.assert_usable().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_on_the_same_database_keeps_history_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("agents.db");
+    let mut first = ServerProc::start(&db, &[], &[]);
+    let mut c = Client::connect(&first.url()).await;
+    let agent = spawn(&mut c, quiet_agent("Dee")).await;
+    ok(
+        &c.request(
+            json!({"type": "send_message", "agent_id": agent, "content": "remember the blue door"}),
+        )
+        .await,
+        "send_message_response",
+    );
+    c.event(|e| e["type"] == "agent_speech" && e["agent_id"] == agent.as_str())
+        .await;
+    first.terminate();
+    assert_eq!(
+        c.close_frame().await,
+        (1001, "server shutting down".to_owned())
+    );
+
+    let mut second = ServerProc::start(&db, &[], &[]);
+    let mut c = Client::connect(&second.url()).await;
+    let stored = c.request(json!({"type": "list_stored_agents"})).await;
+    assert!(
+        ok(&stored, "list_stored_agents_response")["agents"]
+            .to_string()
+            .contains(&agent)
+    );
+    let conv = c
+        .request(json!({"type": "get_conversation", "agent_id": agent}))
+        .await;
+    assert!(
+        ok(&conv, "get_conversation_response")["messages"]
+            .to_string()
+            .contains("remember the blue door")
+    );
+    let running = c.request(json!({"type": "list_agents"})).await;
+    assert_eq!(running["agents"], json!([]));
+    second.terminate();
+
+    let third = ServerProc::start(&db, &["--resume"], &[]);
+    let mut c = Client::connect(&third.url()).await;
+    let state = c
+        .request(json!({"type": "get_agent_state", "agent_id": agent}))
+        .await;
+    assert_eq!(
+        ok(&state, "get_agent_state_response")["agent"]["name"],
+        "Dee"
+    );
+}
