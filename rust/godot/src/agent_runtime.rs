@@ -9,13 +9,16 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agents_core::bus::{BusMessage, Filter, Received, Subscription};
 use agents_core::memory::AgentRecord;
+use agents_core::net::{Server, ServerConfig, ServerHandle};
 use agents_core::runtime::{
     AgentConfig as CoreConfig, AgentSnapshot, Runtime, RuntimeError, RuntimeOptions, WorldBounds,
 };
+use agents_core::tools::ToolRegistry;
 use godot::builtin::AnyDictionary;
 use godot::classes::{Engine, INode, Node, Os};
 use godot::prelude::*;
@@ -232,8 +235,26 @@ pub struct AgentRuntime {
     /// [member event_queue_capacity] per frame). The rest waits for the next frame.
     #[export]
     max_events_per_frame: i64,
+    /// Serve the WebSocket protocol (`docs/protocol.md`) from this node's runtime, so external
+    /// clients see and drive the same agents as the game. Read at [method start].
+    #[export]
+    websocket_enabled: bool,
+    /// The address the WebSocket server binds (`127.0.0.1`: this machine only; `0.0.0.0`: every
+    /// interface — set [member websocket_token] then).
+    #[export]
+    #[init(val = GString::from("127.0.0.1"))]
+    websocket_bind: GString,
+    /// The WebSocket server's port; `0` picks a free one ([method get_websocket_url] tells which).
+    #[export]
+    #[init(val = 9080)]
+    websocket_port: i64,
+    /// When not empty, clients must present this token (`Authorization: Bearer <token>` or
+    /// `?token=<token>`); others get HTTP 401.
+    #[export]
+    websocket_token: GString,
 
-    runtime: Option<Runtime>,
+    runtime: Option<Arc<Runtime>>,
+    server: Option<ServerHandle>,
     subscription: Option<Subscription>,
     last_error: String,
     last_frame_events: i64,
@@ -328,6 +349,13 @@ impl AgentRuntime {
             }
         };
         let capacity = usize::try_from(self.event_queue_capacity.max(1)).unwrap_or(usize::MAX);
+        let server_config = match self.server_config() {
+            Ok(c) => c,
+            Err(message) => {
+                self.report("", "invalid_options", &message);
+                return false;
+            }
+        };
         let started = guarded("start", || {
             if let Some(dir) = options.database.parent()
                 && !dir.as_os_str().is_empty()
@@ -339,14 +367,29 @@ impl AgentRuntime {
                     )
                 })?;
             }
-            let runtime = Runtime::start(options).map_err(failure)?;
+            let runtime = Arc::new(Runtime::start(options).map_err(failure)?);
             let subscription = runtime.subscribe_with_capacity(Filter::all(), capacity);
-            Ok((runtime, subscription))
+            let server = match server_config {
+                None => None,
+                Some(config) => {
+                    let tools = Arc::new(ToolRegistry::with_game_tools());
+                    let handle = runtime.handle().clone();
+                    match Server::start(runtime.clone(), tools, config, &handle) {
+                        Ok(server) => Some(server),
+                        Err(e) => {
+                            runtime.shutdown(SHUTDOWN_TIMEOUT);
+                            return Err(("startup_failed", format!("WebSocket server: {e}")));
+                        }
+                    }
+                }
+            };
+            Ok((runtime, subscription, server))
         });
         match started {
-            Ok((runtime, subscription)) => {
+            Ok((runtime, subscription, server)) => {
                 self.runtime = Some(runtime);
                 self.subscription = Some(subscription);
+                self.server = server;
                 self.last_error.clear();
             }
             Err((code, message)) => {
@@ -370,7 +413,11 @@ impl AgentRuntime {
         let Some(runtime) = self.runtime.take() else {
             return;
         };
+        let server = self.server.take();
         if let Err((code, message)) = guarded("stop", || {
+            if let Some(server) = &server {
+                server.shutdown(SHUTDOWN_TIMEOUT);
+            }
             runtime.shutdown(SHUTDOWN_TIMEOUT);
             Ok(())
         }) {
@@ -380,6 +427,15 @@ impl AgentRuntime {
         // The bus is closed: the queue is finite.
         self.drain(usize::MAX);
         self.subscription = None;
+    }
+
+    /// The WebSocket server's address (`ws://127.0.0.1:9080/ws`) while it serves, else `""`.
+    #[func]
+    pub fn get_websocket_url(&self) -> GString {
+        match &self.server {
+            Some(server) => GString::from(format!("ws://{}/ws", server.local_addr()).as_str()),
+            None => GString::new(),
+        }
     }
 
     /// True while the runtime runs (between [method start] and [method stop]).
@@ -607,6 +663,31 @@ impl AgentRuntime {
 
 impl AgentRuntime {
     /// The runtime options from the properties.
+    /// The WebSocket server's settings, or `None` when it is off.
+    fn server_config(&self) -> Result<Option<ServerConfig>, String> {
+        if !self.websocket_enabled {
+            return Ok(None);
+        }
+        let port = u16::try_from(self.websocket_port).map_err(|_| {
+            format!(
+                "websocket_port must be 0–65535, got {}",
+                self.websocket_port
+            )
+        })?;
+        let host = self.websocket_bind.to_string();
+        let ip: std::net::IpAddr = host.trim().parse().map_err(|_| {
+            format!("websocket_bind must be an IP address such as 127.0.0.1, got '{host}'")
+        })?;
+        let token = self.websocket_token.to_string();
+        let config = ServerConfig {
+            bind: std::net::SocketAddr::new(ip, port),
+            token: if token.is_empty() { None } else { Some(token) },
+            ..ServerConfig::default()
+        };
+        config.validate()?;
+        Ok(Some(config))
+    }
+
     fn options(&self) -> Result<RuntimeOptions, String> {
         if self.seed < 0 {
             return Err(format!("seed must be 0 or more, got {}", self.seed));
@@ -823,6 +904,9 @@ impl AgentRuntime {
     /// Stops without emitting anything (leaving the tree, drop).
     fn shut_down(&mut self) {
         self.subscription = None;
+        if let Some(server) = self.server.take() {
+            let _ = catch_unwind(AssertUnwindSafe(|| server.shutdown(SHUTDOWN_TIMEOUT)));
+        }
         if let Some(runtime) = self.runtime.take() {
             let _ = catch_unwind(AssertUnwindSafe(|| runtime.shutdown(SHUTDOWN_TIMEOUT)));
         }
