@@ -909,3 +909,43 @@ async fn restart_on_the_same_database_keeps_history_and_resumes() {
         "Dee"
     );
 }
+
+/// MCP over Streamable HTTP on the same server (`/mcp`): rmcp's HTTP client lists and calls the
+/// same tools as the stdio mode; with a token, it must present it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(&dir.path().join("mcp.db"), &["--token", "mcp-secret"], &[]);
+    let url = format!("http://{}/mcp", server.addr);
+
+    // Without the token: no session.
+    let anonymous = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await;
+    assert!(anonymous.is_err(), "MCP over HTTP must require the token");
+
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("mcp-secret");
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve(StreamableHttpClientTransport::from_config(config)),
+    )
+    .await
+    .expect("initialize timed out")
+    .expect("initialize over HTTP");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    let expected: BTreeSet<String> = support::expected_tool_names().into_iter().collect();
+    assert_eq!(names, expected, "the same registry as the stdio mode");
+
+    let mut params = CallToolRequestParams::new("new_tic_tac_toe_game".to_owned());
+    params = params.with_arguments(serde_json::Map::new());
+    let result = client.call_tool(params).await.expect("tools/call");
+    assert_ne!(result.is_error, Some(true));
+    let state = result.structured_content.expect("structuredContent")["state"].clone();
+    assert!(state.as_str().is_some_and(|s| s.contains("G:")), "{state}");
+    client.cancel().await.expect("close the session");
+}

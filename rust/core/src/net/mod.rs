@@ -218,7 +218,10 @@ impl Server {
             .route("/ws", get(upgrade))
             .route("/", get(upgrade))
             .with_state(shared.clone())
-            .merge(routes);
+            .merge(routes.layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                require_token,
+            )));
         let stop = shared.shutdown.clone();
         let serve = handle.spawn(async move {
             let result = axum::serve(
@@ -340,6 +343,26 @@ async fn upgrade(
         .max_message_size(max)
         .on_failed_upgrade(move |e| tracing::warn!(%peer, "websocket upgrade failed: {e}"))
         .on_upgrade(move |socket| tracker.track_future(connection::run(shared, socket, peer)))
+}
+
+/// Guards the extra routes (MCP over HTTP) with the same token as the WebSocket upgrade: without
+/// it, HTTP 401 with `WWW-Authenticate: Bearer`.
+async fn require_token(
+    State(shared): State<Arc<Shared>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(token) = &shared.config.token
+        && !authorized(token, request.headers(), request.uri())
+    {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong token",
+        )
+            .into_response();
+    }
+    next.run(request).await
 }
 
 /// Whether the request carries `token` (header or query), compared in constant time.
