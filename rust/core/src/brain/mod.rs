@@ -179,10 +179,7 @@ pub const BRAINS: &[&str] = &["scripted"];
 /// [`BrainError::Unknown`] listing the available names.
 pub fn create_brain(name: &str, settings: &BrainSettings) -> Result<Box<dyn Brain>, BrainError> {
     match name {
-        scripted::NAME => Ok(Box::new(scripted::ScriptedBrain::with_script(
-            settings,
-            settings.script.clone(),
-        ))),
+        scripted::NAME => Ok(Box::new(scripted::ScriptedBrain::new(settings))),
         _ => Err(BrainError::Unknown {
             name: name.to_string(),
             available: BRAINS.join(", "),

@@ -155,7 +155,7 @@ enum Choice {
 }
 
 impl ScriptedBrain {
-    /// A brain that generates every decision.
+    /// A brain that plays `settings.script` first, then generates every decision.
     ///
     /// `settings.thinking_seconds` is the latency of each [`Brain::decide`] (0, negative or NaN:
     /// none; too large for a [`Duration`]: the longest one).
@@ -169,7 +169,7 @@ impl ScriptedBrain {
         ScriptedBrain {
             rng: ChaCha8Rng::seed_from_u64(settings.seed),
             thinking,
-            script: VecDeque::new(),
+            script: settings.script.iter().cloned().collect(),
             calls: 0,
             work: None,
             collaborated: VecDeque::new(),
@@ -177,7 +177,8 @@ impl ScriptedBrain {
         }
     }
 
-    /// A brain that first returns `script`, one reply per decision and in order (as given: ids
+    /// A brain that first returns `script` (instead of `settings.script`), one reply per decision
+    /// and in order (as given: ids
     /// and contents are not checked or rewritten, and they do not consume generated call ids),
     /// then generates decisions as [`ScriptedBrain::new`] does. Each scripted decision takes the
     /// thinking latency too.

@@ -230,7 +230,11 @@ pub fn world_tools() -> &'static ToolRegistry {
 /// The world tools in the LLM shape (`[{name, description, parameters}]`, sorted by name), for
 /// [`crate::brain::BrainContext::tools`].
 pub fn world_tool_definitions() -> Vec<Value> {
-    world_tools().tools().map(|t| t.llm_definition()).collect()
+    // Built once: every decision of every agent puts them in its context.
+    static DEFINITIONS: OnceLock<Vec<Value>> = OnceLock::new();
+    DEFINITIONS
+        .get_or_init(|| world_tools().tools().map(|t| t.llm_definition()).collect())
+        .clone()
 }
 
 /// Validates a tool call against [`world_tools`] and turns it into an [`Action`].

@@ -172,8 +172,8 @@ pub(super) const WAIT_REASON: &[&str] = &[
     "catching my breath",
 ];
 
-/// Fills `template`'s `{key}` placeholders from `values` in one pass. Unknown placeholders are
-/// kept as written.
+/// Fills `template`'s `{key}` fields from `values` in one pass. A `{key}` with no value is kept
+/// as written.
 pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
