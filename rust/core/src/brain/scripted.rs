@@ -178,9 +178,8 @@ impl ScriptedBrain {
     }
 
     /// A brain that first returns `script` (instead of `settings.script`), one reply per decision
-    /// and in order (as given: ids
-    /// and contents are not checked or rewritten, and they do not consume generated call ids),
-    /// then generates decisions as [`ScriptedBrain::new`] does. Each scripted decision takes the
+    /// and in order (as given: ids and contents are not checked or rewritten, and they do not
+    /// consume generated call ids), then generates decisions as [`ScriptedBrain::new`] does. Each scripted decision takes the
     /// thinking latency too.
     pub fn with_script(settings: &BrainSettings, script: Vec<BrainReply>) -> Self {
         let mut brain = ScriptedBrain::new(settings);
