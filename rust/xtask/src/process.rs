@@ -1,7 +1,8 @@
-//! Running child processes: stream their output as it arrives, keep a copy, enforce a timeout.
+//! Running child processes: stream their output as it arrives, keep a copy, enforce a timeout;
+//! and servers in the background ([`Background`]) that a test or a benchmark talks to, then stops.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -72,113 +73,7 @@ fn reader_thread<R: Read + Send + 'static>(
 
 /// Runs `cmd` to completion (or until `timeout`), streaming and collecting its output.
 pub fn run(cmd: &mut Command, timeout: Option<Duration>, echo: Echo) -> Result<RunOutput, String> {
-    let shown = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {shown}: {e}"))?;
-    let (tx, rx) = mpsc::channel();
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        readers.push(reader_thread(out, false, tx.clone()));
-    }
-    if let Some(err) = child.stderr.take() {
-        readers.push(reader_thread(err, true, tx.clone()));
-    }
-    drop(tx);
-
-    let start = Instant::now();
-    let mut output = String::new();
-    let mut timed_out = false;
-    let mut status = None;
-    let mut emit = |is_err: bool, line: String| {
-        if echo == Echo::Stream {
-            if is_err {
-                let mut e = std::io::stderr().lock();
-                let _ = e.write_all(line.as_bytes());
-                let _ = e.flush();
-            } else {
-                let mut o = std::io::stdout().lock();
-                let _ = o.write_all(line.as_bytes());
-                let _ = o.flush();
-            }
-        }
-        output.push_str(&line);
-        if !line.ends_with('\n') {
-            output.push('\n');
-        }
-    };
-
-    loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok((is_err, line)) => emit(is_err, line),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                // Both pipes closed: the child is exiting; wait for it below.
-                if status.is_none() {
-                    status = wait_with_deadline(&mut child, start, timeout, &mut timed_out);
-                }
-                break;
-            }
-        }
-        if status.is_none() {
-            match child.try_wait() {
-                Ok(Some(s)) => status = Some(s),
-                Ok(None) => {
-                    if timeout.is_some_and(|t| start.elapsed() > t) {
-                        timed_out = true;
-                        let _ = child.kill();
-                        status = child.wait().ok();
-                    }
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    status = child.wait().ok();
-                }
-            }
-        }
-        if status.is_some() {
-            // Drain what is left, but do not hang on pipes a grandchild may still hold.
-            let grace = Instant::now();
-            while grace.elapsed() < Duration::from_secs(2) {
-                match rx.recv_timeout(Duration::from_millis(50)) {
-                    Ok((is_err, line)) => emit(is_err, line),
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                }
-            }
-            break;
-        }
-    }
-    Ok(RunOutput {
-        status,
-        timed_out,
-        output,
-    })
-}
-
-fn wait_with_deadline(
-    child: &mut std::process::Child,
-    start: Instant,
-    timeout: Option<Duration>,
-    timed_out: &mut bool,
-) -> Option<ExitStatus> {
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Some(s),
-            Ok(None) => {
-                if timeout.is_some_and(|t| start.elapsed() > t) {
-                    *timed_out = true;
-                    let _ = child.kill();
-                    return child.wait().ok();
-                }
-                thread::sleep(Duration::from_millis(20));
-            }
-            Err(_) => return None,
-        }
-    }
+    Ok(Background::spawn(cmd, echo)?.wait(timeout))
 }
 
 /// Runs a command that must succeed, streaming its output; the error names the command.
@@ -189,6 +84,227 @@ pub fn run_checked(cmd: &mut Command) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{shown} failed ({})", out.ending()))
+    }
+}
+
+/// A child running in the background — a server a test or a benchmark talks to — with its
+/// output collected (and echoed, if asked) as it arrives. Dropping it kills the child.
+pub struct Background {
+    child: Child,
+    shown: String,
+    started: Instant,
+    rx: mpsc::Receiver<(bool, String)>,
+    echo: Echo,
+    output: String,
+    status: Option<ExitStatus>,
+}
+
+#[allow(dead_code)] // The ws client tests and benchmarks use the rest; they land next.
+impl Background {
+    /// Starts `cmd` with stdin closed and stdout/stderr captured.
+    pub fn spawn(cmd: &mut Command, echo: Echo) -> Result<Background, String> {
+        let shown = format!("{cmd:?}");
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {shown}: {e}"))?;
+        let (tx, rx) = mpsc::channel();
+        if let Some(out) = child.stdout.take() {
+            reader_thread(out, false, tx.clone());
+        }
+        if let Some(err) = child.stderr.take() {
+            reader_thread(err, true, tx);
+        }
+        Ok(Background {
+            child,
+            shown,
+            started: Instant::now(),
+            rx,
+            echo,
+            output: String::new(),
+            status: None,
+        })
+    }
+
+    /// Everything the child printed so far.
+    pub fn output(&mut self) -> &str {
+        while let Ok((is_err, line)) = self.rx.try_recv() {
+            self.emit(is_err, line);
+        }
+        &self.output
+    }
+
+    fn emit(&mut self, is_err: bool, line: String) {
+        if self.echo == Echo::Stream {
+            if is_err {
+                let mut e = std::io::stderr().lock();
+                let _ = e.write_all(line.as_bytes());
+                let _ = e.flush();
+            } else {
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(line.as_bytes());
+                let _ = o.flush();
+            }
+        }
+        self.output.push_str(&line);
+        if !line.ends_with('\n') {
+            self.output.push('\n');
+        }
+    }
+
+    /// Waits until the child prints a line containing `marker` and returns that line (trimmed).
+    /// Fails when the child exits first or `timeout` passes; the error quotes the output's end.
+    pub fn wait_for_line(&mut self, marker: &str, timeout: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.failure(&format!("no line with {marker:?} within {timeout:?}")));
+            }
+            match self.rx.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok((is_err, line)) => {
+                    let found = line.contains(marker).then(|| line.trim().to_string());
+                    self.emit(is_err, line);
+                    if let Some(found) = found {
+                        return Ok(found);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        self.status = Some(status);
+                        self.drain(Duration::from_millis(500));
+                        return Err(self
+                            .failure(&format!("it exited ({status}) before printing {marker:?}")));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    self.status = self.child.wait().ok();
+                    return Err(
+                        self.failure(&format!("it closed its output before printing {marker:?}"))
+                    );
+                }
+            }
+        }
+    }
+
+    fn failure(&self, what: &str) -> String {
+        let tail: Vec<&str> = self.output.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!(
+            "{}: {what}; its output ended with:\n{}",
+            self.shown,
+            tail.join("\n")
+        )
+    }
+
+    /// Drains output for up to `grace`, without hanging on pipes a grandchild may still hold.
+    fn drain(&mut self, grace: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < grace {
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((is_err, line)) => self.emit(is_err, line),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    }
+
+    /// Waits for the child to exit on its own, killing it when `timeout` (counted from its start)
+    /// passes; returns what it printed.
+    pub fn wait(mut self, timeout: Option<Duration>) -> RunOutput {
+        let mut timed_out = false;
+        while self.status.is_none() {
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((is_err, line)) => {
+                    self.emit(is_err, line);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    // Both pipes closed: the child is exiting; wait for it below.
+                    self.status = self.wait_until(self.started, timeout, &mut timed_out);
+                    break;
+                }
+            }
+            match self.child.try_wait() {
+                Ok(Some(s)) => self.status = Some(s),
+                Ok(None) => {
+                    if timeout.is_some_and(|t| self.started.elapsed() > t) {
+                        timed_out = true;
+                        let _ = self.child.kill();
+                        self.status = self.child.wait().ok();
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    self.status = self.child.wait().ok();
+                }
+            }
+        }
+        self.drain(Duration::from_secs(2));
+        RunOutput {
+            status: self.status,
+            timed_out,
+            output: std::mem::take(&mut self.output),
+        }
+    }
+
+    fn wait_until(
+        &mut self,
+        start: Instant,
+        timeout: Option<Duration>,
+        timed_out: &mut bool,
+    ) -> Option<ExitStatus> {
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) => {
+                    if timeout.is_some_and(|t| start.elapsed() > t) {
+                        *timed_out = true;
+                        let _ = self.child.kill();
+                        return self.child.wait().ok();
+                    }
+                    thread::sleep(Duration::from_millis(20));
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Asks the child to stop (SIGTERM on Unix; a kill elsewhere) and waits up to `grace` for it
+    /// to exit, then kills it; returns what it printed. `timed_out` is set when it had to be
+    /// killed.
+    pub fn terminate(self, grace: Duration) -> RunOutput {
+        #[cfg(unix)]
+        {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        #[cfg(not(unix))]
+        {
+            let mut this = self;
+            let _ = this.child.kill();
+            return this.wait(Some(grace));
+        }
+        #[cfg(unix)]
+        {
+            let waited = self.started.elapsed() + grace;
+            self.wait(Some(waited))
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if self.status.is_none() && matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -224,5 +340,48 @@ mod tests {
         assert!(!out.success());
         assert!(out.output.contains("started"));
         assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn background_waits_for_a_line_then_terminates() {
+        let mut server = Background::spawn(
+            Command::new("sh").args([
+                "-c",
+                "echo booting; echo 'listening on 1234' >&2; exec sleep 30",
+            ]),
+            Echo::Quiet,
+        )
+        .unwrap();
+        let line = server
+            .wait_for_line("listening on", Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(line, "listening on 1234");
+        let start = Instant::now();
+        let out = server.terminate(Duration::from_secs(5));
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "SIGTERM stops sleep at once"
+        );
+        assert!(!out.timed_out);
+        assert!(out.output.contains("booting"));
+        assert_eq!(
+            out.status.and_then(|s| s.code()),
+            None,
+            "ended by the signal"
+        );
+    }
+
+    #[test]
+    fn background_reports_an_early_exit_with_its_output() {
+        let mut server = Background::spawn(
+            Command::new("sh").args(["-c", "echo 'cannot bind' >&2; exit 2"]),
+            Echo::Quiet,
+        )
+        .unwrap();
+        let err = server
+            .wait_for_line("listening on", Duration::from_secs(10))
+            .unwrap_err();
+        assert!(err.contains("cannot bind"), "{err}");
+        assert!(err.contains("listening on"), "{err}");
     }
 }
