@@ -872,6 +872,55 @@ async fn a_slow_client_is_disconnected_and_others_keep_working() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_client_is_rate_limited_then_closed_and_others_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    // 5 requests/s with a burst of 5: a client whose rejected requests within one second exceed
+    // 10 × 5 = 50 is closed.
+    let server = ServerProc::start(&dir.path().join("agents.db"), &["--rate-limit", "5"], &[]);
+    let mut other = Client::connect(&server.url()).await;
+    let mut flood = Client::connect(&server.url()).await;
+    for id in 0..100 {
+        flood.send(&json!({"type": "ping", "request_id": id})).await;
+    }
+    // Every request before the close gets its answer, in order: the burst's pongs, then
+    // `rate_limited` errors naming their request, then the close frame.
+    let mut pongs = Vec::new();
+    let mut limited = Vec::new();
+    let (code, reason) = loop {
+        match tokio::time::timeout(WAIT, flood.ws.next())
+            .await
+            .expect("a message in time")
+        {
+            Some(Ok(Message::Text(t))) => {
+                let m: Value = serde_json::from_str(t.as_str()).unwrap();
+                match m["type"].as_str() {
+                    Some("pong") => pongs.push(m["request_id"].as_i64().unwrap()),
+                    Some("error") => {
+                        assert_eq!(m["code"], "rate_limited", "{m}");
+                        limited.push(m["request_id"].as_i64().unwrap());
+                    }
+                    _ => panic!("unexpected {m}"),
+                }
+            }
+            Some(Ok(Message::Close(Some(frame)))) => {
+                break (u16::from(frame.code), frame.reason.to_string());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(code, 1008);
+    assert_eq!(reason, "rate limit exceeded");
+    assert_eq!(pongs, (0..5).collect::<Vec<i64>>(), "the burst is served");
+    assert_eq!(
+        limited,
+        (5..55).collect::<Vec<i64>>(),
+        "50 rejections are answered; the 51st closes the connection"
+    );
+    server.wait_log("rate limit exceeded").await;
+    other.assert_usable().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_on_the_same_database_keeps_history_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agents.db");

@@ -406,11 +406,23 @@ async fn write_loop(
         }
     }
     if let Ending::Close(code, reason) = closer.ending() {
-        let frame = CloseFrame {
-            code,
-            reason: reason.into(),
-        };
-        let _ = tokio::time::timeout(close_timeout, sink.send(Message::Close(Some(frame)))).await;
+        // What was queued before the close decision still goes out first, so a close of ours
+        // (a flood, an oversized frame, shutdown) never swallows replies already answered;
+        // except for a client closed for not reading: its queue is full by definition.
+        let flush = reason != REASON_TOO_SLOW;
+        let _ = tokio::time::timeout(close_timeout, async {
+            while flush && let Ok(text) = rx.try_recv() {
+                if sink.send(Message::Text(text.into())).await.is_err() {
+                    return;
+                }
+            }
+            let frame = CloseFrame {
+                code,
+                reason: reason.into(),
+            };
+            let _ = sink.send(Message::Close(Some(frame))).await;
+        })
+        .await;
     }
     let _ = tokio::time::timeout(close_timeout, sink.close()).await;
 }
