@@ -1012,3 +1012,28 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
     assert!(state.as_str().is_some_and(|s| s.contains("G:")), "{state}");
     client.cancel().await.expect("close the session");
 }
+
+/// `--no-mcp` leaves `/mcp` unserved (HTTP 404) while the WebSocket keeps working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_mcp_leaves_the_route_unserved() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(&dir.path().join("nomcp.db"), &["--no-mcp"], &[]);
+    let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(WAIT, tcp.read_to_end(&mut response))
+        .await
+        .expect("a response in time")
+        .unwrap();
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+    let mut client = Client::connect(&server.url()).await;
+    client.assert_usable().await;
+}

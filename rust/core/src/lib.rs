@@ -14,11 +14,14 @@
 //! - [`brain`]: the tool-call contract brains answer, and the `scripted` brain.
 //! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
 //! - [`net`]: the WebSocket server (axum on tokio): `/ws`, token auth, frame and rate limits,
-//!   bounded per-client queues, graceful shutdown.
+//!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
+//! - [`mcp`]: the tool registry as an MCP server (stdio in `agents-server mcp`, Streamable HTTP
+//!   at `/mcp`).
 //! - [`time`]: UTC ISO-8601 timestamps.
 
 pub mod brain;
 pub mod bus;
+pub mod mcp;
 pub mod memory;
 pub mod net;
 pub mod protocol;

@@ -252,6 +252,11 @@ pub struct AgentRuntime {
     /// `?token=<token>`); others get HTTP 401.
     #[export]
     websocket_token: GString,
+    /// Also serve MCP over Streamable HTTP at `/mcp` on the WebSocket server's port (the game
+    /// tools, for LLM hosts; behind the same token). Read at [method start].
+    #[export]
+    #[init(val = true)]
+    mcp_enabled: bool,
 
     runtime: Option<Arc<Runtime>>,
     server: Option<ServerHandle>,
@@ -435,6 +440,18 @@ impl AgentRuntime {
         match &self.server {
             Some(server) => GString::from(format!("ws://{}/ws", server.local_addr()).as_str()),
             None => GString::new(),
+        }
+    }
+
+    /// The MCP over HTTP endpoint (`http://127.0.0.1:9080/mcp`) while the WebSocket server serves
+    /// it ([member mcp_enabled]), else `""`.
+    #[func]
+    pub fn get_mcp_url(&self) -> GString {
+        match &self.server {
+            Some(server) if server.config().mcp => {
+                GString::from(format!("http://{}/mcp", server.local_addr()).as_str())
+            }
+            _ => GString::new(),
         }
     }
 
@@ -662,7 +679,6 @@ impl AgentRuntime {
 }
 
 impl AgentRuntime {
-    /// The runtime options from the properties.
     /// The WebSocket server's settings, or `None` when it is off.
     fn server_config(&self) -> Result<Option<ServerConfig>, String> {
         if !self.websocket_enabled {
@@ -682,12 +698,14 @@ impl AgentRuntime {
         let config = ServerConfig {
             bind: std::net::SocketAddr::new(ip, port),
             token: if token.is_empty() { None } else { Some(token) },
+            mcp: self.mcp_enabled,
             ..ServerConfig::default()
         };
         config.validate()?;
         Ok(Some(config))
     }
 
+    /// The runtime options from the properties.
     fn options(&self) -> Result<RuntimeOptions, String> {
         if self.seed < 0 {
             return Err(format!("seed must be 0 or more, got {}", self.seed));

@@ -112,6 +112,9 @@ pub struct ServeArgs {
     /// Resume the agents that were running when the server last stopped.
     #[arg(long)]
     pub resume: bool,
+    /// Do not serve MCP over HTTP at `/mcp` (served by default, behind the same token).
+    #[arg(long)]
+    pub no_mcp: bool,
     /// How much the server logs to stderr.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,

@@ -9,7 +9,6 @@ use agents_core::runtime::{Runtime, RuntimeOptions};
 use agents_core::tools::ToolRegistry;
 
 use crate::cli::ServeArgs;
-use crate::mcp::McpHandler;
 
 /// How long shutdown waits for clients to take their close frames, and for agents to stop.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,28 +45,22 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         rate_limit_per_sec: args.rate_limit,
         rate_limit_burst: args.rate_limit,
         outbound_queue: args.outbound_queue,
+        mcp: !args.no_mcp,
         ..ServerConfig::default()
     };
     // MCP over Streamable HTTP at /mcp: the same registry (and handler) as `agents-server mcp`.
-    let mcp_tools = tools.clone();
-    let mcp = rmcp::transport::streamable_http_server::StreamableHttpService::new(
-        move || Ok(McpHandler::new(mcp_tools.clone())),
-        Arc::new(
-            rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default(),
-        ),
-        rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default(),
-    );
-    let routes = axum::Router::new().nest_service("/mcp", mcp);
-    let server =
-        match Server::start_with_routes(runtime.clone(), tools, config, rt.handle(), routes) {
-            Ok(server) => server,
-            Err(e) => {
-                runtime.shutdown(SHUTDOWN_TIMEOUT);
-                return Err(e.to_string());
-            }
-        };
+    let mcp = config.mcp;
+    let server = match Server::start(runtime.clone(), tools, config, rt.handle()) {
+        Ok(server) => server,
+        Err(e) => {
+            runtime.shutdown(SHUTDOWN_TIMEOUT);
+            return Err(e.to_string());
+        }
+    };
     eprintln!("listening on ws://{}/ws", server.local_addr());
-    eprintln!("MCP over HTTP on http://{}/mcp", server.local_addr());
+    if mcp {
+        eprintln!("MCP over HTTP on http://{}/mcp", server.local_addr());
+    }
     let signal = rt.block_on(shutdown_signal());
     eprintln!("{signal}: shutting down");
     server.shutdown(SHUTDOWN_TIMEOUT);

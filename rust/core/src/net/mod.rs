@@ -1,14 +1,14 @@
 //! The WebSocket server: the [`protocol`](crate::protocol) over real sockets.
 //!
-//! One implementation for the `agents-server serve` binary and (later) the Godot `AgentRuntime`
-//! node. It is an [axum](https://docs.rs/axum) router on tokio, so further HTTP routes (MCP over
-//! HTTP at `/mcp`) can be mounted next to it with [`Server::start_with_routes`].
+//! One implementation for the `agents-server serve` binary and the Godot `AgentRuntime` node: an
+//! [axum](https://docs.rs/axum) router on tokio.
 //!
 //! # Routes
 //!
-//! `GET /ws` and `GET /` upgrade to a WebSocket. With a token configured the client must present
-//! it at the upgrade, as `Authorization: Bearer <token>` or `?token=<token>`; otherwise the answer
-//! is HTTP 401 and no upgrade happens.
+//! `GET /ws` and `GET /` upgrade to a WebSocket. `/mcp` serves MCP over Streamable HTTP
+//! ([`crate::mcp::http_service`], the same tool registry) unless [`ServerConfig::mcp`] is off.
+//! With a token configured every route requires it, as `Authorization: Bearer <token>` or
+//! `?token=<token>`; otherwise the answer is HTTP 401 (and no upgrade happens).
 //!
 //! # Per connection
 //!
@@ -102,6 +102,8 @@ pub struct ServerConfig {
     /// How long the server tries to deliver a close frame, and waits for the client's, before it
     /// drops the connection (default 2 s).
     pub close_timeout: Duration,
+    /// Serve MCP over Streamable HTTP at `/mcp` on the same port (default on).
+    pub mcp: bool,
 }
 
 impl Default for ServerConfig {
@@ -114,6 +116,7 @@ impl Default for ServerConfig {
             rate_limit_burst: 200,
             outbound_queue: 1024,
             close_timeout: Duration::from_secs(2),
+            mcp: true,
         }
     }
 }
@@ -175,25 +178,14 @@ pub(crate) struct Shared {
 pub struct Server;
 
 impl Server {
-    /// Binds `config.bind` and serves `/ws` (and `/`) on `handle`'s tokio runtime. Works with the
-    /// runtime's own tokio runtime (`runtime.handle()`) or any other multi-threaded one.
+    /// Binds `config.bind` and serves `/ws` (and `/`, and `/mcp` when [`ServerConfig::mcp`]) on
+    /// `handle`'s tokio runtime. Works with the runtime's own tokio runtime (`runtime.handle()`)
+    /// or any other multi-threaded one.
     pub fn start(
         runtime: Arc<Runtime>,
         tools: Arc<ToolRegistry>,
         config: ServerConfig,
         handle: &Handle,
-    ) -> Result<ServerHandle, NetError> {
-        Server::start_with_routes(runtime, tools, config, handle, Router::new())
-    }
-
-    /// Like [`Server::start`], with more HTTP routes served next to the WebSocket (e.g. MCP over
-    /// HTTP at `/mcp`). The extra routes must not use `/` or `/ws`.
-    pub fn start_with_routes(
-        runtime: Arc<Runtime>,
-        tools: Arc<ToolRegistry>,
-        config: ServerConfig,
-        handle: &Handle,
-        routes: Router,
     ) -> Result<ServerHandle, NetError> {
         config.validate().map_err(NetError::InvalidConfig)?;
         let addr = config.bind;
@@ -205,11 +197,17 @@ impl Server {
             let _enter = handle.enter();
             tokio::net::TcpListener::from_std(std_listener).map_err(bind_err)?
         };
+        let shutdown = CancellationToken::new();
+        let mut routes = Router::new();
+        if config.mcp {
+            let mcp = crate::mcp::http_service(tools.clone(), local_addr, shutdown.clone());
+            routes = routes.nest_service("/mcp", mcp);
+        }
         let shared = Arc::new(Shared {
             runtime,
             tools,
             config,
-            shutdown: CancellationToken::new(),
+            shutdown,
             connections: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
@@ -256,6 +254,11 @@ impl ServerHandle {
     /// The bound address (with the real port when the config asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
     }
 
     /// How many WebSocket connections are open.

@@ -1,0 +1,309 @@
+//! MCP: the tool registry as a Model Context Protocol server (the `rmcp` crate).
+//!
+//! [`McpHandler`] is transport-independent (it wraps an `Arc<ToolRegistry>`). `agents-server mcp`
+//! serves it on stdin/stdout; [`http_service`] serves it over Streamable HTTP, mounted at `/mcp`
+//! on the WebSocket server (`agents-server serve` and the Godot `AgentRuntime` node) — the same
+//! handler, so every transport lists and calls the same tools the same way.
+//!
+//! - `tools/list`: the registry's MCP definitions, converted from [`Tool::mcp_definition`]
+//!   so `agents-server tools --format mcp` and `tools/list` can never disagree.
+//! - `tools/call`: `structuredContent`, the text items of [`ToolOutput::text_items`] (the JSON
+//!   first, then the notes) and `isError`. An unknown tool is a JSON-RPC "invalid params" error;
+//!   invalid arguments are a result with `isError: true` whose structured content names the field
+//!   (`{error, reason: "invalid_args", tool, field}`).
+//! - Calls run on tokio's blocking pool: some tools search for up to their time budget.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// The name this server gives in `initialize` (`serverInfo.name`).
+pub const SERVER_NAME: &str = "godot-agents";
+
+/// The MCP server handler: the tool registry behind `tools/list` and `tools/call`.
+///
+/// Cheap to clone (shared registry); serve it with any rmcp transport.
+#[derive(Debug, Clone)]
+pub struct McpHandler {
+    registry: Arc<ToolRegistry>,
+    tools: Arc<Vec<rmcp::model::Tool>>,
+}
+
+impl McpHandler {
+    /// A handler serving every tool of `registry`.
+    pub fn new(registry: Arc<ToolRegistry>) -> Self {
+        let tools = registry.tools().map(to_mcp_tool).collect();
+        McpHandler {
+            registry,
+            tools: Arc::new(tools),
+        }
+    }
+
+    /// The registry this handler serves.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// The tool definitions in rmcp's form, sorted by name.
+    pub fn tool_definitions(&self) -> &[rmcp::model::Tool] {
+        &self.tools
+    }
+
+    /// Calls `name` with `arguments` on the blocking pool and shapes the MCP result.
+    ///
+    /// # Errors
+    ///
+    /// An unknown tool is a JSON-RPC "invalid params" error; a call that could not complete
+    /// (the blocking task was cancelled) is an internal error. Everything else, including invalid
+    /// arguments and illegal moves, is an `Ok` result with `isError` set accordingly.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        if self.registry.get(name).is_none() {
+            let error = ToolError::UnknownTool {
+                name: name.to_owned(),
+            };
+            return Err(McpError::invalid_params(
+                error.to_string(),
+                Some(json!({"reason": error.reason(), "tool": name})),
+            ));
+        }
+        let registry = Arc::clone(&self.registry);
+        let tool = name.to_owned();
+        let args = arguments.map(Value::Object).unwrap_or(Value::Null);
+        let output = tokio::task::spawn_blocking(move || registry.call_to_output(&tool, &args))
+            .await
+            .map_err(|e| {
+                McpError::internal_error(format!("the call to {name} did not complete: {e}"), None)
+            })?;
+        if output.is_error {
+            tracing::debug!(tool = name, "tool call failed: {}", output.structured);
+        }
+        Ok(to_call_result(&output))
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Godot Agents game tools. Tools are stateless: pass the state string a previous \
+                 call returned (new_* starts a game, apply_* plays a move, legal_* lists the legal \
+                 moves, choose_* offers ranked candidates, suggest_* asks the built-in AI).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        tracing::debug!(tool = %request.name, "tools/call");
+        self.call(&request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+}
+
+/// One registry tool as an rmcp tool, converted from [`Tool::mcp_definition`] (the single source
+/// of the MCP shape).
+pub fn to_mcp_tool(tool: &Tool) -> rmcp::model::Tool {
+    serde_json::from_value(tool.mcp_definition()).unwrap_or_else(|e| {
+        // Only reachable if the registry's MCP shape and rmcp's drift apart; keep the tool usable.
+        tracing::error!(tool = tool.name(), "cannot convert the MCP definition: {e}");
+        let schema = tool.input_schema().as_object().cloned().unwrap_or_default();
+        rmcp::model::Tool::new(
+            tool.name().to_owned(),
+            tool.description().to_owned(),
+            schema,
+        )
+    })
+}
+
+/// A tool output as an MCP result: `structuredContent`, the text items (JSON first, then the
+/// notes) and `isError`.
+pub fn to_call_result(output: &ToolOutput) -> CallToolResult {
+    let mut result = if output.is_error {
+        CallToolResult::structured_error(output.structured.clone())
+    } else {
+        CallToolResult::structured(output.structured.clone())
+    };
+    result.content = output
+        .text_items()
+        .into_iter()
+        .map(ContentBlock::text)
+        .collect();
+    result
+}
+
+/// The Streamable HTTP service type [`http_service`] builds.
+pub type McpHttpService = StreamableHttpService<McpHandler, LocalSessionManager>;
+
+/// MCP over Streamable HTTP for `registry`, to mount at `/mcp` (the WebSocket server does, see
+/// [`ServerConfig::mcp`](crate::net::ServerConfig::mcp)).
+///
+/// Cancelling `shutdown` ends every MCP session. On a loopback `bind` the service accepts only
+/// loopback `Host` headers (rmcp's protection against DNS rebinding); on any other address it
+/// accepts every host, since such a server is reached by name or address from elsewhere — give
+/// it a token then (the WebSocket server's token guards `/mcp` too).
+pub fn http_service(
+    registry: Arc<ToolRegistry>,
+    bind: SocketAddr,
+    shutdown: CancellationToken,
+) -> McpHttpService {
+    let handler = McpHandler::new(registry);
+    let mut config = StreamableHttpServerConfig::default();
+    config.cancellation_token = shutdown;
+    if !bind.ip().is_loopback() {
+        config = config.disable_allowed_hosts();
+    }
+    StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::ToolSpec;
+
+    use super::*;
+
+    fn registry() -> Arc<ToolRegistry> {
+        let mut r = ToolRegistry::new();
+        r.register(
+            ToolSpec::new(
+                "echo",
+                "Echoes n.",
+                json!({
+                    "type": "object",
+                    "properties": {"n": {"type": "integer", "description": "A number."}},
+                    "required": ["n"],
+                    "additionalProperties": false
+                }),
+            )
+            .read_only(),
+            |args| {
+                let n = args["n"].as_i64().unwrap_or(0);
+                if n < 0 {
+                    ToolOutput::failed(json!({"error": "Negative.", "reason": "negative"}))
+                } else {
+                    ToolOutput::ok(json!({"n": n})).with_note("a note")
+                }
+            },
+        )
+        .unwrap();
+        r.register(
+            ToolSpec::new("write", "Not read-only.", json!({"type": "object"})),
+            |_| ToolOutput::ok(json!({})),
+        )
+        .unwrap();
+        Arc::new(r)
+    }
+
+    #[test]
+    fn definitions_match_the_registry_mcp_shape() {
+        let handler = McpHandler::new(registry());
+        let tools = handler.tool_definitions();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(
+            serde_json::to_value(tools).unwrap(),
+            handler.registry().mcp_definitions()
+        );
+        assert_eq!(
+            tools[0].annotations.as_ref().unwrap().read_only_hint,
+            Some(true)
+        );
+        assert_eq!(
+            tools[1].annotations.as_ref().unwrap().read_only_hint,
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn server_info_names_the_server() {
+        let info = McpHandler::new(registry()).get_info();
+        assert_eq!(info.server_info.name, SERVER_NAME);
+        assert_eq!(info.server_info.version, env!("CARGO_PKG_VERSION"));
+        assert!(info.capabilities.tools.is_some());
+    }
+
+    #[tokio::test]
+    async fn successful_call_has_structured_content_then_notes() {
+        let result = McpHandler::new(registry())
+            .call("echo", Some(json!({"n": 3}).as_object().unwrap().clone()))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(json!({"n": 3})));
+        let texts: Vec<&str> = result
+            .content
+            .iter()
+            .map(|c| c.as_text().unwrap().text.as_str())
+            .collect();
+        assert_eq!(texts, vec![r#"{"n":3}"#, "a note"]);
+    }
+
+    #[tokio::test]
+    async fn failed_call_is_an_error_result() {
+        let result = McpHandler::new(registry())
+            .call("echo", Some(json!({"n": -1}).as_object().unwrap().clone()))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content.unwrap()["reason"], "negative");
+    }
+
+    #[tokio::test]
+    async fn invalid_arguments_are_an_error_result_naming_the_field() {
+        let handler = McpHandler::new(registry());
+        let result = handler
+            .call("echo", Some(json!({"n": "3"}).as_object().unwrap().clone()))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true));
+        let structured = result.structured_content.unwrap();
+        assert_eq!(structured["reason"], "invalid_args");
+        assert_eq!(structured["field"], "n");
+        // Missing arguments count as `{}`: the required field is named.
+        let result = handler.call("echo", None).await.unwrap();
+        assert_eq!(result.structured_content.unwrap()["field"], "n");
+    }
+
+    #[tokio::test]
+    async fn unknown_tool_is_invalid_params() {
+        let err = McpHandler::new(registry())
+            .call("nope", None)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(
+            err.message.contains("Unknown tool: nope"),
+            "{}",
+            err.message
+        );
+    }
+}
