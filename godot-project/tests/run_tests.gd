@@ -1,10 +1,11 @@
 ## Headless test runner:
-## `godot --headless --path godot-project --script res://tests/run_tests.gd [-- --suite NAME ...]`
+## `godot --headless --path godot-project --script res://tests/run_tests.gd [-- --suite NAME ...]
+## [--dir res://tests/ws_client]`
 ##
-## Runs every `res://tests/test_*.gd` suite (sorted by file name; only the named ones with
-## `--suite`), each test method in declaration order, prints one line per suite and finally
-## `GODOT_TESTS_RESULT passed=N failed=N suites=N`, which `cargo xtask test` parses.
-## Exits with 0 when nothing failed, else 1.
+## Runs every `test_*.gd` suite of `res://tests` (or of the folder `--dir` names; sorted by file
+## name; only the named ones with `--suite`), each test method in declaration order, prints one
+## line per suite and finally `GODOT_TESTS_RESULT passed=N failed=N suites=N`, which
+## `cargo xtask test` parses. Exits with 0 when nothing failed, else 1.
 ##
 ## Test methods (and `before_each` / `after_each`) may be coroutines (`await` frames or signals):
 ## the runner awaits each one, letting the SceneTree run frames meanwhile, and fails a test that
@@ -12,16 +13,19 @@
 ## the base's `add_to_tree()` are freed after `after_each`.
 extends SceneTree
 
-const TESTS_DIR := "res://tests"
+## The folder whose suites run unless `--dir` names another.
+const DEFAULT_TESTS_DIR := "res://tests"
 
 
 func _initialize() -> void:
 	# The root becomes ready after _initialize: run the suites from the first frame on, so that
 	# nodes a test adds to the tree get _ready at once.
 	await process_frame
-	var wanted := _wanted_suites()
+	var wanted := _user_arg_values("--suite")
+	var dirs := _user_arg_values("--dir")
+	var tests_dir: String = dirs[-1] if not dirs.is_empty() else DEFAULT_TESTS_DIR
 	var files := []
-	for file in DirAccess.get_files_at(TESTS_DIR):
+	for file in DirAccess.get_files_at(tests_dir):
 		if file.begins_with("test_") and file.ends_with(".gd") and file != "test_base.gd":
 			if wanted.is_empty() or file in wanted or file.get_basename() in wanted:
 				files.append(file)
@@ -30,10 +34,10 @@ func _initialize() -> void:
 	var passed := 0
 	var failed := 0
 	if files.is_empty():
-		print("FAIL runner: no suite matches %s" % [wanted])
+		print("FAIL runner: no suite in %s matches %s" % [tests_dir, wanted])
 		failed += 1
 	for file in files:
-		var result: Array = await _run_suite(TESTS_DIR.path_join(file), file)
+		var result: Array = await _run_suite(tests_dir.path_join(file), file)
 		passed += result[0]
 		failed += result[1]
 		print("SUITE %s: %d passed, %d failed" % [file, result[0], result[1]])
@@ -42,16 +46,17 @@ func _initialize() -> void:
 	quit(0 if failed == 0 else 1)
 
 
-func _wanted_suites() -> Array:
-	var wanted := []
+## The values given to the user argument `option` (`-- --suite a --suite b` → `["a", "b"]`).
+func _user_arg_values(option: String) -> Array:
+	var values := []
 	var args := OS.get_cmdline_user_args()
 	var i := 0
 	while i < args.size():
-		if args[i] == "--suite" and i + 1 < args.size():
-			wanted.append(args[i + 1])
+		if args[i] == option and i + 1 < args.size():
+			values.append(args[i + 1])
 			i += 1
 		i += 1
-	return wanted
+	return values
 
 
 ## Returns [passed, failed].

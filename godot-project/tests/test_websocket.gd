@@ -1,21 +1,13 @@
 ## The AgentRuntime node serving the WebSocket protocol, with Godot's own WebSocketPeer as the
 ## client: welcome, spawning an agent over the socket, its state updates and speech arriving as
 ## events, the node's signals seeing the same agents, errors, and the token.
-extends "res://tests/test_base.gd"
+extends "res://tests/ws_helpers.gd"
 
 const DB_DIR := "user://test_websocket"
-
-var _peers: Array[WebSocketPeer] = []
 
 
 func before_each() -> void:
 	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
-
-
-func after_each() -> void:
-	for peer in _peers:
-		peer.close()
-	_peers.clear()
 
 
 func _db(name: String) -> String:
@@ -41,57 +33,22 @@ func _server(db: String, token := "") -> AgentRuntime:
 	return rt
 
 
-## Connects and waits until the socket is open (or closed); returns the peer.
-func _connect(url: String, headers := PackedStringArray()) -> WebSocketPeer:
-	var peer := WebSocketPeer.new()
-	peer.handshake_headers = headers
-	_peers.append(peer)
-	assert_eq(peer.connect_to_url(url), OK, "connect_to_url")
-	await wait_until(func():
-		peer.poll()
-		var state := peer.get_ready_state()
-		return state == WebSocketPeer.STATE_OPEN or state == WebSocketPeer.STATE_CLOSED, 5.0)
-	return peer
-
-
-## Receives messages until one satisfies `pick` (returns it) or the timeout passes ({}).
-func _receive(peer: WebSocketPeer, pick: Callable, timeout_seconds := 5.0) -> Dictionary:
-	# Lambdas capture locals by value: collect into an Array (a reference type).
-	var found := []
-	var ok := await wait_until(func():
-		peer.poll()
-		while peer.get_available_packet_count() > 0:
-			var text := peer.get_packet().get_string_from_utf8()
-			var message = JSON.parse_string(text)
-			if message is Dictionary and pick.call(message):
-				found.append(message)
-				return true
-		return peer.get_ready_state() == WebSocketPeer.STATE_CLOSED, timeout_seconds)
-	if not ok or found.is_empty():
-		return {}
-	return found[0]
-
-
-func _send(peer: WebSocketPeer, message: Dictionary) -> void:
-	assert_eq(peer.send_text(JSON.stringify(message)), OK, "send_text %s" % message.get("type"))
-
-
 func test_a_websocket_client_drives_the_same_agents_as_the_node() -> void:
 	var rt := _server(_db("drive"))
 	var url := rt.get_websocket_url()
 	assert_true(url.begins_with("ws://127.0.0.1:") and url.ends_with("/ws"), "url %s" % url)
 	var spawned_signals: Array = []
 	rt.agent_spawned.connect(func(id, agent_name, _role, _pos): spawned_signals.append([id, agent_name]))
-	var peer: WebSocketPeer = await _connect(url)
+	var peer: WebSocketPeer = await ws_connect(url)
 	assert_eq(peer.get_ready_state(), WebSocketPeer.STATE_OPEN, "the socket opens")
 
-	var welcome := await _receive(peer, func(m): return m.type == "welcome")
+	var welcome := await ws_receive(peer, func(m): return m.type == "welcome")
 	assert_eq(welcome.get("protocol_version"), 1.0, "welcome names the protocol version")
 	assert_contains(welcome.get("requests", []), "agent_spawn_request")
 
-	_send(peer, {"type": "agent_spawn_request", "request_id": 7, "agent_config": {
+	ws_send(peer, {"type": "agent_spawn_request", "request_id": 7, "agent_config": {
 		"name": "Assistant", "role": "helper", "initial_position": {"x": 10, "y": 10}}})
-	var reply := await _receive(peer, func(m): return m.type == "agent_spawn_response")
+	var reply := await ws_receive(peer, func(m): return m.type == "agent_spawn_response")
 	assert_eq(reply.get("request_id"), 7.0, "request_id echoed")
 	var id: String = reply.get("agent_id", "")
 	assert_eq(id, "agent_001")
@@ -102,51 +59,51 @@ func test_a_websocket_client_drives_the_same_agents_as_the_node() -> void:
 	assert_eq(rt.get_agent_state(id).get("name"), "Assistant")
 
 	# Its autonomous decision arrives as agent_state_update events (spec shape).
-	var update := await _receive(peer, func(m): return m.type == "agent_state_update" and m.state == "thinking")
+	var update := await ws_receive(peer, func(m): return m.type == "agent_state_update" and m.state == "thinking")
 	assert_eq(update.get("agent_id"), id, "state update for the agent")
 	assert_has_keys(update, ["state", "position", "current_task"], "agent_state_update fields")
 
 	# Speech: the player's line over the socket is answered with agent_speech to player_0.
-	_send(peer, {"type": "send_message", "request_id": "m1", "agent_id": id, "content": "Hello there!"})
-	var sent := await _receive(peer, func(m): return m.type == "send_message_response")
+	ws_send(peer, {"type": "send_message", "request_id": "m1", "agent_id": id, "content": "Hello there!"})
+	var sent := await ws_receive(peer, func(m): return m.type == "send_message_response")
 	assert_eq(sent.get("request_id"), "m1", "string request_id echoed")
-	var speech := await _receive(peer, func(m): return m.type == "agent_speech" and m.agent_id == id)
+	var speech := await ws_receive(peer, func(m): return m.type == "agent_speech" and m.agent_id == id)
 	assert_eq(speech.get("recipients"), ["player_0"], "the agent answers the player")
 	assert_true(String(speech.get("content", "")).length() > 0, "with a line")
 
 	# An agent spawned by the node is visible to the client.
 	var local := rt.spawn_agent({"name": "Local", "role": "guard"})
-	_send(peer, {"type": "get_agent_state", "request_id": 2, "agent_id": local})
-	var state := await _receive(peer, func(m): return m.type == "get_agent_state_response")
+	ws_send(peer, {"type": "get_agent_state", "request_id": 2, "agent_id": local})
+	var state := await ws_receive(peer, func(m): return m.type == "get_agent_state_response")
 	assert_eq(state.get("agent", {}).get("name"), "Local", "the client sees the node's agent")
 
 
 func test_bad_input_gets_an_error_and_the_connection_stays_usable() -> void:
 	var rt := _server(_db("errors"))
-	var peer: WebSocketPeer = await _connect(rt.get_websocket_url())
-	await _receive(peer, func(m): return m.type == "welcome")
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
 	peer.send_text("this is not json")
-	var e1 := await _receive(peer, func(m): return m.type == "error")
+	var e1 := await ws_receive(peer, func(m): return m.type == "error")
 	assert_eq(e1.get("code"), "not_json")
-	_send(peer, {"type": "get_agent_state", "request_id": 3, "agent_id": "agent_404"})
-	var e2 := await _receive(peer, func(m): return m.type == "error")
+	ws_send(peer, {"type": "get_agent_state", "request_id": 3, "agent_id": "agent_404"})
+	var e2 := await ws_receive(peer, func(m): return m.type == "error")
 	assert_eq([e2.get("code"), e2.get("request_id")], ["unknown_agent", 3.0])
 	peer.send(PackedByteArray([1, 2, 3]))
-	var e3 := await _receive(peer, func(m): return m.type == "error")
+	var e3 := await ws_receive(peer, func(m): return m.type == "error")
 	assert_eq(e3.get("code"), "binary_not_supported")
-	_send(peer, {"type": "ping", "request_id": 4})
-	var pong := await _receive(peer, func(m): return m.type == "pong")
+	ws_send(peer, {"type": "ping", "request_id": 4})
+	var pong := await ws_receive(peer, func(m): return m.type == "pong")
 	assert_eq(pong.get("request_id"), 4.0, "still usable")
 
 
 func test_a_token_is_required_when_set() -> void:
 	var rt := _server(_db("token"), "s3cret")
 	var url := rt.get_websocket_url()
-	var refused: WebSocketPeer = await _connect(url)
+	var refused: WebSocketPeer = await ws_connect(url)
 	assert_eq(refused.get_ready_state(), WebSocketPeer.STATE_CLOSED, "no token: refused")
-	var allowed: WebSocketPeer = await _connect(url, PackedStringArray(["Authorization: Bearer s3cret"]))
+	var allowed: WebSocketPeer = await ws_connect(url, PackedStringArray(["Authorization: Bearer s3cret"]))
 	assert_eq(allowed.get_ready_state(), WebSocketPeer.STATE_OPEN, "with the token: open")
-	var welcome := await _receive(allowed, func(m): return m.type == "welcome")
+	var welcome := await ws_receive(allowed, func(m): return m.type == "welcome")
 	assert_eq(welcome.get("type"), "welcome")
 
 

@@ -261,16 +261,47 @@ fn find_gdextensions(root: &Path, dir: &Path, found: &mut Vec<String>, depth: us
 
 /// Runs the runner on `project` (optionally only the named suites) with a time limit.
 pub fn run_suites(godot: &Godot, project: &Path, suites: &[String], timeout: Duration) -> SuiteRun {
-    println!("xtask: running the Godot suites of {}", project.display());
+    run_suites_in(godot, project, &RunnerArgs::default(), suites, timeout)
+}
+
+/// Where the runner looks for suites and what environment it gets, for [`run_suites_in`].
+#[derive(Debug, Default, Clone)]
+pub struct RunnerArgs {
+    /// The folder of the suites (`--dir`, e.g. `res://tests/ws_client`); `None`: `res://tests`.
+    pub dir: Option<String>,
+    /// Environment variables set for the Godot process (the suites read them).
+    pub env: Vec<(String, String)>,
+}
+
+/// Runs the runner on `project` with [`RunnerArgs`] (optionally only the named suites) with a
+/// time limit.
+pub fn run_suites_in(
+    godot: &Godot,
+    project: &Path,
+    args: &RunnerArgs,
+    suites: &[String],
+    timeout: Duration,
+) -> SuiteRun {
+    let dir = args.dir.as_deref().unwrap_or("res://tests");
+    println!(
+        "xtask: running the Godot suites of {} ({dir})",
+        project.display()
+    );
     let mut cmd = godot.command();
     cmd.args(["--headless", "--path"])
         .arg(project)
         .args(["--script", "res://tests/run_tests.gd"]);
-    if !suites.is_empty() {
+    if !suites.is_empty() || args.dir.is_some() {
         cmd.arg("--");
+        if let Some(dir) = &args.dir {
+            cmd.args(["--dir", dir]);
+        }
         for s in suites {
             cmd.args(["--suite", s]);
         }
+    }
+    for (key, value) in &args.env {
+        cmd.env(key, value);
     }
     match process::run(&mut cmd, Some(timeout), Echo::Stream) {
         Ok(out) => judge(&out, timeout),

@@ -7,8 +7,10 @@
 //!   main scene (the games) and then the agent town (`demo/town.tscn`) headless, streaming what
 //!   they print.
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
-//!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`; the last
-//!   line printed is `N passed, N failed`.
+//!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`, then
+//!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
+//!   an `AgentRuntime` serving in another Godot process; the last line printed is
+//!   `N passed, N failed`.
 //! - `bench [--only-godot]` — the release-build benchmarks recorded in `docs/benchmarks.md`
 //!   (`--only-godot`: only the Godot drain bench).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
@@ -18,7 +20,8 @@
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
 //! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
 //! [`process`] (running children with a timeout while streaming their output),
-//! [`protocol_schemas`] (the published protocol schemas).
+//! [`protocol_schemas`] (the published protocol schemas), [`ws_client_tests`] (Godot as a
+//! WebSocket client of both servers).
 
 mod bench;
 mod build;
@@ -27,6 +30,7 @@ mod godot;
 mod godot_tests;
 mod process;
 mod protocol_schemas;
+mod ws_client_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,10 +100,12 @@ commands:
   godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
   build [--release]               build the GDExtension into addons/godot_agents/bin/
   demo [--release] [--timeout S]  build, import and run the games demo and the agent town headless
-  test [options]                  cargo test --workspace + the headless Godot suites
+  test [options]                  cargo test --workspace + the headless Godot suites + Godot as a
+                                  WebSocket client of agents-server serve and of a serving Godot
        --skip-cargo | --only-godot   skip cargo test
        --only-cargo                  skip the Godot suites
-       --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd)
+       --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd;
+                                     test_remote_server: only the WebSocket client suite)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
   bench [--only-godot]            release-build benchmarks (engines, tool calls, python-chess,
@@ -275,6 +281,8 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     }
 }
 
+/// The normal suites (`tests/`), then the WebSocket client suites (`tests/ws_client/`) against
+/// both servers; `--suite` names pick from either (none: everything).
 fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
     build::build_extension(ctx, opts.release)?;
     let godot = godot::find_or_install(ctx)?;
@@ -282,12 +290,22 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let project = ctx.project_dir();
     godot_tests::import_project(&godot, &project)?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
-    Ok(godot_tests::run_suites(
-        &godot,
-        &project,
-        &opts.suites,
-        timeout,
-    ))
+    let (client, normal): (Vec<String>, Vec<String>) = opts
+        .suites
+        .iter()
+        .cloned()
+        .partition(|s| ws_client_tests::is_client_suite(s));
+    let mut run = godot_tests::SuiteRun::default();
+    if opts.suites.is_empty() || !normal.is_empty() {
+        run = godot_tests::run_suites(&godot, &project, &normal, timeout);
+    }
+    if opts.suites.is_empty() || !client.is_empty() {
+        let r = ws_client_tests::run(ctx, &godot, &client, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    Ok(run)
 }
 
 #[cfg(test)]

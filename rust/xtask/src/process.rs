@@ -99,7 +99,6 @@ pub struct Background {
     status: Option<ExitStatus>,
 }
 
-#[allow(dead_code)] // The ws client tests and benchmarks use the rest; they land next.
 impl Background {
     /// Starts `cmd` with stdin closed and stdout/stderr captured.
     pub fn spawn(cmd: &mut Command, echo: Echo) -> Result<Background, String> {
@@ -129,6 +128,7 @@ impl Background {
     }
 
     /// Everything the child printed so far.
+    #[allow(dead_code)] // Not needed by the ws client tests (they read the final output).
     pub fn output(&mut self) -> &str {
         while let Ok((is_err, line)) = self.rx.try_recv() {
             self.emit(is_err, line);
