@@ -21,16 +21,6 @@ func before_each() -> void:
 	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
 
 
-## A fresh database path for this test (any old file removed).
-func _db(name: String) -> String:
-	var path := DB_DIR.path_join(name + ".db")
-	for suffix in ["", "-wal", "-shm", "-journal"]:
-		var global := ProjectSettings.globalize_path(path + suffix)
-		if FileAccess.file_exists(global):
-			DirAccess.remove_absolute(global)
-	return path
-
-
 ## An AgentRuntime on `db` with short timings, every signal recorded into `events`, added to the
 ## tree (so it starts, unless `settings` turns autostart off).
 func _runtime(db: String, settings := {}) -> AgentRuntime:
@@ -149,7 +139,7 @@ func test_defaults_and_config_resource() -> void:
 
 
 func test_spawn_from_config_and_dictionary() -> void:
-	var rt := _runtime(_db("spawn"))
+	var rt := _runtime(fresh_db(DB_DIR, "spawn"))
 	assert_true(rt.is_running(), "running after _ready: %s" % rt.get_last_error())
 	var cfg := AgentConfig.new()
 	cfg.name = "Mira"
@@ -186,7 +176,7 @@ func test_spawn_from_config_and_dictionary() -> void:
 
 
 func test_autonomous_state_changes_and_moves() -> void:
-	var rt := _runtime(_db("moves"))
+	var rt := _runtime(fresh_db(DB_DIR, "moves"))
 	var id := rt.spawn_agent({"name": "Walker", "initial_position": Vector2(40, 40),
 		"script": [_reply([["move", {"x": 60, "y": 55}]])]})
 	assert_eq(id, "agent_001", rt.get_last_error())
@@ -205,7 +195,7 @@ func test_autonomous_state_changes_and_moves() -> void:
 
 
 func test_refused_and_invalid_actions_become_agent_errors() -> void:
-	var rt := _runtime(_db("refused"))
+	var rt := _runtime(fresh_db(DB_DIR, "refused"))
 	var id := rt.spawn_agent({"name": "Crier", "initial_position": Vector2(50, 50), "script": [
 		_reply([["move", {"x": 500, "y": 5}]]),
 		_reply([["speak", {"content": "Hear ye!"}], ["move", {"x": 1, "y": 1}]]),
@@ -223,7 +213,7 @@ func test_refused_and_invalid_actions_become_agent_errors() -> void:
 
 
 func test_player_message_gets_an_answer() -> void:
-	var rt := _runtime(_db("player"))
+	var rt := _runtime(fresh_db(DB_DIR, "player"))
 	var id := rt.spawn_agent({"name": "Mira", "role": "baker", "idle_think_seconds": 60})
 	assert_true(rt.send_message(id, "Hello there, Mira!"))
 	assert_eq(await _expect("agent_spoke", ["player_0"]),
@@ -251,7 +241,7 @@ func test_player_message_gets_an_answer() -> void:
 
 
 func test_tasks_assigned_and_completed() -> void:
-	var rt := _runtime(_db("tasks"))
+	var rt := _runtime(fresh_db(DB_DIR, "tasks"))
 	var id := rt.spawn_agent({"name": "Bram", "role": "smith", "idle_think_seconds": 60})
 	var task_id := rt.assign_task(id, "forge a horseshoe")
 	assert_true(task_id > 0, "task id %d" % task_id)
@@ -277,7 +267,7 @@ func test_tasks_assigned_and_completed() -> void:
 
 
 func test_collaboration_and_agent_completion() -> void:
-	var rt := _runtime(_db("collab"))
+	var rt := _runtime(fresh_db(DB_DIR, "collab"))
 	var helper := rt.spawn_agent({"name": "Bram", "role": "smith", "idle_think_seconds": 60,
 		"initial_position": Vector2(52, 50)})
 	var asker := rt.spawn_agent({"name": "Mira", "role": "baker", "initial_position": Vector2(50, 50),
@@ -302,7 +292,7 @@ func test_collaboration_and_agent_completion() -> void:
 
 
 func test_terminate_and_errors() -> void:
-	var rt := _runtime(_db("terminate"))
+	var rt := _runtime(fresh_db(DB_DIR, "terminate"))
 	var id := rt.spawn_agent({"name": "Guard", "idle_think_seconds": 60})
 	await _expect("agent_spawned", [id])
 	assert_true(rt.terminate_agent(id))
@@ -335,7 +325,7 @@ func test_terminate_and_errors() -> void:
 
 
 func test_not_running_and_bad_options() -> void:
-	var rt := _runtime(_db("options"), {"autostart": false})
+	var rt := _runtime(fresh_db(DB_DIR, "options"), {"autostart": false})
 	assert_false(rt.is_running())
 	assert_eq(rt.spawn_agent({"name": "X"}), "")
 	assert_eq(_found("agent_error", ["", "not_running"]).size(), 1)
@@ -359,7 +349,7 @@ func test_not_running_and_bad_options() -> void:
 
 
 func test_stop_emits_shutdown_removals_and_start_again() -> void:
-	var db := _db("stop")
+	var db := fresh_db(DB_DIR, "stop")
 	var rt := _runtime(db)
 	var id := rt.spawn_agent({"name": "Farmer", "idle_think_seconds": 60})
 	await _expect("agent_spawned", [id])
@@ -375,7 +365,7 @@ func test_stop_emits_shutdown_removals_and_start_again() -> void:
 
 
 func test_restart_on_the_same_database_keeps_history() -> void:
-	var db := _db("restart")
+	var db := fresh_db(DB_DIR, "restart")
 	var rt := _runtime(db)
 	var mira := rt.spawn_agent({"name": "Mira", "role": "baker", "idle_think_seconds": 60,
 		"initial_position": Vector2(20, 30)})
@@ -411,7 +401,7 @@ func test_restart_on_the_same_database_keeps_history() -> void:
 
 
 func test_resume_agents_brings_back_the_non_terminated() -> void:
-	var db := _db("resume")
+	var db := fresh_db(DB_DIR, "resume")
 	var rt := _runtime(db)
 	var keep := rt.spawn_agent({"name": "Mayor", "role": "mayor", "idle_think_seconds": 60})
 	var gone := rt.spawn_agent({"name": "Ghost", "idle_think_seconds": 60})
@@ -428,7 +418,7 @@ func test_resume_agents_brings_back_the_non_terminated() -> void:
 
 
 func test_slow_reader_lags_without_blocking() -> void:
-	var rt := _runtime(_db("lag"), {"event_queue_capacity": 4})
+	var rt := _runtime(fresh_db(DB_DIR, "lag"), {"event_queue_capacity": 4})
 	for i in 12:
 		assert_ne(rt.spawn_agent({"name": "A%d" % i, "idle_think_seconds": 60}), "")
 	var lag := await _expect("agent_error", ["", "lagged"])
@@ -438,7 +428,7 @@ func test_slow_reader_lags_without_blocking() -> void:
 
 
 func test_events_wait_while_not_processing_and_drain_on_demand() -> void:
-	var rt := _runtime(_db("drain"), {"process_mode": Node.PROCESS_MODE_DISABLED, "max_events_per_frame": 1})
+	var rt := _runtime(fresh_db(DB_DIR, "drain"), {"process_mode": Node.PROCESS_MODE_DISABLED, "max_events_per_frame": 1})
 	var a := rt.spawn_agent({"name": "A", "idle_think_seconds": 60})
 	var b := rt.spawn_agent({"name": "B", "idle_think_seconds": 60})
 	await wait_frames(3)

@@ -43,6 +43,18 @@ func free_tree_nodes() -> void:
 	_tree_nodes.clear()
 
 
+## A fresh SQLite database path `<dir>/<name>.db` (e.g. `user://test_x/a.db`): the folder is
+## created, an old database there and its `-wal`, `-shm` and `-journal` files removed.
+func fresh_db(dir: String, name: String) -> String:
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(dir))
+	var path := dir.path_join(name + ".db")
+	for suffix in ["", "-wal", "-shm", "-journal"]:
+		var global := ProjectSettings.globalize_path(path + suffix)
+		if FileAccess.file_exists(global):
+			DirAccess.remove_absolute(global)
+	return path
+
+
 ## Waits `count` process frames.
 func wait_frames(count := 1) -> void:
 	for i in count:

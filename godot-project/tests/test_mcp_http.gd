@@ -7,19 +7,6 @@ const DB_DIR := "user://test_mcp_http"
 const ACCEPT := "Accept: application/json, text/event-stream"
 
 
-func before_each() -> void:
-	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
-
-
-func _db(name: String) -> String:
-	var path := DB_DIR.path_join(name + ".db")
-	for suffix in ["", "-wal", "-shm", "-journal"]:
-		var global := ProjectSettings.globalize_path(path + suffix)
-		if FileAccess.file_exists(global):
-			DirAccess.remove_absolute(global)
-	return path
-
-
 func _server(db: String, token := "", mcp := true) -> AgentRuntime:
 	var rt := AgentRuntime.new()
 	rt.database_path = db
@@ -98,7 +85,7 @@ func _initialize(url: String, auth: PackedStringArray) -> Dictionary:
 
 
 func test_mcp_over_http_lists_and_calls_the_game_tools() -> void:
-	var rt := _server(_db("mcp"), "mcp-secret")
+	var rt := _server(fresh_db(DB_DIR, "mcp"), "mcp-secret")
 	var url := rt.get_mcp_url()
 	assert_true(url.begins_with("http://127.0.0.1:") and url.ends_with("/mcp"), "url %s" % url)
 	var auth := PackedStringArray(["Authorization: Bearer mcp-secret"])
@@ -146,7 +133,7 @@ func test_mcp_over_http_lists_and_calls_the_game_tools() -> void:
 
 
 func test_mcp_can_be_turned_off() -> void:
-	var rt := _server(_db("nomcp"), "", false)
+	var rt := _server(fresh_db(DB_DIR, "nomcp"), "", false)
 	assert_ne(rt.get_websocket_url(), "", "the WebSocket serves")
 	assert_eq(rt.get_mcp_url(), "", "no MCP url")
 	var url := rt.get_websocket_url().replace("ws://", "http://").replace("/ws", "/mcp")

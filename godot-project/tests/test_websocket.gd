@@ -6,19 +6,6 @@ extends "res://tests/ws_helpers.gd"
 const DB_DIR := "user://test_websocket"
 
 
-func before_each() -> void:
-	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
-
-
-func _db(name: String) -> String:
-	var path := DB_DIR.path_join(name + ".db")
-	for suffix in ["", "-wal", "-shm", "-journal"]:
-		var global := ProjectSettings.globalize_path(path + suffix)
-		if FileAccess.file_exists(global):
-			DirAccess.remove_absolute(global)
-	return path
-
-
 ## A runtime serving WebSockets on a free port.
 func _server(db: String, token := "") -> AgentRuntime:
 	var rt := AgentRuntime.new()
@@ -34,7 +21,7 @@ func _server(db: String, token := "") -> AgentRuntime:
 
 
 func test_a_websocket_client_drives_the_same_agents_as_the_node() -> void:
-	var rt := _server(_db("drive"))
+	var rt := _server(fresh_db(DB_DIR, "drive"))
 	var url := rt.get_websocket_url()
 	assert_true(url.begins_with("ws://127.0.0.1:") and url.ends_with("/ws"), "url %s" % url)
 	var spawned_signals: Array = []
@@ -79,7 +66,7 @@ func test_a_websocket_client_drives_the_same_agents_as_the_node() -> void:
 
 
 func test_bad_input_gets_an_error_and_the_connection_stays_usable() -> void:
-	var rt := _server(_db("errors"))
+	var rt := _server(fresh_db(DB_DIR, "errors"))
 	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
 	await ws_receive(peer, func(m): return m.type == "welcome")
 	peer.send_text("this is not json")
@@ -97,7 +84,7 @@ func test_bad_input_gets_an_error_and_the_connection_stays_usable() -> void:
 
 
 func test_a_token_is_required_when_set() -> void:
-	var rt := _server(_db("token"), "s3cret")
+	var rt := _server(fresh_db(DB_DIR, "token"), "s3cret")
 	var url := rt.get_websocket_url()
 	var refused: WebSocketPeer = await ws_connect(url)
 	assert_eq(refused.get_ready_state(), WebSocketPeer.STATE_CLOSED, "no token: refused")
@@ -109,7 +96,7 @@ func test_a_token_is_required_when_set() -> void:
 
 func test_a_bad_websocket_setting_fails_start_clearly() -> void:
 	var rt := AgentRuntime.new()
-	rt.database_path = _db("bad")
+	rt.database_path = fresh_db(DB_DIR, "bad")
 	rt.autostart = false
 	rt.websocket_enabled = true
 	rt.websocket_bind = "not an ip"

@@ -84,6 +84,15 @@ func _spawn(peer: WebSocketPeer, agent_name: String) -> String:
 	return agent_id
 
 
+## The agent ids of a `list_agents` request.
+func _listed_ids(peer: WebSocketPeer) -> Array:
+	var listed := await ws_request(peer, {"type": "list_agents", "request_id": _rid()}, "list_agents_response")
+	var ids := []
+	for agent in listed.get("agents", []):
+		ids.append(agent.get("agent_id"))
+	return ids
+
+
 func _is_error(message: Dictionary, code: String, request_id: Variant) -> bool:
 	var echoed: Variant = float(request_id) if request_id is int else request_id
 	return assert_eq([message.get("type"), message.get("code"), message.get("request_id")],
@@ -176,11 +185,7 @@ func test_a_spawned_agent_reports_its_states_and_answers_the_player() -> void:
 		"[%s] get_agent_state %s" % [_target, state])
 	assert_contains(STATES, agent.get("state"), "[%s] a known state" % _target)
 	assert_has_keys(agent.get("position", {}), ["x", "y"], "[%s] position" % _target)
-	rid = _rid()
-	var listed := await ws_request(peer, {"type": "list_agents", "request_id": rid}, "list_agents_response")
-	var ids := []
-	for a in listed.get("agents", []):
-		ids.append(a.get("agent_id"))
+	var ids := await _listed_ids(peer)
 	assert_contains(ids, id, "[%s] list_agents includes the agent" % _target)
 
 	# Terminating it: the reply, then agent_removed; afterwards it is unknown.
@@ -313,15 +318,11 @@ func test_two_clients_see_each_others_effects() -> void:
 	var id := await _spawn(a, "Shared Sam")
 	var seen := await ws_receive(b, func(m): return m.get("type") == "agent_spawned" and m.get("agent_id") == id)
 	assert_eq(seen.get("name"), "Shared Sam", "[%s] B sees A's spawn: %s" % [_target, seen])
-	var rid: Variant = _rid()
-	var listed := await ws_request(b, {"type": "list_agents", "request_id": rid}, "list_agents_response")
-	var ids := []
-	for agent in listed.get("agents", []):
-		ids.append(agent.get("agent_id"))
+	var ids := await _listed_ids(b)
 	assert_contains(ids, id, "[%s] B lists A's agent" % _target)
 
 	# B talks to it; A hears the player's line and the agent's answer.
-	rid = _rid()
+	var rid: Variant = _rid()
 	var sent := await ws_request(b, {"type": "send_message", "request_id": rid, "agent_id": id,
 		"content": "Hello from B"}, "send_message_response")
 	assert_eq(sent.get("type"), "send_message_response", "[%s] B's message %s" % [_target, sent])

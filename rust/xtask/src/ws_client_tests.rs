@@ -193,15 +193,8 @@ fn against_serve_binary(
             IDLE_THINK_SECONDS,
         ])
         .args(["--log-level", "warn"]);
-    let mut server = match Background::spawn(&mut cmd, Echo::Quiet) {
-        Ok(s) => s,
-        Err(e) => return failure(TARGET, e),
-    };
-    let url = match server
-        .wait_for_line(SERVE_MARKER, START_TIMEOUT)
-        .and_then(|line| parse_ws_url(&line).ok_or(format!("no ws:// URL in {line:?}")))
-    {
-        Ok(url) => url,
+    let (server, url) = match start_server(&mut cmd, SERVE_MARKER) {
+        Ok(started) => started,
         Err(e) => return failure(TARGET, format!("the server did not start: {e}")),
     };
     let mut run = run_client(
@@ -224,6 +217,15 @@ fn against_serve_binary(
     }
     merge(&mut run, label_problems(TARGET, problems));
     run
+}
+
+/// Starts a server in the background and waits for the line (containing `marker`) that names
+/// its `ws://` URL.
+fn start_server(cmd: &mut Command, marker: &str) -> Result<(Background, String), String> {
+    let mut server = Background::spawn(cmd, Echo::Quiet)?;
+    let line = server.wait_for_line(marker, START_TIMEOUT)?;
+    let url = parse_ws_url(&line).ok_or(format!("no ws:// URL in {line:?}"))?;
+    Ok((server, url))
 }
 
 /// Target 2: an `AgentRuntime` node serving in a second Godot process (`res://server/serve.gd`).
@@ -259,15 +261,8 @@ fn against_godot_node(
         .arg("--stop-file")
         .arg(&stop_file);
     let started = Instant::now();
-    let mut server = match Background::spawn(&mut cmd, Echo::Quiet) {
-        Ok(s) => s,
-        Err(e) => return failure(TARGET, e),
-    };
-    let url = match server
-        .wait_for_line(NODE_MARKER, START_TIMEOUT)
-        .and_then(|line| parse_ws_url(&line).ok_or(format!("no ws:// URL in {line:?}")))
-    {
-        Ok(url) => url,
+    let (server, url) = match start_server(&mut cmd, NODE_MARKER) {
+        Ok(started) => started,
         Err(e) => return failure(TARGET, format!("serve.gd did not start: {e}")),
     };
     let mut run = run_client(godot, &project, TARGET, &url, &token, suites, timeout);
