@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_config};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -46,7 +46,7 @@ const FANOUT_AGENTS: usize = 1_000;
 /// Subscribed clients in the fan-out measurement.
 const FANOUT_CLIENTS: usize = 100;
 /// Seconds a fan-out agent stays idle before deciding on its own.
-const FANOUT_IDLE_SECONDS: f64 = 1.0;
+const FANOUT_IDLE_SECONDS: f64 = 2.0;
 /// The fan-out agents' thinking latency.
 const FANOUT_THINKING_SECONDS: f64 = 0.05;
 /// How long a fan-out agent speaks a line.
@@ -272,9 +272,10 @@ async fn next_text(ws: &mut Ws) -> Result<String, String> {
     }
 }
 
-/// Connects and waits for the `welcome`.
+/// Connects (with `TCP_NODELAY`, as a latency-minded client would) and waits for the `welcome`.
 async fn connect(url: &str) -> Result<Ws, String> {
-    let (mut ws, _) = tokio::time::timeout(Duration::from_secs(20), connect_async(url))
+    let connecting = connect_async_with_config(url, None, true);
+    let (mut ws, _) = tokio::time::timeout(Duration::from_secs(20), connecting)
         .await
         .map_err(|_| format!("connecting to {url} took over 20 s"))?
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
@@ -405,19 +406,20 @@ async fn idle_connections(server: &ServerProc) -> Result<(), String> {
 
 #[derive(Default)]
 struct FanoutCounters {
-    updates: AtomicU64,
+    /// `agent_state_update`s received, per client.
+    updates: Vec<AtomicU64>,
     other: AtomicU64,
     dropped: AtomicU64,
     closes: Mutex<Vec<String>>,
 }
 
-async fn read_events(mut ws: Ws, counters: Arc<FanoutCounters>) {
+async fn read_events(mut ws: Ws, counters: Arc<FanoutCounters>, client: usize) {
     let reason = loop {
         match ws.next().await {
             Some(Ok(Message::Text(t))) => {
                 let t = t.as_str();
                 if t.contains("\"agent_state_update\"") {
-                    counters.updates.fetch_add(1, Ordering::Relaxed);
+                    counters.updates[client].fetch_add(1, Ordering::Relaxed);
                 } else if t.contains("\"events_dropped\"") {
                     let missed = serde_json::from_str::<Value>(t)
                         .ok()
@@ -440,17 +442,29 @@ async fn read_events(mut ws: Ws, counters: Arc<FanoutCounters>) {
 }
 
 async fn fanout(server: &ServerProc) -> Result<(), String> {
-    let counters = Arc::new(FanoutCounters::default());
+    let counters = Arc::new(FanoutCounters {
+        updates: (0..FANOUT_CLIENTS).map(|_| AtomicU64::new(0)).collect(),
+        ..FanoutCounters::default()
+    });
     let mut readers = Vec::with_capacity(FANOUT_CLIENTS);
-    for _ in 0..FANOUT_CLIENTS {
+    for client in 0..FANOUT_CLIENTS {
         let mut ws = connect(&server.url).await?;
         subscribe(&mut ws, &["agent_state_update"]).await?;
-        readers.push(tokio::spawn(read_events(ws, counters.clone())));
+        readers.push(tokio::spawn(read_events(ws, counters.clone(), client)));
     }
     let mut control = connect(&server.url).await?;
     subscribe(&mut control, &[]).await?;
+    // Spawned in batches spread over one decision cycle, so the agents' decisions are spread out
+    // too (1,000 agents deciding in the same instant would be a burst no outbound queue absorbs).
     let spawn_started = Instant::now();
+    let cycle = FANOUT_IDLE_SECONDS + FANOUT_THINKING_SECONDS + FANOUT_SPEAKING_SECONDS;
+    let batches = 50;
     for i in 0..FANOUT_AGENTS {
+        if i % (FANOUT_AGENTS / batches) == 0 {
+            let batch = (i / (FANOUT_AGENTS / batches)) as f64;
+            let due = spawn_started + Duration::from_secs_f64(cycle * batch / batches as f64);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(due)).await;
+        }
         let req = json!({
             "type": "agent_spawn_request",
             "request_id": i,
@@ -481,13 +495,19 @@ async fn fanout(server: &ServerProc) -> Result<(), String> {
     }
     let spawn_time = spawn_started.elapsed();
     tokio::time::sleep(FANOUT_WARMUP).await;
-    let u0 = counters.updates.load(Ordering::Relaxed);
+    let snapshot = |c: &FanoutCounters| -> Vec<u64> {
+        c.updates
+            .iter()
+            .map(|u| u.load(Ordering::Relaxed))
+            .collect()
+    };
+    let u0 = snapshot(&counters);
     let d0 = counters.dropped.load(Ordering::Relaxed);
     let t0 = Instant::now();
     let load0 = cpu_ticks(server.pid());
     tokio::time::sleep(FANOUT_WINDOW).await;
     let window = t0.elapsed().as_secs_f64();
-    let u1 = counters.updates.load(Ordering::Relaxed);
+    let u1 = snapshot(&counters);
     let d1 = counters.dropped.load(Ordering::Relaxed);
     let load1 = cpu_ticks(server.pid());
     let closes = counters
@@ -500,7 +520,10 @@ async fn fanout(server: &ServerProc) -> Result<(), String> {
     }
     close_all(vec![control]).await;
 
-    let delivered = (u1 - u0) as f64 / window;
+    let per_client: Vec<u64> = u0.iter().zip(&u1).map(|(a, b)| b - a).collect();
+    let delivered = per_client.iter().sum::<u64>() as f64 / window;
+    // Every client receives every state update: the busiest client saw the published rate.
+    let published = per_client.iter().copied().max().unwrap_or(0) as f64 / window;
     println!(
         "### Event fan-out: {FANOUT_AGENTS} agents → {FANOUT_CLIENTS} clients subscribed to `agent_state_update`\n"
     );
@@ -514,13 +537,13 @@ async fn fanout(server: &ServerProc) -> Result<(), String> {
     };
     println!(
         "| {FANOUT_AGENTS} | {FANOUT_CLIENTS} | {window:.1} s | {} | **{}** | {} | {} | {cpu} |\n",
-        thousands((delivered / FANOUT_CLIENTS as f64) as u64),
+        thousands(published as u64),
         thousands(delivered as u64),
         thousands(d1 - d0),
         closes.len(),
     );
     println!(
-        "(agents: scripted brain, idle_think_seconds {FANOUT_IDLE_SECONDS}, thinking_seconds {FANOUT_THINKING_SECONDS}, speaking_seconds {FANOUT_SPEAKING_SECONDS}; {FANOUT_AGENTS} spawned over one connection in {:.2} s; {} s warm-up; server `--rate-limit 100000` for the spawning connection, default `--outbound-queue 1024`; server CPU = % of one core)\n",
+        "(agents: scripted brain, idle_think_seconds {FANOUT_IDLE_SECONDS}, thinking_seconds {FANOUT_THINKING_SECONDS}, speaking_seconds {FANOUT_SPEAKING_SECONDS}; {FANOUT_AGENTS} spawned over one connection in {:.2} s, in batches spread over one decision cycle; {} s warm-up; server `--rate-limit 100000` for the spawning connection, default `--outbound-queue 1024`; server CPU = % of one core)\n",
         spawn_time.as_secs_f64(),
         FANOUT_WARMUP.as_secs()
     );
@@ -739,13 +762,16 @@ async fn open_loop(target: &Target, kind: Kind, rate: u32) -> Result<LoadResult,
     let t0 = Instant::now() + Duration::from_millis(200);
     let deadline = tokio::time::Instant::from_std(t0 + LOAD_WARMUP + LOAD_MEASURE + LOAD_DRAIN);
     let mut readers = Vec::with_capacity(LOAD_CONNECTIONS);
+    let mut writers = Vec::with_capacity(LOAD_CONNECTIONS);
     for (c, ws) in connections.into_iter().enumerate() {
         let (mut sink, mut stream) = ws.split();
         let (tx, mut rx) = mpsc::unbounded_channel::<u64>();
         senders.push(tx);
         let sent = sent_ns.clone();
         let agent = agent_id.clone();
-        tokio::spawn(async move {
+        // The writer hands its half back instead of closing: a close frame right after the last
+        // request would race that request's reply.
+        writers.push(tokio::spawn(async move {
             while let Some(seq) = rx.recv().await {
                 let text = kind.payload(&agent, seq);
                 let now = Instant::now().saturating_duration_since(t0).as_nanos() as u64;
@@ -754,8 +780,8 @@ async fn open_loop(target: &Target, kind: Kind, rate: u32) -> Result<LoadResult,
                     break;
                 }
             }
-            let _ = sink.close().await;
-        });
+            sink
+        }));
         let expected = (c as u64..total).step_by(LOAD_CONNECTIONS).count();
         readers.push(tokio::spawn(async move {
             let mut got: Vec<(u64, u64)> = Vec::with_capacity(expected);
@@ -771,7 +797,7 @@ async fn open_loop(target: &Target, kind: Kind, rate: u32) -> Result<LoadResult,
                     got.push((seq, at));
                 }
             }
-            (got, errors)
+            (got, errors, stream)
         }));
     }
     let pacer = std::thread::spawn(move || {
@@ -793,8 +819,13 @@ async fn open_loop(target: &Target, kind: Kind, rate: u32) -> Result<LoadResult,
     let mut from_send = Vec::new();
     let mut errors = 0;
     let mut last_reply = 0u64;
-    for r in readers {
-        let (got, e) = r.await.map_err(|e| format!("reader task failed: {e}"))?;
+    let mut finished = Vec::with_capacity(LOAD_CONNECTIONS);
+    for (r, w) in readers.into_iter().zip(writers) {
+        let (got, e, stream) = r.await.map_err(|e| format!("reader task failed: {e}"))?;
+        let sink = w.await.map_err(|e| format!("writer task failed: {e}"))?;
+        if let Ok(ws) = sink.reunite(stream) {
+            finished.push(ws);
+        }
         errors += e;
         for (seq, at) in got {
             if seq >= total {
@@ -809,6 +840,7 @@ async fn open_loop(target: &Target, kind: Kind, rate: u32) -> Result<LoadResult,
         }
     }
     let _ = pacer.join();
+    close_all(finished).await;
     from_schedule.sort_unstable();
     from_send.sort_unstable();
     let measured_start = (warm as f64 * interval_ns) as u64;
