@@ -11,19 +11,37 @@
 //! - Godot `bench/drain_bench.gd`: the main-thread cost of `AgentRuntime` draining 10,000
 //!   `agent_spawned` and 10,000 `agent_removed` events and emitting them to a GDScript handler, on
 //!   a release build of the extension (see [`godot_drain_bench`]).
+//! - `agents-server` `ws`: the WebSocket server — memory per idle connection (1,000 clients),
+//!   event fan-out (1,000 agents → 100 clients), open-loop request → reply latency — compared in
+//!   the same run with two Godot servers this module starts (see [`ws_bench`]): the GDScript
+//!   baseline `bench/ws_gdscript_server.gd` (`TCPServer` + `WebSocketPeer`) and the
+//!   `AgentRuntime` node serving inside Godot (`server/serve.gd`), both on the release extension.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::process::{self, Echo};
+use crate::process::{self, Background, Echo};
 use crate::{Ctx, build, cargo, godot, godot_tests};
 
-/// Runs every benchmark, streaming their output; with `only_godot`, only the Godot drain bench.
-pub fn run(ctx: &Ctx, only_godot: bool) -> Result<(), String> {
-    if only_godot {
-        return godot_drain_bench(ctx);
+/// Which benchmarks `cargo xtask bench` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// Every benchmark.
+    All,
+    /// Only the Godot drain bench (`--only-godot`).
+    OnlyGodot,
+    /// Only the WebSocket server bench with its Godot comparison servers (`--only-ws`).
+    OnlyWs,
+}
+
+/// Runs the selected benchmarks, streaming their output.
+pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
+    match selection {
+        Selection::OnlyGodot => return godot_drain_bench(ctx),
+        Selection::OnlyWs => return ws_bench(ctx),
+        Selection::All => {}
     }
     ensure_python_chess();
     for (package, bench) in [
@@ -45,14 +63,21 @@ pub fn run(ctx: &Ctx, only_godot: bool) -> Result<(), String> {
             ));
         }
     }
-    godot_drain_bench(ctx)
+    godot_drain_bench(ctx)?;
+    ws_bench(ctx)
 }
 
 /// The drain bench's script, relative to `godot-project/`.
 const DRAIN_SCRIPT: &str = "bench/drain_bench.gd";
+/// The GDScript WebSocket server of the ws comparison, relative to `godot-project/`.
+const GDSCRIPT_SERVER: &str = "bench/ws_gdscript_server.gd";
+/// The headless `AgentRuntime` server of the ws comparison, relative to `godot-project/`.
+const NODE_SERVER: &str = "server/serve.gd";
+/// The scripts the release bench project carries.
+const BENCH_SCRIPTS: [&str; 3] = [DRAIN_SCRIPT, GDSCRIPT_SERVER, NODE_SERVER];
 
 /// Builds the release extension and runs `godot-project/bench/drain_bench.gd` headless in a
-/// throw-away project under `<target>/xtask-bench/drain` whose `.gdextension` loads the release
+/// throw-away project under `<target>/xtask-bench/project` (see [`make_release_project`]) whose `.gdextension` loads the release
 /// library for every build of Godot (an editor binary would otherwise pick the debug library).
 pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
     let release_lib = build::build_extension(ctx, true)?;
@@ -83,6 +108,144 @@ pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
     }
 }
 
+/// The WebSocket bench's result marker (its last table), checked in its output.
+const WS_DONE_MARKER: &str = "### Request → reply latency";
+
+/// Runs `cargo bench -p agents-server --bench ws` with the two Godot comparison servers: builds
+/// the bench and the release extension first, starts `bench/ws_gdscript_server.gd` and
+/// `server/serve.gd` headless on free loopback ports in the release bench project, passes their
+/// URLs as `AGENTS_BENCH_GDSCRIPT_URL` / `AGENTS_BENCH_NODE_URL`, and stops them afterwards
+/// through their stop files (a SIGTERM would end Godot without cleanup).
+pub fn ws_bench(ctx: &Ctx) -> Result<(), String> {
+    let bench_args = ["bench", "-p", "agents-server", "--bench", "ws"];
+    println!("xtask: cargo bench -p agents-server --bench ws --no-run");
+    let status = Command::new(cargo())
+        .args(bench_args)
+        .arg("--no-run")
+        .current_dir(&ctx.root)
+        .status()
+        .map_err(|e| format!("cannot run cargo bench: {e}"))?;
+    if !status.success() {
+        return Err(format!("building the ws bench failed ({status})"));
+    }
+    let release_lib = build::build_extension(ctx, true)?;
+    let godot = godot::find_or_install(ctx)?;
+    println!("xtask: using {}", godot.describe());
+    let project = make_release_project(ctx, &release_lib)?;
+    godot_tests::import_project(&godot, &project)?;
+
+    let work = ctx.target_dir.join("xtask-bench").join("ws");
+    if work.exists() {
+        fs::remove_dir_all(&work).map_err(|e| format!("cannot clear {}: {e}", work.display()))?;
+    }
+    fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let gd_stop = work.join("gdscript.stop");
+    let node_stop = work.join("node.stop");
+
+    let mut cmd = godot.command();
+    cmd.args(["--headless", "--path"])
+        .arg(&project)
+        .args(["--script", &format!("res://{GDSCRIPT_SERVER}"), "--"])
+        .args(["--port", "0", "--stop-file"])
+        .arg(&gd_stop);
+    let gdscript = GodotServer::start(&mut cmd, "AGENTS_GDSCRIPT_SERVER_URL", gd_stop)?;
+    let mut cmd = godot.command();
+    cmd.args(["--headless", "--path"])
+        .arg(&project)
+        .args(["--script", &format!("res://{NODE_SERVER}"), "--"])
+        .args(["--port", "0", "--db"])
+        .arg(work.join("node.db"))
+        .arg("--stop-file")
+        .arg(&node_stop);
+    let node = match GodotServer::start(&mut cmd, "AGENTS_NODE_SERVER_URL", node_stop) {
+        Ok(node) => node,
+        Err(e) => {
+            let _ = gdscript.stop();
+            return Err(e);
+        }
+    };
+    println!(
+        "xtask: AGENTS_BENCH_GDSCRIPT_URL={} AGENTS_BENCH_NODE_URL={} cargo bench -p agents-server --bench ws",
+        gdscript.url, node.url
+    );
+    let bench = process::run(
+        Command::new(cargo())
+            .args(bench_args)
+            .current_dir(&ctx.root)
+            .env("AGENTS_BENCH_GDSCRIPT_URL", &gdscript.url)
+            .env("AGENTS_BENCH_NODE_URL", &node.url),
+        Some(Duration::from_secs(600)),
+        Echo::Stream,
+    );
+    let mut problems = Vec::new();
+    for (name, server) in [("GDScript server", gdscript), ("node server", node)] {
+        if let Err(e) = server.stop() {
+            problems.push(format!("the {name}: {e}"));
+        }
+    }
+    match bench {
+        Ok(out) if out.success() && out.output.contains(WS_DONE_MARKER) => {}
+        Ok(out) => problems.push(format!("the ws bench ended with {}", out.ending())),
+        Err(e) => problems.push(e),
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the ws bench failed:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// A headless Godot server of the ws comparison.
+struct GodotServer {
+    process: Background,
+    spawned: Instant,
+    url: String,
+    stop_file: PathBuf,
+}
+
+impl GodotServer {
+    /// Starts `cmd` and waits for the line `MARKER ws://…`.
+    fn start(cmd: &mut Command, marker: &str, stop_file: PathBuf) -> Result<GodotServer, String> {
+        let spawned = Instant::now();
+        let mut process = Background::spawn(cmd, Echo::Quiet)?;
+        let line = process.wait_for_line(marker, Duration::from_secs(120))?;
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("ws://"))
+            .ok_or_else(|| format!("no ws:// URL in {line:?}"))?
+            .to_string();
+        Ok(GodotServer {
+            process,
+            spawned,
+            url,
+            stop_file,
+        })
+    }
+
+    /// Creates the stop file and waits up to 30 s for a clean exit; Godot's complaints (script
+    /// errors, leaks) are errors.
+    fn stop(self) -> Result<(), String> {
+        fs::write(&self.stop_file, b"stop")
+            .map_err(|e| format!("cannot write {}: {e}", self.stop_file.display()))?;
+        let out = self
+            .process
+            .wait(Some(self.spawned.elapsed() + Duration::from_secs(30)));
+        let mut problems = godot_tests::scan_output(&out.output);
+        if !out.success() {
+            problems.push(format!("it ended with {}", out.ending()));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}; its output:\n{}",
+                problems.join("; "),
+                out.output
+            ))
+        }
+    }
+}
+
 /// The `.gdextension` text of the bench project: one library for the platform, whatever the
 /// build of Godot.
 pub fn release_gdextension(lib_file: &str) -> String {
@@ -94,8 +257,10 @@ pub fn release_gdextension(lib_file: &str) -> String {
     )
 }
 
+/// A throw-away Godot project under `<target>/xtask-bench/project` with the bench scripts
+/// ([`BENCH_SCRIPTS`]) and the release extension.
 fn make_release_project(ctx: &Ctx, release_lib: &Path) -> Result<PathBuf, String> {
-    let dir = ctx.target_dir.join("xtask-bench").join("drain");
+    let dir = ctx.target_dir.join("xtask-bench").join("project");
     let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent)
@@ -104,7 +269,7 @@ fn make_release_project(ctx: &Ctx, release_lib: &Path) -> Result<PathBuf, String
         fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     // Start clean except for Godot's import cache (the extension list is rewritten below).
-    for stale in ["addons", "bench"] {
+    for stale in ["addons", "bench", "server"] {
         let path = dir.join(stale);
         if path.exists() {
             fs::remove_dir_all(&path)
@@ -114,11 +279,13 @@ fn make_release_project(ctx: &Ctx, release_lib: &Path) -> Result<PathBuf, String
     let _ = fs::remove_file(dir.join(".godot").join("extension_list.cfg"));
     write(
         &dir.join("project.godot"),
-        b"config_version=5\n\n[application]\n\nconfig/name=\"Godot Agents drain bench\"\nconfig/features=PackedStringArray(\"4.5\")\n",
+        b"config_version=5\n\n[application]\n\nconfig/name=\"Godot Agents benchmarks\"\nconfig/features=PackedStringArray(\"4.5\")\n",
     )?;
-    let script = fs::read(ctx.project_dir().join(DRAIN_SCRIPT))
-        .map_err(|e| format!("cannot read {DRAIN_SCRIPT}: {e}"))?;
-    write(&dir.join(DRAIN_SCRIPT), &script)?;
+    for script in BENCH_SCRIPTS {
+        let text = fs::read(ctx.project_dir().join(script))
+            .map_err(|e| format!("cannot read {script}: {e}"))?;
+        write(&dir.join(script), &text)?;
+    }
     let lib_name = release_lib
         .file_name()
         .and_then(|n| n.to_str())

@@ -11,8 +11,9 @@
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
 //!   an `AgentRuntime` serving in another Godot process; the last line printed is
 //!   `N passed, N failed`.
-//! - `bench [--only-godot]` — the release-build benchmarks recorded in `docs/benchmarks.md`
-//!   (`--only-godot`: only the Godot drain bench).
+//! - `bench [--only-godot | --only-ws]` — the release-build benchmarks recorded in
+//!   `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-ws`: only the
+//!   WebSocket server bench with its Godot comparison servers).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
 //!   `docs/protocol/` (`--check`: fails when the committed files are stale).
@@ -108,8 +109,10 @@ commands:
                                      test_remote_server: only the WebSocket client suite)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot]            release-build benchmarks (engines, tool calls, python-chess,
-                                  Godot event drain; --only-godot: just the Godot drain bench)
+  bench [--only-godot | --only-ws]
+                                  release-build benchmarks (engines, tool calls, python-chess,
+                                  Godot event drain, WebSocket server vs GDScript; --only-godot:
+                                  just the Godot drain bench; --only-ws: just the WebSocket bench)
   selftest                        prove the Godot test runner fails on each failure mode
   protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
                                   (--check: fail when the committed files are stale)
@@ -126,6 +129,8 @@ struct Opts {
     timeout: Option<Duration>,
     suites: Vec<String>,
     check: bool,
+    /// `bench --only-ws`.
+    only_ws: bool,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -143,6 +148,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--only-cargo" => opts.only_cargo = true,
             "--install" => opts.install = true,
             "--check" => opts.check = true,
+            "--only-ws" => opts.only_ws = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
             "--timeout" => {
@@ -157,6 +163,9 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
     }
     if opts.skip_cargo && opts.only_cargo {
         return Err("--skip-cargo/--only-godot and --only-cargo exclude each other".into());
+    }
+    if opts.skip_cargo && opts.only_ws {
+        return Err("--only-godot and --only-ws exclude each other".into());
     }
     Ok(opts)
 }
@@ -192,7 +201,7 @@ fn main() -> ExitCode {
         }),
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
-        "bench" => bench::run(&ctx, opts.skip_cargo),
+        "bench" => bench::run(&ctx, bench_selection(&opts)),
         "selftest" => godot_tests::selftest(&ctx),
         "protocol-schemas" => protocol_schemas::run(&ctx, opts.check),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
@@ -205,6 +214,17 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `bench`'s selection from its flags.
+fn bench_selection(opts: &Opts) -> bench::Selection {
+    if opts.only_ws {
+        bench::Selection::OnlyWs
+    } else if opts.skip_cargo {
+        bench::Selection::OnlyGodot
+    } else {
+        bench::Selection::All
     }
 }
 
@@ -335,5 +355,11 @@ mod tests {
         assert!(parse_opts(&s(&["--skip-cargo", "--only-cargo"])).is_err());
         assert!(parse_opts(&s(&["--check"])).unwrap().check);
         assert!(!parse_opts(&[]).unwrap().check);
+        let ws = parse_opts(&s(&["--only-ws"])).unwrap();
+        assert_eq!(bench_selection(&ws), bench::Selection::OnlyWs);
+        let godot = parse_opts(&s(&["--only-godot"])).unwrap();
+        assert_eq!(bench_selection(&godot), bench::Selection::OnlyGodot);
+        assert_eq!(bench_selection(&Opts::default()), bench::Selection::All);
+        assert!(parse_opts(&s(&["--only-ws", "--only-godot"])).is_err());
     }
 }

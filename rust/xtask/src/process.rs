@@ -127,15 +127,6 @@ impl Background {
         })
     }
 
-    /// Everything the child printed so far.
-    #[allow(dead_code)] // Not needed by the ws client tests (they read the final output).
-    pub fn output(&mut self) -> &str {
-        while let Ok((is_err, line)) = self.rx.try_recv() {
-            self.emit(is_err, line);
-        }
-        &self.output
-    }
-
     fn emit(&mut self, is_err: bool, line: String) {
         if self.echo == Echo::Stream {
             if is_err {
