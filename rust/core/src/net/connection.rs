@@ -379,6 +379,27 @@ async fn forward_events(
     }
 }
 
+/// Most messages written to a socket before one flush.
+const WRITE_BATCH: usize = 256;
+
+/// Writes `first` and whatever else is queued already (up to [`WRITE_BATCH`]), then flushes once:
+/// one socket write for a burst of events instead of one per message. A message taken from the
+/// queue is in the sink's buffer even if this is cancelled, and goes out with the next flush.
+async fn write_batch(
+    sink: &mut SplitSink<WebSocket, Message>,
+    first: String,
+    rx: &mut mpsc::Receiver<String>,
+) -> Result<(), axum::Error> {
+    sink.feed(Message::Text(first.into())).await?;
+    for _ in 1..WRITE_BATCH {
+        match rx.try_recv() {
+            Ok(text) => sink.feed(Message::Text(text.into())).await?,
+            Err(_) => break,
+        }
+    }
+    sink.flush().await
+}
+
 /// Drains the outbound queue to the socket; on close, sends the close frame (bounded in time).
 async fn write_loop(
     mut sink: SplitSink<WebSocket, Message>,
@@ -398,7 +419,7 @@ async fn write_loop(
         let sent = tokio::select! {
             biased;
             _ = closer.token.cancelled() => break,
-            sent = sink.send(Message::Text(text.into())) => sent,
+            sent = write_batch(&mut sink, text, &mut rx) => sent,
         };
         if sent.is_err() {
             closer.end(Ending::Silent);

@@ -52,6 +52,7 @@ use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -78,6 +79,9 @@ pub const REASON_TOO_SLOW: &str = "client too slow: outbound queue full";
 pub const REASON_FLOOD: &str = "rate limit exceeded";
 /// Close reason on shutdown.
 pub const REASON_SHUTDOWN: &str = "server shutting down";
+
+/// The initial read buffer of a connection (tungstenite's default is 128 KiB).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
 
 /// The default address: loopback only.
 pub const DEFAULT_BIND: &str = "127.0.0.1:9080";
@@ -222,6 +226,13 @@ impl Server {
             )));
         let stop = shared.shutdown.clone();
         let serve = handle.spawn(async move {
+            // Replies are small and latency matters: no Nagle delay (with a client's delayed
+            // ACKs it adds tens of milliseconds to a request → reply round trip).
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!("cannot set TCP_NODELAY: {e}");
+                }
+            });
             let result = axum::serve(
                 listener,
                 app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -344,6 +355,9 @@ async fn upgrade(
     upgrade
         .max_frame_size(max)
         .max_message_size(max)
+        // Requests are small: start with a small read buffer (it grows for a large message)
+        // instead of tungstenite's 128 KiB, which an idle connection would keep.
+        .read_buffer_size(READ_BUFFER_BYTES)
         .on_failed_upgrade(move |e| tracing::warn!(%peer, "websocket upgrade failed: {e}"))
         .on_upgrade(move |socket| tracker.track_future(connection::run(shared, socket, peer)))
 }
