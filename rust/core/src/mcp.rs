@@ -11,7 +11,8 @@
 //!   first, then the notes) and `isError`. An unknown tool is a JSON-RPC "invalid params" error;
 //!   invalid arguments are a result with `isError: true` whose structured content names the field
 //!   (`{error, reason: "invalid_args", tool, field}`).
-//! - Calls run on tokio's blocking pool: some tools search for up to their time budget.
+//! - Calls of tools that search ([`Tool::searches`]: the `suggest_*` AIs, up to their `timeMs`)
+//!   run on tokio's blocking pool; the others answer in microseconds and run inline.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -60,7 +61,8 @@ impl McpHandler {
         &self.tools
     }
 
-    /// Calls `name` with `arguments` on the blocking pool and shapes the MCP result.
+    /// Calls `name` with `arguments` (on the blocking pool when it searches) and shapes the MCP
+    /// result.
     ///
     /// # Errors
     ///
@@ -81,14 +83,22 @@ impl McpHandler {
                 Some(json!({"reason": error.reason(), "tool": name})),
             ));
         }
-        let registry = Arc::clone(&self.registry);
-        let tool = name.to_owned();
         let args = arguments.map(Value::Object).unwrap_or(Value::Null);
-        let output = tokio::task::spawn_blocking(move || registry.call_to_output(&tool, &args))
-            .await
-            .map_err(|e| {
-                McpError::internal_error(format!("the call to {name} did not complete: {e}"), None)
-            })?;
+        let searches = self.registry.get(name).is_some_and(|t| t.searches());
+        let output = if searches {
+            let registry = Arc::clone(&self.registry);
+            let tool = name.to_owned();
+            tokio::task::spawn_blocking(move || registry.call_to_output(&tool, &args))
+                .await
+                .map_err(|e| {
+                    McpError::internal_error(
+                        format!("the call to {name} did not complete: {e}"),
+                        None,
+                    )
+                })?
+        } else {
+            self.registry.call_to_output(name, &args)
+        };
         if output.is_error {
             tracing::debug!(tool = name, "tool call failed: {}", output.structured);
         }

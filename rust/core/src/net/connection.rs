@@ -260,16 +260,20 @@ async fn answer(
     request_id: Option<RequestId>,
     filter: &Arc<RwLock<EventFilter>>,
 ) -> ServerMessage {
-    // Requests that only read in-memory state run inline; the rest may touch SQLite or run a
-    // game AI, so they go to the blocking pool and never stall the async workers.
-    let inline = matches!(
-        request,
+    // Requests that only read in-memory state, and tool calls that answer in microseconds, run
+    // inline; the rest may touch SQLite or search (a `suggest_*` AI, up to its `timeMs`), so
+    // they go to the blocking pool and never stall the async workers.
+    let inline = match &request {
         ClientRequest::Ping {}
-            | ClientRequest::GetAgentState { .. }
-            | ClientRequest::ListAgents {}
-            | ClientRequest::Subscribe { .. }
-            | ClientRequest::ListTools {}
-    );
+        | ClientRequest::GetAgentState { .. }
+        | ClientRequest::ListAgents {}
+        | ClientRequest::Subscribe { .. }
+        | ClientRequest::ListTools {} => true,
+        ClientRequest::CallTool { name, .. } => {
+            shared.tools.get(name).is_none_or(|tool| !tool.searches())
+        }
+        _ => false,
+    };
     let handled = if inline {
         dispatch::handle(request, request_id.clone(), &shared.runtime, &shared.tools)
     } else {

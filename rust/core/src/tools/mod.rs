@@ -3,4 +3,6 @@
 pub mod games;
 mod registry;
 
-pub use registry::{RegistryError, Tool, ToolError, ToolOutput, ToolRegistry, ToolSpec};
+pub use registry::{
+    RegistryError, TIME_BUDGET_ARG, Tool, ToolError, ToolOutput, ToolRegistry, ToolSpec,
+};

@@ -175,6 +175,9 @@ impl ToolSpec {
     }
 }
 
+/// The argument naming a tool's search time budget (see [`Tool::searches`]).
+pub const TIME_BUDGET_ARG: &str = "timeMs";
+
 type Handler = dyn Fn(&Value) -> ToolOutput + Send + Sync;
 
 /// A registered tool: its spec, its compiled validator and its handler.
@@ -182,6 +185,7 @@ pub struct Tool {
     spec: ToolSpec,
     validator: jsonschema::Validator,
     handler: Arc<Handler>,
+    searches: bool,
 }
 
 impl std::fmt::Debug for Tool {
@@ -211,6 +215,13 @@ impl Tool {
     /// True when the tool only reads.
     pub fn is_read_only(&self) -> bool {
         self.spec.read_only
+    }
+
+    /// True when a call may search for up to a time budget (the tool takes a `timeMs`
+    /// argument: the `suggest_*` AIs). Async callers run such calls on a blocking thread; every
+    /// other tool answers in microseconds and can run inline.
+    pub fn searches(&self) -> bool {
+        self.searches
     }
 
     /// The definition in the shape LLM chat APIs use: `{name, description, parameters}`.
@@ -308,6 +319,9 @@ impl ToolRegistry {
         self.tools.insert(
             spec.name.clone(),
             Tool {
+                searches: spec.input_schema["properties"]
+                    .get(TIME_BUDGET_ARG)
+                    .is_some(),
                 spec,
                 validator,
                 handler: Arc::new(handler),

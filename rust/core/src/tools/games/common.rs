@@ -6,7 +6,7 @@ use agents_games::{Level, MoveError, SearchLimits, Seed};
 use rand::RngExt;
 use serde_json::{Map, Value, json};
 
-use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+use crate::tools::{TIME_BUDGET_ARG, ToolOutput, ToolRegistry, ToolSpec};
 
 /// Default number of candidates a `choose_*` tool returns.
 pub const DEFAULT_MAX_CANDIDATES: usize = 20;
@@ -137,7 +137,7 @@ pub fn suggest_schema(state_key: &str, state: Value) -> Value {
         &[
             (state_key, state),
             ("level", level_schema()),
-            ("timeMs", time_ms_schema()),
+            (TIME_BUDGET_ARG, time_ms_schema()),
             ("seed", seed_schema()),
         ],
         &[state_key],
@@ -166,7 +166,7 @@ pub fn level_arg(args: &Value) -> Level {
 
 /// Search limits from the `timeMs` argument (default 100 ms).
 pub fn limits_arg(args: &Value) -> SearchLimits {
-    match args.get("timeMs").and_then(Value::as_u64) {
+    match args.get(TIME_BUDGET_ARG).and_then(Value::as_u64) {
         Some(ms) => SearchLimits::with_time(Duration::from_millis(ms)),
         None => SearchLimits::default(),
     }

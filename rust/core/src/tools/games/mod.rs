@@ -45,6 +45,29 @@ mod tests {
 
     use crate::tools::ToolRegistry;
 
+    /// Exactly the AI tools, which search within `timeMs`, count as searching (servers run them on
+    /// a blocking thread; every other tool inline).
+    #[test]
+    fn only_the_suggest_tools_search() {
+        let registry = ToolRegistry::with_game_tools();
+        let searching: Vec<&str> = registry
+            .tools()
+            .filter(|t| t.searches())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(
+            searching,
+            [
+                "suggest_checkers_move",
+                "suggest_chess_move",
+                "suggest_four_in_a_row_move",
+                "suggest_mancala_move",
+                "suggest_sea_battle_move",
+                "suggest_tic_tac_toe_move",
+            ]
+        );
+    }
+
     /// Every board game answers an unparsable state the same way, in every read-only tool.
     #[test]
     fn unparsable_states_fail_alike_in_every_board_game() {
