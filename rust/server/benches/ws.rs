@@ -18,7 +18,9 @@
 //!    omission), and also from the actual send, for comparison.
 //! 4. **Comparison** — the same latency runs against the servers named by
 //!    `AGENTS_BENCH_GDSCRIPT_URL` (`godot-project/bench/ws_gdscript_server.gd`: Godot's
-//!    `TCPServer` + `WebSocketPeer` in GDScript, answering `get_agent_state` with the same reply)
+//!    `TCPServer` + `WebSocketPeer` in GDScript, answering `get_agent_state` with the same reply,
+//!    polling without headless Godot's per-frame sleep while clients are connected), and
+//!    `AGENTS_BENCH_GDSCRIPT_DEFAULT_URL` (the same script keeping Godot's default sleep)
 //!    and `AGENTS_BENCH_NODE_URL` (`godot-project/server/serve.gd`: the `AgentRuntime` node serving
 //!    inside Godot on the release extension). `cargo xtask bench` starts both and sets the
 //!    variables; without them the comparison is skipped with a note.
@@ -61,6 +63,11 @@ const LOAD_WARMUP: Duration = Duration::from_secs(1);
 const LOAD_MEASURE: Duration = Duration::from_secs(4);
 /// How long replies may still arrive after the last scheduled send.
 const LOAD_DRAIN: Duration = Duration::from_secs(5);
+/// The GDScript baseline polling as fast as it can (no per-frame sleep while clients are on).
+const GDSCRIPT_TUNED: &str = "GDScript TCPServer+WebSocketPeer (no frame sleep)";
+/// The same script with headless Godot's default 6.9 ms sleep after every frame.
+const GDSCRIPT_DEFAULT: &str =
+    "GDScript TCPServer+WebSocketPeer (Godot's default headless frame sleep)";
 /// The offered rates of the latency runs.
 const RATES: [u32; 2] = [10_000, 1_000];
 /// The game tool of the `call_tool` runs: one chess move from the start position.
@@ -130,7 +137,15 @@ async fn run_all(dir: &Path) -> Result<(), String> {
     }
     if let Some(url) = gdscript.filter(|u| !u.is_empty()) {
         targets.push(Target {
-            name: "GDScript TCPServer+WebSocketPeer",
+            name: GDSCRIPT_TUNED,
+            url,
+            tools: false,
+        });
+    }
+    let gdscript_default = std::env::var("AGENTS_BENCH_GDSCRIPT_DEFAULT_URL").ok();
+    if let Some(url) = gdscript_default.filter(|u| !u.is_empty()) {
+        targets.push(Target {
+            name: GDSCRIPT_DEFAULT,
             url,
             tools: false,
         });
@@ -875,33 +890,40 @@ fn ratios(results: &[LoadResult]) {
     println!(
         "### Ratio: GDScript server latency ÷ ours (`get_agent_state`; > 1 = ours is faster)\n"
     );
-    println!("| offered / s | server | p50 ratio | p99 ratio | achieved / s: ours vs GDScript |");
-    println!("|---:|---|---:|---:|---:|");
+    println!(
+        "| offered / s | GDScript server | server | p50 ratio | p99 ratio | achieved / s: ours vs GDScript |"
+    );
+    println!("|---:|---|---|---:|---:|---:|");
     for &rate in &RATES {
-        let find = |prefix: &str| {
+        let find = |name: &str| {
             results.iter().find(|r| {
-                r.rate == rate && r.kind == Kind::GetAgentState && r.target.starts_with(prefix)
+                r.rate == rate && r.kind == Kind::GetAgentState && r.target.starts_with(name)
             })
         };
-        let Some(gd) = find("GDScript") else { continue };
-        for ours in ["agents-server", "Godot AgentRuntime"] {
-            let Some(r) = find(ours) else { continue };
-            let ratio = |a: u64, b: u64| {
-                if b == 0 {
-                    "n/a".to_string()
-                } else {
-                    format!("{:.1}×", a as f64 / b as f64)
-                }
-            };
-            println!(
-                "| {} | {} | {} | {} | {} vs {} |",
-                thousands(u64::from(rate)),
-                r.target,
-                ratio(gd.p(50.0), r.p(50.0)),
-                ratio(gd.p(99.0), r.p(99.0)),
-                thousands(r.achieved as u64),
-                thousands(gd.achieved as u64),
-            );
+        for (baseline, label) in [
+            (GDSCRIPT_TUNED, "no frame sleep"),
+            (GDSCRIPT_DEFAULT, "default frame sleep"),
+        ] {
+            let Some(gd) = find(baseline) else { continue };
+            for ours in ["agents-server", "Godot AgentRuntime"] {
+                let Some(r) = find(ours) else { continue };
+                let ratio = |a: u64, b: u64| {
+                    if b == 0 {
+                        "n/a".to_string()
+                    } else {
+                        format!("{:.1}×", a as f64 / b as f64)
+                    }
+                };
+                println!(
+                    "| {} | {label} | {} | {} | {} | {} vs {} |",
+                    thousands(u64::from(rate)),
+                    r.target,
+                    ratio(gd.p(50.0), r.p(50.0)),
+                    ratio(gd.p(99.0), r.p(99.0)),
+                    thousands(r.achieved as u64),
+                    thousands(gd.achieved as u64),
+                );
+            }
         }
     }
     println!();

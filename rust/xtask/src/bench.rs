@@ -149,6 +149,21 @@ pub fn ws_bench(ctx: &Ctx) -> Result<(), String> {
         .args(["--port", "0", "--stop-file"])
         .arg(&gd_stop);
     let gdscript = GodotServer::start(&mut cmd, "AGENTS_GDSCRIPT_SERVER_URL", gd_stop)?;
+    let gd_default_stop = work.join("gdscript-default.stop");
+    let mut cmd = godot.command();
+    cmd.args(["--headless", "--path"])
+        .arg(&project)
+        .args(["--script", &format!("res://{GDSCRIPT_SERVER}"), "--"])
+        .args(["--port", "0", "--headless-sleep", "--stop-file"])
+        .arg(&gd_default_stop);
+    let gdscript_default =
+        match GodotServer::start(&mut cmd, "AGENTS_GDSCRIPT_SERVER_URL", gd_default_stop) {
+            Ok(server) => server,
+            Err(e) => {
+                let _ = gdscript.stop();
+                return Err(e);
+            }
+        };
     let mut cmd = godot.command();
     cmd.args(["--headless", "--path"])
         .arg(&project)
@@ -161,24 +176,30 @@ pub fn ws_bench(ctx: &Ctx) -> Result<(), String> {
         Ok(node) => node,
         Err(e) => {
             let _ = gdscript.stop();
+            let _ = gdscript_default.stop();
             return Err(e);
         }
     };
     println!(
-        "xtask: AGENTS_BENCH_GDSCRIPT_URL={} AGENTS_BENCH_NODE_URL={} cargo bench -p agents-server --bench ws",
-        gdscript.url, node.url
+        "xtask: AGENTS_BENCH_GDSCRIPT_URL={} AGENTS_BENCH_GDSCRIPT_DEFAULT_URL={} AGENTS_BENCH_NODE_URL={} cargo bench -p agents-server --bench ws",
+        gdscript.url, gdscript_default.url, node.url
     );
     let bench = process::run(
         Command::new(cargo())
             .args(bench_args)
             .current_dir(&ctx.root)
             .env("AGENTS_BENCH_GDSCRIPT_URL", &gdscript.url)
+            .env("AGENTS_BENCH_GDSCRIPT_DEFAULT_URL", &gdscript_default.url)
             .env("AGENTS_BENCH_NODE_URL", &node.url),
         Some(Duration::from_secs(600)),
         Echo::Stream,
     );
     let mut problems = Vec::new();
-    for (name, server) in [("GDScript server", gdscript), ("node server", node)] {
+    for (name, server) in [
+        ("GDScript server", gdscript),
+        ("GDScript server (default frame sleep)", gdscript_default),
+        ("node server", node),
+    ] {
         if let Err(e) = server.stop() {
             problems.push(format!("the {name}: {e}"));
         }
@@ -230,6 +251,9 @@ impl GodotServer {
         let out = self
             .process
             .wait(Some(self.spawned.elapsed() + Duration::from_secs(30)));
+        for line in out.output.lines().filter(|l| l.contains("_STATS ")) {
+            println!("xtask: {}", line.trim());
+        }
         let mut problems = godot_tests::scan_output(&out.output);
         if !out.success() {
             problems.push(format!("it ended with {}", out.ending()));
