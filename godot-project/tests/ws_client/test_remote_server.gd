@@ -50,8 +50,10 @@ func _auth() -> PackedStringArray:
 
 
 ## Opens an authorized connection and consumes its welcome; null (after a failed assertion) when
-## it does not open.
+## the suite has no server ([method _configured]) or the connection does not open.
 func _open() -> WebSocketPeer:
+	if not _configured():
+		return null
 	var peer: WebSocketPeer = await ws_connect(_url, _auth())
 	if not assert_eq(peer.get_ready_state(), WebSocketPeer.STATE_OPEN,
 			"[%s] the socket to %s opens" % [_target, _url]):
@@ -124,8 +126,6 @@ func test_welcome_names_protocol_version_1() -> void:
 
 
 func test_a_spawned_agent_reports_its_states_and_answers_the_player() -> void:
-	if not _configured():
-		return
 	var peer: WebSocketPeer = await _open()
 	if peer == null:
 		return
@@ -204,8 +204,6 @@ func test_a_spawned_agent_reports_its_states_and_answers_the_player() -> void:
 
 
 func test_call_tool_runs_a_game_tool() -> void:
-	if not _configured():
-		return
 	var peer: WebSocketPeer = await _open()
 	if peer == null:
 		return
@@ -255,8 +253,6 @@ func test_call_tool_runs_a_game_tool() -> void:
 
 
 func test_errors_keep_the_connection_usable() -> void:
-	if not _configured():
-		return
 	var peer: WebSocketPeer = await _open()
 	if peer == null:
 		return
