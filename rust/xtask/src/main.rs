@@ -7,13 +7,16 @@
 //!   main scene (the games) and then the agent town (`demo/town.tscn`) headless, streaming what
 //!   they print.
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
-//!   `cargo test --workspace`, then the headless GDScript suites of `godot-project/tests/`, then
+//!   `cargo test --workspace` and a short `killtest`, then the headless GDScript suites of `godot-project/tests/`, then
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
 //!   an `AgentRuntime` serving in another Godot process; the last line printed is
 //!   `N passed, N failed`.
 //! - `bench [--only-godot | --only-ws]` — the release-build benchmarks recorded in
 //!   `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-ws`: only the
 //!   WebSocket server bench with its Godot comparison servers).
+//! - `killtest [--rounds N] [--seed S] [--clients N]` — kills a real `agents-server serve` with
+//!   SIGKILL mid-burst, round after round, and proves that every acknowledged write survives and
+//!   no id is handed out twice (see [`killtest`]); `test` runs it with a few rounds.
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
 //!   `docs/protocol/` (`--check`: fails when the committed files are stale).
@@ -22,13 +25,14 @@
 //! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
 //! [`process`] (running children with a timeout while streaming their output),
 //! [`protocol_schemas`] (the published protocol schemas), [`ws_client_tests`] (Godot as a
-//! WebSocket client of both servers).
+//! WebSocket client of both servers), [`killtest`] (the kill harness).
 
 mod bench;
 mod build;
 mod cargo_tests;
 mod godot;
 mod godot_tests;
+mod killtest;
 mod process;
 mod protocol_schemas;
 mod ws_client_tests;
@@ -101,9 +105,10 @@ commands:
   godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
   build [--release]               build the GDExtension into addons/godot_agents/bin/
   demo [--release] [--timeout S]  build, import and run the games demo and the agent town headless
-  test [options]                  cargo test --workspace + the headless Godot suites + Godot as a
-                                  WebSocket client of agents-server serve and of a serving Godot
-       --skip-cargo | --only-godot   skip cargo test
+  test [options]                  cargo test --workspace + killtest (3 rounds) + the headless Godot
+                                  suites + Godot as a WebSocket client of agents-server serve and
+                                  of a serving Godot
+       --skip-cargo | --only-godot   skip cargo test and killtest
        --only-cargo                  skip the Godot suites
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd;
                                      test_remote_server: only the WebSocket client suite)
@@ -113,6 +118,12 @@ commands:
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
                                   just the Godot drain bench; --only-ws: just the WebSocket bench)
+  killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
+                                  every acknowledged agent, task, completion and message survived
+                                  and no id was handed out twice
+       --rounds N                    kills (default 10; e.g. 200 for a long run)
+       --seed S                      replay a run (the seed is printed first)
+       --clients N                   concurrent clients per round (default 4)
   selftest                        prove the Godot test runner fails on each failure mode
   protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
                                   (--check: fail when the committed files are stale)
@@ -180,6 +191,9 @@ fn main() -> ExitCode {
         print!("{USAGE}");
         return ExitCode::SUCCESS;
     }
+    if command == "killtest" {
+        return cmd_killtest(rest);
+    }
     let opts = match parse_opts(rest) {
         Ok(o) => o,
         Err(e) => {
@@ -208,6 +222,27 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("xtask: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `killtest`, with its own options; the summary line is the last line printed.
+fn cmd_killtest(args: &[String]) -> ExitCode {
+    let opts = match killtest::parse_options(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = Ctx::discover().and_then(|ctx| killtest::run(&ctx, &opts));
+    match result {
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_empty() {
                 eprintln!("xtask: {e}");
@@ -266,6 +301,22 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
         passed += r.passed;
         failed += r.failed;
         problems.extend(r.problems);
+        let opts = killtest::Options {
+            rounds: killtest::TEST_ROUNDS,
+            ..killtest::Options::default()
+        };
+        println!("xtask: cargo xtask killtest --rounds {}", opts.rounds);
+        match killtest::run(ctx, &opts) {
+            Ok(_) => passed += 1,
+            Err(e) => {
+                failed += 1;
+                problems.push(if e.is_empty() {
+                    "killtest failed (see its report above)".into()
+                } else {
+                    format!("killtest: {e}")
+                });
+            }
+        }
     }
 
     if !opts.only_cargo {

@@ -1,9 +1,10 @@
 //! Running child processes: stream their output as it arrives, keep a copy, enforce a timeout;
-//! and servers in the background ([`Background`]) that a test or a benchmark talks to, then stops.
+//! and servers in the background ([`Background`]) that a test or a benchmark talks to, then stops
+//! — or kills at an exact moment from another thread ([`KillSwitch`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -90,7 +91,7 @@ pub fn run_checked(cmd: &mut Command) -> Result<(), String> {
 /// A child running in the background — a server a test or a benchmark talks to — with its
 /// output collected (and echoed, if asked) as it arrives. Dropping it kills the child.
 pub struct Background {
-    child: Child,
+    child: Arc<Mutex<Child>>,
     shown: String,
     started: Instant,
     rx: mpsc::Receiver<(bool, String)>,
@@ -117,7 +118,7 @@ impl Background {
             reader_thread(err, true, tx);
         }
         Ok(Background {
-            child,
+            child: Arc::new(Mutex::new(child)),
             shown,
             started: Instant::now(),
             rx,
@@ -125,6 +126,19 @@ impl Background {
             output: String::new(),
             status: None,
         })
+    }
+
+    /// The child, locked (a poisoned lock still gives it: a child is never left half-updated).
+    fn child(&self) -> MutexGuard<'_, Child> {
+        lock_child(&self.child)
+    }
+
+    /// A handle that kills the child (SIGKILL on Unix) from any thread, e.g. the instant a
+    /// client receives a chosen reply.
+    pub fn kill_switch(&self) -> KillSwitch {
+        KillSwitch {
+            child: Arc::clone(&self.child),
+        }
     }
 
     fn emit(&mut self, is_err: bool, line: String) {
@@ -163,7 +177,8 @@ impl Background {
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Ok(Some(status)) = self.child.try_wait() {
+                    let polled = self.child().try_wait();
+                    if let Ok(Some(status)) = polled {
                         self.status = Some(status);
                         self.drain(Duration::from_millis(500));
                         return Err(self
@@ -171,7 +186,8 @@ impl Background {
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    self.status = self.child.wait().ok();
+                    let status = self.child().wait().ok();
+                    self.status = status;
                     return Err(
                         self.failure(&format!("it closed its output before printing {marker:?}"))
                     );
@@ -219,18 +235,21 @@ impl Background {
                     break;
                 }
             }
-            match self.child.try_wait() {
+            let polled = self.child().try_wait();
+            match polled {
                 Ok(Some(s)) => self.status = Some(s),
                 Ok(None) => {
                     if timeout.is_some_and(|t| self.started.elapsed() > t) {
                         timed_out = true;
-                        let _ = self.child.kill();
-                        self.status = self.child.wait().ok();
+                        let _ = self.child().kill();
+                        let status = self.child().wait().ok();
+                        self.status = status;
                     }
                 }
                 Err(_) => {
-                    let _ = self.child.kill();
-                    self.status = self.child.wait().ok();
+                    let _ = self.child().kill();
+                    let status = self.child().wait().ok();
+                    self.status = status;
                 }
             }
         }
@@ -249,13 +268,14 @@ impl Background {
         timed_out: &mut bool,
     ) -> Option<ExitStatus> {
         loop {
-            match self.child.try_wait() {
+            let polled = self.child().try_wait();
+            match polled {
                 Ok(Some(s)) => return Some(s),
                 Ok(None) => {
                     if timeout.is_some_and(|t| start.elapsed() > t) {
                         *timed_out = true;
-                        let _ = self.child.kill();
-                        return self.child.wait().ok();
+                        let _ = self.child().kill();
+                        return self.child().wait().ok();
                     }
                     thread::sleep(Duration::from_millis(20));
                 }
@@ -271,7 +291,7 @@ impl Background {
         #[cfg(unix)]
         {
             let _ = Command::new("kill")
-                .args(["-TERM", &self.child.id().to_string()])
+                .args(["-TERM", &self.child().id().to_string()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
@@ -280,7 +300,7 @@ impl Background {
         {
             let mut this = self;
             let _ = this.child.kill();
-            return this.wait(Some(grace));
+            return self.wait(Some(grace));
         }
         #[cfg(unix)]
         {
@@ -292,10 +312,31 @@ impl Background {
 
 impl Drop for Background {
     fn drop(&mut self) {
-        if self.status.is_none() && matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        let mut child = self.child();
+        if self.status.is_none() && matches!(child.try_wait(), Ok(None)) {
+            let _ = child.kill();
+            let _ = child.wait();
         }
+    }
+}
+
+fn lock_child(child: &Mutex<Child>) -> MutexGuard<'_, Child> {
+    child.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Kills a [`Background`] child from any thread (see [`Background::kill_switch`]).
+#[derive(Clone)]
+pub struct KillSwitch {
+    child: Arc<Mutex<Child>>,
+}
+
+impl KillSwitch {
+    /// Kills the child now (SIGKILL on Unix: no clean-up of any kind runs in it). Killing a child
+    /// that has already exited is not an error.
+    pub fn kill(&self) -> Result<(), String> {
+        lock_child(&self.child)
+            .kill()
+            .map_err(|e| format!("cannot kill the child: {e}"))
     }
 }
 
@@ -360,6 +401,24 @@ mod tests {
             None,
             "ended by the signal"
         );
+    }
+
+    #[test]
+    fn kill_switch_kills_from_another_thread() {
+        let mut server = Background::spawn(
+            Command::new("sh").args(["-c", "echo up; exec sleep 30"]),
+            Echo::Quiet,
+        )
+        .unwrap();
+        server.wait_for_line("up", Duration::from_secs(10)).unwrap();
+        let switch = server.kill_switch();
+        let start = Instant::now();
+        thread::spawn(move || switch.kill().unwrap()).join().unwrap();
+        let out = server.wait(Some(Duration::from_secs(20)));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(!out.timed_out);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.and_then(|s| s.signal()), Some(9), "SIGKILL");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub const CLIENT_SUITES_DIR: &str = "res://tests/ws_client";
 pub const CLIENT_SUITES: &[&str] = &["test_remote_server"];
 
 /// What `agents-server serve` prints (stderr) once it listens.
-const SERVE_MARKER: &str = "listening on ws://";
+pub const SERVE_MARKER: &str = "listening on ws://";
 
 /// What `serve.gd` prints once its node listens.
 const NODE_MARKER: &str = "AGENTS_NODE_SERVER_URL";
@@ -123,8 +123,8 @@ fn scratch_dir(ctx: &Ctx) -> Result<PathBuf, String> {
 }
 
 /// Builds `agents-server` (debug) and returns the binary's path.
-fn build_server(ctx: &Ctx) -> Result<PathBuf, String> {
-    println!("xtask: building agents-server for the Godot client suites");
+pub fn build_server(ctx: &Ctx) -> Result<PathBuf, String> {
+    println!("xtask: cargo build -p agents-server");
     process::run_checked(
         Command::new(cargo())
             .args(["build", "-p", "agents-server"])
