@@ -321,7 +321,9 @@ impl Drop for Background {
 }
 
 fn lock_child(child: &Mutex<Child>) -> MutexGuard<'_, Child> {
-    child.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    child
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Kills a [`Background`] child from any thread (see [`Background::kill_switch`]).
@@ -413,7 +415,9 @@ mod tests {
         server.wait_for_line("up", Duration::from_secs(10)).unwrap();
         let switch = server.kill_switch();
         let start = Instant::now();
-        thread::spawn(move || switch.kill().unwrap()).join().unwrap();
+        thread::spawn(move || switch.kill().unwrap())
+            .join()
+            .unwrap();
         let out = server.wait(Some(Duration::from_secs(20)));
         assert!(start.elapsed() < Duration::from_secs(10));
         assert!(!out.timed_out);

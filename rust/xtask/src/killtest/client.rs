@@ -286,14 +286,23 @@ impl Client {
 
     /// Handles one reply; false when the client must stop.
     fn handle(&mut self, round: &Round, pending: &mut HashMap<i64, Op>, reply: Value) -> bool {
-        let Some(op) = reply["request_id"].as_i64().and_then(|id| pending.remove(&id)) else {
-            round.problem(format!("client {}: a reply to no request: {reply}", self.id));
+        let Some(op) = reply["request_id"]
+            .as_i64()
+            .and_then(|id| pending.remove(&id))
+        else {
+            round.problem(format!(
+                "client {}: a reply to no request: {reply}",
+                self.id
+            ));
             return false;
         };
         let message: ServerMessage = match serde_json::from_value(reply.clone()) {
             Ok(m) => m,
             Err(e) => {
-                round.problem(format!("client {}: unreadable reply ({e}): {reply}", self.id));
+                round.problem(format!(
+                    "client {}: unreadable reply ({e}): {reply}",
+                    self.id
+                ));
                 return false;
             }
         };
@@ -346,7 +355,12 @@ impl Client {
         match (&op, code) {
             // An earlier round's task the server no longer knows: a lost row (counted by the
             // verifier) seen from a client that holds its id.
-            (Op::Complete { inherited: true, .. }, ErrorCode::UnknownTask) => {
+            (
+                Op::Complete {
+                    inherited: true, ..
+                },
+                ErrorCode::UnknownTask,
+            ) => {
                 round.stale_completions.fetch_add(1, Ordering::Relaxed);
                 true
             }

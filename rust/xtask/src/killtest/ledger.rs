@@ -139,8 +139,7 @@ impl Ledger {
             ));
             return;
         };
-        if task.id != expected || task.agent_id != ack.agent_id || task.task_name != ack.task_name
-        {
+        if task.id != expected || task.agent_id != ack.agent_id || task.task_name != ack.task_name {
             self.reused.push(format!(
                 "round {round}: completing task {expected} ({} for {}) completed task {} ({} for {}): someone else's task",
                 ack.task_name, ack.agent_id, task.id, task.task_name, task.agent_id

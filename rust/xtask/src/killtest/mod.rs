@@ -160,7 +160,10 @@ pub fn parse_options(args: &[String]) -> Result<Options, String> {
 pub fn run(ctx: &Ctx, opts: &Options) -> Result<Summary, String> {
     let exe = ws_client_tests::build_server(ctx)?;
     let seed = opts.seed.unwrap_or_else(plan::fresh_seed);
-    let dir = ctx.target_dir.join("xtask-killtest").join(format!("seed-{seed}"));
+    let dir = ctx
+        .target_dir
+        .join("xtask-killtest")
+        .join(format!("seed-{seed}"));
     if dir.exists() {
         fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
@@ -193,7 +196,14 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Summary, String> {
         summary.rounds = round + 1;
     }
     let server = Server::start(&exe, &db)?;
-    verify_restart(&runtime, &server, &db, &mut ledger, &mut summary, opts.rounds);
+    verify_restart(
+        &runtime,
+        &server,
+        &db,
+        &mut ledger,
+        &mut summary,
+        opts.rounds,
+    );
     summary.undelivered = wait_for_delivery(&db, &mut summary.problems);
     server.stop(&mut summary.problems);
 
@@ -226,7 +236,9 @@ fn report(summary: &Summary, db: &Path) {
     }
     match summary.undelivered {
         None => println!("killtest: no agent_inbox table: delivery after --resume not checked"),
-        Some(0) => println!("killtest: every message waiting in agent_inbox was delivered after --resume"),
+        Some(0) => {
+            println!("killtest: every message waiting in agent_inbox was delivered after --resume")
+        }
         Some(n) => println!(
             "killtest: {n} messages still in agent_inbox {DELIVERY_TIMEOUT:?} after the final --resume"
         ),
@@ -258,7 +270,9 @@ fn verify_restart(
     let mut missing = match verify::check_database(db, ledger) {
         Ok(m) => m,
         Err(e) => {
-            summary.problems.push(format!("after round {}: {e}", round - 1));
+            summary
+                .problems
+                .push(format!("after round {}: {e}", round - 1));
             Missing::default()
         }
     };
@@ -323,10 +337,16 @@ fn run_round(
     summary.stale_completions += shared
         .stale_completions
         .load(std::sync::atomic::Ordering::Relaxed);
-    summary
-        .problems
-        .extend(shared.problems.into_inner().unwrap_or_else(|p| p.into_inner()));
-    let ledger = shared.ledger.into_inner().unwrap_or_else(|p| p.into_inner());
+    summary.problems.extend(
+        shared
+            .problems
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    let ledger = shared
+        .ledger
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     let c = ledger.counts;
     println!(
         "killtest: round {round}: kill {kill}: {note}; acknowledged {} agents, {} tasks, {} completions, {} messages",

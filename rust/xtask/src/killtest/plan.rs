@@ -67,15 +67,15 @@ impl std::fmt::Display for KillPoint {
 }
 
 /// The range of `AtReply` kill points.
-pub const KILL_REPLY_RANGE: (u64, u64) = (1, 600);
+pub const KILL_REPLY_RANGE: (u64, u64) = (1, 2000);
 /// The range of `AfterMillis` kill points.
-pub const KILL_MILLIS_RANGE: (u64, u64) = (30, 1500);
+pub const KILL_MILLIS_RANGE: (u64, u64) = (30, 2000);
 
 /// The kill point of round `round` (counted from 0): even rounds kill at a reply, odd rounds at
 /// a time, so every run of two rounds or more has both kinds.
 pub fn kill_point(seed: u64, round: u32) -> KillPoint {
     let mut rng = Rng::derive(seed, &[u64::from(round), 0x4B11]);
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         KillPoint::AtReply(rng.range(KILL_REPLY_RANGE.0, KILL_REPLY_RANGE.1))
     } else {
         KillPoint::AfterMillis(rng.range(KILL_MILLIS_RANGE.0, KILL_MILLIS_RANGE.1))

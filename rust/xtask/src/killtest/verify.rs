@@ -57,7 +57,11 @@ impl Missing {
             ));
         }
         if !self.tasks.is_empty() {
-            parts.push(format!("{} tasks ({})", self.tasks.len(), some(&self.tasks)));
+            parts.push(format!(
+                "{} tasks ({})",
+                self.tasks.len(),
+                some(&self.tasks)
+            ));
         }
         if !self.completions.is_empty() {
             parts.push(format!(
@@ -179,8 +183,8 @@ pub fn inbox_pending(db: &Path) -> Result<Option<u64>, String> {
 /// The most pages one list request may take (a guard against a cursor that never ends).
 const MAX_PAGES: usize = 100_000;
 
-/// Sends `request` and follows `next_cursor` while the server gives one; returns the items of
-/// every page's `field`.
+/// Sends `request` and, while the reply names a next page (`next_cursor`, or `cursor`), asks for
+/// it with `cursor`; returns the items of every page's `field`.
 async fn all_pages(
     conn: &mut Conn,
     mut request: Value,
@@ -195,9 +199,12 @@ async fn all_pages(
             .as_array()
             .ok_or_else(|| format!("{} has no {field} list: {reply}", request["type"]))?;
         items.extend(page.iter().cloned());
-        match reply.get("next_cursor") {
-            Some(Value::String(cursor)) => request["cursor"] = json!(cursor),
-            _ => return Ok(items),
+        let next = ["next_cursor", "cursor"]
+            .iter()
+            .find_map(|k| reply.get(*k).and_then(Value::as_str));
+        match next {
+            Some(cursor) => request["cursor"] = json!(cursor),
+            None => return Ok(items),
         }
     }
     Err(format!(
@@ -209,7 +216,11 @@ async fn all_pages(
 /// Checks through the restarted server's protocol: every acknowledged agent in
 /// `list_stored_agents`, and for the agents given tasks in rounds `since_round` and later, every
 /// acknowledged task (and completion) in `get_tasks`.
-pub async fn check_protocol(url: &str, ledger: &Ledger, since_round: u32) -> Result<Missing, String> {
+pub async fn check_protocol(
+    url: &str,
+    ledger: &Ledger,
+    since_round: u32,
+) -> Result<Missing, String> {
     let mut conn = Conn::open(url).await?;
     let mut next_id = 0;
     let stored = all_pages(
@@ -322,7 +333,12 @@ mod tests {
         l.ack_spawn("agent_001", "kt0c0a1", 0);
         l.ack_spawn("agent_002", "kt0c1a1", 0); // same id, another name: not ours
         l.ack_spawn("agent_003", "kt0c2a1", 0); // absent
-        for (id, name) in [(1, "kt0c0t2"), (2, "kt0c0t3"), (3, "kt0c1t9"), (4, "kt0c0t7")] {
+        for (id, name) in [
+            (1, "kt0c0t2"),
+            (2, "kt0c0t3"),
+            (3, "kt0c1t9"),
+            (4, "kt0c0t7"),
+        ] {
             l.ack_assign(&task(id, "agent_001", name), 0);
         }
         l.ack_complete(1, &task(1, "agent_001", "kt0c0t2"), 0);
