@@ -187,25 +187,31 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<Summary, String> {
         ..Summary::default()
     };
     let mut ledger = Ledger::default();
-    for round in 0..opts.rounds {
-        let server = Server::start(&exe, &db)?;
+    for round in 0..=opts.rounds {
+        // A server that does not come back is a failure, reported with the summary.
+        let server = match Server::start(&exe, &db) {
+            Ok(s) => s,
+            Err(e) => {
+                let when = match round {
+                    0 => "the first start".to_string(),
+                    r => format!("the restart after round {}", r - 1),
+                };
+                summary.problems.push(format!("{when}: {e}"));
+                break;
+            }
+        };
         if round > 0 {
             verify_restart(&runtime, &server, &db, &mut ledger, &mut summary, round);
+        }
+        if round == opts.rounds {
+            // The final restart: the last round checked, the inbox delivered, a clean stop.
+            summary.undelivered = wait_for_delivery(&db, &mut summary.problems);
+            server.stop(&mut summary.problems);
+            break;
         }
         ledger = run_round(&runtime, server, seed, round, opts, ledger, &mut summary);
         summary.rounds = round + 1;
     }
-    let server = Server::start(&exe, &db)?;
-    verify_restart(
-        &runtime,
-        &server,
-        &db,
-        &mut ledger,
-        &mut summary,
-        opts.rounds,
-    );
-    summary.undelivered = wait_for_delivery(&db, &mut summary.problems);
-    server.stop(&mut summary.problems);
 
     summary.counts = ledger.counts;
     summary.reused = ledger.reused;
