@@ -84,6 +84,7 @@ fn spoke(from: &str, to: Option<&str>) -> BusMessage {
         content: "Could you bring the flour to the bakery?".to_string(),
         recipients: to.map(|t| vec![t.to_string()]).unwrap_or_default(),
         dialog_type: "chat".to_string(),
+        inbox_id: None,
     }
 }
 

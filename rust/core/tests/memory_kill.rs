@@ -84,7 +84,9 @@ fn kill_child_writes_until_killed() {
             if let Some(id) = open_task.take() {
                 mem.complete_task(id).expect("complete an open task");
             }
-            let (task, _) = mem.assign_task(AGENT, &format!("task {n}"));
+            let (task, _) = mem
+                .assign_task(AGENT, &format!("task {n}"))
+                .expect("assign a task");
             open_task = Some(task.id);
         }
     }

@@ -265,6 +265,7 @@ async fn a_message_runs_the_full_cycle_and_is_answered() {
                 recipients,
                 dialog_type,
                 content,
+                ..
             } if agent_id == &id => {
                 Some((recipients.clone(), dialog_type.clone(), content.clone()))
             }

@@ -66,6 +66,11 @@ pub enum BusMessage {
         recipients: Vec<String>,
         /// The brain's `dialog_type` (`reply`, `chat`, `task_update`, `player`, …).
         dialog_type: String,
+        /// For a line sent to an agent from outside (the game, the player, a client): its row in
+        /// the recipient's stored inbox, removed once a decision answered it. `None` for speech
+        /// between agents.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inbox_id: Option<i64>,
     },
     /// A task was assigned to an agent (by the game, the player or another agent).
     TaskAssigned {
@@ -275,6 +280,7 @@ mod tests {
             content: "hi".into(),
             recipients: vec!["player_0".into()],
             dialog_type: "chat".into(),
+            inbox_id: None,
         };
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["type"], json!(m.kind().as_str()));

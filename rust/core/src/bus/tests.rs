@@ -16,6 +16,7 @@ fn spoke(from: &str, to: &[&str], content: &str) -> BusMessage {
         content: content.into(),
         recipients: to.iter().map(|s| s.to_string()).collect(),
         dialog_type: "chat".into(),
+        inbox_id: None,
     }
 }
 

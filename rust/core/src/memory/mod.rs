@@ -15,7 +15,21 @@
 //! Ordering: a write's sequence number is allocated and the write queued under one lock, so the
 //! writer sees writes in sequence order and `committed_seq` is the sequence number of the last
 //! write of the last committed batch. Timestamps are taken when a write is queued.
+//!
+//! Acknowledgement: a front end that reports a write to someone (a protocol reply) first waits
+//! for its sequence number to be committed ([`Memory::committed`], or [`Memory::wait_committed`]
+//! from a thread): a reply waits for its batch, not for a transaction of its own.
+//!
+//! Ids: agent numbers and task ids are handed out from reservations (`id_blocks`) committed
+//! before the id is returned, so an id is never handed out twice, across any number of crashes;
+//! after a crash the unused rest of a reservation is skipped (ids are unique, not dense). See
+//! `ids.rs`.
+//!
+//! Inbox: a line accepted for an agent ([`Memory::send_to_inbox`]) is stored with its
+//! conversation row in one write and stays in `agent_inbox` until a decision of the agent has
+//! answered it ([`Memory::inbox_done`]); a resumed agent starts by listening to what is left.
 
+mod ids;
 mod read;
 mod rows;
 mod schema;
@@ -26,7 +40,7 @@ mod writer;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
@@ -34,8 +48,10 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 pub use rows::{
-    AgentRecord, ConversationRow, NewConversation, StateChangeRow, TaskRow, TaskStatus,
+    AgentRecord, ConversationRow, InboxRow, NewConversation, StateChangeRow, TaskRow, TaskStatus,
 };
+
+use ids::{IdBlock, IdKind, Reserve};
 
 use crate::runtime::{AgentState, Position};
 
@@ -74,6 +90,9 @@ pub enum MemoryError {
     /// are not reported as committed ([`Memory::flush`] returns this instead of hanging).
     #[error("memory writer failed: {0}")]
     WriteFailed(String),
+    /// Every id of a kind (2⁶³ − 1 of them) has been handed out.
+    #[error("no ids left")]
+    IdsExhausted,
 }
 
 /// Most idle reader connections kept for reuse.
@@ -106,9 +125,9 @@ struct Queue {
 
 /// The open tasks, in memory.
 struct TaskIndex {
-    /// The last task id handed out.
-    last_id: i64,
-    /// The highest task id stored when the file was opened.
+    /// The task id allocator.
+    ids: IdBlock,
+    /// The highest task id that may have been handed out before the file was opened.
     max_at_open: i64,
     open: HashMap<i64, TaskRow>,
     by_agent: HashMap<String, BTreeSet<i64>>,
@@ -141,8 +160,10 @@ struct Inner {
     submitted: AtomicU64,
     commit: Arc<writer::CommitState>,
     writer: Mutex<Option<JoinHandle<()>>>,
-    last_agent_seq: AtomicU64,
+    agent_ids: Mutex<IdBlock>,
     tasks: Mutex<TaskIndex>,
+    /// The last inbox row id handed out.
+    last_inbox_id: AtomicI64,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -214,8 +235,20 @@ impl Inner {
         self.with_reader(f)
     }
 
-    /// Stops the writer after it drained the queue and joins it. Idempotent.
+    /// Stops the writer after it drained the queue and joins it. Idempotent. Releases the
+    /// unused rest of the id reservations first, so that a clean restart leaves no gap.
     fn shutdown(&self) -> Result<(), MemoryError> {
+        let agents_to = self.agent_ids.lock().last();
+        let tasks_to = self.tasks.lock().ids.last();
+        for (kind, to) in [(IdKind::Agent, agents_to), (IdKind::Task, tasks_to)] {
+            if !self.is_closed() {
+                self.submit(writer::Op::IdBlock {
+                    kind,
+                    to,
+                    release: true,
+                });
+            }
+        }
         let tx = self.queue.lock().tx.take();
         drop(tx);
         let handle = self.writer.lock().take();
@@ -233,6 +266,22 @@ impl Inner {
             ))),
             None => Ok(()),
         }
+    }
+}
+
+impl Reserve for Inner {
+    fn queue_reservation(&self, kind: IdKind, to: i64) -> u64 {
+        self.submit(writer::Op::IdBlock {
+            kind,
+            to,
+            release: false,
+        })
+    }
+    fn is_committed(&self, seq: u64) -> bool {
+        self.commit.committed() >= seq
+    }
+    fn wait_committed(&self, seq: u64) -> Result<(), MemoryError> {
+        self.commit.wait_for(seq)
     }
 }
 
@@ -257,7 +306,7 @@ impl Memory {
         let loaded = read::load(&conn)?;
 
         let mut tasks = TaskIndex {
-            last_id: loaded.max_task_id,
+            ids: IdBlock::new(IdKind::Task, loaded.max_task_id),
             max_at_open: loaded.max_task_id,
             open: HashMap::new(),
             by_agent: HashMap::new(),
@@ -287,28 +336,30 @@ impl Memory {
                 submitted: AtomicU64::new(0),
                 commit,
                 writer: Mutex::new(Some(handle)),
-                last_agent_seq: AtomicU64::new(loaded.last_agent_seq),
+                agent_ids: Mutex::new(IdBlock::new(IdKind::Agent, loaded.last_agent_seq)),
                 tasks: Mutex::new(tasks),
+                last_inbox_id: AtomicI64::new(loaded.max_inbox_id),
                 readers: Mutex::new(Vec::new()),
             }),
         })
     }
     /// The schema version this library writes.
-    pub const SCHEMA_VERSION: i64 = 1;
+    pub const SCHEMA_VERSION: i64 = schema::LATEST;
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
 
-    /// Allocates the next agent id (`agent_001`, …), unique in this database also across
-    /// restarts (continues after the highest stored id).
+    /// Allocates the next agent id (`agent_001`, …), never handed out before in this database,
+    /// across restarts and crashes: it comes from a reservation committed before the id is
+    /// returned (see the id rules in the module docs). Usually no disk wait; at most one commit.
     ///
-    /// Allocated in memory: an id that is never saved with [`Memory::save_agent`] before the
-    /// process ends may be handed out again after a restart.
-    pub fn next_agent_id(&self) -> String {
-        let n = self.inner.last_agent_seq.fetch_add(1, Ordering::Relaxed) + 1;
-        format!("agent_{n:03}")
+    /// Errors: [`MemoryError::Closed`], [`MemoryError::WriteFailed`] (the reservation could
+    /// not be committed), [`MemoryError::IdsExhausted`].
+    pub fn next_agent_id(&self) -> Result<String, MemoryError> {
+        let n = self.inner.agent_ids.lock().next(&*self.inner)?;
+        Ok(format!("agent_{n:03}"))
     }
     /// Queues an insert-or-replace of an agent's resume record.
     ///
@@ -324,9 +375,8 @@ impl Memory {
             );
             return 0;
         };
-        self.inner
-            .last_agent_seq
-            .fetch_max(number, Ordering::Relaxed);
+        // `agent_number` only accepts numbers that fit an i64.
+        self.inner.agent_ids.lock().observe(number as i64);
         let op = writer::SaveAgent {
             agent_id: record.agent_id.clone(),
             // `agent_number` only accepts numbers that fit an i64.
@@ -392,16 +442,21 @@ impl Memory {
             timestamp: crate::time::now_iso(),
         })
     }
-    /// Assigns a task: allocates its id, queues the row (`assigned`), returns the row and the
-    /// write's sequence number.
+    /// Assigns a task: allocates its id (never handed out before, as for
+    /// [`Memory::next_agent_id`]), queues the row (`assigned`), returns the row and the write's
+    /// sequence number.
     ///
-    /// After [`Memory::close`] the row is returned with sequence 0 and is neither stored nor
-    /// indexed.
-    pub fn assign_task(&self, agent_id: &str, task_name: &str) -> (TaskRow, u64) {
+    /// Errors: [`MemoryError::Closed`], [`MemoryError::WriteFailed`],
+    /// [`MemoryError::IdsExhausted`]; nothing is stored or indexed then.
+    pub fn assign_task(
+        &self,
+        agent_id: &str,
+        task_name: &str,
+    ) -> Result<(TaskRow, u64), MemoryError> {
         let mut tasks = self.inner.tasks.lock();
-        tasks.last_id += 1;
+        let id = tasks.ids.next(&*self.inner)?;
         let row = TaskRow {
-            id: tasks.last_id,
+            id,
             agent_id: agent_id.to_string(),
             task_name: task_name.to_string(),
             status: TaskStatus::Assigned,
@@ -415,10 +470,11 @@ impl Memory {
             task_name: row.task_name.clone(),
             created_at: row.created_at.clone(),
         });
-        if seq != 0 {
-            tasks.insert(row.clone());
+        if seq == 0 {
+            return Err(MemoryError::Closed);
         }
-        (row, seq)
+        tasks.insert(row.clone());
+        Ok((row, seq))
     }
     /// Completes an open task: queues the update (`completed`, `completed_at` = now).
     ///
@@ -445,7 +501,7 @@ impl Memory {
             row.completed_at = Some(completed_at);
             return Ok((row, seq));
         }
-        let (last_id, max_at_open) = (tasks.last_id, tasks.max_at_open);
+        let (last_id, max_at_open) = (tasks.ids.last(), tasks.max_at_open);
         drop(tasks);
         if task_id <= 0 || task_id > last_id {
             return Err(MemoryError::UnknownTask(task_id));
@@ -480,6 +536,46 @@ impl Memory {
     /// The open task with this id, if any (no disk).
     pub fn open_task(&self, task_id: i64) -> Option<TaskRow> {
         self.inner.tasks.lock().open.get(&task_id).cloned()
+    }
+    /// Accepts a line for an agent: one write holds both its inbox row (kept until
+    /// [`Memory::inbox_done`]) and its conversation row. Returns the inbox row id and the
+    /// write's sequence number; once that is committed, the line survives a crash and is
+    /// delivered again to the agent when it is resumed ([`Memory::inbox`]).
+    pub fn send_to_inbox(
+        &self,
+        agent_id: &str,
+        sender: &str,
+        content: &str,
+        dialog_type: &str,
+    ) -> Result<(i64, u64), MemoryError> {
+        let id = self.inner.last_inbox_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let seq = self
+            .inner
+            .submit(writer::Op::Inbox(Box::new(writer::InboxLine {
+                id,
+                agent_id: agent_id.to_string(),
+                sender: sender.to_string(),
+                content: content.to_string(),
+                dialog_type: dialog_type.to_string(),
+                created_at: crate::time::now_iso(),
+            })));
+        if seq == 0 {
+            return Err(MemoryError::Closed);
+        }
+        Ok((id, seq))
+    }
+    /// Queues removing an answered inbox line.
+    pub fn inbox_done(&self, inbox_id: i64) -> u64 {
+        self.inner.submit(writer::Op::InboxDone { id: inbox_id })
+    }
+    /// An agent's unanswered inbox lines, oldest first.
+    pub fn inbox(&self, agent_id: &str) -> Result<Vec<InboxRow>, MemoryError> {
+        self.inner.read(|conn| read::inbox(conn, agent_id))
+    }
+    /// Waits (without blocking a thread) until the write `seq` and every earlier one is
+    /// committed. Errors with [`MemoryError::WriteFailed`] if the writer failed or stopped first.
+    pub async fn committed(&self, seq: u64) -> Result<(), MemoryError> {
+        self.inner.commit.committed_async(seq).await
     }
     /// Highest sequence number handed out.
     pub fn submitted_seq(&self) -> u64 {

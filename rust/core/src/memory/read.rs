@@ -6,7 +6,8 @@
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{AgentRecord, ConversationRow, StateChangeRow, TaskRow, TaskStatus};
+use super::ids::IdKind;
+use super::{AgentRecord, ConversationRow, InboxRow, StateChangeRow, TaskRow, TaskStatus};
 use crate::runtime::{AgentState, Position};
 
 fn conversion(
@@ -162,9 +163,24 @@ pub(crate) fn task_exists(conn: &Connection, id: i64) -> rusqlite::Result<bool> 
 
 /// What `open` loads: the highest agent number, the highest task id, and the open tasks.
 pub(crate) struct Loaded {
-    pub last_agent_seq: u64,
+    /// The larger of the highest stored agent number and the agent reservation.
+    pub last_agent_seq: i64,
+    /// The larger of the highest stored task id and the task reservation.
     pub max_task_id: i64,
+    /// The highest inbox row id.
+    pub max_inbox_id: i64,
     pub open_tasks: Vec<TaskRow>,
+}
+
+fn reserved_to(conn: &Connection, kind: IdKind) -> rusqlite::Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT reserved_to FROM id_blocks WHERE kind = ?1",
+            [kind.as_str()],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?
+        .unwrap_or(0))
 }
 
 pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Loaded> {
@@ -174,6 +190,10 @@ pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Loaded> {
         conn.query_row("SELECT COALESCE(MAX(id), 0) FROM agent_tasks", [], |r| {
             r.get(0)
         })?;
+    let max_inbox_id: i64 =
+        conn.query_row("SELECT COALESCE(MAX(id), 0) FROM agent_inbox", [], |r| {
+            r.get(0)
+        })?;
     let mut stmt = conn.prepare(&format!(
         "SELECT {TASK_COLUMNS} FROM agent_tasks WHERE status = 'assigned' ORDER BY id ASC"
     ))?;
@@ -181,8 +201,28 @@ pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Loaded> {
         .query_map([], task_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Loaded {
-        last_agent_seq: u64::try_from(last_agent_seq).unwrap_or(0),
-        max_task_id: max_task_id.max(0),
+        last_agent_seq: last_agent_seq.max(reserved_to(conn, IdKind::Agent)?).max(0),
+        max_task_id: max_task_id.max(reserved_to(conn, IdKind::Task)?).max(0),
+        max_inbox_id: max_inbox_id.max(0),
         open_tasks,
     })
+}
+
+/// An agent's unanswered inbox lines, oldest first.
+pub(crate) fn inbox(conn: &Connection, agent_id: &str) -> rusqlite::Result<Vec<InboxRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, sender, content, dialog_type, created_at FROM agent_inbox
+         WHERE agent_id = ?1 ORDER BY id ASC",
+    )?;
+    stmt.query_map([agent_id], |row| {
+        Ok(InboxRow {
+            id: row.get(0)?,
+            agent_id: row.get(1)?,
+            sender: row.get(2)?,
+            content: row.get(3)?,
+            dialog_type: row.get(4)?,
+            created_at: row.get(5)?,
+        })
+    })?
+    .collect()
 }

@@ -111,3 +111,21 @@ pub struct AgentRecord {
     /// UTC ISO-8601, when terminated (then `resume_all` skips it); `None` while resumable.
     pub removed_at: Option<String>,
 }
+
+/// A line accepted for an agent and not yet answered by one of its decisions (`agent_inbox`).
+/// It is in the agent's conversation memory too (written in the same transaction).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InboxRow {
+    /// Row id (increasing in acceptance order).
+    pub id: i64,
+    /// The agent spoken to.
+    pub agent_id: String,
+    /// Who spoke.
+    pub sender: String,
+    /// What was said.
+    pub content: String,
+    /// The dialog type it was sent with (`player`, `message`, …).
+    pub dialog_type: String,
+    /// When it was accepted (UTC ISO-8601 with milliseconds).
+    pub created_at: String,
+}

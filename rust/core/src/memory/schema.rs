@@ -68,6 +68,23 @@ const MIGRATIONS: &[&str] = &[
         updated_at TEXT NOT NULL,
         removed_at TEXT
     );",
+    // v2: acknowledged writes survive a crash. `agent_inbox` holds every line accepted for an
+    // agent until a decision of the agent has answered it (delivered again after `--resume`);
+    // `id_blocks` holds the reservations ids are handed out from (never reused, see `ids.rs`).
+    "CREATE TABLE IF NOT EXISTS agent_inbox (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        content TEXT NOT NULL,
+        dialog_type TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_agent_inbox_agent ON agent_inbox (agent_id, id);
+
+    CREATE TABLE IF NOT EXISTS id_blocks (
+        kind TEXT PRIMARY KEY CHECK (kind IN ('agent','task')),
+        reserved_to INTEGER NOT NULL
+    );",
 ];
 
 /// The newest schema version (the number of migrations).

@@ -68,7 +68,7 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
     );
     mem.close().unwrap();
     let first = schema_objects(&path);
-    assert_eq!(raw_user_version(&path), 1);
+    assert_eq!(raw_user_version(&path), Memory::SCHEMA_VERSION);
 
     let mem = Memory::open(&path).unwrap();
     mem.close().unwrap();
@@ -77,12 +77,15 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
     assert_eq!(first, second);
     let expected: Vec<(String, String)> = [
         ("index", "idx_agent_conversations_agent"),
+        ("index", "idx_agent_inbox_agent"),
         ("index", "idx_agent_state_history_agent"),
         ("index", "idx_agent_tasks_agent_status"),
         ("table", "agent_conversations"),
+        ("table", "agent_inbox"),
         ("table", "agent_state_history"),
         ("table", "agent_tasks"),
         ("table", "agents"),
+        ("table", "id_blocks"),
     ]
     .iter()
     .map(|(t, n)| (t.to_string(), n.to_string()))
@@ -119,7 +122,7 @@ fn tables_created_by_hand_at_version_zero_still_migrate() {
         "kept"
     );
     mem.close().unwrap();
-    assert_eq!(raw_user_version(&path), 1);
+    assert_eq!(raw_user_version(&path), Memory::SCHEMA_VERSION);
 }
 
 #[test]
@@ -131,7 +134,7 @@ fn newer_schema_is_refused() {
         .unwrap();
     match Memory::open(&path) {
         Err(MemoryError::SchemaTooNew { found, supported }) => {
-            assert_eq!((found, supported), (7, 1));
+            assert_eq!((found, supported), (7, Memory::SCHEMA_VERSION));
         }
         Err(other) => panic!("expected SchemaTooNew, got {other}"),
         Ok(_) => panic!("expected SchemaTooNew, got a memory"),
@@ -184,7 +187,7 @@ fn missing_parent_directories_are_created() {
 fn every_table_persists_across_reopen() {
     let (_dir, path) = temp();
     let mem = Memory::open(&path).unwrap();
-    let id = mem.next_agent_id();
+    let id = mem.next_agent_id().unwrap();
     let mut rec = record(&id, "Ada");
     mem.save_agent(&rec);
     mem.save_agent_position(&id, Position::new(10.0, 20.0), AgentState::Thinking);
@@ -192,10 +195,10 @@ fn every_table_persists_across_reopen() {
     mem.record_conversation(line(&id, &id, "hello player", Some("player")));
     mem.record_state_change(&id, AgentState::Idle, AgentState::Listening);
     mem.record_state_change(&id, AgentState::Listening, AgentState::Thinking);
-    let (done, _) = mem.assign_task(&id, "build a bridge");
-    let (open, _) = mem.assign_task(&id, "paint the bridge");
+    let (done, _) = mem.assign_task(&id, "build a bridge").unwrap();
+    let (open, _) = mem.assign_task(&id, "paint the bridge").unwrap();
     mem.complete_task(done.id).unwrap();
-    let other = mem.next_agent_id();
+    let other = mem.next_agent_id().unwrap();
     mem.save_agent(&record(&other, "Bob"));
     mem.mark_agent_removed(&other);
     mem.close().unwrap();
@@ -251,7 +254,7 @@ fn every_table_persists_across_reopen() {
 fn save_agent_replaces_but_keeps_created_at() {
     let (_dir, path) = temp();
     let mem = Memory::open(&path).unwrap();
-    let id = mem.next_agent_id();
+    let id = mem.next_agent_id().unwrap();
     let mut rec = record(&id, "Ada");
     rec.created_at = "2026-01-01T00:00:00.000Z".to_string();
     mem.save_agent(&rec);
@@ -273,24 +276,26 @@ fn save_agent_replaces_but_keeps_created_at() {
 fn agent_ids_continue_within_a_session_and_after_reopen() {
     let (_dir, path) = temp();
     let mem = Memory::open(&path).unwrap();
-    let a = mem.next_agent_id();
-    let b = mem.next_agent_id();
+    let a = mem.next_agent_id().unwrap();
+    let b = mem.next_agent_id().unwrap();
     assert_eq!((a.as_str(), b.as_str()), ("agent_001", "agent_002"));
     mem.save_agent(&record(&a, "A"));
     mem.save_agent(&record(&b, "B"));
-    assert_eq!(mem.next_agent_id(), "agent_003");
+    assert_eq!(mem.next_agent_id().unwrap(), "agent_003");
     mem.close().unwrap();
 
+    // agent_003 was handed out (never saved): it is not handed out again. A clean close
+    // releases the rest of the reservation, so the numbers continue without a gap.
     let mem = Memory::open(&path).unwrap();
-    assert_eq!(mem.next_agent_id(), "agent_003");
+    assert_eq!(mem.next_agent_id().unwrap(), "agent_004");
     // Saving an id ahead of the allocator moves it; ids grow past three digits.
     assert_ne!(mem.save_agent(&record("agent_999", "Z")), 0);
-    assert_eq!(mem.next_agent_id(), "agent_1000");
+    assert_eq!(mem.next_agent_id().unwrap(), "agent_1000");
     mem.save_agent(&record("agent_1000", "K"));
     mem.close().unwrap();
 
     let mem = Memory::open(&path).unwrap();
-    assert_eq!(mem.next_agent_id(), "agent_1001");
+    assert_eq!(mem.next_agent_id().unwrap(), "agent_1001");
     let ids: Vec<String> = mem
         .agents()
         .unwrap()
@@ -306,7 +311,13 @@ fn agent_ids_are_unique_across_threads() {
     let mem = Memory::open(&path).unwrap();
     let ids: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)
-            .map(|_| s.spawn(|| (0..250).map(|_| mem.next_agent_id()).collect::<Vec<_>>()))
+            .map(|_| {
+                s.spawn(|| {
+                    (0..250)
+                        .map(|_| mem.next_agent_id().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -337,16 +348,16 @@ fn non_canonical_agent_ids_are_not_saved() {
     let mem = Memory::open(&path).unwrap();
     assert_eq!(mem.save_agent(&record("bob", "Bob")), 0);
     assert!(mem.agents().unwrap().is_empty());
-    assert_eq!(mem.next_agent_id(), "agent_001");
+    assert_eq!(mem.next_agent_id().unwrap(), "agent_001");
 }
 
 #[test]
 fn task_ids_and_open_tasks_continue_after_reopen() {
     let (_dir, path) = temp();
     let mem = Memory::open(&path).unwrap();
-    let (t1, s1) = mem.assign_task("agent_001", "one");
-    let (t2, s2) = mem.assign_task("agent_002", "two");
-    let (t3, _) = mem.assign_task("agent_001", "three");
+    let (t1, s1) = mem.assign_task("agent_001", "one").unwrap();
+    let (t2, s2) = mem.assign_task("agent_002", "two").unwrap();
+    let (t3, _) = mem.assign_task("agent_001", "three").unwrap();
     assert_eq!((t1.id, t2.id, t3.id), (1, 2, 3));
     assert!(s1 > 0 && s2 == s1 + 1);
     assert_eq!(t1.status, TaskStatus::Assigned);
@@ -368,7 +379,7 @@ fn task_ids_and_open_tasks_continue_after_reopen() {
     assert_eq!(mem.open_tasks("agent_001"), vec![t3.clone()]);
     assert_eq!(mem.open_tasks("agent_002"), vec![t2.clone()]);
     assert!(mem.open_tasks("agent_003").is_empty());
-    let (t4, _) = mem.assign_task("agent_001", "four");
+    let (t4, _) = mem.assign_task("agent_001", "four").unwrap();
     assert_eq!(t4.id, 4);
     assert_eq!(
         mem.open_tasks("agent_001")
@@ -385,7 +396,7 @@ fn complete_task_errors() {
     let (_dir, path) = temp();
     {
         let mem = Memory::open(&path).unwrap();
-        let (t1, _) = mem.assign_task("agent_001", "old and done");
+        let (t1, _) = mem.assign_task("agent_001", "old and done").unwrap();
         mem.complete_task(t1.id).unwrap();
         mem.close().unwrap();
     }
@@ -414,7 +425,7 @@ fn complete_task_errors() {
             "{bad}"
         );
     }
-    let (t11, _) = mem.assign_task("agent_002", "new");
+    let (t11, _) = mem.assign_task("agent_002", "new").unwrap();
     assert_eq!(t11.id, 11);
     mem.complete_task(10).unwrap();
     mem.complete_task(11).unwrap();
@@ -452,7 +463,7 @@ fn reads_see_writes_queued_before_them_without_flush() {
                 mem.state_history("agent_001", 100).unwrap().len(),
                 n / 50 + 1
             );
-            let (task, _) = mem.assign_task("agent_001", &content);
+            let (task, _) = mem.assign_task("agent_001", &content).unwrap();
             assert_eq!(mem.tasks("agent_001").unwrap().last(), Some(&task));
         }
     }
@@ -529,11 +540,13 @@ fn weird_content_round_trips() {
 fn close_is_idempotent_and_later_writes_are_dropped() {
     let (_dir, path) = temp();
     let mem = Memory::open(&path).unwrap();
-    let (open, _) = mem.assign_task("agent_001", "open");
+    let (open, _) = mem.assign_task("agent_001", "open").unwrap();
     let seq = mem.record_conversation(line("agent_001", "agent_001", "before", None));
     let clone = mem.clone();
     mem.close().unwrap();
-    assert_eq!((mem.committed_seq(), mem.submitted_seq()), (seq, seq));
+    // Everything queued before the close is committed (the close adds its id releases).
+    assert!(mem.committed_seq() > seq);
+    assert_eq!(mem.committed_seq(), mem.submitted_seq());
     clone.close().unwrap();
     assert_eq!(
         clone.record_conversation(line("agent_001", "agent_001", "after", None)),
@@ -549,9 +562,11 @@ fn close_is_idempotent_and_later_writes_are_dropped() {
         0
     );
     assert_eq!(mem.mark_agent_removed("agent_001"), 0);
-    let (late, late_seq) = mem.assign_task("agent_001", "late");
-    assert_eq!(late_seq, 0);
-    assert_eq!(mem.open_task(late.id), None);
+    assert!(matches!(
+        mem.assign_task("agent_001", "late"),
+        Err(MemoryError::Closed)
+    ));
+    assert!(matches!(mem.next_agent_id(), Err(MemoryError::Closed)));
     assert!(matches!(
         mem.complete_task(open.id),
         Err(MemoryError::Closed)
@@ -673,7 +688,7 @@ fn a_failed_batch_is_never_reported_committed() {
             [],
         )
         .unwrap();
-    let (_task, seq) = mem.assign_task("agent_001", "clash");
+    let (_task, seq) = mem.assign_task("agent_001", "clash").unwrap();
     assert!(seq > ok);
     let err = mem.flush().unwrap_err();
     assert!(matches!(err, MemoryError::WriteFailed(_)), "{err}");
@@ -690,4 +705,135 @@ fn a_failed_batch_is_never_reported_committed() {
 fn memory_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
     assert_send_sync::<Memory>();
+}
+
+/// A crash: the process ends without `close` (no id release, nothing more committed).
+fn crash(mem: Memory) {
+    std::mem::forget(mem);
+}
+
+#[test]
+fn ids_handed_out_before_a_crash_are_never_handed_out_again() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let agents: Vec<String> = (0..3).map(|_| mem.next_agent_id().unwrap()).collect();
+    let tasks: Vec<i64> = (0..2)
+        .map(|n| mem.assign_task("agent_001", &format!("t{n}")).unwrap().0.id)
+        .collect();
+    assert_eq!(agents, ["agent_001", "agent_002", "agent_003"]);
+    assert_eq!(tasks, [1, 2]);
+    // None of these rows or ids was flushed: only the reservations are on disk.
+    crash(mem);
+
+    let mem = Memory::open(&path).unwrap();
+    let next_agent = mem.next_agent_id().unwrap();
+    let number: i64 = next_agent.trim_start_matches("agent_").parse().unwrap();
+    assert!(number > 3, "{next_agent} may have been handed out before");
+    let (task, _) = mem.assign_task("agent_001", "after").unwrap();
+    assert!(
+        task.id > 2,
+        "task {} may have been handed out before",
+        task.id
+    );
+    // Many more allocations than a block keep growing (the prefetch keeps up).
+    let mut last = task.id;
+    for n in 0..(3 * ids::BLOCK) {
+        let (t, _) = mem.assign_task("agent_001", &format!("more {n}")).unwrap();
+        assert_eq!(t.id, last + 1);
+        last = t.id;
+    }
+    crash(mem);
+    let mem = Memory::open(&path).unwrap();
+    assert!(mem.assign_task("agent_001", "again").unwrap().0.id > last);
+    mem.close().unwrap();
+}
+
+#[test]
+fn an_accepted_line_stays_in_the_inbox_until_answered() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let (first, _) = mem
+        .send_to_inbox("agent_001", "player_0", "hello", "player")
+        .unwrap();
+    let (second, seq) = mem
+        .send_to_inbox("agent_001", "agent_002", "bring flour", "message")
+        .unwrap();
+    assert!(second > first);
+    mem.wait_committed(seq).unwrap();
+    crash(mem);
+
+    let mem = Memory::open(&path).unwrap();
+    let inbox = mem.inbox("agent_001").unwrap();
+    assert_eq!(
+        inbox
+            .iter()
+            .map(|r| (
+                r.id,
+                r.sender.as_str(),
+                r.content.as_str(),
+                r.dialog_type.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (first, "player_0", "hello", "player"),
+            (second, "agent_002", "bring flour", "message")
+        ]
+    );
+    assert!(mem.inbox("agent_002").unwrap().is_empty());
+    // Each line is also in the recipient's conversation memory.
+    let rows = mem.recent_conversation("agent_001", 10).unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.sender.as_str(), r.recipient.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            ("player_0", Some("agent_001")),
+            ("agent_002", Some("agent_001"))
+        ]
+    );
+    // A line accepted after the restart gets a fresh id.
+    let (third, _) = mem
+        .send_to_inbox("agent_001", "player_0", "still there?", "player")
+        .unwrap();
+    assert!(third > second);
+    mem.inbox_done(first);
+    mem.close().unwrap();
+
+    let mem = Memory::open(&path).unwrap();
+    let left: Vec<i64> = mem
+        .inbox("agent_001")
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(left, [second, third]);
+    mem.close().unwrap();
+    assert!(matches!(
+        mem.send_to_inbox("agent_001", "player_0", "late", "player"),
+        Err(MemoryError::Closed)
+    ));
+}
+
+#[test]
+fn committed_waits_for_the_batch_without_blocking_a_thread() {
+    let (_dir, path) = temp();
+    let mem = Memory::open(&path).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let seqs: Vec<u64> = (0..100)
+        .map(|n| mem.record_conversation(line("agent_001", "agent_001", &format!("{n}"), None)))
+        .collect();
+    let last = *seqs.last().unwrap();
+    rt.block_on(async {
+        mem.committed(last).await.unwrap();
+    });
+    assert!(mem.committed_seq() >= last);
+    // Already committed: returns at once. Closed with everything committed: still fine.
+    rt.block_on(mem.committed(seqs[0])).unwrap();
+    mem.close().unwrap();
+    rt.block_on(mem.committed(last)).unwrap();
+    // A sequence number that will never be committed is an error, not a hang.
+    assert!(rt.block_on(mem.committed(u64::MAX)).is_err());
 }

@@ -10,6 +10,7 @@ use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::MemoryError;
+use super::ids::IdKind;
 use crate::runtime::AgentState;
 
 /// Most operations committed in one transaction.
@@ -56,6 +57,30 @@ pub(crate) enum Op {
         agent_id: String,
         removed_at: String,
     },
+    /// A reservation of ids up to `to` (see `ids.rs`); a `release` sets it back to `to`
+    /// (clean close), otherwise it only ever grows.
+    IdBlock {
+        kind: IdKind,
+        to: i64,
+        release: bool,
+    },
+    /// A line accepted for an agent: its inbox row and its conversation row, in one write.
+    Inbox(Box<InboxLine>),
+    /// The inbox line was answered.
+    InboxDone {
+        id: i64,
+    },
+}
+
+/// A line accepted for an agent (see [`Op::Inbox`]).
+#[derive(Debug)]
+pub(crate) struct InboxLine {
+    pub id: i64,
+    pub agent_id: String,
+    pub sender: String,
+    pub content: String,
+    pub dialog_type: String,
+    pub created_at: String,
 }
 
 /// An agent's resume record, ready to bind.
@@ -137,15 +162,46 @@ impl CommitState {
         )
     }
 
+    /// Wakes the blocking waiters and the async ones (a watch notification even when the value
+    /// did not change: a failure or a stop is news too).
     fn wake(&self) {
-        let _guard = self.lock.lock();
-        self.cv.notify_all();
+        {
+            let _guard = self.lock.lock();
+            self.cv.notify_all();
+        }
+        self.watch.send_modify(|_| {});
+    }
+
+    /// `Some(Ok)` when `seq` is committed, `Some(Err)` when it never will be (the writer failed
+    /// or stopped first), `None` while it may still be.
+    pub(crate) fn check(&self, seq: u64) -> Option<Result<(), MemoryError>> {
+        if self.committed() >= seq {
+            return Some(Ok(()));
+        }
+        if self.failed.load(Ordering::Acquire) {
+            let message = self
+                .failure()
+                .unwrap_or_else(|| "the writer failed".to_string());
+            return Some(Err(MemoryError::WriteFailed(message)));
+        }
+        if self.done.load(Ordering::Acquire) {
+            // Re-read: the last batch may have been published just before the stop.
+            if self.committed() >= seq {
+                return Some(Ok(()));
+            }
+            return Some(Err(MemoryError::WriteFailed(format!(
+                "the writer stopped at sequence {} before {seq}",
+                self.committed()
+            ))));
+        }
+        None
     }
 
     fn publish(&self, seq: u64) {
         self.committed.store(seq, Ordering::Release);
         self.watch.send_replace(seq);
-        self.wake();
+        let _guard = self.lock.lock();
+        self.cv.notify_all();
     }
 
     fn fail(&self, message: String) {
@@ -167,22 +223,24 @@ impl CommitState {
         }
         let mut guard = self.lock.lock();
         loop {
-            if self.committed() >= seq {
-                return Ok(());
-            }
-            if self.failed.load(Ordering::Acquire) {
-                let message = self
-                    .failure()
-                    .unwrap_or_else(|| "the writer failed".to_string());
-                return Err(MemoryError::WriteFailed(message));
-            }
-            if self.done.load(Ordering::Acquire) {
-                return Err(MemoryError::WriteFailed(format!(
-                    "the writer stopped at sequence {} before {seq}",
-                    self.committed()
-                )));
+            if let Some(outcome) = self.check(seq) {
+                return outcome;
             }
             self.cv.wait(&mut guard);
+        }
+    }
+
+    /// Like [`CommitState::wait_for`], without blocking a thread.
+    pub(crate) async fn committed_async(&self, seq: u64) -> Result<(), MemoryError> {
+        let mut rx = self.watch.subscribe();
+        loop {
+            rx.borrow_and_update();
+            if let Some(outcome) = self.check(seq) {
+                return outcome;
+            }
+            if rx.changed().await.is_err() {
+                return self.check(seq).unwrap_or(Err(MemoryError::Closed));
+            }
         }
     }
 }
@@ -345,6 +403,46 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
                 "UPDATE agents SET removed_at = ?2, updated_at = ?2 WHERE agent_id = ?1",
             )?
             .execute(params![agent_id, removed_at])?;
+        }
+        Op::IdBlock { kind, to, release } => {
+            let sql = if *release {
+                "INSERT INTO id_blocks (kind, reserved_to) VALUES (?1, ?2)
+                 ON CONFLICT (kind) DO UPDATE SET reserved_to = excluded.reserved_to"
+            } else {
+                "INSERT INTO id_blocks (kind, reserved_to) VALUES (?1, ?2)
+                 ON CONFLICT (kind) DO UPDATE SET
+                     reserved_to = MAX(reserved_to, excluded.reserved_to)"
+            };
+            conn.prepare_cached(sql)?
+                .execute(params![kind.as_str(), to])?;
+        }
+        Op::Inbox(line) => {
+            conn.prepare_cached(
+                "INSERT INTO agent_inbox (id, agent_id, sender, content, dialog_type, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                line.id,
+                line.agent_id,
+                line.sender,
+                line.content,
+                line.dialog_type,
+                line.created_at
+            ])?;
+            conn.prepare_cached(
+                "INSERT INTO agent_conversations (agent_id, timestamp, sender, content, recipient)
+                 VALUES (?1, ?2, ?3, ?4, ?1)",
+            )?
+            .execute(params![
+                line.agent_id,
+                line.created_at,
+                line.sender,
+                line.content
+            ])?;
+        }
+        Op::InboxDone { id } => {
+            conn.prepare_cached("DELETE FROM agent_inbox WHERE id = ?1")?
+                .execute(params![id])?;
         }
     }
     Ok(())

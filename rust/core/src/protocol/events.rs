@@ -48,6 +48,7 @@ pub fn event_message(message: &BusMessage) -> ServerMessage {
             content,
             recipients,
             dialog_type,
+            inbox_id: _,
         } => ServerMessage::AgentSpeech {
             agent_id,
             content,

@@ -658,6 +658,7 @@ fn every_bus_message() -> Vec<BusMessage> {
             content: "I've finished the analysis".into(),
             recipients: vec!["player_0".into(), "agent_002".into()],
             dialog_type: "reply".into(),
+            inbox_id: None,
         },
         BusMessage::TaskAssigned {
             agent_id: "agent_002".into(),

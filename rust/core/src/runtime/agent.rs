@@ -28,7 +28,7 @@ use super::state::AgentState;
 use super::{AgentSnapshot, Inner};
 use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessage, NearbyAgent};
 use crate::bus::{BusMessage, Received, Subscription};
-use crate::memory::{Memory, NewConversation};
+use crate::memory::{InboxRow, Memory, NewConversation};
 
 /// The instruction every autonomous decision starts from (agent-runtime.md).
 pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
@@ -162,8 +162,9 @@ struct Agent {
     brain: Box<dyn Brain>,
     sub: Subscription,
     cancel: CancellationToken,
-    /// Messages heard and acknowledged, not yet answered by a decision.
-    pending: Vec<IncomingMessage>,
+    /// Messages heard and acknowledged, not yet answered by a decision, each with its stored
+    /// inbox row when it has one (a line sent from outside; see `Memory::send_to_inbox`).
+    pending: Vec<(IncomingMessage, Option<i64>)>,
     /// How many of `pending` are acknowledged (recorded).
     acknowledged: usize,
     decisions: u64,
@@ -176,15 +177,30 @@ pub(crate) async fn run(
     brain: Box<dyn Brain>,
     sub: Subscription,
     cancel: CancellationToken,
+    inbox: Vec<InboxRow>,
 ) {
+    // Lines accepted before a stop and not answered yet: already recorded, heard first.
+    let pending: Vec<_> = inbox
+        .into_iter()
+        .map(|row| {
+            let message = IncomingMessage {
+                sender_name: inner.display_name(&row.sender),
+                sender: row.sender,
+                content: row.content,
+                kind: IncomingKind::Speech,
+                dialog_type: row.dialog_type,
+            };
+            (message, Some(row.id))
+        })
+        .collect();
     let mut agent = Agent {
         inner,
         shared,
         brain,
         sub,
         cancel,
-        pending: Vec::new(),
-        acknowledged: 0,
+        acknowledged: pending.len(),
+        pending,
         decisions: 0,
     };
     agent.main_loop().await;
@@ -194,6 +210,15 @@ pub(crate) async fn run(
 impl Agent {
     async fn main_loop(&mut self) {
         let mut idle_for = self.shared.idle_think;
+        if !self.pending.is_empty() && self.transition(AgentState::Listening).is_ok() {
+            self.acknowledge();
+            if self.transition(AgentState::Thinking).is_ok() {
+                match Box::pin(self.think()).await {
+                    Outcome::Idle(next) => idle_for = next,
+                    Outcome::Stopped => return,
+                }
+            }
+        }
         loop {
             // Idle: wait for a message, the idle deadline, or cancellation (no polling).
             let deadline = Instant::now() + idle_for;
@@ -230,7 +255,11 @@ impl Agent {
         while let Some(r) = self.sub.try_recv() {
             take(&self.inner, &self.shared, &mut self.pending, r);
         }
-        for message in &self.pending[self.acknowledged..] {
+        // Lines with an inbox row were recorded when they were accepted.
+        for (message, _) in self.pending[self.acknowledged..]
+            .iter()
+            .filter(|(_, inbox)| inbox.is_none())
+        {
             self.inner.memory.record_conversation(NewConversation {
                 agent_id: self.shared.id.clone(),
                 sender: message.sender.clone(),
@@ -292,9 +321,10 @@ impl Agent {
             }
         };
         self.decisions += 1;
-        let answering = std::mem::take(&mut self.pending);
+        let (answering, inbox): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
-        match reply {
+        let outcome = match reply {
             Ok(reply) => self.execute(reply, &answering).await,
             Err(e) => {
                 self.error(
@@ -304,7 +334,12 @@ impl Agent {
                 let _ = self.transition(AgentState::Idle);
                 Outcome::Idle(self.shared.idle_think)
             }
+        };
+        // Answered (or failed with an error event): not delivered again after a restart.
+        for id in inbox.into_iter().flatten() {
+            self.inner.memory.inbox_done(id);
         }
+        outcome
     }
 
     fn context_base(&self) -> BrainContext {
@@ -340,7 +375,7 @@ impl Agent {
             current_task,
             other_tasks: open.collect(),
             recent_messages: Vec::new(),
-            incoming: self.pending.clone(),
+            incoming: self.pending.iter().map(|(m, _)| m.clone()).collect(),
             nearby,
             player_id: self.inner.options.player_id.clone(),
             decisions: self.decisions,
@@ -499,6 +534,7 @@ impl Agent {
             content,
             recipients: to,
             dialog_type,
+            inbox_id: None,
         });
         true
     }
@@ -541,7 +577,17 @@ impl Agent {
         let message = message
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| format!("Could you help me with {task_name}?"));
-        let task = self.inner.assign_task(helper, &task_name, &id);
+        let task = match self.inner.assign_task(helper, &task_name, &id) {
+            Ok(task) => task,
+            Err(e) => {
+                let e = super::RuntimeError::Memory(e);
+                self.error(
+                    e.code(),
+                    format!("{id} could not assign '{task_name}' to {helper} ({call_id}): {e}"),
+                );
+                return;
+            }
+        };
         self.inner.memory.record_conversation(NewConversation {
             agent_id: id.clone(),
             sender: id.clone(),
@@ -663,7 +709,7 @@ fn dialog_type_or(dialog_type: &str) -> String {
 fn take(
     inner: &Inner,
     shared: &AgentShared,
-    pending: &mut Vec<IncomingMessage>,
+    pending: &mut Vec<(IncomingMessage, Option<i64>)>,
     received: Received,
 ) -> bool {
     let envelope = match received {
@@ -688,14 +734,16 @@ fn take(
             content,
             recipients,
             dialog_type,
+            inbox_id,
         } if sender != &shared.id && recipients.iter().any(|r| r == &shared.id) => {
-            pending.push(IncomingMessage {
+            let message = IncomingMessage {
                 sender: sender.clone(),
                 sender_name: inner.display_name(sender),
                 content: content.clone(),
                 kind: IncomingKind::Speech,
                 dialog_type: dialog_type.clone(),
-            });
+            };
+            pending.push((message, *inbox_id));
             true
         }
         BusMessage::CollaborationRequested {
@@ -705,7 +753,7 @@ fn take(
             task_name,
             message,
         } if helper_id == &shared.id => {
-            pending.push(IncomingMessage {
+            let message = IncomingMessage {
                 sender: asker.clone(),
                 sender_name: inner.display_name(asker),
                 content: message.clone(),
@@ -714,7 +762,8 @@ fn take(
                     task_name: task_name.clone(),
                 },
                 dialog_type: "collaboration".into(),
-            });
+            };
+            pending.push((message, None));
             true
         }
         _ => false,

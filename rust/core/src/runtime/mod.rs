@@ -246,7 +246,7 @@ impl Runtime {
         }
         let agent_id = match &effective.agent_id {
             Some(id) => id.clone(),
-            None => inner.memory.next_agent_id(),
+            None => inner.memory.next_agent_id()?,
         };
         effective.agent_id = Some(agent_id.clone());
         if effective.name.trim().is_empty() {
@@ -269,6 +269,12 @@ impl Runtime {
             position,
             opts,
         ));
+        // Lines accepted for a resumed agent before it stopped and not answered yet.
+        let inbox = if resumed {
+            inner.memory.inbox(&agent_id)?
+        } else {
+            Vec::new()
+        };
         let cancel = CancellationToken::new();
         let subscription = inner.bus.subscribe(
             Filter::all()
@@ -317,7 +323,14 @@ impl Runtime {
             state: AgentState::Idle,
             resumed,
         });
-        let task = agent::run(self.inner.clone(), shared, brain, subscription, cancel);
+        let task = agent::run(
+            self.inner.clone(),
+            shared,
+            brain,
+            subscription,
+            cancel,
+            inbox,
+        );
         inner.tracker.spawn_on(task, &inner.handle);
         Ok(agent_id)
     }
@@ -427,11 +440,16 @@ impl Runtime {
         } else {
             "message"
         };
+        let (inbox_id, _) =
+            self.inner
+                .memory
+                .send_to_inbox(agent_id, sender, content, dialog_type)?;
         self.inner.bus.publish(BusMessage::AgentSpoke {
             agent_id: sender.to_string(),
             content: content.to_string(),
             recipients: vec![agent_id.to_string()],
             dialog_type: dialog_type.into(),
+            inbox_id: Some(inbox_id),
         });
         Ok(())
     }
@@ -446,7 +464,7 @@ impl Runtime {
         }
         Ok(self
             .inner
-            .assign_task(agent_id, task_name.trim(), &self.inner.options.player_id))
+            .assign_task(agent_id, task_name.trim(), &self.inner.options.player_id)?)
     }
 
     /// Completes an open task (row `completed` with its completion time; `TaskCompleted`).
@@ -596,15 +614,15 @@ impl Inner {
         agent_id: &str,
         task_name: &str,
         assigned_by: &str,
-    ) -> TaskRow {
-        let (task, _) = self.memory.assign_task(agent_id, task_name);
+    ) -> Result<TaskRow, MemoryError> {
+        let (task, _) = self.memory.assign_task(agent_id, task_name)?;
         self.bus.publish(BusMessage::TaskAssigned {
             agent_id: agent_id.to_string(),
             task_id: task.id,
             task_name: task.task_name.clone(),
             assigned_by: assigned_by.to_string(),
         });
-        task
+        Ok(task)
     }
 
     pub(crate) fn complete_task(&self, task_id: i64) -> Result<TaskRow, MemoryError> {
