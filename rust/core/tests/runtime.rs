@@ -839,3 +839,66 @@ fn an_owned_runtime_runs_agents_on_its_own_threads_and_shuts_down_cleanly() {
         .unwrap();
     assert_eq!(n, ids.len() as i64);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_line_not_answered_before_a_stop_is_answered_after_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let question = "will you still remember this after a restart?";
+    let id;
+    {
+        let rt = start(&dir);
+        // Slow to think: the stop comes while the answer is being worked out.
+        id = rt
+            .spawn(AgentConfig {
+                thinking_seconds: Some(60.0),
+                ..AgentConfig::named("Slowpoke", "sage")
+            })
+            .unwrap();
+        rt.send_message(&id, question).unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(rt.state(&id).unwrap().state, AgentState::Thinking);
+        rt.shutdown(Duration::from_secs(1));
+    }
+    {
+        let rt = start(&dir);
+        let mut sub = rt.subscribe(Filter::all());
+        assert_eq!(rt.resume_all().unwrap(), std::slice::from_ref(&id));
+        let events = collect(&mut sub, Duration::from_secs(65)).await;
+        assert_eq!(
+            transitions(&events, &id)[..4],
+            [
+                (Idle, Listening),
+                (Listening, Thinking),
+                (Thinking, Speaking),
+                (Speaking, Idle)
+            ]
+        );
+        let answer = events.iter().find_map(|m| match m {
+            BusMessage::AgentSpoke {
+                agent_id,
+                recipients,
+                ..
+            } if agent_id == &id => Some(recipients.clone()),
+            _ => None,
+        });
+        assert_eq!(answer, Some(vec!["player_0".to_string()]));
+        // The line is in the conversation once: stored when it was accepted, not again.
+        let asked = rt
+            .conversation(&id, 20)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.content == question)
+            .count();
+        assert_eq!(asked, 1);
+        rt.shutdown(Duration::from_secs(1));
+    }
+    // Answered: a second resume does not hear it again.
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    rt.resume_all().unwrap();
+    let events = collect(&mut sub, Duration::from_secs(1)).await;
+    assert!(
+        !transitions(&events, &id).contains(&(Idle, Listening)),
+        "{events:?}"
+    );
+}

@@ -1,5 +1,13 @@
-//! One WebSocket connection: a reader (requests, in order), an event forwarder (bus → filter →
-//! queue) and a writer (queue → socket), joined by a bounded outbound queue and a close signal.
+//! One WebSocket connection: a reader (requests, in order), a reply releaser (replies, in order,
+//! each once the writes it reports are committed), an event forwarder (bus → filter → queue) and
+//! a writer (queue → socket), joined by bounded queues and a close signal.
+//!
+//! Acknowledged means durable: the reply to a request that writes ([`ClientRequest::writes`])
+//! carries the memory's last queued sequence number after the request was handled, and the
+//! releaser sends it once that number is committed. The reader does not wait for it: it goes on
+//! reading (a pipelining client keeps a batch of writes in flight, and they share one commit),
+//! and later replies queue behind the held one, so replies keep the order of their requests. A
+//! write that fails to commit turns its reply into `database_error`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -104,6 +112,42 @@ impl Outbound {
     }
 }
 
+/// A reply waiting for the commit of the writes it reports (`seq`, 0 when it reports none).
+struct Held {
+    seq: u64,
+    request_id: Option<RequestId>,
+    message: ServerMessage,
+}
+
+/// Sends replies in order, each once its writes are committed (see the module docs).
+async fn release_replies(
+    mut replies: mpsc::Receiver<Held>,
+    memory: crate::memory::Memory,
+    outbound: Outbound,
+) {
+    while let Some(held) = replies.recv().await {
+        let message = if held.seq == 0 {
+            held.message
+        } else {
+            match memory.committed(held.seq).await {
+                Ok(()) => held.message,
+                Err(e) => {
+                    tracing::error!(conn = outbound.id, "a reply's write was not committed: {e}");
+                    dispatch::error(
+                        ErrorCode::DatabaseError,
+                        format!(
+                            "the request was carried out but its write could not be saved: {e}"
+                        ),
+                        held.request_id,
+                    )
+                }
+            }
+        };
+        // A closed queue: the connection is gone; drain the rest without waiting on it.
+        let _ = outbound.push(&message);
+    }
+}
+
 /// Decrements the connection count when the connection ends, however it ends.
 struct CountGuard(Arc<Shared>);
 
@@ -147,8 +191,16 @@ pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr
         outbound.clone(),
     ));
 
-    let stream = read_loop(&shared, stream, &outbound, &filter).await;
+    let (replies, held) = mpsc::channel(shared.config.outbound_queue);
+    let releaser = tokio::spawn(release_replies(
+        held,
+        shared.runtime.memory().clone(),
+        outbound.clone(),
+    ));
+
+    let stream = read_loop(&shared, stream, &outbound, &replies, &filter).await;
     forwarder.abort();
+    drop(replies);
     drop(outbound);
 
     // After a close of ours, read (and discard) until the client's close or EOF, so that unread
@@ -165,6 +217,7 @@ pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr
         })
         .await;
     }
+    let _ = releaser.await;
     let _ = writer.await;
     match closer.ending() {
         Ending::Close(code, reason) => {
@@ -179,8 +232,18 @@ async fn read_loop(
     shared: &Arc<Shared>,
     mut stream: SplitStream<WebSocket>,
     outbound: &Outbound,
+    replies: &mpsc::Sender<Held>,
     filter: &Arc<RwLock<EventFilter>>,
 ) -> Option<SplitStream<WebSocket>> {
+    // Replies go through the releaser, in request order (it holds those that report writes).
+    let reply = async |seq: u64, request_id: Option<RequestId>, message: ServerMessage| {
+        let held = Held {
+            seq,
+            request_id,
+            message,
+        };
+        replies.send(held).await.is_ok()
+    };
     let closer = &outbound.closer;
     let config = &shared.config;
     let mut bucket = TokenBucket::new(
@@ -221,14 +284,15 @@ async fn read_loop(
             Admission::Allowed => {}
             Admission::Limited => {
                 let request_id = text.as_deref().and_then(peek_request_id);
-                outbound.push(&dispatch::error(
+                let message = dispatch::error(
                     ErrorCode::RateLimited,
                     format!(
                         "too many requests: at most {} per second (bursts of {}); slow down",
                         config.rate_limit_per_sec, config.rate_limit_burst
                     ),
                     request_id,
-                ));
+                );
+                reply(0, None, message).await;
                 continue;
             }
             Admission::Flood => {
@@ -238,18 +302,31 @@ async fn read_loop(
             }
         }
         let Some(text) = text else {
-            outbound.push(&dispatch::error(
+            let message = dispatch::error(
                 ErrorCode::BinaryNotSupported,
                 "binary frames are not supported: send JSON text frames",
                 None,
-            ));
+            );
+            reply(0, None, message).await;
             continue;
         };
-        let reply = match parse_request(text.as_str()) {
-            Err(e) => e.to_message(),
-            Ok((request, request_id)) => answer(shared, request, request_id, filter).await,
+        let sent = match parse_request(text.as_str()) {
+            Err(e) => reply(0, None, e.to_message()).await,
+            Ok((request, request_id)) => {
+                let writes = request.writes();
+                let message = answer(shared, request, request_id.clone(), filter).await;
+                // Taken after the request was handled: at or past every write it queued.
+                let seq = if writes {
+                    shared.runtime.memory().submitted_seq()
+                } else {
+                    0
+                };
+                reply(seq, request_id, message).await
+            }
         };
-        outbound.push(&reply);
+        if !sent {
+            return Some(stream);
+        }
     }
 }
 
@@ -435,8 +512,10 @@ async fn write_loop(
         // (a flood, an oversized frame, shutdown) never swallows replies already answered;
         // except for a client closed for not reading: its queue is full by definition.
         let flush = reason != REASON_TOO_SLOW;
+        // Replies still held for their commit are released into the queue meanwhile: drain
+        // until every sender is gone (bounded by the close timeout).
         let _ = tokio::time::timeout(close_timeout, async {
-            while flush && let Ok(text) = rx.try_recv() {
+            while flush && let Some(text) = rx.recv().await {
                 if sink.send(Message::Text(text.into())).await.is_err() {
                     return;
                 }

@@ -38,6 +38,8 @@ mod connection;
 mod limits;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_acked;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

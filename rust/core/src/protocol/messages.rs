@@ -155,6 +155,28 @@ impl ClientRequest {
             ClientRequest::Subscribe { .. } => "subscribe",
         }
     }
+    /// Whether answering the request writes to the agent memory. The reply to such a request
+    /// reports a write, so a front end sends it only once that write is committed
+    /// ([`crate::memory::Memory::committed`]): acknowledged means durable.
+    pub fn writes(&self) -> bool {
+        match self {
+            ClientRequest::AgentSpawnRequest { .. }
+            | ClientRequest::AgentTerminateRequest { .. }
+            | ClientRequest::SendMessage { .. }
+            | ClientRequest::AssignTask { .. }
+            | ClientRequest::CompleteTask { .. } => true,
+            ClientRequest::Ping { .. }
+            | ClientRequest::GetAgentState { .. }
+            | ClientRequest::ListAgents { .. }
+            | ClientRequest::GetConversation { .. }
+            | ClientRequest::GetTasks { .. }
+            | ClientRequest::GetStateHistory { .. }
+            | ClientRequest::ListStoredAgents { .. }
+            | ClientRequest::ListTools { .. }
+            | ClientRequest::CallTool { .. }
+            | ClientRequest::Subscribe { .. } => false,
+        }
+    }
 }
 
 /// A running agent as the protocol shows it.
