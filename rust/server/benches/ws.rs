@@ -16,6 +16,14 @@
 //!    thread sends request `n` at `t0 + n / rate` whether or not earlier replies came back;
 //!    latency is measured from that *scheduled* time to the reply's arrival (no coordinated
 //!    omission), and also from the actual send, for comparison.
+//! 5. **Acknowledged writes** (issue 9) — 16 connections pipelining `assign_task` and
+//!    `send_message` to 50 running agents, 16 requests in flight each; every reply is sent only
+//!    after the SQLite commit holding its write, so this is the rate of durable acknowledgements
+//!    and their latency (send → reply).
+//!
+//! `cargo bench -p agents-server --bench ws -- NAME` runs only the sections whose name contains
+//! `NAME` (`idle`, `fanout`, `latency`, `acked`).
+//!
 //! 4. **Comparison** — the same latency runs against the servers named by
 //!    `AGENTS_BENCH_GDSCRIPT_URL` (`godot-project/bench/ws_gdscript_server.gd`: Godot's
 //!    `TCPServer` + `WebSocketPeer` in GDScript, answering `get_agent_state` with the same reply,
@@ -91,7 +99,12 @@ fn main() {
         Ok(d) => d,
         Err(e) => fail(&format!("cannot create a temporary directory: {e}")),
     };
-    if let Err(e) = rt.block_on(run_all(dir.path())) {
+    // `cargo bench` passes `--bench`; the first other argument picks the sections.
+    let only = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    if let Err(e) = rt.block_on(run_all(dir.path(), &only)) {
         fail(&e);
     }
 }
@@ -107,17 +120,35 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-async fn run_all(dir: &Path) -> Result<(), String> {
+async fn run_all(dir: &Path, only: &str) -> Result<(), String> {
+    let runs = |name: &str| name.contains(only);
     // 1. Memory per idle connection.
-    let server = ServerProc::start(&dir.join("idle.db"), &[])?;
-    idle_connections(&server).await?;
-    server.stop()?;
+    if runs("idle") {
+        let server = ServerProc::start(&dir.join("idle.db"), &[])?;
+        idle_connections(&server).await?;
+        server.stop()?;
+    }
 
     // 2. Fan-out. The control connection spawns 1,000 agents back to back, which the default
     // per-connection rate limit (200/s) would refuse: raise it for this server.
-    let server = ServerProc::start(&dir.join("fanout.db"), &["--rate-limit", "100000"])?;
-    fanout(&server).await?;
-    server.stop()?;
+    if runs("fanout") {
+        let server = ServerProc::start(&dir.join("fanout.db"), &["--rate-limit", "100000"])?;
+        fanout(&server).await?;
+        server.stop()?;
+    }
+
+    // 5. Acknowledged writes (pipelined clients: no rate limit in the way).
+    if runs("acked") {
+        let server = ServerProc::start(
+            &dir.join("acked.db"),
+            &["--rate-limit", "1000000", "--idle-think-seconds", "3600"],
+        )?;
+        acked_writes(&server).await?;
+        server.stop()?;
+    }
+    if !runs("latency") {
+        return Ok(());
+    }
 
     // 3 and 4. Latency, our server (default limits) and the comparison servers.
     let server = ServerProc::start(&dir.join("latency.db"), &[])?;
@@ -927,4 +958,134 @@ fn ratios(results: &[LoadResult]) {
         }
     }
     println!();
+}
+
+// ------------------------------------------------------------------------------------------------
+// 5. Acknowledged writes
+// ------------------------------------------------------------------------------------------------
+
+/// Running agents the writes go to.
+const ACKED_AGENTS: usize = 50;
+/// Pipelining connections.
+const ACKED_CONNECTIONS: usize = 16;
+/// Requests each connection keeps in flight.
+const ACKED_IN_FLIGHT: usize = 16;
+const ACKED_WARMUP: Duration = Duration::from_secs(1);
+const ACKED_MEASURE: Duration = Duration::from_secs(5);
+
+/// What one pipelining connection saw in the measured window.
+#[derive(Default)]
+struct AckedResult {
+    /// Send → reply of every acknowledged write, in ns.
+    latencies: Vec<u64>,
+    errors: u64,
+}
+
+/// Keeps [`ACKED_IN_FLIGHT`] writes in flight on one connection until `end`; measures those
+/// sent after `measure_from`.
+async fn acked_client(
+    mut ws: Ws,
+    agents: Arc<Vec<String>>,
+    client: usize,
+    measure_from: Instant,
+    end: Instant,
+) -> Result<AckedResult, String> {
+    let mut sent: std::collections::HashMap<u64, Instant> = std::collections::HashMap::new();
+    let mut result = AckedResult::default();
+    let mut n: u64 = 0;
+    loop {
+        while sent.len() < ACKED_IN_FLIGHT && Instant::now() < end {
+            n += 1;
+            let agent = &agents[(client * 7 + n as usize) % agents.len()];
+            let req = if n % 2 == 0 {
+                json!({"type": "assign_task", "agent_id": agent, "task_name": format!("task {client}.{n}"), "request_id": n})
+            } else {
+                json!({"type": "send_message", "agent_id": agent, "content": format!("line {client}.{n}"), "request_id": n})
+            };
+            ws.feed(Message::text(req.to_string()))
+                .await
+                .map_err(|e| format!("send failed: {e}"))?;
+            sent.insert(n, Instant::now());
+        }
+        ws.flush().await.map_err(|e| format!("flush failed: {e}"))?;
+        if sent.is_empty() {
+            break;
+        }
+        let text = tokio::time::timeout(Duration::from_secs(30), next_text(&mut ws))
+            .await
+            .map_err(|_| "no reply within 30 s".to_string())??;
+        let Some(id) = request_id_of(&text) else {
+            continue; // an event
+        };
+        let Some(at) = sent.remove(&id) else {
+            continue;
+        };
+        if at < measure_from {
+            continue;
+        }
+        if is_error_reply(&text) {
+            result.errors += 1;
+        } else {
+            result.latencies.push(at.elapsed().as_nanos() as u64);
+        }
+    }
+    let _ = ws.close(None).await;
+    Ok(result)
+}
+
+async fn acked_writes(server: &ServerProc) -> Result<(), String> {
+    println!("### Acknowledged writes (issue 9: every write reply waits for its commit)\n");
+    let mut control = connect(&server.url).await?;
+    subscribe(&mut control, &[]).await?;
+    let mut agents = Vec::new();
+    for i in 0..ACKED_AGENTS {
+        let reply = request(
+            &mut control,
+            json!({"type": "agent_spawn_request", "agent_config": {"name": format!("Writer {i}")}}),
+            &format!("spawn-{i}"),
+        )
+        .await?;
+        agents.push(reply["agent_id"].as_str().unwrap_or_default().to_string());
+    }
+    let agents = Arc::new(agents);
+    let mut clients = Vec::new();
+    for _ in 0..ACKED_CONNECTIONS {
+        let mut ws = connect(&server.url).await?;
+        subscribe(&mut ws, &[]).await?;
+        clients.push(ws);
+    }
+    let start = Instant::now();
+    let measure_from = start + ACKED_WARMUP;
+    let end = measure_from + ACKED_MEASURE;
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(i, ws)| tokio::spawn(acked_client(ws, agents.clone(), i, measure_from, end)))
+        .collect();
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let r = task.await.map_err(|e| format!("client task failed: {e}"))??;
+        latencies.extend(r.latencies);
+        errors += r.errors;
+    }
+    latencies.sort_unstable();
+    let acked = latencies.len() as u64;
+    let per_sec = acked as f64 / ACKED_MEASURE.as_secs_f64();
+    println!("| acknowledged writes/s | p50 | p99 | max | errors |");
+    println!("|---:|---:|---:|---:|---:|");
+    println!(
+        "| {} | {} | {} | {} | {errors} |\n",
+        thousands(per_sec as u64),
+        fmt_ns(percentile(&latencies, 0.50)),
+        fmt_ns(percentile(&latencies, 0.99)),
+        fmt_ns(latencies.last().copied().unwrap_or(0)),
+    );
+    println!(
+        "({ACKED_CONNECTIONS} connections × {ACKED_IN_FLIGHT} requests in flight, `assign_task` and `send_message` alternating over {ACKED_AGENTS} running agents (scripted brain, they answer the lines); {} s warm-up, {} s measured; latency from the request's send to its reply; server `--rate-limit 1000000`)\n",
+        ACKED_WARMUP.as_secs(),
+        ACKED_MEASURE.as_secs()
+    );
+    close_all(vec![control]).await;
+    Ok(())
 }
