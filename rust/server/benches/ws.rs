@@ -21,8 +21,12 @@
 //!    after the SQLite commit holding its write, so this is the rate of durable acknowledgements
 //!    and their latency (send → reply).
 //!
+//! 6. **Wide fan-out** (issue 9) — 1,500 connections subscribed to every event of 200 agents
+//!    (default agent settings), and one more, well-behaved connection sending a `ping` every
+//!    10 ms: its round-trip p50/p99/max while the server fans out, and what the 1,500 received.
+//!
 //! `cargo bench -p agents-server --bench ws -- NAME` runs only the sections whose name contains
-//! `NAME` (`idle`, `fanout`, `latency`, `acked`).
+//! `NAME` (`idle`, `fanout`, `latency`, `acked`, `wide`).
 //!
 //! 4. **Comparison** — the same latency runs against the servers named by
 //!    `AGENTS_BENCH_GDSCRIPT_URL` (`godot-project/bench/ws_gdscript_server.gd`: Godot's
@@ -135,6 +139,29 @@ async fn run_all(dir: &Path, only: &str) -> Result<(), String> {
         let server = ServerProc::start(&dir.join("fanout.db"), &["--rate-limit", "100000"])?;
         fanout(&server).await?;
         server.stop()?;
+    }
+
+    // 6. Wide fan-out (the spawning connection needs a higher rate limit).
+    if runs("wide") {
+        println!(
+            "### Wide fan-out: {WIDE_CLIENTS} connections × every event of {WIDE_AGENTS} agents, and one pinging client\n"
+        );
+        println!(
+            "| agents' idle_think_seconds | ping p50 | ping p99 | ping max | pings | events published / s | events delivered / s | events_dropped reports | closed connections | server CPU |"
+        );
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for idle in WIDE_IDLE_THINK {
+            let db = dir.join(format!("wide-{idle}.db"));
+            let server = ServerProc::start(&db, &["--rate-limit", "100000"])?;
+            wide_fanout(&server, idle).await?;
+            server.stop()?;
+        }
+        println!(
+            "\n(agents: scripted brain, default settings but `idle_think_seconds`; the {WIDE_CLIENTS} connections keep the default subscription (every event) and read as fast as they can, in this process; the pinger sends one `ping` every {} ms and waits for its `pong`; {} s warm-up, {} s window; server CPU = % of one core)\n",
+            WIDE_PING_EVERY.as_millis(),
+            WIDE_WARMUP.as_secs(),
+            WIDE_WINDOW.as_secs()
+        );
     }
 
     // 5. Acknowledged writes (pipelined clients: no rate limit in the way).
@@ -1065,7 +1092,9 @@ async fn acked_writes(server: &ServerProc) -> Result<(), String> {
     let mut latencies = Vec::new();
     let mut errors = 0;
     for task in tasks {
-        let r = task.await.map_err(|e| format!("client task failed: {e}"))??;
+        let r = task
+            .await
+            .map_err(|e| format!("client task failed: {e}"))??;
         latencies.extend(r.latencies);
         errors += r.errors;
     }
@@ -1087,5 +1116,124 @@ async fn acked_writes(server: &ServerProc) -> Result<(), String> {
         ACKED_MEASURE.as_secs()
     );
     close_all(vec![control]).await;
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------------
+// 6. Wide fan-out
+// ------------------------------------------------------------------------------------------------
+
+const WIDE_CLIENTS: usize = 1_500;
+const WIDE_AGENTS: usize = 200;
+const WIDE_WARMUP: Duration = Duration::from_secs(5);
+const WIDE_WINDOW: Duration = Duration::from_secs(10);
+const WIDE_PING_EVERY: Duration = Duration::from_millis(10);
+/// The agents' `idle_think_seconds` per run: the default, and five times as many decisions.
+const WIDE_IDLE_THINK: [f64; 2] = [5.0, 1.0];
+
+/// Counts every event a client receives until it is closed.
+async fn count_events(mut ws: Ws, received: Arc<AtomicU64>, counters: Arc<FanoutCounters>) {
+    let reason = loop {
+        match ws.next().await {
+            Some(Ok(Message::Text(t))) => {
+                if t.as_str().contains("\"events_dropped\"") {
+                    counters.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                received.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(Ok(Message::Close(frame))) => break format!("closed: {frame:?}"),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => break format!("error: {e}"),
+            None => break "ended".to_string(),
+        }
+    };
+    if let Ok(mut closes) = counters.closes.lock() {
+        closes.push(reason);
+    }
+}
+
+async fn wide_fanout(server: &ServerProc, idle_think: f64) -> Result<(), String> {
+    let received = Arc::new(AtomicU64::new(0));
+    let counters = Arc::new(FanoutCounters::default());
+    let mut readers = Vec::with_capacity(WIDE_CLIENTS);
+    for _ in 0..WIDE_CLIENTS {
+        let ws = connect(&server.url).await?;
+        readers.push(tokio::spawn(count_events(
+            ws,
+            received.clone(),
+            counters.clone(),
+        )));
+    }
+    let mut control = connect(&server.url).await?;
+    subscribe(&mut control, &[]).await?;
+    for i in 0..WIDE_AGENTS {
+        request(
+            &mut control,
+            json!({"type": "agent_spawn_request", "agent_config": {
+                "name": format!("Crowd {i}"),
+                "idle_think_seconds": idle_think,
+                "initial_position": {"x": (i % 20) as f64 * 5.0, "y": (i / 20) as f64 * 10.0},
+            }}),
+            &format!("spawn-{i}"),
+        )
+        .await?;
+    }
+    let mut pinger = connect(&server.url).await?;
+    subscribe(&mut pinger, &[]).await?;
+    // Every event once: the busiest connection's count is the published rate.
+    let mut witness = connect(&server.url).await?;
+    let published = Arc::new(AtomicU64::new(0));
+    let witness_counters = Arc::new(FanoutCounters::default());
+    subscribe(&mut witness, &[]).await?;
+    request(&mut witness, json!({"type": "subscribe"}), "all").await?;
+    let witness = tokio::spawn(count_events(witness, published.clone(), witness_counters));
+    tokio::time::sleep(WIDE_WARMUP).await;
+    let p0 = published.load(Ordering::Relaxed);
+
+    let r0 = received.load(Ordering::Relaxed);
+    let cpu0 = cpu_ticks(server.pid());
+    let t0 = Instant::now();
+    let mut rtts = Vec::new();
+    let mut n = 0u64;
+    while t0.elapsed() < WIDE_WINDOW {
+        n += 1;
+        let sent = Instant::now();
+        request(&mut pinger, json!({"type": "ping"}), &format!("p{n}")).await?;
+        rtts.push(sent.elapsed().as_nanos() as u64);
+        tokio::time::sleep_until(tokio::time::Instant::from_std(sent + WIDE_PING_EVERY)).await;
+    }
+    let window = t0.elapsed().as_secs_f64();
+    let r1 = received.load(Ordering::Relaxed);
+    let p1 = published.load(Ordering::Relaxed);
+    let cpu1 = cpu_ticks(server.pid());
+    witness.abort();
+    let closes = counters
+        .closes
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_default();
+    for r in &readers {
+        r.abort();
+    }
+    close_all(vec![control, pinger]).await;
+    rtts.sort_unstable();
+    let cpu = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => format!("{:.0} %", (b - a) as f64 / window),
+        _ => "n/a".into(),
+    };
+    println!(
+        "| {idle_think} | {} | **{}** | {} | {} | {} | {} | {} | {} | {cpu} |",
+        fmt_ns(percentile(&rtts, 0.50)),
+        fmt_ns(percentile(&rtts, 0.99)),
+        fmt_ns(rtts.last().copied().unwrap_or(0)),
+        rtts.len(),
+        thousands(((p1 - p0) as f64 / window) as u64),
+        thousands(((r1 - r0) as f64 / window) as u64),
+        counters.dropped.load(Ordering::Relaxed),
+        closes.len(),
+    );
+    if let Some(first) = closes.first() {
+        eprintln!("(idle_think_seconds {idle_think}: first close: {first})");
+    }
     Ok(())
 }

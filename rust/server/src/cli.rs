@@ -73,7 +73,8 @@ pub enum Command {
     /// Limits: frames over `--max-frame-bytes` close the connection (1009); more than
     /// `--rate-limit` requests per second get `rate_limited` errors (ten times that in one second
     /// closes it, 1008); a client that reads too slowly for `--outbound-queue` messages is
-    /// disconnected (1008 "client too slow: outbound queue full").
+    /// disconnected (1008 "client too slow: outbound queue full"), and so is one whose socket
+    /// accepts nothing for `--write-timeout-seconds` (1008 "client too slow: write timed out").
     Serve(ServeArgs),
 }
 
@@ -109,6 +110,10 @@ pub struct ServeArgs {
     /// Messages queued per client before a slow client is disconnected.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub outbound_queue: usize,
+    /// Seconds one write to a client may stall (it reads nothing, the kernel's buffers are full)
+    /// before the client is disconnected (1008 "client too slow: write timed out").
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = positive_seconds)]
+    pub write_timeout_seconds: f64,
     /// Resume the agents that were running when the server last stopped.
     #[arg(long)]
     pub resume: bool,
@@ -480,5 +485,19 @@ mod tests {
         assert!(serve.resume);
         assert_eq!(serve.max_frame_bytes, 1024 * 1024);
         assert!(Cli::try_parse_from(["agents-server", "serve", "--bind", "nowhere"]).is_err());
+    }
+}
+
+/// A number of seconds: finite, more than zero, at most a day.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{text} is not between 0 (exclusive) and 86400 seconds"
+        ))
     }
 }

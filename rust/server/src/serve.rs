@@ -45,6 +45,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         rate_limit_per_sec: args.rate_limit,
         rate_limit_burst: args.rate_limit,
         outbound_queue: args.outbound_queue,
+        write_timeout: std::time::Duration::from_secs_f64(args.write_timeout_seconds),
         mcp: !args.no_mcp,
         ..ServerConfig::default()
     };

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use parking_lot::{Mutex, RwLock};
@@ -22,14 +22,15 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite;
 use tokio_util::sync::CancellationToken;
 
+use super::fanout::{Events, Fanned};
 use super::limits::{Admission, TokenBucket};
 use super::{
     CLOSE_GOING_AWAY, CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG, CLOSE_POLICY_VIOLATION,
-    CLOSE_PROTOCOL_ERROR, REASON_FLOOD, REASON_SHUTDOWN, REASON_TOO_SLOW, Shared,
+    CLOSE_PROTOCOL_ERROR, REASON_FLOOD, REASON_SHUTDOWN, REASON_TOO_SLOW, REASON_WRITE_TIMEOUT,
+    Shared,
 };
-use crate::bus::{Filter, Received};
 use crate::protocol::dispatch::{self, Handled};
-use crate::protocol::events::{EventFilter, event_message};
+use crate::protocol::events::EventFilter;
 use crate::protocol::{
     ClientRequest, EVENT_TYPES, ErrorCode, PROTOCOL_VERSION, REQUEST_TYPES, RequestId,
     ServerMessage, parse_request, to_text,
@@ -85,7 +86,7 @@ impl Closer {
 /// The sending side of the bounded outbound queue.
 #[derive(Clone)]
 struct Outbound {
-    tx: mpsc::Sender<String>,
+    tx: mpsc::Sender<Utf8Bytes>,
     closer: Closer,
     id: u64,
     peer: SocketAddr,
@@ -94,7 +95,12 @@ struct Outbound {
 impl Outbound {
     /// Queues a message without waiting. A full queue disconnects the client (1008).
     fn push(&self, message: &ServerMessage) -> bool {
-        match self.tx.try_send(to_text(message)) {
+        self.push_text(to_text(message).into())
+    }
+
+    /// Queues text already rendered (an event shared by every connection).
+    fn push_text(&self, text: Utf8Bytes) -> bool {
+        match self.tx.try_send(text) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 if !self.closer.token.is_cancelled() {
@@ -174,7 +180,13 @@ pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr
         peer,
     };
     let close_timeout = shared.config.close_timeout;
-    let writer = tokio::spawn(write_loop(sink, rx, closer.clone(), close_timeout));
+    let writer = tokio::spawn(write_loop(
+        sink,
+        rx,
+        closer.clone(),
+        shared.config.write_timeout,
+        close_timeout,
+    ));
 
     outbound.push(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
@@ -184,9 +196,8 @@ pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr
     });
 
     let filter = Arc::new(RwLock::new(EventFilter::default()));
-    let subscription = shared.runtime.subscribe(Filter::all());
     let forwarder = tokio::spawn(forward_events(
-        subscription,
+        shared.events.subscribe(),
         filter.clone(),
         outbound.clone(),
     ));
@@ -429,28 +440,31 @@ fn classify(error: axum::Error) -> Option<(u16, String)> {
     }
 }
 
-/// Forwards bus events that pass the connection's filter.
-async fn forward_events(
-    mut subscription: crate::bus::Subscription,
-    filter: Arc<RwLock<EventFilter>>,
-    outbound: Outbound,
-) {
+/// Forwards the events that pass the connection's filter (their text is rendered once for
+/// every connection, see `fanout.rs`).
+async fn forward_events(mut events: Events, filter: Arc<RwLock<EventFilter>>, outbound: Outbound) {
+    use tokio::sync::broadcast::error::RecvError;
     loop {
         let received = tokio::select! {
             biased;
             _ = outbound.closer.token.cancelled() => return,
-            r = subscription.recv() => r,
+            r = events.recv() => r,
         };
         let ok = match received {
-            None => return,
-            Some(Received::Message(envelope)) => {
-                if filter.read().matches(&envelope.message) {
-                    outbound.push(&event_message(&envelope.message))
-                } else {
-                    true
+            Err(RecvError::Closed) => return,
+            Ok(fanned) => match &*fanned {
+                Fanned::Event { envelope, text } => {
+                    if filter.read().matches(&envelope.message) {
+                        outbound.push_text(text.clone())
+                    } else {
+                        true
+                    }
                 }
-            }
-            Some(Received::Lagged { missed }) => {
+                Fanned::Dropped(missed) => {
+                    outbound.push(&ServerMessage::EventsDropped { missed: *missed })
+                }
+            },
+            Err(RecvError::Lagged(missed)) => {
                 outbound.push(&ServerMessage::EventsDropped { missed })
             }
         };
@@ -468,13 +482,13 @@ const WRITE_BATCH: usize = 256;
 /// queue is in the sink's buffer even if this is cancelled, and goes out with the next flush.
 async fn write_batch(
     sink: &mut SplitSink<WebSocket, Message>,
-    first: String,
-    rx: &mut mpsc::Receiver<String>,
+    first: Utf8Bytes,
+    rx: &mut mpsc::Receiver<Utf8Bytes>,
 ) -> Result<(), axum::Error> {
-    sink.feed(Message::Text(first.into())).await?;
+    sink.feed(Message::Text(first)).await?;
     for _ in 1..WRITE_BATCH {
         match rx.try_recv() {
-            Ok(text) => sink.feed(Message::Text(text.into())).await?,
+            Ok(text) => sink.feed(Message::Text(text)).await?,
             Err(_) => break,
         }
     }
@@ -482,10 +496,13 @@ async fn write_batch(
 }
 
 /// Drains the outbound queue to the socket; on close, sends the close frame (bounded in time).
+/// A write that stalls for `write_timeout` (a client that stopped reading, with the kernel's
+/// buffers full) closes the connection (1008 [`REASON_WRITE_TIMEOUT`]).
 async fn write_loop(
     mut sink: SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<String>,
+    mut rx: mpsc::Receiver<Utf8Bytes>,
     closer: Closer,
+    write_timeout: std::time::Duration,
     close_timeout: std::time::Duration,
 ) {
     loop {
@@ -500,23 +517,31 @@ async fn write_loop(
         let sent = tokio::select! {
             biased;
             _ = closer.token.cancelled() => break,
-            sent = write_batch(&mut sink, text, &mut rx) => sent,
+            sent = tokio::time::timeout(write_timeout, write_batch(&mut sink, text, &mut rx)) => sent,
         };
-        if sent.is_err() {
-            closer.end(Ending::Silent);
-            return;
+        match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                closer.end(Ending::Silent);
+                return;
+            }
+            Err(_) => {
+                tracing::warn!("disconnecting a client: {REASON_WRITE_TIMEOUT}");
+                closer.close(CLOSE_POLICY_VIOLATION, REASON_WRITE_TIMEOUT);
+                break;
+            }
         }
     }
     if let Ending::Close(code, reason) = closer.ending() {
         // What was queued before the close decision still goes out first, so a close of ours
         // (a flood, an oversized frame, shutdown) never swallows replies already answered;
         // except for a client closed for not reading: its queue is full by definition.
-        let flush = reason != REASON_TOO_SLOW;
+        let flush = reason != REASON_TOO_SLOW && reason != REASON_WRITE_TIMEOUT;
         // Replies still held for their commit are released into the queue meanwhile: drain
         // until every sender is gone (bounded by the close timeout).
         let _ = tokio::time::timeout(close_timeout, async {
             while flush && let Some(text) = rx.recv().await {
-                if sink.send(Message::Text(text.into())).await.is_err() {
+                if sink.send(Message::Text(text)).await.is_err() {
                     return;
                 }
             }

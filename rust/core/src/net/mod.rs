@@ -35,11 +35,14 @@
 //! with `try_send` on a bounded queue, and a writer task per connection drains it to the socket.
 
 mod connection;
+mod fanout;
 mod limits;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_acked;
+#[cfg(test)]
+mod tests_fanout;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -77,6 +80,9 @@ pub const CLOSE_MESSAGE_TOO_BIG: u16 = 1009;
 
 /// Close reason of a client whose outbound queue is full.
 pub const REASON_TOO_SLOW: &str = "client too slow: outbound queue full";
+/// Close reason of a client that stops reading: a write to its socket stalled for
+/// [`ServerConfig::write_timeout`] (the kernel's buffers are full).
+pub const REASON_WRITE_TIMEOUT: &str = "client too slow: write timed out";
 /// Close reason of a client that floods requests far beyond its rate limit.
 pub const REASON_FLOOD: &str = "rate limit exceeded";
 /// Close reason on shutdown.
@@ -108,6 +114,12 @@ pub struct ServerConfig {
     /// How long the server tries to deliver a close frame, and waits for the client's, before it
     /// drops the connection (default 2 s).
     pub close_timeout: Duration,
+    /// How long one write to a client's socket may stall (the client reads nothing and the
+    /// kernel's buffers are full) before the client is disconnected with 1008
+    /// [`REASON_WRITE_TIMEOUT`] (default 10 s). A client that stops reading is gone within
+    /// `write_timeout + close_timeout`, or sooner when its [`ServerConfig::outbound_queue`]
+    /// fills up first.
+    pub write_timeout: Duration,
     /// Serve MCP over Streamable HTTP at `/mcp` on the same port (default on).
     pub mcp: bool,
 }
@@ -122,6 +134,7 @@ impl Default for ServerConfig {
             rate_limit_burst: 200,
             outbound_queue: 1024,
             close_timeout: Duration::from_secs(2),
+            write_timeout: Duration::from_secs(10),
             mcp: true,
         }
     }
@@ -144,6 +157,9 @@ impl ServerConfig {
         }
         if self.outbound_queue == 0 {
             return Err("outbound_queue must be at least 1".into());
+        }
+        if self.write_timeout.is_zero() {
+            return Err("write_timeout must be more than zero".into());
         }
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err("token must not be empty (omit it to disable authentication)".into());
@@ -178,6 +194,8 @@ pub(crate) struct Shared {
     pub(crate) connections: AtomicUsize,
     pub(crate) next_id: AtomicU64,
     pub(crate) tracker: TaskTracker,
+    /// Every event, serialised once (see `fanout.rs`).
+    pub(crate) events: tokio::sync::broadcast::Sender<Arc<fanout::Fanned>>,
 }
 
 /// The WebSocket server.
@@ -209,10 +227,12 @@ impl Server {
             let mcp = crate::mcp::http_service(tools.clone(), local_addr, shutdown.clone());
             routes = routes.nest_service("/mcp", mcp);
         }
+        let events = fanout::start(&runtime, shutdown.clone(), handle);
         let shared = Arc::new(Shared {
             runtime,
             tools,
             config,
+            events,
             shutdown,
             connections: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
