@@ -1024,7 +1024,7 @@ async fn acked_client(
         while sent.len() < ACKED_IN_FLIGHT && Instant::now() < end {
             n += 1;
             let agent = &agents[(client * 7 + n as usize) % agents.len()];
-            let req = if n % 2 == 0 {
+            let req = if n.is_multiple_of(2) {
                 json!({"type": "assign_task", "agent_id": agent, "task_name": format!("task {client}.{n}"), "request_id": n})
             } else {
                 json!({"type": "send_message", "agent_id": agent, "content": format!("line {client}.{n}"), "request_id": n})

@@ -285,6 +285,20 @@ fn write_pretty(out: &mut impl Write, value: &Value) -> io::Result<()> {
     writeln!(out)
 }
 
+/// A number of seconds: finite, more than zero, at most a day.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{text} is not between 0 (exclusive) and 86400 seconds"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use agents_core::tools::ToolSpec;
@@ -485,19 +499,5 @@ mod tests {
         assert!(serve.resume);
         assert_eq!(serve.max_frame_bytes, 1024 * 1024);
         assert!(Cli::try_parse_from(["agents-server", "serve", "--bind", "nowhere"]).is_err());
-    }
-}
-
-/// A number of seconds: finite, more than zero, at most a day.
-fn positive_seconds(text: &str) -> Result<f64, String> {
-    let seconds: f64 = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
-        Ok(seconds)
-    } else {
-        Err(format!(
-            "{text} is not between 0 (exclusive) and 86400 seconds"
-        ))
     }
 }
