@@ -174,21 +174,25 @@ pub type McpHttpService = StreamableHttpService<McpHandler, LocalSessionManager>
 /// MCP over Streamable HTTP for `registry`, to mount at `/mcp` (the WebSocket server does, see
 /// [`ServerConfig::mcp`](crate::net::ServerConfig::mcp)).
 ///
-/// Cancelling `shutdown` ends every MCP session. On a loopback `bind` the service accepts only
-/// loopback `Host` headers (rmcp's protection against DNS rebinding); on any other address it
-/// accepts every host, since such a server is reached by name or address from elsewhere — give
-/// it a token then (the WebSocket server's token guards `/mcp` too).
+/// Cancelling `shutdown` ends every MCP session. The service accepts only these `Host` headers
+/// (rmcp's protection against DNS rebinding), on any bind: the loopback names, the bound address
+/// when it is a specific one, and `allowed_hosts` (the names a server on another interface is
+/// reached by: `--allow-host`).
 pub fn http_service(
     registry: Arc<ToolRegistry>,
     bind: SocketAddr,
+    allowed_hosts: &[String],
     shutdown: CancellationToken,
 ) -> McpHttpService {
     let handler = McpHandler::new(registry);
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
-    if !bind.ip().is_loopback() {
-        config = config.disable_allowed_hosts();
+    let mut hosts = config.allowed_hosts.clone();
+    if !bind.ip().is_unspecified() && !bind.ip().is_loopback() {
+        hosts.push(bind.ip().to_string());
     }
+    hosts.extend(allowed_hosts.iter().cloned());
+    config = config.with_allowed_hosts(hosts);
     StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),

@@ -7,17 +7,26 @@
 //!
 //! `GET /ws` and `GET /` upgrade to a WebSocket. `/mcp` serves MCP over Streamable HTTP
 //! ([`crate::mcp::http_service`], the same tool registry) unless [`ServerConfig::mcp`] is off.
-//! With a token configured every route requires it, as `Authorization: Bearer <token>` or
-//! `?token=<token>`; otherwise the answer is HTTP 401 (and no upgrade happens).
+//!
+//! # Who may connect
+//!
+//! Every request passes the same checks first (`access.rs`): on a loopback bind the `Host` must
+//! be loopback (DNS rebinding: 403); a browser `Origin` must be allowed
+//! ([`ServerConfig::allowed_origins`]; loopback origins on a loopback bind; 403 otherwise); with a
+//! token, `Authorization: Bearer <token>` or the subprotocols `godot-agents` +
+//! `agents.token.<token>` (401 otherwise; presented twice: 401; `?token=` in the URL: 400). A
+//! non-loopback bind without a token refuses to start unless
+//! [`ServerConfig::insecure_no_token`] says so.
 //!
 //! # Per connection
 //!
 //! The first message is `welcome`. Each text frame is one request: it is parsed
 //! ([`protocol::parse_request`](crate::protocol::parse_request)), answered
 //! ([`protocol::dispatch::handle`](crate::protocol::dispatch::handle)) and the reply queued.
-//! Every connection has its own bus subscription and forwards the events that pass its
-//! `subscribe` filter (default: every event); a lagging bus subscription becomes
-//! `events_dropped`. Requests of one connection are answered in order.
+//! One renderer serialises each bus event once for every connection (`fanout.rs`); a connection
+//! forwards the events that pass its `subscribe` filter (default: every event); a connection
+//! that lags becomes `events_dropped`. Requests of one connection are answered in order, a reply
+//! that reports a write once the write is committed (`connection.rs`).
 //!
 //! # Limits and close codes
 //!
@@ -29,11 +38,13 @@
 //! | More requests than the token bucket allows ([`ServerConfig::rate_limit_per_sec`], burst [`ServerConfig::rate_limit_burst`]) | `error` `rate_limited` for that request; the connection stays |
 //! | More than [`FLOOD_FACTOR`] × `rate_limit_per_sec` rejected requests within one second | close `1008` "rate limit exceeded" |
 //! | The outbound queue ([`ServerConfig::outbound_queue`] messages) is full: the client reads too slowly | close `1008` "client too slow: outbound queue full" |
+//! | One write to the socket stalls for [`ServerConfig::write_timeout`]: the client reads nothing | close `1008` "client too slow: write timed out" |
 //! | Server shutdown | close `1001` "server shutting down" |
 //!
 //! Nothing a client sends can block the bus or another client: events and replies are queued
 //! with `try_send` on a bounded queue, and a writer task per connection drains it to the socket.
 
+mod access;
 mod connection;
 mod fanout;
 mod limits;
@@ -44,7 +55,6 @@ mod tests_acked;
 #[cfg(test)]
 mod tests_fanout;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -53,8 +63,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::{ConnectInfo, Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -65,6 +75,7 @@ use tokio_util::task::TaskTracker;
 use crate::runtime::Runtime;
 use crate::tools::ToolRegistry;
 
+pub use access::{Refusal, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX};
 pub use limits::{Admission, FLOOD_FACTOR, TokenBucket, constant_time_eq};
 
 /// Close code: the server is going away (shutdown).
@@ -99,9 +110,20 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:9080";
 pub struct ServerConfig {
     /// Where to listen (default `127.0.0.1:9080`, loopback only). Port 0 picks a free port.
     pub bind: SocketAddr,
-    /// A shared secret clients must present at the upgrade (`Authorization: Bearer …` or
-    /// `?token=…`). `None`: no authentication.
+    /// A shared secret clients must present at the upgrade (`Authorization: Bearer …`, or the
+    /// subprotocol entry `agents.token.…` beside `godot-agents`). `None`: no authentication,
+    /// allowed on a loopback bind only unless [`ServerConfig::insecure_no_token`].
     pub token: Option<String>,
+    /// Start on a non-loopback bind without a token (anyone who can reach the port drives the
+    /// runtime). Default off: such a config is refused.
+    pub insecure_no_token: bool,
+    /// Browser origins allowed to connect besides the loopback ones a loopback bind allows:
+    /// `scheme://host[:port]` (`https://game.example`), `null` for the opaque origin, `*` for
+    /// any. Requests without an `Origin` (native clients) always pass.
+    pub allowed_origins: Vec<String>,
+    /// Extra `Host` names accepted on a loopback bind (besides `localhost`, `127.x.y.z`, `[::1]`),
+    /// and by `/mcp`'s DNS-rebinding protection on any bind.
+    pub allowed_hosts: Vec<String>,
     /// The largest frame and the largest (reassembled) message accepted, in bytes (default 1 MiB).
     pub max_frame_bytes: usize,
     /// Requests per second each connection may send on average (default 200).
@@ -129,6 +151,9 @@ impl Default for ServerConfig {
         ServerConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 9080)),
             token: None,
+            insecure_no_token: false,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_frame_bytes: 1024 * 1024,
             rate_limit_per_sec: 200,
             rate_limit_burst: 200,
@@ -164,6 +189,21 @@ impl ServerConfig {
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err("token must not be empty (omit it to disable authentication)".into());
         }
+        if let Some(token) = &self.token
+            && !token.bytes().all(|b| b.is_ascii_graphic() && b != b',')
+        {
+            return Err(
+                "token must be printable ASCII without spaces or commas (it travels in an HTTP header)"
+                    .into(),
+            );
+        }
+        if self.token.is_none() && !self.bind.ip().is_loopback() && !self.insecure_no_token {
+            return Err(format!(
+                "refusing to listen on {} (not loopback) without a token: anyone who can reach it could drive the runtime; set a token (--token, AGENTS_SERVER_TOKEN, AgentRuntime.websocket_token) or accept the risk with --insecure-no-token",
+                self.bind
+            ));
+        }
+        access::Access::new(self)?;
         Ok(())
     }
 }
@@ -194,6 +234,8 @@ pub(crate) struct Shared {
     pub(crate) connections: AtomicUsize,
     pub(crate) next_id: AtomicU64,
     pub(crate) tracker: TaskTracker,
+    /// Who may connect.
+    pub(crate) access: access::Access,
     /// Every event, serialised once (see `fanout.rs`).
     pub(crate) events: tokio::sync::broadcast::Sender<Arc<fanout::Fanned>>,
 }
@@ -221,10 +263,21 @@ impl Server {
             let _enter = handle.enter();
             tokio::net::TcpListener::from_std(std_listener).map_err(bind_err)?
         };
+        if config.token.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                "listening on {addr} WITHOUT A TOKEN (--insecure-no-token): anyone who can reach this port can drive the runtime"
+            );
+        }
+        let access = access::Access::new(&config).map_err(NetError::InvalidConfig)?;
         let shutdown = CancellationToken::new();
         let mut routes = Router::new();
         if config.mcp {
-            let mcp = crate::mcp::http_service(tools.clone(), local_addr, shutdown.clone());
+            let mcp = crate::mcp::http_service(
+                tools.clone(),
+                local_addr,
+                &config.allowed_hosts,
+                shutdown.clone(),
+            );
             routes = routes.nest_service("/mcp", mcp);
         }
         let events = fanout::start(&runtime, shutdown.clone(), handle);
@@ -232,6 +285,7 @@ impl Server {
             runtime,
             tools,
             config,
+            access,
             events,
             shutdown,
             connections: AtomicUsize::new(0),
@@ -244,7 +298,7 @@ impl Server {
             .with_state(shared.clone())
             .merge(routes.layer(axum::middleware::from_fn_with_state(
                 shared.clone(),
-                require_token,
+                require_access,
             )));
         let stop = shared.shutdown.clone();
         let serve = handle.spawn(async move {
@@ -357,16 +411,9 @@ async fn upgrade(
     if shared.shutdown.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "server shutting down\n").into_response();
     }
-    if let Some(token) = &shared.config.token
-        && !authorized(token, &headers, &uri)
-    {
-        tracing::warn!(%peer, "rejected a connection: missing or wrong token");
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "unauthorized: present the token as `Authorization: Bearer <token>` or `?token=<token>`\n",
-        )
-            .into_response();
+    if let Err(refusal) = shared.access.check(&headers, &uri) {
+        tracing::warn!(%peer, "refused a connection: {}", refusal.message());
+        return refusal.into_response();
     }
     let upgrade = match upgrade {
         Ok(u) => u,
@@ -375,6 +422,8 @@ async fn upgrade(
     let max = shared.config.max_frame_bytes;
     let tracker = shared.tracker.clone();
     upgrade
+        // Selected when offered (a browser sending its token as a subprotocol entry offers it).
+        .protocols([SUBPROTOCOL])
         .max_frame_size(max)
         .max_message_size(max)
         // Requests are small: start with a small read buffer (it grows for a large message)
@@ -384,41 +433,15 @@ async fn upgrade(
         .on_upgrade(move |socket| tracker.track_future(connection::run(shared, socket, peer)))
 }
 
-/// Guards the extra routes (MCP over HTTP) with the same token as the WebSocket upgrade: without
-/// it, HTTP 401 with `WWW-Authenticate: Bearer`.
-async fn require_token(
+/// Guards the extra routes (MCP over HTTP) with the same checks as the WebSocket upgrade.
+async fn require_access(
     State(shared): State<Arc<Shared>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if let Some(token) = &shared.config.token
-        && !authorized(token, request.headers(), request.uri())
-    {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or wrong token",
-        )
-            .into_response();
+    if let Err(refusal) = shared.access.check(request.headers(), request.uri()) {
+        tracing::warn!("refused an HTTP request: {}", refusal.message());
+        return refusal.into_response();
     }
     next.run(request).await
-}
-
-/// Whether the request carries `token` (header or query), compared in constant time.
-fn authorized(token: &str, headers: &HeaderMap, uri: &Uri) -> bool {
-    let mut ok = false;
-    for value in headers.get_all(header::AUTHORIZATION) {
-        if let Ok(value) = value.to_str()
-            && let Some((scheme, presented)) = value.trim().split_once(' ')
-            && scheme.eq_ignore_ascii_case("bearer")
-        {
-            ok |= constant_time_eq(presented.trim().as_bytes(), token.as_bytes());
-        }
-    }
-    if let Ok(Query(query)) = Query::<HashMap<String, String>>::try_from_uri(uri)
-        && let Some(presented) = query.get("token")
-    {
-        ok |= constant_time_eq(presented.as_bytes(), token.as_bytes());
-    }
-    ok
 }
