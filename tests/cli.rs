@@ -250,3 +250,108 @@ fn help_and_version() {
     let run = run_cli(&[], None);
     assert_eq!(run.code, Some(2), "a subcommand is required");
 }
+
+#[test]
+fn a_non_loopback_bind_without_a_token_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("agents.db");
+    let run = run_cli(
+        &["serve", "--bind", "0.0.0.0:0", "--db", db.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("without a token") && run.stderr.contains("--insecure-no-token"),
+        "{}",
+        run.stderr
+    );
+    let run = run_cli(
+        &[
+            "serve",
+            "--allow-origin",
+            "localhost:8060",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("'localhost:8060' is not an origin"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Sends one HTTP request to `port` on loopback with `host` as the `Host` header; the status.
+fn http_status(port: u16, host: &str, extra: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    answer.split(' ').nth(1).unwrap_or("").to_string()
+}
+
+#[test]
+fn insecure_no_token_starts_loudly_and_mcp_keeps_its_host_check() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(support::server_bin())
+        .args([
+            "serve",
+            "--bind",
+            "0.0.0.0:0",
+            "--insecure-no-token",
+            "--db",
+        ])
+        .arg(dir.path().join("agents.db"))
+        .env_remove("AGENTS_SERVER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let port: u16 = loop {
+        let line = lines.next().expect("the server exited").unwrap();
+        seen.push(line.clone());
+        if let Some(url) = line.strip_prefix("listening on ws://") {
+            break url
+                .trim_end_matches("/ws")
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+        }
+    };
+    assert!(
+        seen.iter().any(|l| l.contains("WITHOUT A TOKEN")),
+        "no warning: {seen:?}"
+    );
+    // MCP's DNS-rebinding protection stays on off loopback: a foreign Host is refused.
+    assert_eq!(http_status(port, "evil.example", ""), "403");
+    assert_eq!(http_status(port, &format!("localhost:{port}"), ""), "200");
+    // So is a foreign page.
+    assert_eq!(
+        http_status(
+            port,
+            &format!("localhost:{port}"),
+            "Origin: http://evil.example\r\n"
+        ),
+        "403"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -107,6 +107,10 @@ impl ServerProc {
         format!("ws://{}/ws", self.addr)
     }
 
+    fn addr(&self) -> String {
+        self.addr.to_string()
+    }
+
     /// SIGTERM, then wait for a clean exit.
     fn terminate(&mut self) {
         let status = Command::new("kill")
@@ -691,20 +695,45 @@ async fn a_token_is_required_when_set() {
         &[],
         &[("AGENTS_SERVER_TOKEN", "s3cret")],
     );
-    for url in [server.url(), format!("{}?token=wrong", server.url())] {
-        match tokio_tungstenite::connect_async(url.as_str()).await {
-            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
-                assert_eq!(response.status(), 401, "{url}");
-            }
-            Err(other) => panic!("{url}: expected HTTP 401, got {other}"),
-            Ok(_) => panic!("{url}: connected without the token"),
-        }
-    }
-    let mut request = server.url().into_client_request().unwrap();
-    request
-        .headers_mut()
-        .insert("Authorization", "Bearer wrong".parse().unwrap());
-    assert!(tokio_tungstenite::connect_async(request).await.is_err());
+    let url = server.url();
+    assert_eq!(refused(&url, &[]).await, 401);
+    assert_eq!(
+        refused(&url, &[("Authorization", "Bearer wrong")]).await,
+        401
+    );
+    // In the URL: refused even when right (it would end up in logs).
+    assert_eq!(refused(&format!("{url}?token=s3cret"), &[]).await, 400);
+    assert_eq!(
+        refused(
+            &format!("{url}?token=s3cret"),
+            &[("Authorization", "Bearer s3cret")]
+        )
+        .await,
+        400
+    );
+    // Twice: refused even when one copy is right.
+    assert_eq!(
+        refused(
+            &url,
+            &[
+                ("Authorization", "Bearer wrong"),
+                ("Authorization", "Bearer s3cret")
+            ]
+        )
+        .await,
+        401
+    );
+    assert_eq!(
+        refused(
+            &url,
+            &[(
+                "Sec-WebSocket-Protocol",
+                "godot-agents, agents.token.wrong, agents.token.s3cret"
+            )]
+        )
+        .await,
+        401
+    );
 
     let mut request = server.url().into_client_request().unwrap();
     request
@@ -719,8 +748,124 @@ async fn a_token_is_required_when_set() {
     };
     assert_eq!(c.next().await["type"], "welcome");
     c.assert_usable().await;
-    let mut q = Client::connect(&format!("{}?token=s3cret", server.url())).await;
-    q.assert_usable().await;
+
+    // A browser: the token as a subprotocol entry beside `godot-agents`, which the server selects.
+    let mut request = server.url().into_client_request().unwrap();
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "godot-agents, agents.token.s3cret".parse().unwrap(),
+    );
+    request
+        .headers_mut()
+        .insert("Origin", "http://localhost:8060".parse().unwrap());
+    let (ws, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(
+        response
+            .headers()
+            .get("sec-websocket-protocol")
+            .and_then(|v| v.to_str().ok()),
+        Some("godot-agents")
+    );
+    let mut b = Client {
+        ws,
+        events: Vec::new(),
+        next_id: 1,
+        seen: BTreeSet::new(),
+    };
+    assert_eq!(b.next().await["type"], "welcome");
+    b.assert_usable().await;
+}
+
+/// The HTTP status of a refused upgrade (panics if it connects).
+async fn refused(url: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut request = url.into_client_request().unwrap();
+    for (k, v) in headers {
+        let name =
+            tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap();
+        request.headers_mut().append(name, v.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(other) => panic!("expected an HTTP refusal, got {other}"),
+        Ok(_) => panic!("connected"),
+    }
+}
+
+/// The answer to a hand-written upgrade request (status line and headers).
+async fn raw_upgrade(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let mut request = format!(
+        "GET {path} HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let mut got = Vec::new();
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_pages_need_an_allowed_origin_and_a_loopback_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProc::start(
+        &dir.path().join("agents.db"),
+        &["--allow-origin", "https://game.example"],
+        &[],
+    );
+    let addr = server.addr();
+    let host = ("Host", addr.as_str());
+    let status = |answer: &str| answer.split(' ').nth(1).unwrap_or("").to_string();
+    // Native clients (no Origin), loopback origins and listed ones are welcome.
+    for origin in [
+        None,
+        Some("http://localhost:8060"),
+        Some("http://127.0.0.1"),
+        Some("https://game.example"),
+    ] {
+        let mut headers = vec![host];
+        if let Some(o) = origin {
+            headers.push(("Origin", o));
+        }
+        let answer = raw_upgrade(&addr, "/ws", &headers).await;
+        assert_eq!(status(&answer), "101", "{origin:?}: {answer}");
+    }
+    // A foreign page, the opaque origin, a DNS-rebinding Host: 403 before any upgrade.
+    for headers in [
+        vec![host, ("Origin", "http://evil.example")],
+        vec![host, ("Origin", "null")],
+        vec![
+            ("Host", "evil.example:9080"),
+            ("Origin", "http://evil.example:9080"),
+        ],
+        vec![("Host", "evil.example:9080")],
+    ] {
+        for path in ["/ws", "/", "/mcp"] {
+            let answer = raw_upgrade(&addr, path, &headers).await;
+            assert_eq!(status(&answer), "403", "{path} {headers:?}: {answer}");
+        }
+    }
+    let answer = raw_upgrade(&addr, "/ws", &[host, ("Origin", "http://evil.example")]).await;
+    assert!(
+        answer.contains("--allow-origin http://evil.example"),
+        "{answer}"
+    );
+    // The server is still fine.
+    let mut c = Client::connect(&server.url()).await;
+    c.assert_usable().await;
 }
 
 /// A raw WebSocket client over TCP: upgrade by hand, then write masked frames and parse frames.

@@ -82,15 +82,18 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on. The default is loopback only; use e.g. `0.0.0.0:9080` to accept
-    /// remote clients (set a token then). Port 0 picks a free port.
+    /// remote clients (a token is required then, see `--insecure-no-token`). Port 0 picks a free
+    /// port.
     #[arg(long, value_name = "ADDR", default_value = agents_core::net::DEFAULT_BIND)]
     pub bind: std::net::SocketAddr,
     /// The SQLite database holding agents, conversations, tasks and state history (created if
     /// missing).
     #[arg(long, value_name = "PATH", default_value = "agents.db")]
     pub db: std::path::PathBuf,
-    /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`
-    /// or `?token=TOKEN`; others get HTTP 401. Unset: no authentication.
+    /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`,
+    /// or from a browser as the subprotocols `godot-agents` and `agents.token.TOKEN`; others get
+    /// HTTP 401 (a token in the URL, `?token=`, is refused with 400). Unset: no authentication,
+    /// loopback binds only.
     #[arg(
         long,
         env = "AGENTS_SERVER_TOKEN",
@@ -98,6 +101,19 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// Listen on a non-loopback address without a token: anyone who can reach the port can
+    /// spawn agents and read their conversations. Refused without this flag.
+    #[arg(long)]
+    pub insecure_no_token: bool,
+    /// A browser origin allowed to connect (`https://game.example`, `http://localhost:8060`,
+    /// `null`, or `*` for any); repeatable. Clients without an `Origin` (native ones) always
+    /// pass; on a loopback bind, loopback origins are allowed too. Others get HTTP 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// A `Host` name clients may use besides the loopback ones (checked on a loopback bind, and
+    /// by `/mcp` on any bind); repeatable.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
     /// Seconds an agent stays idle before deciding on its own (default 5).
     #[arg(long, value_name = "S")]
     pub idle_think_seconds: Option<f64>,

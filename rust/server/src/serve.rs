@@ -41,6 +41,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let config = ServerConfig {
         bind: args.bind,
         token: args.token.filter(|t| !t.is_empty()),
+        insecure_no_token: args.insecure_no_token,
+        allowed_origins: args.allow_origins,
+        allowed_hosts: args.allow_hosts,
         max_frame_bytes: args.max_frame_bytes,
         rate_limit_per_sec: args.rate_limit,
         rate_limit_burst: args.rate_limit,
