@@ -105,3 +105,53 @@ func test_a_bad_websocket_setting_fails_start_clearly() -> void:
 	assert_true(rt.get_last_error().contains("websocket_bind"), rt.get_last_error())
 	assert_false(rt.is_running())
 	assert_eq(rt.get_websocket_url(), "")
+
+
+func test_an_open_bind_without_a_token_does_not_start() -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "open")
+	rt.autostart = false
+	rt.websocket_enabled = true
+	rt.websocket_bind = "0.0.0.0"
+	rt.websocket_port = 0
+	add_to_tree(rt)
+	assert_false(rt.start(), "start fails")
+	assert_true(rt.get_last_error().contains("without a token"), rt.get_last_error())
+	assert_false(rt.is_running())
+	rt.websocket_insecure_no_token = true
+	assert_true(rt.start(), "starts when told it is on purpose: %s" % rt.get_last_error())
+	assert_true(rt.get_websocket_url().begins_with("ws://"), rt.get_websocket_url())
+
+
+func test_web_pages_need_an_allowed_origin() -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "origin")
+	rt.websocket_enabled = true
+	rt.websocket_port = 0
+	rt.websocket_allowed_origins = PackedStringArray(["https://game.example"])
+	add_to_tree(rt)
+	var url := rt.get_websocket_url()
+	var foreign: WebSocketPeer = await ws_connect(url, PackedStringArray(["Origin: http://evil.example"]))
+	assert_eq(foreign.get_ready_state(), WebSocketPeer.STATE_CLOSED, "a foreign page is refused")
+	var listed: WebSocketPeer = await ws_connect(url, PackedStringArray(["Origin: https://game.example"]))
+	assert_eq(listed.get_ready_state(), WebSocketPeer.STATE_OPEN, "a listed origin connects")
+	var local: WebSocketPeer = await ws_connect(url, PackedStringArray(["Origin: http://localhost:8060"]))
+	assert_eq(local.get_ready_state(), WebSocketPeer.STATE_OPEN, "a loopback page connects on a loopback bind")
+	var native: WebSocketPeer = await ws_connect(url)
+	assert_eq(native.get_ready_state(), WebSocketPeer.STATE_OPEN, "no Origin: a native client connects")
+
+
+func test_the_token_can_travel_as_a_subprotocol_entry() -> void:
+	# What a browser does (it cannot set headers): offer "godot-agents" and "agents.token.<token>";
+	# the server selects "godot-agents" and never echoes the token.
+	var rt := _server(fresh_db(DB_DIR, "subprotocol"), "s3cret")
+	var peer := WebSocketPeer.new()
+	peer.supported_protocols = PackedStringArray(["godot-agents", "agents.token.s3cret"])
+	assert_eq(peer.connect_to_url(rt.get_websocket_url()), OK)
+	await wait_until(func():
+		peer.poll()
+		var state := peer.get_ready_state()
+		return state == WebSocketPeer.STATE_OPEN or state == WebSocketPeer.STATE_CLOSED, 5.0)
+	assert_eq(peer.get_ready_state(), WebSocketPeer.STATE_OPEN, "open with the token as a subprotocol")
+	assert_eq(peer.get_selected_protocol(), "godot-agents")
+	peer.close()

@@ -240,7 +240,8 @@ pub struct AgentRuntime {
     #[export]
     websocket_enabled: bool,
     /// The address the WebSocket server binds (`127.0.0.1`: this machine only; `0.0.0.0`: every
-    /// interface — set [member websocket_token] then).
+    /// interface — [member websocket_token] is required then, unless
+    /// [member websocket_insecure_no_token]).
     #[export]
     #[init(val = GString::from("127.0.0.1"))]
     websocket_bind: GString,
@@ -248,10 +249,21 @@ pub struct AgentRuntime {
     #[export]
     #[init(val = 9080)]
     websocket_port: i64,
-    /// When not empty, clients must present this token (`Authorization: Bearer <token>` or
-    /// `?token=<token>`); others get HTTP 401.
+    /// When not empty, clients must present this token (`Authorization: Bearer <token>`, or
+    /// from a browser the subprotocols `godot-agents` and `agents.token.<token>`); others get
+    /// HTTP 401. A token in the URL (`?token=`) is refused.
     #[export]
     websocket_token: GString,
+    /// Serve on a non-loopback [member websocket_bind] without a token: anyone who can reach the
+    /// port can drive the runtime. Off: such a server does not start.
+    #[export]
+    websocket_insecure_no_token: bool,
+    /// Browser origins allowed to connect (`https://game.example`, `http://localhost:8060`,
+    /// `null`, or `*` for any). Clients that send no `Origin` (a game's `WebSocketPeer`, native
+    /// tools) always pass; on a loopback bind, loopback origins do too. Other web pages get HTTP
+    /// 403.
+    #[export]
+    websocket_allowed_origins: PackedStringArray,
     /// Also serve MCP over Streamable HTTP at `/mcp` on the WebSocket server's port (the game
     /// tools, for LLM hosts; behind the same token). Read at [method start].
     #[export]
@@ -698,6 +710,13 @@ impl AgentRuntime {
         let config = ServerConfig {
             bind: std::net::SocketAddr::new(ip, port),
             token: if token.is_empty() { None } else { Some(token) },
+            insecure_no_token: self.websocket_insecure_no_token,
+            allowed_origins: self
+                .websocket_allowed_origins
+                .as_slice()
+                .iter()
+                .map(|o| o.to_string())
+                .collect(),
             mcp: self.mcp_enabled,
             ..ServerConfig::default()
         };
