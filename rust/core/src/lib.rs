@@ -21,6 +21,7 @@
 
 pub mod brain;
 pub mod bus;
+pub mod limits;
 pub mod mcp;
 pub mod memory;
 pub mod net;

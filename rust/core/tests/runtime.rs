@@ -902,3 +902,52 @@ async fn a_line_not_answered_before_a_stop_is_answered_after_resume() {
         "{events:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_front_end_gets_the_limits() {
+    use agents_core::limits::*;
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let long = |n: usize| "é".repeat(n);
+    for (config, field, max) in [
+        (
+            AgentConfig {
+                prompt: long(MAX_PROMPT_CHARS + 1),
+                ..AgentConfig::named("A", "r")
+            },
+            "prompt",
+            MAX_PROMPT_CHARS,
+        ),
+        (
+            AgentConfig::named("A", long(MAX_ROLE_CHARS + 1)),
+            "role",
+            MAX_ROLE_CHARS,
+        ),
+        (
+            AgentConfig::named(long(MAX_NAME_CHARS + 1), "r"),
+            "name",
+            MAX_NAME_CHARS,
+        ),
+    ] {
+        let e = rt.spawn(config).unwrap_err();
+        assert_eq!(e.code(), "invalid_config");
+        assert!(
+            e.to_string().contains(&format!(
+                "{field} is {} characters long; the limit is {max}",
+                max + 1
+            )),
+            "{e}"
+        );
+    }
+    let id = rt.spawn(AgentConfig::named("A", "r")).unwrap();
+    let e = rt
+        .send_message_from(&long(MAX_SENDER_CHARS + 1), &id, "hi")
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_message");
+    assert!(e.to_string().contains("sender is"), "{e}");
+    assert_eq!(
+        rt.stored_agents().unwrap().len(),
+        1,
+        "nothing over a limit was stored"
+    );
+}

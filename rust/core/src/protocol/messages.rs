@@ -56,11 +56,13 @@ pub enum ClientRequest {
     /// Terminate an agent → `agent_terminate_response` (then the `agent_removed` event).
     AgentTerminateRequest {
         /// The agent.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
     },
     /// One running agent's state → `get_agent_state_response`.
     GetAgentState {
         /// The agent.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
     },
     /// Every running agent → `list_agents_response`.
@@ -69,18 +71,23 @@ pub enum ClientRequest {
     /// `send_message_response`; the agent answers with an `agent_speech` event.
     SendMessage {
         /// The agent spoken to.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
         /// The line.
+        #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
         content: String,
         /// Who speaks (default: the runtime's player id, `player_0`).
         #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_SENDER_CHARS))]
         sender: Option<String>,
     },
     /// Assign a task → `assign_task_response` (and the `task_assigned` event).
     AssignTask {
         /// The agent.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
         /// The task.
+        #[schemars(length(max = crate::limits::MAX_TASK_NAME_CHARS))]
         task_name: String,
     },
     /// Complete a task → `complete_task_response` (and the `task_completed` event).
@@ -91,6 +98,7 @@ pub enum ClientRequest {
     /// An agent's conversation memory, oldest first → `get_conversation_response`.
     GetConversation {
         /// The agent (running or stored).
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
         /// How many of the latest lines (default 50).
         #[serde(default)]
@@ -99,11 +107,13 @@ pub enum ClientRequest {
     /// An agent's tasks → `get_tasks_response`.
     GetTasks {
         /// The agent (running or stored).
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
     },
     /// An agent's state transitions, oldest first → `get_state_history_response`.
     GetStateHistory {
         /// The agent (running or stored).
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
         /// How many of the latest transitions (default 100).
         #[serde(default)]
@@ -117,9 +127,12 @@ pub enum ClientRequest {
     /// normal response with `is_error: true`; an unknown tool or invalid arguments is an `error`).
     CallTool {
         /// The tool's name.
+        #[schemars(length(max = crate::limits::MAX_TOOL_NAME_CHARS))]
         name: String,
-        /// Its arguments (a JSON object; default `{}`).
+        /// Its arguments (a JSON object, at most [`crate::limits::MAX_TOOL_ARGUMENTS_BYTES`] as
+        /// JSON; default `{}`).
         #[serde(default)]
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         arguments: Option<Value>,
     },
     /// Choose which events this connection receives → `subscribe_response`. Replaces the
@@ -127,9 +140,11 @@ pub enum ClientRequest {
     Subscribe {
         /// Event types (`agent_speech`, …); absent = all, `[]` = none.
         #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_FILTER_ENTRIES))]
         events: Option<Vec<String>>,
         /// Only events about these agents; absent = every agent.
         #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_FILTER_ENTRIES))]
         agents: Option<Vec<String>>,
     },
 }

@@ -14,6 +14,7 @@
 
 pub mod dispatch;
 pub mod events;
+pub mod json;
 mod messages;
 pub mod schema;
 #[cfg(test)]
@@ -61,8 +62,11 @@ pub enum ErrorCode {
     MissingType,
     /// `type` names no request.
     UnknownType,
-    /// A field is missing, mistyped or unknown (the message names it); also a bad `request_id`.
+    /// A field is missing, mistyped, unknown or over its limit (the message names it and the
+    /// limit); an array where an object belongs; also a bad `request_id`.
     InvalidRequest,
+    /// An object has the same key twice (the message names it).
+    DuplicateField,
     /// A binary frame (the protocol is JSON text).
     BinaryNotSupported,
     /// No running (or stored, for history reads) agent with this id.
@@ -108,6 +112,7 @@ impl ErrorCode {
             ErrorCode::MissingType => "missing_type",
             ErrorCode::UnknownType => "unknown_type",
             ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::DuplicateField => "duplicate_field",
             ErrorCode::BinaryNotSupported => "binary_not_supported",
             ErrorCode::UnknownAgent => "unknown_agent",
             ErrorCode::AlreadyRunning => "already_running",
@@ -175,12 +180,21 @@ impl RequestError {
 }
 
 /// Parses one text frame into a request and its id. Every failure is a [`RequestError`] with the
-/// precise code: `not_json`, `not_an_object`, `missing_type`, `unknown_type`, `invalid_request`.
+/// precise code: `not_json`, `duplicate_field` (a key twice in one object, at any depth),
+/// `not_an_object`, `missing_type`, `unknown_type`, `invalid_request` (a missing, unknown or
+/// mistyped field — an array is never an object —, or a value over its [`crate::limits`] limit).
 pub fn parse_request(text: &str) -> Result<(ClientRequest, Option<RequestId>), RequestError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| RequestError {
-        code: ErrorCode::NotJson,
-        message: format!("the message is not valid JSON: {e}"),
-        request_id: None,
+    let value: Value = json::parse(text).map_err(|e| match e {
+        json::JsonError::Syntax(e) => RequestError {
+            code: ErrorCode::NotJson,
+            message: format!("the message is not valid JSON: {e}"),
+            request_id: None,
+        },
+        json::JsonError::DuplicateKey(key) => RequestError {
+            code: ErrorCode::DuplicateField,
+            message: format!("duplicate field \"{key}\": a key may appear once per object"),
+            request_id: None,
+        },
     })?;
     let Value::Object(mut object) = value else {
         return Err(RequestError {
@@ -238,14 +252,16 @@ pub fn parse_request(text: &str) -> Result<(ClientRequest, Option<RequestId>), R
         ));
     }
     let value = Value::Object(object);
-    let request = ClientRequest::deserialize(&value).map_err(|e| {
-        // serde names missing and unknown fields but not mistyped ones: the schema does.
-        let message = match schema::request_error_field(&kind, &value) {
-            Some(field) => format!("invalid {kind}: {field}: {e}"),
-            None => format!("invalid {kind}: {e}"),
-        };
-        fail(ErrorCode::InvalidRequest, message)
+    // Types and limits first (serde would take `[7, 8]` for `{x, y}`), then serde (which names
+    // missing and unknown fields with the expected ones).
+    schema::check_request(&kind, &value).map_err(|problem| {
+        fail(
+            ErrorCode::InvalidRequest,
+            format!("invalid {kind}: {problem}"),
+        )
     })?;
+    let request = ClientRequest::deserialize(&value)
+        .map_err(|e| fail(ErrorCode::InvalidRequest, format!("invalid {kind}: {e}")))?;
     Ok((request, request_id))
 }
 

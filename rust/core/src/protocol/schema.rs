@@ -123,10 +123,8 @@ pub fn all() -> Vec<(String, Value)> {
     files
 }
 
-/// Where a request of type `kind` fails its schema, as a field path (`agent_id`,
-/// `agent_config.initial_position.x`), when the failure is inside a field. [`parse_request`]
-/// (super::parse_request) uses it to name a mistyped field (serde's message does not).
-pub(crate) fn request_error_field(kind: &str, request: &Value) -> Option<String> {
+/// The compiled schema of each request type.
+fn request_validator(kind: &str) -> Option<&'static jsonschema::Validator> {
     static VALIDATORS: OnceLock<Vec<(String, jsonschema::Validator)>> = OnceLock::new();
     let validators = VALIDATORS.get_or_init(|| {
         message_schemas(&client_request())
@@ -134,13 +132,118 @@ pub(crate) fn request_error_field(kind: &str, request: &Value) -> Option<String>
             .filter_map(|(name, schema)| Some((name, jsonschema::validator_for(&schema).ok()?)))
             .collect()
     });
-    let (_, validator) = validators.iter().find(|(name, _)| name == kind)?;
-    validator
+    validators
+        .iter()
+        .find(|(name, _)| name == kind)
+        .map(|(_, v)| v)
+}
+
+/// Checks the shape of a request of type `kind` against its schema — types (an array is never an
+/// object, a string never a number) and limits (`maxLength`, `maxItems`, from
+/// [`crate::limits`]) — and names the first problem: `agent_config.initial_position: expected an
+/// object or null, found an array`, `agent_config.prompt: is 1048576 characters long; the limit
+/// is 16384`. Missing and unknown fields are left to serde, whose messages list the expected
+/// fields.
+pub(crate) fn check_request(kind: &str, request: &Value) -> Result<(), String> {
+    let Some(validator) = request_validator(kind) else {
+        return Ok(());
+    };
+    if validator.is_valid(request) {
+        return Ok(());
+    }
+    use jsonschema::error::ValidationErrorKind as K;
+    let problem = validator
         .iter_errors(request)
-        .map(|e| e.instance_path().to_string())
-        .filter(|path| !path.is_empty())
-        .max_by_key(|path| path.len())
-        .map(|path| path.trim_start_matches('/').replace('/', "."))
+        .filter(|e| {
+            !matches!(
+                e.kind(),
+                K::AdditionalProperties { .. } | K::Required { .. }
+            )
+        })
+        .max_by_key(|e| e.instance_path().as_str().len());
+    match problem {
+        None => Ok(()),
+        Some(e) => {
+            let path = e
+                .instance_path()
+                .as_str()
+                .trim_start_matches('/')
+                .replace('/', ".");
+            let what = describe(&e);
+            Err(if path.is_empty() {
+                what
+            } else {
+                format!("{path}: {what}")
+            })
+        }
+    }
+}
+
+/// One schema failure in words.
+fn describe(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let found = kind_of(e.instance());
+    let types = |kind: &TypeKind| -> Vec<String> {
+        match kind {
+            TypeKind::Single(t) => vec![t.to_string()],
+            TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+        }
+    };
+    let expected = |names: Vec<String>| -> String {
+        let mut names: Vec<String> = names.into_iter().map(|t| article(&t)).collect();
+        // `null` last: "an object or null".
+        names.sort_by_key(|n| n == "null");
+        names.dedup();
+        names.join(" or ")
+    };
+    match e.kind() {
+        K::Type { kind } => format!("expected {}, found {found}", expected(types(kind))),
+        K::AnyOf { context } | K::OneOfNotValid { context } => {
+            // Every branch failed on its type: say which types would do.
+            let mut names = Vec::new();
+            for branch in context {
+                for inner in branch {
+                    match inner.kind() {
+                        K::Type { kind } if inner.instance_path() == e.instance_path() => {
+                            names.extend(types(kind))
+                        }
+                        _ => return e.to_string(),
+                    }
+                }
+            }
+            format!("expected {}, found {found}", expected(names))
+        }
+        K::MaxLength { limit } => {
+            let n = e.instance().as_str().map_or(0, |s| s.chars().count());
+            format!("is {n} characters long; the limit is {limit}")
+        }
+        K::MaxItems { limit } => {
+            let n = e.instance().as_array().map_or(0, Vec::len);
+            format!("has {n} entries; the limit is {limit}")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// `an object`, `a string`, `an integer`, `null`.
+fn article(json_type: &str) -> String {
+    match json_type {
+        "null" => "null".into(),
+        t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),
+        t => format!("a {t}"),
+    }
+}
+
+/// What a value is, in words (`an array`, `a string`).
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A schema file's text: pretty JSON with a trailing newline.

@@ -191,11 +191,11 @@ fn invalid_request_names_the_field() {
         (r#"{"type": "get_agent_state"}"#, "agent_id"),
         (
             r#"{"type": "get_agent_state", "agent_id": 7}"#,
-            "agent_id: invalid type",
+            "agent_id: expected a string, found a number",
         ),
         (
             r#"{"type": "complete_task", "task_id": "one"}"#,
-            "task_id: invalid type",
+            "task_id: expected an integer, found a string",
         ),
         (
             r#"{"type": "send_message", "agent_id": "a", "content": "hi", "colour": 1}"#,
@@ -212,7 +212,7 @@ fn invalid_request_names_the_field() {
         ),
         (
             r#"{"type": "subscribe", "events": ["agent_speech", 3]}"#,
-            "events.1: invalid type",
+            "events.1: expected a string, found a number",
         ),
     ];
     for (text, needle) in cases {
@@ -574,9 +574,21 @@ async fn tools_over_the_protocol() {
         "invalid_args",
     );
     assert!(out["message"].as_str().unwrap().contains("coord"), "{out}");
-    f.send_err(
-        json!({"type": "call_tool", "name": "apply_tic_tac_toe_move", "arguments": [1]}),
+    // Arguments that are not an object are refused at the parse, before the tool is looked up.
+    let e = err(r#"{"type": "call_tool", "name": "apply_tic_tac_toe_move", "arguments": [1]}"#);
+    assert_eq!(e.code, ErrorCode::InvalidRequest);
+    // Arguments too large for any tool: invalid_args naming the limit.
+    let big = "x".repeat(crate::limits::MAX_TOOL_ARGUMENTS_BYTES);
+    let out = f.send_err(
+        json!({"type": "call_tool", "name": "apply_tic_tac_toe_move", "arguments": {"state": big}}),
         "invalid_args",
+    );
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("the limit is 65536"),
+        "{out}"
     );
     f.runtime.shutdown(std::time::Duration::from_secs(1));
 }
@@ -958,7 +970,7 @@ fn doc_lists_every_error_code() {
         .pointer("/$defs/ErrorCode/oneOf")
         .and_then(Value::as_array)
         .expect("ErrorCode is a oneOf of consts");
-    assert_eq!(codes.len(), 22);
+    assert_eq!(codes.len(), 23);
     for c in codes {
         let name = c["const"].as_str().unwrap();
         let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();
@@ -1028,4 +1040,151 @@ fn agent_config_round_trips_through_the_spawn_schema() {
     let request = json!({"type": "agent_spawn_request", "agent_config": config});
     assert_valid(&request);
     parse_request(&request.to_string()).unwrap();
+}
+
+#[test]
+fn an_array_is_never_an_object() {
+    for (text, needle) in [
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": []}"#,
+            "agent_config: expected an object, found an array",
+        ),
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": {"initial_position": [7, 8]}}"#,
+            "agent_config.initial_position: expected an object or null, found an array",
+        ),
+        (
+            r#"{"type": "call_tool", "name": "dice_roll", "arguments": []}"#,
+            "arguments: expected an object or null, found an array",
+        ),
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": {"script": [[]]}}"#,
+            "agent_config.script.0: expected an object, found an array",
+        ),
+        (
+            r#"{"type": "subscribe", "events": {"0": "agent_speech"}}"#,
+            "events: expected an array or null, found an object",
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert!(e.message.contains(needle), "{text}: {}", e.message);
+    }
+}
+
+#[test]
+fn a_key_twice_is_duplicate_field_at_any_depth() {
+    for (text, key) in [
+        (r#"{"type": "ping", "type": "agent_spawn_request"}"#, "type"),
+        (
+            r#"{"type": "ping", "request_id": 1, "request_id": 2}"#,
+            "request_id",
+        ),
+        (
+            r#"{"type": "agent_spawn_request", "agent_config": {"name": "A", "name": "B"}}"#,
+            "name",
+        ),
+        (
+            r#"{"type": "call_tool", "name": "dice_roll", "arguments": {"sides": 6, "sides": 20}}"#,
+            "sides",
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e.code, ErrorCode::DuplicateField, "{text}");
+        assert!(
+            e.message.contains(&format!("duplicate field \"{key}\"")),
+            "{text}: {}",
+            e.message
+        );
+    }
+}
+
+#[test]
+fn every_limit_just_under_passes_and_just_over_names_the_field_and_the_limit() {
+    use crate::limits::*;
+    let s = |n: usize| "é".repeat(n);
+    let cases: Vec<(String, String, usize)> = vec![
+        (
+            "agent_config.name".into(),
+            "agent_spawn_request\", \"agent_config\": {\"name\": \"@\"}".into(),
+            MAX_NAME_CHARS,
+        ),
+        (
+            "agent_config.role".into(),
+            "agent_spawn_request\", \"agent_config\": {\"role\": \"@\"}".into(),
+            MAX_ROLE_CHARS,
+        ),
+        (
+            "agent_config.prompt".into(),
+            "agent_spawn_request\", \"agent_config\": {\"prompt\": \"@\"}".into(),
+            MAX_PROMPT_CHARS,
+        ),
+        (
+            "agent_config.agent_id".into(),
+            "agent_spawn_request\", \"agent_config\": {\"agent_id\": \"@\"}".into(),
+            MAX_AGENT_ID_CHARS,
+        ),
+        (
+            "agent_config.brain".into(),
+            "agent_spawn_request\", \"agent_config\": {\"brain\": \"@\"}".into(),
+            MAX_BRAIN_NAME_CHARS,
+        ),
+        (
+            "content".into(),
+            "send_message\", \"agent_id\": \"a\", \"content\": \"@\"".into(),
+            MAX_MESSAGE_CHARS,
+        ),
+        (
+            "sender".into(),
+            "send_message\", \"agent_id\": \"a\", \"content\": \"hi\", \"sender\": \"@\"".into(),
+            MAX_SENDER_CHARS,
+        ),
+        (
+            "agent_id".into(),
+            "get_agent_state\", \"agent_id\": \"@\"".into(),
+            MAX_AGENT_ID_CHARS,
+        ),
+        (
+            "task_name".into(),
+            "assign_task\", \"agent_id\": \"a\", \"task_name\": \"@\"".into(),
+            MAX_TASK_NAME_CHARS,
+        ),
+        (
+            "name".into(),
+            "call_tool\", \"name\": \"@\"".into(),
+            MAX_TOOL_NAME_CHARS,
+        ),
+    ];
+    for (field, template, max) in cases {
+        let under = format!("{{\"type\": \"{}}}", template.replace('@', &s(max)));
+        assert!(parse_request(&under).is_ok(), "{field} at {max}");
+        let over = format!("{{\"type\": \"{}}}", template.replace('@', &s(max + 1)));
+        let e = err(&over);
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{field}");
+        assert!(
+            e.message.contains(&format!(
+                "{field}: is {} characters long; the limit is {max}",
+                max + 1
+            )),
+            "{field}: {}",
+            e.message
+        );
+    }
+    let many = |n: usize| {
+        let list: Vec<String> = (0..n).map(|i| format!("\"agent_{i}\"")).collect();
+        format!(
+            "{{\"type\": \"subscribe\", \"agents\": [{}]}}",
+            list.join(",")
+        )
+    };
+    assert!(parse_request(&many(MAX_FILTER_ENTRIES)).is_ok());
+    let e = err(&many(MAX_FILTER_ENTRIES + 1));
+    assert!(
+        e.message.contains(&format!(
+            "agents: has {} entries; the limit is {MAX_FILTER_ENTRIES}",
+            MAX_FILTER_ENTRIES + 1
+        )),
+        "{}",
+        e.message
+    );
 }

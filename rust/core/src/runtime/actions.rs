@@ -34,8 +34,8 @@ pub const MAX_WAIT_SECONDS: f64 = 3600.0;
 pub const MAX_SPEAK_CHARS: usize = 1000;
 /// Most `speak` recipients.
 pub const MAX_RECIPIENTS: usize = 50;
-/// Longest `collaborate` task name, in characters.
-pub const MAX_TASK_NAME_CHARS: usize = 200;
+/// Longest `collaborate` task name, in characters (the runtime's task name limit).
+pub use crate::limits::MAX_TASK_NAME_CHARS;
 /// Longest `collaborate` message, in characters.
 pub const MAX_COLLABORATE_MESSAGE_CHARS: usize = 1000;
 /// Longest `speak` dialog type, in characters.

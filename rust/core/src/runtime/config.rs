@@ -157,15 +157,19 @@ pub struct AgentConfig {
     /// Resume this stored agent (`agent_007`) instead of creating a new one. The stored name, role,
     /// prompt, brain and last position are used for fields left unset here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
     pub agent_id: Option<String>,
     /// Display name (`"Mira"`). Defaults to the agent id.
     #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_NAME_CHARS))]
     pub name: String,
     /// What the agent is for (`"baker"`, `"helper"`); part of its brain's context.
     #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_ROLE_CHARS))]
     pub role: String,
     /// The role prompt given to the brain.
     #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_PROMPT_CHARS))]
     pub prompt: String,
     /// Which brain decides for this agent (`"scripted"`). Unset: the runtime's default brain.
     #[serde(
@@ -173,6 +177,7 @@ pub struct AgentConfig {
         alias = "cli_backend",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(length(max = crate::limits::MAX_BRAIN_NAME_CHARS))]
     pub brain: Option<String>,
     /// Where the agent starts. Unset: the stored position when resuming, else the world's centre.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +202,7 @@ pub struct AgentConfig {
     /// cut-scene, a tutorial line, an exact test scenario). Each is the tool-call contract
     /// `{assistant_text, dialog_type, tool_calls}`. Not carried over when the agent is resumed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_SCRIPT_REPLIES))]
     pub script: Vec<crate::brain::BrainReply>,
 }
 
@@ -215,7 +221,8 @@ impl AgentConfig {
         serde_json::from_value(value.clone()).map_err(|e| format!("invalid agent config: {e}"))
     }
 
-    /// Checks the numeric fields: non-negative, finite seconds and radius; a finite position.
+    /// Checks the numeric fields (non-negative, finite seconds and radius; a finite position), the
+    /// seed's type, and the lengths of the texts ([`crate::limits`]). Errors name the field.
     pub fn validate(&self) -> Result<(), String> {
         let secs = [
             ("idle_think_seconds", self.idle_think_seconds),
@@ -240,8 +247,24 @@ impl AgentConfig {
         {
             return Err("seed must be a string or an integer".into());
         }
-        if self.name.chars().count() > 100 {
-            return Err("name is longer than 100 characters".into());
+        use crate::limits::*;
+        if let Some(seed) = self.seed.as_ref().and_then(|s| s.as_str()) {
+            check_chars("seed", seed, MAX_SEED_CHARS)?;
+        }
+        if let Some(id) = &self.agent_id {
+            check_chars("agent_id", id, MAX_AGENT_ID_CHARS)?;
+        }
+        check_chars("name", &self.name, MAX_NAME_CHARS)?;
+        check_chars("role", &self.role, MAX_ROLE_CHARS)?;
+        check_chars("prompt", &self.prompt, MAX_PROMPT_CHARS)?;
+        if let Some(brain) = &self.brain {
+            check_chars("brain", brain, MAX_BRAIN_NAME_CHARS)?;
+        }
+        if self.script.len() > MAX_SCRIPT_REPLIES {
+            return Err(format!(
+                "script has {} replies; the limit is {MAX_SCRIPT_REPLIES}",
+                self.script.len()
+            ));
         }
         Ok(())
     }

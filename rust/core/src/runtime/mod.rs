@@ -37,10 +37,7 @@ use crate::memory::{AgentRecord, ConversationRow, Memory, MemoryError, StateChan
 use agent::{AgentShared, Removal};
 use world::{Placed, World};
 
-/// Longest message or line accepted, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 4000;
-/// Longest task name accepted, in characters.
-pub const MAX_TASK_NAME_CHARS: usize = 200;
+pub use crate::limits::{MAX_MESSAGE_CHARS, MAX_TASK_NAME_CHARS};
 
 /// Runtime errors. [`RuntimeError::code`] is the stable snake_case code (protocol error codes).
 #[derive(Debug, thiserror::Error)]
@@ -432,6 +429,8 @@ impl Runtime {
             ));
         }
         check_text("message", content, MAX_MESSAGE_CHARS)?;
+        crate::limits::check_chars("sender", sender, crate::limits::MAX_SENDER_CHARS)
+            .map_err(RuntimeError::InvalidMessage)?;
         if !self.inner.agents.read().contains_key(agent_id) {
             return Err(RuntimeError::UnknownAgent(agent_id.to_string()));
         }

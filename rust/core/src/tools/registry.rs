@@ -246,6 +246,17 @@ impl Tool {
 
     /// Validates `args` against the input schema; the first error names the field.
     pub fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        let size = json_size(args);
+        if size > crate::limits::MAX_TOOL_ARGUMENTS_BYTES {
+            return Err(ToolError::InvalidArguments {
+                tool: self.spec.name.clone(),
+                field: "(arguments)".into(),
+                message: format!(
+                    "the arguments are {size} bytes of JSON; the limit is {}",
+                    crate::limits::MAX_TOOL_ARGUMENTS_BYTES
+                ),
+            });
+        }
         match self.validator.iter_errors(args).next() {
             None => Ok(()),
             Some(err) => {
@@ -527,4 +538,22 @@ mod tests {
         assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
         assert!(mcp[0]["inputSchema"].is_object());
     }
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }

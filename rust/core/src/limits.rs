@@ -1,0 +1,69 @@
+//! Every cap on what a client, a game or a brain may store or send, in one place.
+//!
+//! The runtime enforces them whatever the front end (the Godot node, the WebSocket protocol,
+//! MCP): [`AgentConfig::validate`](crate::runtime::AgentConfig::validate) and the runtime's
+//! methods refuse an over-long value with an error naming the field and the limit
+//! (`prompt is 1048576 characters long; the limit is 16384`). The protocol's JSON Schemas carry
+//! the same numbers (`maxLength`, `maxItems`), so a request over a limit is refused before it
+//! reaches the runtime, and the published schemas document them. Lengths are in characters
+//! (Unicode scalar values), as JSON Schema counts them. `docs/protocol.md` has the table.
+
+/// An agent id (`agent_001`, or one a game chose).
+pub const MAX_AGENT_ID_CHARS: usize = 64;
+/// An agent's display name.
+pub const MAX_NAME_CHARS: usize = 100;
+/// An agent's role.
+pub const MAX_ROLE_CHARS: usize = 200;
+/// An agent's role prompt.
+pub const MAX_PROMPT_CHARS: usize = 16_384;
+/// A brain name.
+pub const MAX_BRAIN_NAME_CHARS: usize = 64;
+/// A seed given as a string.
+pub const MAX_SEED_CHARS: usize = 256;
+/// Replies in an agent's `script`.
+pub const MAX_SCRIPT_REPLIES: usize = 100;
+/// Who speaks in `send_message` (an id).
+pub const MAX_SENDER_CHARS: usize = 64;
+/// A message or line sent to an agent.
+pub const MAX_MESSAGE_CHARS: usize = 4_000;
+/// A task name.
+pub const MAX_TASK_NAME_CHARS: usize = 200;
+/// A tool name.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+/// A tool call's arguments, as compact JSON.
+pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 64 * 1024;
+/// Entries in a `subscribe` list (event types or agent ids).
+pub const MAX_FILTER_ENTRIES: usize = 1_000;
+/// Rows in one page of a list reply (`limit` above this is an error).
+pub const MAX_PAGE: usize = 500;
+
+/// `Err("{field} is N characters long; the limit is MAX")` when `text` is longer than `max`.
+pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), String> {
+    // Cheap first: a string of at most `max` bytes has at most `max` characters.
+    if text.len() <= max {
+        return Ok(());
+    }
+    let n = text.chars().count();
+    if n > max {
+        return Err(format!(
+            "{field} is {n} characters long; the limit is {max}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_chars_counts_characters_not_bytes() {
+        assert_eq!(check_chars("name", "héllo", 5), Ok(()));
+        assert_eq!(check_chars("name", &"é".repeat(5), 5), Ok(()));
+        assert_eq!(
+            check_chars("name", &"é".repeat(6), 5),
+            Err("name is 6 characters long; the limit is 5".into())
+        );
+        assert_eq!(check_chars("name", "", 0), Ok(()));
+    }
+}
