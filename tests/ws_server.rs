@@ -1182,3 +1182,57 @@ async fn no_mcp_leaves_the_route_unserved() {
     let mut client = Client::connect(&server.url()).await;
     client.assert_usable().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_values_are_refused_and_list_pages_stay_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("agents.db");
+    let server = ServerProc::start(&db, &["--rate-limit", "10000"], &[]);
+    let mut c = Client::connect(&server.url()).await;
+    c.request(json!({"type": "subscribe", "events": []})).await;
+    let huge = "p".repeat(1_000_000);
+    for _ in 0..50 {
+        let reply = c
+            .request(json!({"type": "agent_spawn_request", "agent_config": {"name": "Big", "prompt": huge}}))
+            .await;
+        assert_eq!(reply["code"], "invalid_request", "{reply}");
+        assert!(
+            reply["message"]
+                .as_str()
+                .unwrap()
+                .contains("agent_config.prompt: is 1000000 characters long; the limit is 16384"),
+            "{reply}"
+        );
+    }
+    // Nothing was stored: the file did not grow by the prompts.
+    let size = std::fs::metadata(&db).unwrap().len()
+        + std::fs::metadata(dir.path().join("agents.db-wal")).map_or(0, |m| m.len());
+    assert!(size < 2_000_000, "database is {size} bytes");
+    // At the limit they are stored, and listing them pages by size.
+    let prompt = "p".repeat(16_384);
+    for n in 0..30 {
+        let reply = c
+            .request(json!({"type": "agent_spawn_request", "agent_config": {"name": format!("A{n}"), "prompt": prompt}}))
+            .await;
+        assert_eq!(reply["type"], "agent_spawn_response", "{reply}");
+    }
+    let mut cursor = Value::Null;
+    let mut seen = 0;
+    let mut pages = 0;
+    loop {
+        let mut req = json!({"type": "list_stored_agents"});
+        if !cursor.is_null() {
+            req["cursor"] = cursor.clone();
+        }
+        let reply = c.request(req).await;
+        assert!(reply.to_string().len() < 64 * 1024, "a page over 64 KiB");
+        seen += reply["agents"].as_array().unwrap().len();
+        pages += 1;
+        cursor = reply["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(seen, 30);
+    assert!(pages > 1);
+}

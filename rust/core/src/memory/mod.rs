@@ -48,7 +48,8 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 pub use rows::{
-    AgentRecord, ConversationRow, InboxRow, NewConversation, StateChangeRow, TaskRow, TaskStatus,
+    AgentRecord, ConversationRow, InboxRow, NewConversation, Page, StateChangeRow, TaskRow,
+    TaskStatus,
 };
 
 use ids::{IdBlock, IdKind, Reserve};
@@ -169,13 +170,14 @@ struct Inner {
 
 /// The number in a canonical agent id (`agent_001` → 1, `agent_1234` → 1234); `None` for any
 /// other string (`agent_1`, `agent_0001`, `bob`), which keeps the id ⇄ number mapping one-to-one.
-fn agent_number(agent_id: &str) -> Option<u64> {
+/// The number of an `agent_NNN` id (the key stored agents are ordered by), if it is one.
+pub fn agent_number(agent_id: &str) -> Option<i64> {
     let digits = agent_id.strip_prefix("agent_")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let n: u64 = digits.parse().ok()?;
-    if i64::try_from(n).is_err() || format!("agent_{n:03}") != agent_id {
+    let n: i64 = digits.parse().ok()?;
+    if format!("agent_{n:03}") != agent_id {
         return None;
     }
     Some(n)
@@ -375,12 +377,10 @@ impl Memory {
             );
             return 0;
         };
-        // `agent_number` only accepts numbers that fit an i64.
-        self.inner.agent_ids.lock().observe(number as i64);
+        self.inner.agent_ids.lock().observe(number);
         let op = writer::SaveAgent {
             agent_id: record.agent_id.clone(),
-            // `agent_number` only accepts numbers that fit an i64.
-            seq: number as i64,
+            seq: number,
             name: record.name.clone(),
             role: record.role.clone(),
             prompt: record.prompt.clone(),
@@ -641,6 +641,51 @@ impl Memory {
     ) -> Result<Vec<StateChangeRow>, MemoryError> {
         self.inner
             .read(|conn| read::state_history(conn, agent_id, limit))
+    }
+    /// A page of an agent's conversation, newest first across pages and oldest first within one:
+    /// the newest `limit` lines with an id below `before` (`None`: from the newest). `next` is the
+    /// `before` of the following (older) page.
+    pub fn conversation_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<ConversationRow>, MemoryError> {
+        let before = before.unwrap_or(i64::MAX);
+        self.inner
+            .read(|conn| read::conversation_before(conn, agent_id, before, limit))
+    }
+    /// A page of an agent's state history, as [`Memory::conversation_page`].
+    pub fn state_history_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<StateChangeRow>, MemoryError> {
+        let before = before.unwrap_or(i64::MAX);
+        self.inner
+            .read(|conn| read::state_history_before(conn, agent_id, before, limit))
+    }
+    /// A page of an agent's tasks, oldest first: `limit` tasks with an id above `after`.
+    pub fn tasks_page(
+        &self,
+        agent_id: &str,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<TaskRow>, MemoryError> {
+        let after = after.unwrap_or(0);
+        self.inner
+            .read(|conn| read::tasks_after(conn, agent_id, after, limit))
+    }
+    /// A page of the stored agents by agent number: `limit` agents numbered above `after`.
+    pub fn agents_page(
+        &self,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<AgentRecord>, MemoryError> {
+        let after = after.unwrap_or(i64::MIN);
+        self.inner
+            .read(|conn| read::agents_after(conn, after, limit))
     }
     /// One stored agent.
     pub fn agent(&self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {

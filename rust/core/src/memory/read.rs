@@ -7,7 +7,7 @@ use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::ids::IdKind;
-use super::{AgentRecord, ConversationRow, InboxRow, StateChangeRow, TaskRow, TaskStatus};
+use super::{AgentRecord, ConversationRow, InboxRow, Page, StateChangeRow, TaskRow, TaskStatus};
 use crate::runtime::{AgentState, Position};
 
 fn conversion(
@@ -112,6 +112,110 @@ pub(crate) fn recent_conversation(
     )?;
     let rows = stmt.query_map(params![agent_id, limit_of(limit)], conversation_row)?;
     rows.collect()
+}
+
+/// The newest `limit` lines of an agent with an id below `before`, oldest first; `next` is the
+/// oldest id returned when older lines remain.
+pub(crate) fn conversation_before(
+    conn: &Connection,
+    agent_id: &str,
+    before: i64,
+    limit: usize,
+) -> rusqlite::Result<Page<ConversationRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, timestamp, sender, content, recipient
+         FROM agent_conversations WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(
+        params![agent_id, before, limit_of(limit.saturating_add(1))],
+        conversation_row,
+    )?;
+    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
+}
+
+/// The newest `limit` transitions of an agent with an id below `before`, oldest first.
+pub(crate) fn state_history_before(
+    conn: &Connection,
+    agent_id: &str,
+    before: i64,
+    limit: usize,
+) -> rusqlite::Result<Page<StateChangeRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, old_state, new_state, timestamp
+         FROM agent_state_history WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(
+        params![agent_id, before, limit_of(limit.saturating_add(1))],
+        state_change_row,
+    )?;
+    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
+}
+
+/// Rows read newest first (`limit + 1` of them at most) as a page in time order.
+fn newest_first_page<T>(
+    mut rows: Vec<T>,
+    limit: usize,
+    id: impl Fn(&T) -> i64,
+) -> rusqlite::Result<Page<T>> {
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    rows.reverse();
+    let next = if more { rows.first().map(&id) } else { None };
+    Ok(Page { rows, next })
+}
+
+/// Rows read in order (`limit + 1` of them at most) as a page.
+fn oldest_first_page<T>(mut rows: Vec<(T, i64)>, limit: usize) -> Page<T> {
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = if more {
+        rows.last().map(|(_, k)| *k)
+    } else {
+        None
+    };
+    Page {
+        rows: rows.into_iter().map(|(r, _)| r).collect(),
+        next,
+    }
+}
+
+/// An agent's tasks with an id above `after`, oldest first.
+pub(crate) fn tasks_after(
+    conn: &Connection,
+    agent_id: &str,
+    after: i64,
+    limit: usize,
+) -> rusqlite::Result<Page<TaskRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {TASK_COLUMNS} FROM agent_tasks WHERE agent_id = ?1 AND id > ?2 ORDER BY id ASC LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(
+        params![agent_id, after, limit_of(limit.saturating_add(1))],
+        |row| Ok((task_row(row)?, row.get::<_, i64>(0)?)),
+    )?;
+    Ok(oldest_first_page(
+        rows.collect::<rusqlite::Result<_>>()?,
+        limit,
+    ))
+}
+
+/// Stored agents with an agent number above `after`, by number.
+pub(crate) fn agents_after(
+    conn: &Connection,
+    after: i64,
+    limit: usize,
+) -> rusqlite::Result<Page<AgentRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {AGENT_COLUMNS}, seq FROM agents WHERE seq > ?1 ORDER BY seq ASC LIMIT ?2"
+    ))?;
+    let columns = stmt.column_count();
+    let rows = stmt.query_map(params![after, limit_of(limit.saturating_add(1))], |row| {
+        Ok((agent_row(row)?, row.get::<_, i64>(columns - 1)?))
+    })?;
+    Ok(oldest_first_page(
+        rows.collect::<rusqlite::Result<_>>()?,
+        limit,
+    ))
 }
 
 pub(crate) fn tasks(conn: &Connection, agent_id: &str) -> rusqlite::Result<Vec<TaskRow>> {

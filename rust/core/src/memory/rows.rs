@@ -129,3 +129,13 @@ pub struct InboxRow {
     /// When it was accepted (UTC ISO-8601 with milliseconds).
     pub created_at: String,
 }
+
+/// One page of a list read by keyset: `rows` in the list's order, and `next`, the key to pass
+/// for the following page (`None`: this is the last page).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    /// The rows.
+    pub rows: Vec<T>,
+    /// Where the next page starts (a row id or an agent number), if there is one.
+    pub next: Option<i64>,
+}

@@ -354,7 +354,7 @@ async fn answer(
     let inline = match &request {
         ClientRequest::Ping {}
         | ClientRequest::GetAgentState { .. }
-        | ClientRequest::ListAgents {}
+        | ClientRequest::ListAgents { .. }
         | ClientRequest::Subscribe { .. }
         | ClientRequest::ListTools {} => true,
         ClientRequest::CallTool { name, .. } => {

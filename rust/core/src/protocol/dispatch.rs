@@ -1,6 +1,7 @@
 //! Runs a request against a runtime and the tool registry. `subscribe` is connection state, so
 //! the connection handles it ([`Handled::Subscribe`]); everything else is answered here.
 
+use super::pages::{self, List};
 use super::{AgentInfo, ClientRequest, ErrorCode, ErrorMessage, RequestId, ServerMessage};
 use crate::runtime::{AgentSnapshot, Runtime, RuntimeError};
 use crate::tools::{ToolError, ToolRegistry};
@@ -9,6 +10,8 @@ use crate::tools::{ToolError, ToolRegistry};
 pub const DEFAULT_CONVERSATION_LIMIT: u32 = 50;
 /// Default `limit` of `get_state_history`.
 pub const DEFAULT_HISTORY_LIMIT: u32 = 100;
+/// Default `limit` of `list_agents`, `list_stored_agents` and `get_tasks`.
+pub const DEFAULT_LIST_LIMIT: u32 = crate::limits::MAX_PAGE as u32;
 
 /// What a request produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,10 +65,43 @@ pub fn handle(
             }),
             None => Err(RuntimeError::UnknownAgent(agent_id)),
         },
-        ClientRequest::ListAgents {} => Ok(ServerMessage::ListAgentsResponse {
-            request_id: id.clone(),
-            agents: runtime.list().into_iter().map(agent_info).collect(),
-        }),
+        ClientRequest::ListAgents { limit, cursor } => {
+            let after = match cursor
+                .as_deref()
+                .map(|c| List::RunningAgents.key(c))
+                .transpose()
+            {
+                Ok(after) => after,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+            let mut agents: Vec<AgentInfo> = runtime
+                .list()
+                .into_iter()
+                .filter(|a| {
+                    after
+                        .as_deref()
+                        .is_none_or(|after| crate::runtime::id_order(&a.agent_id, after).is_gt())
+                })
+                .take(limit.saturating_add(1))
+                .map(agent_info)
+                .collect();
+            let more = agents.len() > limit;
+            agents.truncate(limit);
+            let cut = pages::fit_from_start(&mut agents);
+            let next_cursor = (more || cut)
+                .then(|| {
+                    agents
+                        .last()
+                        .map(|a| List::RunningAgents.cursor(&a.agent_id))
+                })
+                .flatten();
+            Ok(ServerMessage::ListAgentsResponse {
+                request_id: id.clone(),
+                agents,
+                next_cursor,
+            })
+        }
         ClientRequest::SendMessage {
             agent_id,
             content,
@@ -97,39 +133,95 @@ pub fn handle(
                     task,
                 })
         }
-        ClientRequest::GetConversation { agent_id, limit } => runtime
-            .conversation(
-                &agent_id,
-                limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize,
-            )
-            .map(|messages| ServerMessage::GetConversationResponse {
-                request_id: id.clone(),
-                agent_id,
-                messages,
-            }),
-        ClientRequest::GetTasks { agent_id } => {
+        ClientRequest::GetConversation {
+            agent_id,
+            limit,
+            cursor,
+        } => {
+            let before = match numeric_cursor(List::Conversation, &cursor) {
+                Ok(before) => before,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
             runtime
-                .tasks(&agent_id)
-                .map(|tasks| ServerMessage::GetTasksResponse {
-                    request_id: id.clone(),
-                    agent_id,
-                    tasks,
+                .conversation_page(&agent_id, before, limit)
+                .map(|mut page| {
+                    if pages::fit_from_end(&mut page.rows) {
+                        page.next = page.rows.first().map(|r| r.id);
+                    }
+                    ServerMessage::GetConversationResponse {
+                        request_id: id.clone(),
+                        agent_id,
+                        messages: page.rows,
+                        next_cursor: page.next.map(|k| List::Conversation.cursor(k)),
+                    }
                 })
         }
-        ClientRequest::GetStateHistory { agent_id, limit } => runtime
-            .state_history(&agent_id, limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize)
-            .map(|transitions| ServerMessage::GetStateHistoryResponse {
-                request_id: id.clone(),
-                agent_id,
-                transitions,
-            }),
-        ClientRequest::ListStoredAgents {} => {
-            runtime
-                .stored_agents()
-                .map(|agents| ServerMessage::ListStoredAgentsResponse {
+        ClientRequest::GetTasks {
+            agent_id,
+            limit,
+            cursor,
+        } => {
+            let after = match numeric_cursor(List::Tasks, &cursor) {
+                Ok(after) => after,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+            runtime.tasks_page(&agent_id, after, limit).map(|mut page| {
+                if pages::fit_from_start(&mut page.rows) {
+                    page.next = page.rows.last().map(|r| r.id);
+                }
+                ServerMessage::GetTasksResponse {
                     request_id: id.clone(),
-                    agents,
+                    agent_id,
+                    tasks: page.rows,
+                    next_cursor: page.next.map(|k| List::Tasks.cursor(k)),
+                }
+            })
+        }
+        ClientRequest::GetStateHistory {
+            agent_id,
+            limit,
+            cursor,
+        } => {
+            let before = match numeric_cursor(List::StateHistory, &cursor) {
+                Ok(before) => before,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
+            runtime
+                .state_history_page(&agent_id, before, limit)
+                .map(|mut page| {
+                    if pages::fit_from_end(&mut page.rows) {
+                        page.next = page.rows.first().map(|r| r.id);
+                    }
+                    ServerMessage::GetStateHistoryResponse {
+                        request_id: id.clone(),
+                        agent_id,
+                        transitions: page.rows,
+                        next_cursor: page.next.map(|k| List::StateHistory.cursor(k)),
+                    }
                 })
+        }
+        ClientRequest::ListStoredAgents { limit, cursor } => {
+            let after = match numeric_cursor(List::StoredAgents, &cursor) {
+                Ok(after) => after,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+            runtime.stored_agents_page(after, limit).map(|mut page| {
+                if pages::fit_from_start(&mut page.rows) {
+                    page.next = page
+                        .rows
+                        .last()
+                        .and_then(|a| crate::memory::agent_number(&a.agent_id));
+                }
+                ServerMessage::ListStoredAgentsResponse {
+                    request_id: id.clone(),
+                    agents: page.rows,
+                    next_cursor: page.next.map(|k| List::StoredAgents.cursor(k)),
+                }
+            })
         }
         ClientRequest::ListTools {} => {
             let tools = match tools.llm_definitions() {
@@ -159,6 +251,16 @@ pub fn handle(
         Ok(message) => message,
         Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),
     })
+}
+
+/// The key of a numeric cursor, if one was given.
+fn numeric_cursor(list: List, cursor: &Option<String>) -> Result<Option<i64>, String> {
+    cursor.as_deref().map(|c| list.number(c)).transpose()
+}
+
+/// The reply to a request with a bad cursor.
+fn invalid(message: String, id: Option<RequestId>) -> Handled {
+    Handled::Reply(error(ErrorCode::InvalidRequest, message, id))
 }
 
 /// An `error` message.

@@ -65,8 +65,17 @@ pub enum ClientRequest {
         #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
     },
-    /// Every running agent → `list_agents_response`.
-    ListAgents {},
+    /// Running agents, by id, a page at a time → `list_agents_response`.
+    ListAgents {
+        /// Rows per page (default 500, at most 500).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
+        limit: Option<u32>,
+        /// The `next_cursor` of the previous page; absent: the first page.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
+    },
     /// Say something to an agent (as the player unless `sender` is given) →
     /// `send_message_response`; the agent answers with an `agent_speech` event.
     SendMessage {
@@ -100,27 +109,55 @@ pub enum ClientRequest {
         /// The agent (running or stored).
         #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
-        /// How many of the latest lines (default 50).
+        /// How many of the latest lines per page (default 50, at most 500).
         #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
         limit: Option<u32>,
+        /// The `next_cursor` of the previous page (older lines); absent: the latest lines.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
     },
-    /// An agent's tasks → `get_tasks_response`.
+    /// An agent's tasks, oldest first → `get_tasks_response`.
     GetTasks {
         /// The agent (running or stored).
         #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
+        /// Rows per page (default 500, at most 500).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
+        limit: Option<u32>,
+        /// The `next_cursor` of the previous page; absent: the first page.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
     },
     /// An agent's state transitions, oldest first → `get_state_history_response`.
     GetStateHistory {
         /// The agent (running or stored).
         #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         agent_id: String,
-        /// How many of the latest transitions (default 100).
+        /// How many of the latest transitions per page (default 100, at most 500).
         #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
         limit: Option<u32>,
+        /// The `next_cursor` of the previous page (older transitions); absent: the latest.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
     },
-    /// Every agent stored in the database → `list_stored_agents_response`.
-    ListStoredAgents {},
+    /// The agents stored in the database, by number, a page at a time →
+    /// `list_stored_agents_response`.
+    ListStoredAgents {
+        /// Rows per page (default 500, at most 500).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
+        limit: Option<u32>,
+        /// The `next_cursor` of the previous page; absent: the first page.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
+    },
     /// The tool definitions (LLM shape) → `list_tools_response`.
     ListTools {},
     /// Call a tool → `call_tool_response` (a game-level failure such as an illegal move is a
@@ -157,14 +194,14 @@ impl ClientRequest {
             ClientRequest::AgentSpawnRequest { .. } => "agent_spawn_request",
             ClientRequest::AgentTerminateRequest { .. } => "agent_terminate_request",
             ClientRequest::GetAgentState { .. } => "get_agent_state",
-            ClientRequest::ListAgents {} => "list_agents",
+            ClientRequest::ListAgents { .. } => "list_agents",
             ClientRequest::SendMessage { .. } => "send_message",
             ClientRequest::AssignTask { .. } => "assign_task",
             ClientRequest::CompleteTask { .. } => "complete_task",
             ClientRequest::GetConversation { .. } => "get_conversation",
             ClientRequest::GetTasks { .. } => "get_tasks",
             ClientRequest::GetStateHistory { .. } => "get_state_history",
-            ClientRequest::ListStoredAgents {} => "list_stored_agents",
+            ClientRequest::ListStoredAgents { .. } => "list_stored_agents",
             ClientRequest::ListTools {} => "list_tools",
             ClientRequest::CallTool { .. } => "call_tool",
             ClientRequest::Subscribe { .. } => "subscribe",
@@ -263,6 +300,8 @@ pub enum ServerMessage {
         request_id: Option<RequestId>,
         /// Running agents, by id.
         agents: Vec<AgentInfo>,
+        /// Pass as `cursor` for the next page; `null`: this is the last one.
+        next_cursor: Option<String>,
     },
     /// Reply to `send_message`.
     SendMessageResponse {
@@ -293,6 +332,8 @@ pub enum ServerMessage {
         agent_id: String,
         /// Lines, oldest first.
         messages: Vec<ConversationRow>,
+        /// Pass as `cursor` for the page of older lines; `null`: there are none.
+        next_cursor: Option<String>,
     },
     /// Reply to `get_tasks`.
     GetTasksResponse {
@@ -302,6 +343,8 @@ pub enum ServerMessage {
         agent_id: String,
         /// Tasks, oldest first.
         tasks: Vec<TaskRow>,
+        /// Pass as `cursor` for the next page; `null`: this is the last one.
+        next_cursor: Option<String>,
     },
     /// Reply to `get_state_history`.
     GetStateHistoryResponse {
@@ -311,13 +354,17 @@ pub enum ServerMessage {
         agent_id: String,
         /// Transitions, oldest first.
         transitions: Vec<StateChangeRow>,
+        /// Pass as `cursor` for the page of older transitions; `null`: there are none.
+        next_cursor: Option<String>,
     },
     /// Reply to `list_stored_agents`.
     ListStoredAgentsResponse {
         /// Echoed.
         request_id: Option<RequestId>,
-        /// Every stored agent.
+        /// Stored agents, by number.
         agents: Vec<AgentRecord>,
+        /// Pass as `cursor` for the next page; `null`: this is the last one.
+        next_cursor: Option<String>,
     },
     /// Reply to `list_tools`.
     ListToolsResponse {

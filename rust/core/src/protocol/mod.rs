@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod events;
 pub mod json;
 mod messages;
+pub mod pages;
 pub mod schema;
 #[cfg(test)]
 mod tests;

@@ -1188,3 +1188,140 @@ fn every_limit_just_under_passes_and_just_over_names_the_field_and_the_limit() {
         e.message
     );
 }
+
+/// Walks a paginated list with `limit`, returning every page's rows under `field`.
+fn walk(f: &Fixture, request: Value, field: &str, limit: u32) -> Vec<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let mut req = request.clone();
+        req["limit"] = json!(limit);
+        if !cursor.is_null() {
+            req["cursor"] = cursor.clone();
+        }
+        let out = f.send(req);
+        assert!(
+            out.to_string().len() <= pages::MAX_PAGE_BYTES + 1024,
+            "a page of {} bytes",
+            out.to_string().len()
+        );
+        pages.push(out[field].as_array().expect("rows").clone());
+        cursor = out["next_cursor"].clone();
+        if cursor.is_null() {
+            return pages;
+        }
+        assert!(pages.len() < 1000, "no end");
+    }
+}
+
+#[tokio::test]
+async fn paginated_lists_walk_every_row_once() {
+    let f = Fixture::new();
+    let id = f.spawn("Pager");
+    let memory = f.runtime.memory();
+    let mut task_ids = Vec::new();
+    for n in 0..1234 {
+        task_ids.push(memory.assign_task(&id, &format!("task {n}")).unwrap().0.id);
+    }
+    for n in 0..321 {
+        memory.record_conversation(crate::memory::NewConversation {
+            agent_id: id.clone(),
+            sender: "player_0".into(),
+            content: format!("line {n}"),
+            recipient: Some(id.clone()),
+        });
+    }
+    memory.flush().unwrap();
+
+    let pages = walk(
+        &f,
+        json!({"type": "get_tasks", "agent_id": id}),
+        "tasks",
+        100,
+    );
+    assert_eq!(pages.len(), 13);
+    let got: Vec<i64> = pages
+        .iter()
+        .flatten()
+        .map(|t| t["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(got, task_ids, "every task once, oldest first");
+
+    let pages = walk(
+        &f,
+        json!({"type": "get_conversation", "agent_id": id}),
+        "messages",
+        50,
+    );
+    // Newest page first, each page in time order: reversed pages give the whole history.
+    let lines: Vec<String> = pages
+        .iter()
+        .rev()
+        .flatten()
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .filter(|c| c.starts_with("line "))
+        .collect();
+    assert_eq!(
+        lines,
+        (0..321).map(|n| format!("line {n}")).collect::<Vec<_>>()
+    );
+
+    let history = walk(
+        &f,
+        json!({"type": "get_state_history", "agent_id": id}),
+        "transitions",
+        1,
+    );
+    let all = f.runtime.state_history(&id, 10_000).unwrap();
+    assert_eq!(history.len(), all.len().max(1));
+
+    // A cursor from another list, or made up, is refused.
+    let e = f.send_err(
+        json!({"type": "get_tasks", "agent_id": id, "cursor": "c12"}),
+        "invalid_request",
+    );
+    assert!(e["message"].as_str().unwrap().contains("cursor"), "{e}");
+    f.send_err(
+        json!({"type": "list_stored_agents", "cursor": "s-x"}),
+        "invalid_request",
+    );
+    for text in [
+        r#"{"type": "list_agents", "limit": 0}"#,
+        r#"{"type": "list_agents", "limit": 501}"#,
+    ] {
+        assert!(err(text).message.contains("limit"), "{text}");
+    }
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn agent_lists_page_by_count_and_by_size() {
+    let f = Fixture::new();
+    let prompt = "p".repeat(crate::limits::MAX_PROMPT_CHARS);
+    let mut ids = Vec::new();
+    for n in 0..23 {
+        let out = f.send(json!({"type": "agent_spawn_request", "agent_config": {
+            "name": format!("A{n}"), "prompt": prompt}}));
+        ids.push(out["agent_id"].as_str().unwrap().to_string());
+    }
+    f.runtime.memory().flush().unwrap();
+    let pages = walk(&f, json!({"type": "list_agents"}), "agents", 7);
+    let got: Vec<String> = pages
+        .iter()
+        .flatten()
+        .map(|a| a["agent_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got, ids);
+    assert_eq!(pages.len(), 4);
+    // Stored agents carry their 16 KiB prompts (twice: the field and the config): the pages stop
+    // at the byte budget long before 500 rows.
+    let pages = walk(&f, json!({"type": "list_stored_agents"}), "agents", 500);
+    assert!(pages.len() > 1, "{} pages", pages.len());
+    let got: Vec<String> = pages
+        .iter()
+        .flatten()
+        .map(|a| a["agent_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got, ids);
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}

@@ -33,7 +33,9 @@ pub use state::{AgentState, ParseStateError, TransitionError};
 
 use crate::brain::{BrainSettings, create_brain};
 use crate::bus::{Bus, BusMessage, Filter, MessageKind, Subscription};
-use crate::memory::{AgentRecord, ConversationRow, Memory, MemoryError, StateChangeRow, TaskRow};
+use crate::memory::{
+    AgentRecord, ConversationRow, Memory, MemoryError, Page, StateChangeRow, TaskRow,
+};
 use agent::{AgentShared, Removal};
 use world::{Placed, World};
 
@@ -497,6 +499,54 @@ impl Runtime {
     ) -> Result<Vec<StateChangeRow>, RuntimeError> {
         self.known(agent_id)?;
         Ok(self.inner.memory.state_history(agent_id, limit)?)
+    }
+
+    /// A page of an agent's conversation (see [`Memory::conversation_page`]).
+    pub fn conversation_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<ConversationRow>, RuntimeError> {
+        self.known(agent_id)?;
+        Ok(self
+            .inner
+            .memory
+            .conversation_page(agent_id, before, limit)?)
+    }
+
+    /// A page of an agent's state history (see [`Memory::state_history_page`]).
+    pub fn state_history_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<StateChangeRow>, RuntimeError> {
+        self.known(agent_id)?;
+        Ok(self
+            .inner
+            .memory
+            .state_history_page(agent_id, before, limit)?)
+    }
+
+    /// A page of an agent's tasks (see [`Memory::tasks_page`]).
+    pub fn tasks_page(
+        &self,
+        agent_id: &str,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<TaskRow>, RuntimeError> {
+        self.known(agent_id)?;
+        Ok(self.inner.memory.tasks_page(agent_id, after, limit)?)
+    }
+
+    /// A page of the stored agents by agent number (see [`Memory::agents_page`]).
+    pub fn stored_agents_page(
+        &self,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<AgentRecord>, RuntimeError> {
+        Ok(self.inner.memory.agents_page(after, limit)?)
     }
 
     fn known(&self, agent_id: &str) -> Result<(), RuntimeError> {
