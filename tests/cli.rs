@@ -355,3 +355,48 @@ fn insecure_no_token_starts_loudly_and_mcp_keeps_its_host_check() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_token_browsers_cannot_send_is_a_warning_and_still_works_in_the_header() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let token = "c2VjcmV0/dG9rZW4=";
+    let mut child = Command::new(support::server_bin())
+        .args(["serve", "--bind", "127.0.0.1:0", "--token", token, "--db"])
+        .arg(dir.path().join("agents.db"))
+        .env_remove("AGENTS_SERVER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let port: u16 = loop {
+        let line = lines.next().expect("the server exited").unwrap();
+        seen.push(line.clone());
+        if let Some(url) = line.strip_prefix("listening on ws://") {
+            break url
+                .trim_end_matches("/ws")
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+        }
+    };
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("browsers cannot present it") && !l.contains(token)),
+        "no warning (or it shows the token): {seen:?}"
+    );
+    let host = format!("localhost:{port}");
+    assert_eq!(http_status(port, &host, ""), "401");
+    assert_eq!(
+        http_status(port, &host, &format!("Authorization: Bearer {token}\r\n")),
+        "200"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

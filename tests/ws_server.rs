@@ -711,6 +711,18 @@ async fn a_token_is_required_when_set() {
         .await,
         400
     );
+    // Nor under RFC 6750's name, another letter case or a percent-encoded key.
+    for query in ["access_token=s3cret", "TOKEN=s3cret", "%74oken=s3cret"] {
+        assert_eq!(
+            refused(
+                &format!("{url}?{query}"),
+                &[("Authorization", "Bearer s3cret")]
+            )
+            .await,
+            400,
+            "{query}"
+        );
+    }
     // Twice: refused even when one copy is right.
     assert_eq!(
         refused(

@@ -92,8 +92,9 @@ pub struct ServeArgs {
     pub db: std::path::PathBuf,
     /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`,
     /// or from a browser as the subprotocols `godot-agents` and `agents.token.TOKEN`; others get
-    /// HTTP 401 (a token in the URL, `?token=`, is refused with 400). Unset: no authentication,
-    /// loopback binds only.
+    /// HTTP 401 (a token in the URL, `?token=` or `?access_token=`, is refused with 400). For
+    /// browsers, use letters, digits and `-._~` only (a subprotocol name cannot hold `=`, `/`, …).
+    /// Unset: no authentication, loopback binds only.
     #[arg(
         long,
         env = "AGENTS_SERVER_TOKEN",

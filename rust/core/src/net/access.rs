@@ -18,8 +18,9 @@
 //!    credentials (two `Authorization` headers, two token entries, or a header and an entry) are
 //!    refused even if one is right.
 //!
-//! A token in the URL (`?token=…`) is refused (**400**) whether or not it is right: URLs end up
-//! in proxy and server logs. The refusal never logs or echoes a presented token.
+//! A token in the URL (`?token=…`, or RFC 6750's `?access_token=…`, in any letter case or
+//! percent-encoding) is refused (**400**) whether or not it is right: URLs end up in proxy and
+//! server logs. The refusal never logs or echoes a presented token.
 
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -269,12 +270,56 @@ impl Access {
     }
 }
 
-/// Whether the query has a `token` parameter.
+/// The query parameters that carry a token: ours, and RFC 6750's (`access_token`), which
+/// generic bearer-token clients put in URLs.
+const TOKEN_QUERY_KEYS: [&str; 2] = ["token", "access_token"];
+
+/// Whether the query has a token parameter ([`TOKEN_QUERY_KEYS`], in any letter case, also
+/// percent-encoded: `?%74oken=` is still a token in a URL).
 fn token_in_query(uri: &Uri) -> bool {
     uri.query().is_some_and(|q| {
-        q.split('&')
-            .any(|pair| pair.split('=').next().is_some_and(|k| k == "token"))
+        q.split(['&', ';']).any(|pair| {
+            let key = percent_decode(pair.split('=').next().unwrap_or(""));
+            TOKEN_QUERY_KEYS
+                .iter()
+                .any(|k| key.eq_ignore_ascii_case(k.as_bytes()))
+        })
     })
+}
+
+/// `%XX` sequences decoded (`+` stays: keys do not use it); a malformed escape stays as it is.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(hi), Some(lo)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            // Two hex digits: at most 0xFF.
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `token` can be sent as the subprotocol entry `agents.token.<token>`: a subprotocol
+/// name is an HTTP `token` (RFC 6455 §4.1, RFC 9110 §5.6.2), and browsers throw on anything else
+/// (`new WebSocket(url, ["agents.token.a=b"])` is a `SyntaxError`). Such a server token still
+/// works in the `Authorization` header.
+pub fn token_fits_subprotocol(token: &str) -> bool {
+    !token.is_empty()
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// The one token presented in the headers, if any.
@@ -532,6 +577,19 @@ mod tests {
         let open = access("127.0.0.1:0", None, &[]);
         assert_eq!(check(&open, &[], "/ws?token=x"), Err(Refusal::TokenInUrl));
         assert_eq!(check(&open, &[], "/ws?tokens=x"), Ok(()));
+        // RFC 6750's name, other letter cases, percent-encoded keys, `;` separators.
+        for uri in [
+            "/ws?access_token=s3cret",
+            "/ws?TOKEN=s3cret",
+            "/ws?%74oken=s3cret",
+            "/ws?%61ccess%5Ftoken=s3cret",
+            "/ws?a=1;token=s3cret",
+        ] {
+            assert_eq!(check(&open, &[], uri), Err(Refusal::TokenInUrl), "{uri}");
+        }
+        for uri in ["/ws?tok%en=x", "/ws?my_token=x", "/ws?q=token", "/ws?%"] {
+            assert_eq!(check(&open, &[], uri), Ok(()), "{uri}");
+        }
         // The refusal never shows the token.
         for r in [
             Refusal::WrongToken,
@@ -539,6 +597,26 @@ mod tests {
             Refusal::MissingToken,
         ] {
             assert!(!r.message().contains("s3cret"));
+        }
+    }
+
+    #[test]
+    fn which_tokens_fit_a_subprotocol_entry() {
+        for ok in ["s3cret", "a-b_c.d~e", "0123abcdef", "x!#$%&'*+^`|"] {
+            assert!(token_fits_subprotocol(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "base64+/=",
+            "a=b",
+            "a/b",
+            "a:b",
+            "a\"b",
+            "(x)",
+            "a;b",
+            "a@b",
+        ] {
+            assert!(!token_fits_subprotocol(bad), "{bad}");
         }
     }
 

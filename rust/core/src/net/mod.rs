@@ -14,7 +14,8 @@
 //! be loopback (DNS rebinding: 403); a browser `Origin` must be allowed
 //! ([`ServerConfig::allowed_origins`]; loopback origins on a loopback bind; 403 otherwise); with a
 //! token, `Authorization: Bearer <token>` or the subprotocols `godot-agents` +
-//! `agents.token.<token>` (401 otherwise; presented twice: 401; `?token=` in the URL: 400). A
+//! `agents.token.<token>` (401 otherwise; presented twice: 401; `?token=` or `?access_token=` in
+//! the URL: 400; a token that is not a valid subprotocol name is logged as a warning at start). A
 //! non-loopback bind without a token refuses to start unless
 //! [`ServerConfig::insecure_no_token`] says so.
 //!
@@ -75,7 +76,7 @@ use tokio_util::task::TaskTracker;
 use crate::runtime::Runtime;
 use crate::tools::ToolRegistry;
 
-pub use access::{Refusal, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX};
+pub use access::{Refusal, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, token_fits_subprotocol};
 pub use limits::{Admission, FLOOD_FACTOR, TokenBucket, constant_time_eq};
 
 /// Close code: the server is going away (shutdown).
@@ -266,6 +267,13 @@ impl Server {
         if config.token.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
                 "listening on {addr} WITHOUT A TOKEN (--insecure-no-token): anyone who can reach this port can drive the runtime"
+            );
+        }
+        if let Some(token) = &config.token
+            && !access::token_fits_subprotocol(token)
+        {
+            tracing::warn!(
+                "the token has characters a subprotocol name cannot hold (only letters, digits and !#$%&'*+-.^_`|~): browsers cannot present it as `{TOKEN_SUBPROTOCOL_PREFIX}<token>`, only clients that send `Authorization: Bearer <token>` can connect"
             );
         }
         let access = access::Access::new(&config).map_err(NetError::InvalidConfig)?;
