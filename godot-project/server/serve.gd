@@ -8,6 +8,9 @@
 ##   --port N             port (default 9080; 0 = a free one)
 ##   --db PATH            SQLite database (default user://agents_server.db)
 ##   --token TOKEN        clients must present it (also read from $AGENTS_SERVER_TOKEN)
+##   --insecure-no-token  serve a non-loopback --bind without a token (refused otherwise)
+##   --allow-origin ORIGIN   a browser origin allowed to connect (repeatable; `null`, `*` for any)
+##   --allow-host HOST    a Host name allowed besides the loopback ones (repeatable)
 ##   --idle-think-seconds S   seconds an idle agent waits before deciding on its own
 ##   --resume             resume the agents stored in the database
 ##   --stop-file PATH     quit cleanly once this file exists (for scripts and tests)
@@ -49,6 +52,9 @@ func _initialize() -> void:
 	_runtime.websocket_bind = options.get("bind", "127.0.0.1")
 	_runtime.websocket_port = int(options.get("port", "9080"))
 	_runtime.websocket_token = options.get("token", OS.get_environment("AGENTS_SERVER_TOKEN"))
+	_runtime.websocket_insecure_no_token = options.has("insecure-no-token")
+	_runtime.websocket_allowed_origins = PackedStringArray(options.get("allow-origin", []))
+	_runtime.websocket_allowed_hosts = PackedStringArray(options.get("allow-host", []))
 	root.add_child(_runtime)
 	if not _runtime.start():
 		printerr("serve.gd: cannot start: %s" % _runtime.get_last_error())
@@ -79,10 +85,12 @@ func _shutdown(code: int) -> void:
 	quit(code)
 
 
-## `--name value` pairs and `--flag`s into a Dictionary; unknown options are an error.
+## `--name value` pairs and `--flag`s into a Dictionary (a repeatable option's values as an
+## Array); unknown options are an error.
 func _parse_options(args: PackedStringArray) -> Dictionary:
 	const VALUED := ["bind", "port", "db", "token", "idle-think-seconds", "stop-file", "max-seconds", "max-fps"]
-	const FLAGS := ["resume"]
+	const REPEATED := ["allow-origin", "allow-host"]
+	const FLAGS := ["resume", "insecure-no-token"]
 	var options := {}
 	var i := 0
 	while i < args.size():
@@ -92,12 +100,17 @@ func _parse_options(args: PackedStringArray) -> Dictionary:
 		var key := arg.substr(2)
 		if key in FLAGS:
 			options[key] = "true"
-		elif key in VALUED:
+		elif key in VALUED or key in REPEATED:
 			if i + 1 >= args.size():
 				return {"error": "--%s needs a value" % key}
-			options[key] = args[i + 1]
+			if key in REPEATED:
+				var values: Array = options.get(key, [])
+				values.append(args[i + 1])
+				options[key] = values
+			else:
+				options[key] = args[i + 1]
 			i += 1
 		else:
-			return {"error": "unknown option --%s (known: --%s, --%s)" % [key, ", --".join(VALUED), ", --".join(FLAGS)]}
+			return {"error": "unknown option --%s (known: --%s, --%s, --%s)" % [key, ", --".join(VALUED), ", --".join(REPEATED), ", --".join(FLAGS)]}
 		i += 1
 	return options

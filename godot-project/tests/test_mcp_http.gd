@@ -139,3 +139,26 @@ func test_mcp_can_be_turned_off() -> void:
 	var url := rt.get_websocket_url().replace("ws://", "http://").replace("/ws", "/mcp")
 	var reply := await _initialize(url, PackedStringArray())
 	assert_eq(reply.get("code"), 404, "/mcp is not served")
+
+
+func test_allowed_hosts_reach_mcp_on_loopback_and_open_binds() -> void:
+	# DNS-rebinding protection: only loopback names and `websocket_allowed_hosts` pass, on a
+	# loopback bind (the node's own check) and on an open one (MCP's check stays on there).
+	for bind in ["127.0.0.1", "0.0.0.0"]:
+		var rt := AgentRuntime.new()
+		rt.database_path = fresh_db(DB_DIR, "hosts_" + bind)
+		rt.websocket_enabled = true
+		rt.websocket_bind = bind
+		rt.websocket_port = 0
+		rt.websocket_insecure_no_token = true
+		rt.websocket_allowed_hosts = PackedStringArray(["game.local"])
+		add_to_tree(rt)
+		var url := rt.get_mcp_url().replace("0.0.0.0", "127.0.0.1")
+		assert_ne(url, "", "[%s] serves MCP: %s" % [bind, rt.get_last_error()])
+		var port := url.trim_prefix("http://").get_slice("/", 0).get_slice(":", 1)
+		for host in ["game.local", "localhost"]:
+			var ok := await _initialize(url, PackedStringArray(["Host: %s:%s" % [host, port]]))
+			assert_eq(ok.get("code"), 200, "[%s] Host %s: HTTP 200" % [bind, host])
+		var foreign := await _initialize(url, PackedStringArray(["Host: evil.example:%s" % port]))
+		assert_eq(foreign.get("code"), 403, "[%s] a foreign Host: HTTP 403" % bind)
+		rt.stop()

@@ -11,6 +11,7 @@
 ##   AGENTS_WS_URL     the server's `ws://HOST:PORT/ws` (required: without it the suite fails)
 ##   AGENTS_WS_TOKEN   the server's shared token ("" or unset: the server has none)
 ##   AGENTS_WS_TARGET  a name for the server in messages (`serve binary`, `godot node`)
+##   AGENTS_WS_ALLOWED_ORIGIN  a browser origin the server allows (`--allow-origin`; unset: none)
 extends "res://tests/ws_helpers.gd"
 
 ## Every state an agent reports.
@@ -19,6 +20,7 @@ const STATES := ["idle", "listening", "thinking", "speaking"]
 var _url := OS.get_environment("AGENTS_WS_URL")
 var _token := OS.get_environment("AGENTS_WS_TOKEN")
 var _target := OS.get_environment("AGENTS_WS_TARGET")
+var _allowed_origin := OS.get_environment("AGENTS_WS_ALLOWED_ORIGIN")
 var _next_request := 0
 var _reported_unconfigured := false
 
@@ -301,6 +303,32 @@ func test_the_token_is_required_when_set() -> void:
 	assert_eq(allowed.get_ready_state(), WebSocketPeer.STATE_OPEN, "[%s] Authorization: Bearer opens" % _target)
 	var welcome := await ws_receive(allowed, func(m): return true)
 	assert_eq(welcome.get("type"), "welcome", "[%s] and is served" % _target)
+
+
+func test_only_allowed_web_origins_connect() -> void:
+	if not _configured():
+		return
+	# A foreign page and the opaque origin: HTTP 403 at the upgrade, even with the right token.
+	for origin in ["http://evil.example", "null"]:
+		var headers := _auth()
+		headers.append("Origin: " + origin)
+		var states := []
+		var refused: WebSocketPeer = await ws_connect(_url, headers, states)
+		assert_eq(refused.get_ready_state(), WebSocketPeer.STATE_CLOSED,
+			"[%s] Origin %s is refused" % [_target, origin])
+		assert_false(WebSocketPeer.STATE_OPEN in states, "[%s] never open: states %s" % [_target, states])
+	# The origin the server was told to allow, and a loopback page (the bind is loopback).
+	var allowed := ["http://localhost:8060"]
+	if not _allowed_origin.is_empty():
+		allowed.append(_allowed_origin)
+	for origin in allowed:
+		var headers := _auth()
+		headers.append("Origin: " + origin)
+		var peer: WebSocketPeer = await ws_connect(_url, headers)
+		assert_eq(peer.get_ready_state(), WebSocketPeer.STATE_OPEN, "[%s] Origin %s connects" % [_target, origin])
+		var welcome := await ws_receive(peer, func(m): return true)
+		assert_eq(welcome.get("type"), "welcome", "[%s] and is served" % _target)
+		peer.close()
 
 
 func test_two_clients_see_each_others_effects() -> void:

@@ -264,6 +264,12 @@ pub struct AgentRuntime {
     /// 403.
     #[export]
     websocket_allowed_origins: PackedStringArray,
+    /// `Host` names clients may use besides the loopback ones (`game.local`, `192.168.1.20`):
+    /// checked on a loopback [member websocket_bind] (a page reaching the port through a name it
+    /// controls — DNS rebinding — gets HTTP 403), and by `/mcp` on every bind: an MCP client
+    /// reaching a `0.0.0.0` bind by a LAN address or name needs it listed here.
+    #[export]
+    websocket_allowed_hosts: PackedStringArray,
     /// Also serve MCP over Streamable HTTP at `/mcp` on the WebSocket server's port (the game
     /// tools, for LLM hosts; behind the same token). Read at [method start].
     #[export]
@@ -716,6 +722,12 @@ impl AgentRuntime {
                 .as_slice()
                 .iter()
                 .map(|o| o.to_string())
+                .collect(),
+            allowed_hosts: self
+                .websocket_allowed_hosts
+                .as_slice()
+                .iter()
+                .map(|h| h.to_string())
                 .collect(),
             mcp: self.mcp_enabled,
             ..ServerConfig::default()

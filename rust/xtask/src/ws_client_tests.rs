@@ -8,7 +8,11 @@
 //!    must exit 0, and its output must be free of the problems [`godot_tests::scan_output`]
 //!    finds (script errors, panics, leaks at exit).
 //!
-//! The suites learn the target from `AGENTS_WS_URL`, `AGENTS_WS_TOKEN` and `AGENTS_WS_TARGET`.
+//! Both servers allow the browser origin [`ALLOWED_ORIGIN`] (`--allow-origin`), so the suites can
+//! check that it connects and a foreign one does not.
+//!
+//! The suites learn the target from `AGENTS_WS_URL`, `AGENTS_WS_TOKEN`, `AGENTS_WS_TARGET` and
+//! `AGENTS_WS_ALLOWED_ORIGIN`.
 //! Every problem is reported with the target it concerns.
 
 use std::fs;
@@ -36,6 +40,9 @@ const NODE_MARKER: &str = "AGENTS_NODE_SERVER_URL";
 
 /// What `serve.gd` prints once it has shut down.
 const NODE_STOPPED_MARKER: &str = "AGENTS_NODE_SERVER_STOPPED";
+
+/// The browser origin both servers are told to allow (`--allow-origin`).
+const ALLOWED_ORIGIN: &str = "https://game.example";
 
 /// Seconds an idle agent waits before deciding on its own, on both servers (the suites' agents
 /// set their own short times too).
@@ -161,6 +168,7 @@ fn run_client(
             ("AGENTS_WS_URL".into(), url.into()),
             ("AGENTS_WS_TOKEN".into(), token.into()),
             ("AGENTS_WS_TARGET".into(), target.into()),
+            ("AGENTS_WS_ALLOWED_ORIGIN".into(), ALLOWED_ORIGIN.into()),
         ],
     };
     label(
@@ -191,6 +199,8 @@ fn against_serve_binary(
             &token,
             "--idle-think-seconds",
             IDLE_THINK_SECONDS,
+            "--allow-origin",
+            ALLOWED_ORIGIN,
         ])
         .args(["--log-level", "warn"]);
     let (server, url) = match start_server(&mut cmd, SERVE_MARKER) {
@@ -257,6 +267,8 @@ fn against_godot_node(
             &token,
             "--idle-think-seconds",
             IDLE_THINK_SECONDS,
+            "--allow-origin",
+            ALLOWED_ORIGIN,
         ])
         .arg("--stop-file")
         .arg(&stop_file);
