@@ -188,7 +188,9 @@ pub fn http_service(
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
     let mut hosts = config.allowed_hosts.clone();
-    if !bind.ip().is_unspecified() && !bind.ip().is_loopback() {
+    // The bound address when it is a specific one — loopback ones too: a server on 127.0.0.2
+    // is reached as `http://127.0.0.2:PORT/mcp`, which the defaults (`127.0.0.1`) do not cover.
+    if !bind.ip().is_unspecified() && !hosts.contains(&bind.ip().to_string()) {
         hosts.push(bind.ip().to_string());
     }
     hosts.extend(allowed_hosts.iter().cloned());

@@ -117,3 +117,48 @@ fn bad_configs_and_busy_ports_are_errors() {
     first.shutdown(Duration::from_secs(2));
     runtime.shutdown(Duration::from_secs(2));
 }
+
+/// POSTs an MCP `initialize` to `addr`'s `/mcp` with `host` as the `Host`; the status code.
+fn mcp_initialize_status(addr: std::net::SocketAddr, host: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    answer.split(' ').nth(1).unwrap_or("").to_string()
+}
+
+#[test]
+fn mcp_accepts_the_address_it_is_bound_to_and_refuses_foreign_hosts() {
+    // A loopback bind other than 127.0.0.1: `get_mcp_url` names that address, so `/mcp` must
+    // accept it as the Host (and still refuse a foreign one).
+    let dir = tempfile::tempdir().unwrap();
+    let runtime =
+        Arc::new(Runtime::start(RuntimeOptions::with_database(dir.path().join("a.db"))).unwrap());
+    let tools = Arc::new(ToolRegistry::with_game_tools());
+    let handle = runtime.handle().clone();
+    let config = ServerConfig {
+        bind: "127.0.0.2:0".parse().unwrap(),
+        ..ServerConfig::default()
+    };
+    let server = Server::start(runtime.clone(), tools, config, &handle).unwrap();
+    let addr = server.local_addr();
+    assert_eq!(mcp_initialize_status(addr, &addr.to_string()), "200");
+    assert_eq!(
+        mcp_initialize_status(addr, &format!("localhost:{}", addr.port())),
+        "200"
+    );
+    assert_eq!(
+        mcp_initialize_status(addr, &format!("evil.example:{}", addr.port())),
+        "403"
+    );
+    server.shutdown(Duration::from_secs(2));
+    runtime.shutdown(Duration::from_secs(2));
+}
