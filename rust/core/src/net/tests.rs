@@ -162,3 +162,41 @@ fn mcp_accepts_the_address_it_is_bound_to_and_refuses_foreign_hosts() {
     server.shutdown(Duration::from_secs(2));
     runtime.shutdown(Duration::from_secs(2));
 }
+
+#[test]
+fn an_open_bind_needs_a_token_or_insecure_no_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime =
+        Arc::new(Runtime::start(RuntimeOptions::with_database(dir.path().join("a.db"))).unwrap());
+    let tools = Arc::new(ToolRegistry::new());
+    let handle = runtime.handle().clone();
+    let open = ServerConfig {
+        bind: "0.0.0.0:0".parse().unwrap(),
+        ..ServerConfig::default()
+    };
+    let err = Server::start(runtime.clone(), tools.clone(), open.clone(), &handle)
+        .err()
+        .expect("refused");
+    match &err {
+        NetError::InvalidConfig(text) => {
+            assert!(text.contains("without a token"), "{text}");
+            assert!(text.contains("--insecure-no-token"), "{text}");
+        }
+        other => panic!("expected InvalidConfig, got {other}"),
+    }
+    for config in [
+        ServerConfig {
+            token: Some("s3cret".into()),
+            ..open.clone()
+        },
+        ServerConfig {
+            insecure_no_token: true,
+            ..open.clone()
+        },
+    ] {
+        let server = Server::start(runtime.clone(), tools.clone(), config, &handle).unwrap();
+        assert!(server.local_addr().ip().is_unspecified());
+        server.shutdown(Duration::from_secs(2));
+    }
+    runtime.shutdown(Duration::from_secs(2));
+}
