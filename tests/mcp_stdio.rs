@@ -433,3 +433,89 @@ fn garbage_lines_do_not_kill_the_server() {
     assert!(status.success(), "exit status {status}");
     reader.join().unwrap();
 }
+
+/// JSON-RPC 2.0 over the real binary: a parse error for garbage (id null), invalid requests,
+/// invalid params with the request's id (also for a number no f64 holds), never silence.
+#[test]
+fn every_bad_line_gets_its_json_rpc_error() {
+    let mut child = Command::new(server_bin())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn agents-server mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut exchange = |line: &str| -> Value {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let answer = rx
+            .recv_timeout(TIMEOUT)
+            .unwrap_or_else(|e| panic!("no answer to {line}: {e}"));
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{answer}: {e}"))
+    };
+    let init = exchange(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"0"}}}"#,
+    );
+    assert_eq!(init["id"], 1, "{init}");
+    for (line, code, id) in [
+        ("this is not JSON at all", -32700, Value::Null),
+        (
+            r#"{"jsonrpc": "2.0", "id": 2, "method": "#,
+            -32700,
+            Value::Null,
+        ),
+        ("[1, 2, 3]", -32600, Value::Null),
+        (r#"{"hello": "world"}"#, -32600, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"roll_rpg_dice","arguments":{"sides":1e999}}}"#,
+            -32602,
+            json!(3),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"four","method":"tools/call","params":{"arguments":{}}}"#,
+            -32602,
+            json!("four"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"roll_rpg_dice","arguments":[20]}}"#,
+            -32602,
+            json!(5),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"roll"}"#,
+            -32602,
+            json!(6),
+        ),
+    ] {
+        let answer = exchange(line);
+        assert_eq!(answer["jsonrpc"], "2.0", "{line}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+    }
+    // Still serving.
+    let roll = exchange(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roll_rpg_dice","arguments":{"sides":20,"count":1,"seed":1}}}"#,
+    );
+    assert_eq!(roll["result"]["isError"], false, "{roll}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    reader.join().unwrap();
+}

@@ -58,8 +58,10 @@ pub enum Command {
     /// `tools/list` (with `readOnlyHint` annotations) and `tools/call` (`structuredContent`, the
     /// JSON as the first text item followed by any notes, and `isError`). An unknown tool is a
     /// JSON-RPC "invalid params" error; invalid arguments are a result with `isError: true` naming
-    /// the field. stdout carries only the protocol; logs go to stderr. The server exits when
-    /// stdin closes.
+    /// the field. Per JSON-RPC 2.0, a line that is not JSON gets -32700 (`id: null`), a message
+    /// that is not a valid request -32600, malformed `tools/call` params (or a number no f64
+    /// holds, `1e999`) -32602 with the request's id: every request with an id is answered.
+    /// stdout carries only the protocol; logs go to stderr. The server exits when stdin closes.
     Mcp(McpArgs),
     /// Run the agent runtime and serve it over WebSocket (`ws://ADDR/ws`).
     ///

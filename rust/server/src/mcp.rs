@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use agents_core::mcp::{McpHandler, SERVER_NAME};
 use agents_core::tools::ToolRegistry;
-use rmcp::ServiceExt;
 use tracing::level_filters::LevelFilter;
 
 /// How long shutdown waits for tool calls still running (a search is bounded by its `timeMs`).
@@ -36,11 +35,10 @@ pub fn run_stdio(registry: Arc<ToolRegistry>) -> Result<(), Box<dyn std::error::
         let handler = McpHandler::new(registry);
         let count = handler.tool_definitions().len();
         tracing::info!(tools = count, "{SERVER_NAME} MCP server listening on stdio");
-        let service = handler.serve(rmcp::transport::stdio_pipes()).await?;
-        tracing::info!("MCP session initialized");
-        let reason = service.waiting().await?;
-        tracing::info!("MCP server stopped: {reason:?}");
-        Ok::<(), Box<dyn std::error::Error>>(())
+        // Every line is framed per JSON-RPC 2.0 before the service sees it.
+        agents_core::mcp::stdio::serve(handler, tokio::io::stdin(), tokio::io::stdout())
+            .await
+            .map_err(|e| -> Box<dyn std::error::Error> { e })
     });
     // Do not wait forever for a search a client abandoned, nor for a blocked stdin read.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);

@@ -17,6 +17,9 @@
 //! - `killtest [--rounds N] [--seed S] [--clients N]` — kills a real `agents-server serve` with
 //!   SIGKILL mid-burst, round after round, and proves that every acknowledged write survives and
 //!   no id is handed out twice (see [`killtest`]); `test` runs it with a few rounds.
+//! - `fuzz [--seconds N] [--target NAME]…` — builds the coverage-guided fuzz targets of `fuzz/`
+//!   (libFuzzer, SanitizerCoverage on the stable toolchain) and runs each for N seconds (default
+//!   60); a crash fails it (see [`fuzz`]); `test` runs every target briefly.
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
 //!   `docs/protocol/` (`--check`: fails when the committed files are stale).
@@ -30,6 +33,7 @@
 mod bench;
 mod build;
 mod cargo_tests;
+mod fuzz;
 mod godot;
 mod godot_tests;
 mod killtest;
@@ -105,7 +109,8 @@ commands:
   godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
   build [--release]               build the GDExtension into addons/godot_agents/bin/
   demo [--release] [--timeout S]  build, import and run the games demo and the agent town headless
-  test [options]                  cargo test --workspace + killtest (3 rounds) + the headless Godot
+  test [options]                  cargo test --workspace + killtest (3 rounds) + fuzz (10 s per
+                                  target) + the headless Godot
                                   suites + Godot as a WebSocket client of agents-server serve and
                                   of a serving Godot
        --skip-cargo | --only-godot   skip cargo test and killtest
@@ -124,6 +129,11 @@ commands:
        --rounds N                    kills (default 10; e.g. 200 for a long run)
        --seed S                      replay a run (the seed is printed first)
        --clients N                   concurrent clients per round (default 4)
+  fuzz [options]                  build the coverage-guided fuzz targets (fuzz/) and run each
+                                  for a bounded time; a crash fails (its input is named)
+       --seconds N                   seconds per target (default 60)
+       --target NAME                 only this target (repeatable): protocol_request,
+                                     game_states, agent_config, mcp_line
   selftest                        prove the Godot test runner fails on each failure mode
   protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
                                   (--check: fail when the committed files are stale)
@@ -194,6 +204,9 @@ fn main() -> ExitCode {
     if command == "killtest" {
         return cmd_killtest(rest);
     }
+    if command == "fuzz" {
+        return cmd_fuzz(rest);
+    }
     let opts = match parse_opts(rest) {
         Ok(o) => o,
         Err(e) => {
@@ -247,6 +260,24 @@ fn cmd_killtest(args: &[String]) -> ExitCode {
             if !e.is_empty() {
                 eprintln!("xtask: {e}");
             }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `fuzz`, with its own options.
+fn cmd_fuzz(args: &[String]) -> ExitCode {
+    let opts = match fuzz::parse_options(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match Ctx::discover().and_then(|ctx| fuzz::run(&ctx, &opts)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
             ExitCode::FAILURE
         }
     }
@@ -315,6 +346,18 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
                 } else {
                     format!("killtest: {e}")
                 });
+            }
+        }
+        let opts = fuzz::Options {
+            seconds: fuzz::TEST_SECONDS,
+            ..fuzz::Options::default()
+        };
+        println!("xtask: cargo xtask fuzz --seconds {}", opts.seconds);
+        match fuzz::run(ctx, &opts) {
+            Ok(results) => passed += results.len() as u64,
+            Err(e) => {
+                failed += 1;
+                problems.push(format!("fuzz: {e}"));
             }
         }
     }

@@ -14,6 +14,8 @@
 //! - Calls of tools that search ([`Tool::searches`]: the `suggest_*` AIs, up to their `timeMs`)
 //!   run on tokio's blocking pool; the others answer in microseconds and run inline.
 
+pub mod stdio;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
