@@ -11,7 +11,9 @@
 //!   idle → listening → thinking → speaking → idle, the autonomous decision loop, tasks.
 //! - [`bus`]: the typed message bus (filters by kind, sender, recipient; lag reports).
 //! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
-//! - [`brain`]: the tool-call contract brains answer, and the `scripted` brain.
+//! - [`brain`]: brains (the `scripted` brain and the factory that builds one by name).
+//! - [`contract`], [`geometry`], [`agent_state`]: leaf types every layer speaks (the tool-call
+//!   contract, positions and world bounds, the agent state machine).
 //! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
 //! - [`net`]: the WebSocket server (axum on tokio): `/ws`, token auth, frame and rate limits,
 //!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
@@ -19,8 +21,11 @@
 //!   at `/mcp`).
 //! - [`time`]: UTC ISO-8601 timestamps.
 
+pub mod agent_state;
 pub mod brain;
 pub mod bus;
+pub mod contract;
+pub mod geometry;
 pub mod limits;
 pub mod mcp;
 pub mod memory;

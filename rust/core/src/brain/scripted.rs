@@ -46,11 +46,11 @@ use super::{
     Brain, BrainContext, BrainReply, BrainSettings, DecideFuture, IncomingKind, IncomingMessage,
     NearbyAgent, ToolCall,
 };
+use crate::geometry::{Position, WorldBounds};
 use crate::runtime::actions::{
     COLLABORATE, COMPLETE_TASK, MAX_RECIPIENTS, MAX_SPEAK_CHARS, MAX_TASK_NAME_CHARS, MOVE, SPEAK,
     WAIT,
 };
-use crate::runtime::{Position, WorldBounds};
 use lines::{fill, keyword, quote, truncate_chars};
 
 /// The brain's name, as [`super::create_brain`] knows it.

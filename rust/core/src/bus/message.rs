@@ -5,7 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::{AgentState, Position};
+use crate::agent_state::AgentState;
+use crate::geometry::Position;
 
 /// One bus message. Serialized with a `type` tag in snake_case (`{"type":"agent_spoke",…}`), the
 /// same names as [`MessageKind`].

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::*;
-use crate::runtime::Position;
+use crate::geometry::Position;
 
 fn spoke(from: &str, to: &[&str], content: &str) -> BusMessage {
     BusMessage::AgentSpoke {

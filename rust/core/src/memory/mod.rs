@@ -54,7 +54,8 @@ pub use rows::{
 
 use ids::{IdBlock, IdKind, Reserve};
 
-use crate::runtime::{AgentState, Position};
+use crate::agent_state::AgentState;
+use crate::geometry::Position;
 
 /// Memory errors.
 #[derive(Debug, thiserror::Error)]

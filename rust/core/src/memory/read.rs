@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::ids::IdKind;
 use super::{AgentRecord, ConversationRow, InboxRow, Page, StateChangeRow, TaskRow, TaskStatus};
-use crate::runtime::{AgentState, Position};
+use crate::agent_state::AgentState;
+use crate::geometry::Position;
 
 fn conversion(
     index: usize,

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::{AgentState, Position};
+use crate::agent_state::AgentState;
+use crate::geometry::Position;
 
 /// One line in an agent's conversation memory (`agent_conversations`). `agent_id` owns the memory:
 /// a line said by `agent_001` to `agent_002` is stored twice, once in each agent's memory.

@@ -11,7 +11,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::MemoryError;
 use super::ids::IdKind;
-use crate::runtime::AgentState;
+use crate::agent_state::AgentState;
 
 /// Most operations committed in one transaction.
 pub(crate) const MAX_BATCH: usize = 8_192;

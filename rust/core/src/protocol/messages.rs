@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ErrorCode, RequestId};
+use crate::agent_state::AgentState;
+use crate::geometry::Position;
 use crate::memory::{AgentRecord, ConversationRow, StateChangeRow, TaskRow};
-use crate::runtime::{AgentConfig, AgentState, Position};
+use crate::runtime::AgentConfig;
 
 /// The `type` of every request, as sent by clients.
 pub const REQUEST_TYPES: &[&str] = &[

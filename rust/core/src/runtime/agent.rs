@@ -23,11 +23,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::actions::{self, Action};
-use super::config::{AgentConfig, Position, RuntimeOptions};
-use super::state::AgentState;
+use super::config::{AgentConfig, RuntimeOptions};
 use super::{AgentSnapshot, Inner};
+use crate::agent_state::AgentState;
 use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessage, NearbyAgent};
 use crate::bus::{BusMessage, Received, Subscription};
+use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
 
 /// The instruction every autonomous decision starts from (agent-runtime.md).

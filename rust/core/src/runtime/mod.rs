@@ -15,7 +15,6 @@
 pub mod actions;
 mod agent;
 mod config;
-mod state;
 mod world;
 
 use std::collections::HashMap;
@@ -28,8 +27,9 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use config::{AgentConfig, Position, RuntimeOptions, WorldBounds};
-pub use state::{AgentState, ParseStateError, TransitionError};
+pub use crate::agent_state::{AgentState, ParseStateError, TransitionError};
+pub use crate::geometry::{Position, WorldBounds};
+pub use config::{AgentConfig, RuntimeOptions};
 
 use crate::brain::{BrainSettings, create_brain};
 use crate::bus::{Bus, BusMessage, Filter, MessageKind, Subscription};

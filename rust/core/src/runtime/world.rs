@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use parking_lot::RwLock;
 
-use super::config::Position;
+use crate::geometry::Position;
 
 /// One agent's entry in the index.
 #[derive(Clone, Debug, PartialEq)]
