@@ -2,7 +2,7 @@
 //!
 //! A brain answers the tool-call contract ([`BrainReply`]): `{assistant_text, dialog_type,
 //! tool_calls:[{id, tool, args, reason?}]}`. World actions (`move`, `wait`, `speak`,
-//! `collaborate`, `complete_task`) are tools ([`crate::runtime::actions`]), so an LLM backend plugs
+//! `collaborate`, `complete_task`) are tools ([`crate::tools::world`]), so an LLM backend plugs
 //! in without changing the runtime.
 
 pub mod scripted;

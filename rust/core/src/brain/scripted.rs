@@ -30,7 +30,7 @@
 //! `assistant_text` and `dialog_type` mirror the first `speak` call (the same line, not a second
 //! one); silent decisions (`move`, `wait`, `collaborate` — whose `message` the runtime says) have
 //! an empty `assistant_text`. Every reply has a tool call or a non-empty `assistant_text`, and every
-//! generated call passes [`crate::runtime::actions::parse_action`].
+//! generated call passes [`crate::tools::world::parse_action`].
 
 mod lines;
 
@@ -47,7 +47,7 @@ use super::{
     NearbyAgent, ToolCall,
 };
 use crate::geometry::{Position, WorldBounds};
-use crate::runtime::actions::{
+use crate::tools::world::{
     COLLABORATE, COMPLETE_TASK, MAX_RECIPIENTS, MAX_SPEAK_CHARS, MAX_TASK_NAME_CHARS, MOVE, SPEAK,
     WAIT,
 };
@@ -898,7 +898,7 @@ mod tests {
     use super::*;
     use crate::brain::{BRAINS, BrainError, create_brain};
     use crate::memory::{ConversationRow, TaskRow, TaskStatus};
-    use crate::runtime::actions::{Action, parse_action, world_tool_definitions};
+    use crate::tools::world::{Action, parse_action, world_tool_definitions};
 
     const PLAYER: &str = "player_0";
 

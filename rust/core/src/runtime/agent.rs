@@ -22,7 +22,6 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::actions::{self, Action};
 use super::config::{AgentConfig, RuntimeOptions};
 use super::{AgentSnapshot, Inner};
 use crate::agent_state::AgentState;
@@ -30,6 +29,7 @@ use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessag
 use crate::bus::{BusMessage, Received, Subscription};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
+use crate::tools::world::{self, Action};
 
 /// The instruction every autonomous decision starts from (agent-runtime.md).
 pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
@@ -380,7 +380,7 @@ impl Agent {
             nearby,
             player_id: self.inner.options.player_id.clone(),
             decisions: self.decisions,
-            tools: actions::world_tool_definitions(),
+            tools: world::world_tool_definitions(),
         }
     }
 
@@ -399,7 +399,7 @@ impl Agent {
             );
         }
         for call in &reply.tool_calls {
-            let action = match actions::parse_action(call) {
+            let action = match world::parse_action(call) {
                 Ok(action) => action,
                 Err(e) => {
                     self.error(

@@ -12,7 +12,6 @@
 //! - Callers never wait on disk, except the read methods, which first wait for the writes queued
 //!   before them (read-your-writes).
 
-pub mod actions;
 mod agent;
 mod config;
 mod world;
@@ -29,6 +28,8 @@ use tokio_util::task::TaskTracker;
 
 pub use crate::agent_state::{AgentState, ParseStateError, TransitionError};
 pub use crate::geometry::{Position, WorldBounds};
+/// The world tools (kept under their old path; they live in [`crate::tools::world`]).
+pub use crate::tools::world as actions;
 pub use config::{AgentConfig, RuntimeOptions};
 
 use crate::brain::{BrainSettings, create_brain};

@@ -2,6 +2,7 @@
 
 pub mod games;
 mod registry;
+pub mod world;
 
 pub use registry::{
     RegistryError, TIME_BUDGET_ARG, Tool, ToolError, ToolOutput, ToolRegistry, ToolSpec,

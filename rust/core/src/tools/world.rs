@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::brain::ToolCall;
+use crate::contract::ToolCall;
 use crate::tools::{ToolError, ToolOutput, ToolRegistry, ToolSpec};
 
 /// Name of the `move` tool.
