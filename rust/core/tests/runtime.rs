@@ -104,7 +104,9 @@ fn errors(messages: &[BusMessage]) -> Vec<(String, String)> {
     messages
         .iter()
         .filter_map(|m| match m {
-            BusMessage::AgentError { code, message, .. } => Some((code.clone(), message.clone())),
+            BusMessage::AgentError { code, message, .. } => {
+                Some((code.as_str().to_string(), message.clone()))
+            }
             _ => None,
         })
         .collect()
@@ -500,14 +502,20 @@ async fn tasks_are_assigned_worked_on_and_completed() {
     assert_eq!(tasks[0].completed_at.as_deref(), Some(completed.1.as_str()));
     assert!(rt.state(&id).unwrap().current_task.is_none());
     let err = rt.complete_task(task.id).unwrap_err();
-    assert_eq!(err.code(), "task_already_completed");
-    assert_eq!(rt.complete_task(9999).unwrap_err().code(), "unknown_task");
+    assert_eq!(err.code().as_str(), "task_already_completed");
     assert_eq!(
-        rt.assign_task(&id, "  ").unwrap_err().code(),
+        rt.complete_task(9999).unwrap_err().code().as_str(),
+        "unknown_task"
+    );
+    assert_eq!(
+        rt.assign_task(&id, "  ").unwrap_err().code().as_str(),
         "invalid_message"
     );
     assert_eq!(
-        rt.assign_task("agent_404", "x").unwrap_err().code(),
+        rt.assign_task("agent_404", "x")
+            .unwrap_err()
+            .code()
+            .as_str(),
         "unknown_agent"
     );
 }
@@ -666,7 +674,7 @@ async fn api_errors_have_codes() {
     ];
     for (result, code) in cases {
         let err = result.expect_err(code);
-        assert_eq!(err.code(), code, "{err}");
+        assert_eq!(err.code().as_str(), code, "{err}");
     }
     let e = rt
         .spawn(AgentConfig {
@@ -679,23 +687,29 @@ async fn api_errors_have_codes() {
         "unknown brain 'claude' (available: scripted)"
     );
     assert_eq!(
-        rt.send_message("agent_404", "hi").unwrap_err().code(),
+        rt.send_message("agent_404", "hi")
+            .unwrap_err()
+            .code()
+            .as_str(),
         "unknown_agent"
     );
     assert_eq!(
-        rt.send_message(&id, "   ").unwrap_err().code(),
+        rt.send_message(&id, "   ").unwrap_err().code().as_str(),
         "invalid_message"
     );
     assert_eq!(
-        rt.send_message(&id, &"x".repeat(5000)).unwrap_err().code(),
+        rt.send_message(&id, &"x".repeat(5000))
+            .unwrap_err()
+            .code()
+            .as_str(),
         "invalid_message"
     );
     assert_eq!(
-        rt.terminate("agent_404").unwrap_err().code(),
+        rt.terminate("agent_404").unwrap_err().code().as_str(),
         "unknown_agent"
     );
     assert_eq!(
-        rt.conversation("agent_404", 5).unwrap_err().code(),
+        rt.conversation("agent_404", 5).unwrap_err().code().as_str(),
         "unknown_agent"
     );
     // Failed spawns used no id.
@@ -725,7 +739,10 @@ async fn terminate_removes_and_respawning_the_id_resumes() {
     })
     .await;
     assert_eq!(removed, (id.clone(), "terminated".to_string()));
-    assert_eq!(rt.terminate(&id).unwrap_err().code(), "unknown_agent");
+    assert_eq!(
+        rt.terminate(&id).unwrap_err().code().as_str(),
+        "unknown_agent"
+    );
     // History is still readable, and the id resumes with its name and memory.
     assert_eq!(rt.conversation(&id, 10).unwrap()[0].content, "remember me");
     let again = rt
@@ -766,7 +783,10 @@ async fn a_restart_on_the_same_database_keeps_ids_history_and_resumable_agents()
         rt.shutdown(Duration::from_secs(1));
         assert!(rt.is_shut_down());
         assert_eq!(
-            rt.spawn(AgentConfig::default()).unwrap_err().code(),
+            rt.spawn(AgentConfig::default())
+                .unwrap_err()
+                .code()
+                .as_str(),
             "shut_down"
         );
     }
@@ -930,7 +950,7 @@ async fn every_front_end_gets_the_limits() {
         ),
     ] {
         let e = rt.spawn(config).unwrap_err();
-        assert_eq!(e.code(), "invalid_config");
+        assert_eq!(e.code().as_str(), "invalid_config");
         assert!(
             e.to_string().contains(&format!(
                 "{field} is {} characters long; the limit is {max}",
@@ -943,7 +963,7 @@ async fn every_front_end_gets_the_limits() {
     let e = rt
         .send_message_from(&long(MAX_SENDER_CHARS + 1), &id, "hi")
         .unwrap_err();
-    assert_eq!(e.code(), "invalid_message");
+    assert_eq!(e.code().as_str(), "invalid_message");
     assert!(e.to_string().contains("sender is"), "{e}");
     assert_eq!(
         rt.stored_agents().unwrap().len(),

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::bus::{AgentErrorCode, BusMessage, Filter, Received, Subscription};
 use agents_core::memory::AgentRecord;
 use agents_core::net::{Server, ServerConfig, ServerHandle};
 use agents_core::runtime::{
@@ -50,7 +50,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, F
 
 /// The runtime's error as a failure.
 fn failure(error: RuntimeError) -> Failure {
-    (error.code(), error.to_string())
+    (error.code().as_str(), error.to_string())
 }
 
 fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
@@ -860,7 +860,9 @@ impl AgentRuntime {
                     "the AgentRuntime's event queue overflowed: missed {missed} events (let the \
                      node process more often, or raise event_queue_capacity)"
                 );
-                self.signals().agent_error().emit("", "lagged", &message);
+                self.signals()
+                    .agent_error()
+                    .emit("", AgentErrorCode::Lagged.as_str(), &message);
                 return;
             }
             Received::Message(envelope) => envelope,

@@ -112,12 +112,73 @@ pub enum BusMessage {
     AgentError {
         /// The agent concerned, if any.
         agent_id: Option<String>,
-        /// Machine-readable code (`invalid_transition`, `action_refused`, `invalid_action`,
-        /// `brain_error`, `lagged`, …).
-        code: String,
+        /// Machine-readable code.
+        code: AgentErrorCode,
         /// Human-readable explanation.
         message: String,
     },
+}
+
+/// The code of an [`BusMessage::AgentError`] (wire form: the snake_case name, [`Self::as_str`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentErrorCode {
+    /// A state change the state machine refuses (`speaking → thinking`).
+    InvalidTransition,
+    /// An action asked for while the agent cannot act (it is already speaking).
+    ActionRefused,
+    /// An action the world refuses (a target outside the bounds, an unknown helper, a task that
+    /// is not the agent's).
+    InvalidAction,
+    /// The brain failed (its backend is unreachable, it crashed, …).
+    BrainError,
+    /// The brain kept answering something that breaks the contract, also after its repairs;
+    /// nothing of that decision was applied.
+    BrainInvalidReply,
+    /// A reader fell behind and missed bus messages.
+    Lagged,
+    /// The task named is unknown.
+    UnknownTask,
+    /// The task named is already completed.
+    TaskAlreadyCompleted,
+    /// The database failed.
+    DatabaseError,
+}
+
+impl AgentErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [AgentErrorCode; 9] = [
+        AgentErrorCode::InvalidTransition,
+        AgentErrorCode::ActionRefused,
+        AgentErrorCode::InvalidAction,
+        AgentErrorCode::BrainError,
+        AgentErrorCode::BrainInvalidReply,
+        AgentErrorCode::Lagged,
+        AgentErrorCode::UnknownTask,
+        AgentErrorCode::TaskAlreadyCompleted,
+        AgentErrorCode::DatabaseError,
+    ];
+
+    /// The wire name (`invalid_transition`, `brain_invalid_reply`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentErrorCode::InvalidTransition => "invalid_transition",
+            AgentErrorCode::ActionRefused => "action_refused",
+            AgentErrorCode::InvalidAction => "invalid_action",
+            AgentErrorCode::BrainError => "brain_error",
+            AgentErrorCode::BrainInvalidReply => "brain_invalid_reply",
+            AgentErrorCode::Lagged => "lagged",
+            AgentErrorCode::UnknownTask => "unknown_task",
+            AgentErrorCode::TaskAlreadyCompleted => "task_already_completed",
+            AgentErrorCode::DatabaseError => "database_error",
+        }
+    }
+}
+
+impl std::fmt::Display for AgentErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The kind of a [`BusMessage`], for filtering. Wire names are the serde tags.
@@ -289,6 +350,14 @@ mod tests {
     }
 
     #[test]
+    fn agent_error_codes_serialize_as_their_wire_names() {
+        for code in AgentErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+            assert_eq!(code.to_string(), code.as_str());
+        }
+    }
+
+    #[test]
     fn sender_and_recipients() {
         let t = BusMessage::TaskAssigned {
             agent_id: "agent_002".into(),
@@ -300,7 +369,7 @@ mod tests {
         assert_eq!(t.recipients(), ["agent_002".to_string()]);
         let e = BusMessage::AgentError {
             agent_id: None,
-            code: "lagged".into(),
+            code: AgentErrorCode::Lagged,
             message: "x".into(),
         };
         assert_eq!(e.sender(), "runtime");

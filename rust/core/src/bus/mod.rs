@@ -49,7 +49,7 @@ use parking_lot::RwLock;
 use index::Index;
 use queue::{Push, SubEntry};
 
-pub use message::{BusMessage, MessageKind, ParseKindError};
+pub use message::{AgentErrorCode, BusMessage, MessageKind, ParseKindError};
 
 /// A published message with its envelope data. Subscribers receive `Arc<Envelope>`.
 #[derive(Debug)]

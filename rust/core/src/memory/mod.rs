@@ -97,6 +97,19 @@ pub enum MemoryError {
     IdsExhausted,
 }
 
+impl MemoryError {
+    /// The code an agent reports this failure with: `unknown_task`, `task_already_completed`, or
+    /// `database_error` for everything else.
+    pub fn agent_error_code(&self) -> crate::bus::AgentErrorCode {
+        use crate::bus::AgentErrorCode;
+        match self {
+            MemoryError::UnknownTask(_) => AgentErrorCode::UnknownTask,
+            MemoryError::TaskAlreadyCompleted(_) => AgentErrorCode::TaskAlreadyCompleted,
+            _ => AgentErrorCode::DatabaseError,
+        }
+    }
+}
+
 /// Most idle reader connections kept for reuse.
 const MAX_IDLE_READERS: usize = 8;
 

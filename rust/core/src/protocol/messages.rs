@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{ErrorCode, RequestId};
 use crate::agent_state::AgentState;
+use crate::bus::AgentErrorCode;
 use crate::geometry::Position;
 use crate::memory::{AgentRecord, ConversationRow, StateChangeRow, TaskRow};
 use crate::runtime::AgentConfig;
@@ -491,8 +492,8 @@ pub enum ServerMessage {
     AgentError {
         /// The agent, if any.
         agent_id: Option<String>,
-        /// `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`, `lagged`.
-        code: String,
+        /// What went wrong ([`AgentErrorCode`]).
+        code: AgentErrorCode,
         /// Explanation.
         message: String,
     },

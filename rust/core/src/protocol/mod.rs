@@ -136,18 +136,19 @@ impl ErrorCode {
 
     /// The code for a runtime error.
     pub fn from_runtime(error: &crate::runtime::RuntimeError) -> ErrorCode {
+        use crate::runtime::RuntimeErrorCode as R;
         match error.code() {
-            "unknown_agent" => ErrorCode::UnknownAgent,
-            "already_running" => ErrorCode::AlreadyRunning,
-            "invalid_config" | "invalid_options" => ErrorCode::InvalidConfig,
-            "unknown_brain" => ErrorCode::UnknownBrain,
-            "brain_error" => ErrorCode::BrainError,
-            "unknown_task" => ErrorCode::UnknownTask,
-            "task_already_completed" => ErrorCode::TaskAlreadyCompleted,
-            "invalid_message" => ErrorCode::InvalidMessage,
-            "database_error" => ErrorCode::DatabaseError,
-            "shut_down" => ErrorCode::ShutDown,
-            _ => ErrorCode::InternalError,
+            R::UnknownAgent => ErrorCode::UnknownAgent,
+            R::AlreadyRunning => ErrorCode::AlreadyRunning,
+            R::InvalidConfig | R::InvalidOptions => ErrorCode::InvalidConfig,
+            R::UnknownBrain => ErrorCode::UnknownBrain,
+            R::BrainError => ErrorCode::BrainError,
+            R::UnknownTask => ErrorCode::UnknownTask,
+            R::TaskAlreadyCompleted => ErrorCode::TaskAlreadyCompleted,
+            R::InvalidMessage => ErrorCode::InvalidMessage,
+            R::DatabaseError => ErrorCode::DatabaseError,
+            R::ShutDown => ErrorCode::ShutDown,
+            R::StartupFailed => ErrorCode::InternalError,
         }
     }
 }

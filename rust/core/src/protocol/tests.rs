@@ -693,7 +693,7 @@ fn every_bus_message() -> Vec<BusMessage> {
         },
         BusMessage::AgentError {
             agent_id: None,
-            code: "lagged".into(),
+            code: crate::bus::AgentErrorCode::Lagged,
             message: "missed 3".into(),
         },
     ]

@@ -26,7 +26,7 @@ use super::config::{AgentConfig, RuntimeOptions};
 use super::{AgentSnapshot, Inner};
 use crate::agent_state::AgentState;
 use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessage, NearbyAgent};
-use crate::bus::{BusMessage, Received, Subscription};
+use crate::bus::{AgentErrorCode, BusMessage, Received, Subscription};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
 use crate::tools::world::{self, Action};
@@ -329,7 +329,7 @@ impl Agent {
             Ok(reply) => self.execute(reply, &answering).await,
             Err(e) => {
                 self.error(
-                    "brain_error",
+                    AgentErrorCode::BrainError,
                     format!("{} could not decide: {e}", self.shared.id),
                 );
                 let _ = self.transition(AgentState::Idle);
@@ -391,7 +391,7 @@ impl Agent {
         let mut spoke = false;
         if reply.tool_calls.is_empty() && reply.assistant_text.trim().is_empty() {
             self.error(
-                "brain_error",
+                AgentErrorCode::BrainError,
                 format!(
                     "{}'s brain answered no tool calls and no text (anti-silent rule)",
                     self.shared.id
@@ -403,7 +403,7 @@ impl Agent {
                 Ok(action) => action,
                 Err(e) => {
                     self.error(
-                        "invalid_action",
+                        AgentErrorCode::InvalidAction,
                         format!("{} ({}): {e}", call.id, call.tool),
                     );
                     continue;
@@ -412,7 +412,7 @@ impl Agent {
             let state = self.shared.state();
             if state != AgentState::Thinking {
                 self.error(
-                    "action_refused",
+                    AgentErrorCode::ActionRefused,
                     format!(
                         "{} cannot {} while {state}: blocked until it is idle again ({})",
                         self.shared.id, call.tool, call.id
@@ -468,7 +468,7 @@ impl Agent {
         let bounds = self.inner.options.bounds;
         if !bounds.contains(to) {
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!(
                     "{} cannot move to {to}: outside the world bounds ({}, {})..({}, {}) ({call_id})",
                     self.shared.id, bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y
@@ -550,14 +550,14 @@ impl Agent {
         let id = self.shared.id.clone();
         if helper == id {
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!("{id} cannot collaborate with itself ({call_id})"),
             );
             return;
         }
         if !self.inner.is_running(helper) {
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!("{id} cannot collaborate with unknown agent '{helper}' ({call_id})"),
             );
             return;
@@ -568,7 +568,7 @@ impl Agent {
                 Some(task) => task.task_name,
                 None => {
                     self.error(
-                        "invalid_action",
+                        AgentErrorCode::InvalidAction,
                         format!("{id} has no task to collaborate on: give task_name or assign a task ({call_id})"),
                     );
                     return;
@@ -581,9 +581,8 @@ impl Agent {
         let task = match self.inner.assign_task(helper, &task_name, &id) {
             Ok(task) => task,
             Err(e) => {
-                let e = super::RuntimeError::Memory(e);
                 self.error(
-                    e.code(),
+                    e.agent_error_code(),
                     format!("{id} could not assign '{task_name}' to {helper} ({call_id}): {e}"),
                 );
                 return;
@@ -613,14 +612,14 @@ impl Agent {
         let Some(task) = task else {
             let what = task_id.map_or("no open task".to_string(), |t| format!("no open task {t}"));
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!("{id} cannot complete a task: {what} ({call_id})"),
             );
             return;
         };
         if task.agent_id != id {
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!(
                     "{id} cannot complete task {} : it belongs to {} ({call_id})",
                     task.id, task.agent_id
@@ -630,7 +629,7 @@ impl Agent {
         }
         if let Err(e) = self.inner.complete_task(task.id) {
             self.error(
-                "invalid_action",
+                AgentErrorCode::InvalidAction,
                 format!("{id} cannot complete task {}: {e} ({call_id})", task.id),
             );
         }
@@ -644,7 +643,10 @@ impl Agent {
             let from = status.state;
             if let Err(e) = from.transition_to(to) {
                 drop(status);
-                self.error("invalid_transition", format!("{}: {e}", self.shared.id));
+                self.error(
+                    AgentErrorCode::InvalidTransition,
+                    format!("{}: {e}", self.shared.id),
+                );
                 return Err(e);
             }
             status.state = to;
@@ -668,11 +670,11 @@ impl Agent {
         Ok(())
     }
 
-    fn error(&self, code: &str, message: String) {
-        tracing::warn!(agent = %self.shared.id, code, "{message}");
+    fn error(&self, code: AgentErrorCode, message: String) {
+        tracing::warn!(agent = %self.shared.id, code = code.as_str(), "{message}");
         self.inner.bus.publish(BusMessage::AgentError {
             agent_id: Some(self.shared.id.clone()),
-            code: code.into(),
+            code,
             message,
         });
     }
@@ -722,7 +724,7 @@ fn take(
             tracing::warn!(agent = %shared.id, "{message}");
             inner.bus.publish(BusMessage::AgentError {
                 agent_id: Some(shared.id.clone()),
-                code: "lagged".into(),
+                code: AgentErrorCode::Lagged,
                 message,
             });
             return false;

@@ -33,7 +33,7 @@ pub use crate::tools::world as actions;
 pub use config::{AgentConfig, RuntimeOptions};
 
 use crate::brain::{BrainSettings, create_brain};
-use crate::bus::{Bus, BusMessage, Filter, MessageKind, Subscription};
+use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, MessageKind, Subscription};
 use crate::memory::{
     AgentRecord, ConversationRow, Memory, MemoryError, Page, StateChangeRow, TaskRow,
 };
@@ -74,24 +74,81 @@ pub enum RuntimeError {
     Startup(String),
 }
 
-impl RuntimeError {
-    /// A stable snake_case code: `unknown_agent`, `already_running`, `invalid_config`,
-    /// `invalid_options`, `unknown_brain`, `brain_error`, `unknown_task`, `task_already_completed`,
-    /// `database_error`, `invalid_message`, `shut_down`, `startup_failed`.
-    pub fn code(&self) -> &'static str {
+/// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuntimeErrorCode {
+    /// `unknown_agent`.
+    UnknownAgent,
+    /// `already_running`.
+    AlreadyRunning,
+    /// `invalid_config`.
+    InvalidConfig,
+    /// `invalid_options`.
+    InvalidOptions,
+    /// `unknown_brain`.
+    UnknownBrain,
+    /// `brain_error`.
+    BrainError,
+    /// `unknown_task`.
+    UnknownTask,
+    /// `task_already_completed`.
+    TaskAlreadyCompleted,
+    /// `database_error`.
+    DatabaseError,
+    /// `invalid_message`.
+    InvalidMessage,
+    /// `shut_down`.
+    ShutDown,
+    /// `startup_failed`.
+    StartupFailed,
+}
+
+impl RuntimeErrorCode {
+    /// The snake_case wire name.
+    pub fn as_str(self) -> &'static str {
         match self {
-            RuntimeError::UnknownAgent(_) => "unknown_agent",
-            RuntimeError::AlreadyRunning(_) => "already_running",
-            RuntimeError::InvalidConfig(_) => "invalid_config",
-            RuntimeError::InvalidOptions(_) => "invalid_options",
-            RuntimeError::Brain(crate::brain::BrainError::Unknown { .. }) => "unknown_brain",
-            RuntimeError::Brain(_) => "brain_error",
-            RuntimeError::Memory(MemoryError::UnknownTask(_)) => "unknown_task",
-            RuntimeError::Memory(MemoryError::TaskAlreadyCompleted(_)) => "task_already_completed",
-            RuntimeError::Memory(_) => "database_error",
-            RuntimeError::InvalidMessage(_) => "invalid_message",
-            RuntimeError::ShutDown => "shut_down",
-            RuntimeError::Startup(_) => "startup_failed",
+            RuntimeErrorCode::UnknownAgent => "unknown_agent",
+            RuntimeErrorCode::AlreadyRunning => "already_running",
+            RuntimeErrorCode::InvalidConfig => "invalid_config",
+            RuntimeErrorCode::InvalidOptions => "invalid_options",
+            RuntimeErrorCode::UnknownBrain => "unknown_brain",
+            RuntimeErrorCode::BrainError => "brain_error",
+            RuntimeErrorCode::UnknownTask => "unknown_task",
+            RuntimeErrorCode::TaskAlreadyCompleted => "task_already_completed",
+            RuntimeErrorCode::DatabaseError => "database_error",
+            RuntimeErrorCode::InvalidMessage => "invalid_message",
+            RuntimeErrorCode::ShutDown => "shut_down",
+            RuntimeErrorCode::StartupFailed => "startup_failed",
+        }
+    }
+}
+
+impl std::fmt::Display for RuntimeErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl RuntimeError {
+    /// The stable code of this error.
+    pub fn code(&self) -> RuntimeErrorCode {
+        match self {
+            RuntimeError::UnknownAgent(_) => RuntimeErrorCode::UnknownAgent,
+            RuntimeError::AlreadyRunning(_) => RuntimeErrorCode::AlreadyRunning,
+            RuntimeError::InvalidConfig(_) => RuntimeErrorCode::InvalidConfig,
+            RuntimeError::InvalidOptions(_) => RuntimeErrorCode::InvalidOptions,
+            RuntimeError::Brain(crate::brain::BrainError::Unknown { .. }) => {
+                RuntimeErrorCode::UnknownBrain
+            }
+            RuntimeError::Brain(_) => RuntimeErrorCode::BrainError,
+            RuntimeError::Memory(e) => match e.agent_error_code() {
+                AgentErrorCode::UnknownTask => RuntimeErrorCode::UnknownTask,
+                AgentErrorCode::TaskAlreadyCompleted => RuntimeErrorCode::TaskAlreadyCompleted,
+                _ => RuntimeErrorCode::DatabaseError,
+            },
+            RuntimeError::InvalidMessage(_) => RuntimeErrorCode::InvalidMessage,
+            RuntimeError::ShutDown => RuntimeErrorCode::ShutDown,
+            RuntimeError::Startup(_) => RuntimeErrorCode::StartupFailed,
         }
     }
 }
