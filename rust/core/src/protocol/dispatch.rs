@@ -280,7 +280,9 @@ fn tool_code(e: &ToolError) -> ErrorCode {
     match e {
         ToolError::UnknownTool { .. } => ErrorCode::UnknownTool,
         ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgs,
-        ToolError::Internal { .. } => ErrorCode::InternalError,
+        ToolError::Internal { .. }
+        | ToolError::Asynchronous { .. }
+        | ToolError::Cancelled { .. } => ErrorCode::InternalError,
     }
 }
 

@@ -5,5 +5,6 @@ mod registry;
 pub mod world;
 
 pub use registry::{
-    RegistryError, TIME_BUDGET_ARG, Tool, ToolError, ToolOutput, ToolRegistry, ToolSpec,
+    RegistryError, TIME_BUDGET_ARG, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
+    ToolRegistry, ToolSpec,
 };

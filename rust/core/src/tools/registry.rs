@@ -1,10 +1,14 @@
 //! One registry of tools: definition, validation, dispatch.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 /// What a tool call produced: the `structuredContent` object, extra human-readable notes, and
 /// whether the call failed.
@@ -81,6 +85,19 @@ pub enum ToolError {
         /// What is wrong with it.
         message: String,
     },
+    /// The call was cancelled (its caller was interrupted, terminated or shut down) before the
+    /// handler finished.
+    #[error("Cancelled: {tool} did not finish")]
+    Cancelled {
+        /// The tool that was called.
+        tool: String,
+    },
+    /// An asynchronous tool was called through the synchronous [`ToolRegistry::call`].
+    #[error("{tool} is asynchronous: call it with call_async")]
+    Asynchronous {
+        /// The tool that was called.
+        tool: String,
+    },
     /// The handler panicked. This is a bug; the registry contains it so it never reaches a caller
     /// as a crash.
     #[error("Internal error in {tool}: {message}")]
@@ -98,7 +115,8 @@ impl ToolError {
         match self {
             ToolError::UnknownTool { .. } => "unknown_tool",
             ToolError::InvalidArguments { .. } => "invalid_args",
-            ToolError::Internal { .. } => "internal_error",
+            ToolError::Cancelled { .. } => "cancelled",
+            ToolError::Asynchronous { .. } | ToolError::Internal { .. } => "internal_error",
         }
     }
 
@@ -116,7 +134,9 @@ impl ToolError {
                 obj.insert("tool".into(), Value::String(tool.clone()));
                 obj.insert("field".into(), Value::String(field.clone()));
             }
-            ToolError::Internal { tool, .. } => {
+            ToolError::Internal { tool, .. }
+            | ToolError::Cancelled { tool }
+            | ToolError::Asynchronous { tool } => {
                 obj.insert("tool".into(), Value::String(tool.clone()));
             }
         }
@@ -151,6 +171,10 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// True when the tool only reads (MCP `readOnlyHint`).
     pub read_only: bool,
+    /// True when a call may take long (a search up to a time budget, the `suggest_*` AIs):
+    /// [`ToolRegistry::call_async`] runs it on a blocking thread, servers keep it off their
+    /// async workers. Every other synchronous tool answers in microseconds and runs inline.
+    pub searches: bool,
 }
 
 impl ToolSpec {
@@ -165,6 +189,7 @@ impl ToolSpec {
             description: description.into(),
             input_schema,
             read_only: false,
+            searches: false,
         }
     }
 
@@ -173,19 +198,73 @@ impl ToolSpec {
         self.read_only = true;
         self
     }
+
+    /// Marks the tool as searching (see [`ToolSpec::searches`]).
+    pub fn searches(mut self) -> Self {
+        self.searches = true;
+        self
+    }
 }
 
-/// The argument naming a tool's search time budget (see [`Tool::searches`]).
+/// The argument naming a tool's search time budget (`timeMs`, on the `suggest_*` AIs).
 pub const TIME_BUDGET_ARG: &str = "timeMs";
 
-type Handler = dyn Fn(&Value) -> ToolOutput + Send + Sync;
+/// Who is calling a tool, and how to stop.
+///
+/// Front ends without a caller of their own (MCP, the CLI, a WebSocket `call_tool`) use
+/// [`ToolContext::anonymous`]; an agent's calls carry its id and session, and the agent's
+/// cancellation (an interruption, `terminate`, shutdown).
+#[derive(Clone, Debug, Default)]
+pub struct ToolContext {
+    /// The calling agent, if an agent calls.
+    pub agent_id: Option<String>,
+    /// The session the call belongs to (a game, an app, a campaign), if any.
+    pub session: Option<String>,
+    /// Cancelled when the caller no longer wants the answer; async handlers should stop then,
+    /// and [`ToolRegistry::call_async`] stops waiting for them.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A call with no agent and no session that is never cancelled.
+    pub fn anonymous() -> Self {
+        ToolContext::default()
+    }
+
+    /// A call made by `agent_id`, cancelled with `cancel`.
+    pub fn for_agent(agent_id: impl Into<String>, cancel: CancellationToken) -> Self {
+        ToolContext {
+            agent_id: Some(agent_id.into()),
+            session: None,
+            cancel,
+        }
+    }
+
+    /// The same context within `session`.
+    pub fn in_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+}
+
+/// A boxed tool future.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'static>>;
+
+type SyncHandler = dyn Fn(&Value, &ToolContext) -> ToolOutput + Send + Sync;
+type AsyncHandler = dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync;
+
+/// How a tool answers: at once, or as a future.
+#[derive(Clone)]
+enum Handler {
+    Sync(Arc<SyncHandler>),
+    Async(Arc<AsyncHandler>),
+}
 
 /// A registered tool: its spec, its compiled validator and its handler.
 pub struct Tool {
     spec: ToolSpec,
     validator: jsonschema::Validator,
-    handler: Arc<Handler>,
-    searches: bool,
+    handler: Handler,
 }
 
 impl std::fmt::Debug for Tool {
@@ -217,11 +296,15 @@ impl Tool {
         self.spec.read_only
     }
 
-    /// True when a call may search for up to a time budget (the tool takes a `timeMs`
-    /// argument: the `suggest_*` AIs). Async callers run such calls on a blocking thread; every
-    /// other tool answers in microseconds and can run inline.
+    /// True when a call may take long ([`ToolSpec::searches`]).
     pub fn searches(&self) -> bool {
-        self.searches
+        self.spec.searches
+    }
+
+    /// True when the handler is asynchronous (callable only through
+    /// [`ToolRegistry::call_async`]).
+    pub fn is_async(&self) -> bool {
+        matches!(self.handler, Handler::Async(_))
     }
 
     /// The definition in the shape LLM chat APIs use: `{name, description, parameters}`.
@@ -313,11 +396,46 @@ impl ToolRegistry {
         registry
     }
 
-    /// Registers a tool. Its schema is compiled once, here.
+    /// Registers a synchronous tool that does not need to know its caller. Its schema is
+    /// compiled once, here.
     pub fn register<F>(&mut self, spec: ToolSpec, handler: F) -> Result<(), RegistryError>
     where
         F: Fn(&Value) -> ToolOutput + Send + Sync + 'static,
     {
+        self.insert(spec, Handler::Sync(Arc::new(move |args, _| handler(args))))
+    }
+
+    /// Registers a synchronous tool whose handler reads the [`ToolContext`] (who calls, in which
+    /// session).
+    pub fn register_with_context<F>(
+        &mut self,
+        spec: ToolSpec,
+        handler: F,
+    ) -> Result<(), RegistryError>
+    where
+        F: Fn(&Value, &ToolContext) -> ToolOutput + Send + Sync + 'static,
+    {
+        self.insert(spec, Handler::Sync(Arc::new(handler)))
+    }
+
+    /// Registers an asynchronous tool (it waits on something: a game's main thread, a network,
+    /// another agent). Callable through [`ToolRegistry::call_async`] only.
+    pub fn register_async<F, Fut>(
+        &mut self,
+        spec: ToolSpec,
+        handler: F,
+    ) -> Result<(), RegistryError>
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutput> + Send + 'static,
+    {
+        self.insert(
+            spec,
+            Handler::Async(Arc::new(move |args, ctx| Box::pin(handler(args, ctx)))),
+        )
+    }
+
+    fn insert(&mut self, spec: ToolSpec, handler: Handler) -> Result<(), RegistryError> {
         if self.tools.contains_key(&spec.name) {
             return Err(RegistryError::Duplicate(spec.name));
         }
@@ -330,12 +448,9 @@ impl ToolRegistry {
         self.tools.insert(
             spec.name.clone(),
             Tool {
-                searches: spec.input_schema["properties"]
-                    .get(TIME_BUDGET_ARG)
-                    .is_some(),
                 spec,
                 validator,
-                handler: Arc::new(handler),
+                handler,
             },
         );
         Ok(())
@@ -371,9 +486,35 @@ impl ToolRegistry {
         Value::Array(self.tools().map(Tool::mcp_definition).collect())
     }
 
-    /// Calls a tool: looks it up, validates the arguments (`null` counts as `{}`), runs the
-    /// handler. A panicking handler is contained and reported as [`ToolError::Internal`].
+    /// Looks a tool up and validates the arguments (`null` counts as `{}`).
+    fn prepare(&self, name: &str, args: Value) -> Result<(&Tool, Value), ToolError> {
+        let tool = self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_string(),
+        })?;
+        let args = if args.is_null() {
+            Value::Object(Map::new())
+        } else {
+            args
+        };
+        tool.validate(&args)?;
+        Ok((tool, args))
+    }
+
+    /// Calls a synchronous tool with no caller ([`ToolContext::anonymous`]): looks it up,
+    /// validates the arguments (`null` counts as `{}`), runs the handler. A panicking handler is
+    /// contained and reported as [`ToolError::Internal`]; an asynchronous tool is
+    /// [`ToolError::Asynchronous`].
     pub fn call(&self, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+        self.call_with(name, args, &ToolContext::anonymous())
+    }
+
+    /// [`ToolRegistry::call`] with a caller's context.
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let tool = self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_string(),
         })?;
@@ -385,17 +526,54 @@ impl ToolRegistry {
             args
         };
         tool.validate(args)?;
-        catch_unwind(AssertUnwindSafe(|| (tool.handler)(args))).map_err(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_string());
-            ToolError::Internal {
+        match &tool.handler {
+            Handler::Sync(handler) => contain(name, || handler(args, ctx)),
+            Handler::Async(_) => Err(ToolError::Asynchronous {
                 tool: name.to_string(),
-                message,
+            }),
+        }
+    }
+
+    /// Calls any tool from async code: validates, then runs a synchronous handler inline (on a
+    /// blocking thread when the tool [searches](ToolSpec::searches)) or awaits an asynchronous
+    /// one. Stops waiting with [`ToolError::Cancelled`] when `ctx.cancel` fires; panics are
+    /// contained as [`ToolError::Internal`].
+    pub async fn call_async(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let (tool, args) = self.prepare(name, args)?;
+        let cancel = ctx.cancel.clone();
+        let cancelled = || ToolError::Cancelled {
+            tool: name.to_string(),
+        };
+        let internal = |message: String| ToolError::Internal {
+            tool: name.to_string(),
+            message,
+        };
+        match tool.handler.clone() {
+            Handler::Sync(handler) if !tool.spec.searches => contain(name, || handler(&args, &ctx)),
+            Handler::Sync(handler) => {
+                let owned = name.to_string();
+                let run =
+                    tokio::task::spawn_blocking(move || contain(&owned, || handler(&args, &ctx)));
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Err(cancelled()),
+                    joined = run => joined.map_err(|e| internal(e.to_string()))?,
+                }
             }
-        })
+            Handler::Async(handler) => {
+                let run = AssertUnwindSafe(handler(args, ctx)).catch_unwind();
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Err(cancelled()),
+                    result = run => result.map_err(|panic| internal(panic_message(&*panic))),
+                }
+            }
+        }
     }
 
     /// Like [`ToolRegistry::call`], but every outcome is a [`ToolOutput`] (errors become failed
@@ -403,6 +581,22 @@ impl ToolRegistry {
     pub fn call_to_output(&self, name: &str, args: &Value) -> ToolOutput {
         self.call(name, args).unwrap_or_else(|e| e.to_output())
     }
+}
+
+/// Runs a handler, turning a panic into [`ToolError::Internal`].
+fn contain(tool: &str, run: impl FnOnce() -> ToolOutput) -> Result<ToolOutput, ToolError> {
+    catch_unwind(AssertUnwindSafe(run)).map_err(|panic| ToolError::Internal {
+        tool: tool.to_string(),
+        message: panic_message(&*panic),
+    })
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
 }
 
 /// The length of `value` as compact JSON, without building the text.
@@ -555,5 +749,135 @@ mod tests {
         let mcp = r.mcp_definitions();
         assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
         assert!(mcp[0]["inputSchema"].is_object());
+    }
+
+    fn context_registry() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        r.register_with_context(
+            ToolSpec::new("whoami", "Who calls.", json!({"type": "object"})).read_only(),
+            |_, ctx| ToolOutput::ok(json!({"agent": ctx.agent_id, "session": ctx.session})),
+        )
+        .unwrap();
+        r.register_async(
+            ToolSpec::new(
+                "later",
+                "Answers after `ms` milliseconds.",
+                json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}},
+                       "required": ["ms"]}),
+            ),
+            |args, ctx| async move {
+                let ms = args["ms"].as_u64().unwrap_or(0);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                ToolOutput::ok(json!({"waited": ms, "agent": ctx.agent_id}))
+            },
+        )
+        .unwrap();
+        r.register_async(
+            ToolSpec::new("async_boom", "Panics.", json!({"type": "object"})),
+            |_, _| async { panic!("async kaboom") },
+        )
+        .unwrap();
+        r.register(
+            ToolSpec::new("search", "Reports its thread.", json!({"type": "object"})).searches(),
+            |_| {
+                let id = format!("{:?}", std::thread::current().id());
+                ToolOutput::ok(json!({"thread": id}))
+            },
+        )
+        .unwrap();
+        r
+    }
+
+    #[test]
+    fn handlers_see_their_caller() {
+        let r = context_registry();
+        let anonymous = r.call("whoami", &Value::Null).unwrap();
+        assert_eq!(
+            anonymous.structured,
+            json!({"agent": null, "session": null})
+        );
+        let ctx = ToolContext::for_agent("agent_007", CancellationToken::new()).in_session("g1");
+        let out = r.call_with("whoami", &json!({}), &ctx).unwrap();
+        assert_eq!(
+            out.structured,
+            json!({"agent": "agent_007", "session": "g1"})
+        );
+    }
+
+    #[test]
+    fn async_tools_need_call_async() {
+        let r = context_registry();
+        assert!(r.get("later").unwrap().is_async());
+        let err = r.call("later", &json!({"ms": 0})).unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::Asynchronous {
+                tool: "later".into()
+            }
+        );
+        assert_eq!(err.reason(), "internal_error");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn call_async_runs_validates_cancels_and_contains_panics() {
+        let r = context_registry();
+        let ctx = ToolContext::for_agent("agent_001", CancellationToken::new());
+        let out = r
+            .call_async("later", json!({"ms": 50}), ctx.clone())
+            .await
+            .unwrap();
+        assert_eq!(out.structured, json!({"waited": 50, "agent": "agent_001"}));
+        // Validation happens before the handler, as for synchronous calls.
+        let err = r
+            .call_async("later", json!({"ms": -1}), ctx.clone())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "ms"));
+        // Sync tools work through call_async too.
+        let out = r
+            .call_async("whoami", Value::Null, ctx.clone())
+            .await
+            .unwrap();
+        assert_eq!(out.structured["agent"], "agent_001");
+        // Cancellation stops the wait.
+        let cancel = CancellationToken::new();
+        let waiting = r.call_async(
+            "later",
+            json!({"ms": 60_000}),
+            ToolContext::for_agent("agent_001", cancel.clone()),
+        );
+        let cancelling = async {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            cancel.cancel();
+        };
+        let (result, ()) = tokio::join!(waiting, cancelling);
+        assert_eq!(
+            result.unwrap_err(),
+            ToolError::Cancelled {
+                tool: "later".into()
+            }
+        );
+        // A panicking async handler is an internal error, not a crash.
+        let err = r
+            .call_async("async_boom", json!({}), ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ToolError::Internal { ref message, .. } if message == "async kaboom")
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn searching_tools_run_off_the_async_workers() {
+        let r = context_registry();
+        let here = format!("{:?}", std::thread::current().id());
+        let out = r
+            .call_async("search", json!({}), ToolContext::anonymous())
+            .await
+            .unwrap();
+        // The handler ran on the blocking pool, not on the thread awaiting it.
+        assert_ne!(out.structured["thread"], here.as_str());
+        let inline = r.call("search", &json!({})).unwrap();
+        assert_eq!(inline.structured["thread"], here.as_str());
     }
 }

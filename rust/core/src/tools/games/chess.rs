@@ -215,7 +215,8 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              hard (alpha-beta search within timeMs).",
             common::suggest_schema("fen", fen_schema()),
         )
-        .read_only(),
+        .read_only()
+        .searches(),
         suggest_move,
     );
 }

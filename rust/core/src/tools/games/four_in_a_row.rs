@@ -81,7 +81,8 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              time-limited alpha-beta solver).",
             common::suggest_schema("state", state_schema()),
         )
-        .read_only(),
+        .read_only()
+        .searches(),
         suggest_move,
     );
 }

@@ -128,7 +128,8 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              within timeMs).",
             common::suggest_schema("state", state_schema()),
         )
-        .read_only(),
+        .read_only()
+        .searches(),
         suggest_move,
     );
 }

@@ -131,7 +131,8 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              a hit; hard: probability density hunting and targeting). Uses only that side's fog board.",
             common::suggest_schema("state", state_schema()),
         )
-        .read_only(),
+        .read_only()
+        .searches(),
         suggest_move,
     );
 }

@@ -91,7 +91,8 @@ pub(super) fn register(registry: &mut ToolRegistry) {
              perfect and never loses).",
             common::suggest_schema("state", state_schema()),
         )
-        .read_only(),
+        .read_only()
+        .searches(),
         suggest_move,
     );
 }
