@@ -34,7 +34,7 @@ impl Position {
 }
 
 /// Writes a coordinate as an integer when it is whole (and exactly representable), else as a float.
-fn number(v: f64) -> serde_json::Value {
+pub(crate) fn number(v: f64) -> serde_json::Value {
     if v.fract() == 0.0 && v.abs() < 9.0e15 {
         serde_json::Value::from(v as i64)
     } else {

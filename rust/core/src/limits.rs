@@ -30,6 +30,10 @@ pub const MAX_MESSAGE_CHARS: usize = 4_000;
 pub const MAX_TASK_NAME_CHARS: usize = 200;
 /// A tool name.
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
+/// Tool sets an agent is attached to (`tools` in its config).
+pub const MAX_TOOL_SETS: usize = 16;
+/// A tool set's name.
+pub const MAX_TOOL_SET_NAME_CHARS: usize = 64;
 /// A tool call's arguments, as compact JSON.
 pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 64 * 1024;
 /// Entries in a `subscribe` list (event types or agent ids).

@@ -410,8 +410,6 @@ async fn bad_actions_are_errors_not_crashes() {
             vec![reply(
                 "",
                 vec![
-                    call("c1", "fly", json!({})),
-                    call("c2", "move", json!({"x": "far", "y": 1})),
                     call("c3", "move", json!({"x": 500, "y": 1})),
                     call(
                         "c4",
@@ -427,16 +425,15 @@ async fn bad_actions_are_errors_not_crashes() {
     let events = collect(&mut sub, Duration::from_secs(6)).await;
     let errs = errors(&events);
     let codes: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
-    assert_eq!(codes, ["invalid_action"; 5], "{errs:?}");
-    assert!(errs[0].1.contains("Unknown tool: fly"), "{}", errs[0].1);
-    assert!(errs[1].1.contains('x'), "{}", errs[1].1);
+    // What the world refuses is an error each; the other calls of the answer still run.
+    assert_eq!(codes, ["invalid_action"; 3], "{errs:?}");
     assert!(
-        errs[2].1.contains("outside the world bounds"),
+        errs[0].1.contains("outside the world bounds"),
         "{}",
-        errs[2].1
+        errs[0].1
     );
-    assert!(errs[3].1.contains("agent_404"), "{}", errs[3].1);
-    assert!(errs[4].1.contains("no open task"), "{}", errs[4].1);
+    assert!(errs[1].1.contains("agent_404"), "{}", errs[1].1);
+    assert!(errs[2].1.contains("no open task"), "{}", errs[2].1);
     assert_eq!(
         transitions(&events, &id),
         [(Idle, Thinking), (Thinking, Idle)]

@@ -12,7 +12,7 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::contract::{BrainReply, ToolCall};
+pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
 
@@ -94,6 +94,11 @@ pub struct BrainContext {
     pub decisions: u64,
     /// The tools it may call now, in LLM shape (`name`, `description`, `parameters`).
     pub tools: Vec<serde_json::Value>,
+    /// Earlier rounds of this decision, oldest first: empty on the first call; then the results
+    /// of read-only calls to continue from, or the failure feedback of an answer to repair
+    /// ([`DecisionStep`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<DecisionStep>,
 }
 
 /// Why a brain could not answer.
@@ -107,6 +112,12 @@ pub enum BrainError {
         /// Comma-separated names that exist.
         available: String,
     },
+    /// A brain of this name is registered already.
+    #[error("a brain named '{0}' is already registered")]
+    Duplicate(String),
+    /// A brain name must not be empty.
+    #[error("invalid brain name '{0}': it must not be empty")]
+    InvalidName(String),
     /// The backend failed (network, process, …).
     #[error("brain backend failed: {0}")]
     Backend(String),
@@ -139,19 +150,134 @@ pub struct BrainSettings {
     pub script: Vec<BrainReply>,
 }
 
-/// Names of the brains [`create_brain`] knows.
-pub const BRAINS: &[&str] = &["scripted"];
-
-/// Builds the brain called `name` (exact, case-sensitive match against [`BRAINS`]).
+/// Makes the brains of one kind (`scripted`, a provider). Registered by name in a
+/// [`BrainRegistry`].
 ///
-/// `scripted` is [`scripted::ScriptedBrain::new`]. Any other name is
-/// [`BrainError::Unknown`] listing the available names.
-pub fn create_brain(name: &str, settings: &BrainSettings) -> Result<Box<dyn Brain>, BrainError> {
-    match name {
-        scripted::NAME => Ok(Box::new(scripted::ScriptedBrain::new(settings))),
-        _ => Err(BrainError::Unknown {
-            name: name.to_string(),
-            available: BRAINS.join(", "),
-        }),
+/// A plain function `Fn(&BrainSettings) -> Result<Box<dyn Brain>, BrainError>` is a factory
+/// whose brains take no options.
+pub trait BrainFactory: Send + Sync {
+    /// Checks a brain's options (`null` when the agent names the brain with a plain string) and
+    /// the environment they need, naming what is wrong. The runtime calls it at spawn before
+    /// the agent gets an id, so a misconfigured brain is refused and uses no id.
+    fn check(&self, options: &serde_json::Value) -> Result<(), BrainError>;
+
+    /// Builds one agent's brain (after [`BrainFactory::check`] passed).
+    fn build(
+        &self,
+        options: &serde_json::Value,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError>;
+}
+
+impl<F> BrainFactory for F
+where
+    F: Fn(&BrainSettings) -> Result<Box<dyn Brain>, BrainError> + Send + Sync,
+{
+    fn check(&self, _options: &serde_json::Value) -> Result<(), BrainError> {
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        _options: &serde_json::Value,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        self(settings)
+    }
+}
+
+/// The brains a runtime can build, by name. [`BrainRegistry::with_builtins`] holds `scripted`;
+/// applications add their own with [`BrainRegistry::register`].
+#[derive(Clone)]
+pub struct BrainRegistry {
+    factories: std::collections::BTreeMap<String, std::sync::Arc<dyn BrainFactory>>,
+}
+
+impl std::fmt::Debug for BrainRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrainRegistry")
+            .field("names", &self.names())
+            .finish()
+    }
+}
+
+impl Default for BrainRegistry {
+    fn default() -> Self {
+        BrainRegistry::with_builtins()
+    }
+}
+
+impl BrainRegistry {
+    /// A registry with no brains at all.
+    pub fn empty() -> Self {
+        BrainRegistry {
+            factories: Default::default(),
+        }
+    }
+
+    /// A registry with the built-in brains (`scripted`).
+    pub fn with_builtins() -> Self {
+        let mut registry = BrainRegistry::empty();
+        registry.factories.insert(
+            scripted::NAME.into(),
+            std::sync::Arc::new(|settings: &BrainSettings| {
+                Ok(Box::new(scripted::ScriptedBrain::new(settings)) as Box<dyn Brain>)
+            }),
+        );
+        registry
+    }
+
+    /// Adds a kind of brain. Names are exact and case-sensitive; a name already registered is
+    /// [`BrainError::Duplicate`].
+    pub fn register(
+        &mut self,
+        name: impl Into<String>,
+        factory: impl BrainFactory + 'static,
+    ) -> Result<(), BrainError> {
+        let name = name.into();
+        if name.trim().is_empty() {
+            return Err(BrainError::InvalidName(name));
+        }
+        if self.factories.contains_key(&name) {
+            return Err(BrainError::Duplicate(name));
+        }
+        self.factories.insert(name, std::sync::Arc::new(factory));
+        Ok(())
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.factories.keys().map(String::as_str).collect()
+    }
+
+    /// Whether a brain of this name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.factories.contains_key(name)
+    }
+
+    fn factory(&self, name: &str) -> Result<&dyn BrainFactory, BrainError> {
+        self.factories
+            .get(name)
+            .map(|f| f.as_ref())
+            .ok_or_else(|| BrainError::Unknown {
+                name: name.to_string(),
+                available: self.names().join(", "),
+            })
+    }
+
+    /// Checks that `name` exists and accepts `options` ([`BrainFactory::check`]).
+    pub fn check(&self, name: &str, options: &serde_json::Value) -> Result<(), BrainError> {
+        self.factory(name)?.check(options)
+    }
+
+    /// Builds the brain called `name`. An unknown name is [`BrainError::Unknown`] listing the
+    /// available names.
+    pub fn create(
+        &self,
+        name: &str,
+        options: &serde_json::Value,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        self.factory(name)?.build(options, settings)
     }
 }

@@ -44,7 +44,7 @@ pub fn handle(
         }),
         ClientRequest::AgentSpawnRequest { agent_config } => {
             runtime
-                .spawn(agent_config)
+                .spawn(*agent_config)
                 .map(|agent_id| ServerMessage::AgentSpawnResponse {
                     request_id: id.clone(),
                     agent_id,

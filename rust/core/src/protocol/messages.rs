@@ -54,7 +54,7 @@ pub enum ClientRequest {
     /// Spawn (or, with `agent_config.agent_id`, resume) an agent → `agent_spawn_response`.
     AgentSpawnRequest {
         /// `{name, role, prompt, brain | cli_backend, initial_position: {x, y}, …}`.
-        agent_config: AgentConfig,
+        agent_config: Box<AgentConfig>,
     },
     /// Terminate an agent → `agent_terminate_response` (then the `agent_removed` event).
     AgentTerminateRequest {

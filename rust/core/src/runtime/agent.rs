@@ -23,13 +23,19 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentConfig, RuntimeOptions};
+use super::decision::{self, Plan, Planned};
+use super::tools::{AgentTools, ToolSetError};
 use super::{AgentSnapshot, Inner};
 use crate::agent_state::AgentState;
-use crate::brain::{Brain, BrainContext, BrainReply, IncomingKind, IncomingMessage, NearbyAgent};
+use crate::brain::{
+    Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
+};
 use crate::bus::{AgentErrorCode, BusMessage, Received, Subscription};
+use crate::contract::{CallResult, DecisionStep};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
-use crate::tools::world::{self, Action};
+use crate::tools::ToolContext;
+use crate::tools::world::Action;
 
 /// The instruction every autonomous decision starts from (agent-runtime.md).
 pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
@@ -86,6 +92,7 @@ pub(crate) struct AgentShared {
     pub speaking: Duration,
     pub hearing_radius: f64,
     status: Mutex<Status>,
+    tools: parking_lot::RwLock<Arc<AgentTools>>,
     removal: AtomicU8,
 }
 
@@ -95,6 +102,7 @@ impl AgentShared {
         config: &AgentConfig,
         brain: &str,
         position: Position,
+        tools: AgentTools,
         opts: &RuntimeOptions,
     ) -> Self {
         AgentShared {
@@ -110,8 +118,24 @@ impl AgentShared {
                 state: AgentState::Idle,
                 position,
             }),
+            tools: parking_lot::RwLock::new(Arc::new(tools)),
             removal: AtomicU8::new(Removal::None as u8),
         }
+    }
+
+    /// The agent's tools now (a snapshot; a decision keeps the one it started with).
+    pub(crate) fn tools(&self) -> Arc<AgentTools> {
+        self.tools.read().clone()
+    }
+
+    /// Replaces the agent's tools with `change(current)`.
+    pub(crate) fn update_tools(
+        &self,
+        change: impl FnOnce(&AgentTools) -> Result<AgentTools, ToolSetError>,
+    ) -> Result<(), ToolSetError> {
+        let mut tools = self.tools.write();
+        *tools = Arc::new(change(&tools)?);
+        Ok(())
     }
 
     pub(crate) fn state(&self) -> AgentState {
@@ -147,6 +171,16 @@ impl AgentShared {
             current_task: memory.open_tasks(&self.id).into_iter().next(),
         }
     }
+}
+
+/// How asking the brain ended.
+enum Asked {
+    /// The brain answered; the context comes back for the next round.
+    Answered(Result<BrainReply, BrainError>, Box<BrainContext>),
+    /// A message interrupted the question.
+    Interrupted,
+    /// Cancelled (terminate / shutdown) or the bus closed.
+    Stopped,
 }
 
 /// How a thinking phase ended.
@@ -271,52 +305,73 @@ impl Agent {
         self.acknowledged = self.pending.len();
     }
 
-    /// Thinking: ask the brain (interruptible), then execute the answer.
+    /// Thinking: the decision loop, then the answer's execution.
+    ///
+    /// The brain answers; the answer is checked ([`decision::check`]). A refused answer goes
+    /// back with its failure feedback to be repaired (at most `max_repairs` times, then the
+    /// decision fails with `brain_invalid_reply` and nothing of it runs). An answer that only
+    /// asks read-only tools something gets their results and continues (at most `max_steps`
+    /// answers in all). The final answer is executed. A message arriving while the brain thinks
+    /// interrupts it: the brain call in flight is dropped, and the decision starts over with
+    /// the message in context.
     async fn think(&mut self) -> Outcome {
-        let reply = loop {
-            let base = self.context_base();
-            let interrupted = {
-                let memory = self.inner.memory.clone();
-                let id = self.shared.id.clone();
-                let brain = &mut self.brain;
-                let decide = async move {
-                    let mut context = base;
-                    let read = tokio::task::spawn_blocking(move || {
-                        memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)
-                    })
-                    .await;
-                    match read {
-                        Ok(Ok(rows)) => context.recent_messages = rows,
-                        Ok(Err(e)) => {
-                            tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+        let result = 'decision: loop {
+            let tools = self.shared.tools();
+            let mut context = self.context_base(&tools);
+            let mut repairs = 0;
+            let mut answers = 0;
+            let mut first = true;
+            loop {
+                let (reply, returned) = match self.ask(context, first).await {
+                    Asked::Stopped => return Outcome::Stopped,
+                    Asked::Interrupted => {
+                        // Listen, acknowledge, then decide again with the message in context.
+                        if self.transition(AgentState::Listening).is_ok() {
+                            self.acknowledge();
+                            let _ = self.transition(AgentState::Thinking);
                         }
-                        Err(e) => {
-                            tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
-                        }
+                        continue 'decision;
                     }
-                    brain.decide(&context).await
+                    Asked::Answered(reply, context) => (reply, context),
                 };
-                tokio::pin!(decide);
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = self.cancel.cancelled() => return Outcome::Stopped,
-                        received = self.sub.recv() => match received {
-                            None => return Outcome::Stopped,
-                            Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) { break None },
-                        },
-                        result = &mut decide => break Some(result),
+                context = *returned;
+                first = false;
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    Err(e) => break 'decision Err((AgentErrorCode::BrainError, e.to_string())),
+                };
+                match decision::check(&reply, &tools) {
+                    Err(feedback) if repairs < self.inner.options.max_repairs => {
+                        repairs += 1;
+                        tracing::debug!(
+                            agent = %self.shared.id,
+                            repairs,
+                            "repairing an answer: {}",
+                            decision::summary(&feedback)
+                        );
+                        context.steps.push(*feedback);
                     }
-                }
-            };
-            match interrupted {
-                Some(result) => break result,
-                None => {
-                    // A message interrupts the decision: the brain call in flight is dropped
-                    // (cancelled); listen, acknowledge, then decide again with it in context.
-                    if self.transition(AgentState::Listening).is_ok() {
-                        self.acknowledge();
-                        let _ = self.transition(AgentState::Thinking);
+                    Err(feedback) => {
+                        break 'decision Err((
+                            AgentErrorCode::BrainInvalidReply,
+                            format!(
+                                "the answer still breaks the contract after {repairs} repairs: {}",
+                                decision::summary(&feedback)
+                            ),
+                        ));
+                    }
+                    Ok(plan) => {
+                        answers += 1;
+                        if plan.only_reads() && answers < self.inner.options.max_steps {
+                            let results = Agent::run_reads(&plan, self.tool_context()).await;
+                            context.steps.push(DecisionStep {
+                                reply,
+                                results,
+                                ..DecisionStep::default()
+                            });
+                            continue;
+                        }
+                        break 'decision Ok((reply, plan));
                     }
                 }
             }
@@ -325,12 +380,12 @@ impl Agent {
         let (answering, inbox): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
-        let outcome = match reply {
-            Ok(reply) => self.execute(reply, &answering).await,
-            Err(e) => {
+        let outcome = match result {
+            Ok((reply, plan)) => self.execute(reply, plan, &answering).await,
+            Err((code, message)) => {
                 self.error(
-                    AgentErrorCode::BrainError,
-                    format!("{} could not decide: {e}", self.shared.id),
+                    code,
+                    format!("{} could not decide: {message}", self.shared.id),
                 );
                 let _ = self.transition(AgentState::Idle);
                 Outcome::Idle(self.shared.idle_think)
@@ -343,7 +398,75 @@ impl Agent {
         outcome
     }
 
-    fn context_base(&self) -> BrainContext {
+    /// Asks the brain, interruptibly. The first question of a decision also reads the
+    /// conversation memory (committed rows only) into the context.
+    async fn ask(&mut self, mut context: BrainContext, read_memory: bool) -> Asked {
+        let memory = self.inner.memory.clone();
+        let brain = &mut self.brain;
+        let decide = async move {
+            if read_memory {
+                let id = context.agent_id.clone();
+                let read = tokio::task::spawn_blocking(move || {
+                    memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)
+                })
+                .await;
+                match read {
+                    Ok(Ok(rows)) => context.recent_messages = rows,
+                    Ok(Err(e)) => {
+                        tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                    }
+                    Err(e) => {
+                        tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                    }
+                }
+            }
+            let reply = brain.decide(&context).await;
+            (reply, context)
+        };
+        tokio::pin!(decide);
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Asked::Stopped,
+                received = self.sub.recv() => match received {
+                    None => return Asked::Stopped,
+                    Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) {
+                        return Asked::Interrupted;
+                    },
+                },
+                (reply, context) = &mut decide => return Asked::Answered(reply, Box::new(context)),
+            }
+        }
+    }
+
+    /// Runs the read-only calls of `plan` and collects their results for the brain.
+    ///
+    /// A free function of the plan and the context: `&Agent` is not `Sync` (its brain is not).
+    async fn run_reads(plan: &Plan, ctx: ToolContext) -> Vec<CallResult> {
+        let mut results = Vec::with_capacity(plan.calls.len());
+        for (call, planned) in &plan.calls {
+            let Planned::Tool { registry, .. } = planned else {
+                continue;
+            };
+            let output = registry
+                .call_async(&call.tool, call.args.clone(), ctx.clone())
+                .await
+                .unwrap_or_else(|e| e.to_output());
+            results.push(CallResult {
+                id: call.id.clone(),
+                tool: call.tool.clone(),
+                result: output.structured,
+                is_error: output.is_error,
+            });
+        }
+        results
+    }
+
+    fn tool_context(&self) -> ToolContext {
+        ToolContext::for_agent(self.shared.id.clone(), self.cancel.child_token())
+    }
+
+    fn context_base(&self, tools: &AgentTools) -> BrainContext {
         let (_, position) = self.shared.state_and_position();
         let mut open = self.inner.memory.open_tasks(&self.shared.id).into_iter();
         let current_task = open.next();
@@ -380,35 +503,23 @@ impl Agent {
             nearby,
             player_id: self.inner.options.player_id.clone(),
             decisions: self.decisions,
-            tools: world::world_tool_definitions(),
+            tools: tools.definitions().to_vec(),
+            steps: Vec::new(),
         }
     }
 
-    /// Executes a brain's answer in order. Actions need the agent to be Thinking: once it speaks,
-    /// later actions of the same answer are refused (logged and published as `action_refused`).
-    async fn execute(&mut self, reply: BrainReply, answering: &[IncomingMessage]) -> Outcome {
+    /// Executes a checked answer in order. Actions need the agent to be Thinking: once it
+    /// speaks, later actions of the same answer are refused (logged and published as
+    /// `action_refused`).
+    async fn execute(
+        &mut self,
+        reply: BrainReply,
+        plan: Plan,
+        answering: &[IncomingMessage],
+    ) -> Outcome {
         let mut next_idle = self.shared.idle_think;
         let mut spoke = false;
-        if reply.tool_calls.is_empty() && reply.assistant_text.trim().is_empty() {
-            self.error(
-                AgentErrorCode::BrainError,
-                format!(
-                    "{}'s brain answered no tool calls and no text (anti-silent rule)",
-                    self.shared.id
-                ),
-            );
-        }
-        for call in &reply.tool_calls {
-            let action = match world::parse_action(call) {
-                Ok(action) => action,
-                Err(e) => {
-                    self.error(
-                        AgentErrorCode::InvalidAction,
-                        format!("{} ({}): {e}", call.id, call.tool),
-                    );
-                    continue;
-                }
-            };
+        for (call, planned) in plan.calls {
             let state = self.shared.state();
             if state != AgentState::Thinking {
                 self.error(
@@ -420,6 +531,25 @@ impl Agent {
                 );
                 continue;
             }
+            let action = match planned {
+                Planned::World(action) => action,
+                Planned::Tool { registry, .. } => {
+                    let output = registry
+                        .call_async(&call.tool, call.args.clone(), self.tool_context())
+                        .await
+                        .unwrap_or_else(|e| e.to_output());
+                    if output.is_error {
+                        let why = output.structured["error"]
+                            .as_str()
+                            .map_or_else(|| output.structured.to_string(), str::to_string);
+                        self.error(
+                            AgentErrorCode::InvalidAction,
+                            format!("{} ({}): {why}", call.id, call.tool),
+                        );
+                    }
+                    continue;
+                }
+            };
             match action {
                 Action::Move { x, y } => self.do_move(Position::new(x, y), &call.id),
                 Action::Wait { seconds: s } => {

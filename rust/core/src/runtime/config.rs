@@ -56,6 +56,13 @@ pub struct AgentConfig {
     /// the agent id, so a run is reproducible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<serde_json::Value>,
+    /// The tool sets this agent may call (`world`, `games`, or a set the application
+    /// registered). Unset: `["world"]`. Two sets with a tool of the same name cannot be combined
+    /// (names are scoped per agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::MAX_TOOL_SETS))]
+    #[schemars(inner(length(min = 1, max = crate::limits::MAX_TOOL_SET_NAME_CHARS)))]
+    pub tools: Option<Vec<String>>,
     /// Replies the `scripted` brain gives first, in order, before it decides on its own (a
     /// cut-scene, a tutorial line, an exact test scenario). Each is the tool-call contract
     /// `{assistant_text, dialog_type, tool_calls}`. Not carried over when the agent is resumed.
@@ -118,6 +125,20 @@ impl AgentConfig {
         if let Some(brain) = &self.brain {
             check_chars("brain", brain, MAX_BRAIN_NAME_CHARS)?;
         }
+        if let Some(sets) = &self.tools {
+            if sets.len() > MAX_TOOL_SETS {
+                return Err(format!(
+                    "tools has {} tool sets; the limit is {MAX_TOOL_SETS}",
+                    sets.len()
+                ));
+            }
+            for (i, set) in sets.iter().enumerate() {
+                if set.trim().is_empty() {
+                    return Err(format!("tools[{i}] must name a tool set"));
+                }
+                check_chars(&format!("tools[{i}]"), set, MAX_TOOL_SET_NAME_CHARS)?;
+            }
+        }
         if self.script.len() > MAX_SCRIPT_REPLIES {
             return Err(format!(
                 "script has {} replies; the limit is {MAX_SCRIPT_REPLIES}",
@@ -153,6 +174,13 @@ pub struct RuntimeOptions {
     pub bus_capacity: usize,
     /// Worker threads of the runtime's own tokio runtime (default 2).
     pub worker_threads: usize,
+    /// How many times one decision may send a brain's invalid answer back to it to be repaired
+    /// (an unknown tool, arguments that break the schema, a silent answer) before the decision
+    /// fails with `brain_invalid_reply` (default 2).
+    pub max_repairs: u32,
+    /// How many brain answers one decision may take in all: the results of read-only calls go
+    /// back to the brain, which answers again, up to this many times (default 4).
+    pub max_steps: u32,
 }
 
 impl Default for RuntimeOptions {
@@ -169,6 +197,8 @@ impl Default for RuntimeOptions {
             seed: 0,
             bus_capacity: 1024,
             worker_threads: 2,
+            max_repairs: 2,
+            max_steps: 4,
         }
     }
 }
@@ -206,6 +236,9 @@ impl RuntimeOptions {
         }
         if self.worker_threads == 0 {
             return Err("worker_threads must be at least 1".into());
+        }
+        if self.max_steps == 0 {
+            return Err("max_steps must be at least 1".into());
         }
         Ok(())
     }

@@ -14,6 +14,8 @@
 
 mod agent;
 mod config;
+mod decision;
+mod tools;
 mod world;
 
 use std::collections::HashMap;
@@ -31,13 +33,16 @@ pub use crate::geometry::{Position, WorldBounds};
 /// The world tools (kept under their old path; they live in [`crate::tools::world`]).
 pub use crate::tools::world as actions;
 pub use config::{AgentConfig, RuntimeOptions};
+pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
-use crate::brain::{BrainSettings, create_brain};
+use crate::brain::{BrainFactory, BrainRegistry, BrainSettings};
 use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, MessageKind, Subscription};
 use crate::memory::{
     AgentRecord, ConversationRow, Memory, MemoryError, Page, StateChangeRow, TaskRow,
 };
+use crate::tools::ToolRegistry;
 use agent::{AgentShared, Removal};
+use tools::ToolSets;
 use world::{Placed, World};
 
 pub use crate::limits::{MAX_MESSAGE_CHARS, MAX_TASK_NAME_CHARS};
@@ -60,6 +65,9 @@ pub enum RuntimeError {
     /// No brain with that name.
     #[error(transparent)]
     Brain(#[from] crate::brain::BrainError),
+    /// A tool set is unknown, taken, or clashes with another one of the agent's.
+    #[error(transparent)]
+    ToolSet(#[from] ToolSetError),
     /// Memory failed (includes unknown / completed tasks).
     #[error(transparent)]
     Memory(#[from] MemoryError),
@@ -140,7 +148,11 @@ impl RuntimeError {
             RuntimeError::Brain(crate::brain::BrainError::Unknown { .. }) => {
                 RuntimeErrorCode::UnknownBrain
             }
+            RuntimeError::Brain(
+                crate::brain::BrainError::Duplicate(_) | crate::brain::BrainError::InvalidName(_),
+            ) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::Brain(_) => RuntimeErrorCode::BrainError,
+            RuntimeError::ToolSet(_) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::Memory(e) => match e.agent_error_code() {
                 AgentErrorCode::UnknownTask => RuntimeErrorCode::UnknownTask,
                 AgentErrorCode::TaskAlreadyCompleted => RuntimeErrorCode::TaskAlreadyCompleted,
@@ -185,6 +197,8 @@ pub(crate) struct Inner {
     memory: Memory,
     world: World,
     agents: RwLock<HashMap<String, AgentEntry>>,
+    brains: RwLock<BrainRegistry>,
+    tool_sets: RwLock<ToolSets>,
     tracker: TaskTracker,
     closed: AtomicBool,
 }
@@ -223,6 +237,8 @@ impl Runtime {
             memory,
             options,
             agents: RwLock::new(HashMap::new()),
+            brains: RwLock::new(BrainRegistry::with_builtins()),
+            tool_sets: RwLock::new(ToolSets::with_builtins()),
             tracker: TaskTracker::new(),
             closed: AtomicBool::new(false),
         };
@@ -283,13 +299,9 @@ impl Runtime {
             .brain
             .clone()
             .unwrap_or_else(|| opts.default_brain.clone());
-        if !crate::brain::BRAINS.contains(&brain_name.as_str()) {
-            return Err(crate::brain::BrainError::Unknown {
-                name: brain_name,
-                available: crate::brain::BRAINS.join(", "),
-            }
-            .into());
-        }
+        let brain_options = serde_json::Value::Null;
+        inner.brains.read().check(&brain_name, &brain_options)?;
+        let tools = self.agent_tools(effective.tools.as_deref())?;
         // A resumed agent comes back where it was, unless the caller places it somewhere.
         let position = given_position
             .or(stored_position)
@@ -317,13 +329,17 @@ impl Runtime {
             thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
             script: std::mem::take(&mut effective.script),
         };
-        let brain = create_brain(&brain_name, &settings)?;
+        let brain = inner
+            .brains
+            .read()
+            .create(&brain_name, &brain_options, &settings)?;
 
         let shared = Arc::new(AgentShared::new(
             &agent_id,
             &effective,
             &brain_name,
             position,
+            tools,
             opts,
         ));
         // Lines accepted for a resumed agent before it stopped and not answered yet.
@@ -390,6 +406,93 @@ impl Runtime {
         );
         inner.tracker.spawn_on(task, &inner.handle);
         Ok(agent_id)
+    }
+
+    /// Adds a kind of brain, usable by name in [`AgentConfig::brain`] from now on. Errors:
+    /// the name is taken or empty (`invalid_config`).
+    pub fn register_brain(
+        &self,
+        name: &str,
+        factory: impl BrainFactory + 'static,
+    ) -> Result<(), RuntimeError> {
+        self.inner.brains.write().register(name, factory)?;
+        Ok(())
+    }
+
+    /// The names of the brains agents can use, sorted.
+    pub fn brain_names(&self) -> Vec<String> {
+        self.inner
+            .brains
+            .read()
+            .names()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Adds a named tool set (an app's actions, a campaign's tools), which agents can then be
+    /// attached to ([`AgentConfig::tools`], [`Runtime::attach_tools`]). Errors: the name is
+    /// taken (`world` and `games` are built in) or empty.
+    pub fn register_tool_set(
+        &self,
+        name: &str,
+        registry: ToolRegistry,
+    ) -> Result<(), RuntimeError> {
+        self.inner
+            .tool_sets
+            .write()
+            .register(name, Arc::new(registry))?;
+        Ok(())
+    }
+
+    /// The names of the registered tool sets, sorted.
+    pub fn tool_set_names(&self) -> Vec<String> {
+        self.inner.tool_sets.read().names()
+    }
+
+    /// Attaches a running agent to a tool set: its next decision sees the set's tools. Errors:
+    /// `unknown_agent`; an unknown set, or one with a tool named like one the agent has
+    /// (`invalid_config`). Attaching a set twice changes nothing.
+    pub fn attach_tools(&self, agent_id: &str, set: &str) -> Result<(), RuntimeError> {
+        let shared = self.running(agent_id)?;
+        let registry = self.inner.tool_sets.read().get(set)?;
+        shared.update_tools(|tools| tools.with(set.to_string(), registry))?;
+        Ok(())
+    }
+
+    /// Detaches a running agent from a tool set (no change when it is not attached).
+    pub fn detach_tools(&self, agent_id: &str, set: &str) -> Result<(), RuntimeError> {
+        let shared = self.running(agent_id)?;
+        shared.update_tools(|tools| Ok(tools.without(set)))?;
+        Ok(())
+    }
+
+    /// The tool sets a running agent is attached to, in order.
+    pub fn agent_tool_sets(&self, agent_id: &str) -> Result<Vec<String>, RuntimeError> {
+        let shared = self.running(agent_id)?;
+        let tools = shared.tools();
+        Ok(tools.set_names().into_iter().map(str::to_string).collect())
+    }
+
+    fn running(&self, agent_id: &str) -> Result<Arc<AgentShared>, RuntimeError> {
+        self.inner
+            .agents
+            .read()
+            .get(agent_id)
+            .map(|entry| entry.shared.clone())
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))
+    }
+
+    /// The tools of an agent attached to `sets` (default: the world tools).
+    fn agent_tools(&self, sets: Option<&[String]>) -> Result<AgentTools, RuntimeError> {
+        let registry = self.inner.tool_sets.read();
+        let default = [WORLD_TOOLS.to_string()];
+        let names = sets.unwrap_or(&default);
+        let mut resolved = Vec::with_capacity(names.len());
+        for name in names {
+            resolved.push((name.clone(), registry.get(name)?));
+        }
+        Ok(AgentTools::new(resolved)?)
     }
 
     /// Resumes every stored agent that was not terminated and is not running; returns their ids.
@@ -781,6 +884,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         speaking_seconds: over.speaking_seconds.or(base.speaking_seconds),
         hearing_radius: over.hearing_radius.or(base.hearing_radius),
         seed: over.seed.or(base.seed),
+        tools: over.tools.or(base.tools),
         script: over.script,
     }
 }

@@ -209,22 +209,25 @@ fn specs() -> Vec<ToolSpec> {
     ]
 }
 
-/// The registry of world tools (`move`, `wait`, `speak`, `collaborate`, `complete_task`).
+/// A new registry of the world tools (`move`, `wait`, `speak`, `collaborate`, `complete_task`).
 ///
-/// Built once. Each handler returns its (validated) arguments as the structured output and does
-/// nothing else: the runtime executes world actions itself (see the module docs).
+/// Each handler returns its (validated) arguments as the structured output and does nothing
+/// else: the runtime executes world actions itself (see the module docs).
+pub fn world_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for spec in specs() {
+        // The schemas above are constants; a failure here is a bug caught by the tests.
+        registry
+            .register(spec, |args| ToolOutput::ok(args.clone()))
+            .expect("world tool schemas are valid and their names unique");
+    }
+    registry
+}
+
+/// The registry of world tools, built once ([`world_registry`]).
 pub fn world_tools() -> &'static ToolRegistry {
     static REGISTRY: OnceLock<ToolRegistry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let mut registry = ToolRegistry::new();
-        for spec in specs() {
-            // The schemas above are constants; a failure here is a bug caught by the tests.
-            registry
-                .register(spec, |args| ToolOutput::ok(args.clone()))
-                .expect("world tool schemas are valid and their names unique");
-        }
-        registry
-    })
+    REGISTRY.get_or_init(world_registry)
 }
 
 /// The world tools in the LLM shape (`[{name, description, parameters}]`, sorted by name), for

@@ -206,7 +206,7 @@ impl Client {
             ..AgentConfig::default()
         };
         let request = ClientRequest::AgentSpawnRequest {
-            agent_config: config,
+            agent_config: Box::new(config),
         };
         (Op::Spawn { name }, request)
     }

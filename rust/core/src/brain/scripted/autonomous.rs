@@ -1,0 +1,362 @@
+//! Deciding on its own: wandering, chatting, working on the current task, asking for help,
+//! waiting.
+
+use super::*;
+use crate::geometry::number;
+
+impl ScriptedBrain {
+    pub(super) fn autonomous(&mut self, ctx: &BrainContext, allowed: Allowed) -> BrainReply {
+        let nearby: Vec<&NearbyAgent> = ctx
+            .nearby
+            .iter()
+            .filter(|a| !a.agent_id.trim().is_empty() && a.agent_id != ctx.agent_id)
+            .collect();
+        let task = ctx.current_task.as_ref();
+        let can_move = allowed.moving && ctx.bounds.validate().is_ok();
+        let can_collaborate = allowed.collaborating
+            && !nearby.is_empty()
+            && task.is_some_and(|t| !self.collaborated_on(t.id));
+        let choices = [
+            (Choice::Move, if can_move { 30 } else { 0 }),
+            (
+                Choice::Chat,
+                if allowed.speaking && !nearby.is_empty() {
+                    30
+                } else {
+                    0
+                },
+            ),
+            (Choice::Work, if task.is_some() { 40 } else { 0 }),
+            (Choice::Collaborate, if can_collaborate { 15 } else { 0 }),
+            (Choice::Wait, if allowed.waiting { 15 } else { 0 }),
+            (Choice::Monologue, if nearby.is_empty() { 4 } else { 0 }),
+        ];
+        let weights: Vec<u32> = choices.iter().map(|(_, w)| *w).collect();
+        let choice = self
+            .weighted(&weights)
+            .map_or(Choice::Monologue, |i| choices[i].0);
+        let reply = match choice {
+            Choice::Move => self.wander(ctx, &nearby),
+            Choice::Chat => Some(self.chat(ctx, &nearby, allowed)),
+            Choice::Work => task.map(|t| self.work(ctx, t.id, &t.task_name, &nearby, allowed)),
+            Choice::Collaborate => task.and_then(|t| self.collaborate(t.id, &t.task_name, &nearby)),
+            Choice::Wait => Some(self.wait(ctx)),
+            Choice::Monologue => Some(self.monologue(ctx, allowed)),
+        };
+        // A move with nowhere to go (or nothing allowed at all): wait, else think aloud.
+        match reply {
+            Some(reply) => reply,
+            None if allowed.waiting => self.wait(ctx),
+            None => self.monologue(ctx, allowed),
+        }
+    }
+
+    fn wait(&mut self, ctx: &BrainContext) -> BrainReply {
+        let seconds = self.rng.random_range(1u32..=5);
+        let reason = match &ctx.current_task {
+            Some(t) if self.rng.random_ratio(1, 2) => {
+                format!("thinking over {}", shown(&t.task_name))
+            }
+            _ => self.template(lines::WAIT_REASON).to_string(),
+        };
+        let call = self.call(WAIT, json!({ "seconds": seconds }), Some(reason));
+        Self::act(vec![call])
+    }
+
+    fn monologue(&mut self, ctx: &BrainContext, allowed: Allowed) -> BrainReply {
+        let me = display_name(&ctx.name, &ctx.agent_id);
+        let role = shown(&ctx.role);
+        let line = match &ctx.current_task {
+            Some(t) => {
+                let task = shown(&t.task_name);
+                fill(
+                    self.template(lines::MONOLOGUE_TASK),
+                    &[("task", &task), ("me", &me), ("role", &role)],
+                )
+            }
+            None => fill(
+                self.template(lines::MONOLOGUE),
+                &[("me", &me), ("role", &role)],
+            ),
+        };
+        self.say(line_limit(line), &[], "monologue", allowed)
+    }
+
+    /// A move of 2–10 units, or `None` when the agent cannot get anywhere else.
+    fn wander(&mut self, ctx: &BrainContext, nearby: &[&NearbyAgent]) -> Option<BrainReply> {
+        let bounds = ctx.bounds;
+        bounds.validate().ok()?;
+        let origin = if ctx.position.is_finite() {
+            ctx.position
+        } else {
+            midpoint(bounds)
+        };
+        let step = f64::from(self.rng.random_range(2u32..=10));
+        let mut planned = None;
+        if !nearby.is_empty() && self.rng.random_ratio(3, 5) {
+            let other = nearby[self.near_index(nearby.len().min(3))];
+            let (dx, dy) = (other.position.x - origin.x, other.position.y - origin.y);
+            let dist = (dx * dx + dy * dy).sqrt();
+            if dist.is_finite() && dist >= 4.0 {
+                // Stop two units short of them.
+                let s = step.min(dist - 2.0);
+                let reason = fill(
+                    self.template(lines::MOVE_TOWARD_REASON),
+                    &[("other", &display_name(&other.name, &other.agent_id))],
+                );
+                planned = Some((dx / dist * s, dy / dist * s, reason));
+            }
+        }
+        let (dx, dy, reason) = match planned {
+            Some(p) => p,
+            None => {
+                let (ux, uy, direction) = DIRECTIONS[self.below(DIRECTIONS.len())];
+                let k = if ux != 0.0 && uy != 0.0 {
+                    (step / SQRT_2).round().max(1.0)
+                } else {
+                    step
+                };
+                let reason = fill(
+                    self.template(lines::MOVE_WANDER_REASON),
+                    &[("direction", direction)],
+                );
+                (ux * k, uy * k, reason)
+            }
+        };
+        let mut target = snap(Position::new(origin.x + dx, origin.y + dy), bounds);
+        let mut reason = reason;
+        if target == ctx.position {
+            // Against a wall: try the other way.
+            target = snap(Position::new(origin.x - dx, origin.y - dy), bounds);
+            reason = "making some room".to_string();
+            if target == ctx.position {
+                return None;
+            }
+        }
+        let call = self.call(
+            MOVE,
+            json!({"x": number(target.x), "y": number(target.y)}),
+            Some(reason),
+        );
+        Some(Self::act(vec![call]))
+    }
+
+    fn chat(
+        &mut self,
+        ctx: &BrainContext,
+        nearby: &[&NearbyAgent],
+        allowed: Allowed,
+    ) -> BrainReply {
+        let me = display_name(&ctx.name, &ctx.agent_id);
+        let task = ctx.current_task.as_ref().map(|t| shown(&t.task_name));
+        if nearby.len() >= 2 && self.rng.random_ratio(1, 5) {
+            let recipients: Vec<String> = nearby
+                .iter()
+                .take(MAX_GROUP)
+                .map(|a| a.agent_id.clone())
+                .collect();
+            let line = match &task {
+                Some(task) => fill(
+                    self.template(lines::CHAT_GROUP_TASK),
+                    &[("me", &me), ("task", task)],
+                ),
+                None => fill(self.template(lines::CHAT_GROUP), &[("me", &me)]),
+            };
+            for r in &recipients {
+                self.remember_greeted(r);
+            }
+            return self.say(line_limit(line), &recipients, "chat", allowed);
+        }
+        let target = nearby[self.near_index(nearby.len().min(3))];
+        let other = display_name(&target.name, &target.agent_id);
+        let role = shown(&ctx.role);
+        let line = if !self.greeted(&target.agent_id) {
+            if role.is_empty() {
+                fill(
+                    self.template(lines::GREETING),
+                    &[("other", &other), ("me", &me)],
+                )
+            } else {
+                fill(
+                    self.template(lines::GREETING_ROLE),
+                    &[("other", &other), ("me", &me), ("role", &role)],
+                )
+            }
+        } else {
+            let recent = recent_line(ctx, target);
+            let weights = [
+                if recent.is_some() { 3 } else { 0 },
+                if task.is_some() { 3 } else { 0 },
+                if role.is_empty() { 0 } else { 2 },
+                1,
+            ];
+            match (self.weighted(&weights), recent, &task) {
+                (Some(0), Some((speaker, said)), _) => fill(
+                    self.template(lines::CHAT_RECENT),
+                    &[("other", &other), ("speaker", &speaker), ("quote", &said)],
+                ),
+                (Some(1), _, Some(task)) => fill(
+                    self.template(lines::CHAT_TASK),
+                    &[("other", &other), ("task", task)],
+                ),
+                (Some(2), _, _) => fill(
+                    self.template(lines::CHAT_ROLE),
+                    &[("other", &other), ("role", &role)],
+                ),
+                _ => fill(self.template(lines::CHAT_SMALL), &[("other", &other)]),
+            }
+        };
+        self.remember_greeted(&target.agent_id);
+        self.say(
+            line_limit(line),
+            std::slice::from_ref(&target.agent_id),
+            "chat",
+            allowed,
+        )
+    }
+
+    fn work(
+        &mut self,
+        ctx: &BrainContext,
+        task_id: i64,
+        task_name: &str,
+        nearby: &[&NearbyAgent],
+        allowed: Allowed,
+    ) -> BrainReply {
+        let task = shown(task_name);
+        if self.work.as_ref().is_none_or(|w| w.task_id != task_id) {
+            let needed = self.rng.random_range(2u32..=3);
+            self.work = Some(TaskWork {
+                task_id,
+                done: 0,
+                needed,
+            });
+        }
+        let (done, needed) = self.work.as_ref().map_or((0, 1), |w| (w.done, w.needed));
+        let audience: Vec<String> = nearby
+            .iter()
+            .take(MAX_GROUP)
+            .map(|a| a.agent_id.clone())
+            .collect();
+
+        if done >= needed && allowed.completing {
+            // Keep `done` as is: should the task still be open next time, it is completed again.
+            let args = if task_id >= 1 {
+                json!({ "task_id": task_id })
+            } else {
+                Value::Object(Map::new())
+            };
+            let done_call = self.call(COMPLETE_TASK, args, Some(format!("finished {task}")));
+            let mut line = fill(self.template(lines::TASK_DONE), &[("task", &task)]);
+            if let Some(next) = ctx.other_tasks.iter().find(|t| t.id != task_id) {
+                line.push_str(&fill(
+                    self.template(lines::TASK_DONE_NEXT),
+                    &[("next", &shown(&next.task_name))],
+                ));
+            }
+            let line = line_limit(line);
+            if allowed.speaking && !audience.is_empty() {
+                let speak = self.speak_call(&line, &audience, "task_update", None);
+                return BrainReply {
+                    assistant_text: line,
+                    dialog_type: "task_update".into(),
+                    tool_calls: vec![done_call, speak],
+                };
+            }
+            return Self::act(vec![done_call]);
+        }
+
+        let step = (done + 1).min(needed);
+        if let Some(w) = self.work.as_mut() {
+            w.done = w.done.saturating_add(1);
+        }
+        let (step, total) = (step.to_string(), needed.to_string());
+        let values = [("task", task.as_str()), ("step", &step), ("total", &total)];
+        if allowed.speaking && !audience.is_empty() {
+            // Tell the nearest one (or everyone near, now and then).
+            let recipients = if self.rng.random_ratio(1, 4) {
+                audience
+            } else {
+                audience.into_iter().take(1).collect()
+            };
+            let line = line_limit(fill(self.template(lines::TASK_UPDATE), &values));
+            return self.say(line, &recipients, "task_update", allowed);
+        }
+        if allowed.waiting && !self.rng.random_ratio(1, 6) {
+            let seconds = self.rng.random_range(2u32..=5);
+            let reason = fill(self.template(lines::WORK_REASON), &values);
+            let call = self.call(WAIT, json!({ "seconds": seconds }), Some(reason));
+            return Self::act(vec![call]);
+        }
+        let line = line_limit(fill(self.template(lines::TASK_UPDATE), &values));
+        self.say(line, &[], "task_update", allowed)
+    }
+
+    fn collaborate(
+        &mut self,
+        task_id: i64,
+        task_name: &str,
+        nearby: &[&NearbyAgent],
+    ) -> Option<BrainReply> {
+        if nearby.is_empty() || self.collaborated_on(task_id) {
+            return None;
+        }
+        let helper = nearby[self.near_index(nearby.len().min(3))];
+        let other = display_name(&helper.name, &helper.agent_id);
+        let task = shown(task_name);
+        let shown_task = if task.is_empty() {
+            "my task".to_string()
+        } else {
+            task
+        };
+        let message = line_limit(fill(
+            self.template(lines::COLLABORATE_ASK),
+            &[("other", &other), ("task", &shown_task)],
+        ));
+        let mut args = Map::new();
+        args.insert("agent_id".into(), Value::String(helper.agent_id.clone()));
+        let full_name = task_name.trim();
+        if !full_name.is_empty() {
+            args.insert(
+                "task_name".into(),
+                Value::String(truncate_chars(full_name, MAX_TASK_NAME_CHARS, "")),
+            );
+        }
+        args.insert("message".into(), Value::String(message));
+        self.remember_collaboration(task_id);
+        self.remember_greeted(&helper.agent_id);
+        let call = self.call(
+            COLLABORATE,
+            Value::Object(args),
+            Some(format!("asking {other} for help")),
+        );
+        let mut reply = Self::act(vec![call]);
+        reply.dialog_type = "collaboration".into();
+        Some(reply)
+    }
+}
+
+/// The bounds' centre, computed without overflow.
+fn midpoint(b: WorldBounds) -> Position {
+    Position::new(b.min_x / 2.0 + b.max_x / 2.0, b.min_y / 2.0 + b.max_y / 2.0)
+}
+
+/// `p` rounded to whole numbers and moved inside `bounds` (valid); an axis with no whole number
+/// inside is only clamped.
+fn snap(p: Position, bounds: WorldBounds) -> Position {
+    let centre = midpoint(bounds);
+    Position::new(
+        snap_axis(p.x, centre.x, bounds.min_x, bounds.max_x),
+        snap_axis(p.y, centre.y, bounds.min_y, bounds.max_y),
+    )
+}
+
+fn snap_axis(v: f64, fallback: f64, lo: f64, hi: f64) -> f64 {
+    let v = if v.is_finite() { v } else { fallback };
+    let (whole_lo, whole_hi) = (lo.ceil(), hi.floor());
+    if whole_lo <= whole_hi {
+        v.round().clamp(whole_lo, whole_hi)
+    } else {
+        v.clamp(lo, hi)
+    }
+}

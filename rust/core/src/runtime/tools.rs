@@ -1,0 +1,276 @@
+//! Tool sets: which tools each agent may call.
+//!
+//! The runtime holds named **tool sets** (each a [`ToolRegistry`]): `world` (the world actions,
+//! [`crate::tools::world`]) and `games` (every game tool) are built in; an application registers
+//! its own ([`crate::runtime::Runtime::register_tool_set`]) — an app's actions, a campaign's GM
+//! tools. Every agent is attached to a list of sets ([`AgentTools`]): `world` by default, plus
+//! whatever its config or the application attaches. Names are scoped per agent: two sets may
+//! both have a `move`, as long as no agent is attached to both, so a GM's `move` and a
+//! villager's `move` never meet.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::tools::{Tool, ToolRegistry};
+
+/// The built-in set of world actions (`move`, `wait`, `speak`, `collaborate`, `complete_task`).
+pub const WORLD_TOOLS: &str = "world";
+/// The built-in set of game tools (every tool of game-tools.md and the AIs).
+pub const GAME_TOOLS: &str = "games";
+
+/// Why a tool set could not be registered, attached or detached.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolSetError {
+    /// No set of that name.
+    #[error("unknown tool set '{name}' (available: {available})")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The sets that exist, comma-separated.
+        available: String,
+    },
+    /// A set of that name exists already.
+    #[error("a tool set named '{0}' is already registered")]
+    Duplicate(String),
+    /// A set name must be non-empty.
+    #[error("invalid tool set name '{0}': it must not be empty")]
+    InvalidName(String),
+    /// Attaching the set would give the agent two tools of one name.
+    #[error(
+        "cannot attach tool set '{set}': its tool '{tool}' clashes with '{tool}' of set '{other}'"
+    )]
+    Clash {
+        /// The set being attached.
+        set: String,
+        /// The tool name both sets have.
+        tool: String,
+        /// The set already attached that has it.
+        other: String,
+    },
+}
+
+/// The runtime's named tool sets.
+#[derive(Debug)]
+pub(crate) struct ToolSets {
+    sets: BTreeMap<String, Arc<ToolRegistry>>,
+}
+
+impl ToolSets {
+    /// The built-in sets: `world` and `games`.
+    pub(crate) fn with_builtins() -> Self {
+        let mut sets = BTreeMap::new();
+        sets.insert(
+            WORLD_TOOLS.to_string(),
+            Arc::new(crate::tools::world::world_registry()),
+        );
+        sets.insert(
+            GAME_TOOLS.to_string(),
+            Arc::new(ToolRegistry::with_game_tools()),
+        );
+        ToolSets { sets }
+    }
+
+    pub(crate) fn register(
+        &mut self,
+        name: &str,
+        registry: Arc<ToolRegistry>,
+    ) -> Result<(), ToolSetError> {
+        if name.trim().is_empty() {
+            return Err(ToolSetError::InvalidName(name.to_string()));
+        }
+        if self.sets.contains_key(name) {
+            return Err(ToolSetError::Duplicate(name.to_string()));
+        }
+        self.sets.insert(name.to_string(), registry);
+        Ok(())
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Result<Arc<ToolRegistry>, ToolSetError> {
+        self.sets
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolSetError::Unknown {
+                name: name.to_string(),
+                available: self.names().join(", "),
+            })
+    }
+
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.sets.keys().cloned().collect()
+    }
+}
+
+/// The tools one agent may call: its attached sets, in attach order, and their definitions in
+/// the LLM shape (built once per change, read by every decision).
+#[derive(Debug, Default)]
+pub struct AgentTools {
+    sets: Vec<(String, Arc<ToolRegistry>)>,
+    definitions: Vec<Value>,
+}
+
+impl AgentTools {
+    /// Tools from `sets` (names and registries, in order). Errors when two sets share a tool
+    /// name.
+    pub(crate) fn new(sets: Vec<(String, Arc<ToolRegistry>)>) -> Result<Self, ToolSetError> {
+        let mut tools = AgentTools::default();
+        for (name, registry) in sets {
+            tools = tools.with(name, registry)?;
+        }
+        Ok(tools)
+    }
+
+    /// These tools plus `set` (a set attached already is left as it is).
+    pub(crate) fn with(
+        &self,
+        set: String,
+        registry: Arc<ToolRegistry>,
+    ) -> Result<AgentTools, ToolSetError> {
+        if self.sets.iter().any(|(name, _)| *name == set) {
+            return Ok(self.clone_sets());
+        }
+        for tool in registry.tools() {
+            if let Some((other, _)) = self.find(tool.name()) {
+                return Err(ToolSetError::Clash {
+                    set,
+                    tool: tool.name().to_string(),
+                    other: other.to_string(),
+                });
+            }
+        }
+        let mut sets = self.sets.clone();
+        sets.push((set, registry));
+        Ok(AgentTools::from_sets(sets))
+    }
+
+    /// These tools without `set` (no change when it is not attached).
+    pub(crate) fn without(&self, set: &str) -> AgentTools {
+        AgentTools::from_sets(
+            self.sets
+                .iter()
+                .filter(|(name, _)| name != set)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    fn clone_sets(&self) -> AgentTools {
+        AgentTools::from_sets(self.sets.clone())
+    }
+
+    fn from_sets(sets: Vec<(String, Arc<ToolRegistry>)>) -> AgentTools {
+        let definitions = sets
+            .iter()
+            .flat_map(|(_, registry)| registry.tools().map(Tool::llm_definition))
+            .collect();
+        AgentTools { sets, definitions }
+    }
+
+    /// The tool called `name` and the set it comes from.
+    pub fn find(&self, name: &str) -> Option<(&str, &Tool)> {
+        self.sets
+            .iter()
+            .find_map(|(set, registry)| registry.get(name).map(|tool| (set.as_str(), tool)))
+    }
+
+    /// The registry holding the tool called `name`.
+    pub(crate) fn registry_of(&self, name: &str) -> Option<&Arc<ToolRegistry>> {
+        self.sets
+            .iter()
+            .find(|(_, registry)| registry.get(name).is_some())
+            .map(|(_, registry)| registry)
+    }
+
+    /// The attached sets' names, in attach order.
+    pub fn set_names(&self) -> Vec<&str> {
+        self.sets.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// Every tool's definition in the LLM shape, set by set.
+    pub fn definitions(&self) -> &[Value] {
+        &self.definitions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::{ToolOutput, ToolSpec};
+
+    fn set(names: &[&str]) -> Arc<ToolRegistry> {
+        let mut registry = ToolRegistry::new();
+        for name in names {
+            registry
+                .register(ToolSpec::new(*name, "", json!({"type": "object"})), |_| {
+                    ToolOutput::ok(json!({}))
+                })
+                .unwrap();
+        }
+        Arc::new(registry)
+    }
+
+    #[test]
+    fn names_are_scoped_per_agent() {
+        let gm = set(&["move", "move_options"]);
+        let world = set(&["move", "speak"]);
+        // Two agents, one `move` each.
+        let villager = AgentTools::new(vec![("world".into(), world.clone())]).unwrap();
+        let master = AgentTools::new(vec![("campaign".into(), gm.clone())]).unwrap();
+        assert_eq!(villager.find("move").unwrap().0, "world");
+        assert_eq!(master.find("move").unwrap().0, "campaign");
+        assert!(villager.find("move_options").is_none());
+        // One agent cannot have both.
+        let err = villager.with("campaign".into(), gm).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot attach tool set 'campaign': its tool 'move' clashes with 'move' of set 'world'"
+        );
+    }
+
+    #[test]
+    fn attach_and_detach_keep_order_and_definitions() {
+        let tools = AgentTools::new(vec![("a".into(), set(&["x", "y"]))]).unwrap();
+        let tools = tools.with("b".into(), set(&["z"])).unwrap();
+        assert_eq!(tools.set_names(), ["a", "b"]);
+        let names: Vec<_> = tools
+            .definitions()
+            .iter()
+            .map(|d| d["name"].clone())
+            .collect();
+        assert_eq!(names, ["x", "y", "z"]);
+        // Attaching again changes nothing.
+        assert_eq!(
+            tools.with("b".into(), set(&["z"])).unwrap().set_names(),
+            ["a", "b"]
+        );
+        let tools = tools.without("a");
+        assert_eq!(tools.set_names(), ["b"]);
+        assert_eq!(tools.definitions().len(), 1);
+        assert!(tools.find("x").is_none());
+    }
+
+    #[test]
+    fn the_builtin_sets_exist_and_names_are_unique() {
+        let mut sets = ToolSets::with_builtins();
+        assert_eq!(sets.names(), ["games", "world"]);
+        assert_eq!(
+            sets.register("world", set(&[])),
+            Err(ToolSetError::Duplicate("world".into()))
+        );
+        assert!(matches!(
+            sets.register(" ", set(&[])),
+            Err(ToolSetError::InvalidName(_))
+        ));
+        assert!(matches!(
+            sets.get("nope"),
+            Err(ToolSetError::Unknown { .. })
+        ));
+        let world = sets.get(WORLD_TOOLS).unwrap();
+        let games = sets.get(GAME_TOOLS).unwrap();
+        // The world and the games can be attached together.
+        AgentTools::new(vec![("world".into(), world), ("games".into(), games)]).unwrap();
+    }
+}

@@ -1,0 +1,366 @@
+//! The decision loop end to end: a brain registered by name, answers checked before anything
+//! runs, repairs with the contract's failure feedback, read-only results going back to the brain,
+//! per-agent tool sets. Real SQLite, paused clock.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::brain::{
+    Brain, BrainContext, BrainError, BrainReply, BrainSettings, DecideFuture, ToolCall,
+};
+use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::runtime::{AgentConfig, Position, Runtime, RuntimeOptions};
+use agents_core::tools::{ToolOutput, ToolRegistry, ToolSpec};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+/// A brain that answers from a queue and records every context it was given. With nothing left
+/// it says so.
+#[derive(Clone, Default)]
+struct Recorder {
+    answers: Arc<Mutex<VecDeque<BrainReply>>>,
+    seen: Arc<Mutex<Vec<BrainContext>>>,
+}
+
+impl Brain for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+
+    fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
+        self.seen.lock().push(context.clone());
+        let answer = self
+            .answers
+            .lock()
+            .pop_front()
+            .unwrap_or_else(|| reply("The recorder has nothing left to say.", vec![]));
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn runtime(dir: &tempfile::TempDir, recorder: &Recorder) -> Runtime {
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            speaking_seconds: 1.0,
+            idle_think_seconds: 1000.0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let shared = recorder.clone();
+    rt.register_brain("recorder", move |_: &BrainSettings| {
+        Ok(Box::new(shared.clone()) as Box<dyn Brain>)
+    })
+    .unwrap();
+    rt
+}
+
+fn call(id: &str, tool: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        tool: tool.into(),
+        args,
+        reason: None,
+    }
+}
+
+fn reply(text: &str, calls: Vec<ToolCall>) -> BrainReply {
+    BrainReply {
+        assistant_text: text.into(),
+        dialog_type: "chat".into(),
+        tool_calls: calls,
+    }
+}
+
+fn agent(tools: Option<Vec<&str>>) -> AgentConfig {
+    AgentConfig {
+        name: "Tess".into(),
+        role: "tester".into(),
+        brain: Some("recorder".into()),
+        initial_position: Some(Position::new(10.0, 10.0)),
+        tools: tools.map(|t| t.into_iter().map(String::from).collect()),
+        ..AgentConfig::default()
+    }
+}
+
+/// Spawns an agent and gives it something to decide about at once (agents here never decide
+/// on their own: their idle time is 1000 s).
+fn spawn(rt: &Runtime, config: AgentConfig) -> String {
+    let id = rt.spawn(config).unwrap();
+    rt.send_message(&id, "Your turn.").unwrap();
+    id
+}
+
+async fn collect(sub: &mut Subscription, within: Duration) -> Vec<BusMessage> {
+    let deadline = Instant::now() + within;
+    let mut out = Vec::new();
+    while let Ok(Some(r)) = tokio::time::timeout_at(deadline, sub.recv()).await {
+        if let Received::Message(env) = r {
+            out.push(env.message.clone());
+        }
+    }
+    out
+}
+
+fn errors(events: &[BusMessage]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentError { code, message, .. } => {
+                Some((code.as_str().to_string(), message.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn moves(events: &[BusMessage]) -> Vec<Position> {
+    events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoved { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_invalid_answer_is_repaired_with_the_failure_feedback() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    recorder.answers.lock().extend([
+        reply(
+            "",
+            vec![
+                call("c1", "fly", json!({})),
+                call("c2", "move", json!({"x": "far", "y": 1})),
+            ],
+        ),
+        reply("", vec![call("c3", "move", json!({"x": 12, "y": 14}))]),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    spawn(&rt, agent(None));
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(errors(&events), [], "a repaired decision reports nothing");
+    assert_eq!(moves(&events), [Position::new(12.0, 14.0)]);
+    let seen = recorder.seen.lock();
+    assert!(seen[0].steps.is_empty());
+    let feedback = &seen[1].steps;
+    assert_eq!(feedback.len(), 1);
+    let failed = serde_json::to_value(&feedback[0].failed_calls).unwrap();
+    assert_eq!(failed[0]["id"], "c1");
+    assert_eq!(failed[0]["status"], "rejected");
+    assert_eq!(failed[0]["reason"], "tool_not_allowed");
+    assert_eq!(failed[1]["id"], "c2");
+    assert_eq!(failed[1]["status"], "error");
+    assert_eq!(failed[1]["reason"], "invalid_args");
+    assert!(failed[1]["message"].as_str().unwrap().contains('x'));
+    // The brain sees what it answered.
+    assert_eq!(feedback[0].reply.tool_calls[0].tool, "fly");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_still_invalid_after_the_repairs_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    recorder.answers.lock().extend([
+        // Valid calls next to an invalid one: nothing of the answer may run.
+        reply(
+            "",
+            vec![
+                call("c1", "move", json!({"x": 20, "y": 20})),
+                call("c2", "fly", json!({})),
+            ],
+        ),
+        reply("   ", vec![]),
+        reply("", vec![call("c3", "speak", json!({"content": ""}))]),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = spawn(&rt, agent(None));
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    let errs = errors(&events);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, "brain_invalid_reply");
+    assert!(errs[0].1.contains("after 2 repairs"), "{}", errs[0].1);
+    assert!(
+        errs[0].1.contains("c3 (speak): invalid_args"),
+        "{}",
+        errs[0].1
+    );
+    assert_eq!(moves(&events), [], "nothing of the decision was applied");
+    assert_eq!(recorder.seen.lock().len(), 3, "one answer and two repairs");
+    assert_eq!(recorder.answers.lock().len(), 0);
+    // The anti-silent rule was the second answer's feedback.
+    let seen = recorder.seen.lock();
+    assert!(
+        seen[2].steps[1]
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("no tool calls and no text")
+    );
+    drop(seen);
+    assert_eq!(rt.state(&id).unwrap().state.to_string(), "idle");
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_only_results_go_back_to_the_brain() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    recorder.answers.lock().extend([
+        reply(
+            "",
+            vec![call("c1", "legal_chess_moves", json!({"fen": start}))],
+        ),
+        reply("I will open with e4.", vec![]),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = spawn(&rt, agent(Some(vec!["world", "games"])));
+    assert_eq!(rt.agent_tool_sets(&id).unwrap(), ["world", "games"]);
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(errors(&events), []);
+    let spoke: Vec<_> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpoke {
+                agent_id, content, ..
+            } if *agent_id == id => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spoke, ["I will open with e4."]);
+    let seen = recorder.seen.lock();
+    let tools: Vec<_> = seen[0].tools.iter().map(|t| t["name"].clone()).collect();
+    assert!(tools.contains(&json!("move")) && tools.contains(&json!("legal_chess_moves")));
+    let result = &seen[1].steps[0].results[0];
+    assert_eq!(result.id, "c1");
+    assert!(!result.is_error);
+    assert_eq!(result.result["movesUci"].as_array().map(Vec::len), Some(20));
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_only_rounds_stop_at_max_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    let mut peek = ToolRegistry::new();
+    peek.register(
+        ToolSpec::new("peek", "Looks around.", json!({"type": "object"})).read_only(),
+        |_| ToolOutput::ok(json!({"seen": "nothing"})),
+    )
+    .unwrap();
+    rt.register_tool_set("peek", peek).unwrap();
+    recorder.answers.lock().extend((0..10).map(|i| {
+        reply(
+            "Still looking.",
+            vec![call(&format!("c{i}"), "peek", json!({}))],
+        )
+    }));
+    spawn(&rt, agent(Some(vec!["world", "peek"])));
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(errors(&events), []);
+    // Four answers (max_steps): three continued with results, the fourth was final.
+    let seen = recorder.seen.lock();
+    assert_eq!(seen.len(), 4, "max_steps answers in one decision");
+    assert_eq!(seen[3].steps.len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_sets_are_scoped_per_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    let mut gm = ToolRegistry::new();
+    gm.register(
+        ToolSpec::new(
+            "move",
+            "Moves an actor to an area.",
+            json!({"type": "object", "properties": {"to_area_id": {"type": "string"}},
+                   "required": ["to_area_id"]}),
+        ),
+        |args| ToolOutput::ok(json!({"to_area_id": args["to_area_id"]})),
+    )
+    .unwrap();
+    rt.register_tool_set("campaign", gm).unwrap();
+    assert_eq!(rt.tool_set_names(), ["campaign", "games", "world"]);
+    // The world's `move` and the campaign's `move` cannot meet in one agent...
+    let err = rt
+        .spawn(agent(Some(vec!["world", "campaign"])))
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "invalid_config");
+    assert!(
+        err.to_string()
+            .contains("clashes with 'move' of set 'world'"),
+        "{err}"
+    );
+    // ...but each agent has its own.
+    recorder.answers.lock().extend([
+        reply(
+            "",
+            vec![call("c1", "move", json!({"to_area_id": "area_002"}))],
+        ),
+        reply("", vec![call("c1", "move", json!({"x": 1, "y": 2}))]),
+    ]);
+    let mut sub = rt.subscribe(Filter::all());
+    let master = spawn(&rt, agent(Some(vec!["campaign"])));
+    let villager = spawn(&rt, agent(None));
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(errors(&events), []);
+    assert_eq!(moves(&events), [Position::new(1.0, 2.0)]);
+    assert_eq!(rt.agent_tool_sets(&master).unwrap(), ["campaign"]);
+    assert_eq!(rt.agent_tool_sets(&villager).unwrap(), ["world"]);
+    // Attaching at run time, and the errors.
+    rt.attach_tools(&villager, "games").unwrap();
+    assert_eq!(rt.agent_tool_sets(&villager).unwrap(), ["world", "games"]);
+    rt.detach_tools(&villager, "games").unwrap();
+    assert_eq!(rt.agent_tool_sets(&villager).unwrap(), ["world"]);
+    assert!(rt.attach_tools(&villager, "campaign").is_err());
+    assert_eq!(
+        rt.attach_tools(&villager, "nope").unwrap_err().to_string(),
+        "unknown tool set 'nope' (available: campaign, games, world)"
+    );
+    assert_eq!(
+        rt.attach_tools("agent_404", "games")
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "unknown_agent"
+    );
+    let unknown = rt.spawn(agent(Some(vec!["nope"]))).unwrap_err();
+    assert_eq!(unknown.code().as_str(), "invalid_config");
+}
+
+#[tokio::test(start_paused = true)]
+async fn brains_are_registered_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    assert_eq!(rt.brain_names(), ["recorder", "scripted"]);
+    let again = rt
+        .register_brain("recorder", |_: &BrainSettings| {
+            Err(BrainError::Backend("unused".into()))
+        })
+        .unwrap_err();
+    assert_eq!(again.code().as_str(), "invalid_config");
+    let unknown = rt
+        .spawn(AgentConfig {
+            brain: Some("gpt-9".into()),
+            ..agent(None)
+        })
+        .unwrap_err();
+    assert_eq!(unknown.code().as_str(), "unknown_brain");
+    assert_eq!(
+        unknown.to_string(),
+        "unknown brain 'gpt-9' (available: recorder, scripted)"
+    );
+}
