@@ -122,10 +122,12 @@ func test_defaults_and_config_resource() -> void:
 	cfg.hearing_radius = 0.0
 	cfg.seed = 7
 	cfg.agent_id = "agent_004"
+	cfg.tool_sets = PackedStringArray(["world", "games"])
 	assert_eq(cfg.to_dictionary(), {
 		"name": "Mira", "role": "baker", "prompt": "You bake bread.\nYou are cheerful.",
 		"brain": "scripted", "initial_position": {"x": 10, "y": 20.5},
-		"idle_think_seconds": 3.0, "hearing_radius": 0.0, "seed": 7, "agent_id": "agent_004"})
+		"idle_think_seconds": 3.0, "hearing_radius": 0.0, "seed": 7, "agent_id": "agent_004",
+		"tools": ["world", "games"]})
 	cfg.use_initial_position = false
 	assert_false(cfg.to_dictionary().has("initial_position"))
 

@@ -69,6 +69,11 @@ pub struct AgentConfig {
     #[export]
     #[init(val = -1)]
     seed: i64,
+    /// The tool sets the agent may call: `"world"` (move, wait, speak, collaborate,
+    /// complete_task), `"games"` (every game tool), or a set the game registered. Empty: the
+    /// world tools only. Two sets with a tool of the same name cannot be combined.
+    #[export]
+    tool_sets: PackedStringArray,
     /// Empty: spawn a new agent (ids `agent_001`, `agent_002`, …). Set to a stored id to resume that
     /// agent with its history; fields left at their defaults then take the stored values.
     #[export]
@@ -96,7 +101,7 @@ impl AgentConfig {
     /// also accepts and the WebSocket protocol's `agent_config` uses): `name`, `role`, `prompt`,
     /// and only the optional keys that are set (`brain`, `initial_position` as `{x, y}`,
     /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`,
-    /// `agent_id`).
+    /// `tools`, `agent_id`).
     #[func]
     pub fn to_dictionary(&self) -> VarDictionary {
         convert::serialize_to_dictionary(&self.to_core())
@@ -120,6 +125,13 @@ impl AgentConfig {
             speaking_seconds: optional_number(self.speaking_seconds),
             hearing_radius: optional_number(self.hearing_radius),
             seed: (self.seed != -1).then(|| Value::from(self.seed)),
+            tools: (!self.tool_sets.is_empty()).then(|| {
+                self.tool_sets
+                    .as_slice()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            }),
             ..CoreConfig::default()
         }
     }
