@@ -380,7 +380,8 @@ async fn every_request_and_every_event_between_two_clients() {
     ok(&subscribed, "subscribe_response");
     assert_eq!(subscribed["events"], Value::Null);
 
-    // Bo helps; Ada is scripted: move, ask Bo for help, an invalid action, then speak.
+    // Bo helps; Ada is scripted: an answer that breaks the contract (repaired with the next
+    // one), then move, ask Bo for help, an action the world refuses, and speak.
     let bo = spawn(&mut c1, quiet_agent("Bo")).await;
     let ada = spawn(
         &mut c1,
@@ -388,12 +389,15 @@ async fn every_request_and_every_event_between_two_clients() {
             "name": "Ada", "role": "builder", "initial_position": {"x": 10, "y": 10},
             "idle_think_seconds": 0.2, "thinking_seconds": 0.05, "speaking_seconds": 0.05,
             "script": [{
+                "assistant_text": "",
+                "tool_calls": [{"id": "c0", "tool": "fly", "args": {}}]
+            }, {
                 "assistant_text": "On my way",
                 "dialog_type": "chat",
                 "tool_calls": [
                     {"id": "c1", "tool": "move", "args": {"x": 14, "y": 12}},
                     {"id": "c2", "tool": "collaborate", "args": {"agent_id": bo, "task_name": "haul crates"}},
-                    {"id": "c3", "tool": "fly", "args": {}}
+                    {"id": "c3", "tool": "complete_task", "args": {"task_id": 999999}}
                 ]
             }]
         }),
@@ -478,8 +482,14 @@ async fn every_request_and_every_event_between_two_clients() {
         .await;
     c2.event(|e| e["type"] == "collaboration_requested" && e["helper_id"] == bo.as_str())
         .await;
-    c2.event(|e| e["type"] == "agent_error" && e["agent_id"] == ada.as_str())
+    let refused = c2
+        .event(|e| e["type"] == "agent_error" && e["agent_id"] == ada.as_str())
         .await;
+    assert_eq!(refused["code"], "invalid_action", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("999999"),
+        "the repaired `fly` reported nothing; the world's refusal is the error: {refused}"
+    );
     c2.event(|e| e["type"] == "agent_speech" && e["content"] == "On my way")
         .await;
 

@@ -364,3 +364,64 @@ async fn brains_are_registered_by_name() {
         "unknown brain 'gpt-9' (available: recorder, scripted)"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn brain_objects_and_profiles_are_resolved_at_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let mut options = RuntimeOptions {
+        database: dir.path().join("agents.db"),
+        idle_think_seconds: 1000.0,
+        ..RuntimeOptions::default()
+    };
+    options.brain_profiles.insert(
+        "fast".into(),
+        serde_json::from_value(json!({"provider": "recorder", "model": "m1"})).unwrap(),
+    );
+    let rt = Runtime::start_on(Handle::current(), options).unwrap();
+    let shared = recorder.clone();
+    rt.register_brain("recorder", move |_: &BrainSettings| {
+        Ok(Box::new(shared.clone()) as Box<dyn Brain>)
+    })
+    .unwrap();
+    let config = |brain: Value| {
+        AgentConfig::from_json(&json!({"name": "B", "brain": brain})).map_err(|e| e.to_string())
+    };
+    // A profile by name.
+    let id = rt.spawn(config(json!("fast")).unwrap()).unwrap();
+    assert_eq!(rt.state(&id).unwrap().brain, "fast");
+    // A brain object.
+    let id = rt
+        .spawn(config(json!({"provider": "recorder", "model": "m2"})).unwrap())
+        .unwrap();
+    assert_eq!(rt.state(&id).unwrap().brain, "recorder:m2");
+    rt.flush().unwrap();
+    let stored = rt.stored_agents().unwrap();
+    assert_eq!(
+        stored[1].config["brain"],
+        json!({"provider": "recorder", "model": "m2"})
+    );
+    // Misconfigured brains are refused at spawn, and use no id.
+    let err = rt
+        .spawn(config(json!({"provider": "nope"})).unwrap())
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "invalid_config");
+    assert_eq!(
+        err.to_string(),
+        "brain.provider: unknown provider 'nope' (available: recorder, scripted)"
+    );
+    let err = rt
+        .spawn(config(json!({"provider": "recorder", "temperature": 9})).unwrap())
+        .unwrap_err();
+    assert!(err.to_string().contains("brain.temperature"), "{err}");
+    let err = rt.spawn(config(json!("slow")).unwrap()).unwrap_err();
+    assert_eq!(err.code().as_str(), "unknown_brain");
+    assert_eq!(
+        err.to_string(),
+        "unknown brain 'slow' (available: fast, recorder, scripted)"
+    );
+    let err = config(json!({"provider": "recorder", "api_key": "sk-123"})).unwrap_err();
+    assert!(err.contains("unknown field `api_key`"), "{err}");
+    let next = rt.spawn(config(json!("scripted")).unwrap()).unwrap();
+    assert_eq!(next, "agent_003", "the refused spawns used no id");
+}

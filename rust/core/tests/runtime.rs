@@ -635,7 +635,7 @@ async fn api_errors_have_codes() {
     let cases: Vec<(Result<String, RuntimeError>, &str)> = vec![
         (
             rt.spawn(AgentConfig {
-                brain: Some("claude".into()),
+                brain: Some("gpt-9".into()),
                 ..Default::default()
             }),
             "unknown_brain",
@@ -675,14 +675,11 @@ async fn api_errors_have_codes() {
     }
     let e = rt
         .spawn(AgentConfig {
-            brain: Some("claude".into()),
+            brain: Some("gpt-9".into()),
             ..Default::default()
         })
         .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "unknown brain 'claude' (available: scripted)"
-    );
+    assert_eq!(e.to_string(), "unknown brain 'gpt-9' (available: scripted)");
     assert_eq!(
         rt.send_message("agent_404", "hi")
             .unwrap_err()

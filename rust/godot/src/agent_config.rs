@@ -1,5 +1,6 @@
 //! `AgentConfig`: one agent's set-up as a Godot resource (inspector-editable, savable as `.tres`).
 
+use agents_core::brain::BrainChoice;
 use agents_core::runtime::AgentConfig as CoreConfig;
 use godot::prelude::*;
 use serde_json::Value;
@@ -116,7 +117,7 @@ impl AgentConfig {
             name: self.name.to_string(),
             role: self.role.to_string(),
             prompt: self.prompt.to_string(),
-            brain: optional_text(&self.brain),
+            brain: optional_text(&self.brain).map(BrainChoice::Named),
             initial_position: self
                 .use_initial_position
                 .then(|| convert::vector2_to_position(self.initial_position)),

@@ -6,6 +6,7 @@
 //! in without changing the runtime.
 
 pub mod scripted;
+pub mod spec;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
+pub use spec::{BrainChoice, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,6 +114,10 @@ pub enum BrainError {
         /// Comma-separated names that exist.
         available: String,
     },
+    /// The brain is misconfigured (an unknown provider, a missing model, an environment
+    /// variable that is not set — named, never its value).
+    #[error("{0}")]
+    Invalid(String),
     /// A brain of this name is registered already.
     #[error("a brain named '{0}' is already registered")]
     Duplicate(String),
@@ -148,6 +154,17 @@ pub struct BrainSettings {
     pub thinking_seconds: f64,
     /// Replies to give first, in order (scripted; see `AgentConfig::script`).
     pub script: Vec<BrainReply>,
+}
+
+/// A brain choice resolved to a registered provider and its options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedBrain {
+    /// The registered brain that builds it (`scripted`, `openai`, …).
+    pub provider: String,
+    /// Its options: the brain object as JSON, `null` for a plain registered name.
+    pub options: serde_json::Value,
+    /// How snapshots and the stored record name it: the name given, or `provider:model`.
+    pub label: String,
 }
 
 /// Makes the brains of one kind (`scripted`, a provider). Registered by name in a
@@ -263,6 +280,58 @@ impl BrainRegistry {
                 name: name.to_string(),
                 available: self.names().join(", "),
             })
+    }
+
+    /// Resolves an agent's [`BrainChoice`] against `profiles` and this registry, and checks it
+    /// ([`BrainFactory::check`]): a name is a profile, else a registered brain, else the
+    /// `claude` preset; an object is checked field by field, then by its provider.
+    pub fn resolve(
+        &self,
+        choice: &BrainChoice,
+        profiles: &std::collections::BTreeMap<String, BrainSpec>,
+    ) -> Result<ResolvedBrain, BrainError> {
+        let (spec, label) = match choice {
+            BrainChoice::Named(name) => {
+                if let Some(spec) = profiles.get(name) {
+                    (spec.clone(), name.clone())
+                } else if self.contains(name) {
+                    self.check(name, &serde_json::Value::Null)?;
+                    return Ok(ResolvedBrain {
+                        provider: name.clone(),
+                        options: serde_json::Value::Null,
+                        label: name.clone(),
+                    });
+                } else if name == spec::CLAUDE_PRESET {
+                    (BrainSpec::claude_preset(), name.clone())
+                } else {
+                    let mut available: Vec<&str> = self.names();
+                    available.extend(profiles.keys().map(String::as_str));
+                    available.sort_unstable();
+                    available.dedup();
+                    return Err(BrainError::Unknown {
+                        name: name.clone(),
+                        available: available.join(", "),
+                    });
+                }
+            }
+            BrainChoice::Spec(spec) => ((**spec).clone(), spec.label()),
+        };
+        spec.validate().map_err(BrainError::Invalid)?;
+        if !self.contains(&spec.provider) {
+            return Err(BrainError::Invalid(format!(
+                "brain.provider: unknown provider '{}' (available: {})",
+                spec.provider,
+                self.names().join(", ")
+            )));
+        }
+        let options =
+            serde_json::to_value(&spec).map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
+        self.check(&spec.provider, &options)?;
+        Ok(ResolvedBrain {
+            provider: spec.provider,
+            options,
+            label,
+        })
     }
 
     /// Checks that `name` exists and accepts `options` ([`BrainFactory::check`]).

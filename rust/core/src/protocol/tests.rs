@@ -302,7 +302,10 @@ fn the_spec_spawn_request_parses_and_validates() {
     let ClientRequest::AgentSpawnRequest { agent_config } = r else {
         panic!("not a spawn request: {r:?}");
     };
-    assert_eq!(agent_config.brain.as_deref(), Some("claude"));
+    assert_eq!(
+        agent_config.brain.as_ref().and_then(|b| b.name()),
+        Some("claude")
+    );
     assert_eq!(
         agent_config.initial_position,
         Some(Position::new(10.0, 10.0))

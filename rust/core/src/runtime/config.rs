@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::brain::{BrainChoice, BrainSpec};
 use crate::geometry::{Position, WorldBounds};
 
 /// How one agent is set up. Every field but `name` is optional; unset fields take the runtime's
@@ -29,14 +30,15 @@ pub struct AgentConfig {
     #[serde(default)]
     #[schemars(length(max = crate::limits::MAX_PROMPT_CHARS))]
     pub prompt: String,
-    /// Which brain decides for this agent (`"scripted"`). Unset: the runtime's default brain.
+    /// Which brain decides for this agent: a name (`"scripted"`, a profile, `"claude"`) or a
+    /// brain object (`{"provider": "openai", "model": …}`, [`BrainChoice`]). Unset: the
+    /// runtime's default brain.
     #[serde(
         default,
         alias = "cli_backend",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(length(max = crate::limits::MAX_BRAIN_NAME_CHARS))]
-    pub brain: Option<String>,
+    pub brain: Option<BrainChoice>,
     /// Where the agent starts. Unset: the stored position when resuming, else the world's centre.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_position: Option<Position>,
@@ -122,8 +124,10 @@ impl AgentConfig {
         check_chars("name", &self.name, MAX_NAME_CHARS)?;
         check_chars("role", &self.role, MAX_ROLE_CHARS)?;
         check_chars("prompt", &self.prompt, MAX_PROMPT_CHARS)?;
-        if let Some(brain) = &self.brain {
-            check_chars("brain", brain, MAX_BRAIN_NAME_CHARS)?;
+        match &self.brain {
+            Some(BrainChoice::Named(name)) => check_chars("brain", name, MAX_BRAIN_NAME_CHARS)?,
+            Some(BrainChoice::Spec(spec)) => spec.validate()?,
+            None => {}
         }
         if let Some(sets) = &self.tools {
             if sets.len() > MAX_TOOL_SETS {
@@ -158,8 +162,13 @@ pub struct RuntimeOptions {
     pub idle_think_seconds: f64,
     /// The world's rectangle (default 0..100 × 0..100).
     pub bounds: WorldBounds,
-    /// The brain agents use when their config names none (default `scripted`).
+    /// The brain agents use when their config names none: a profile of `brain_profiles` or a
+    /// registered brain (default `scripted`).
     pub default_brain: String,
+    /// Named brain objects agents can refer to by name (`"brain": "fast"`), from
+    /// `agents-server serve --brains FILE` or the Godot `AgentBrain` resources. A profile
+    /// shadows a registered brain of the same name.
+    pub brain_profiles: std::collections::BTreeMap<String, BrainSpec>,
     /// The scripted brain's thinking latency in seconds (default 0.8).
     pub thinking_seconds: f64,
     /// Seconds an agent spends Speaking a line (default 1.5).
@@ -190,6 +199,7 @@ impl Default for RuntimeOptions {
             idle_think_seconds: 5.0,
             bounds: WorldBounds::default(),
             default_brain: "scripted".into(),
+            brain_profiles: Default::default(),
             thinking_seconds: 0.8,
             speaking_seconds: 1.5,
             hearing_radius: 15.0,
@@ -227,6 +237,13 @@ impl RuntimeOptions {
         self.bounds.validate()?;
         if self.default_brain.trim().is_empty() {
             return Err("default_brain must not be empty".into());
+        }
+        for (name, spec) in &self.brain_profiles {
+            if name.trim().is_empty() {
+                return Err("brain_profiles: a profile name must not be empty".into());
+            }
+            spec.validate()
+                .map_err(|e| format!("brain_profiles.{name}: {e}"))?;
         }
         if self.player_id.trim().is_empty() {
             return Err("player_id must not be empty".into());
@@ -273,7 +290,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(c.name, "Assistant");
-        assert_eq!(c.brain.as_deref(), Some("claude"));
+        assert_eq!(c.brain.as_ref().and_then(|b| b.name()), Some("claude"));
         assert_eq!(c.initial_position, Some(Position::new(10.0, 10.0)));
         c.validate().unwrap();
     }

@@ -35,7 +35,7 @@ pub use crate::tools::world as actions;
 pub use config::{AgentConfig, RuntimeOptions};
 pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
-use crate::brain::{BrainFactory, BrainRegistry, BrainSettings};
+use crate::brain::{BrainChoice, BrainFactory, BrainRegistry, BrainSettings};
 use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, MessageKind, Subscription};
 use crate::memory::{
     AgentRecord, ConversationRow, Memory, MemoryError, Page, StateChangeRow, TaskRow,
@@ -149,7 +149,9 @@ impl RuntimeError {
                 RuntimeErrorCode::UnknownBrain
             }
             RuntimeError::Brain(
-                crate::brain::BrainError::Duplicate(_) | crate::brain::BrainError::InvalidName(_),
+                crate::brain::BrainError::Duplicate(_)
+                | crate::brain::BrainError::InvalidName(_)
+                | crate::brain::BrainError::Invalid(_),
             ) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::Brain(_) => RuntimeErrorCode::BrainError,
             RuntimeError::ToolSet(_) => RuntimeErrorCode::InvalidConfig,
@@ -295,12 +297,11 @@ impl Runtime {
             }
             None => (config, None, crate::time::now_iso(), false),
         };
-        let brain_name = effective
+        let choice = effective
             .brain
             .clone()
-            .unwrap_or_else(|| opts.default_brain.clone());
-        let brain_options = serde_json::Value::Null;
-        inner.brains.read().check(&brain_name, &brain_options)?;
+            .unwrap_or_else(|| BrainChoice::Named(opts.default_brain.clone()));
+        let resolved = inner.brains.read().resolve(&choice, &opts.brain_profiles)?;
         let tools = self.agent_tools(effective.tools.as_deref())?;
         // A resumed agent comes back where it was, unless the caller places it somewhere.
         let position = given_position
@@ -332,7 +333,8 @@ impl Runtime {
         let brain = inner
             .brains
             .read()
-            .create(&brain_name, &brain_options, &settings)?;
+            .create(&resolved.provider, &resolved.options, &settings)?;
+        let brain_name = resolved.label;
 
         let shared = Arc::new(AgentShared::new(
             &agent_id,
