@@ -337,7 +337,7 @@ async fn every_request_and_every_event_between_two_clients() {
             .unwrap()
             .starts_with("godot-agents ")
     );
-    assert_eq!(welcome["requests"].as_array().unwrap().len(), 15);
+    assert_eq!(welcome["requests"].as_array().unwrap().len(), 16);
     assert_eq!(welcome["events"], json!(EVENT_TYPES));
     drop(raw);
 

@@ -194,6 +194,10 @@ func test_autonomous_state_changes_and_moves() -> void:
 	assert_eq(history[0]["agent_id"], id)
 	assert_type(history[0]["timestamp"], TYPE_STRING)
 	assert_eq(rt.get_state_history(id, 1).size(), 1, "limit")
+	# The scripted brain calls no model: its trace is empty (and an unknown agent is an error).
+	assert_eq(rt.get_agent_trace(id), [])
+	assert_eq(rt.get_agent_trace("agent_404"), [])
+	assert_contains(rt.get_last_error(), "agent_404")
 
 
 func test_refused_and_invalid_actions_become_agent_errors() -> void:

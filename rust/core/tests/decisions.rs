@@ -10,6 +10,7 @@ use agents_core::brain::{
     Brain, BrainContext, BrainError, BrainReply, BrainSettings, DecideFuture, ToolCall,
 };
 use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::memory::{BrainCall, CallOutcome};
 use agents_core::runtime::{AgentConfig, Position, Runtime, RuntimeOptions};
 use agents_core::tools::{ToolOutput, ToolRegistry, ToolSpec};
 use parking_lot::Mutex;
@@ -38,6 +39,25 @@ impl Brain for Recorder {
             .pop_front()
             .unwrap_or_else(|| reply("The recorder has nothing left to say.", vec![]));
         Box::pin(async move { Ok(answer) })
+    }
+
+    fn take_call_report(&mut self) -> Option<BrainCall> {
+        let n = self.seen.lock().len() as u64;
+        Some(BrainCall {
+            agent_id: String::new(),
+            provider: "recorder".into(),
+            model: Some("tape-1".into()),
+            started_at: "2026-11-25T00:00:00Z".into(),
+            latency_ms: 5,
+            input_tokens: 100 * n,
+            output_tokens: 10,
+            cached_tokens: 80,
+            outcome: CallOutcome::Ok,
+            repairs: 0,
+            error_code: None,
+            prompt: None,
+            reply: None,
+        })
     }
 }
 
@@ -163,6 +183,28 @@ async fn an_invalid_answer_is_repaired_with_the_failure_feedback() {
     assert!(failed[1]["message"].as_str().unwrap().contains('x'));
     // The brain sees what it answered.
     assert_eq!(feedback[0].reply.tool_calls[0].tool, "fly");
+    drop(seen);
+    // Both model calls are traced, the second as a repair.
+    let id = rt.agent_ids()[0].clone();
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    let got: Vec<_> = trace
+        .iter()
+        .map(|r| {
+            (
+                r.call.agent_id.as_str(),
+                r.call.repairs,
+                r.call.input_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(got, [(id.as_str(), 0, 100), (id.as_str(), 1, 200)]);
+    assert_eq!(trace[1].call.model.as_deref(), Some("tape-1"));
+    assert!(trace[0].id < trace[1].id);
+    assert_eq!(rt.agent_trace(&id, 1).unwrap(), trace[1..]);
+    assert_eq!(
+        rt.agent_trace("agent_404", 1).unwrap_err().code().as_str(),
+        "unknown_agent"
+    );
 }
 
 #[tokio::test(start_paused = true)]

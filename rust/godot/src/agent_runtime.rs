@@ -638,6 +638,26 @@ impl AgentRuntime {
         .unwrap_or_default()
     }
 
+    /// The last [param limit] model calls of an agent (its `brain_calls` trace), oldest first, as
+    /// Dictionaries `{id, agent_id, provider, model, started_at, latency_ms, input_tokens,
+    /// output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply}`. `outcome` is
+    /// `ok`, `invalid_reply`, `error` or `cancelled`; `prompt` and `reply` are `null` unless the
+    /// brain keeps them (`trace_prompts`). Empty for brains that call no model (`scripted`).
+    #[func]
+    pub fn get_agent_trace(
+        &mut self,
+        agent_id: GString,
+        #[opt(default = 100)] limit: i64,
+    ) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        self.call_runtime(&id, "get_agent_trace", |rt| {
+            rt.agent_trace(&id, limit).map_err(failure)
+        })
+        .map(|rows| rows_to_array(&rows))
+        .unwrap_or_default()
+    }
+
     /// Every agent stored in the database, running or not: `{agent_id, name, role, prompt,
     /// brain, config, position (Vector2), state, created_at, removed_at}` (`removed_at` is set
     /// once terminated).

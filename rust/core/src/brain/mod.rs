@@ -143,6 +143,13 @@ pub trait Brain: Send {
     fn name(&self) -> &str;
     /// Answers the tool-call contract for this context.
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a>;
+
+    /// The model call behind the last answer (or failure), for the `brain_calls` trace; `None`
+    /// for brains that call no model (`scripted`). The runtime fills in `agent_id` and
+    /// `repairs` and records it.
+    fn take_call_report(&mut self) -> Option<crate::memory::BrainCall> {
+        None
+    }
 }
 
 /// Settings a brain is built with.

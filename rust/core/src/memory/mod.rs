@@ -48,8 +48,8 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 pub use rows::{
-    AgentRecord, ConversationRow, InboxRow, NewConversation, Page, StateChangeRow, TaskRow,
-    TaskStatus,
+    AgentRecord, BrainCall, BrainCallRow, CallOutcome, ConversationRow, InboxRow, NewConversation,
+    Page, StateChangeRow, TaskRow, TaskStatus,
 };
 
 use ids::{IdBlock, IdKind, Reserve};
@@ -446,6 +446,29 @@ impl Memory {
             content,
             recipient,
         })
+    }
+    /// Queues a traced model call (`brain_calls`).
+    pub fn record_brain_call(&self, call: BrainCall) -> u64 {
+        self.inner.submit(writer::Op::BrainCall(Box::new(call)))
+    }
+    /// The last `limit` traced model calls of an agent, oldest first.
+    pub fn brain_calls(
+        &self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<BrainCallRow>, MemoryError> {
+        Ok(self.brain_calls_page(agent_id, None, limit)?.rows)
+    }
+    /// A page of an agent's traced model calls, as [`Memory::conversation_page`].
+    pub fn brain_calls_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<BrainCallRow>, MemoryError> {
+        let before = before.unwrap_or(i64::MAX);
+        self.inner
+            .read(|conn| read::brain_calls_before(conn, agent_id, before, limit))
     }
     /// Queues a state transition row (timestamped now).
     pub fn record_state_change(&self, agent_id: &str, old: AgentState, new: AgentState) -> u64 {

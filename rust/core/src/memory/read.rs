@@ -7,7 +7,10 @@ use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::ids::IdKind;
-use super::{AgentRecord, ConversationRow, InboxRow, Page, StateChangeRow, TaskRow, TaskStatus};
+use super::{
+    AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, Page, StateChangeRow, TaskRow,
+    TaskStatus,
+};
 use crate::agent_state::AgentState;
 use crate::geometry::Position;
 
@@ -241,6 +244,56 @@ pub(crate) fn state_history(
     let rows = stmt.query_map(params![agent_id, limit_of(limit)], state_change_row)?;
     rows.collect()
 }
+
+/// A page of an agent's traced calls: the newest `limit` with an id below `before`, in time
+/// order.
+pub(crate) fn brain_calls_before(
+    conn: &Connection,
+    agent_id: &str,
+    before: i64,
+    limit: usize,
+) -> rusqlite::Result<Page<BrainCallRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_id, provider, model, started_at, latency_ms, input_tokens,
+                output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply
+         FROM brain_calls WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+    )?;
+    let count = |row: &Row<'_>, i: usize| -> rusqlite::Result<u64> {
+        Ok(u64::try_from(row.get::<_, i64>(i)?).unwrap_or(0))
+    };
+    let rows = stmt.query_map(
+        params![agent_id, before, limit_of(limit.saturating_add(1))],
+        |row| {
+            let outcome: String = row.get(9)?;
+            Ok(BrainCallRow {
+                id: row.get(0)?,
+                call: BrainCall {
+                    agent_id: row.get(1)?,
+                    provider: row.get(2)?,
+                    model: row.get(3)?,
+                    started_at: row.get(4)?,
+                    latency_ms: count(row, 5)?,
+                    input_tokens: count(row, 6)?,
+                    output_tokens: count(row, 7)?,
+                    cached_tokens: count(row, 8)?,
+                    outcome: outcome
+                        .parse()
+                        .map_err(|e: String| conversion(9, BadText(e)))?,
+                    repairs: row.get(10)?,
+                    error_code: row.get(11)?,
+                    prompt: row.get(12)?,
+                    reply: row.get(13)?,
+                },
+            })
+        },
+    )?;
+    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
+}
+
+/// A stored text that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadText(String);
 
 pub(crate) fn agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<Option<AgentRecord>> {
     conn.prepare_cached(&format!(

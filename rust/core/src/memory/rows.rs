@@ -140,3 +140,90 @@ pub struct Page<T> {
     /// Where the next page starts (a row id or an agent number), if there is one.
     pub next: Option<i64>,
 }
+
+/// How a model call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The model answered the contract.
+    Ok,
+    /// The model answered something that is not the contract (the decision repairs it or fails
+    /// with `brain_invalid_reply`).
+    InvalidReply,
+    /// The call failed: unreachable, refused, timed out, out of budget.
+    Error,
+    /// The decision was interrupted, terminated or shut down while the call was in flight.
+    Cancelled,
+}
+
+impl CallOutcome {
+    /// Every outcome.
+    pub const ALL: [CallOutcome; 4] = [
+        CallOutcome::Ok,
+        CallOutcome::InvalidReply,
+        CallOutcome::Error,
+        CallOutcome::Cancelled,
+    ];
+
+    /// The stored name (`ok`, `invalid_reply`, `error`, `cancelled`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::InvalidReply => "invalid_reply",
+            CallOutcome::Error => "error",
+            CallOutcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::str::FromStr for CallOutcome {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CallOutcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| format!("unknown call outcome '{s}'"))
+    }
+}
+
+/// One traced model call (`brain_calls`), as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrainCall {
+    /// The deciding agent.
+    pub agent_id: String,
+    /// The provider (`openai`, `anthropic`, `cli`, …).
+    pub provider: String,
+    /// The model, when the provider has one.
+    pub model: Option<String>,
+    /// When the call started (UTC ISO-8601).
+    pub started_at: String,
+    /// How long it took, retries included, in milliseconds.
+    pub latency_ms: u64,
+    /// Prompt tokens the provider reported (cached ones included).
+    pub input_tokens: u64,
+    /// Answer tokens the provider reported.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache.
+    pub cached_tokens: u64,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// Repairs asked for within the decision before this call.
+    pub repairs: u32,
+    /// The error code when it failed (`brain_auth_failed`, `brain_model_not_found`, …).
+    pub error_code: Option<String>,
+    /// The request as sent, when the brain keeps prompts (`trace_prompts`).
+    pub prompt: Option<String>,
+    /// The answer as received, when the brain keeps prompts.
+    pub reply: Option<String>,
+}
+
+/// A stored [`BrainCall`] with its row id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrainCallRow {
+    /// Row id (increasing).
+    pub id: i64,
+    /// The call.
+    #[serde(flatten)]
+    pub call: BrainCall,
+}

@@ -85,6 +85,25 @@ const MIGRATIONS: &[&str] = &[
         kind TEXT PRIMARY KEY CHECK (kind IN ('agent','task')),
         reserved_to INTEGER NOT NULL
     );",
+    // v3: every model call, traced (`brain_calls`): timings, tokens, outcome; the prompt and
+    // the answer only when the brain opts in (`trace_prompts`). Never a key.
+    "CREATE TABLE IF NOT EXISTS brain_calls (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT,
+        started_at TEXT NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        repairs INTEGER NOT NULL,
+        error_code TEXT,
+        prompt TEXT,
+        reply TEXT
+    );
+    CREATE INDEX IF NOT EXISTS idx_brain_calls_agent ON brain_calls (agent_id, id);",
 ];
 
 /// The newest schema version (the number of migrations).

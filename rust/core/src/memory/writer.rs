@@ -57,6 +57,7 @@ pub(crate) enum Op {
         agent_id: String,
         removed_at: String,
     },
+    BrainCall(Box<super::BrainCall>),
     /// A reservation of ids up to `to` (see `ids.rs`); a `release` sets it back to `to`
     /// (clean close), otherwise it only ever grows.
     IdBlock {
@@ -394,6 +395,45 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
                 "UPDATE agents SET x = ?2, y = ?3, state = ?4, updated_at = ?5 WHERE agent_id = ?1",
             )?
             .execute(params![agent_id, x, y, state.as_str(), updated_at])?;
+        }
+        Op::BrainCall(call) => {
+            let super::BrainCall {
+                agent_id,
+                provider,
+                model,
+                started_at,
+                latency_ms,
+                input_tokens,
+                output_tokens,
+                cached_tokens,
+                outcome,
+                repairs,
+                error_code,
+                prompt,
+                reply,
+            } = &**call;
+            let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+            conn.prepare_cached(
+                "INSERT INTO brain_calls (agent_id, provider, model, started_at, latency_ms,
+                     input_tokens, output_tokens, cached_tokens, outcome, repairs, error_code,
+                     prompt, reply)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?
+            .execute(params![
+                agent_id,
+                provider,
+                model,
+                started_at,
+                int(*latency_ms),
+                int(*input_tokens),
+                int(*output_tokens),
+                int(*cached_tokens),
+                outcome.as_str(),
+                repairs,
+                error_code,
+                prompt,
+                reply
+            ])?;
         }
         Op::AgentRemoved {
             agent_id,

@@ -203,6 +203,30 @@ pub fn handle(
                     }
                 })
         }
+        ClientRequest::GetAgentTrace {
+            agent_id,
+            limit,
+            cursor,
+        } => {
+            let before = match numeric_cursor(List::Trace, &cursor) {
+                Ok(before) => before,
+                Err(message) => return invalid(message, id),
+            };
+            let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
+            runtime
+                .agent_trace_page(&agent_id, before, limit)
+                .map(|mut page| {
+                    if pages::fit_from_end(&mut page.rows) {
+                        page.next = page.rows.first().map(|r| r.id);
+                    }
+                    ServerMessage::GetAgentTraceResponse {
+                        request_id: id.clone(),
+                        agent_id,
+                        calls: page.rows,
+                        next_cursor: page.next.map(|k| List::Trace.cursor(k)),
+                    }
+                })
+        }
         ClientRequest::ListStoredAgents { limit, cursor } => {
             let after = match numeric_cursor(List::StoredAgents, &cursor) {
                 Ok(after) => after,

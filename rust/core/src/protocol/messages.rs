@@ -9,7 +9,7 @@ use super::{ErrorCode, RequestId};
 use crate::agent_state::AgentState;
 use crate::bus::AgentErrorCode;
 use crate::geometry::Position;
-use crate::memory::{AgentRecord, ConversationRow, StateChangeRow, TaskRow};
+use crate::memory::{AgentRecord, BrainCallRow, ConversationRow, StateChangeRow, TaskRow};
 use crate::runtime::AgentConfig;
 
 /// The `type` of every request, as sent by clients.
@@ -25,6 +25,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "get_conversation",
     "get_tasks",
     "get_state_history",
+    "get_agent_trace",
     "list_stored_agents",
     "list_tools",
     "call_tool",
@@ -135,6 +136,20 @@ pub enum ClientRequest {
         #[schemars(length(max = 128))]
         cursor: Option<String>,
     },
+    /// An agent's traced model calls (`brain_calls`), oldest first → `get_agent_trace_response`.
+    GetAgentTrace {
+        /// The agent (running or stored).
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+        agent_id: String,
+        /// How many of the latest calls per page (default 100, at most 500).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
+        limit: Option<u32>,
+        /// The `next_cursor` of the previous page (older calls); absent: the latest.
+        #[serde(default)]
+        #[schemars(length(max = 128))]
+        cursor: Option<String>,
+    },
     /// An agent's state transitions, oldest first → `get_state_history_response`.
     GetStateHistory {
         /// The agent (running or stored).
@@ -204,6 +219,7 @@ impl ClientRequest {
             ClientRequest::GetConversation { .. } => "get_conversation",
             ClientRequest::GetTasks { .. } => "get_tasks",
             ClientRequest::GetStateHistory { .. } => "get_state_history",
+            ClientRequest::GetAgentTrace { .. } => "get_agent_trace",
             ClientRequest::ListStoredAgents { .. } => "list_stored_agents",
             ClientRequest::ListTools {} => "list_tools",
             ClientRequest::CallTool { .. } => "call_tool",
@@ -226,6 +242,7 @@ impl ClientRequest {
             | ClientRequest::GetConversation { .. }
             | ClientRequest::GetTasks { .. }
             | ClientRequest::GetStateHistory { .. }
+            | ClientRequest::GetAgentTrace { .. }
             | ClientRequest::ListStoredAgents { .. }
             | ClientRequest::ListTools { .. }
             | ClientRequest::CallTool { .. }
@@ -358,6 +375,17 @@ pub enum ServerMessage {
         /// Transitions, oldest first.
         transitions: Vec<StateChangeRow>,
         /// Pass as `cursor` for the page of older transitions; `null`: there are none.
+        next_cursor: Option<String>,
+    },
+    /// Reply to `get_agent_trace`.
+    GetAgentTraceResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Model calls, oldest first.
+        calls: Vec<BrainCallRow>,
+        /// Pass as `cursor` for the page of older calls; `null`: there are none.
         next_cursor: Option<String>,
     },
     /// Reply to `list_stored_agents`.

@@ -29,6 +29,8 @@ pub enum List {
     Conversation,
     /// `get_state_history` (keyed by transition id).
     StateHistory,
+    /// `get_agent_trace` (keyed by call id).
+    Trace,
 }
 
 impl List {
@@ -39,6 +41,7 @@ impl List {
             List::Tasks => 't',
             List::Conversation => 'c',
             List::StateHistory => 'h',
+            List::Trace => 'b',
         }
     }
 

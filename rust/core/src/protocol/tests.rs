@@ -274,6 +274,7 @@ fn every_request_type_parses() {
         json!({"type": "get_conversation", "agent_id": "a", "limit": 5}),
         json!({"type": "get_tasks", "agent_id": "a"}),
         json!({"type": "get_state_history", "agent_id": "a"}),
+        json!({"type": "get_agent_trace", "agent_id": "a", "limit": 3}),
         json!({"type": "list_stored_agents"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
@@ -1278,6 +1279,43 @@ async fn paginated_lists_walk_every_row_once() {
     );
     let all = f.runtime.state_history(&id, 10_000).unwrap();
     assert_eq!(history.len(), all.len().max(1));
+
+    // The model-call trace pages back like the history.
+    for n in 0..25u64 {
+        memory.record_brain_call(crate::memory::BrainCall {
+            agent_id: id.clone(),
+            provider: "openai".into(),
+            model: Some("m".into()),
+            started_at: crate::time::now_iso(),
+            latency_ms: n,
+            input_tokens: 10,
+            output_tokens: 1,
+            cached_tokens: 0,
+            outcome: crate::memory::CallOutcome::Ok,
+            repairs: 0,
+            error_code: None,
+            prompt: None,
+            reply: None,
+        });
+    }
+    let trace = walk(
+        &f,
+        json!({"type": "get_agent_trace", "agent_id": id}),
+        "calls",
+        10,
+    );
+    assert_eq!(trace.len(), 3);
+    let latencies: Vec<u64> = trace
+        .iter()
+        .rev()
+        .flatten()
+        .map(|c| c["latency_ms"].as_u64().unwrap())
+        .collect();
+    assert_eq!(latencies, (0..25).collect::<Vec<_>>(), "every call once");
+    f.send_err(
+        json!({"type": "get_agent_trace", "agent_id": "agent_404"}),
+        "unknown_agent",
+    );
 
     // A cursor from another list, or made up, is refused.
     let e = f.send_err(

@@ -336,6 +336,11 @@ impl Agent {
                 };
                 context = *returned;
                 first = false;
+                if let Some(mut call) = self.brain.take_call_report() {
+                    call.agent_id = self.shared.id.clone();
+                    call.repairs = repairs;
+                    self.inner.memory.record_brain_call(call);
+                }
                 let reply = match reply {
                     Ok(reply) => reply,
                     Err(e) => break 'decision Err((AgentErrorCode::BrainError, e.to_string())),

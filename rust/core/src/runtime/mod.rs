@@ -497,6 +497,31 @@ impl Runtime {
         Ok(AgentTools::new(resolved)?)
     }
 
+    /// The last `limit` model calls of an agent (running or stored), oldest first: the
+    /// `brain_calls` trace (timings, tokens, outcome, repairs, error code; prompts only when its
+    /// brain keeps them). Read-your-writes, like every read.
+    pub fn agent_trace(
+        &self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<crate::memory::BrainCallRow>, RuntimeError> {
+        Ok(self.agent_trace_page(agent_id, None, limit)?.rows)
+    }
+
+    /// A page of an agent's model calls, as [`Runtime::state_history_page`].
+    pub fn agent_trace_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<crate::memory::BrainCallRow>, RuntimeError> {
+        self.known(agent_id)?;
+        Ok(self
+            .inner
+            .memory
+            .brain_calls_page(agent_id, before, limit)?)
+    }
+
     /// Resumes every stored agent that was not terminated and is not running; returns their ids.
     pub fn resume_all(&self) -> Result<Vec<String>, RuntimeError> {
         self.check_open()?;
