@@ -8,11 +8,13 @@
 //! a stream of Server-Sent Events decoded by [`sse`]) back into a reply:
 //!
 //! - [`openai`]: chat completions — OpenAI and every compatible server (Ollama's `/v1`,
-//!   llama.cpp's `llama-server`, LM Studio, vLLM, OpenRouter), with their streaming quirks.
+//!   llama.cpp's `llama-server`, LM Studio, vLLM, OpenRouter), with their streaming quirks;
+//! - [`anthropic`]: messages, with prompt-cache breakpoints and the named stream events.
 //!
 //! Nothing here does I/O: the HTTP client and the brain live in the core crate. Nothing here
 //! panics on what a server sends: every malformed answer is a [`WireError`].
 
+pub mod anthropic;
 pub mod openai;
 pub mod sse;
 

@@ -80,11 +80,13 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
         ("index", "idx_agent_inbox_agent"),
         ("index", "idx_agent_state_history_agent"),
         ("index", "idx_agent_tasks_agent_status"),
+        ("index", "idx_brain_calls_agent"),
         ("table", "agent_conversations"),
         ("table", "agent_inbox"),
         ("table", "agent_state_history"),
         ("table", "agent_tasks"),
         ("table", "agents"),
+        ("table", "brain_calls"),
         ("table", "id_blocks"),
     ]
     .iter()
