@@ -15,6 +15,7 @@
 //! panics on what a server sends: every malformed answer is a [`WireError`].
 
 pub mod anthropic;
+pub mod client;
 pub mod openai;
 pub mod sse;
 

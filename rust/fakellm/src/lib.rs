@@ -1,0 +1,853 @@
+//! A fake LLM provider: a real HTTP server on loopback that speaks the providers' wire formats,
+//! so the model brains are tested offline on the real wire.
+//!
+//! It writes the JSON itself (it does not share code with the client), so a test that passes
+//! proves the client speaks the format, not that two halves of one library agree.
+//!
+//! # Routes
+//!
+//! - `POST /v1/chat/completions` — OpenAI chat completions (the OpenAI base URL is
+//!   [`FakeServer::openai_base`], `{url}/v1`);
+//! - `POST /v1/messages` — Anthropic messages (base URL [`FakeServer::anthropic_base`], `{url}`);
+//! - control, for processes that run the `fakellm` binary: `POST /_fake/replies` (a JSON array
+//!   of [`Behaviour`]s appended to the queue), `GET /_fake/requests` (what was received),
+//!   `POST /_fake/latency` (`{"ms": n}`), `POST /_fake/reset`.
+//!
+//! Each model request takes the next queued [`Behaviour`] (the default one when the queue is
+//! empty), waits the configured latency, and answers in the route's format — streamed as
+//! Server-Sent Events when the request says `"stream": true`, else as one JSON body.
+//!
+//! # Token accounting (a fixed rule, so benchmarks can count prompt tokens)
+//!
+//! The prompt is the request's `tools`, then `system`, then `messages`, each serialized as
+//! compact JSON; it costs `ceil(chars / 4)` tokens, and an answer `ceil(chars / 4)` of its text
+//! and arguments. Cached tokens: for OpenAI, the longest common prefix (in characters, / 4) with
+//! any earlier prompt for the same model; for Anthropic, the part of the prompt up to and
+//! including the last block carrying `cache_control` (tools, then system blocks), when an
+//! earlier request for the same model had the same part. Reported as the providers report
+//! them: OpenAI `prompt_tokens` (cached included) with `prompt_tokens_details.cached_tokens`;
+//! Anthropic `input_tokens` (not cached) plus `cache_read_input_tokens`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A tool call the fake model makes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FakeCall {
+    /// Its id (default: `call_<n>` / `toolu_<n>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The tool.
+    pub name: String,
+    /// The arguments: an object (sent as its JSON text), or a string sent as it is — broken
+    /// JSON included.
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+impl FakeCall {
+    /// A call of `name` with object arguments.
+    pub fn new(name: &str, arguments: Value) -> Self {
+        FakeCall {
+            id: None,
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    fn arguments_text(&self) -> String {
+        match &self.arguments {
+            Value::String(raw) => raw.clone(),
+            Value::Null => "{}".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// How the fake model answers one request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Behaviour {
+    /// Answer text and tool calls. Streamed, text goes out in pieces of `chunk_chars`
+    /// characters (default 7), and so do each call's arguments.
+    Reply {
+        /// The text.
+        #[serde(default)]
+        text: String,
+        /// The calls.
+        #[serde(default)]
+        tool_calls: Vec<FakeCall>,
+        /// Piece size when streaming.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chunk_chars: Option<usize>,
+    },
+    /// OpenAI route, as Ollama's `/v1` streams: each call whole in one chunk, every call at
+    /// `index` 0, and `finish_reason: "stop"` even with calls.
+    OllamaReply {
+        /// The text.
+        #[serde(default)]
+        text: String,
+        /// The calls.
+        #[serde(default)]
+        tool_calls: Vec<FakeCall>,
+    },
+    /// An HTTP error status with a body (429 with `Retry-After`, 500, 401, 404 …).
+    Status {
+        /// The status code.
+        status: u16,
+        /// The body (a provider-shaped error object).
+        #[serde(default)]
+        body: Value,
+        /// The `Retry-After` header, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<String>,
+    },
+    /// Starts streaming, then reports an error in the stream.
+    StreamError {
+        /// The error's message.
+        message: String,
+    },
+    /// Never answers.
+    Hang,
+    /// `200 OK` with a body that is not JSON.
+    Garbage {
+        /// The body.
+        body: String,
+    },
+}
+
+impl Behaviour {
+    /// A text-only answer.
+    pub fn text(text: &str) -> Self {
+        Behaviour::Reply {
+            text: text.into(),
+            tool_calls: Vec::new(),
+            chunk_chars: None,
+        }
+    }
+
+    /// An answer with tool calls (and no text).
+    pub fn calls(tool_calls: Vec<FakeCall>) -> Self {
+        Behaviour::Reply {
+            text: String::new(),
+            tool_calls,
+            chunk_chars: None,
+        }
+    }
+}
+
+/// The answer when nothing is queued, unless [`FakeServer::set_default`] changed it.
+pub const DEFAULT_TEXT: &str = "The fake model has nothing scripted to say.";
+
+/// A request the server received.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    /// The path (`/v1/chat/completions`, `/v1/messages`).
+    pub path: String,
+    /// The headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body (`null` when it was not JSON).
+    pub body: Value,
+    /// Milliseconds since the server started.
+    pub received_ms: u64,
+}
+
+impl RecordedRequest {
+    /// The value of header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<Behaviour>>,
+    default: Mutex<Behaviour>,
+    latency: Mutex<Duration>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    /// Earlier prompts, for cache accounting: (route, model, prompt, cacheable prefix).
+    prompts: Mutex<Vec<(String, String, String, String)>>,
+    started: Instant,
+    counter: Mutex<u64>,
+}
+
+/// A running fake provider.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl FakeServer {
+    /// Starts serving on `addr` (`127.0.0.1:0` for any free port) on the current tokio runtime.
+    pub async fn start(addr: &str) -> std::io::Result<FakeServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            default: Mutex::new(Behaviour::text(DEFAULT_TEXT)),
+            latency: Mutex::new(Duration::ZERO),
+            requests: Mutex::new(Vec::new()),
+            prompts: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            counter: Mutex::new(0),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(openai))
+            .route("/v1/messages", post(anthropic))
+            .route("/_fake/replies", post(push_replies))
+            .route("/_fake/requests", get(list_requests))
+            .route("/_fake/latency", post(set_latency))
+            .route("/_fake/reset", post(reset))
+            .with_state(shared.clone());
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(FakeServer {
+            addr,
+            shared,
+            shutdown: Some(tx),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The OpenAI base URL (`{url}/v1`).
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// The Anthropic base URL (`{url}`).
+    pub fn anthropic_base(&self) -> String {
+        self.url()
+    }
+
+    /// Queues a behaviour for the next request.
+    pub fn push(&self, behaviour: Behaviour) {
+        self.shared.queue.lock().push_back(behaviour);
+    }
+
+    /// Queues several.
+    pub fn push_many(&self, behaviours: impl IntoIterator<Item = Behaviour>) {
+        self.shared.queue.lock().extend(behaviours);
+    }
+
+    /// The behaviour when nothing is queued.
+    pub fn set_default(&self, behaviour: Behaviour) {
+        *self.shared.default.lock() = behaviour;
+    }
+
+    /// Delay before each answer's first byte.
+    pub fn set_latency(&self, latency: Duration) {
+        *self.shared.latency.lock() = latency;
+    }
+
+    /// Every model request received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().clone()
+    }
+
+    /// How many behaviours are still queued.
+    pub fn queued(&self) -> usize {
+        self.shared.queue.lock().len()
+    }
+
+    /// Stops serving.
+    pub fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+async fn push_replies(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Vec<Behaviour>>(&body) {
+        Ok(list) => {
+            let n = list.len();
+            shared.queue.lock().extend(list);
+            Json(json!({"queued": n})).into_response()
+        }
+        Err(e) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": format!("not a list of behaviours: {e}")}})),
+        )
+            .into_response(),
+    }
+}
+
+async fn list_requests(State(shared): State<Arc<Shared>>) -> Response {
+    Json(json!(shared.requests.lock().clone())).into_response()
+}
+
+async fn set_latency(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let ms = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["ms"].as_u64());
+    match ms {
+        Some(ms) => {
+            *shared.latency.lock() = Duration::from_millis(ms);
+            Json(json!({"latency_ms": ms})).into_response()
+        }
+        None => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "expected {\"ms\": <integer>}"}})),
+        )
+            .into_response(),
+    }
+}
+
+async fn reset(State(shared): State<Arc<Shared>>) -> Response {
+    shared.queue.lock().clear();
+    shared.requests.lock().clear();
+    shared.prompts.lock().clear();
+    *shared.default.lock() = Behaviour::text(DEFAULT_TEXT);
+    *shared.latency.lock() = Duration::ZERO;
+    Json(json!({"reset": true})).into_response()
+}
+
+/// `axum::Json` without its extractor half (only used to answer).
+struct Json(Value);
+
+impl IntoResponse for Json {
+    fn into_response(self) -> Response {
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            self.0.to_string(),
+        )
+            .into_response()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Route {
+    OpenAi,
+    Anthropic,
+}
+
+/// Records the request, takes the next behaviour, waits the latency.
+async fn receive(
+    shared: &Shared,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> (Value, Behaviour, u64) {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    shared.requests.lock().push(RecordedRequest {
+        path: path.into(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_ascii_lowercase(),
+                    v.to_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect(),
+        body: value.clone(),
+        received_ms: shared.started.elapsed().as_millis() as u64,
+    });
+    let behaviour = shared
+        .queue
+        .lock()
+        .pop_front()
+        .unwrap_or_else(|| shared.default.lock().clone());
+    let latency = *shared.latency.lock();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let n = {
+        let mut counter = shared.counter.lock();
+        *counter += 1;
+        *counter
+    };
+    (value, behaviour, n)
+}
+
+fn tokens(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+/// Prompt tokens and cached prompt tokens of a request, by the documented rule.
+fn prompt_usage(shared: &Shared, route: Route, body: &Value) -> (u64, u64) {
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let part = |key: &str| body.get(key).map(Value::to_string).unwrap_or_default();
+    let prompt = format!("{}{}{}", part("tools"), part("system"), part("messages"));
+    let cacheable = match route {
+        Route::OpenAi => String::new(),
+        Route::Anthropic => anthropic_cacheable(body),
+    };
+    let route_name = if route == Route::OpenAi {
+        "openai"
+    } else {
+        "anthropic"
+    };
+    let mut prompts = shared.prompts.lock();
+    let cached_chars = match route {
+        Route::OpenAi => prompts
+            .iter()
+            .filter(|(r, m, _, _)| r == route_name && *m == model)
+            .map(|(_, _, p, _)| common_prefix(p, &prompt))
+            .max()
+            .unwrap_or(0),
+        Route::Anthropic => {
+            let hit = !cacheable.is_empty()
+                && prompts
+                    .iter()
+                    .any(|(r, m, _, c)| r == route_name && *m == model && *c == cacheable);
+            if hit { cacheable.chars().count() } else { 0 }
+        }
+    };
+    prompts.push((route_name.into(), model, prompt.clone(), cacheable));
+    let total = tokens(prompt.chars().count());
+    (total, (cached_chars / 4) as u64)
+}
+
+/// Tools, then system blocks, up to and including the last one carrying `cache_control`.
+fn anthropic_cacheable(body: &Value) -> String {
+    let mut blocks: Vec<&Value> = Vec::new();
+    if let Some(tools) = body["tools"].as_array() {
+        blocks.extend(tools);
+    }
+    if let Some(system) = body["system"].as_array() {
+        blocks.extend(system);
+    }
+    match blocks
+        .iter()
+        .rposition(|b| b.get("cache_control").is_some())
+    {
+        Some(last) => blocks[..=last]
+            .iter()
+            .map(|b| b.to_string())
+            .collect::<String>(),
+        None => String::new(),
+    }
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    answer(
+        &shared,
+        Route::OpenAi,
+        "/v1/chat/completions",
+        &headers,
+        &body,
+    )
+    .await
+}
+
+async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    answer(&shared, Route::Anthropic, "/v1/messages", &headers, &body).await
+}
+
+async fn answer(
+    shared: &Shared,
+    route: Route,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
+    let (request, behaviour, n) = receive(shared, path, headers, body).await;
+    let stream = request["stream"].as_bool().unwrap_or(false);
+    let model = request["model"].as_str().unwrap_or("fake").to_string();
+    match behaviour {
+        Behaviour::Status {
+            status,
+            body,
+            retry_after,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = (status, Json(body)).into_response();
+            if let Some(after) = retry_after
+                && let Ok(value) = after.parse()
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Behaviour::Hang => {
+            std::future::pending::<()>().await;
+            StatusCode::GATEWAY_TIMEOUT.into_response()
+        }
+        Behaviour::Garbage { body } => {
+            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Behaviour::StreamError { message } => {
+            let events = match route {
+                Route::OpenAi => vec![
+                    openai_chunk(
+                        &model,
+                        n,
+                        json!({"role": "assistant", "content": "I"}),
+                        Value::Null,
+                    ),
+                    format!(
+                        "data: {}\n\n",
+                        json!({"error": {"message": message, "type": "server_error"}})
+                    ),
+                ],
+                Route::Anthropic => vec![
+                    sse(
+                        "message_start",
+                        json!({"type": "message_start", "message": {
+                        "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant",
+                        "content": [], "model": model, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+                    ),
+                    sse(
+                        "error",
+                        json!({"type": "error",
+                        "error": {"type": "overloaded_error", "message": message}}),
+                    ),
+                ],
+            };
+            sse_response(events)
+        }
+        Behaviour::Reply {
+            text,
+            tool_calls,
+            chunk_chars,
+        } => {
+            let (input, cached) = prompt_usage(shared, route, &request);
+            let output = tokens(
+                text.chars().count()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.arguments_text().chars().count())
+                        .sum::<usize>(),
+            );
+            let usage = Usage {
+                input,
+                cached,
+                output,
+            };
+            let chunk = chunk_chars.unwrap_or(7).max(1);
+            match (route, stream) {
+                (Route::OpenAi, false) => {
+                    Json(openai_whole(&model, n, &text, &tool_calls, usage)).into_response()
+                }
+                (Route::OpenAi, true) => sse_response(openai_stream(
+                    &model,
+                    n,
+                    &text,
+                    &tool_calls,
+                    usage,
+                    chunk,
+                    include_usage(&request),
+                )),
+                (Route::Anthropic, false) => {
+                    Json(anthropic_whole(&model, n, &text, &tool_calls, usage)).into_response()
+                }
+                (Route::Anthropic, true) => sse_response(anthropic_stream(
+                    &model,
+                    n,
+                    &text,
+                    &tool_calls,
+                    usage,
+                    chunk,
+                )),
+            }
+        }
+        Behaviour::OllamaReply { text, tool_calls } => {
+            let (input, cached) = prompt_usage(shared, route, &request);
+            let usage = Usage {
+                input,
+                cached,
+                output: tokens(text.chars().count()),
+            };
+            if route == Route::Anthropic || !stream {
+                return Json(openai_whole(&model, n, &text, &tool_calls, usage)).into_response();
+            }
+            let mut events = Vec::new();
+            if !text.is_empty() {
+                events.push(openai_chunk(
+                    &model,
+                    n,
+                    json!({"role": "assistant", "content": text}),
+                    Value::Null,
+                ));
+            }
+            for (i, call) in tool_calls.iter().enumerate() {
+                events.push(openai_chunk(
+                    &model,
+                    n,
+                    json!({"role": "assistant", "content": "", "tool_calls": [{
+                        "id": call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}")),
+                        "index": 0, "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments_text()}}]}),
+                    Value::Null,
+                ));
+            }
+            events.push(openai_chunk(
+                &model,
+                n,
+                json!({"role": "assistant", "content": ""}),
+                json!("stop"),
+            ));
+            if include_usage(&request) {
+                events.push(openai_usage_chunk(&model, n, usage));
+            }
+            events.push("data: [DONE]\n\n".into());
+            sse_response(events)
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Usage {
+    input: u64,
+    cached: u64,
+    output: u64,
+}
+
+fn include_usage(request: &Value) -> bool {
+    request
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn pieces(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+fn sse(event: &str, data: Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+fn sse_response(events: Vec<String>) -> Response {
+    let stream = futures_util::stream::iter(
+        events
+            .into_iter()
+            .map(|e| Ok::<Bytes, Infallible>(Bytes::from(e))),
+    );
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+fn openai_usage(usage: Usage) -> Value {
+    json!({"prompt_tokens": usage.input, "completion_tokens": usage.output,
+           "total_tokens": usage.input + usage.output,
+           "prompt_tokens_details": {"cached_tokens": usage.cached}})
+}
+
+fn call_id(call: &FakeCall, prefix: &str, i: usize) -> String {
+    call.id
+        .clone()
+        .unwrap_or_else(|| format!("{prefix}_{}", i + 1))
+}
+
+fn openai_whole(model: &str, n: u64, text: &str, calls: &[FakeCall], usage: Usage) -> Value {
+    let mut message = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { text.into() }});
+    if !calls.is_empty() {
+        message["tool_calls"] = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                json!({"id": call_id(c, "call", i), "type": "function",
+                       "function": {"name": c.name, "arguments": c.arguments_text()}})
+            })
+            .collect();
+    }
+    json!({"id": format!("chatcmpl-fake-{n}"), "object": "chat.completion", "created": 0,
+           "model": model,
+           "choices": [{"index": 0, "message": message,
+                        "finish_reason": if calls.is_empty() { "stop" } else { "tool_calls" }}],
+           "usage": openai_usage(usage)})
+}
+
+fn openai_chunk(model: &str, n: u64, delta: Value, finish: Value) -> String {
+    let chunk = json!({"id": format!("chatcmpl-fake-{n}"), "object": "chat.completion.chunk",
+                       "created": 0, "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    format!("data: {chunk}\n\n")
+}
+
+fn openai_usage_chunk(model: &str, n: u64, usage: Usage) -> String {
+    let chunk = json!({"id": format!("chatcmpl-fake-{n}"), "object": "chat.completion.chunk",
+                       "created": 0, "model": model, "choices": [], "usage": openai_usage(usage)});
+    format!("data: {chunk}\n\n")
+}
+
+fn openai_stream(
+    model: &str,
+    n: u64,
+    text: &str,
+    calls: &[FakeCall],
+    usage: Usage,
+    chunk: usize,
+    with_usage: bool,
+) -> Vec<String> {
+    let mut events = vec![openai_chunk(
+        model,
+        n,
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    for piece in pieces(text, chunk) {
+        events.push(openai_chunk(
+            model,
+            n,
+            json!({"content": piece}),
+            Value::Null,
+        ));
+    }
+    for (i, call) in calls.iter().enumerate() {
+        events.push(openai_chunk(
+            model,
+            n,
+            json!({"tool_calls": [{"index": i, "id": call_id(call, "call", i), "type": "function",
+                                   "function": {"name": call.name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        for piece in pieces(&call.arguments_text(), chunk) {
+            events.push(openai_chunk(
+                model,
+                n,
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    events.push(openai_chunk(model, n, json!({}), json!(finish)));
+    if with_usage {
+        events.push(openai_usage_chunk(model, n, usage));
+    }
+    events.push("data: [DONE]\n\n".into());
+    events
+}
+
+fn anthropic_usage(usage: Usage) -> Value {
+    json!({"input_tokens": usage.input - usage.cached, "cache_creation_input_tokens": 0,
+           "cache_read_input_tokens": usage.cached, "output_tokens": usage.output})
+}
+
+fn anthropic_whole(model: &str, n: u64, text: &str, calls: &[FakeCall], usage: Usage) -> Value {
+    let mut content = Vec::new();
+    if !text.is_empty() {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for (i, call) in calls.iter().enumerate() {
+        let input: Value = serde_json::from_str(&call.arguments_text()).unwrap_or(json!({}));
+        content.push(json!({"type": "tool_use", "id": call_id(call, "toolu", i),
+                            "name": call.name, "input": input}));
+    }
+    json!({"id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model,
+           "content": content,
+           "stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" },
+           "stop_sequence": null, "usage": anthropic_usage(usage)})
+}
+
+fn anthropic_stream(
+    model: &str,
+    n: u64,
+    text: &str,
+    calls: &[FakeCall],
+    usage: Usage,
+    chunk: usize,
+) -> Vec<String> {
+    let mut start_usage = anthropic_usage(usage);
+    start_usage["output_tokens"] = 1.into();
+    let mut events = vec![
+        sse(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": format!("msg_fake_{n}"),
+                   "type": "message", "role": "assistant", "content": [], "model": model,
+                   "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
+        ),
+        sse("ping", json!({"type": "ping"})),
+    ];
+    let mut index = 0;
+    if !text.is_empty() {
+        events.push(sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "text", "text": ""}}),
+        ));
+        for piece in pieces(text, chunk) {
+            events.push(sse(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "text_delta", "text": piece}}),
+            ));
+        }
+        events.push(sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    for (i, call) in calls.iter().enumerate() {
+        events.push(sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block":
+                   {"type": "tool_use", "id": call_id(call, "toolu", i), "name": call.name,
+                    "input": {}}}),
+        ));
+        for piece in pieces(&call.arguments_text(), chunk) {
+            events.push(sse(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "input_json_delta", "partial_json": piece}}),
+            ));
+        }
+        events.push(sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    events.push(sse(
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" },
+                         "stop_sequence": null},
+               "usage": {"output_tokens": usage.output}}),
+    ));
+    events.push(sse("message_stop", json!({"type": "message_stop"})));
+    events
+}

@@ -1,0 +1,68 @@
+//! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json]`: the fake LLM provider
+//! as a process (for headless Godot tests and demos). Prints `listening http://ADDR` as its
+//! first line, then serves until stdin closes or it is killed.
+
+use std::time::Duration;
+
+use agents_fakellm::{Behaviour, FakeServer};
+use tokio::io::AsyncReadExt;
+
+fn usage() -> ! {
+    eprintln!("usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json]");
+    std::process::exit(2)
+}
+
+#[tokio::main]
+async fn main() {
+    let mut listen = "127.0.0.1:0".to_string();
+    let mut latency = None;
+    let mut replies = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--listen" => listen = args.next().unwrap_or_else(|| usage()),
+            "--latency-ms" => {
+                latency = Some(
+                    args.next()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--replies" => replies = Some(args.next().unwrap_or_else(|| usage())),
+            _ => usage(),
+        }
+    }
+    let server = match FakeServer::start(&listen).await {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("fakellm: cannot listen on {listen}: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Some(ms) = latency {
+        server.set_latency(Duration::from_millis(ms));
+    }
+    if let Some(path) = replies {
+        let list = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                serde_json::from_str::<Vec<Behaviour>>(&text).map_err(|e| e.to_string())
+            });
+        match list {
+            Ok(list) => server.push_many(list),
+            Err(e) => {
+                eprintln!("fakellm: {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    println!("listening {}", server.url());
+    // Serve until stdin closes (the parent went away) or a signal arrives.
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 256];
+    tokio::select! {
+        _ = async { while let Ok(n) = stdin.read(&mut buf).await { if n == 0 { break } } } => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    server.shutdown();
+}

@@ -1,0 +1,474 @@
+//! One model call over HTTP: [`Client::complete`].
+//!
+//! The call is one attempt — retries are the caller's, guided by [`CallError::retryable`] and
+//! [`backoff`] — bounded as a whole by the endpoint's timeout. Streamed answers are decoded as
+//! they arrive and every [`StreamEvent`] is handed to the caller at once. Dropping the future
+//! drops the connection: that is how an interrupted or terminated agent cancels its call.
+//!
+//! Keys are [`Secret`]s: their `Debug` and `Display` print `***`, and no error message ever
+//! contains one (the errors quote the server's message and the URL, never a header).
+
+use std::fmt;
+use std::sync::Once;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::sse::SseDecoder;
+use crate::{ModelReply, ModelRequest, StreamEvent, WireError, anthropic, openai};
+
+/// The API a server speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    /// OpenAI chat completions (and every compatible server).
+    OpenAi,
+    /// Anthropic messages.
+    Anthropic,
+}
+
+/// A secret (an API key). Shown as `***` everywhere; read it with [`Secret::expose`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Secret(key.into())
+    }
+
+    /// The key itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Where and how to call.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// The API.
+    pub provider: Provider,
+    /// The base URL (before `/chat/completions`, resp. `/v1/messages`).
+    pub base_url: String,
+    /// The key, if the server needs one.
+    pub api_key: Option<Secret>,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// The whole call's limit.
+    pub timeout: Duration,
+}
+
+impl Endpoint {
+    /// The URL requests go to.
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        match self.provider {
+            Provider::OpenAi => format!("{base}/chat/completions"),
+            Provider::Anthropic => format!("{base}/v1/messages"),
+        }
+    }
+}
+
+/// The code of a [`CallError`], as agents report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallErrorCode {
+    /// `brain_unreachable`: no connection.
+    Unreachable,
+    /// `brain_timeout`: no whole answer in time.
+    Timeout,
+    /// `brain_rate_limited`: 429.
+    RateLimited,
+    /// `brain_server_error`: 5xx.
+    ServerError,
+    /// `brain_auth_failed`: 401 / 403.
+    AuthFailed,
+    /// `brain_model_not_found`: 404.
+    ModelNotFound,
+    /// `brain_bad_request`: another 4xx.
+    BadRequest,
+    /// `brain_provider_error`: an error reported inside an answer.
+    ProviderError,
+    /// `brain_invalid_response`: not the provider's format.
+    InvalidResponse,
+}
+
+impl CallErrorCode {
+    /// The snake_case code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallErrorCode::Unreachable => "brain_unreachable",
+            CallErrorCode::Timeout => "brain_timeout",
+            CallErrorCode::RateLimited => "brain_rate_limited",
+            CallErrorCode::ServerError => "brain_server_error",
+            CallErrorCode::AuthFailed => "brain_auth_failed",
+            CallErrorCode::ModelNotFound => "brain_model_not_found",
+            CallErrorCode::BadRequest => "brain_bad_request",
+            CallErrorCode::ProviderError => "brain_provider_error",
+            CallErrorCode::InvalidResponse => "brain_invalid_response",
+        }
+    }
+}
+
+/// Why a call failed. Messages quote the URL and the server's words, never a key.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// No connection (refused, DNS, TLS).
+    #[error("cannot reach {url}: {message}")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The whole call took longer than the endpoint's timeout.
+    #[error("no answer from {url} within {seconds} s")]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The limit.
+        seconds: f64,
+    },
+    /// 429.
+    #[error("rate limited (429){}: {message}", retry_after.map(|d| format!(", retry after {} s", d.as_secs_f64())).unwrap_or_default())]
+    RateLimited {
+        /// The server's `Retry-After`.
+        retry_after: Option<Duration>,
+        /// The server's message.
+        message: String,
+    },
+    /// 5xx.
+    #[error("server error ({status}): {message}")]
+    Server {
+        /// The status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// 401 / 403.
+    #[error("authentication failed ({status}): {message}")]
+    Auth {
+        /// The status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// 404.
+    #[error("model not found (404): {message}")]
+    ModelNotFound {
+        /// The server's message.
+        message: String,
+    },
+    /// Another 4xx.
+    #[error("request refused ({status}): {message}")]
+    BadRequest {
+        /// The status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// An error reported inside an answer (a stream's error event).
+    #[error("the provider reported an error: {0}")]
+    Provider(String),
+    /// An answer that is not the provider's format.
+    #[error("invalid response: {0}")]
+    InvalidResponse(String),
+}
+
+impl CallError {
+    /// The code.
+    pub fn code(&self) -> CallErrorCode {
+        match self {
+            CallError::Unreachable { .. } => CallErrorCode::Unreachable,
+            CallError::Timeout { .. } => CallErrorCode::Timeout,
+            CallError::RateLimited { .. } => CallErrorCode::RateLimited,
+            CallError::Server { .. } => CallErrorCode::ServerError,
+            CallError::Auth { .. } => CallErrorCode::AuthFailed,
+            CallError::ModelNotFound { .. } => CallErrorCode::ModelNotFound,
+            CallError::BadRequest { .. } => CallErrorCode::BadRequest,
+            CallError::Provider(_) => CallErrorCode::ProviderError,
+            CallError::InvalidResponse(_) => CallErrorCode::InvalidResponse,
+        }
+    }
+
+    /// Whether trying again may help: 429, 5xx, no connection, a timeout, an error event in a
+    /// stream (overloaded). Never 400 / 401 / 403 / 404 or a malformed answer.
+    pub fn retryable(&self) -> bool {
+        matches!(
+            self,
+            CallError::Unreachable { .. }
+                | CallError::Timeout { .. }
+                | CallError::RateLimited { .. }
+                | CallError::Server { .. }
+                | CallError::Provider(_)
+        )
+    }
+
+    /// The server's `Retry-After`, for a 429.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            CallError::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+impl From<WireError> for CallError {
+    fn from(e: WireError) -> Self {
+        match e {
+            WireError::Provider(message) => CallError::Provider(message),
+            WireError::InvalidResponse(message) => CallError::InvalidResponse(message),
+        }
+    }
+}
+
+/// The wait before retry `attempt` (1 for the first retry): exponential from 500 ms, capped at
+/// 30 s, with full jitter (`jitter` in `0.0..=1.0` scales it), and never shorter than the
+/// server's `Retry-After`.
+pub fn backoff(attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
+    let base = Duration::from_millis(500)
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+        .min(Duration::from_secs(30));
+    let jittered = base.mul_f64(jitter.clamp(0.0, 1.0));
+    match retry_after {
+        Some(after) => jittered.max(after),
+        None => jittered,
+    }
+}
+
+/// Reads `Retry-After`: seconds (`"2"`, `"1.5"`). An HTTP date is not parsed (no server here
+/// sends one to a 429 of a model API); it counts as absent.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s.min(3600.0)))
+}
+
+/// An HTTP client for model calls (cheap to clone; share one).
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: reqwest::Client,
+}
+
+static CRYPTO: Once = Once::new();
+
+impl Client {
+    /// A client. Installs the `ring` TLS provider once per process.
+    pub fn new() -> Result<Client, CallError> {
+        CRYPTO.call_once(|| {
+            // Fails only when another provider was installed first, which serves as well.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("godot-agents/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| CallError::Unreachable {
+                url: String::new(),
+                message: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(Client { http })
+    }
+
+    /// One model call. See the module docs.
+    pub async fn complete(
+        &self,
+        endpoint: &Endpoint,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelReply, CallError> {
+        let url = endpoint.url();
+        match tokio::time::timeout(
+            endpoint.timeout,
+            self.attempt(endpoint, &url, request, on_event),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(CallError::Timeout {
+                url,
+                seconds: endpoint.timeout.as_secs_f64(),
+            }),
+        }
+    }
+
+    async fn attempt(
+        &self,
+        endpoint: &Endpoint,
+        url: &str,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelReply, CallError> {
+        let body = match endpoint.provider {
+            Provider::OpenAi => openai::request_body(request),
+            Provider::Anthropic => anthropic::request_body(request),
+        };
+        let mut builder = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        match (endpoint.provider, &endpoint.api_key) {
+            (Provider::OpenAi, Some(key)) => {
+                builder = builder.header("authorization", format!("Bearer {}", key.expose()));
+            }
+            (Provider::Anthropic, Some(key)) => builder = builder.header("x-api-key", key.expose()),
+            (_, None) => {}
+        }
+        if endpoint.provider == Provider::Anthropic {
+            builder = builder.header("anthropic-version", anthropic::API_VERSION);
+        }
+        for (name, value) in &endpoint.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let response = builder.send().await.map_err(|e| CallError::Unreachable {
+            url: url.to_string(),
+            message: without_url(&e),
+        })?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let text = response.text().await.unwrap_or_default();
+            let message = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| crate::error_message(&v))
+                .unwrap_or_else(|| excerpt(&text));
+            return Err(match status {
+                429 => CallError::RateLimited {
+                    retry_after,
+                    message,
+                },
+                401 | 403 => CallError::Auth { status, message },
+                404 => CallError::ModelNotFound { message },
+                500..=599 => CallError::Server { status, message },
+                _ => CallError::BadRequest { status, message },
+            });
+        }
+        if !request.stream {
+            let text = response.text().await.map_err(|e| CallError::Unreachable {
+                url: url.to_string(),
+                message: without_url(&e),
+            })?;
+            let value: Value = serde_json::from_str(&text).map_err(|e| {
+                CallError::InvalidResponse(format!(
+                    "the answer is not JSON ({e}): {}",
+                    excerpt(&text)
+                ))
+            })?;
+            return Ok(match endpoint.provider {
+                Provider::OpenAi => openai::parse_response(&value)?,
+                Provider::Anthropic => anthropic::parse_response(&value)?,
+            });
+        }
+        let mut decoder = SseDecoder::new();
+        let mut openai_acc = openai::StreamAccumulator::new();
+        let mut anthropic_acc = anthropic::StreamAccumulator::new();
+        let mut feed = |event: &crate::sse::SseEvent| -> Result<(), CallError> {
+            let events = match endpoint.provider {
+                Provider::OpenAi => openai_acc.on_event(event)?,
+                Provider::Anthropic => anthropic_acc.on_event(event)?,
+            };
+            for e in events {
+                on_event(e);
+            }
+            Ok(())
+        };
+        let mut bytes = response.bytes_stream();
+        while let Some(chunk) = bytes.next().await {
+            let chunk = chunk.map_err(|e| CallError::Unreachable {
+                url: url.to_string(),
+                message: format!("the stream broke: {}", without_url(&e)),
+            })?;
+            for event in decoder.feed(&chunk) {
+                feed(&event)?;
+            }
+        }
+        if let Some(event) = decoder.finish() {
+            feed(&event)?;
+        }
+        Ok(match endpoint.provider {
+            Provider::OpenAi => openai_acc.finish()?,
+            Provider::Anthropic => anthropic_acc.finish()?,
+        })
+    }
+}
+
+/// A reqwest error's text without its URL (the caller names the URL once).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    let mut deepest = e.to_string();
+    while let Some(s) = source {
+        deepest = s.to_string();
+        source = s.source();
+    }
+    deepest
+}
+
+fn excerpt(text: &str) -> String {
+    let mut s: String = text.chars().take(200).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    if s.is_empty() {
+        s.push_str("(empty body)");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_caps_and_honours_retry_after() {
+        assert_eq!(backoff(1, None, 1.0), Duration::from_millis(500));
+        assert_eq!(backoff(2, None, 1.0), Duration::from_secs(1));
+        assert_eq!(backoff(4, None, 1.0), Duration::from_secs(4));
+        assert_eq!(backoff(30, None, 1.0), Duration::from_secs(30));
+        assert_eq!(backoff(3, None, 0.5), Duration::from_secs(1));
+        assert_eq!(backoff(1, None, 0.0), Duration::ZERO);
+        assert_eq!(
+            backoff(1, Some(Duration::from_secs(2)), 1.0),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            parse_retry_after(" 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-3"), None);
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let key = Secret::new("sk-very-secret");
+        assert_eq!(format!("{key}"), "***");
+        assert_eq!(format!("{key:?}"), "Secret(***)");
+        let endpoint = Endpoint {
+            provider: Provider::OpenAi,
+            base_url: "http://127.0.0.1:1/v1/".into(),
+            api_key: Some(key),
+            headers: vec![],
+            timeout: Duration::from_secs(1),
+        };
+        assert!(!format!("{endpoint:?}").contains("sk-very-secret"));
+        assert_eq!(endpoint.url(), "http://127.0.0.1:1/v1/chat/completions");
+    }
+}
