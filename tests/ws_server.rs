@@ -1149,6 +1149,9 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+    // rmcp's HTTP client is reqwest, built with this workspace's TLS (rustls, no default
+    // provider): install the provider as the library does.
+    agents_llm::client::install_tls_provider();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(&dir.path().join("mcp.db"), &["--token", "mcp-secret"], &[]);
     let url = format!("http://{}/mcp", server.addr);

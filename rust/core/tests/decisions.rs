@@ -387,7 +387,10 @@ async fn brains_are_registered_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::default();
     let rt = runtime(&dir, &recorder);
-    assert_eq!(rt.brain_names(), ["recorder", "scripted"]);
+    assert_eq!(
+        rt.brain_names(),
+        ["anthropic", "openai", "recorder", "scripted"]
+    );
     let again = rt
         .register_brain("recorder", |_: &BrainSettings| {
             Err(BrainError::Backend("unused".into()))
@@ -403,7 +406,7 @@ async fn brains_are_registered_by_name() {
     assert_eq!(unknown.code().as_str(), "unknown_brain");
     assert_eq!(
         unknown.to_string(),
-        "unknown brain 'gpt-9' (available: recorder, scripted)"
+        "unknown brain 'gpt-9' (available: anthropic, openai, recorder, scripted)"
     );
 }
 
@@ -450,7 +453,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "invalid_config");
     assert_eq!(
         err.to_string(),
-        "brain.provider: unknown provider 'nope' (available: recorder, scripted)"
+        "brain.provider: unknown provider 'nope' (available: anthropic, openai, recorder, scripted)"
     );
     let err = rt
         .spawn(config(json!({"provider": "recorder", "temperature": 9})).unwrap())
@@ -460,7 +463,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "unknown_brain");
     assert_eq!(
         err.to_string(),
-        "unknown brain 'slow' (available: fast, recorder, scripted)"
+        "unknown brain 'slow' (available: anthropic, fast, openai, recorder, scripted)"
     );
     let err = config(json!({"provider": "recorder", "api_key": "sk-123"})).unwrap_err();
     assert!(err.contains("unknown field `api_key`"), "{err}");

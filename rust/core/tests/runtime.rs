@@ -679,7 +679,10 @@ async fn api_errors_have_codes() {
             ..Default::default()
         })
         .unwrap_err();
-    assert_eq!(e.to_string(), "unknown brain 'gpt-9' (available: scripted)");
+    assert_eq!(
+        e.to_string(),
+        "unknown brain 'gpt-9' (available: anthropic, openai, scripted)"
+    );
     assert_eq!(
         rt.send_message("agent_404", "hi")
             .unwrap_err()

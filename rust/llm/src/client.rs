@@ -266,13 +266,20 @@ pub struct Client {
 
 static CRYPTO: Once = Once::new();
 
+/// Installs the process's TLS provider (rustls with `ring`), once. Every `reqwest` client of the
+/// process needs it — this crate's, and any other built in the same binary (reqwest's TLS
+/// features are unified across a build) — so call it before building one elsewhere.
+pub fn install_tls_provider() {
+    CRYPTO.call_once(|| {
+        // Fails only when another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Client {
-    /// A client. Installs the `ring` TLS provider once per process.
+    /// A client. Installs the TLS provider first ([`install_tls_provider`]).
     pub fn new() -> Result<Client, CallError> {
-        CRYPTO.call_once(|| {
-            // Fails only when another provider was installed first, which serves as well.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
+        install_tls_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("godot-agents/", env!("CARGO_PKG_VERSION")))
             .build()

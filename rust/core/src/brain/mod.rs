@@ -5,6 +5,7 @@
 //! `collaborate`, `complete_task`) are tools ([`crate::tools::world`]), so an LLM backend plugs
 //! in without changing the runtime.
 
+pub mod llm;
 pub mod scripted;
 pub mod spec;
 
@@ -124,12 +125,32 @@ pub enum BrainError {
     /// A brain name must not be empty.
     #[error("invalid brain name '{0}': it must not be empty")]
     InvalidName(String),
+    /// A model call failed (after its retries).
+    #[error("the model call failed: {0}")]
+    Call(agents_llm::client::CallError),
     /// The backend failed (network, process, …).
     #[error("brain backend failed: {0}")]
     Backend(String),
     /// The backend answered something that is not the contract.
     #[error("invalid brain reply: {0}")]
     InvalidReply(String),
+}
+
+impl BrainError {
+    /// The code an agent reports this failure with: `brain_auth_failed` (401/403),
+    /// `brain_model_not_found` (404), else `brain_error`.
+    pub fn agent_error_code(&self) -> crate::bus::AgentErrorCode {
+        use crate::bus::AgentErrorCode;
+        use agents_llm::client::CallErrorCode;
+        match self {
+            BrainError::Call(e) => match e.code() {
+                CallErrorCode::AuthFailed => AgentErrorCode::BrainAuthFailed,
+                CallErrorCode::ModelNotFound => AgentErrorCode::BrainModelNotFound,
+                _ => AgentErrorCode::BrainError,
+            },
+            _ => AgentErrorCode::BrainError,
+        }
+    }
 }
 
 /// A boxed decision future.
@@ -239,7 +260,7 @@ impl BrainRegistry {
         }
     }
 
-    /// A registry with the built-in brains (`scripted`).
+    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`.
     pub fn with_builtins() -> Self {
         let mut registry = BrainRegistry::empty();
         registry.factories.insert(
@@ -247,6 +268,14 @@ impl BrainRegistry {
             std::sync::Arc::new(|settings: &BrainSettings| {
                 Ok(Box::new(scripted::ScriptedBrain::new(settings)) as Box<dyn Brain>)
             }),
+        );
+        registry.factories.insert(
+            llm::OPENAI.into(),
+            std::sync::Arc::new(llm::ProviderFactory::openai()),
+        );
+        registry.factories.insert(
+            llm::ANTHROPIC.into(),
+            std::sync::Arc::new(llm::ProviderFactory::anthropic()),
         );
         registry
     }

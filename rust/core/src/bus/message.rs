@@ -135,6 +135,10 @@ pub enum AgentErrorCode {
     /// The brain kept answering something that breaks the contract, also after its repairs;
     /// nothing of that decision was applied.
     BrainInvalidReply,
+    /// The model provider refused the key (401 / 403).
+    BrainAuthFailed,
+    /// The model provider does not know the model (404; the message quotes the server).
+    BrainModelNotFound,
     /// A reader fell behind and missed bus messages.
     Lagged,
     /// The task named is unknown.
@@ -147,12 +151,14 @@ pub enum AgentErrorCode {
 
 impl AgentErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [AgentErrorCode; 9] = [
+    pub const ALL: [AgentErrorCode; 11] = [
         AgentErrorCode::InvalidTransition,
         AgentErrorCode::ActionRefused,
         AgentErrorCode::InvalidAction,
         AgentErrorCode::BrainError,
         AgentErrorCode::BrainInvalidReply,
+        AgentErrorCode::BrainAuthFailed,
+        AgentErrorCode::BrainModelNotFound,
         AgentErrorCode::Lagged,
         AgentErrorCode::UnknownTask,
         AgentErrorCode::TaskAlreadyCompleted,
@@ -167,6 +173,8 @@ impl AgentErrorCode {
             AgentErrorCode::InvalidAction => "invalid_action",
             AgentErrorCode::BrainError => "brain_error",
             AgentErrorCode::BrainInvalidReply => "brain_invalid_reply",
+            AgentErrorCode::BrainAuthFailed => "brain_auth_failed",
+            AgentErrorCode::BrainModelNotFound => "brain_model_not_found",
             AgentErrorCode::Lagged => "lagged",
             AgentErrorCode::UnknownTask => "unknown_task",
             AgentErrorCode::TaskAlreadyCompleted => "task_already_completed",

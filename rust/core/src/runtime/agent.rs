@@ -343,7 +343,7 @@ impl Agent {
                 }
                 let reply = match reply {
                     Ok(reply) => reply,
-                    Err(e) => break 'decision Err((AgentErrorCode::BrainError, e.to_string())),
+                    Err(e) => break 'decision Err((e.agent_error_code(), e.to_string())),
                 };
                 match decision::check(&reply, &tools) {
                     Err(feedback) if repairs < self.inner.options.max_repairs => {

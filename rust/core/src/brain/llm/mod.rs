@@ -1,0 +1,321 @@
+//! The model brains: `openai` (OpenAI and every compatible server) and `anthropic`.
+//!
+//! A brain object (`{"provider": "openai", "model": …}`, [`crate::brain::BrainSpec`]) is checked
+//! at spawn ([`ProviderFactory`]): the model is required, and the API key's environment variable
+//! (`api_key_env`, default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`) must be set unless the
+//! `base_url` is on loopback (a local server: Ollama, llama.cpp, LM Studio, vLLM). The key is
+//! read from the environment when the brain is built and kept in memory only, as a
+//! [`Secret`]: it never reaches SQLite, a log line, an error or the trace.
+//!
+//! Each decision is one streamed request ([`prompt`]), retried on passing failures (429 —
+//! honouring `Retry-After` —, 5xx, a lost connection, a timeout) with exponential backoff and
+//! jitter, up to `max_retries` times; the answer becomes the contract ([`reply`]). Every call is
+//! reported for the `brain_calls` trace.
+
+pub mod prompt;
+pub mod reply;
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
+use crate::memory::{BrainCall, CallOutcome};
+use prompt::RequestOptions;
+
+/// The provider names the built-in factories register.
+pub const OPENAI: &str = "openai";
+/// See [`OPENAI`].
+pub const ANTHROPIC: &str = "anthropic";
+
+/// Default `timeout_seconds`.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
+/// Default `max_retries`.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+
+/// The process's HTTP client (one connection pool for every agent).
+fn client() -> Result<&'static Client, BrainError> {
+    static CLIENT: OnceLock<Result<Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| Client::new().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| BrainError::Backend(e.clone()))
+}
+
+/// Builds `openai` or `anthropic` brains from brain objects.
+#[derive(Clone, Copy, Debug)]
+pub struct ProviderFactory {
+    provider: Provider,
+}
+
+impl ProviderFactory {
+    /// The `openai` factory.
+    pub const fn openai() -> Self {
+        ProviderFactory {
+            provider: Provider::OpenAi,
+        }
+    }
+
+    /// The `anthropic` factory.
+    pub const fn anthropic() -> Self {
+        ProviderFactory {
+            provider: Provider::Anthropic,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self.provider {
+            Provider::OpenAi => OPENAI,
+            Provider::Anthropic => ANTHROPIC,
+        }
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        match self.provider {
+            Provider::OpenAi => agents_llm::openai::DEFAULT_BASE_URL,
+            Provider::Anthropic => agents_llm::anthropic::DEFAULT_BASE_URL,
+        }
+    }
+
+    fn default_key_env(&self) -> &'static str {
+        match self.provider {
+            Provider::OpenAi => "OPENAI_API_KEY",
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    /// The checked parts of a spec: model, base URL, key variable, whether a key is needed.
+    fn read(&self, options: &serde_json::Value) -> Result<Checked, BrainError> {
+        let spec: BrainSpec = serde_json::from_value(options.clone())
+            .map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
+        let model = spec.model.clone().ok_or_else(|| {
+            BrainError::Invalid(format!(
+                "brain.model is required for the {} provider",
+                self.name()
+            ))
+        })?;
+        let base_url = spec
+            .base_url
+            .clone()
+            .unwrap_or_else(|| self.default_base_url().to_string());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(BrainError::Invalid(format!(
+                "brain.base_url must start with http:// or https://, got '{base_url}'"
+            )));
+        }
+        let key_env = spec
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| self.default_key_env().to_string());
+        Ok(Checked {
+            needs_key: !is_loopback(&base_url),
+            spec,
+            model,
+            base_url,
+            key_env,
+        })
+    }
+}
+
+struct Checked {
+    spec: BrainSpec,
+    model: String,
+    base_url: String,
+    key_env: String,
+    needs_key: bool,
+}
+
+/// The API key from `name`, if set and not empty.
+fn key_from_env(name: &str) -> Option<Secret> {
+    std::env::var(name)
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .map(Secret::new)
+}
+
+/// Whether a URL's host is this machine (`localhost`, `127.*`, `[::1]`).
+pub fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or("");
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        authority.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl super::BrainFactory for ProviderFactory {
+    fn check(&self, options: &serde_json::Value) -> Result<(), BrainError> {
+        let checked = self.read(options)?;
+        if checked.needs_key && key_from_env(&checked.key_env).is_none() {
+            return Err(BrainError::Invalid(format!(
+                "brain: the environment variable {} is not set; the {} provider needs an API key \
+                 there (set api_key_env to use another variable; a loopback base_url may go \
+                 without a key)",
+                checked.key_env,
+                self.name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        options: &serde_json::Value,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        let checked = self.read(options)?;
+        let api_key = key_from_env(&checked.key_env);
+        if checked.needs_key && api_key.is_none() {
+            return Err(BrainError::Invalid(format!(
+                "brain: the environment variable {} is not set",
+                checked.key_env
+            )));
+        }
+        let spec = &checked.spec;
+        Ok(Box::new(ModelBrain {
+            provider: self.name(),
+            endpoint: Endpoint {
+                provider: self.provider,
+                base_url: checked.base_url,
+                api_key,
+                headers: spec.headers.clone().into_iter().collect(),
+                timeout: Duration::from_secs_f64(
+                    spec.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+                ),
+            },
+            options: RequestOptions {
+                model: checked.model,
+                temperature: spec.temperature,
+                max_tokens: spec.max_tokens,
+                stream: true,
+            },
+            max_retries: spec.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+            trace_prompts: spec.trace_prompts,
+            rng: ChaCha8Rng::seed_from_u64(settings.seed),
+            last_call: None,
+        }))
+    }
+}
+
+/// A brain that asks a model over HTTP.
+pub struct ModelBrain {
+    provider: &'static str,
+    endpoint: Endpoint,
+    options: RequestOptions,
+    max_retries: u32,
+    trace_prompts: bool,
+    rng: ChaCha8Rng,
+    last_call: Option<BrainCall>,
+}
+
+impl Brain for ModelBrain {
+    fn name(&self) -> &str {
+        self.provider
+    }
+
+    fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
+        Box::pin(async move {
+            let client = client()?;
+            let request = prompt::request(context, &self.options);
+            let started_at = crate::time::now_iso();
+            let start = Instant::now();
+            let mut retries = 0;
+            let result = loop {
+                match client
+                    .complete(&self.endpoint, &request, &mut |_event| {})
+                    .await
+                {
+                    Err(e) if e.retryable() && retries < self.max_retries => {
+                        retries += 1;
+                        let jitter = self.rng.random_range(0.0..=1.0);
+                        let wait = backoff(retries, e.retry_after(), jitter);
+                        tracing::debug!(provider = self.provider, retries, ?wait, "retrying: {e}");
+                        tokio::time::sleep(wait).await;
+                    }
+                    other => break other,
+                }
+            };
+            let (usage, outcome, error_code) = match &result {
+                Ok(reply) => (reply.usage, CallOutcome::Ok, None),
+                Err(e) => (
+                    Default::default(),
+                    CallOutcome::Error,
+                    Some(e.code().as_str().to_string()),
+                ),
+            };
+            self.last_call = Some(BrainCall {
+                agent_id: String::new(),
+                provider: self.provider.to_string(),
+                model: Some(self.options.model.clone()),
+                started_at,
+                latency_ms: start.elapsed().as_millis() as u64,
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                cached_tokens: usage.cached_input_tokens,
+                outcome,
+                repairs: 0,
+                error_code,
+                prompt: self
+                    .trace_prompts
+                    .then(|| serde_json::to_string(&request).unwrap_or_default()),
+                reply: match (&result, self.trace_prompts) {
+                    (Ok(reply), true) => Some(serde_json::to_string(reply).unwrap_or_default()),
+                    _ => None,
+                },
+            });
+            match result {
+                Ok(reply) => Ok(reply::to_contract(&reply)),
+                Err(e) => Err(BrainError::Call(e)),
+            }
+        })
+    }
+
+    fn take_call_report(&mut self) -> Option<BrainCall> {
+        self.last_call.take()
+    }
+}
+
+impl From<CallError> for BrainError {
+    fn from(e: CallError) -> Self {
+        BrainError::Call(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8000/v1",
+            "http://127.1.2.3/",
+            "http://user@127.0.0.1:9/v1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.5:8080/v1",
+            "http://localhost.evil.com/v1",
+            "http://127.0.0.1.nip.io/v1",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+}

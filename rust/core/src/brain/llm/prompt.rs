@@ -1,0 +1,391 @@
+//! What the model sees: a [`BrainContext`] as a provider-neutral [`ModelRequest`].
+//!
+//! Laid out for the providers' prefix caches — what stays the same from one decision to the
+//! next comes first, what changes comes last:
+//!
+//! 1. the tool definitions (the agent's tool sets; the same until a set is attached or
+//!    detached);
+//! 2. the system prompt: who the agent is (name, role, role prompt) and the contract — how to
+//!    answer, the anti-silent rule, how refused calls come back. One block, marked as the end of
+//!    the cacheable prefix;
+//! 3. one user message with the situation, as JSON: where the agent is, the world's bounds,
+//!    its tasks, who is near, its recent conversation, what it just heard, and the instruction;
+//! 4. the earlier rounds of this decision: each answer as an assistant message with its tool
+//!    calls, then one tool result per call — a read-only call's result, or the contract's
+//!    failure feedback (`{id, tool, status, reason, message}`, marked as an error) for a refused
+//!    answer, so the model repairs it. Both providers need a result for every call, so the calls
+//!    of a refused answer that were fine get `{"status": "not_run"}`.
+
+use serde_json::{Value, json};
+
+use agents_llm::{ModelMessage, ModelRequest, ModelToolCall, SystemBlock, ToolSpec};
+
+use crate::brain::BrainContext;
+use crate::contract::DecisionStep;
+
+/// How the model is asked to answer, the same for every agent.
+pub const CONTRACT: &str = "\
+How to answer:
+- Act only through the tools. A tool call does something in the world; text alone does not.
+- To say something, call `speak` (or put the line in your text: text without a `speak` call is \
+said to whoever you are answering). Keep lines short and in character.
+- If you call no tool, you must say something: an empty answer is refused.
+- A refused call comes back as an error result {id, tool, status, reason, message}: read it and \
+answer again with a corrected call. `tool_not_allowed` means the tool is not yours; \
+`invalid_args` names the argument that is wrong.
+- Results of read-only tools come back to you; then decide what to do.
+- Coordinates are absolute and must lie inside the world bounds.";
+
+/// Options of the request that do not come from the context.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestOptions {
+    /// The model.
+    pub model: String,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Most answer tokens.
+    pub max_tokens: Option<u32>,
+    /// Stream the answer.
+    pub stream: bool,
+}
+
+/// The request for one answer in `context`.
+pub fn request(context: &BrainContext, options: &RequestOptions) -> ModelRequest {
+    let tools = context
+        .tools
+        .iter()
+        .filter_map(|definition| {
+            Some(ToolSpec {
+                name: definition.get("name")?.as_str()?.to_string(),
+                description: definition
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                parameters: definition
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+            })
+        })
+        .collect();
+    let mut messages = vec![ModelMessage::User {
+        text: situation(context),
+    }];
+    for step in &context.steps {
+        messages.extend(step_messages(step));
+    }
+    ModelRequest {
+        model: options.model.clone(),
+        system: vec![SystemBlock {
+            text: system_prompt(context),
+            cache: true,
+        }],
+        messages,
+        tools,
+        temperature: options.temperature,
+        max_tokens: options.max_tokens,
+        json_schema: None,
+        stream: options.stream,
+    }
+}
+
+/// Who the agent is, and the contract.
+pub fn system_prompt(context: &BrainContext) -> String {
+    let mut text = format!(
+        "You are {} ({}), {} in a game world.",
+        context.name, context.agent_id, context.role
+    );
+    if context.role.trim().is_empty() {
+        text = format!(
+            "You are {} ({}), a character in a game world.",
+            context.name, context.agent_id
+        );
+    }
+    if !context.prompt.trim().is_empty() {
+        text.push_str("\n\n");
+        text.push_str(context.prompt.trim());
+    }
+    text.push_str("\n\n");
+    text.push_str(CONTRACT);
+    text.push_str(&format!(
+        "\n\nThe player's id is {}. Other characters are named by their ids (agent_002, …).",
+        context.player_id
+    ));
+    text
+}
+
+/// What changes from one decision to the next, as JSON.
+pub fn situation(context: &BrainContext) -> String {
+    let heard: Vec<Value> = context
+        .incoming
+        .iter()
+        .map(|m| {
+            let mut line = json!({"from": m.sender, "name": m.sender_name, "said": m.content});
+            if let crate::brain::IncomingKind::Collaboration { task_id, task_name } = &m.kind {
+                line["asks_help_with"] = json!({"task_id": task_id, "task_name": task_name});
+            }
+            line
+        })
+        .collect();
+    let recent: Vec<Value> = context
+        .recent_messages
+        .iter()
+        .map(|r| json!({"from": r.sender, "to": r.recipient, "said": r.content}))
+        .collect();
+    let nearby: Vec<Value> = context
+        .nearby
+        .iter()
+        .map(|a| {
+            json!({"id": a.agent_id, "name": a.name, "role": a.role, "position": a.position,
+                   "distance": (a.distance * 10.0).round() / 10.0})
+        })
+        .collect();
+    let task = |t: &crate::memory::TaskRow| json!({"task_id": t.id, "task_name": t.task_name});
+    let situation = json!({
+        "position": context.position,
+        "world_bounds": context.bounds,
+        "current_task": context.current_task.as_ref().map(task),
+        "other_tasks": context.other_tasks.iter().map(task).collect::<Vec<_>>(),
+        "nearby": nearby,
+        "recent_conversation": recent,
+        "just_heard": heard,
+    });
+    format!(
+        "{}\n\nSituation:\n{}",
+        context.instruction,
+        serde_json::to_string(&situation).unwrap_or_default()
+    )
+}
+
+/// One earlier round: the answer, then one result per call.
+fn step_messages(step: &DecisionStep) -> Vec<ModelMessage> {
+    let calls: Vec<ModelToolCall> = step
+        .reply
+        .tool_calls
+        .iter()
+        .map(|c| ModelToolCall {
+            id: c.id.clone(),
+            name: c.tool.clone(),
+            arguments: match &c.args {
+                // Arguments that did not parse went out as their raw text: show them as sent.
+                Value::String(raw) => raw.clone(),
+                Value::Null => "{}".into(),
+                other => other.to_string(),
+            },
+        })
+        .collect();
+    let mut messages = vec![ModelMessage::Assistant {
+        text: step.reply.assistant_text.clone(),
+        tool_calls: calls,
+    }];
+    for call in &step.reply.tool_calls {
+        let failed = step.failed_calls.iter().find(|f| f.id == call.id);
+        let result = step.results.iter().find(|r| r.id == call.id);
+        let (content, is_error) = match (failed, result) {
+            (Some(failed), _) => (serde_json::to_string(failed).unwrap_or_default(), true),
+            (None, Some(result)) => (result.result.to_string(), result.is_error),
+            (None, None) if step.is_repair() => (
+                json!({"id": call.id, "tool": call.tool, "status": "not_run",
+                       "message": "not run: another call of this answer was refused"})
+                .to_string(),
+                false,
+            ),
+            (None, None) => (json!({"status": "done"}).to_string(), false),
+        };
+        messages.push(ModelMessage::ToolResult {
+            call_id: call.id.clone(),
+            content,
+            is_error,
+        });
+    }
+    if let Some(problem) = &step.problem {
+        messages.push(ModelMessage::User {
+            text: format!("Your answer was refused: {problem}. Answer again."),
+        });
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brain::{IncomingKind, IncomingMessage, NearbyAgent};
+    use crate::contract::{BrainReply, CallResult, FailedCall, FailureReason, ToolCall};
+    use crate::geometry::{Position, WorldBounds};
+
+    fn context() -> BrainContext {
+        BrainContext {
+            agent_id: "agent_001".into(),
+            name: "Mira".into(),
+            role: "the baker".into(),
+            prompt: "You bake bread and gossip.".into(),
+            instruction: "Analyze situation and decide next action".into(),
+            position: Position::new(10.0, 20.0),
+            bounds: WorldBounds::default(),
+            current_task: None,
+            other_tasks: vec![],
+            recent_messages: vec![],
+            incoming: vec![IncomingMessage {
+                sender: "player_0".into(),
+                sender_name: "player_0".into(),
+                content: "Any bread left?".into(),
+                kind: IncomingKind::Speech,
+                dialog_type: "chat".into(),
+            }],
+            nearby: vec![NearbyAgent {
+                agent_id: "agent_002".into(),
+                name: "Bram".into(),
+                role: "smith".into(),
+                position: Position::new(12.0, 20.0),
+                distance: 2.0,
+            }],
+            player_id: "player_0".into(),
+            decisions: 3,
+            tools: crate::tools::world::world_tool_definitions(),
+            steps: vec![],
+        }
+    }
+
+    #[test]
+    fn stable_parts_first_the_situation_last() {
+        let request = request(
+            &context(),
+            &RequestOptions {
+                model: "m".into(),
+                stream: true,
+                ..RequestOptions::default()
+            },
+        );
+        assert_eq!(request.system.len(), 1);
+        assert!(request.system[0].cache);
+        let system = &request.system[0].text;
+        assert!(system.starts_with("You are Mira (agent_001), the baker in a game world."));
+        assert!(system.contains("You bake bread and gossip."));
+        assert!(system.contains(CONTRACT));
+        assert!(
+            !system.contains("Any bread left?"),
+            "what changes is not in the prefix"
+        );
+        let names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["collaborate", "complete_task", "move", "speak", "wait"]
+        );
+        let [ModelMessage::User { text }] = request.messages.as_slice() else {
+            panic!("one user message: {:?}", request.messages)
+        };
+        assert!(text.starts_with("Analyze situation and decide next action"));
+        assert!(
+            text.contains("\"just_heard\":[{\"from\":\"player_0\""),
+            "{text}"
+        );
+        assert!(text.contains("\"position\":{\"x\":10,\"y\":20}"), "{text}");
+        assert!(text.contains("\"world_bounds\""), "{text}");
+        // Two decisions of one agent share the system prompt and the tools exactly.
+        let mut later = context();
+        later.incoming.clear();
+        later.position = Position::new(11.0, 20.0);
+        let again = super::request(&later, &RequestOptions::default());
+        assert_eq!(again.system, request.system);
+        assert_eq!(again.tools, request.tools);
+    }
+
+    fn call(id: &str, tool: &str, args: Value) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            tool: tool.into(),
+            args,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_repair_round_carries_the_failure_feedback_as_error_results() {
+        let mut ctx = context();
+        let reply = BrainReply {
+            assistant_text: String::new(),
+            dialog_type: String::new(),
+            tool_calls: vec![
+                call("c1", "fly", json!({})),
+                call("c2", "move", json!("{\"x\": 1,")),
+                call("c3", "wait", json!({})),
+            ],
+        };
+        ctx.steps.push(DecisionStep {
+            failed_calls: vec![
+                FailedCall::new(
+                    &reply.tool_calls[0],
+                    FailureReason::ToolNotAllowed,
+                    "no tool named 'fly'",
+                ),
+                FailedCall::new(
+                    &reply.tool_calls[1],
+                    FailureReason::InvalidJson,
+                    "not an object",
+                ),
+            ],
+            reply,
+            ..DecisionStep::default()
+        });
+        let request = request(&ctx, &RequestOptions::default());
+        assert_eq!(request.messages.len(), 5);
+        let ModelMessage::Assistant { tool_calls, .. } = &request.messages[1] else {
+            panic!()
+        };
+        assert_eq!(
+            tool_calls[1].arguments, "{\"x\": 1,",
+            "broken arguments as sent"
+        );
+        let results: Vec<(String, bool)> = request.messages[2..]
+            .iter()
+            .map(|m| match m {
+                ModelMessage::ToolResult {
+                    content, is_error, ..
+                } => (content.clone(), *is_error),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let first: Value = serde_json::from_str(&results[0].0).unwrap();
+        assert_eq!(first["status"], "rejected");
+        assert_eq!(first["reason"], "tool_not_allowed");
+        assert!(results[0].1 && results[1].1);
+        assert!(results[2].0.contains("not_run") && !results[2].1);
+    }
+
+    #[test]
+    fn a_read_only_round_carries_the_results_and_a_silent_answer_a_note() {
+        let mut ctx = context();
+        ctx.steps.push(DecisionStep {
+            reply: BrainReply {
+                tool_calls: vec![call("c1", "legal_chess_moves", json!({"fen": "x"}))],
+                ..BrainReply::default()
+            },
+            results: vec![CallResult {
+                id: "c1".into(),
+                tool: "legal_chess_moves".into(),
+                result: json!({"movesUci": ["e2e4"]}),
+                is_error: false,
+            }],
+            ..DecisionStep::default()
+        });
+        ctx.steps.push(DecisionStep {
+            reply: BrainReply::default(),
+            problem: Some("the answer has no tool calls and no text".into()),
+            ..DecisionStep::default()
+        });
+        let request = request(&ctx, &RequestOptions::default());
+        let ModelMessage::ToolResult {
+            content, is_error, ..
+        } = &request.messages[2]
+        else {
+            panic!()
+        };
+        assert_eq!(content, "{\"movesUci\":[\"e2e4\"]}");
+        assert!(!is_error);
+        let ModelMessage::User { text } = request.messages.last().unwrap() else {
+            panic!()
+        };
+        assert!(text.contains("no tool calls and no text"));
+    }
+}

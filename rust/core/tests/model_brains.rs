@@ -1,0 +1,291 @@
+//! The `openai` and `anthropic` brains end to end: a runtime whose agents think with the fake
+//! provider (a real HTTP server on loopback), real SQLite, real time.
+
+use std::time::Duration;
+
+use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::geometry::Position;
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use agents_fakellm::{Behaviour, FakeCall, FakeServer};
+use serde_json::{Value, json};
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+fn runtime(dir: &tempfile::TempDir) -> Runtime {
+    Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            idle_think_seconds: 1000.0,
+            speaking_seconds: 0.05,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn agent(brain: Value) -> AgentConfig {
+    AgentConfig::from_json(&json!({
+        "name": "Mira", "role": "the baker", "prompt": "You bake bread.",
+        "initial_position": {"x": 10, "y": 10}, "brain": brain
+    }))
+    .unwrap()
+}
+
+async fn until(
+    sub: &mut Subscription,
+    within: Duration,
+    mut pick: impl FnMut(&BusMessage) -> bool,
+) -> Vec<BusMessage> {
+    let deadline = Instant::now() + within;
+    let mut seen = Vec::new();
+    loop {
+        match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(Received::Message(env))) => {
+                let done = pick(&env.message);
+                seen.push(env.message.clone());
+                if done {
+                    return seen;
+                }
+            }
+            Ok(Some(Received::Lagged { .. })) => {}
+            Ok(None) => panic!("bus closed"),
+            Err(_) => panic!("nothing matched within {within:?}; saw {seen:#?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_agent_moves_and_speaks_after_a_repair() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.push_many([
+        // Breaks the contract: not its tool, and arguments that are not JSON.
+        Behaviour::calls(vec![
+            FakeCall::new("fly", json!({})),
+            FakeCall::new("move", json!("{\"x\": 12,")),
+        ]),
+        Behaviour::Reply {
+            text: "Fresh bread at the well!".into(),
+            tool_calls: vec![FakeCall::new("move", json!({"x": 12, "y": 14}))],
+            chunk_chars: Some(4),
+        },
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(json!({"provider": "openai", "model": "fake-1",
+                            "base_url": fake.openai_base(), "temperature": 0.4})))
+        .unwrap();
+    assert_eq!(rt.state(&id).unwrap().brain, "openai:fake-1");
+    rt.send_message(&id, "Any bread left?").unwrap();
+    let events = until(
+        &mut sub,
+        Duration::from_secs(10),
+        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
+    )
+    .await;
+    let moved: Vec<Position> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoved { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moved, [Position::new(12.0, 14.0)]);
+    let errors: Vec<_> = events
+        .iter()
+        .filter(|m| matches!(m, BusMessage::AgentError { .. }))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let BusMessage::AgentSpoke {
+        content,
+        recipients,
+        ..
+    } = events.last().unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(content, "Fresh bread at the well!");
+    assert_eq!(recipients, &["player_0".to_string()]);
+
+    // What the model was sent.
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 2);
+    let first = &sent[0].body;
+    assert_eq!(first["model"], "fake-1");
+    assert_eq!(first["temperature"], 0.4);
+    assert_eq!(first["stream"], true);
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You bake bread.")
+    );
+    assert!(
+        first["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Any bread left?")
+    );
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["collaborate", "complete_task", "move", "speak", "wait"]
+    );
+    assert!(
+        sent[0].header("authorization").is_none(),
+        "loopback, no key configured"
+    );
+    // The repair: the refused answer and its failure feedback as error results.
+    let messages = sent[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["role"], "assistant");
+    assert_eq!(
+        messages[2]["tool_calls"][1]["function"]["arguments"],
+        "{\"x\": 12,"
+    );
+    let feedback: Vec<&str> = messages[3..5]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        feedback[0].starts_with("ERROR: ")
+            && feedback[0].contains("\"reason\":\"tool_not_allowed\""),
+        "{}",
+        feedback[0]
+    );
+    assert!(
+        feedback[1].contains("\"reason\":\"invalid_json\""),
+        "{}",
+        feedback[1]
+    );
+    // The system prompt and the tools are the same in both requests (the cacheable prefix).
+    assert_eq!(sent[0].body["tools"], sent[1].body["tools"]);
+    assert_eq!(sent[0].body["messages"][0], sent[1].body["messages"][0]);
+
+    // Both calls are traced, with the tokens the server reported.
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace.len(), 2);
+    assert_eq!(trace[0].call.provider, "openai");
+    assert_eq!(trace[0].call.model.as_deref(), Some("fake-1"));
+    assert_eq!((trace[0].call.repairs, trace[1].call.repairs), (0, 1));
+    assert!(
+        trace
+            .iter()
+            .all(|r| r.call.input_tokens > 0 && r.call.output_tokens > 0)
+    );
+    assert!(
+        trace[1].call.cached_tokens > 0,
+        "the second request shares the prefix"
+    );
+    assert!(
+        trace.iter().all(|r| r.call.prompt.is_none()),
+        "no prompts unless asked"
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_agent_and_the_provider_errors() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.push_many([
+        Behaviour::Status {
+            status: 429,
+            body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
+            retry_after: Some("0.05".into()),
+        },
+        Behaviour::text("Good morning!"),
+        Behaviour::Status {
+            status: 401,
+            body: json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
+            retry_after: None,
+        },
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "anthropic", "model": "claude-fake",
+                            "base_url": fake.anthropic_base(), "trace_prompts": true}),
+        ))
+        .unwrap();
+    rt.send_message(&id, "Hello!").unwrap();
+    until(&mut sub, Duration::from_secs(10), |m| {
+        matches!(m, BusMessage::AgentSpoke { agent_id, content, .. } if *agent_id == id && content == "Good morning!")
+    })
+    .await;
+    // The 429 was retried (after its Retry-After), within one traced call.
+    assert_eq!(fake.requests().len(), 2);
+    assert_eq!(
+        fake.requests()[0].header("anthropic-version"),
+        Some("2023-06-01")
+    );
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace.len(), 1);
+    assert!(trace[0].call.latency_ms >= 50, "{:?}", trace[0].call);
+    assert!(
+        trace[0]
+            .call
+            .prompt
+            .as_deref()
+            .unwrap()
+            .contains("You bake bread.")
+    );
+    assert!(
+        trace[0]
+            .call
+            .reply
+            .as_deref()
+            .unwrap()
+            .contains("Good morning!")
+    );
+
+    // 401: not retried; the agent reports brain_auth_failed and is idle again.
+    rt.send_message(&id, "Still there?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(10), |m| {
+        matches!(m, BusMessage::AgentError { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentError { code, message, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(code.as_str(), "brain_auth_failed");
+    assert!(message.contains("invalid x-api-key"), "{message}");
+    assert_eq!(fake.requests().len(), 3, "no retry of a 401");
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(
+        trace[1].call.error_code.as_deref(),
+        Some("brain_auth_failed")
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misconfigured_model_brains_are_refused_at_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let refused = |brain: Value| rt.spawn(agent(brain)).unwrap_err().to_string();
+    assert_eq!(
+        refused(json!({"provider": "openai"})),
+        "brain.model is required for the openai provider"
+    );
+    let no_key = refused(json!({"provider": "anthropic", "model": "m",
+                                "api_key_env": "AGENTS_TEST_KEY_THAT_IS_NOT_SET"}));
+    assert!(
+        no_key.contains("AGENTS_TEST_KEY_THAT_IS_NOT_SET is not set"),
+        "{no_key}"
+    );
+    let bad_url = refused(json!({"provider": "openai", "model": "m", "base_url": "ftp://x"}));
+    assert!(bad_url.contains("brain.base_url"), "{bad_url}");
+    // A loopback server needs no key.
+    rt.spawn(agent(json!({"provider": "openai", "model": "m",
+                          "base_url": "http://127.0.0.1:9/v1"})))
+        .unwrap();
+    rt.shutdown(Duration::from_secs(2));
+}
