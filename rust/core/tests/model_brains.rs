@@ -289,3 +289,96 @@ async fn misconfigured_model_brains_are_refused_at_spawn() {
         .unwrap();
     rt.shutdown(Duration::from_secs(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_calls_queue_at_the_limiter() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.set_latency(Duration::from_millis(100));
+    fake.set_default(Behaviour::text("Yes?"));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            idle_think_seconds: 1000.0,
+            speaking_seconds: 0.01,
+            max_concurrent_model_calls: 2,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let brain = json!({"provider": "openai", "model": "m", "base_url": fake.openai_base()});
+    let ids: Vec<String> = (0..6)
+        .map(|_| rt.spawn(agent(brain.clone())).unwrap())
+        .collect();
+    for id in &ids {
+        rt.send_message(id, "Hello?").unwrap();
+    }
+    let mut answered = std::collections::HashSet::new();
+    until(&mut sub, Duration::from_secs(10), |m| {
+        if let BusMessage::AgentSpoke { agent_id, .. } = m
+            && ids.contains(agent_id)
+        {
+            answered.insert(agent_id.clone());
+        }
+        answered.len() == ids.len()
+    })
+    .await;
+    assert_eq!(fake.requests().len(), 6);
+    assert_eq!(fake.max_in_flight(), 2, "six agents, two calls at a time");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_budget_stops_the_model_until_raised() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.set_default(Behaviour::text("A long enough answer to cost some tokens."));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(json!({"provider": "openai", "model": "m",
+                            "base_url": fake.openai_base(), "token_budget": 50})))
+        .unwrap();
+    assert_eq!(rt.agent_token_usage(&id).unwrap(), (0, Some(50)));
+    let spoke = |id: &str| {
+        let id = id.to_string();
+        move |m: &BusMessage| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id)
+    };
+    rt.send_message(&id, "One.").unwrap();
+    until(&mut sub, Duration::from_secs(10), spoke(&id)).await;
+    let (spent, limit) = rt.agent_token_usage(&id).unwrap();
+    assert!(spent > 50, "the first call overspent: {spent}");
+    assert_eq!(limit, Some(50));
+    assert_eq!(rt.token_usage().0, spent);
+    // Spent: the next decision calls no model.
+    rt.send_message(&id, "Two.").unwrap();
+    let events = until(&mut sub, Duration::from_secs(10), |m| {
+        matches!(m, BusMessage::AgentError { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentError { code, message, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(code.as_str(), "budget_exhausted");
+    assert!(message.contains("of 50 tokens"), "{message}");
+    assert_eq!(fake.requests().len(), 1);
+    // Raised: it thinks again.
+    rt.set_agent_token_budget(&id, Some(100_000)).unwrap();
+    rt.send_message(&id, "Three.").unwrap();
+    until(&mut sub, Duration::from_secs(10), spoke(&id)).await;
+    assert_eq!(fake.requests().len(), 2);
+    // The runtime-wide budget works the same way.
+    rt.set_token_budget(Some(1));
+    rt.send_message(&id, "Four.").unwrap();
+    let events = until(&mut sub, Duration::from_secs(10), |m| {
+        matches!(m, BusMessage::AgentError { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentError { message, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert!(message.contains("runtime's token budget"), "{message}");
+    rt.shutdown(Duration::from_secs(2));
+}

@@ -184,6 +184,8 @@ struct Shared {
     prompts: Mutex<Vec<(String, String, String, String)>>,
     started: Instant,
     counter: Mutex<u64>,
+    /// Model requests being answered now, and the most at once.
+    in_flight: Mutex<(usize, usize)>,
 }
 
 /// A running fake provider.
@@ -206,6 +208,7 @@ impl FakeServer {
             prompts: Mutex::new(Vec::new()),
             started: Instant::now(),
             counter: Mutex::new(0),
+            in_flight: Mutex::new((0, 0)),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
@@ -268,6 +271,12 @@ impl FakeServer {
     /// Every model request received so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().clone()
+    }
+
+    /// The most model requests that were being answered at the same time (a request counts
+    /// from its arrival until its answer starts).
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.in_flight.lock().1
     }
 
     /// How many behaviours are still queued.
@@ -383,9 +392,15 @@ async fn receive(
         .pop_front()
         .unwrap_or_else(|| shared.default.lock().clone());
     let latency = *shared.latency.lock();
+    {
+        let mut in_flight = shared.in_flight.lock();
+        in_flight.0 += 1;
+        in_flight.1 = in_flight.1.max(in_flight.0);
+    }
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    shared.in_flight.lock().0 -= 1;
     let n = {
         let mut counter = shared.counter.lock();
         *counter += 1;

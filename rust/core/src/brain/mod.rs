@@ -5,6 +5,7 @@
 //! `collaborate`, `complete_task`) are tools ([`crate::tools::world`]), so an LLM backend plugs
 //! in without changing the runtime.
 
+pub mod gate;
 pub mod llm;
 pub mod scripted;
 pub mod spec;
@@ -119,6 +120,9 @@ pub enum BrainError {
     /// variable that is not set — named, never its value).
     #[error("{0}")]
     Invalid(String),
+    /// A token budget is spent; no model was called.
+    #[error("{0}")]
+    BudgetExhausted(String),
     /// A brain of this name is registered already.
     #[error("a brain named '{0}' is already registered")]
     Duplicate(String),
@@ -143,6 +147,7 @@ impl BrainError {
         use crate::bus::AgentErrorCode;
         use agents_llm::client::CallErrorCode;
         match self {
+            BrainError::BudgetExhausted(_) => AgentErrorCode::BudgetExhausted,
             BrainError::Call(e) => match e.code() {
                 CallErrorCode::AuthFailed => AgentErrorCode::BrainAuthFailed,
                 CallErrorCode::ModelNotFound => AgentErrorCode::BrainModelNotFound,
@@ -174,7 +179,7 @@ pub trait Brain: Send {
 }
 
 /// Settings a brain is built with.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct BrainSettings {
     /// Seed for deterministic brains.
     pub seed: u64,
@@ -182,6 +187,8 @@ pub struct BrainSettings {
     pub thinking_seconds: f64,
     /// Replies to give first, in order (scripted; see `AgentConfig::script`).
     pub script: Vec<BrainReply>,
+    /// The runtime's limiter and budgets (model brains).
+    pub gate: gate::ModelGate,
 }
 
 /// A brain choice resolved to a registered provider and its options.

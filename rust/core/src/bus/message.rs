@@ -135,6 +135,8 @@ pub enum AgentErrorCode {
     /// The brain kept answering something that breaks the contract, also after its repairs;
     /// nothing of that decision was applied.
     BrainInvalidReply,
+    /// A token budget is spent: the agent calls no model until it is raised.
+    BudgetExhausted,
     /// The model provider refused the key (401 / 403).
     BrainAuthFailed,
     /// The model provider does not know the model (404; the message quotes the server).
@@ -151,12 +153,13 @@ pub enum AgentErrorCode {
 
 impl AgentErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [AgentErrorCode; 11] = [
+    pub const ALL: [AgentErrorCode; 12] = [
         AgentErrorCode::InvalidTransition,
         AgentErrorCode::ActionRefused,
         AgentErrorCode::InvalidAction,
         AgentErrorCode::BrainError,
         AgentErrorCode::BrainInvalidReply,
+        AgentErrorCode::BudgetExhausted,
         AgentErrorCode::BrainAuthFailed,
         AgentErrorCode::BrainModelNotFound,
         AgentErrorCode::Lagged,
@@ -173,6 +176,7 @@ impl AgentErrorCode {
             AgentErrorCode::InvalidAction => "invalid_action",
             AgentErrorCode::BrainError => "brain_error",
             AgentErrorCode::BrainInvalidReply => "brain_invalid_reply",
+            AgentErrorCode::BudgetExhausted => "budget_exhausted",
             AgentErrorCode::BrainAuthFailed => "brain_auth_failed",
             AgentErrorCode::BrainModelNotFound => "brain_model_not_found",
             AgentErrorCode::Lagged => "lagged",

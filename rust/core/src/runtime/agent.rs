@@ -93,6 +93,8 @@ pub(crate) struct AgentShared {
     pub hearing_radius: f64,
     status: Mutex<Status>,
     tools: parking_lot::RwLock<Arc<AgentTools>>,
+    /// The agent's token budget (its model brain spends from it).
+    pub token_budget: Arc<crate::brain::gate::TokenBudget>,
     removal: AtomicU8,
 }
 
@@ -103,6 +105,7 @@ impl AgentShared {
         brain: &str,
         position: Position,
         tools: AgentTools,
+        token_budget: Arc<crate::brain::gate::TokenBudget>,
         opts: &RuntimeOptions,
     ) -> Self {
         AgentShared {
@@ -119,6 +122,7 @@ impl AgentShared {
                 position,
             }),
             tools: parking_lot::RwLock::new(Arc::new(tools)),
+            token_budget,
             removal: AtomicU8::new(Removal::None as u8),
         }
     }

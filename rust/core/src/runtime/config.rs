@@ -187,6 +187,12 @@ pub struct RuntimeOptions {
     /// (an unknown tool, arguments that break the schema, a silent answer) before the decision
     /// fails with `brain_invalid_reply` (default 2).
     pub max_repairs: u32,
+    /// How many model calls may be in flight at once, runtime-wide (default 8); the others
+    /// queue.
+    pub max_concurrent_model_calls: usize,
+    /// Tokens all model brains together may spend (as providers report them); `None`: no
+    /// limit (the default). See [`crate::brain::gate`].
+    pub token_budget: Option<u64>,
     /// How many brain answers one decision may take in all: the results of read-only calls go
     /// back to the brain, which answers again, up to this many times (default 4).
     pub max_steps: u32,
@@ -207,6 +213,8 @@ impl Default for RuntimeOptions {
             seed: 0,
             bus_capacity: 1024,
             worker_threads: 2,
+            max_concurrent_model_calls: crate::brain::gate::DEFAULT_MAX_CONCURRENT_MODEL_CALLS,
+            token_budget: None,
             max_repairs: 2,
             max_steps: 4,
         }
@@ -253,6 +261,9 @@ impl RuntimeOptions {
         }
         if self.worker_threads == 0 {
             return Err("worker_threads must be at least 1".into());
+        }
+        if self.max_concurrent_model_calls == 0 {
+            return Err("max_concurrent_model_calls must be at least 1".into());
         }
         if self.max_steps == 0 {
             return Err("max_steps must be at least 1".into());

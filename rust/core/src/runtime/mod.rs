@@ -35,6 +35,7 @@ pub use crate::tools::world as actions;
 pub use config::{AgentConfig, RuntimeOptions};
 pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
+use crate::brain::gate::{ModelGate, TokenBudget};
 use crate::brain::{BrainChoice, BrainFactory, BrainRegistry, BrainSettings};
 use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, MessageKind, Subscription};
 use crate::memory::{
@@ -201,6 +202,10 @@ pub(crate) struct Inner {
     agents: RwLock<HashMap<String, AgentEntry>>,
     brains: RwLock<BrainRegistry>,
     tool_sets: RwLock<ToolSets>,
+    /// Permits for concurrent model calls ([`crate::brain::gate`]).
+    model_calls: Arc<tokio::sync::Semaphore>,
+    /// The runtime-wide token budget.
+    token_budget: Arc<TokenBudget>,
     tracker: TaskTracker,
     closed: AtomicBool,
 }
@@ -232,6 +237,10 @@ impl Runtime {
     pub fn start_on(handle: Handle, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         options.validate().map_err(RuntimeError::InvalidOptions)?;
         let memory = Memory::open(&options.database)?;
+        let model_calls = Arc::new(tokio::sync::Semaphore::new(
+            options.max_concurrent_model_calls,
+        ));
+        let token_budget = Arc::new(TokenBudget::new(options.token_budget));
         let inner = Inner {
             handle,
             bus: Bus::new(options.bus_capacity),
@@ -241,6 +250,8 @@ impl Runtime {
             agents: RwLock::new(HashMap::new()),
             brains: RwLock::new(BrainRegistry::with_builtins()),
             tool_sets: RwLock::new(ToolSets::with_builtins()),
+            model_calls,
+            token_budget,
             tracker: TaskTracker::new(),
             closed: AtomicBool::new(false),
         };
@@ -325,10 +336,16 @@ impl Runtime {
         let seed = effective.seed.as_ref().map(seed_value).unwrap_or_else(|| {
             opts.seed ^ agents_games::seed::Seed::Str(agent_id.clone()).to_u64()
         });
+        let gate = ModelGate {
+            calls: inner.model_calls.clone(),
+            runtime_budget: inner.token_budget.clone(),
+            agent_budget: Arc::new(TokenBudget::new(None)),
+        };
         let settings = BrainSettings {
             seed,
             thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
             script: std::mem::take(&mut effective.script),
+            gate: gate.clone(),
         };
         let brain = inner
             .brains
@@ -342,6 +359,7 @@ impl Runtime {
             &brain_name,
             position,
             tools,
+            gate.agent_budget,
             opts,
         ));
         // Lines accepted for a resumed agent before it stopped and not answered yet.
@@ -408,6 +426,35 @@ impl Runtime {
         );
         inner.tracker.spawn_on(task, &inner.handle);
         Ok(agent_id)
+    }
+
+    /// Tokens the runtime's model brains have spent (as providers reported them), and the
+    /// runtime-wide limit.
+    pub fn token_usage(&self) -> (u64, Option<u64>) {
+        let b = &self.inner.token_budget;
+        (b.spent(), b.limit())
+    }
+
+    /// Sets (raises, lowers, removes) the runtime-wide token budget. Agents stopped by a spent
+    /// budget think again at their next decision once it allows.
+    pub fn set_token_budget(&self, limit: Option<u64>) {
+        self.inner.token_budget.set_limit(limit);
+    }
+
+    /// Tokens a running agent's model brain has spent, and its limit.
+    pub fn agent_token_usage(&self, agent_id: &str) -> Result<(u64, Option<u64>), RuntimeError> {
+        let shared = self.running(agent_id)?;
+        Ok((shared.token_budget.spent(), shared.token_budget.limit()))
+    }
+
+    /// Sets (raises, lowers, removes) a running agent's token budget.
+    pub fn set_agent_token_budget(
+        &self,
+        agent_id: &str,
+        limit: Option<u64>,
+    ) -> Result<(), RuntimeError> {
+        self.running(agent_id)?.token_budget.set_limit(limit);
+        Ok(())
     }
 
     /// Adds a kind of brain, usable by name in [`AgentConfig::brain`] from now on. Errors:

@@ -204,6 +204,10 @@ impl super::BrainFactory for ProviderFactory {
             max_retries: spec.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
             trace_prompts: spec.trace_prompts,
             rng: ChaCha8Rng::seed_from_u64(settings.seed),
+            gate: {
+                settings.gate.agent_budget.set_limit(spec.token_budget);
+                settings.gate.clone()
+            },
             last_call: None,
         }))
     }
@@ -217,6 +221,7 @@ pub struct ModelBrain {
     max_retries: u32,
     trace_prompts: bool,
     rng: ChaCha8Rng,
+    gate: super::gate::ModelGate,
     last_call: Option<BrainCall>,
 }
 
@@ -227,16 +232,26 @@ impl Brain for ModelBrain {
 
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
         Box::pin(async move {
+            if let Some(why) = self.gate.refusal() {
+                return Err(BrainError::BudgetExhausted(why));
+            }
             let client = client()?;
             let request = prompt::request(context, &self.options);
             let started_at = crate::time::now_iso();
             let start = Instant::now();
             let mut retries = 0;
             let result = loop {
-                match client
-                    .complete(&self.endpoint, &request, &mut |_event| {})
-                    .await
-                {
+                let attempt = {
+                    // One permit per HTTP request (not while waiting to retry).
+                    let _permit =
+                        self.gate.calls.acquire().await.map_err(|_| {
+                            BrainError::Backend("the runtime is shutting down".into())
+                        })?;
+                    client
+                        .complete(&self.endpoint, &request, &mut |_event| {})
+                        .await
+                };
+                match attempt {
                     Err(e) if e.retryable() && retries < self.max_retries => {
                         retries += 1;
                         let jitter = self.rng.random_range(0.0..=1.0);
@@ -247,6 +262,10 @@ impl Brain for ModelBrain {
                     other => break other,
                 }
             };
+            if let Ok(reply) = &result {
+                self.gate
+                    .spend(reply.usage.input_tokens + reply.usage.output_tokens);
+            }
             let (usage, outcome, error_code) = match &result {
                 Ok(reply) => (reply.usage, CallOutcome::Ok, None),
                 Err(e) => (

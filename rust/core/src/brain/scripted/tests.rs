@@ -13,7 +13,7 @@ fn settings(seed: u64) -> BrainSettings {
     BrainSettings {
         seed,
         thinking_seconds: 0.0,
-        script: Vec::new(),
+        ..BrainSettings::default()
     }
 }
 
@@ -699,7 +699,7 @@ async fn decide_takes_the_thinking_latency() {
     let s = BrainSettings {
         seed: 1,
         thinking_seconds: 0.8,
-        script: Vec::new(),
+        ..BrainSettings::default()
     };
     let mut brain = BrainRegistry::with_builtins()
         .create("scripted", &serde_json::Value::Null, &s)
@@ -721,7 +721,7 @@ async fn dropping_decide_midway_cancels_it_and_changes_nothing() {
     let s = BrainSettings {
         seed: 9,
         thinking_seconds: 2.0,
-        script: Vec::new(),
+        ..BrainSettings::default()
     };
     let script = vec![BrainReply {
         assistant_text: "scripted".into(),
@@ -765,7 +765,7 @@ fn odd_latencies_do_not_panic() {
         let brain = ScriptedBrain::new(&BrainSettings {
             seed: 0,
             thinking_seconds: s,
-            script: Vec::new(),
+            ..BrainSettings::default()
         });
         let positive = s > 0.0;
         assert_eq!(brain.thinking().is_zero(), !positive, "{s}");
