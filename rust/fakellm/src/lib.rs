@@ -24,9 +24,10 @@
 //! and arguments. Cached tokens: for OpenAI, the longest common prefix (in characters, / 4) with
 //! any earlier prompt for the same model; for Anthropic, the part of the prompt up to and
 //! including the last block carrying `cache_control` (tools, then system blocks), when an
-//! earlier request for the same model had the same part. Reported as the providers report
-//! them: OpenAI `prompt_tokens` (cached included) with `prompt_tokens_details.cached_tokens`;
-//! Anthropic `input_tokens` (not cached) plus `cache_read_input_tokens`.
+//! earlier request for the same model had the same part ("earlier": the last
+//! [`PROMPT_MEMORY`] requests). Reported as the providers report them: OpenAI `prompt_tokens`
+//! (cached included) with `prompt_tokens_details.cached_tokens`; Anthropic `input_tokens` (not
+//! cached) plus `cache_read_input_tokens`.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -148,6 +149,9 @@ impl Behaviour {
         }
     }
 }
+
+/// How many earlier prompts the cache accounting compares with.
+pub const PROMPT_MEMORY: usize = 64;
 
 /// The answer when nothing is queued, unless [`FakeServer::set_default`] changed it.
 pub const DEFAULT_TEXT: &str = "The fake model has nothing scripted to say.";
@@ -443,6 +447,10 @@ fn prompt_usage(shared: &Shared, route: Route, body: &Value) -> (u64, u64) {
             if hit { cacheable.chars().count() } else { 0 }
         }
     };
+    // A cache remembers recent prompts only (and a long benchmark stays linear).
+    if prompts.len() >= PROMPT_MEMORY {
+        prompts.remove(0);
+    }
     prompts.push((route_name.into(), model, prompt.clone(), cacheable));
     let total = tokens(prompt.chars().count());
     (total, (cached_chars / 4) as u64)
