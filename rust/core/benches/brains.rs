@@ -69,7 +69,8 @@ async fn overhead() {
     });
     let dir = tempfile::tempdir().unwrap();
     let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
-    let brain = json!({"provider": "openai", "model": "bench", "base_url": fake.openai_base()});
+    let brain = json!({"provider": "openai", "model": "bench", "base_url": fake.openai_base(),
+                       "trace_prompts": true});
     let id = rt.spawn(config("Mira", 10.0, 10.0, brain)).unwrap();
     let mut sub = rt.subscribe(Filter::all().senders([id.clone()]));
     let rounds = 2_000;
@@ -88,12 +89,52 @@ async fn overhead() {
         }
     }
     times.sort();
-    println!("| decision, message → line said (fake answers at once, loopback HTTP) | value |");
-    println!("|---|---|");
-    println!("| decisions | {} |", times.len());
-    println!("| p50 | {:?} |", percentile(&times, 0.5));
-    println!("| p90 | {:?} |", percentile(&times, 0.9));
-    println!("| p99 | {:?} |", percentile(&times, 0.99));
+    // The same request, straight through the HTTP client: the loopback round trip and the
+    // fake's own work, which the decision includes.
+    let last = rt.agent_trace(&id, 1).unwrap();
+    let request: agents_llm::ModelRequest =
+        serde_json::from_str(last[0].call.prompt.as_deref().unwrap()).unwrap();
+    let client = agents_llm::client::Client::new().unwrap();
+    let endpoint = agents_llm::client::Endpoint {
+        provider: agents_llm::client::Provider::OpenAi,
+        base_url: fake.openai_base(),
+        api_key: None,
+        headers: vec![],
+        timeout: Duration::from_secs(10),
+    };
+    let mut http = Vec::with_capacity(rounds);
+    for i in 0..rounds {
+        let sent = Instant::now();
+        client
+            .complete(&endpoint, &request, &mut |_| {})
+            .await
+            .unwrap();
+        if i >= 100 {
+            http.push(sent.elapsed());
+        }
+    }
+    http.sort();
+    println!("| one decision, fake answering at once | p50 | p90 | p99 |");
+    println!("|---|---|---|---|");
+    let row = |name: &str, t: &[Duration]| {
+        println!(
+            "| {name} | {:?} | {:?} | {:?} |",
+            percentile(t, 0.5),
+            percentile(t, 0.9),
+            percentile(t, 0.99)
+        )
+    };
+    row("message → line said (the whole decision)", &times);
+    row("the same request, HTTP client → fake → reply only", &http);
+    let overhead: Vec<Duration> = {
+        let base = percentile(&http, 0.5);
+        times.iter().map(|t| t.saturating_sub(base)).collect()
+    };
+    row(
+        "decision − median HTTP round trip (the brain and runtime)",
+        &overhead,
+    );
+    println!("| decisions measured | {} | | |", times.len());
     rt.shutdown(Duration::from_secs(5));
 }
 

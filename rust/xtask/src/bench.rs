@@ -50,6 +50,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         ("agents-core", "bus"),
         ("agents-core", "memory"),
         ("agents-core", "runtime"),
+        ("agents-core", "brains"),
     ] {
         println!("xtask: cargo bench -p {package} --bench {bench}");
         let status = Command::new(cargo())

@@ -5,11 +5,11 @@
 //!
 //! 1. the tool definitions (the agent's tool sets; the same until a set is attached or
 //!    detached);
-//! 2. the system prompt: who the agent is (name, role, role prompt) and the contract — how to
-//!    answer, the anti-silent rule, how refused calls come back. One block, marked as the end of
-//!    the cacheable prefix;
-//! 3. one user message with the situation, as JSON: where the agent is, the world's bounds,
-//!    its tasks, who is near, its recent conversation, what it just heard, and the instruction;
+//! 2. the system prompt: who the agent is (name, role, role prompt), the contract — how to
+//!    answer, the anti-silent rule, how refused calls come back —, the player's id and the
+//!    world's bounds. One block, marked as the end of the cacheable prefix;
+//! 3. one user message with the situation, in compact lines: the instruction, where the agent
+//!    is, its tasks, who is near, its recent conversation, what it just heard;
 //! 4. the earlier rounds of this decision: each answer as an assistant message with its tool
 //!    calls, then one tool result per call — a read-only call's result, or the contract's
 //!    failure feedback (`{id, tool, status, reason, message}`, marked as an error) for a refused
@@ -109,53 +109,108 @@ pub fn system_prompt(context: &BrainContext) -> String {
     text.push_str("\n\n");
     text.push_str(CONTRACT);
     text.push_str(&format!(
-        "\n\nThe player's id is {}. Other characters are named by their ids (agent_002, …).",
-        context.player_id
+        "\n\nThe player's id is {}. Other characters are named by their ids (agent_002, …). \
+         The world spans x {} to {} and y {} to {}.",
+        context.player_id,
+        crate::geometry::number(context.bounds.min_x),
+        crate::geometry::number(context.bounds.max_x),
+        crate::geometry::number(context.bounds.min_y),
+        crate::geometry::number(context.bounds.max_y),
     ));
     text
 }
 
-/// What changes from one decision to the next, as JSON.
+/// What changes from one decision to the next, as compact lines (cheaper than JSON: no
+/// repeated keys, no escaped quotes inside the message). Quoted texts are JSON strings, so
+/// whatever a player typed cannot break the layout.
 pub fn situation(context: &BrainContext) -> String {
-    let heard: Vec<Value> = context
-        .incoming
-        .iter()
-        .map(|m| {
-            let mut line = json!({"from": m.sender, "name": m.sender_name, "said": m.content});
-            if let crate::brain::IncomingKind::Collaboration { task_id, task_name } = &m.kind {
-                line["asks_help_with"] = json!({"task_id": task_id, "task_name": task_name});
-            }
-            line
-        })
-        .collect();
-    let recent: Vec<Value> = context
-        .recent_messages
-        .iter()
-        .map(|r| json!({"from": r.sender, "to": r.recipient, "said": r.content}))
-        .collect();
-    let nearby: Vec<Value> = context
-        .nearby
-        .iter()
-        .map(|a| {
-            json!({"id": a.agent_id, "name": a.name, "role": a.role, "position": a.position,
-                   "distance": (a.distance * 10.0).round() / 10.0})
-        })
-        .collect();
-    let task = |t: &crate::memory::TaskRow| json!({"task_id": t.id, "task_name": t.task_name});
-    let situation = json!({
-        "position": context.position,
-        "world_bounds": context.bounds,
-        "current_task": context.current_task.as_ref().map(task),
-        "other_tasks": context.other_tasks.iter().map(task).collect::<Vec<_>>(),
-        "nearby": nearby,
-        "recent_conversation": recent,
-        "just_heard": heard,
-    });
-    format!(
-        "{}\n\nSituation:\n{}",
+    use std::fmt::Write;
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let at = |p: crate::geometry::Position| {
+        format!(
+            "({}, {})",
+            crate::geometry::number(p.x),
+            crate::geometry::number(p.y)
+        )
+    };
+    let you = |id: &str| {
+        if id == context.agent_id {
+            "you".to_string()
+        } else {
+            id.to_string()
+        }
+    };
+    let mut out = format!(
+        "{}\n\nYou are at {}.",
         context.instruction,
-        serde_json::to_string(&situation).unwrap_or_default()
-    )
+        at(context.position)
+    );
+    match &context.current_task {
+        Some(t) => {
+            let _ = write!(out, "\nCurrent task {}: {}.", t.id, quoted(&t.task_name));
+        }
+        None => out.push_str("\nNo task."),
+    }
+    for t in &context.other_tasks {
+        let _ = write!(out, "\nAlso task {}: {}.", t.id, quoted(&t.task_name));
+    }
+    if context.nearby.is_empty() {
+        out.push_str("\nNo one is near.");
+    }
+    for a in &context.nearby {
+        let _ = write!(
+            out,
+            "\nNear: {} {} ({}) at {}, {} away.",
+            a.agent_id,
+            a.name,
+            a.role,
+            at(a.position),
+            (a.distance * 10.0).round() / 10.0
+        );
+    }
+    for r in &context.recent_messages {
+        let to = r
+            .recipient
+            .as_deref()
+            .map(|to| {
+                to.split(',')
+                    .map(|t| you(t.trim()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_else(|| "anyone".into());
+        let _ = write!(
+            out,
+            "\nEarlier, {} to {}: {}",
+            you(&r.sender),
+            to,
+            quoted(&r.content)
+        );
+    }
+    for m in &context.incoming {
+        match &m.kind {
+            crate::brain::IncomingKind::Speech => {
+                let _ = write!(
+                    out,
+                    "\nJust now, {} ({}) to you: {}",
+                    m.sender,
+                    m.sender_name,
+                    quoted(&m.content)
+                );
+            }
+            crate::brain::IncomingKind::Collaboration { task_id, task_name } => {
+                let _ = write!(
+                    out,
+                    "\nJust now, {} ({}) asks your help with task {task_id} {}: {}",
+                    m.sender,
+                    m.sender_name,
+                    quoted(task_name),
+                    quoted(&m.content)
+                );
+            }
+        }
+    }
+    out
 }
 
 /// One earlier round: the answer, then one result per call.
@@ -276,12 +331,13 @@ mod tests {
             panic!("one user message: {:?}", request.messages)
         };
         assert!(text.starts_with("Analyze situation and decide next action"));
-        assert!(
-            text.contains("\"just_heard\":[{\"from\":\"player_0\""),
-            "{text}"
+        assert_eq!(
+            text,
+            "Analyze situation and decide next action\n\nYou are at (10, 20).\nNo task.\n\
+             Near: agent_002 Bram (smith) at (12, 20), 2 away.\n\
+             Just now, player_0 (player_0) to you: \"Any bread left?\""
         );
-        assert!(text.contains("\"position\":{\"x\":10,\"y\":20}"), "{text}");
-        assert!(text.contains("\"world_bounds\""), "{text}");
+        assert!(system.contains("The world spans x 0 to 100 and y 0 to 100."));
         // Two decisions of one agent share the system prompt and the tools exactly.
         let mut later = context();
         later.incoming.clear();
