@@ -141,7 +141,10 @@ async fn main() {
                     agent_id.as_deref().unwrap_or("runtime")
                 )
             }
-            BusMessage::AgentStateChanged { .. } | BusMessage::AgentRemoved { .. } => continue,
+            BusMessage::AgentStateChanged { .. }
+            | BusMessage::AgentRemoved { .. }
+            | BusMessage::AgentSpeechDelta { .. }
+            | BusMessage::AgentToolCall { .. } => continue,
         };
         println!("{t:6.1}s  {line}");
     }

@@ -108,6 +108,35 @@ async fn an_openai_agent_moves_and_speaks_after_a_repair() {
     };
     assert_eq!(content, "Fresh bread at the well!");
     assert_eq!(recipients, &["player_0".to_string()]);
+    // The text streamed in before the line was said, in order; each call announced itself.
+    let deltas: Vec<(String, u64)> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpeechDelta { delta, seq, .. } => Some((delta.clone(), *seq)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        deltas.iter().map(|(d, _)| d.as_str()).collect::<String>(),
+        "Fresh bread at the well!"
+    );
+    assert!(deltas.len() >= 6, "in pieces: {deltas:?}");
+    assert!(
+        deltas.windows(2).all(|w| w[1].1 == w[0].1 + 1),
+        "{deltas:?}"
+    );
+    let calls: Vec<&str> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentToolCall { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        ["fly", "move", "move"],
+        "the refused answer's calls too"
+    );
 
     // What the model was sent.
     let sent = fake.requests();

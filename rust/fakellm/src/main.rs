@@ -1,11 +1,10 @@
 //! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json]`: the fake LLM provider
 //! as a process (for headless Godot tests and demos). Prints `listening http://ADDR` as its
-//! first line, then serves until stdin closes or it is killed.
+//! first line, then serves until it is interrupted (Ctrl-C) or terminated.
 
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeServer};
-use tokio::io::AsyncReadExt;
 
 fn usage() -> ! {
     eprintln!("usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json]");
@@ -57,12 +56,7 @@ async fn main() {
         }
     }
     println!("listening {}", server.url());
-    // Serve until stdin closes (the parent went away) or a signal arrives.
-    let mut stdin = tokio::io::stdin();
-    let mut buf = [0u8; 256];
-    tokio::select! {
-        _ = async { while let Ok(n) = stdin.read(&mut buf).await { if n == 0 { break } } } => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
+    // Serve until interrupted (SIGTERM ends the process by default).
+    let _ = tokio::signal::ctrl_c().await;
     server.shutdown();
 }

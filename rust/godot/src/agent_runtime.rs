@@ -346,8 +346,20 @@ impl AgentRuntime {
     #[signal]
     fn collaboration_requested(agent_id: GString, helper_id: GString, task_name: GString);
 
+    /// A model brain is generating text: [param delta] is the next piece, [param seq] increases
+    /// per agent. Pieces arrive before the decision's [signal agent_spoke]; show the line as it
+    /// is written. Only model brains (`openai`, `anthropic`) stream.
+    #[signal]
+    fn agent_speech_delta(agent_id: GString, delta: GString, seq: i64);
+
+    /// A model brain started the tool call [param call_id] of [param tool] (its arguments are
+    /// still streaming): a UI can show that the agent is thinking.
+    #[signal]
+    fn agent_tool_call(agent_id: GString, tool: GString, call_id: GString);
+
     /// Something went wrong. [param agent_id] is the agent concerned or `""`; [param code] is
-    /// machine-readable: `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`
+    /// machine-readable: `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`,
+    /// `brain_invalid_reply`, `budget_exhausted`, `brain_auth_failed`, `brain_model_not_found`
     /// (from the agents), `lagged` (events were dropped because the node did not drain them in
     /// time), or the code of a failed call: `invalid_config`, `unknown_agent`, `already_running`,
     /// `unknown_brain`, `unknown_task`, `task_already_completed`, `invalid_message`,
@@ -968,6 +980,24 @@ impl AgentRuntime {
                 agent_id.as_deref().unwrap_or(""),
                 code.as_str(),
                 message.as_str(),
+            ),
+            BusMessage::AgentSpeechDelta {
+                agent_id,
+                delta,
+                seq,
+            } => self.signals().agent_speech_delta().emit(
+                agent_id.as_str(),
+                delta.as_str(),
+                i64::try_from(*seq).unwrap_or(i64::MAX),
+            ),
+            BusMessage::AgentToolCall {
+                agent_id,
+                tool,
+                call_id,
+            } => self.signals().agent_tool_call().emit(
+                agent_id.as_str(),
+                tool.as_str(),
+                call_id.as_str(),
             ),
         }
     }

@@ -37,6 +37,7 @@ mod fuzz;
 mod godot;
 mod godot_tests;
 mod killtest;
+mod model_tests;
 mod process;
 mod protocol_schemas;
 mod ws_client_tests;
@@ -415,6 +416,12 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     }
     if opts.suites.is_empty() || !client.is_empty() {
         let r = ws_client_tests::run(ctx, &godot, &client, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    if opts.suites.is_empty() {
+        let r = model_tests::run(ctx, &godot, timeout);
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);

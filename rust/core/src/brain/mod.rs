@@ -189,6 +189,37 @@ pub struct BrainSettings {
     pub script: Vec<BrainReply>,
     /// The runtime's limiter and budgets (model brains).
     pub gate: gate::ModelGate,
+    /// Where a streaming brain reports text and tool calls as they arrive.
+    pub events: BrainEvents,
+}
+
+/// Where a streaming brain reports what arrives while it answers (the runtime publishes it as
+/// `AgentSpeechDelta` / `AgentToolCall`). The default drops everything.
+#[derive(Clone)]
+pub struct BrainEvents(std::sync::Arc<dyn Fn(&agents_llm::StreamEvent) + Send + Sync>);
+
+impl BrainEvents {
+    /// Reports to `sink`.
+    pub fn new(sink: impl Fn(&agents_llm::StreamEvent) + Send + Sync + 'static) -> Self {
+        BrainEvents(std::sync::Arc::new(sink))
+    }
+
+    /// Reports one event.
+    pub fn report(&self, event: &agents_llm::StreamEvent) {
+        (self.0)(event)
+    }
+}
+
+impl Default for BrainEvents {
+    fn default() -> Self {
+        BrainEvents::new(|_| {})
+    }
+}
+
+impl std::fmt::Debug for BrainEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BrainEvents")
+    }
 }
 
 /// A brain choice resolved to a registered provider and its options.

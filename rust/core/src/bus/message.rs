@@ -108,6 +108,26 @@ pub enum BusMessage {
         /// What the asking agent said.
         message: String,
     },
+    /// A piece of text a model brain is generating, as it streams in (before the decision's
+    /// `AgentSpoke`). Ephemeral: for a UI that shows the line as it is written; not stored.
+    AgentSpeechDelta {
+        /// The agent whose brain is answering.
+        agent_id: String,
+        /// The new text.
+        delta: String,
+        /// Increasing per agent (0, 1, …), to order pieces.
+        seq: u64,
+    },
+    /// A model brain started a tool call (its arguments are still streaming): a UI can show
+    /// "thinking…". Ephemeral; the call may still be refused and repaired.
+    AgentToolCall {
+        /// The agent whose brain is answering.
+        agent_id: String,
+        /// The tool.
+        tool: String,
+        /// The call's id.
+        call_id: String,
+    },
     /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
     AgentError {
         /// The agent concerned, if any.
@@ -216,11 +236,15 @@ pub enum MessageKind {
     CollaborationRequested,
     /// [`BusMessage::AgentError`].
     AgentError,
+    /// [`BusMessage::AgentSpeechDelta`].
+    AgentSpeechDelta,
+    /// [`BusMessage::AgentToolCall`].
+    AgentToolCall,
 }
 
 impl MessageKind {
     /// Every kind.
-    pub const ALL: [MessageKind; 9] = [
+    pub const ALL: [MessageKind; 11] = [
         MessageKind::AgentSpawned,
         MessageKind::AgentRemoved,
         MessageKind::AgentStateChanged,
@@ -230,6 +254,8 @@ impl MessageKind {
         MessageKind::TaskCompleted,
         MessageKind::CollaborationRequested,
         MessageKind::AgentError,
+        MessageKind::AgentSpeechDelta,
+        MessageKind::AgentToolCall,
     ];
 
     /// The wire name (`agent_spoke`).
@@ -244,10 +270,12 @@ impl MessageKind {
             MessageKind::TaskCompleted => "task_completed",
             MessageKind::CollaborationRequested => "collaboration_requested",
             MessageKind::AgentError => "agent_error",
+            MessageKind::AgentSpeechDelta => "agent_speech_delta",
+            MessageKind::AgentToolCall => "agent_tool_call",
         }
     }
 
-    /// Index `0..9`, for bit sets and per-kind tables.
+    /// Index `0..11`, for bit sets and per-kind tables.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -288,6 +316,8 @@ impl BusMessage {
             BusMessage::TaskCompleted { .. } => MessageKind::TaskCompleted,
             BusMessage::CollaborationRequested { .. } => MessageKind::CollaborationRequested,
             BusMessage::AgentError { .. } => MessageKind::AgentError,
+            BusMessage::AgentSpeechDelta { .. } => MessageKind::AgentSpeechDelta,
+            BusMessage::AgentToolCall { .. } => MessageKind::AgentToolCall,
         }
     }
 
@@ -301,7 +331,9 @@ impl BusMessage {
             | BusMessage::AgentMoved { agent_id, .. }
             | BusMessage::AgentSpoke { agent_id, .. }
             | BusMessage::TaskCompleted { agent_id, .. }
-            | BusMessage::CollaborationRequested { agent_id, .. } => agent_id,
+            | BusMessage::CollaborationRequested { agent_id, .. }
+            | BusMessage::AgentSpeechDelta { agent_id, .. }
+            | BusMessage::AgentToolCall { agent_id, .. } => agent_id,
             BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
         }
@@ -329,7 +361,9 @@ impl BusMessage {
             | BusMessage::AgentSpoke { agent_id, .. }
             | BusMessage::TaskAssigned { agent_id, .. }
             | BusMessage::TaskCompleted { agent_id, .. }
-            | BusMessage::CollaborationRequested { agent_id, .. } => Some(agent_id),
+            | BusMessage::CollaborationRequested { agent_id, .. }
+            | BusMessage::AgentSpeechDelta { agent_id, .. }
+            | BusMessage::AgentToolCall { agent_id, .. } => Some(agent_id),
         }
     }
 }

@@ -99,6 +99,24 @@ pub fn event_message(message: &BusMessage) -> ServerMessage {
             code,
             message,
         },
+        BusMessage::AgentSpeechDelta {
+            agent_id,
+            delta,
+            seq,
+        } => ServerMessage::AgentSpeechDelta {
+            agent_id,
+            delta,
+            seq,
+        },
+        BusMessage::AgentToolCall {
+            agent_id,
+            tool,
+            call_id,
+        } => ServerMessage::AgentToolCall {
+            agent_id,
+            tool,
+            call_id,
+        },
     }
 }
 
@@ -114,6 +132,8 @@ pub fn event_type(message: &BusMessage) -> &'static str {
         BusMessage::TaskCompleted { .. } => "task_completed",
         BusMessage::CollaborationRequested { .. } => "collaboration_requested",
         BusMessage::AgentError { .. } => "agent_error",
+        BusMessage::AgentSpeechDelta { .. } => "agent_speech_delta",
+        BusMessage::AgentToolCall { .. } => "agent_tool_call",
     }
 }
 

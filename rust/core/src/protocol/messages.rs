@@ -43,6 +43,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "task_completed",
     "collaboration_requested",
     "agent_error",
+    "agent_speech_delta",
+    "agent_tool_call",
 ];
 
 /// A request from a client. Besides these fields every request may carry `request_id` (a string
@@ -515,6 +517,25 @@ pub enum ServerMessage {
         task_name: String,
         /// What was asked.
         message: String,
+    },
+    /// Event: a piece of the text a model brain is generating, before the decision's
+    /// `agent_speech`.
+    AgentSpeechDelta {
+        /// The agent.
+        agent_id: String,
+        /// The new text.
+        delta: String,
+        /// Increasing per agent, to order pieces.
+        seq: u64,
+    },
+    /// Event: a model brain started a tool call (its arguments still streaming).
+    AgentToolCall {
+        /// The agent.
+        agent_id: String,
+        /// The tool.
+        tool: String,
+        /// The call's id.
+        call_id: String,
     },
     /// Event: an agent-side problem (refused transition or action, brain failure, lag).
     AgentError {

@@ -700,6 +700,16 @@ fn every_bus_message() -> Vec<BusMessage> {
             code: crate::bus::AgentErrorCode::Lagged,
             message: "missed 3".into(),
         },
+        BusMessage::AgentSpeechDelta {
+            agent_id: "agent_001".into(),
+            delta: "Fresh br".into(),
+            seq: 7,
+        },
+        BusMessage::AgentToolCall {
+            agent_id: "agent_001".into(),
+            tool: "move".into(),
+            call_id: "call_1".into(),
+        },
     ]
 }
 

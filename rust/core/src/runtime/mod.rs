@@ -346,6 +346,7 @@ impl Runtime {
             thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
             script: std::mem::take(&mut effective.script),
             gate: gate.clone(),
+            events: stream_events(&inner.bus, &agent_id),
         };
         let brain = inner
             .brains
@@ -961,6 +962,31 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         tools: over.tools.or(base.tools),
         script: over.script,
     }
+}
+
+/// Publishes what a streaming brain reports as `AgentSpeechDelta` (numbered per agent) and
+/// `AgentToolCall`.
+fn stream_events(bus: &Bus, agent_id: &str) -> crate::brain::BrainEvents {
+    let bus = bus.clone();
+    let agent_id = agent_id.to_string();
+    let seq = std::sync::atomic::AtomicU64::new(0);
+    crate::brain::BrainEvents::new(move |event| {
+        let message = match event {
+            agents_llm::StreamEvent::TextDelta(delta) => BusMessage::AgentSpeechDelta {
+                agent_id: agent_id.clone(),
+                delta: delta.clone(),
+                seq: seq.fetch_add(1, Ordering::Relaxed),
+            },
+            agents_llm::StreamEvent::ToolCallStarted { id, name, .. } => {
+                BusMessage::AgentToolCall {
+                    agent_id: agent_id.clone(),
+                    tool: name.clone(),
+                    call_id: id.clone(),
+                }
+            }
+        };
+        bus.publish(message);
+    })
 }
 
 fn seed_value(v: &serde_json::Value) -> u64 {

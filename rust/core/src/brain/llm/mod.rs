@@ -208,6 +208,7 @@ impl super::BrainFactory for ProviderFactory {
                 settings.gate.agent_budget.set_limit(spec.token_budget);
                 settings.gate.clone()
             },
+            events: settings.events.clone(),
             last_call: None,
         }))
     }
@@ -222,6 +223,7 @@ pub struct ModelBrain {
     trace_prompts: bool,
     rng: ChaCha8Rng,
     gate: super::gate::ModelGate,
+    events: super::BrainEvents,
     last_call: Option<BrainCall>,
 }
 
@@ -247,8 +249,9 @@ impl Brain for ModelBrain {
                         self.gate.calls.acquire().await.map_err(|_| {
                             BrainError::Backend("the runtime is shutting down".into())
                         })?;
+                    let events = &self.events;
                     client
-                        .complete(&self.endpoint, &request, &mut |_event| {})
+                        .complete(&self.endpoint, &request, &mut |event| events.report(&event))
                         .await
                 };
                 match attempt {

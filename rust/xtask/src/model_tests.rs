@@ -1,0 +1,78 @@
+//! Model brains in Godot: the GDScript suites of `godot-project/tests/model/` run an
+//! `AgentRuntime` whose agents think with the `openai` brain against the fake provider — the
+//! `fakellm` binary, started here on a free loopback port with the replies of
+//! [`REPLIES`] queued. The suites learn its URL from `AGENTS_FAKE_LLM_URL`.
+
+use std::fs;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::godot::Godot;
+use crate::godot_tests::{self, RunnerArgs, SuiteRun};
+use crate::process::{self, Background, Echo};
+use crate::{Ctx, cargo};
+
+/// The runner folder holding the model suites.
+pub const MODEL_SUITES_DIR: &str = "res://tests/model";
+
+/// What `fakellm` prints once it listens.
+const MARKER: &str = "listening http://";
+
+/// The answers the fake gives first, in order (then its default line).
+pub const REPLIES: &str = r#"[
+  {"kind": "reply", "text": "Fresh bread at the well!", "chunk_chars": 3,
+   "tool_calls": [{"name": "move", "arguments": {"x": 12, "y": 14}}]}
+]"#;
+
+fn failure(problem: String) -> SuiteRun {
+    SuiteRun {
+        passed: 0,
+        failed: 1,
+        problems: vec![format!("[model brains] {problem}")],
+    }
+}
+
+/// Builds and starts the fake provider, runs the model suites against it, stops it.
+pub fn run(ctx: &Ctx, godot: &Godot, timeout: Duration) -> SuiteRun {
+    println!("xtask: cargo build -p agents-fakellm");
+    if let Err(e) = process::run_checked(
+        Command::new(cargo())
+            .args(["build", "-p", "agents-fakellm"])
+            .current_dir(&ctx.root),
+    ) {
+        return failure(e);
+    }
+    let exe = ctx
+        .target_dir
+        .join("debug")
+        .join(format!("fakellm{}", std::env::consts::EXE_SUFFIX));
+    let replies = ctx.target_dir.join("xtask-model-replies.json");
+    if let Err(e) = fs::write(&replies, REPLIES) {
+        return failure(format!("cannot write {}: {e}", replies.display()));
+    }
+    let mut cmd = Command::new(&exe);
+    cmd.args(["--listen", "127.0.0.1:0", "--replies"])
+        .arg(&replies);
+    let mut fake = match Background::spawn(&mut cmd, Echo::Quiet) {
+        Ok(fake) => fake,
+        Err(e) => return failure(format!("cannot start {}: {e}", exe.display())),
+    };
+    let url = match fake.wait_for_line(MARKER, Duration::from_secs(60)) {
+        Ok(line) => line
+            .split_once("listening ")
+            .map(|(_, url)| url.trim().to_string())
+            .unwrap_or_default(),
+        Err(e) => return failure(format!("the fake provider did not start: {e}")),
+    };
+    println!("xtask: the model suites against the fake provider at {url}");
+    let args = RunnerArgs {
+        dir: Some(MODEL_SUITES_DIR.to_string()),
+        env: vec![("AGENTS_FAKE_LLM_URL".into(), url)],
+    };
+    let mut run = godot_tests::run_suites_in(godot, &ctx.project_dir(), &args, &[], timeout);
+    for p in &mut run.problems {
+        *p = format!("[model brains] {p}");
+    }
+    let _ = fake.terminate(Duration::from_secs(5));
+    run
+}
