@@ -30,6 +30,8 @@ const EVENT_TYPES: &[&str] = &[
     "task_completed",
     "collaboration_requested",
     "agent_error",
+    "agent_speech_delta",
+    "agent_tool_call",
 ];
 
 /// Collected stderr lines (a tiny mutex-protected vector).
@@ -492,6 +494,59 @@ async fn every_request_and_every_event_between_two_clients() {
     );
     c2.event(|e| e["type"] == "agent_speech" && e["content"] == "On my way")
         .await;
+
+    // An agent with a brain object thinks with a model (the fake provider, in this process):
+    // its text streams to the clients before its line.
+    let fake = agents_fakellm::FakeServer::start("127.0.0.1:0")
+        .await
+        .unwrap();
+    fake.push(agents_fakellm::Behaviour::Reply {
+        text: "Crates are heavy today.".into(),
+        tool_calls: vec![agents_fakellm::FakeCall::new(
+            "wait",
+            json!({"seconds": 60}),
+        )],
+        chunk_chars: Some(5),
+    });
+    let cy = spawn(
+        &mut c1,
+        json!({"name": "Cy", "role": "porter", "idle_think_seconds": 600,
+               "speaking_seconds": 0.05,
+               "brain": {"provider": "openai", "model": "fake-1",
+                         "base_url": fake.openai_base()}}),
+    )
+    .await;
+    let sent = c1
+        .request(json!({"type": "send_message", "agent_id": cy, "content": "How are the crates?"}))
+        .await;
+    ok(&sent, "send_message_response");
+    let first = c2
+        .event(|e| e["type"] == "agent_speech_delta" && e["agent_id"] == cy.as_str())
+        .await;
+    assert_eq!(first["seq"], 0, "{first}");
+    let called = c2
+        .event(|e| e["type"] == "agent_tool_call" && e["agent_id"] == cy.as_str())
+        .await;
+    assert_eq!(called["tool"], "wait");
+    let said = c2
+        .event(|e| e["type"] == "agent_speech" && e["agent_id"] == cy.as_str())
+        .await;
+    assert_eq!(said["content"], "Crates are heavy today.");
+    let state = c1
+        .request(json!({"type": "get_agent_state", "agent_id": cy}))
+        .await;
+    assert_eq!(
+        ok(&state, "get_agent_state_response")["agent"]["brain"],
+        "openai:fake-1",
+        "{state}"
+    );
+    let trace = c1
+        .request(json!({"type": "get_agent_trace", "agent_id": cy}))
+        .await;
+    let calls = &ok(&trace, "get_agent_trace_response")["calls"];
+    assert_eq!(calls.as_array().map(Vec::len), Some(1), "{trace}");
+    assert_eq!(calls[0]["provider"], "openai");
+    assert_eq!(fake.requests().len(), 1);
 
     let gone = c1
         .request(json!({"type": "agent_terminate_request", "agent_id": bo}))
