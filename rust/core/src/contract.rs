@@ -21,6 +21,18 @@ pub struct ToolCall {
     pub reason: Option<String>,
 }
 
+impl ToolCall {
+    /// A call of `tool` with `args`, without a reason.
+    pub fn new(id: impl Into<String>, tool: impl Into<String>, args: serde_json::Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            tool: tool.into(),
+            args,
+            reason: None,
+        }
+    }
+}
+
 /// A brain's answer (the tool-call contract). With no tool calls, `assistant_text` must be
 /// non-empty (the anti-silent rule); the runtime says it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

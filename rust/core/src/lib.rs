@@ -19,13 +19,14 @@
 //!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
 //! - [`mcp`]: the tool registry as an MCP server (stdio in `agents-server mcp`, Streamable HTTP
 //!   at `/mcp`).
-//! - [`time`]: UTC ISO-8601 timestamps.
+//! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
 pub mod agent_state;
 pub mod brain;
 pub mod bus;
 pub mod contract;
 pub mod geometry;
+pub mod json_kind;
 pub mod limits;
 pub mod mcp;
 pub mod memory;

@@ -81,12 +81,7 @@ fn runtime(dir: &tempfile::TempDir, recorder: &Recorder) -> Runtime {
 }
 
 fn call(id: &str, tool: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        args,
-        reason: None,
-    }
+    ToolCall::new(id, tool, args)
 }
 
 fn reply(text: &str, calls: Vec<ToolCall>) -> BrainReply {

@@ -26,12 +26,7 @@ fn start(dir: &tempfile::TempDir) -> Runtime {
 }
 
 fn call(id: &str, tool: &str, args: serde_json::Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        args,
-        reason: None,
-    }
+    ToolCall::new(id, tool, args)
 }
 
 fn reply(text: &str, calls: Vec<ToolCall>) -> BrainReply {

@@ -824,45 +824,45 @@ fn anthropic_stream(
         ),
         sse("ping", json!({"type": "ping"})),
     ];
+    // One content block: its start, its pieces, its stop.
     let mut index = 0;
-    if !text.is_empty() {
-        events.push(sse(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index,
-                   "content_block": {"type": "text", "text": ""}}),
-        ));
-        for piece in pieces(text, chunk) {
+    let mut block =
+        |events: &mut Vec<String>, start: Value, delta: &str, field: &str, body: &str| {
             events.push(sse(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": index,
-                       "delta": {"type": "text_delta", "text": piece}}),
+                "content_block_start",
+                json!({"type": "content_block_start", "index": index, "content_block": start}),
             ));
-        }
-        events.push(sse(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
-        index += 1;
+            for piece in pieces(body, chunk) {
+                events.push(sse(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": delta, field: piece}}),
+                ));
+            }
+            events.push(sse(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": index}),
+            ));
+            index += 1;
+        };
+    if !text.is_empty() {
+        block(
+            &mut events,
+            json!({"type": "text", "text": ""}),
+            "text_delta",
+            "text",
+            text,
+        );
     }
     for (i, call) in calls.iter().enumerate() {
-        events.push(sse(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index, "content_block":
-                   {"type": "tool_use", "id": call_id(call, "toolu", i), "name": call.name,
-                    "input": {}}}),
-        ));
-        for piece in pieces(&call.arguments_text(), chunk) {
-            events.push(sse(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": index,
-                       "delta": {"type": "input_json_delta", "partial_json": piece}}),
-            ));
-        }
-        events.push(sse(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
-        index += 1;
+        block(
+            &mut events,
+            json!({"type": "tool_use", "id": call_id(call, "toolu", i), "name": call.name,
+                   "input": {}}),
+            "input_json_delta",
+            "partial_json",
+            &call.arguments_text(),
+        );
     }
     events.push(sse(
         "message_delta",

@@ -28,7 +28,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::sse::SseEvent;
-use crate::{ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError};
+use crate::{
+    ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError, excerpt,
+    invalid,
+};
 
 /// The default base URL (the part before `/v1/messages`).
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -133,10 +136,6 @@ fn messages(messages: &[ModelMessage]) -> Vec<Value> {
         .filter(|(_, blocks)| !blocks.is_empty())
         .map(|(role, blocks)| json!({"role": role, "content": blocks}))
         .collect()
-}
-
-fn invalid(message: impl Into<String>) -> WireError {
-    WireError::InvalidResponse(message.into())
 }
 
 /// Adds what a `usage` object reports to `into` (fields it lacks leave the counts as they are).
@@ -250,7 +249,7 @@ impl StreamAccumulator {
         let data: Value = serde_json::from_str(event.data.trim()).map_err(|e| {
             invalid(format!(
                 "a stream event is not JSON ({e}): {}",
-                event.data.chars().take(120).collect::<String>()
+                excerpt(&event.data, 120)
             ))
         })?;
         let kind = data

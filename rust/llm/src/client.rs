@@ -356,7 +356,7 @@ impl Client {
             let message = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| crate::error_message(&v))
-                .unwrap_or_else(|| excerpt(&text));
+                .unwrap_or_else(|| body_excerpt(&text));
             return Err(match status {
                 429 => CallError::RateLimited {
                     retry_after,
@@ -376,7 +376,7 @@ impl Client {
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 CallError::InvalidResponse(format!(
                     "the answer is not JSON ({e}): {}",
-                    excerpt(&text)
+                    body_excerpt(&text)
                 ))
             })?;
             return Ok(match endpoint.provider {
@@ -428,15 +428,13 @@ fn without_url(e: &reqwest::Error) -> String {
     deepest
 }
 
-fn excerpt(text: &str) -> String {
-    let mut s: String = text.chars().take(200).collect();
-    if s.len() < text.len() {
-        s.push('…');
+/// A body quoted in an error: its start, or `(empty body)`.
+fn body_excerpt(text: &str) -> String {
+    if text.is_empty() {
+        "(empty body)".into()
+    } else {
+        crate::excerpt(text, 200)
     }
-    if s.is_empty() {
-        s.push_str("(empty body)");
-    }
-    s
 }
 
 #[cfg(test)]

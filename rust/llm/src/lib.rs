@@ -156,6 +156,21 @@ pub enum WireError {
     InvalidResponse(String),
 }
 
+/// `message` as a [`WireError::InvalidResponse`].
+pub(crate) fn invalid(message: impl Into<String>) -> WireError {
+    WireError::InvalidResponse(message.into())
+}
+
+/// The first `max` characters of `text` (marked `…` when cut), for error messages that quote
+/// what a server sent.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let mut s: String = text.chars().take(max).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}
+
 /// The message of a provider's error body: `{"error": {"message": …}}` (OpenAI and most
 /// compatible servers), `{"type": "error", "error": {"message": …}}` (Anthropic),
 /// `{"error": "…"}` (Ollama and others), `{"message": …}`. `None` for anything else.

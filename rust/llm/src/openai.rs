@@ -32,7 +32,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::sse::SseEvent;
-use crate::{ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError};
+use crate::{
+    ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError, excerpt,
+    invalid,
+};
 
 /// The default base URL (the part before `/chat/completions`).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -119,10 +122,6 @@ pub fn request_body(request: &ModelRequest) -> Value {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
-}
-
-fn invalid(message: impl Into<String>) -> WireError {
-    WireError::InvalidResponse(message.into())
 }
 
 /// Reads `usage` (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`).
@@ -251,7 +250,7 @@ impl StreamAccumulator {
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             invalid(format!(
                 "a stream chunk is not JSON ({e}): {}",
-                excerpt(data)
+                excerpt(data, 120)
             ))
         })?;
         provider_error(&chunk)?;
@@ -365,14 +364,6 @@ impl StreamAccumulator {
             stop_reason: self.stop_reason,
         })
     }
-}
-
-fn excerpt(text: &str) -> String {
-    let mut s: String = text.chars().take(120).collect();
-    if s.len() < text.len() {
-        s.push('…');
-    }
-    s
 }
 
 #[cfg(test)]

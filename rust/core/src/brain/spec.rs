@@ -98,7 +98,7 @@ impl<'de> Deserialize<'de> for BrainChoice {
             other => Err(D::Error::custom(format!(
                 "brain must be a string (a profile or brain name) or an object with a \
                  `provider`, got {}",
-                kind(&other)
+                crate::json_kind::json_kind(&other)
             ))),
         }
     }
@@ -131,17 +131,6 @@ impl schemars::JsonSchema for BrainChoice {
                 .into(),
         );
         schema
-    }
-}
-
-fn kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
     }
 }
 

@@ -23,6 +23,7 @@ mod tests;
 
 pub use messages::*;
 
+use crate::json_kind::json_kind;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -272,15 +273,4 @@ pub fn to_text(message: &ServerMessage) -> String {
     serde_json::to_string(message).unwrap_or_else(|e| {
         format!(r#"{{"type":"error","code":"internal_error","message":"cannot serialize a reply: {e}","request_id":null}}"#)
     })
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

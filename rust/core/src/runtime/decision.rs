@@ -92,7 +92,7 @@ pub(crate) fn check(reply: &BrainReply, tools: &AgentTools) -> Result<Plan, Box<
 }
 
 fn check_call(call: &ToolCall, tools: &AgentTools) -> Result<Planned, FailedCall> {
-    let Some((set, tool)) = tools.find(&call.tool) else {
+    let Some((set, registry, tool)) = tools.lookup(&call.tool) else {
         let available: Vec<&str> = tools
             .definitions()
             .iter()
@@ -112,10 +112,18 @@ fn check_call(call: &ToolCall, tools: &AgentTools) -> Result<Planned, FailedCall
         return Err(FailedCall::new(
             call,
             FailureReason::InvalidJson,
-            format!(
-                "the arguments must be a JSON object, got {}",
-                json_kind(&call.args)
-            ),
+            match &call.args {
+                // Arguments a model wrote that do not parse stay as their text.
+                Value::String(_) => {
+                    "the arguments must be a JSON object, got a string (text that is not a JSON \
+                     object)"
+                        .to_string()
+                }
+                other => format!(
+                    "the arguments must be a JSON object, got {}",
+                    crate::json_kind::json_kind(other)
+                ),
+            },
         ));
     }
     let invalid = |e: crate::tools::ToolError| {
@@ -133,25 +141,10 @@ fn check_call(call: &ToolCall, tools: &AgentTools) -> Result<Planned, FailedCall
         &call.args
     })
     .map_err(invalid)?;
-    let registry = tools
-        .registry_of(&call.tool)
-        .cloned()
-        .expect("the tool was just found in one of the agent's sets");
     Ok(Planned::Tool {
-        registry,
+        registry: registry.clone(),
         read_only: tool.is_read_only(),
     })
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string (text that is not a JSON object)",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// One line naming what was wrong with an answer, for the `brain_invalid_reply` error.
@@ -211,12 +204,7 @@ mod tests {
     }
 
     fn call(id: &str, tool: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            tool: tool.into(),
-            args,
-            reason: None,
-        }
+        ToolCall::new(id, tool, args)
     }
 
     fn reply(text: &str, calls: Vec<ToolCall>) -> BrainReply {

@@ -169,17 +169,16 @@ impl AgentTools {
 
     /// The tool called `name` and the set it comes from.
     pub fn find(&self, name: &str) -> Option<(&str, &Tool)> {
-        self.sets
-            .iter()
-            .find_map(|(set, registry)| registry.get(name).map(|tool| (set.as_str(), tool)))
+        self.lookup(name).map(|(set, _, tool)| (set, tool))
     }
 
-    /// The registry holding the tool called `name`.
-    pub(crate) fn registry_of(&self, name: &str) -> Option<&Arc<ToolRegistry>> {
-        self.sets
-            .iter()
-            .find(|(_, registry)| registry.get(name).is_some())
-            .map(|(_, registry)| registry)
+    /// The tool called `name`, its set's name and the set's registry.
+    pub(crate) fn lookup(&self, name: &str) -> Option<(&str, &Arc<ToolRegistry>, &Tool)> {
+        self.sets.iter().find_map(|(set, registry)| {
+            registry
+                .get(name)
+                .map(|tool| (set.as_str(), registry, tool))
+        })
     }
 
     /// The attached sets' names, in attach order.

@@ -348,12 +348,7 @@ mod tests {
     }
 
     fn call(id: &str, tool: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            tool: tool.into(),
-            args,
-            reason: None,
-        }
+        ToolCall::new(id, tool, args)
     }
 
     #[test]

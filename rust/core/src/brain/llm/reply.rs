@@ -26,12 +26,7 @@ pub fn to_contract(reply: &ModelReply) -> BrainReply {
         tool_calls: reply
             .tool_calls
             .iter()
-            .map(|call| ToolCall {
-                id: call.id.clone(),
-                tool: call.name.clone(),
-                args: arguments(&call.arguments),
-                reason: None,
-            })
+            .map(|call| ToolCall::new(&call.id, &call.name, arguments(&call.arguments)))
             .collect(),
     }
 }
