@@ -465,3 +465,102 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     let next = rt.spawn(config(json!("scripted")).unwrap()).unwrap();
     assert_eq!(next, "agent_003", "the refused spawns used no id");
 }
+
+/// A brain that always fails with the error it is given, counting its calls.
+#[derive(Clone)]
+struct Failing {
+    error: BrainError,
+    calls: Arc<Mutex<Vec<Instant>>>,
+}
+
+impl Brain for Failing {
+    fn name(&self) -> &str {
+        "failing"
+    }
+
+    fn decide<'a>(&'a mut self, _context: &'a BrainContext) -> DecideFuture<'a> {
+        self.calls.lock().push(Instant::now());
+        let error = self.error.clone();
+        Box::pin(async move { Err(error) })
+    }
+}
+
+/// A runtime whose agents decide again at once (`idle_think_seconds: 0`) with a brain that
+/// always fails with `error`.
+fn failing_runtime(dir: &tempfile::TempDir, error: BrainError) -> (Runtime, Failing) {
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            idle_think_seconds: 0.0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let brain = Failing {
+        error,
+        calls: Arc::default(),
+    };
+    let shared = brain.clone();
+    rt.register_brain("failing", move |_: &BrainSettings| {
+        Ok(Box::new(shared.clone()) as Box<dyn Brain>)
+    })
+    .unwrap();
+    (rt, brain)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_brain_is_asked_again_after_a_growing_wait_not_in_a_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, brain) = failing_runtime(&dir, BrainError::Backend("connection refused".into()));
+    let mut sub = rt.subscribe(Filter::all());
+    let start = Instant::now();
+    let id = rt
+        .spawn(AgentConfig {
+            brain: Some("failing".into()),
+            ..agent(None)
+        })
+        .unwrap();
+    let events = collect(&mut sub, Duration::from_secs(20)).await;
+    // Asked at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s: each failure doubles the wait.
+    let at: Vec<f64> = brain
+        .calls
+        .lock()
+        .iter()
+        .map(|t| (t.duration_since(start).as_secs_f64() * 10.0).round() / 10.0)
+        .collect();
+    assert_eq!(at, [0.0, 0.5, 1.5, 3.5, 7.5, 15.5]);
+    let errors = errors(&events);
+    assert_eq!(errors.len(), 6, "every failure is reported: {errors:?}");
+    assert_eq!(errors[0].0, "brain_error");
+    assert!(errors[0].1.contains("connection refused"), "{errors:?}");
+    // A message still wakes it at once.
+    let before = brain.calls.lock().len();
+    rt.send_message(&id, "Are you there?").unwrap();
+    collect(&mut sub, Duration::from_millis(100)).await;
+    assert_eq!(brain.calls.lock().len(), before + 1);
+    rt.shutdown(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spent_budget_is_reported_once_not_at_every_try() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, brain) = failing_runtime(
+        &dir,
+        BrainError::BudgetExhausted("the agent's token budget is spent".into()),
+    );
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(AgentConfig {
+            brain: Some("failing".into()),
+            ..agent(None)
+        })
+        .unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = collect(&mut sub, Duration::from_secs(20)).await;
+    assert!(brain.calls.lock().len() >= 5);
+    let errors = errors(&events);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, "budget_exhausted");
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -207,6 +207,25 @@ struct Agent {
     /// How many of `pending` are acknowledged (recorded).
     acknowledged: usize,
     decisions: u64,
+    /// Decisions failed in a row (a brain error, a spent budget, an answer past repair), and
+    /// the code of the last one: each failure doubles the wait before the next autonomous
+    /// decision ([`error_backoff`]), and a spent budget is reported once, not at every try.
+    failures: u32,
+    last_failure: Option<AgentErrorCode>,
+}
+
+/// The first wait after a failed decision; it doubles with each failure in a row.
+pub(crate) const ERROR_BACKOFF_START: Duration = Duration::from_millis(500);
+/// The longest wait after failed decisions.
+pub(crate) const ERROR_BACKOFF_MAX: Duration = Duration::from_secs(60);
+
+/// How long an agent whose last `failures` decisions failed waits before deciding on its own
+/// again: 0.5 s, 1 s, 2 s, … up to a minute, or its idle time if that is longer. A message
+/// still wakes it at once. Without this, an agent with `idle_think_seconds: 0` and a brain
+/// that keeps failing (a server down, a spent budget) would spin.
+fn error_backoff(failures: u32, idle: Duration) -> Duration {
+    let doubled = ERROR_BACKOFF_START.saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    doubled.min(ERROR_BACKOFF_MAX).max(idle)
 }
 
 /// The agent task: runs until cancelled, then cleans up.
@@ -241,6 +260,8 @@ pub(crate) async fn run(
         acknowledged: pending.len(),
         pending,
         decisions: 0,
+        failures: 0,
+        last_failure: None,
     };
     agent.main_loop().await;
     agent.finish();
@@ -390,14 +411,23 @@ impl Agent {
             std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
         let outcome = match result {
-            Ok((reply, plan)) => self.execute(reply, plan, &answering).await,
+            Ok((reply, plan)) => {
+                self.failures = 0;
+                self.last_failure = None;
+                self.execute(reply, plan, &answering).await
+            }
             Err((code, message)) => {
-                self.error(
-                    code,
-                    format!("{} could not decide: {message}", self.shared.id),
-                );
+                self.failures = self.failures.saturating_add(1);
+                let message = format!("{} could not decide: {message}", self.shared.id);
+                if code == AgentErrorCode::BudgetExhausted && self.last_failure == Some(code) {
+                    // Reported when it was spent; quiet until it is raised.
+                    tracing::debug!(agent = %self.shared.id, "{message}");
+                } else {
+                    self.error(code, message);
+                }
+                self.last_failure = Some(code);
                 let _ = self.transition(AgentState::Idle);
-                Outcome::Idle(self.shared.idle_think)
+                Outcome::Idle(error_backoff(self.failures, self.shared.idle_think))
             }
         };
         // Answered (or failed with an error event): not delivered again after a restart.
@@ -909,5 +939,24 @@ fn take(
             true
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_after_failures_doubles_up_to_a_minute_and_never_undercuts_idle() {
+        let zero = Duration::ZERO;
+        let waits: Vec<f64> = (1..=9)
+            .map(|n| error_backoff(n, zero).as_secs_f64())
+            .collect();
+        assert_eq!(waits, [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]);
+        assert_eq!(error_backoff(u32::MAX, zero), ERROR_BACKOFF_MAX);
+        assert_eq!(
+            error_backoff(1, Duration::from_secs(300)),
+            Duration::from_secs(300)
+        );
     }
 }
