@@ -339,7 +339,14 @@ async fn every_request_and_every_event_between_two_clients() {
             .unwrap()
             .starts_with("godot-agents ")
     );
-    assert_eq!(welcome["requests"].as_array().unwrap().len(), 16);
+    let requests = welcome["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 18, "{requests:?}");
+    for kind in ["get_agent_trace", "get_token_usage", "set_token_budget"] {
+        assert!(
+            requests.contains(&json!(kind)),
+            "{kind} missing: {requests:?}"
+        );
+    }
     assert_eq!(welcome["events"], json!(EVENT_TYPES));
     drop(raw);
 
@@ -547,6 +554,25 @@ async fn every_request_and_every_event_between_two_clients() {
     assert_eq!(calls.as_array().map(Vec::len), Some(1), "{trace}");
     assert_eq!(calls[0]["provider"], "openai");
     assert_eq!(fake.requests().len(), 1);
+    // What it spent, as the fake reported it, and a budget set over the wire.
+    let usage = c1
+        .request(json!({"type": "get_token_usage", "agent_id": cy}))
+        .await;
+    let spent = ok(&usage, "get_token_usage_response")["spent"].clone();
+    assert_eq!(
+        spent.as_u64(),
+        Some(
+            calls[0]["input_tokens"].as_u64().unwrap()
+                + calls[0]["output_tokens"].as_u64().unwrap()
+        ),
+        "{usage}"
+    );
+    let set = c1
+        .request(json!({"type": "set_token_budget", "agent_id": cy, "limit": 1_000_000}))
+        .await;
+    assert_eq!(ok(&set, "set_token_budget_response")["limit"], 1_000_000);
+    let runtime = c1.request(json!({"type": "get_token_usage"})).await;
+    assert_eq!(ok(&runtime, "get_token_usage_response")["spent"], spent);
 
     let gone = c1
         .request(json!({"type": "agent_terminate_request", "agent_id": bo}))

@@ -35,246 +35,281 @@ pub fn handle(
     tools: &ToolRegistry,
 ) -> Handled {
     let id = request_id;
-    let reply = match request {
-        ClientRequest::Subscribe { events, agents } => {
-            return Handled::Subscribe { events, agents };
-        }
-        ClientRequest::Ping {} => Ok(ServerMessage::Pong {
-            request_id: id.clone(),
-        }),
-        ClientRequest::AgentSpawnRequest { agent_config } => {
-            runtime
-                .spawn(*agent_config)
-                .map(|agent_id| ServerMessage::AgentSpawnResponse {
-                    request_id: id.clone(),
-                    agent_id,
-                })
-        }
-        ClientRequest::AgentTerminateRequest { agent_id } => {
-            runtime
-                .terminate(&agent_id)
-                .map(|()| ServerMessage::AgentTerminateResponse {
-                    request_id: id.clone(),
-                    agent_id,
-                })
-        }
-        ClientRequest::GetAgentState { agent_id } => match runtime.state(&agent_id) {
-            Some(s) => Ok(ServerMessage::GetAgentStateResponse {
-                request_id: id.clone(),
-                agent: agent_info(s),
-            }),
-            None => Err(RuntimeError::UnknownAgent(agent_id)),
-        },
-        ClientRequest::ListAgents { limit, cursor } => {
-            let after = match cursor
-                .as_deref()
-                .map(|c| List::RunningAgents.key(c))
-                .transpose()
-            {
-                Ok(after) => after,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-            let mut agents: Vec<AgentInfo> = runtime
-                .list()
-                .into_iter()
-                .filter(|a| {
-                    after
-                        .as_deref()
-                        .is_none_or(|after| crate::runtime::id_order(&a.agent_id, after).is_gt())
-                })
-                .take(limit.saturating_add(1))
-                .map(agent_info)
-                .collect();
-            let more = agents.len() > limit;
-            agents.truncate(limit);
-            let cut = pages::fit_from_start(&mut agents);
-            let next_cursor = (more || cut)
-                .then(|| {
-                    agents
-                        .last()
-                        .map(|a| List::RunningAgents.cursor(&a.agent_id))
-                })
-                .flatten();
-            Ok(ServerMessage::ListAgentsResponse {
-                request_id: id.clone(),
-                agents,
-                next_cursor,
-            })
-        }
-        ClientRequest::SendMessage {
-            agent_id,
-            content,
-            sender,
-        } => {
-            let result = match &sender {
-                Some(sender) => runtime.send_message_from(sender, &agent_id, &content),
-                None => runtime.send_message(&agent_id, &content),
-            };
-            result.map(|()| ServerMessage::SendMessageResponse {
-                request_id: id.clone(),
-                agent_id,
-            })
-        }
-        ClientRequest::AssignTask {
-            agent_id,
-            task_name,
-        } => runtime.assign_task(&agent_id, &task_name).map(|task| {
-            ServerMessage::AssignTaskResponse {
-                request_id: id.clone(),
-                task,
+    let reply =
+        match request {
+            ClientRequest::Subscribe { events, agents } => {
+                return Handled::Subscribe { events, agents };
             }
-        }),
-        ClientRequest::CompleteTask { task_id } => {
-            runtime
-                .complete_task(task_id)
-                .map(|task| ServerMessage::CompleteTaskResponse {
+            ClientRequest::Ping {} => Ok(ServerMessage::Pong {
+                request_id: id.clone(),
+            }),
+            ClientRequest::AgentSpawnRequest { agent_config } => {
+                runtime
+                    .spawn(*agent_config)
+                    .map(|agent_id| ServerMessage::AgentSpawnResponse {
+                        request_id: id.clone(),
+                        agent_id,
+                    })
+            }
+            ClientRequest::AgentTerminateRequest { agent_id } => {
+                runtime
+                    .terminate(&agent_id)
+                    .map(|()| ServerMessage::AgentTerminateResponse {
+                        request_id: id.clone(),
+                        agent_id,
+                    })
+            }
+            ClientRequest::GetAgentState { agent_id } => match runtime.state(&agent_id) {
+                Some(s) => Ok(ServerMessage::GetAgentStateResponse {
+                    request_id: id.clone(),
+                    agent: agent_info(s),
+                }),
+                None => Err(RuntimeError::UnknownAgent(agent_id)),
+            },
+            ClientRequest::ListAgents { limit, cursor } => {
+                let after = match cursor
+                    .as_deref()
+                    .map(|c| List::RunningAgents.key(c))
+                    .transpose()
+                {
+                    Ok(after) => after,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+                let mut agents: Vec<AgentInfo> = runtime
+                    .list()
+                    .into_iter()
+                    .filter(|a| {
+                        after.as_deref().is_none_or(|after| {
+                            crate::runtime::id_order(&a.agent_id, after).is_gt()
+                        })
+                    })
+                    .take(limit.saturating_add(1))
+                    .map(agent_info)
+                    .collect();
+                let more = agents.len() > limit;
+                agents.truncate(limit);
+                let cut = pages::fit_from_start(&mut agents);
+                let next_cursor = (more || cut)
+                    .then(|| {
+                        agents
+                            .last()
+                            .map(|a| List::RunningAgents.cursor(&a.agent_id))
+                    })
+                    .flatten();
+                Ok(ServerMessage::ListAgentsResponse {
+                    request_id: id.clone(),
+                    agents,
+                    next_cursor,
+                })
+            }
+            ClientRequest::SendMessage {
+                agent_id,
+                content,
+                sender,
+            } => {
+                let result = match &sender {
+                    Some(sender) => runtime.send_message_from(sender, &agent_id, &content),
+                    None => runtime.send_message(&agent_id, &content),
+                };
+                result.map(|()| ServerMessage::SendMessageResponse {
+                    request_id: id.clone(),
+                    agent_id,
+                })
+            }
+            ClientRequest::AssignTask {
+                agent_id,
+                task_name,
+            } => runtime.assign_task(&agent_id, &task_name).map(|task| {
+                ServerMessage::AssignTaskResponse {
                     request_id: id.clone(),
                     task,
-                })
-        }
-        ClientRequest::GetConversation {
-            agent_id,
-            limit,
-            cursor,
-        } => {
-            let before = match numeric_cursor(List::Conversation, &cursor) {
-                Ok(before) => before,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
-            runtime
-                .conversation_page(&agent_id, before, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
+                }
+            }),
+            ClientRequest::CompleteTask { task_id } => {
+                runtime
+                    .complete_task(task_id)
+                    .map(|task| ServerMessage::CompleteTaskResponse {
+                        request_id: id.clone(),
+                        task,
+                    })
+            }
+            ClientRequest::GetConversation {
+                agent_id,
+                limit,
+                cursor,
+            } => {
+                let before = match numeric_cursor(List::Conversation, &cursor) {
+                    Ok(before) => before,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
+                runtime
+                    .conversation_page(&agent_id, before, limit)
+                    .map(|mut page| {
+                        if pages::fit_from_end(&mut page.rows) {
+                            page.next = page.rows.first().map(|r| r.id);
+                        }
+                        ServerMessage::GetConversationResponse {
+                            request_id: id.clone(),
+                            agent_id,
+                            messages: page.rows,
+                            next_cursor: page.next.map(|k| List::Conversation.cursor(k)),
+                        }
+                    })
+            }
+            ClientRequest::GetTasks {
+                agent_id,
+                limit,
+                cursor,
+            } => {
+                let after = match numeric_cursor(List::Tasks, &cursor) {
+                    Ok(after) => after,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+                runtime.tasks_page(&agent_id, after, limit).map(|mut page| {
+                    if pages::fit_from_start(&mut page.rows) {
+                        page.next = page.rows.last().map(|r| r.id);
                     }
-                    ServerMessage::GetConversationResponse {
+                    ServerMessage::GetTasksResponse {
                         request_id: id.clone(),
                         agent_id,
-                        messages: page.rows,
-                        next_cursor: page.next.map(|k| List::Conversation.cursor(k)),
+                        tasks: page.rows,
+                        next_cursor: page.next.map(|k| List::Tasks.cursor(k)),
                     }
                 })
-        }
-        ClientRequest::GetTasks {
-            agent_id,
-            limit,
-            cursor,
-        } => {
-            let after = match numeric_cursor(List::Tasks, &cursor) {
-                Ok(after) => after,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-            runtime.tasks_page(&agent_id, after, limit).map(|mut page| {
-                if pages::fit_from_start(&mut page.rows) {
-                    page.next = page.rows.last().map(|r| r.id);
-                }
-                ServerMessage::GetTasksResponse {
+            }
+            ClientRequest::GetStateHistory {
+                agent_id,
+                limit,
+                cursor,
+            } => {
+                let before = match numeric_cursor(List::StateHistory, &cursor) {
+                    Ok(before) => before,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
+                runtime
+                    .state_history_page(&agent_id, before, limit)
+                    .map(|mut page| {
+                        if pages::fit_from_end(&mut page.rows) {
+                            page.next = page.rows.first().map(|r| r.id);
+                        }
+                        ServerMessage::GetStateHistoryResponse {
+                            request_id: id.clone(),
+                            agent_id,
+                            transitions: page.rows,
+                            next_cursor: page.next.map(|k| List::StateHistory.cursor(k)),
+                        }
+                    })
+            }
+            ClientRequest::GetAgentTrace {
+                agent_id,
+                limit,
+                cursor,
+            } => {
+                let before = match numeric_cursor(List::Trace, &cursor) {
+                    Ok(before) => before,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
+                runtime
+                    .agent_trace_page(&agent_id, before, limit)
+                    .map(|mut page| {
+                        if pages::fit_from_end(&mut page.rows) {
+                            page.next = page.rows.first().map(|r| r.id);
+                        }
+                        ServerMessage::GetAgentTraceResponse {
+                            request_id: id.clone(),
+                            agent_id,
+                            calls: page.rows,
+                            next_cursor: page.next.map(|k| List::Trace.cursor(k)),
+                        }
+                    })
+            }
+            ClientRequest::GetTokenUsage { agent_id } => token_usage(runtime, agent_id.as_deref())
+                .map(|(spent, limit)| ServerMessage::GetTokenUsageResponse {
                     request_id: id.clone(),
                     agent_id,
-                    tasks: page.rows,
-                    next_cursor: page.next.map(|k| List::Tasks.cursor(k)),
-                }
-            })
-        }
-        ClientRequest::GetStateHistory {
-            agent_id,
-            limit,
-            cursor,
-        } => {
-            let before = match numeric_cursor(List::StateHistory, &cursor) {
-                Ok(before) => before,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
-            runtime
-                .state_history_page(&agent_id, before, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
+                    spent,
+                    limit,
+                }),
+            ClientRequest::SetTokenBudget { agent_id, limit } => {
+                let set = match &agent_id {
+                    Some(agent) => runtime.set_agent_token_budget(agent, limit),
+                    None => {
+                        runtime.set_token_budget(limit);
+                        Ok(())
                     }
-                    ServerMessage::GetStateHistoryResponse {
+                };
+                set.and_then(|()| token_usage(runtime, agent_id.as_deref()))
+                    .map(|(spent, limit)| ServerMessage::SetTokenBudgetResponse {
                         request_id: id.clone(),
                         agent_id,
-                        transitions: page.rows,
-                        next_cursor: page.next.map(|k| List::StateHistory.cursor(k)),
+                        spent,
+                        limit,
+                    })
+            }
+            ClientRequest::ListStoredAgents { limit, cursor } => {
+                let after = match numeric_cursor(List::StoredAgents, &cursor) {
+                    Ok(after) => after,
+                    Err(message) => return invalid(message, id),
+                };
+                let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+                runtime.stored_agents_page(after, limit).map(|mut page| {
+                    if pages::fit_from_start(&mut page.rows) {
+                        page.next = page
+                            .rows
+                            .last()
+                            .and_then(|a| crate::memory::agent_number(&a.agent_id));
                     }
-                })
-        }
-        ClientRequest::GetAgentTrace {
-            agent_id,
-            limit,
-            cursor,
-        } => {
-            let before = match numeric_cursor(List::Trace, &cursor) {
-                Ok(before) => before,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
-            runtime
-                .agent_trace_page(&agent_id, before, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
-                    }
-                    ServerMessage::GetAgentTraceResponse {
+                    ServerMessage::ListStoredAgentsResponse {
                         request_id: id.clone(),
-                        agent_id,
-                        calls: page.rows,
-                        next_cursor: page.next.map(|k| List::Trace.cursor(k)),
+                        agents: page.rows,
+                        next_cursor: page.next.map(|k| List::StoredAgents.cursor(k)),
                     }
                 })
-        }
-        ClientRequest::ListStoredAgents { limit, cursor } => {
-            let after = match numeric_cursor(List::StoredAgents, &cursor) {
-                Ok(after) => after,
-                Err(message) => return invalid(message, id),
-            };
-            let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-            runtime.stored_agents_page(after, limit).map(|mut page| {
-                if pages::fit_from_start(&mut page.rows) {
-                    page.next = page
-                        .rows
-                        .last()
-                        .and_then(|a| crate::memory::agent_number(&a.agent_id));
-                }
-                ServerMessage::ListStoredAgentsResponse {
+            }
+            ClientRequest::ListTools {} => {
+                let tools = match tools.llm_definitions() {
+                    serde_json::Value::Array(list) => list,
+                    other => vec![other],
+                };
+                Ok(ServerMessage::ListToolsResponse {
                     request_id: id.clone(),
-                    agents: page.rows,
-                    next_cursor: page.next.map(|k| List::StoredAgents.cursor(k)),
-                }
-            })
-        }
-        ClientRequest::ListTools {} => {
-            let tools = match tools.llm_definitions() {
-                serde_json::Value::Array(list) => list,
-                other => vec![other],
-            };
-            Ok(ServerMessage::ListToolsResponse {
-                request_id: id.clone(),
-                tools,
-            })
-        }
-        ClientRequest::CallTool { name, arguments } => {
-            let args = arguments.unwrap_or_else(|| serde_json::json!({}));
-            return Handled::Reply(match tools.call(&name, &args) {
-                Ok(output) => ServerMessage::CallToolResponse {
-                    request_id: id,
-                    name,
-                    content: output.text_items(),
-                    structured_content: output.structured,
-                    is_error: output.is_error,
-                },
-                Err(e) => error(tool_code(&e), e.to_string(), id),
-            });
-        }
-    };
+                    tools,
+                })
+            }
+            ClientRequest::CallTool { name, arguments } => {
+                let args = arguments.unwrap_or_else(|| serde_json::json!({}));
+                return Handled::Reply(match tools.call(&name, &args) {
+                    Ok(output) => ServerMessage::CallToolResponse {
+                        request_id: id,
+                        name,
+                        content: output.text_items(),
+                        structured_content: output.structured,
+                        is_error: output.is_error,
+                    },
+                    Err(e) => error(tool_code(&e), e.to_string(), id),
+                });
+            }
+        };
     Handled::Reply(match reply {
         Ok(message) => message,
         Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),
     })
+}
+
+/// Tokens spent and the budget: a running agent's, or the runtime's.
+fn token_usage(
+    runtime: &Runtime,
+    agent_id: Option<&str>,
+) -> Result<(u64, Option<u64>), RuntimeError> {
+    match agent_id {
+        Some(agent) => runtime.agent_token_usage(agent),
+        None => Ok(runtime.token_usage()),
+    }
 }
 
 /// The key of a numeric cursor, if one was given.

@@ -26,6 +26,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "get_tasks",
     "get_state_history",
     "get_agent_trace",
+    "get_token_usage",
+    "set_token_budget",
     "list_stored_agents",
     "list_tools",
     "call_tool",
@@ -152,6 +154,27 @@ pub enum ClientRequest {
         #[schemars(length(max = 128))]
         cursor: Option<String>,
     },
+    /// Tokens spent by model brains and the budget → `get_token_usage_response`: the
+    /// runtime's, or with `agent_id` a running agent's.
+    GetTokenUsage {
+        /// A running agent; absent: the whole runtime.
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+        agent_id: Option<String>,
+    },
+    /// Sets, raises, lowers or removes a token budget → `set_token_budget_response`: the
+    /// runtime's, or with `agent_id` a running agent's. An agent stopped by a spent budget
+    /// thinks again once the budget allows.
+    SetTokenBudget {
+        /// A running agent; absent: the whole runtime.
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+        agent_id: Option<String>,
+        /// The most tokens (input and output, as providers report them) in all; `null` or
+        /// absent: no limit.
+        #[serde(default)]
+        limit: Option<u64>,
+    },
     /// An agent's state transitions, oldest first → `get_state_history_response`.
     GetStateHistory {
         /// The agent (running or stored).
@@ -222,6 +245,8 @@ impl ClientRequest {
             ClientRequest::GetTasks { .. } => "get_tasks",
             ClientRequest::GetStateHistory { .. } => "get_state_history",
             ClientRequest::GetAgentTrace { .. } => "get_agent_trace",
+            ClientRequest::GetTokenUsage { .. } => "get_token_usage",
+            ClientRequest::SetTokenBudget { .. } => "set_token_budget",
             ClientRequest::ListStoredAgents { .. } => "list_stored_agents",
             ClientRequest::ListTools {} => "list_tools",
             ClientRequest::CallTool { .. } => "call_tool",
@@ -245,6 +270,8 @@ impl ClientRequest {
             | ClientRequest::GetTasks { .. }
             | ClientRequest::GetStateHistory { .. }
             | ClientRequest::GetAgentTrace { .. }
+            | ClientRequest::GetTokenUsage { .. }
+            | ClientRequest::SetTokenBudget { .. }
             | ClientRequest::ListStoredAgents { .. }
             | ClientRequest::ListTools { .. }
             | ClientRequest::CallTool { .. }
@@ -389,6 +416,28 @@ pub enum ServerMessage {
         calls: Vec<BrainCallRow>,
         /// Pass as `cursor` for the page of older calls; `null`: there are none.
         next_cursor: Option<String>,
+    },
+    /// Reply to `get_token_usage`.
+    GetTokenUsageResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent asked about; `null`: the whole runtime.
+        agent_id: Option<String>,
+        /// Tokens spent so far.
+        spent: u64,
+        /// The budget; `null`: no limit.
+        limit: Option<u64>,
+    },
+    /// Reply to `set_token_budget`: the budget as it now is.
+    SetTokenBudgetResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent whose budget was set; `null`: the whole runtime.
+        agent_id: Option<String>,
+        /// Tokens spent so far.
+        spent: u64,
+        /// The budget now; `null`: no limit.
+        limit: Option<u64>,
     },
     /// Reply to `list_stored_agents`.
     ListStoredAgentsResponse {

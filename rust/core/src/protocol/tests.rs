@@ -275,6 +275,8 @@ fn every_request_type_parses() {
         json!({"type": "get_tasks", "agent_id": "a"}),
         json!({"type": "get_state_history", "agent_id": "a"}),
         json!({"type": "get_agent_trace", "agent_id": "a", "limit": 3}),
+        json!({"type": "get_token_usage"}),
+        json!({"type": "set_token_budget", "agent_id": "a", "limit": 5000}),
         json!({"type": "list_stored_agents"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
@@ -1376,4 +1378,58 @@ async fn agent_lists_page_by_count_and_by_size() {
         .collect();
     assert_eq!(got, ids);
     f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_budgets_are_read_and_set_for_the_runtime_and_for_one_agent() {
+    let f = Fixture::new();
+    let usage = f.send(json!({"type": "get_token_usage", "request_id": 1}));
+    assert_eq!(
+        usage,
+        json!({"type": "get_token_usage_response", "request_id": 1, "agent_id": null,
+               "spent": 0, "limit": null})
+    );
+    let set = f.send(json!({"type": "set_token_budget", "limit": 20000}));
+    assert_eq!(set["type"], "set_token_budget_response");
+    assert_eq!(set["limit"], 20000);
+    assert_eq!(f.runtime.token_usage(), (0, Some(20000)));
+
+    let id = f.spawn("Ada");
+    let set = f.send(json!({"type": "set_token_budget", "agent_id": id, "limit": 500}));
+    assert_eq!(
+        (&set["agent_id"], &set["spent"], &set["limit"]),
+        (&json!(id), &json!(0), &json!(500))
+    );
+    assert_eq!(f.runtime.agent_token_usage(&id).unwrap(), (0, Some(500)));
+    let usage = f.send(json!({"type": "get_token_usage", "agent_id": id}));
+    assert_eq!(usage["limit"], 500);
+    // `null` (or no `limit`) removes a budget; the runtime's is untouched by an agent's.
+    let set = f.send(json!({"type": "set_token_budget", "agent_id": id, "limit": null}));
+    assert_eq!(set["limit"], Value::Null);
+    assert_eq!(f.runtime.token_usage(), (0, Some(20000)));
+    f.send(json!({"type": "set_token_budget"}));
+    assert_eq!(f.runtime.token_usage(), (0, None));
+
+    f.send_err(
+        json!({"type": "get_token_usage", "agent_id": "agent_404"}),
+        "unknown_agent",
+    );
+    f.send_err(
+        json!({"type": "set_token_budget", "agent_id": "agent_404", "limit": 1}),
+        "unknown_agent",
+    );
+    for (request, says) in [
+        (
+            json!({"type": "set_token_budget", "limit": -5}),
+            "limit: -5 is less than the minimum of 0",
+        ),
+        (
+            json!({"type": "set_token_budget", "limit": "lots"}),
+            "limit",
+        ),
+    ] {
+        let e = err(&request.to_string());
+        assert_eq!(e.code, ErrorCode::InvalidRequest);
+        assert!(e.message.contains(says), "{}", e.message);
+    }
 }
