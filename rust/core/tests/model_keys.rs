@@ -32,6 +32,9 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 
 const VAR: &str = "AGENTS_CORE_TEST_SECRET_KEY";
 const KEY: &str = "sk-live-9c1e2f-keep-me-out-of-every-file";
+/// A variable no one sets: its key is handed to the runtime in memory.
+const HANDED_VAR: &str = "AGENTS_CORE_TEST_HANDED_KEY";
+const HANDED_KEY: &str = "sk-handed-7d3a-only-in-memory";
 
 #[test]
 fn the_key_never_leaves_memory() {
@@ -121,6 +124,42 @@ fn the_key_never_leaves_memory() {
         assert!(trace.contains("fake-1") && !trace.contains(KEY), "{trace}");
         let stored = serde_json::to_string(&runtime.stored_agents().unwrap()).unwrap();
         assert!(stored.contains(VAR) && !stored.contains(KEY));
+        // A key handed over in memory: refused at spawn before (a remote URL needs one, and
+        // the message names the variable, never a value), used after.
+        let remote = json!({"name": "Far", "brain": {"provider": "anthropic", "model": "m",
+            "base_url": "https://models.invalid", "api_key_env": HANDED_VAR}});
+        let refused = runtime
+            .spawn(AgentConfig::from_json(&remote).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains(HANDED_VAR), "{refused}");
+        runtime.set_api_key(HANDED_VAR, HANDED_KEY);
+        let far = runtime
+            .spawn(AgentConfig::from_json(&remote).unwrap())
+            .unwrap();
+        runtime.terminate(&far).unwrap();
+        let near = runtime
+            .spawn(
+                AgentConfig::from_json(&json!({"name": "Near", "brain": {"provider": "openai",
+                    "model": "fake-1", "base_url": fake.openai_base(), "api_key_env": HANDED_VAR}}))
+                .unwrap(),
+            )
+            .unwrap();
+        fake.push(Behaviour::text("Handed over."));
+        runtime.send_message(&near, "key?").unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while fake.requests().len() < 4 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no request with the handed key"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            fake.requests()[3].header("authorization"),
+            Some(&*format!("Bearer {HANDED_KEY}"))
+        );
+        runtime.flush().unwrap();
         runtime.shutdown(Duration::from_secs(2));
         drop(runtime);
         let logs = String::from_utf8_lossy(&logs.0.lock()).into_owned();
@@ -129,6 +168,10 @@ fn the_key_never_leaves_memory() {
             "{logs}"
         );
         assert!(!logs.contains(KEY), "a log line carries the key");
+        assert!(
+            !logs.contains(HANDED_KEY),
+            "a log line carries the handed key"
+        );
         let mut files = 0;
         for entry in std::fs::read_dir(dir.path()).unwrap() {
             let path = entry.unwrap().path();
@@ -137,11 +180,13 @@ fn the_key_never_leaves_memory() {
                 continue;
             };
             files += 1;
-            assert!(
-                !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
-                "the key is in {}",
-                path.display()
-            );
+            for key in [KEY, HANDED_KEY] {
+                assert!(
+                    !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                    "a key is in {}",
+                    path.display()
+                );
+            }
         }
         assert!(files >= 1);
     });

@@ -6,6 +6,7 @@
 //! in without changing the runtime.
 
 pub mod gate;
+pub mod keys;
 pub mod llm;
 pub mod scripted;
 pub mod spec;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
+pub use keys::ApiKeys;
 pub use spec::{BrainChoice, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
@@ -274,6 +276,7 @@ where
 #[derive(Clone)]
 pub struct BrainRegistry {
     factories: std::collections::BTreeMap<String, std::sync::Arc<dyn BrainFactory>>,
+    keys: ApiKeys,
 }
 
 impl std::fmt::Debug for BrainRegistry {
@@ -295,6 +298,7 @@ impl BrainRegistry {
     pub fn empty() -> Self {
         BrainRegistry {
             factories: Default::default(),
+            keys: ApiKeys::new(),
         }
     }
 
@@ -309,11 +313,11 @@ impl BrainRegistry {
         );
         registry.factories.insert(
             llm::OPENAI.into(),
-            std::sync::Arc::new(llm::ProviderFactory::openai()),
+            std::sync::Arc::new(llm::ProviderFactory::openai(registry.keys.clone())),
         );
         registry.factories.insert(
             llm::ANTHROPIC.into(),
-            std::sync::Arc::new(llm::ProviderFactory::anthropic()),
+            std::sync::Arc::new(llm::ProviderFactory::anthropic(registry.keys.clone())),
         );
         registry
     }
@@ -334,6 +338,12 @@ impl BrainRegistry {
         }
         self.factories.insert(name, std::sync::Arc::new(factory));
         Ok(())
+    }
+
+    /// The API keys the built-in model brains read (handed over in memory, else the
+    /// environment).
+    pub fn keys(&self) -> &ApiKeys {
+        &self.keys
     }
 
     /// The registered names, sorted.

@@ -458,6 +458,14 @@ impl Runtime {
         Ok(())
     }
 
+    /// Hands the runtime an API key for the environment variable `name` (`OPENAI_API_KEY`, or a
+    /// brain's `api_key_env`), in memory only: it is preferred to the variable, never stored,
+    /// logged or reported, and gone when the process ends. Agents spawned from now on use it;
+    /// running ones keep theirs. An empty key removes one handed over before.
+    pub fn set_api_key(&self, name: &str, key: &str) {
+        self.inner.brains.read().keys().set(name, key);
+    }
+
     /// Adds a kind of brain, usable by name in [`AgentConfig::brain`] from now on. Errors:
     /// the name is taken or empty (`invalid_config`).
     pub fn register_brain(

@@ -4,8 +4,9 @@
 //! at spawn ([`ProviderFactory`]): the model is required, and the API key's environment variable
 //! (`api_key_env`, default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`) must be set unless the
 //! `base_url` is on loopback (a local server: Ollama, llama.cpp, LM Studio, vLLM). The key is
-//! read from the environment when the brain is built and kept in memory only, as a
-//! [`Secret`]: it never reaches SQLite, a log line, an error or the trace.
+//! read when the brain is built — a key handed to the runtime ([`ApiKeys`]), else the
+//! environment — and kept in memory only, as a [`agents_llm::client::Secret`]: it never
+//! reaches SQLite, a log line, an error or the trace.
 //!
 //! Each decision is one streamed request ([`prompt`]), retried on passing failures (429 —
 //! honouring `Retry-After` —, 5xx, a lost connection, a timeout) with exponential backoff and
@@ -18,10 +19,11 @@ pub mod reply;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff};
+use agents_llm::client::{CallError, Client, Endpoint, Provider, backoff};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::keys::ApiKeys;
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::memory::{BrainCall, CallOutcome};
 use prompt::RequestOptions;
@@ -45,24 +47,27 @@ fn client() -> Result<&'static Client, BrainError> {
         .map_err(|e| BrainError::Backend(e.clone()))
 }
 
-/// Builds `openai` or `anthropic` brains from brain objects.
-#[derive(Clone, Copy, Debug)]
+/// Builds `openai` or `anthropic` brains from brain objects, with the keys of an [`ApiKeys`].
+#[derive(Clone, Debug)]
 pub struct ProviderFactory {
     provider: Provider,
+    keys: ApiKeys,
 }
 
 impl ProviderFactory {
     /// The `openai` factory.
-    pub const fn openai() -> Self {
+    pub fn openai(keys: ApiKeys) -> Self {
         ProviderFactory {
             provider: Provider::OpenAi,
+            keys,
         }
     }
 
     /// The `anthropic` factory.
-    pub const fn anthropic() -> Self {
+    pub fn anthropic(keys: ApiKeys) -> Self {
         ProviderFactory {
             provider: Provider::Anthropic,
+            keys,
         }
     }
 
@@ -128,14 +133,6 @@ struct Checked {
     needs_key: bool,
 }
 
-/// The API key from `name`, if set and not empty.
-fn key_from_env(name: &str) -> Option<Secret> {
-    std::env::var(name)
-        .ok()
-        .filter(|k| !k.trim().is_empty())
-        .map(Secret::new)
-}
-
 /// Whether a URL's host is this machine (`localhost`, `127.*`, `[::1]`).
 pub fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
@@ -158,11 +155,11 @@ pub fn is_loopback(url: &str) -> bool {
 impl super::BrainFactory for ProviderFactory {
     fn check(&self, options: &serde_json::Value) -> Result<(), BrainError> {
         let checked = self.read(options)?;
-        if checked.needs_key && key_from_env(&checked.key_env).is_none() {
+        if checked.needs_key && !self.keys.has(&checked.key_env) {
             return Err(BrainError::Invalid(format!(
                 "brain: the environment variable {} is not set; the {} provider needs an API key \
-                 there (set api_key_env to use another variable; a loopback base_url may go \
-                 without a key)",
+                 there, or handed to the runtime with set_api_key (set api_key_env to use another \
+                 variable; a loopback base_url may go without a key)",
                 checked.key_env,
                 self.name()
             )));
@@ -176,7 +173,7 @@ impl super::BrainFactory for ProviderFactory {
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
         let checked = self.read(options)?;
-        let api_key = key_from_env(&checked.key_env);
+        let api_key = self.keys.get(&checked.key_env);
         if checked.needs_key && api_key.is_none() {
             return Err(BrainError::Invalid(format!(
                 "brain: the environment variable {} is not set",
