@@ -88,3 +88,106 @@ func test_a_misconfigured_brain_is_refused_at_spawn() -> void:
 	assert_contains(rt.get_last_error(), "brain.model is required for the openai provider")
 	assert_eq(rt.spawn_agent({"name": "Nope", "brain": {"provider": "openai", "modle": "x"}}), "")
 	assert_contains(rt.get_last_error(), "unknown field `modle`")
+
+
+func test_agent_brain_resources_profiles_keys_and_budgets() -> void:
+	if _url.is_empty():
+		fail("not run: AGENTS_FAKE_LLM_URL is not set")
+		return
+	events = []
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
+	const KEY_VAR := "AGENTS_GODOT_TEST_HANDED_KEY"
+	const KEY := "sk-godot-handed-5e1f-never-saved"
+	# A brain saved as .tres and loaded back: every field survives, and no key is in it.
+	var brain := AgentBrain.new()
+	brain.provider = "openai"
+	brain.model = "fake-2"
+	brain.base_url = _url + "/v1"
+	brain.api_key_env = KEY_VAR
+	brain.temperature = 0.3
+	brain.token_budget = 100000
+	brain.headers = {"X-Title": "godot-agents tests"}
+	assert_eq(brain.validate(), "")
+	assert_eq(brain.to_dictionary(), {"provider": "openai", "model": "fake-2",
+		"base_url": _url + "/v1", "api_key_env": KEY_VAR, "temperature": 0.3,
+		"token_budget": 100000, "headers": {"X-Title": "godot-agents tests"}})
+	var path := DB_DIR + "/brain.tres"
+	assert_eq(ResourceSaver.save(brain, path), OK)
+	var loaded: AgentBrain = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	assert_eq(loaded.to_dictionary(), brain.to_dictionary())
+
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "resources")
+	rt.idle_think_seconds = 1000.0
+	rt.speaking_seconds = 0.05
+	rt.default_brain_config = loaded
+	var baker := AgentBrain.new()
+	baker.model = "fake-3"
+	baker.base_url = _url + "/v1"
+	rt.brain_profiles = {"baker": baker}
+	rt.agent_spoke.connect(func(id, content, _to): _note(["spoke", id, content]))
+	rt.agent_error.connect(func(id, code, message): _note(["error", id, code, message]))
+	add_to_tree(rt)
+	assert_true(rt.set_api_key(KEY_VAR, KEY))
+	# The default brain, a profile, and a brain object on one AgentConfig.
+	var ada := rt.spawn_agent({"name": "Ada"})
+	assert_eq(rt.get_agent_state(ada).get("brain"), "default", rt.get_last_error())
+	var config := AgentConfig.new()
+	config.name = "Bo"
+	config.brain = "baker"
+	var bo := rt.spawn_agent(config)
+	assert_eq(rt.get_agent_state(bo).get("brain"), "baker", rt.get_last_error())
+	config.brain = ""
+	var own := AgentBrain.new()
+	own.model = "fake-4"
+	own.base_url = _url + "/v1"
+	config.brain_config = own
+	config.name = "Cy"
+	var cy := rt.spawn_agent(config)
+	assert_eq(rt.get_agent_state(cy).get("brain"), "openai:fake-4", rt.get_last_error())
+	assert_eq(config.to_dictionary()["brain"], {"provider": "openai", "model": "fake-4",
+		"base_url": _url + "/v1"})
+	# A Dictionary config may carry an AgentBrain too.
+	var di := rt.spawn_agent({"name": "Di", "brain": own})
+	assert_eq(rt.get_agent_state(di).get("brain"), "openai:fake-4", rt.get_last_error())
+
+	# Tokens, as the fake counted them, against the budgets.
+	assert_true(rt.send_message(ada, "Hello?"))
+	assert_true(await wait_until(func(): return _index("spoke", ada) >= 0, 15.0), "%s" % [events])
+	var usage := rt.get_token_usage(ada)
+	assert_true(int(usage["spent"]) > 0, "spent: %s" % [usage])
+	assert_eq(usage["limit"], 100000)
+	assert_eq(rt.get_token_usage()["spent"], usage["spent"])
+	assert_eq(rt.get_token_usage()["limit"], 0)
+	assert_true(rt.set_token_budget(1, ada))
+	assert_true(rt.send_message(ada, "Again?"))
+	assert_true(await wait_until(func(): return _index("error", ada) >= 0, 15.0), "%s" % [events])
+	assert_eq(events[_index("error", ada)][2], "budget_exhausted")
+	assert_true(rt.set_token_budget(0, ada))
+	assert_eq(rt.get_token_usage(ada)["limit"], 0)
+	assert_true(rt.set_token_budget(50000))
+	assert_eq(rt.runtime_token_budget, 50000)
+	assert_eq(rt.get_token_usage()["limit"], 50000)
+	assert_false(rt.set_token_budget(5, "agent_404"))
+	assert_contains(rt.get_last_error(), "agent_404")
+
+	# Bad settings are refused by name.
+	var bad := AgentBrain.new()
+	bad.model = "m"
+	bad.headers = {"X-Count": 5}
+	assert_contains(bad.validate(), "brain.headers must map text to text")
+	assert_eq(rt.spawn_agent({"name": "Ed", "brain": bad}), "")
+	assert_contains(rt.get_last_error(), "brain.headers")
+	bad.headers = {}
+	bad.temperature = 3.0
+	assert_contains(bad.validate(), "brain.temperature")
+
+	# The key handed over is in no file.
+	rt.flush()
+	for file in [path, rt.database_path]:
+		var bytes := FileAccess.get_file_as_bytes(file)
+		assert_true(bytes.size() > 0, file)
+		var found := bytes.hex_encode().find(KEY.to_utf8_buffer().hex_encode())
+		assert_eq(found, -1, "the key is in %s" % file)
+	var tres := FileAccess.get_file_as_string(path)
+	assert_false(tres.contains("sk-"), tres)

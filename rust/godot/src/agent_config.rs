@@ -5,6 +5,7 @@ use agents_core::runtime::AgentConfig as CoreConfig;
 use godot::prelude::*;
 use serde_json::Value;
 
+use crate::agent_brain::AgentBrain;
 use crate::convert;
 
 /// How one agent of an [AgentRuntime] is set up: its name, role, role prompt, brain, start
@@ -34,10 +35,16 @@ pub struct AgentConfig {
     /// The role prompt given to the agent's brain.
     #[export(multiline)]
     prompt: GString,
-    /// Which brain decides for this agent: `"scripted"` (offline, deterministic for a seed). Empty:
-    /// the runtime's [member AgentRuntime.default_brain]. The protocol's `cli_backend` maps here.
+    /// Which brain decides for this agent, by name: `"scripted"` (offline, deterministic for a
+    /// seed), a profile of [member AgentRuntime.brain_profiles], `"claude"` (the command-line
+    /// preset), or a brain the game registered. Empty: [member brain_config] if set, else the
+    /// runtime's default. The protocol's `cli_backend` maps here.
     #[export]
     brain: GString,
+    /// A brain object for this agent alone (provider, model, …); used when [member brain] is
+    /// empty.
+    #[export]
+    brain_config: Option<Gd<AgentBrain>>,
     /// Where the agent starts (world units, inside [member AgentRuntime.world_bounds]); used when
     /// [member use_initial_position] is on.
     #[export]
@@ -103,21 +110,31 @@ impl AgentConfig {
     /// and only the optional keys that are set (`brain`, `initial_position` as `{x, y}`,
     /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`,
     /// `tools`, `agent_id`).
+    /// `brain` is the name, or the [member brain_config] object as a Dictionary. Empty when
+    /// the brain config is invalid.
     #[func]
     pub fn to_dictionary(&self) -> VarDictionary {
-        convert::serialize_to_dictionary(&self.to_core())
+        self.to_core()
+            .map(|config| convert::serialize_to_dictionary(&config))
+            .unwrap_or_default()
     }
 }
 
 impl AgentConfig {
-    /// The core config this resource describes (validation is the runtime's job).
-    pub fn to_core(&self) -> CoreConfig {
-        CoreConfig {
+    /// The core config this resource describes (validation is the runtime's job). Errors come
+    /// from a [member brain_config] that cannot be read (a header that is not text).
+    pub fn to_core(&self) -> Result<CoreConfig, String> {
+        let brain = match (optional_text(&self.brain), &self.brain_config) {
+            (Some(name), _) => Some(BrainChoice::Named(name)),
+            (None, Some(config)) => Some(BrainChoice::from(config.bind().to_core()?)),
+            (None, None) => None,
+        };
+        Ok(CoreConfig {
             agent_id: optional_text(&self.agent_id),
             name: self.name.to_string(),
             role: self.role.to_string(),
             prompt: self.prompt.to_string(),
-            brain: optional_text(&self.brain).map(BrainChoice::Named),
+            brain,
             initial_position: self
                 .use_initial_position
                 .then(|| convert::vector2_to_position(self.initial_position)),
@@ -134,7 +151,7 @@ impl AgentConfig {
                     .collect()
             }),
             ..CoreConfig::default()
-        }
+        })
     }
 }
 

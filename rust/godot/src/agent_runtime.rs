@@ -19,11 +19,11 @@ use agents_core::runtime::{
     AgentConfig as CoreConfig, AgentSnapshot, Runtime, RuntimeError, RuntimeOptions, WorldBounds,
 };
 use agents_core::tools::ToolRegistry;
-use godot::builtin::AnyDictionary;
 use godot::classes::{Engine, INode, Node, Os};
 use godot::prelude::*;
 use serde_json::Value;
 
+use crate::agent_brain::AgentBrain;
 use crate::agent_config::AgentConfig;
 use crate::convert;
 
@@ -77,6 +77,14 @@ fn globalize_path(path: &str) -> String {
     }
 }
 
+/// The profile name [member AgentRuntime.default_brain_config] is registered under.
+const DEFAULT_BRAIN_PROFILE: &str = "default";
+
+/// A count as a Godot int (saturating).
+fn clamp_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// Reads an [AgentConfig] resource or a Dictionary (see [method AgentRuntime.spawn_agent]).
 fn config_from_variant(config: &Variant) -> Result<CoreConfig, String> {
     match config.get_type() {
@@ -86,15 +94,37 @@ fn config_from_variant(config: &Variant) -> Result<CoreConfig, String> {
                  class (or a freed one)"
                     .to_string()
             })?;
-            let core = resource.bind().to_core();
-            Ok(core)
+            resource.bind().to_core()
         }
         VariantType::DICTIONARY => {
-            let dict = config
-                .try_to::<AnyDictionary>()
-                .map_err(|e| format!("invalid agent config: {e}"))?;
+            let mut dict = config
+                .try_to::<VarDictionary>()
+                .map_err(|e| format!("invalid agent config: {e}"))?
+                .duplicate_shallow();
+            // `brain` (or `cli_backend`) may be an AgentBrain resource.
+            let mut brain_object = None;
+            for key in ["brain", "cli_backend"] {
+                if let Some(value) = dict.get(key)
+                    && value.get_type() == VariantType::OBJECT
+                {
+                    let brain = value.try_to::<Gd<AgentBrain>>().map_err(|_| {
+                        format!(
+                            "invalid agent config: {key} must be a name, a Dictionary or an \
+                             AgentBrain, got an Object of another class"
+                        )
+                    })?;
+                    brain_object = Some(brain.bind().to_core()?);
+                    dict.erase(key);
+                }
+            }
             let mut map = convert::dictionary_to_json(&dict)
                 .map_err(|e| format!("invalid agent config: {e}"))?;
+            if let Some(spec) = brain_object {
+                map.insert(
+                    "brain".into(),
+                    serde_json::to_value(spec).map_err(|e| format!("invalid brain: {e}"))?,
+                );
+            }
             // Godot code tends to write "" or null for "not set".
             map.retain(|key, value| match value {
                 Value::Null => false,
@@ -196,10 +226,30 @@ pub struct AgentRuntime {
     #[export]
     #[init(val = Rect2::new(Vector2::ZERO, Vector2::new(100.0, 100.0)))]
     world_bounds: Rect2,
-    /// The brain of agents whose config names none: `"scripted"` (offline, deterministic).
+    /// The brain of agents whose config names none, by name: `"scripted"` (offline,
+    /// deterministic), a profile of [member brain_profiles], `"claude"`, or a brain the game
+    /// registered. [member default_brain_config] takes its place when set.
     #[export]
     #[init(val = GString::from("scripted"))]
     default_brain: GString,
+    /// A brain object for every agent whose config names no brain (it becomes the profile
+    /// `"default"`). Read at [method start].
+    #[export]
+    default_brain_config: Option<Gd<AgentBrain>>,
+    /// Named brains: profile name (`String`) → [AgentBrain]. An [AgentConfig] (or a
+    /// Dictionary's `brain`) names one to use it. Read at [method start].
+    #[export]
+    brain_profiles: VarDictionary,
+    /// How many model requests may be in flight at once, across every agent: the rest queue,
+    /// so a thousand agents do not stampede a provider. Read at [method start].
+    #[export(range = (1.0, 256.0, 1.0, or_greater))]
+    #[init(val = 8)]
+    max_concurrent_model_calls: i64,
+    /// Tokens (input and output, as providers report them) every model brain together may
+    /// spend; `0`: no limit. Read at [method start]; change it while running with
+    /// [method set_token_budget].
+    #[export(range = (0.0, 1000000000.0, 1.0, or_greater))]
+    runtime_token_budget: i64,
     /// The scripted brain's thinking latency in seconds.
     #[export]
     #[init(val = 0.8)]
@@ -670,6 +720,66 @@ impl AgentRuntime {
         .unwrap_or_default()
     }
 
+    /// Tokens spent by model brains, and the budget, as `{spent: int, limit: int}` (`limit` 0:
+    /// no budget): the whole runtime's, or with [param agent_id] a running agent's. Brains that
+    /// call no model (`scripted`) spend nothing.
+    #[func]
+    pub fn get_token_usage(&mut self, #[opt(default = "")] agent_id: GString) -> VarDictionary {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "get_token_usage", |rt| {
+            if id.is_empty() {
+                Ok(rt.token_usage())
+            } else {
+                rt.agent_token_usage(&id).map_err(failure)
+            }
+        })
+        .map(|(spent, limit)| {
+            let mut d = VarDictionary::new();
+            put(&mut d, "spent", clamp_i64(spent).to_variant());
+            put(&mut d, "limit", clamp_i64(limit.unwrap_or(0)).to_variant());
+            d
+        })
+        .unwrap_or_default()
+    }
+
+    /// Sets, raises, lowers or removes a token budget ([param limit] ≤ 0: no budget): the whole
+    /// runtime's, or with [param agent_id] a running agent's. An agent stopped by a spent budget
+    /// (it reported `budget_exhausted`) thinks again once the budget allows. Returns `false` for
+    /// an unknown agent.
+    #[func]
+    pub fn set_token_budget(&mut self, limit: i64, #[opt(default = "")] agent_id: GString) -> bool {
+        let id = agent_id.to_string();
+        let limit = u64::try_from(limit).ok().filter(|&l| l > 0);
+        if id.is_empty() {
+            self.runtime_token_budget = limit.map_or(0, clamp_i64);
+        }
+        self.call_runtime(&id, "set_token_budget", |rt| {
+            if id.is_empty() {
+                rt.set_token_budget(limit);
+                Ok(())
+            } else {
+                rt.set_agent_token_budget(&id, limit).map_err(failure)
+            }
+        })
+        .is_ok()
+    }
+
+    /// Hands the runtime the API key for the environment variable [param variable] (the
+    /// [member AgentBrain.api_key_env], or `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`), for a game
+    /// that asks its player for a key. The key stays in this process's memory: it is preferred
+    /// to the variable, never saved, logged or shown, and gone when the game quits. Agents
+    /// spawned from now on use it. An empty [param key] removes it.
+    #[func]
+    pub fn set_api_key(&mut self, variable: GString, key: GString) -> bool {
+        let variable = variable.to_string();
+        let key = key.to_string();
+        self.call_runtime("", "set_api_key", |rt| {
+            rt.set_api_key(&variable, &key);
+            Ok(())
+        })
+        .is_ok()
+    }
+
     /// Every agent stored in the database, running or not: `{agent_id, name, role, prompt,
     /// brain, config, position (Vector2), state, created_at, removed_at}` (`removed_at` is set
     /// once terminated).
@@ -797,11 +907,49 @@ impl AgentRuntime {
             f64::from(r.size.y),
         )
         .map_err(|e| format!("world_bounds: {e}"))?;
+        if self.max_concurrent_model_calls < 1 {
+            return Err(format!(
+                "max_concurrent_model_calls must be at least 1, got {}",
+                self.max_concurrent_model_calls
+            ));
+        }
+        let mut brain_profiles = std::collections::BTreeMap::new();
+        for (name, brain) in self.brain_profiles.iter_shared() {
+            let name = name.try_to::<GString>().map_err(|_| {
+                format!(
+                    "brain_profiles: a profile name must be text, got {}",
+                    name.get_type().godot_type_name()
+                )
+            })?;
+            let brain = brain.try_to::<Gd<AgentBrain>>().map_err(|_| {
+                format!("brain_profiles.{name}: an AgentBrain resource is expected")
+            })?;
+            let spec = brain
+                .bind()
+                .to_core()
+                .map_err(|e| format!("brain_profiles.{name}: {e}"))?;
+            brain_profiles.insert(name.to_string(), spec);
+        }
+        let mut default_brain = self.default_brain.to_string();
+        if let Some(brain) = &self.default_brain_config {
+            let spec = brain
+                .bind()
+                .to_core()
+                .map_err(|e| format!("default_brain_config: {e}"))?;
+            brain_profiles.insert(DEFAULT_BRAIN_PROFILE.into(), spec);
+            default_brain = DEFAULT_BRAIN_PROFILE.into();
+        }
         let options = RuntimeOptions {
             database: PathBuf::from(globalize_path(&path)),
             idle_think_seconds: self.idle_think_seconds,
             bounds,
-            default_brain: self.default_brain.to_string(),
+            default_brain,
+            brain_profiles,
+            max_concurrent_model_calls: usize::try_from(self.max_concurrent_model_calls)
+                .unwrap_or(usize::MAX),
+            token_budget: u64::try_from(self.runtime_token_budget)
+                .ok()
+                .filter(|&b| b > 0),
             thinking_seconds: self.thinking_seconds,
             speaking_seconds: self.speaking_seconds,
             hearing_radius: self.hearing_radius,

@@ -12,11 +12,14 @@
 //!   signals.
 //! - [`AgentConfig`](agent_config::AgentConfig) (`Resource`): one agent's set-up, editable in the
 //!   inspector and savable as `.tres`.
+//! - [`AgentBrain`](agent_brain::AgentBrain) (`Resource`): a brain object (provider, model, …)
+//!   for one agent or as the runtime's default.
 //!
 //! Nothing here lets a Rust panic reach Godot: tool handlers run behind the registry's
 //! `catch_unwind`, runtime calls behind the node's own, and conversions return errors instead of
 //! panicking.
 
+pub mod agent_brain;
 pub mod agent_config;
 pub mod agent_runtime;
 pub mod convert;
