@@ -1342,3 +1342,70 @@ async fn oversized_values_are_refused_and_list_pages_stay_small() {
     assert_eq!(seen, 30);
     assert!(pages > 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brain_profiles_from_a_file_are_used_by_name_and_as_the_default() {
+    let fake = agents_fakellm::FakeServer::start("127.0.0.1:0")
+        .await
+        .unwrap();
+    fake.set_default(agents_fakellm::Behaviour::text("Profiles work."));
+    let dir = tempfile::tempdir().unwrap();
+    let brains = dir.path().join("brains.json");
+    std::fs::write(
+        &brains,
+        json!({"default": "local", "profiles": {
+            "local": {"provider": "openai", "model": "fake-local", "base_url": fake.openai_base()},
+            "offline": {"provider": "scripted"}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let server = ServerProc::start(
+        &dir.path().join("profiles.db"),
+        &[
+            "--brains",
+            brains.to_str().unwrap(),
+            "--token-budget",
+            "1000000",
+        ],
+        &[],
+    );
+    let mut c = Client::connect(&server.url()).await;
+    let by_default = spawn(&mut c, quiet_agent("Dee")).await;
+    let mut named = quiet_agent("Ned");
+    named["brain"] = json!("offline");
+    let offline = spawn(&mut c, named).await;
+    for (id, brain) in [(&by_default, "local"), (&offline, "offline")] {
+        let state = c
+            .request(json!({"type": "get_agent_state", "agent_id": id}))
+            .await;
+        assert_eq!(
+            ok(&state, "get_agent_state_response")["agent"]["brain"],
+            brain
+        );
+    }
+    let sent = c
+        .request(json!({"type": "send_message", "agent_id": by_default, "content": "Hi"}))
+        .await;
+    ok(&sent, "send_message_response");
+    let said = c
+        .event(|e| e["type"] == "agent_speech" && e["agent_id"] == by_default.as_str())
+        .await;
+    assert_eq!(said["content"], "Profiles work.");
+    assert_eq!(fake.requests()[0].body["model"], "fake-local");
+    let usage = c.request(json!({"type": "get_token_usage"})).await;
+    let usage = ok(&usage, "get_token_usage_response");
+    assert_eq!(usage["limit"], 1_000_000, "{usage}");
+    assert!(usage["spent"].as_u64().unwrap() > 0, "{usage}");
+    let mut unknown = quiet_agent("Una");
+    unknown["brain"] = json!("lcoal");
+    let e = c
+        .request(json!({"type": "agent_spawn_request", "agent_config": unknown}))
+        .await;
+    assert_eq!(e["code"], "unknown_brain", "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("lcoal") && message.contains("local"),
+        "{message}"
+    );
+}

@@ -78,6 +78,52 @@ pub enum Command {
     /// disconnected (1008 "client too slow: outbound queue full"), and so is one whose socket
     /// accepts nothing for `--write-timeout-seconds` (1008 "client too slow: write timed out").
     Serve(ServeArgs),
+    /// Send one real decision to a configured model and print what came back.
+    ///
+    /// Spawns one agent with the brain to check — a profile of `--brains FILE` (its `default`
+    /// when no PROFILE is given), a brain name, or a one-off brain from `--provider`,
+    /// `--model`, `--base-url`, `--api-key-env` —, sends it `--message`, and prints what the
+    /// model did (its streamed text, its tool calls, the line said), the latency and the tokens.
+    /// When it fails, it says why and what to check: an unreachable URL, a refused key, an
+    /// unknown model, an answer that is not the contract, a timeout. Uses a throw-away database.
+    /// Exit code 0 when the model answered with a valid decision, 1 otherwise.
+    BrainCheck(BrainCheckArgs),
+}
+
+/// Arguments of `agents-server brain-check`.
+#[derive(Debug, Args)]
+pub struct BrainCheckArgs {
+    /// The profile (or brain name) to check; default: the file's `default`.
+    pub profile: Option<String>,
+    /// A JSON file of named brains: `{"default": NAME, "profiles": {NAME: {brain object}}}`
+    /// (see docs/brains.md).
+    #[arg(long, value_name = "FILE")]
+    pub brains: Option<std::path::PathBuf>,
+    /// A one-off brain instead of a profile: `openai`, `anthropic`, `cli`, `scripted`.
+    #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+    pub provider: Option<String>,
+    /// The model of a one-off brain.
+    #[arg(long, value_name = "MODEL", requires = "provider")]
+    pub model: Option<String>,
+    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama).
+    #[arg(long, value_name = "URL", requires = "provider")]
+    pub base_url: Option<String>,
+    /// The environment variable holding a one-off brain's key.
+    #[arg(long, value_name = "VAR", requires = "provider")]
+    pub api_key_env: Option<String>,
+    /// What the player says to the agent.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "Hello! Who are you, and what will you do next?"
+    )]
+    pub message: String,
+    /// Seconds to wait for the whole decision (repairs and retries included).
+    #[arg(long, value_name = "S", default_value_t = 120.0, value_parser = positive_seconds)]
+    pub timeout_seconds: f64,
+    /// How much is logged to stderr.
+    #[arg(long, value_enum, default_value_t = LogLevel::Warn)]
+    pub log_level: LogLevel,
 }
 
 /// Arguments of `agents-server serve`.
@@ -139,6 +185,18 @@ pub struct ServeArgs {
     /// Do not serve MCP over HTTP at `/mcp` (served by default, behind the same token).
     #[arg(long)]
     pub no_mcp: bool,
+    /// A JSON file of named brains agents can use by name:
+    /// `{"default": NAME, "profiles": {NAME: {"provider": …, "model": …}}}` (see
+    /// docs/brains.md). `default` becomes the brain of agents whose config names none.
+    #[arg(long, value_name = "FILE")]
+    pub brains: Option<std::path::PathBuf>,
+    /// How many model requests may be in flight at once across every agent (the rest queue).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_model_calls: u32,
+    /// Tokens every model brain together may spend (as providers report them); unset: no
+    /// limit. Clients change it with `set_token_budget`.
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u64>,
     /// How much the server logs to stderr.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,

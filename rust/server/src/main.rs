@@ -7,9 +7,11 @@
 //! - `agents-server tool NAME [JSON|-]` calls one tool and prints its `structuredContent`.
 //! - `agents-server mcp` serves the tools over MCP on stdin/stdout.
 //! - `agents-server serve` runs the agent runtime and serves it over WebSocket.
+//! - `agents-server brain-check` sends one real decision to a configured model.
 //!
 //! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
 
+mod brains;
 mod cli;
 mod mcp;
 mod serve;
@@ -62,6 +64,17 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     let _ = writeln!(std::io::stderr(), "error: MCP server failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::BrainCheck(args) => {
+            mcp::init_logging(args.log_level.into());
+            match brains::check(args) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: {e}");
                     ExitCode::FAILURE
                 }
             }

@@ -24,12 +24,21 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(seconds) = args.idle_think_seconds {
         options.idle_think_seconds = seconds;
     }
-    let runtime = Runtime::start_on(rt.handle().clone(), options).map_err(|e| {
+    if let Some(path) = &args.brains {
+        crate::brains::apply(crate::brains::load(path)?, &mut options);
+    }
+    options.max_concurrent_model_calls = args.max_concurrent_model_calls as usize;
+    options.token_budget = args.token_budget;
+    let runtime = Runtime::start_on(rt.handle().clone(), options.clone()).map_err(|e| {
         format!(
             "cannot start the agent runtime on {}: {e}",
             args.db.display()
         )
     })?;
+    if let Err(e) = crate::brains::check_all(&runtime, &options) {
+        runtime.shutdown(SHUTDOWN_TIMEOUT);
+        return Err(e);
+    }
     let runtime = Arc::new(runtime);
     if args.resume {
         let resumed = runtime

@@ -20,7 +20,7 @@ pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
 pub use keys::ApiKeys;
-pub use spec::{BrainChoice, BrainSpec};
+pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -284,11 +284,100 @@ impl BrainSpec {
     }
 }
 
+/// A file of named brains (`agents-server serve --brains FILE`, `brain-check --brains FILE`):
+///
+/// ```json
+/// {
+///   "default": "local",
+///   "profiles": {
+///     "local": {"provider": "openai", "model": "llama3.2", "base_url": "http://127.0.0.1:11434/v1"},
+///     "smart": {"provider": "anthropic", "model": "claude-sonnet-4-5", "token_budget": 200000}
+///   }
+/// }
+/// ```
+///
+/// `profiles` maps a name to a brain object ([`BrainSpec`]); agents name a profile as their
+/// `brain`. `default` (optional) is the brain of agents whose config names none. Unknown fields
+/// are an error naming the field, and every profile is checked as a brain object is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrainProfiles {
+    /// The brain of agents whose config names none: a profile, or a registered brain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Brain objects by name.
+    pub profiles: BTreeMap<String, BrainSpec>,
+}
+
+impl BrainProfiles {
+    /// Reads a profiles file's text. Errors say where (`line 3 column 14`) and what: JSON that
+    /// does not parse, an unknown field, an empty name, a profile that breaks a brain object's
+    /// rules (`profiles.fast: brain.temperature must be between 0 and 2, got 3`).
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let profiles: BrainProfiles = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        for (name, spec) in &profiles.profiles {
+            if name.trim().is_empty() {
+                return Err("profiles: a profile name must not be empty".into());
+            }
+            crate::limits::check_chars(
+                "a profile name",
+                name,
+                crate::limits::MAX_BRAIN_NAME_CHARS,
+            )?;
+            spec.validate()
+                .map_err(|e| format!("profiles.{name}: {e}"))?;
+        }
+        if let Some(default) = &profiles.default
+            && default.trim().is_empty()
+        {
+            return Err("default must name a profile or a brain".into());
+        }
+        Ok(profiles)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_profiles_file_is_read_and_checked() {
+        let file = r#"{"default": "local", "profiles": {
+            "local": {"provider": "openai", "model": "llama3.2", "base_url": "http://127.0.0.1:11434/v1"},
+            "cheap": {"provider": "anthropic", "model": "claude-haiku-4-5", "token_budget": 5000}}}"#;
+        let profiles = BrainProfiles::from_json(file).unwrap();
+        assert_eq!(profiles.default.as_deref(), Some("local"));
+        assert_eq!(profiles.profiles["cheap"].token_budget, Some(5000));
+        for (bad, says) in [
+            (
+                "{\"profiles\": {}, \"defualt\": \"x\"}",
+                "unknown field `defualt`",
+            ),
+            (
+                "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"modle\": \"m\"}}}",
+                "unknown field `modle`",
+            ),
+            (
+                "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"temperature\": 3}}}",
+                "profiles.a: brain.temperature",
+            ),
+            (
+                "{\"profiles\": {\"\": {\"provider\": \"openai\"}}}",
+                "must not be empty",
+            ),
+            (
+                "{\"profiles\": {}, \"default\": \" \"}",
+                "default must name",
+            ),
+            ("{\"profiles\": [}", "line 1 column"),
+            ("{}", "missing field `profiles`"),
+        ] {
+            let e = BrainProfiles::from_json(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn a_string_is_a_name_and_an_object_a_spec() {

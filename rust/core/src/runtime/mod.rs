@@ -458,6 +458,19 @@ impl Runtime {
         Ok(())
     }
 
+    /// Checks a brain choice as a spawn would — the profile or brain exists, the object's fields
+    /// are right, the provider accepts it (its model, its key variable) — without spawning.
+    /// Returns how agents with it are labelled (`local`, `openai:gpt-4o-mini`). Errors:
+    /// `invalid_config` naming what is wrong.
+    pub fn check_brain(&self, choice: &BrainChoice) -> Result<String, RuntimeError> {
+        let resolved = self
+            .inner
+            .brains
+            .read()
+            .resolve(choice, &self.inner.options.brain_profiles)?;
+        Ok(resolved.label)
+    }
+
     /// Hands the runtime an API key for the environment variable `name` (`OPENAI_API_KEY`, or a
     /// brain's `api_key_env`), in memory only: it is preferred to the variable, never stored,
     /// logged or reported, and gone when the process ends. Agents spawned from now on use it;

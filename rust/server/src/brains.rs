@@ -1,0 +1,365 @@
+//! Brain profiles for the server: `--brains FILE` read into the runtime's options, and
+//! `agents-server brain-check`, one real decision against a configured model.
+
+use std::path::Path;
+use std::time::Duration;
+
+use agents_core::brain::{BrainChoice, BrainProfiles, BrainSpec};
+use agents_core::bus::{BusMessage, Filter, Received};
+use agents_core::memory::BrainCallRow;
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+
+use crate::cli::BrainCheckArgs;
+
+/// Reads a profiles file; errors name the file.
+pub fn load(path: &Path) -> Result<BrainProfiles, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the brains file {}: {e}", path.display()))?;
+    BrainProfiles::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Puts the profiles (and their default) into the runtime's options.
+pub fn apply(profiles: BrainProfiles, options: &mut RuntimeOptions) {
+    if let Some(default) = profiles.default {
+        options.default_brain = default;
+    }
+    options.brain_profiles = profiles.profiles;
+}
+
+/// Checks every profile and the default brain against a started runtime, as a spawn would.
+/// A default that cannot be used is an error (every agent without a brain would be refused);
+/// another profile that cannot be used is a warning naming it (a key may be set later).
+pub fn check_all(runtime: &Runtime, options: &RuntimeOptions) -> Result<(), String> {
+    runtime
+        .check_brain(&BrainChoice::named(&options.default_brain))
+        .map_err(|e| format!("the default brain '{}': {e}", options.default_brain))?;
+    for name in options.brain_profiles.keys() {
+        if let Err(e) = runtime.check_brain(&BrainChoice::named(name)) {
+            eprintln!("warning: brain profile '{name}' cannot be used yet: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// What to check and how to look at it afterwards.
+struct Target {
+    choice: BrainChoice,
+    /// The brain object, when there is one (a profile or the one-off flags).
+    spec: Option<BrainSpec>,
+}
+
+fn target(args: &BrainCheckArgs, profiles: &BrainProfiles) -> Result<Target, String> {
+    if let Some(provider) = &args.provider {
+        let spec = BrainSpec {
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+            api_key_env: args.api_key_env.clone(),
+            ..BrainSpec::provider(provider)
+        };
+        return Ok(Target {
+            choice: BrainChoice::from(spec.clone()),
+            spec: Some(spec),
+        });
+    }
+    let name = args
+        .profile
+        .clone()
+        .or_else(|| profiles.default.clone())
+        .ok_or_else(|| {
+            "name the PROFILE to check (or give --brains FILE with a `default`), or describe a \
+             one-off brain with --provider and --model"
+                .to_string()
+        })?;
+    Ok(Target {
+        spec: profiles.profiles.get(&name).cloned(),
+        choice: BrainChoice::Named(name),
+    })
+}
+
+/// A throw-away database path (removed afterwards, with SQLite's side files).
+struct ScratchDb(std::path::PathBuf);
+
+impl ScratchDb {
+    fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        ScratchDb(std::env::temp_dir().join(format!(
+            "agents-brain-check-{}-{nanos}.db",
+            std::process::id()
+        )))
+    }
+}
+
+impl Drop for ScratchDb {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Runs `brain-check`: `Ok(true)` when the model answered with a valid decision.
+pub fn check(args: BrainCheckArgs) -> Result<bool, String> {
+    let profiles = match &args.brains {
+        Some(path) => load(path)?,
+        None => BrainProfiles::default(),
+    };
+    let target = target(&args, &profiles)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let db = ScratchDb::new();
+    let mut options = RuntimeOptions::with_database(&db.0);
+    options.idle_think_seconds = 3600.0;
+    options.speaking_seconds = 0.01;
+    apply(profiles, &mut options);
+    let runtime = Runtime::start_on(rt.handle().clone(), options)
+        .map_err(|e| format!("cannot start the agent runtime: {e}"))?;
+    let outcome = rt.block_on(decide(&runtime, &args, &target));
+    runtime.shutdown(Duration::from_secs(2));
+    drop(runtime);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    outcome
+}
+
+/// What one decision showed.
+#[derive(Default)]
+struct Seen {
+    streamed: String,
+    said: Vec<String>,
+    error: Option<(String, String)>,
+    finished: bool,
+}
+
+async fn decide(runtime: &Runtime, args: &BrainCheckArgs, target: &Target) -> Result<bool, String> {
+    let label = match runtime.check_brain(&target.choice) {
+        Ok(label) => label,
+        Err(e) => {
+            println!("brain: {}", target.choice);
+            println!("refused before any call: {e}");
+            println!("check: {}", diagnosis_of_config(&e.to_string()));
+            return Ok(false);
+        }
+    };
+    println!("brain: {label}");
+    let mut sub = runtime.subscribe(Filter::all());
+    let config = AgentConfig {
+        name: "Tester".into(),
+        role: "a villager in a small test town".into(),
+        prompt: "You are checking that your model works. Answer the player briefly, in \
+                 character, and act through your tools."
+            .into(),
+        brain: Some(target.choice.clone()),
+        ..AgentConfig::default()
+    };
+    let id = runtime
+        .spawn(config)
+        .map_err(|e| format!("cannot spawn the test agent: {e}"))?;
+    runtime
+        .send_message(&id, &args.message)
+        .map_err(|e| format!("cannot send the message: {e}"))?;
+    println!("player: {}", args.message);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(args.timeout_seconds);
+    let mut seen = Seen::default();
+    let mut thought = false;
+    while !seen.finished {
+        let received = match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(received)) => received,
+            Ok(None) => break,
+            Err(_) => {
+                println!(
+                    "no decision within {} s (raise --timeout-seconds, or the brain's \
+                     timeout_seconds for a slow local model)",
+                    args.timeout_seconds
+                );
+                break;
+            }
+        };
+        let Received::Message(envelope) = received else {
+            continue;
+        };
+        match &envelope.message {
+            BusMessage::AgentSpeechDelta {
+                agent_id, delta, ..
+            } if *agent_id == id => {
+                seen.streamed.push_str(delta);
+            }
+            BusMessage::AgentToolCall {
+                agent_id,
+                tool,
+                call_id,
+            } if *agent_id == id => {
+                println!("tool call: {tool} ({call_id})");
+            }
+            BusMessage::AgentMoved { agent_id, from, to } if *agent_id == id => {
+                println!("moved: {from} → {to}");
+            }
+            BusMessage::AgentSpoke {
+                agent_id, content, ..
+            } if *agent_id == id => {
+                println!("said: {content}");
+                seen.said.push(content.clone());
+            }
+            BusMessage::AgentError {
+                agent_id: Some(agent_id),
+                code,
+                message,
+            } if *agent_id == id => {
+                seen.error = Some((code.as_str().to_string(), message.clone()));
+            }
+            BusMessage::AgentStateChanged {
+                agent_id,
+                new_state,
+                ..
+            } if *agent_id == id => match new_state.as_str() {
+                "thinking" => thought = true,
+                "idle" if thought => seen.finished = true,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    if !seen.streamed.is_empty() {
+        println!("streamed text: {}", seen.streamed);
+    }
+    let _ = runtime.flush();
+    let calls = runtime.agent_trace(&id, 100).unwrap_or_default();
+    for call in &calls {
+        print_call(call);
+    }
+    let (input, output): (u64, u64) = calls.iter().fold((0, 0), |(i, o), c| {
+        (i + c.call.input_tokens, o + c.call.output_tokens)
+    });
+    if !calls.is_empty() {
+        println!(
+            "total: {} call(s), {input} input + {output} output tokens",
+            calls.len()
+        );
+    }
+    if let Some((code, message)) = &seen.error {
+        println!("failed: {code}: {message}");
+        let detail = calls
+            .iter()
+            .rev()
+            .find_map(|c| c.call.error_code.clone())
+            .unwrap_or_else(|| code.clone());
+        println!("check: {}", diagnosis(&detail, target.spec.as_ref()));
+        return Ok(false);
+    }
+    if !seen.finished {
+        return Ok(false);
+    }
+    println!("ok: the model answered with a valid decision");
+    Ok(true)
+}
+
+fn print_call(row: &BrainCallRow) {
+    let call = &row.call;
+    println!(
+        "model call: {} {} — {} ms, {} input tokens ({} cached), {} output tokens, {}{}{}",
+        call.provider,
+        call.model.as_deref().unwrap_or("-"),
+        call.latency_ms,
+        call.input_tokens,
+        call.cached_tokens,
+        call.output_tokens,
+        call.outcome.as_str(),
+        if call.repairs > 0 {
+            format!(" after {} repair(s)", call.repairs)
+        } else {
+            String::new()
+        },
+        call.error_code
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default(),
+    );
+}
+
+/// What to look at for a brain refused before any call.
+fn diagnosis_of_config(message: &str) -> &'static str {
+    if message.contains("environment variable") {
+        "set the variable named above to your API key (or point api_key_env at the one that \
+         holds it); a local server on 127.0.0.1 needs none"
+    } else if message.contains("model is required") {
+        "give the model's name (`--model`, or `model` in the profile)"
+    } else if message.contains("unknown brain") || message.contains("unknown provider") {
+        "use a provider of openai, anthropic, cli, scripted, or a profile of --brains FILE"
+    } else if message.contains("not found on PATH") || message.contains("not executable") {
+        "install the command, or give its full path in `command`"
+    } else {
+        "fix the field named above (docs/brains.md lists every option)"
+    }
+}
+
+/// What to look at for a failure, by the most specific code known.
+fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
+    let url = spec
+        .and_then(|s| s.base_url.clone())
+        .unwrap_or_else(|| "the provider's default URL".into());
+    let key = spec
+        .and_then(|s| s.api_key_env.clone())
+        .unwrap_or_else(|| "the provider's key variable".into());
+    let model = spec
+        .and_then(|s| s.model.clone())
+        .unwrap_or_else(|| "the model".into());
+    match code {
+        "brain_unreachable" => format!(
+            "nothing answered at {url}: is the server running, and is base_url the part before \
+             /chat/completions (…/v1) or /v1/messages?"
+        ),
+        "brain_timeout" => {
+            "the model did not finish in time: raise timeout_seconds (a local model's first \
+             answer loads it)"
+                .into()
+        }
+        "brain_auth_failed" => format!("the key was refused: check {key}"),
+        "brain_model_not_found" => format!(
+            "the server does not know {model}: list its models (Ollama: `ollama list`; OpenAI: \
+             GET /v1/models) and use one of their names"
+        ),
+        "brain_rate_limited" => "the provider is rate-limiting: wait, or lower \
+             max_concurrent_model_calls"
+            .into(),
+        "brain_server_error" | "brain_provider_error" => {
+            "the provider failed (5xx or an error in the stream): try again later".into()
+        }
+        "brain_bad_request" => "the server refused the request: it may not support tool \
+             calling for this model (pick a model with tool support) or an option such as \
+             temperature"
+            .into(),
+        "brain_invalid_response" => "the server's answer is not the provider's wire format: \
+             check that the provider matches the server (openai for OpenAI-compatible servers)"
+            .into(),
+        "brain_invalid_reply" => "the model answered, but not the contract even after the \
+             repairs: use a model that follows tool-calling instructions"
+            .into(),
+        "budget_exhausted" => "the token budget is spent: raise token_budget".into(),
+        _ => "see the message above; docs/brains.md has the failure list".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_has_advice_naming_what_to_check() {
+        let spec = BrainSpec {
+            model: Some("llama9".into()),
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            api_key_env: Some("MY_KEY".into()),
+            ..BrainSpec::provider("openai")
+        };
+        assert!(diagnosis("brain_unreachable", Some(&spec)).contains("http://127.0.0.1:1/v1"));
+        assert!(diagnosis("brain_auth_failed", Some(&spec)).contains("MY_KEY"));
+        assert!(diagnosis("brain_model_not_found", Some(&spec)).contains("llama9"));
+        assert!(diagnosis_of_config("the environment variable X is not set").contains("API key"));
+    }
+}
