@@ -241,3 +241,75 @@ fn serve_refuses_a_bad_brains_file_or_an_unusable_default() {
         run.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_line_model_is_checked_too() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../core/tests/fixtures/cli_model.py");
+    let script = script.to_str().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let record = record.path().to_str().unwrap();
+    let run = cli(args(&[
+        "brain-check",
+        "--provider",
+        "cli",
+        "--",
+        "python3",
+        script,
+        "speak",
+        record,
+    ]))
+    .await;
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    for line in [
+        "brain: cli",
+        "said: Fresh bread, straight from the command line.",
+        "model call: cli - — ",
+        "output tokens, ok",
+        "ok: the model answered with a valid decision",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "{line:?} missing:\n{}",
+            run.stdout
+        );
+    }
+    let run = cli(args(&[
+        "brain-check",
+        "--provider",
+        "cli",
+        "--",
+        "python3",
+        script,
+        "exit",
+        record,
+    ]))
+    .await;
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("exited with status 3"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("(cli_exit_status)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("read its standard error"),
+        "{}",
+        run.stdout
+    );
+    let run = cli(args(&[
+        "brain-check",
+        "--provider",
+        "cli",
+        "--",
+        "agents-no-such-model-command",
+    ]))
+    .await;
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("refused before any call"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("install the command"), "{}", run.stdout);
+}

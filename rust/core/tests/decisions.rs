@@ -384,7 +384,7 @@ async fn brains_are_registered_by_name() {
     let rt = runtime(&dir, &recorder);
     assert_eq!(
         rt.brain_names(),
-        ["anthropic", "openai", "recorder", "scripted"]
+        ["anthropic", "cli", "openai", "recorder", "scripted"]
     );
     let again = rt
         .register_brain("recorder", |_: &BrainSettings| {
@@ -401,7 +401,7 @@ async fn brains_are_registered_by_name() {
     assert_eq!(unknown.code().as_str(), "unknown_brain");
     assert_eq!(
         unknown.to_string(),
-        "unknown brain 'gpt-9' (available: anthropic, openai, recorder, scripted)"
+        "unknown brain 'gpt-9' (available: anthropic, cli, openai, recorder, scripted)"
     );
 }
 
@@ -448,7 +448,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "invalid_config");
     assert_eq!(
         err.to_string(),
-        "brain.provider: unknown provider 'nope' (available: anthropic, openai, recorder, scripted)"
+        "brain.provider: unknown provider 'nope' (available: anthropic, cli, openai, recorder, scripted)"
     );
     let err = rt
         .spawn(config(json!({"provider": "recorder", "temperature": 9})).unwrap())
@@ -458,7 +458,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "unknown_brain");
     assert_eq!(
         err.to_string(),
-        "unknown brain 'slow' (available: anthropic, fast, openai, recorder, scripted)"
+        "unknown brain 'slow' (available: anthropic, cli, fast, openai, recorder, scripted)"
     );
     let err = config(json!({"provider": "recorder", "api_key": "sk-123"})).unwrap_err();
     assert!(err.contains("unknown field `api_key`"), "{err}");

@@ -3,57 +3,17 @@
 
 use std::time::Duration;
 
-use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::bus::{BusMessage, Filter};
 use agents_core::geometry::Position;
-use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use agents_core::runtime::{Runtime, RuntimeOptions};
+
 use agents_fakellm::{Behaviour, FakeCall, FakeServer};
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::time::Instant;
 
-fn runtime(dir: &tempfile::TempDir) -> Runtime {
-    Runtime::start_on(
-        Handle::current(),
-        RuntimeOptions {
-            database: dir.path().join("agents.db"),
-            idle_think_seconds: 1000.0,
-            speaking_seconds: 0.05,
-            ..RuntimeOptions::default()
-        },
-    )
-    .unwrap()
-}
-
-fn agent(brain: Value) -> AgentConfig {
-    AgentConfig::from_json(&json!({
-        "name": "Mira", "role": "the baker", "prompt": "You bake bread.",
-        "initial_position": {"x": 10, "y": 10}, "brain": brain
-    }))
-    .unwrap()
-}
-
-async fn until(
-    sub: &mut Subscription,
-    within: Duration,
-    mut pick: impl FnMut(&BusMessage) -> bool,
-) -> Vec<BusMessage> {
-    let deadline = Instant::now() + within;
-    let mut seen = Vec::new();
-    loop {
-        match tokio::time::timeout_at(deadline, sub.recv()).await {
-            Ok(Some(Received::Message(env))) => {
-                let done = pick(&env.message);
-                seen.push(env.message.clone());
-                if done {
-                    return seen;
-                }
-            }
-            Ok(Some(Received::Lagged { .. })) => {}
-            Ok(None) => panic!("bus closed"),
-            Err(_) => panic!("nothing matched within {within:?}; saw {seen:#?}"),
-        }
-    }
-}
+mod common;
+use common::{agent, runtime, until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_openai_agent_moves_and_speaks_after_a_repair() {
@@ -409,5 +369,72 @@ async fn a_spent_budget_stops_the_model_until_raised() {
         unreachable!()
     };
     assert!(message.contains("runtime's token budget"), "{message}");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_or_terminated_decision_drops_its_request() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.push_many([Behaviour::Hang]);
+    fake.set_default(Behaviour::Reply {
+        text: "Coming!".into(),
+        tool_calls: vec![FakeCall::new("move", json!({"x": 12, "y": 14}))],
+        chunk_chars: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "openai", "model": "m", "base_url": fake.openai_base()}),
+        ))
+        .unwrap();
+    let requests = |n: usize| {
+        let fake = &fake;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while fake.requests().len() < n {
+                assert!(Instant::now() < deadline, "no request {n}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let abandoned = |n: usize| {
+        let fake = &fake;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while fake.abandoned() < n {
+                assert!(Instant::now() < deadline, "request {n} was not dropped");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    // A message while the model is answering: the request is dropped (the connection closes)
+    // and the decision starts again, hearing both lines.
+    rt.send_message(&id, "Hello?").unwrap();
+    requests(1).await;
+    rt.send_message(&id, "Are you there?").unwrap();
+    abandoned(1).await;
+    let events = until(
+        &mut sub,
+        Duration::from_secs(10),
+        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
+    )
+    .await;
+    let moves = events
+        .iter()
+        .filter(|m| matches!(m, BusMessage::AgentMoved { .. }))
+        .count();
+    assert_eq!(moves, 1, "only the answered decision moved: {events:?}");
+    let second = &fake.requests()[1].body;
+    let situation = second["messages"].to_string();
+    assert!(situation.contains("Are you there?"), "{situation}");
+    // Terminating the agent while the model answers drops the request too.
+    fake.push_many([Behaviour::Hang]);
+    rt.send_message(&id, "Bye?").unwrap();
+    requests(3).await;
+    rt.terminate(&id).unwrap();
+    abandoned(2).await;
+    assert_eq!(fake.requests().len(), 3);
     rt.shutdown(Duration::from_secs(2));
 }

@@ -190,6 +190,8 @@ struct Shared {
     counter: Mutex<u64>,
     /// Model requests being answered now, and the most at once.
     in_flight: Mutex<(usize, usize)>,
+    /// Model requests whose client went away before the answer started.
+    abandoned: std::sync::atomic::AtomicUsize,
 }
 
 /// A running fake provider.
@@ -213,6 +215,7 @@ impl FakeServer {
             started: Instant::now(),
             counter: Mutex::new(0),
             in_flight: Mutex::new((0, 0)),
+            abandoned: Default::default(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
@@ -281,6 +284,14 @@ impl FakeServer {
     /// from its arrival until its answer starts).
     pub fn max_in_flight(&self) -> usize {
         self.shared.in_flight.lock().1
+    }
+
+    /// How many model requests were abandoned by their client (the connection closed) before
+    /// their answer started: a hanging request whose caller gave up, for example.
+    pub fn abandoned(&self) -> usize {
+        self.shared
+            .abandoned
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// How many behaviours are still queued.
@@ -497,6 +508,30 @@ async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: 
 }
 
 async fn answer(
+    shared: &Shared,
+    route: Route,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
+    // Dropped with the handler when the client closes the connection before the answer starts.
+    struct Pending<'a>(&'a Shared, bool);
+    impl Drop for Pending<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                self.0
+                    .abandoned
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+    let mut pending = Pending(shared, false);
+    let response = answer_now(shared, route, path, headers, body).await;
+    pending.1 = true;
+    response
+}
+
+async fn answer_now(
     shared: &Shared,
     route: Route,
     path: &str,

@@ -54,6 +54,7 @@ fn target(args: &BrainCheckArgs, profiles: &BrainProfiles) -> Result<Target, Str
             model: args.model.clone(),
             base_url: args.base_url.clone(),
             api_key_env: args.api_key_env.clone(),
+            command: (!args.command.is_empty()).then(|| args.command.clone()),
             ..BrainSpec::provider(provider)
         };
         return Ok(Target {
@@ -341,6 +342,20 @@ fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
              repairs: use a model that follows tool-calling instructions"
             .into(),
         "budget_exhausted" => "the token budget is spent: raise token_budget".into(),
+        "cli_not_found" | "cli_spawn_failed" => "the command could not be started: install \
+             it, or give its full path as the first element of `command`"
+            .into(),
+        "cli_exit_status" => "the command failed: run it by hand with the request on its \
+             standard input (docs/brains.md, the cli provider) and read its standard error"
+            .into(),
+        "cli_timeout" => "the command did not finish in time: raise timeout_seconds".into(),
+        "cli_invalid_output" | "cli_output_too_large" => "the command's standard output must be \
+             one JSON object: the contract {assistant_text, dialog_type, tool_calls}, or \
+             Claude Code's result object"
+            .into(),
+        "cli_reported_error" => "the command line reported an error (for claude: is it logged \
+             in? run `claude -p hello` by hand)"
+            .into(),
         _ => "see the message above; docs/brains.md has the failure list".into(),
     }
 }

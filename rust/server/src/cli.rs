@@ -82,7 +82,8 @@ pub enum Command {
     ///
     /// Spawns one agent with the brain to check — a profile of `--brains FILE` (its `default`
     /// when no PROFILE is given), a brain name, or a one-off brain from `--provider`,
-    /// `--model`, `--base-url`, `--api-key-env` —, sends it `--message`, and prints what the
+    /// `--model`, `--base-url`, `--api-key-env`, and for `cli` the command after `--` —, sends
+    /// it `--message`, and prints what the
     /// model did (its streamed text, its tool calls, the line said), the latency and the tokens.
     /// When it fails, it says why and what to check: an unreachable URL, a refused key, an
     /// unknown model, an answer that is not the contract, a timeout. Uses a throw-away database.
@@ -111,6 +112,10 @@ pub struct BrainCheckArgs {
     /// The environment variable holding a one-off brain's key.
     #[arg(long, value_name = "VAR", requires = "provider")]
     pub api_key_env: Option<String>,
+    /// The command line of a one-off `cli` brain, after `--`:
+    /// `brain-check --provider cli -- python3 my_model.py --fast`.
+    #[arg(last = true, value_name = "COMMAND", requires = "provider")]
+    pub command: Vec<String>,
     /// What the player says to the agent.
     #[arg(
         long,

@@ -5,6 +5,7 @@
 //! `collaborate`, `complete_task`) are tools ([`crate::tools::world`]), so an LLM backend plugs
 //! in without changing the runtime.
 
+pub mod cli;
 pub mod gate;
 pub mod keys;
 pub mod llm;
@@ -134,6 +135,9 @@ pub enum BrainError {
     /// A model call failed (after its retries).
     #[error("the model call failed: {0}")]
     Call(agents_llm::client::CallError),
+    /// A command-line model gave no answer (`cli`).
+    #[error("the command-line model failed: {0}")]
+    Cli(cli::CliError),
     /// The backend failed (network, process, …).
     #[error("brain backend failed: {0}")]
     Backend(String),
@@ -302,7 +306,7 @@ impl BrainRegistry {
         }
     }
 
-    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`.
+    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`.
     pub fn with_builtins() -> Self {
         let mut registry = BrainRegistry::empty();
         registry.factories.insert(
@@ -319,6 +323,9 @@ impl BrainRegistry {
             llm::ANTHROPIC.into(),
             std::sync::Arc::new(llm::ProviderFactory::anthropic(registry.keys.clone())),
         );
+        registry
+            .factories
+            .insert(cli::NAME.into(), std::sync::Arc::new(cli::CliFactory));
         registry
     }
 

@@ -96,6 +96,17 @@ impl ProviderFactory {
     fn read(&self, options: &serde_json::Value) -> Result<Checked, BrainError> {
         let spec: BrainSpec = serde_json::from_value(options.clone())
             .map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
+        for (field, set) in [
+            ("command", spec.command.is_some()),
+            ("cli_backend", spec.cli_backend.is_some()),
+        ] {
+            if set {
+                return Err(BrainError::Invalid(format!(
+                    "brain.{field} applies to the cli provider only, not to {}",
+                    self.name()
+                )));
+            }
+        }
         let model = spec.model.clone().ok_or_else(|| {
             BrainError::Invalid(format!(
                 "brain.model is required for the {} provider",

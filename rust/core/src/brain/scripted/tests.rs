@@ -235,11 +235,11 @@ fn the_builtin_registry_builds_scripted_by_name() {
     let none = serde_json::Value::Null;
     let brain = brains.create("scripted", &none, &settings(1)).unwrap();
     assert_eq!(brain.name(), "scripted");
-    assert_eq!(brains.names(), ["anthropic", "openai", "scripted"]);
+    assert_eq!(brains.names(), ["anthropic", "cli", "openai", "scripted"]);
     match brains.create("gpt-9", &none, &settings(1)) {
         Err(BrainError::Unknown { name, available }) => {
             assert_eq!(name, "gpt-9");
-            assert_eq!(available, "anthropic, openai, scripted");
+            assert_eq!(available, "anthropic, cli, openai, scripted");
         }
         Err(other) => panic!("unexpected {other:?}"),
         Ok(_) => panic!("gpt-9 is not a brain"),

@@ -1,0 +1,1004 @@
+//! The `cli` brain: a model behind a command line, run once per answer.
+//!
+//! A brain object `{"provider": "cli", "command": ["python3", "brain.py"]}` runs `command` (an
+//! argv array, no shell) for every answer the agent needs, writes the request to its standard
+//! input, closes it, and reads the answer from its standard output. `cli_backend` names a
+//! [`Preset`] instead: `claude` runs Anthropic's Claude Code as `claude -p --output-format
+//! json` (plus `--model M` when the brain has a `model`). Given both, `command` replaces the
+//! preset's command line and the preset still says how to talk to it (so extra flags can be
+//! added).
+//!
+//! # The two dialects
+//!
+//! - **JSON** (a plain `command`). Standard input is one [`CliRequest`] object: the protocol
+//!   tag [`PROTOCOL`], the agent, the model options, the system prompt, the conversation and
+//!   the tools in the provider-neutral shape the HTTP brains send ([`agents_llm::ModelMessage`],
+//!   [`agents_llm::ToolSpec`]), and the whole [`BrainContext`] for programs that decide by
+//!   rules. Standard output is the tool-call contract as one JSON object — `{"assistant_text",
+//!   "dialog_type", "tool_calls": [{"id", "tool", "args", "reason"}]}` — with an optional
+//!   `usage` object (`input_tokens`, `output_tokens`, `cached_input_tokens`) that counts
+//!   against the token budgets. Other fields are ignored.
+//! - **Claude Code** (the `claude` preset). Standard input is the request as one text prompt
+//!   ([`text_prompt`]): the system prompt, the tools with their JSON Schemas, how to answer (the
+//!   contract as JSON), the situation and the earlier rounds of this decision. Standard output
+//!   is Claude Code's result object (`{"type": "result", "subtype": "success", "is_error":
+//!   false, "result": "…", "usage": {…}}`); its `result` text is read as the HTTP brains read
+//!   a model's text (the contract as JSON, possibly in a code fence, else a line to say). The
+//!   JSON dialect accepts this object too.
+//!
+//! # Failures
+//!
+//! Each is a [`CliError`] with its own code in the `brain_calls` trace, and the agent reports
+//! `agent_error` `brain_error` naming the program:
+//! a program that is not found (`cli_not_found`; also refused at spawn), a command that exits
+//! non-zero (`cli_exit_status`, quoting the end of its standard error), one that does not finish
+//! within `timeout_seconds` (default 60; `cli_timeout`), output that is not the contract
+//! (`cli_invalid_output`, quoting the start of it), more than [`MAX_OUTPUT_BYTES`] of output
+//! (`cli_output_too_large`), and a Claude Code result that reports an error
+//! (`cli_reported_error`). Commands are not retried: the runtime's backoff spaces out the next
+//! decision.
+//!
+//! # Processes
+//!
+//! The command inherits the process's environment and working directory (a relative program
+//! path is resolved against it). On Unix it runs in a process group of its own, and the whole
+//! group is killed when the answer is no longer wanted: on timeout, and when the decision is
+//! cancelled (a message interrupts it, the agent is terminated, the runtime shuts down). Every
+//! run takes one of the runtime's `max_concurrent_model_calls` permits while it runs. The
+//! answer is not streamed: no `agent_speech_delta` comes from a command.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use agents_llm::{ModelMessage, ModelReply, ModelRequest, ToolSpec, Usage};
+
+use super::llm::prompt::{self, RequestOptions};
+use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
+use crate::contract::BrainReply;
+use crate::memory::{BrainCall, CallOutcome};
+
+/// The provider name the built-in factory registers.
+pub const NAME: &str = "cli";
+
+/// The `protocol` field of every [`CliRequest`]; a new major version changes it.
+pub const PROTOCOL: &str = "godot-agents/cli/1";
+
+/// Default `timeout_seconds` of a command.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
+
+/// The most a command may print on standard output; more is `cli_output_too_large`.
+pub const MAX_OUTPUT_BYTES: usize = 4 << 20;
+
+/// How much of standard error is kept for an error message.
+const MAX_STDERR_BYTES: usize = 64 << 10;
+
+/// How many characters of standard error or output an error message quotes.
+const EXCERPT_CHARS: usize = 300;
+
+/// How a command is fed and read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// A [`CliRequest`] as JSON in; the contract object out.
+    Json,
+    /// A text prompt in ([`text_prompt`]); Claude Code's result object out.
+    ClaudeCode,
+}
+
+/// A named command line (`cli_backend`).
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    /// Its name (`claude`).
+    pub name: &'static str,
+    /// The command it runs.
+    pub command: &'static [&'static str],
+    /// The flag that passes the brain's `model`, followed by the model.
+    pub model_flag: &'static str,
+    /// How the command is fed and read.
+    pub dialect: Dialect,
+    /// What the program is, for the error when it is not installed.
+    pub program_is: &'static str,
+}
+
+/// The presets `cli_backend` may name.
+pub const PRESETS: &[Preset] = &[Preset {
+    name: super::spec::CLAUDE_PRESET,
+    command: super::spec::CLAUDE_COMMAND,
+    model_flag: "--model",
+    dialect: Dialect::ClaudeCode,
+    program_is: "Anthropic's Claude Code command line",
+}];
+
+/// The preset called `name`.
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// What a JSON-dialect command reads on standard input.
+#[derive(Clone, Debug, Serialize)]
+pub struct CliRequest<'a> {
+    /// [`PROTOCOL`].
+    pub protocol: &'static str,
+    /// The deciding agent.
+    pub agent_id: &'a str,
+    /// The brain's `model`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    /// The brain's `temperature`, if set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The brain's `max_tokens`, if set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// The system prompt: who the agent is, how to answer, the world.
+    pub system: String,
+    /// The conversation, oldest first: the situation, then the earlier rounds of this decision
+    /// (answers, tool results, failure feedback to repair).
+    pub messages: &'a [ModelMessage],
+    /// The tools the agent may call now.
+    pub tools: &'a [ToolSpec],
+    /// Everything the runtime knows for this decision, structured.
+    pub context: &'a BrainContext,
+}
+
+/// Why a command gave no answer. Messages name the program, never the environment.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CliError {
+    /// The program does not exist.
+    #[error("the program '{program}' was not found{hint}")]
+    NotFound {
+        /// The program.
+        program: String,
+        /// Where it was looked for, and what to do.
+        hint: String,
+    },
+    /// The program could not be started.
+    #[error("'{program}' could not be started: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// The command did not finish in time and was killed.
+    #[error("'{program}' did not answer within {seconds} s and was killed")]
+    Timeout {
+        /// The program.
+        program: String,
+        /// The limit.
+        seconds: f64,
+    },
+    /// The command exited unsuccessfully.
+    #[error("'{program}' exited with {status}{stderr}")]
+    Exit {
+        /// The program.
+        program: String,
+        /// `status 3`, `signal 9`.
+        status: String,
+        /// `: ` and the end of its standard error, or nothing.
+        stderr: String,
+    },
+    /// The command printed more than [`MAX_OUTPUT_BYTES`].
+    #[error("'{program}' printed more than {MAX_OUTPUT_BYTES} bytes on standard output")]
+    OutputTooLarge {
+        /// The program.
+        program: String,
+    },
+    /// The output is not an answer.
+    #[error("'{program}' answered something that is not the contract: {message}")]
+    InvalidOutput {
+        /// The program.
+        program: String,
+        /// What is wrong, quoting the output.
+        message: String,
+    },
+    /// Claude Code reported an error in its result object.
+    #[error("'{program}' reported an error: {message}")]
+    Reported {
+        /// The program.
+        program: String,
+        /// Its message (the result text, or the result's subtype).
+        message: String,
+    },
+}
+
+impl CliError {
+    /// The code the `brain_calls` trace records.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CliError::NotFound { .. } => "cli_not_found",
+            CliError::Spawn { .. } => "cli_spawn_failed",
+            CliError::Timeout { .. } => "cli_timeout",
+            CliError::Exit { .. } => "cli_exit_status",
+            CliError::OutputTooLarge { .. } => "cli_output_too_large",
+            CliError::InvalidOutput { .. } => "cli_invalid_output",
+            CliError::Reported { .. } => "cli_reported_error",
+        }
+    }
+}
+
+/// Fields of a brain object that belong to the HTTP providers; a `cli` brain refuses them.
+const HTTP_ONLY: [&str; 4] = ["base_url", "api_key_env", "headers", "max_retries"];
+
+/// What a checked `cli` brain object runs.
+#[derive(Clone, Debug, PartialEq)]
+struct Plan {
+    argv: Vec<String>,
+    dialect: Dialect,
+    /// For the not-found error.
+    program_is: Option<&'static str>,
+    model: Option<String>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    timeout: Duration,
+    token_budget: Option<u64>,
+    trace_prompts: bool,
+}
+
+impl Plan {
+    fn read(options: &Value) -> Result<Plan, BrainError> {
+        let spec: BrainSpec = serde_json::from_value(options.clone())
+            .map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
+        let given = serde_json::to_value(&spec).unwrap_or_default();
+        if let Some(field) = HTTP_ONLY.iter().find(|f| given.get(**f).is_some()) {
+            return Err(BrainError::Invalid(format!(
+                "brain.{field} does not apply to the cli provider (it runs brain.command; the \
+                 command reads its own configuration and environment)"
+            )));
+        }
+        let preset = match &spec.cli_backend {
+            None => None,
+            Some(name) => Some(preset(name).ok_or_else(|| {
+                BrainError::Invalid(format!(
+                    "brain.cli_backend: unknown preset '{name}' (available: {})",
+                    PRESETS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?),
+        };
+        let argv = match (&spec.command, preset) {
+            (Some(command), _) => command.clone(),
+            (None, Some(preset)) => {
+                let mut argv: Vec<String> = preset.command.iter().map(|s| s.to_string()).collect();
+                if let Some(model) = &spec.model {
+                    argv.extend([preset.model_flag.to_string(), model.clone()]);
+                }
+                argv
+            }
+            (None, None) => {
+                return Err(BrainError::Invalid(
+                    "brain.command is required for the cli provider: the command line to run, \
+                     as an argv array (or name a preset with brain.cli_backend: \"claude\")"
+                        .into(),
+                ));
+            }
+        };
+        let dialect = preset.map_or(Dialect::Json, |p| p.dialect);
+        if dialect == Dialect::ClaudeCode {
+            for (field, set) in [
+                ("temperature", spec.temperature.is_some()),
+                ("max_tokens", spec.max_tokens.is_some()),
+            ] {
+                if set {
+                    return Err(BrainError::Invalid(format!(
+                        "brain.{field}: the claude command line has no such option"
+                    )));
+                }
+            }
+        }
+        Ok(Plan {
+            argv,
+            dialect,
+            program_is: preset.map(|p| p.program_is),
+            model: spec.model,
+            temperature: spec.temperature,
+            max_tokens: spec.max_tokens,
+            timeout: Duration::from_secs_f64(
+                spec.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+            ),
+            token_budget: spec.token_budget,
+            trace_prompts: spec.trace_prompts,
+        })
+    }
+
+    fn program(&self) -> &str {
+        &self.argv[0]
+    }
+
+    /// The not-found error for this plan's program.
+    fn not_found(&self) -> CliError {
+        let program = self.program();
+        let looked = if has_directory(program) {
+            String::new()
+        } else {
+            " on PATH".to_string()
+        };
+        let hint = match self.program_is {
+            Some(what) => {
+                format!("{looked} (the preset runs {what}: install it, or set brain.command)")
+            }
+            None => looked,
+        };
+        CliError::NotFound {
+            program: program.to_string(),
+            hint,
+        }
+    }
+}
+
+/// Whether `program` names a path rather than a name to look up on `PATH`.
+fn has_directory(program: &str) -> bool {
+    Path::new(program).components().count() > 1
+}
+
+/// Where `program` would be run from: a path as given (relative to the working directory), or
+/// the first match on `PATH`. `None` when there is no such file.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if has_directory(program) {
+        let path = PathBuf::from(program);
+        return is_executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        #[cfg(not(windows))]
+        let candidates = [dir.join(program)];
+        #[cfg(windows)]
+        let candidates = [
+            dir.join(program),
+            dir.join(format!("{program}.exe")),
+            dir.join(format!("{program}.cmd")),
+            dir.join(format!("{program}.bat")),
+        ];
+        candidates.into_iter().find(|c| is_executable(c))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// Builds `cli` brains from brain objects.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CliFactory;
+
+impl super::BrainFactory for CliFactory {
+    /// Refuses HTTP-only fields, an unknown preset, a missing command, options the preset's
+    /// program lacks, and a program that is not found.
+    fn check(&self, options: &Value) -> Result<(), BrainError> {
+        let plan = Plan::read(options)?;
+        if find_program(plan.program()).is_none() {
+            return Err(BrainError::Invalid(format!(
+                "brain.command: {}",
+                plan.not_found()
+            )));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        options: &Value,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        let plan = Plan::read(options)?;
+        settings.gate.agent_budget.set_limit(plan.token_budget);
+        Ok(Box::new(CliBrain {
+            plan,
+            gate: settings.gate.clone(),
+            last_call: None,
+        }))
+    }
+}
+
+/// A brain that runs a command for every answer.
+pub struct CliBrain {
+    plan: Plan,
+    gate: super::gate::ModelGate,
+    last_call: Option<BrainCall>,
+}
+
+impl Brain for CliBrain {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
+        Box::pin(async move {
+            if let Some(why) = self.gate.refusal() {
+                return Err(BrainError::BudgetExhausted(why));
+            }
+            let plan = &self.plan;
+            let request = prompt::request(
+                context,
+                &RequestOptions {
+                    model: plan.model.clone().unwrap_or_default(),
+                    temperature: plan.temperature,
+                    max_tokens: plan.max_tokens,
+                    stream: false,
+                },
+            );
+            let input = match plan.dialect {
+                Dialect::Json => serde_json::to_string(&json_request(context, plan, &request))
+                    .map_err(|e| BrainError::Backend(format!("cannot write the request: {e}")))?,
+                Dialect::ClaudeCode => text_prompt(&request),
+            };
+            let started_at = crate::time::now_iso();
+            let start = Instant::now();
+            let output =
+                {
+                    let _permit =
+                        self.gate.calls.acquire().await.map_err(|_| {
+                            BrainError::Backend("the runtime is shutting down".into())
+                        })?;
+                    run(plan, input.as_bytes()).await
+                };
+            let result = output.and_then(|stdout| read_answer(plan.program(), &stdout));
+            let (usage, outcome, error_code) = match &result {
+                Ok((_, usage)) => (*usage, CallOutcome::Ok, None),
+                Err(e) => (
+                    Usage::default(),
+                    CallOutcome::Error,
+                    Some(e.code().to_string()),
+                ),
+            };
+            self.gate.spend(usage.input_tokens + usage.output_tokens);
+            self.last_call = Some(BrainCall {
+                agent_id: String::new(),
+                provider: NAME.to_string(),
+                model: plan.model.clone(),
+                started_at,
+                latency_ms: start.elapsed().as_millis() as u64,
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                cached_tokens: usage.cached_input_tokens,
+                outcome,
+                repairs: 0,
+                error_code,
+                prompt: plan.trace_prompts.then(|| input.clone()),
+                reply: match (&result, plan.trace_prompts) {
+                    (Ok((reply, _)), true) => serde_json::to_string(reply).ok(),
+                    _ => None,
+                },
+            });
+            result.map(|(reply, _)| reply).map_err(BrainError::Cli)
+        })
+    }
+
+    fn take_call_report(&mut self) -> Option<BrainCall> {
+        self.last_call.take()
+    }
+}
+
+fn json_request<'a>(
+    context: &'a BrainContext,
+    plan: &'a Plan,
+    request: &'a ModelRequest,
+) -> CliRequest<'a> {
+    CliRequest {
+        protocol: PROTOCOL,
+        agent_id: &context.agent_id,
+        model: plan.model.as_deref(),
+        temperature: plan.temperature,
+        max_tokens: plan.max_tokens,
+        system: system_text(request),
+        messages: &request.messages,
+        tools: &request.tools,
+        context,
+    }
+}
+
+fn system_text(request: &ModelRequest) -> String {
+    request
+        .system
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// How a text-prompt command is asked to answer.
+pub const ANSWER_FORMAT: &str = "\
+Answer with one JSON object and nothing else, in this shape:
+{\"assistant_text\": \"what you say (may be empty when you call tools)\", \"dialog_type\": \
+\"reply\", \"tool_calls\": [{\"id\": \"call_1\", \"tool\": \"<one of the tools above>\", \
+\"args\": {\"<argument>\": \"<value>\"}, \"reason\": \"why\"}]}
+`tool_calls` may be empty. Use each tool only with arguments its schema allows.";
+
+/// A request as one text prompt (the Claude Code dialect): the system prompt, the tools, how
+/// to answer, then the conversation — the situation, and each earlier round of this decision as
+/// the answer given and the results (or refusals) of its calls.
+pub fn text_prompt(request: &ModelRequest) -> String {
+    use std::fmt::Write;
+    let mut out = system_text(request);
+    out.push_str("\n\nTools (name: what it does; its arguments as a JSON Schema):");
+    for tool in &request.tools {
+        let _ = write!(
+            out,
+            "\n- {}: {} {}",
+            tool.name,
+            tool.description.trim(),
+            tool.parameters
+        );
+    }
+    out.push_str("\n\n");
+    out.push_str(ANSWER_FORMAT);
+    for message in &request.messages {
+        out.push_str("\n\n");
+        match message {
+            ModelMessage::User { text } => out.push_str(text),
+            ModelMessage::Assistant { text, tool_calls } => {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        let args = serde_json::from_str::<Value>(&c.arguments)
+                            .unwrap_or_else(|_| Value::String(c.arguments.clone()));
+                        json!({"id": c.id, "tool": c.name, "args": args})
+                    })
+                    .collect();
+                let _ = write!(
+                    out,
+                    "You answered: {}",
+                    json!({"assistant_text": text, "tool_calls": calls})
+                );
+            }
+            ModelMessage::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
+                let what = if *is_error { "refused" } else { "result" };
+                let _ = write!(out, "Call {call_id} {what}: {content}");
+            }
+        }
+    }
+    out
+}
+
+/// Reads a command's standard output as an answer and the tokens it reports.
+pub fn read_answer(program: &str, stdout: &[u8]) -> Result<(BrainReply, Usage), CliError> {
+    let invalid = |message: String| CliError::InvalidOutput {
+        program: program.to_string(),
+        message,
+    };
+    let text = String::from_utf8_lossy(stdout);
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(invalid("it printed nothing on standard output".into()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        invalid(format!(
+            "standard output is not JSON ({e}); it begins {}",
+            excerpt_start(text)
+        ))
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(invalid(format!(
+            "standard output is {}, expected a JSON object",
+            crate::json_kind::json_kind(&value)
+        )));
+    };
+    if object.get("type").and_then(Value::as_str) == Some("result") {
+        return claude_result(program, &object);
+    }
+    let usage = object
+        .remove("usage")
+        .map(|u| read_usage(&u, "cached_input_tokens"))
+        .unwrap_or_default();
+    if !(object.contains_key("assistant_text") || object.contains_key("tool_calls")) {
+        return Err(invalid(format!(
+            "the object has neither `assistant_text` nor `tool_calls`; it begins {}",
+            excerpt_start(text)
+        )));
+    }
+    let reply: BrainReply =
+        serde_json::from_value(Value::Object(object)).map_err(|e| invalid(e.to_string()))?;
+    Ok((reply, usage))
+}
+
+/// Claude Code's result object: `result` is the model's text.
+fn claude_result(
+    program: &str,
+    object: &serde_json::Map<String, Value>,
+) -> Result<(BrainReply, Usage), CliError> {
+    let subtype = object.get("subtype").and_then(Value::as_str).unwrap_or("");
+    let result = object.get("result").and_then(Value::as_str);
+    let is_error = object.get("is_error").and_then(Value::as_bool) == Some(true)
+        || !matches!(subtype, "" | "success");
+    if is_error {
+        let message = result
+            .filter(|r| !r.trim().is_empty())
+            .map(excerpt_start)
+            .unwrap_or_else(|| format!("a result of subtype '{subtype}'"));
+        return Err(CliError::Reported {
+            program: program.to_string(),
+            message,
+        });
+    }
+    let Some(result) = result else {
+        return Err(CliError::InvalidOutput {
+            program: program.to_string(),
+            message: "the result object has no `result` text".into(),
+        });
+    };
+    // Claude's usage counts cache reads and writes apart from `input_tokens`.
+    let usage = object
+        .get("usage")
+        .map(|u| {
+            let mut usage = read_usage(u, "cache_read_input_tokens");
+            let created = u
+                .get("cache_creation_input_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            usage.input_tokens += usage.cached_input_tokens + created;
+            usage
+        })
+        .unwrap_or_default();
+    let reply = super::llm::reply::to_contract(&ModelReply {
+        text: result.to_string(),
+        ..ModelReply::default()
+    });
+    Ok((reply, usage))
+}
+
+fn read_usage(usage: &Value, cached_field: &str) -> Usage {
+    let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count("input_tokens"),
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: count(cached_field),
+    }
+}
+
+/// The first characters of `text`, quoted.
+fn excerpt_start(text: &str) -> String {
+    let cut: String = text.chars().take(EXCERPT_CHARS).collect();
+    let more = if cut.len() < text.len() { "…" } else { "" };
+    format!("{:?}{more}", cut)
+}
+
+/// The last characters of `text`, where programs print their final complaint.
+fn excerpt_end(text: &str) -> String {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let skip = chars.len().saturating_sub(EXCERPT_CHARS);
+    let cut: String = chars[skip..].iter().collect();
+    if skip > 0 { format!("…{cut}") } else { cut }
+}
+
+/// Runs the plan's command with `input` on standard input; its standard output on success.
+async fn run(plan: &Plan, input: &[u8]) -> Result<Vec<u8>, CliError> {
+    let program = plan.program().to_string();
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(&plan.argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => plan.not_found(),
+        _ => CliError::Spawn {
+            program: program.clone(),
+            message: e.to_string(),
+        },
+    })?;
+    let mut group = ProcessGroup(child.id());
+    let (Some(mut stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(CliError::Spawn {
+            program,
+            message: "its standard streams could not be opened".into(),
+        });
+    };
+    let write = async move {
+        // A command may answer without reading its input: a closed pipe is not an error.
+        let _ = stdin.write_all(input).await;
+        let _ = stdin.shutdown().await;
+    };
+    let work = async {
+        let ((), out, err, status) = tokio::join!(
+            write,
+            read_capped(stdout, MAX_OUTPUT_BYTES),
+            read_capped(stderr, MAX_STDERR_BYTES),
+            child.wait()
+        );
+        (out, err, status)
+    };
+    let (out, err, status) = tokio::time::timeout(plan.timeout, work)
+        .await
+        .map_err(|_| CliError::Timeout {
+            program: program.clone(),
+            seconds: plan.timeout.as_secs_f64(),
+        })?;
+    let status = status.map_err(|e| CliError::Spawn {
+        program: program.clone(),
+        message: e.to_string(),
+    })?;
+    group.0 = None;
+    let (stdout, over) = out.map_err(|e| CliError::Spawn {
+        program: program.clone(),
+        message: format!("reading its output failed: {e}"),
+    })?;
+    if !status.success() {
+        let stderr = err.map(|(e, _)| e).unwrap_or_default();
+        let stderr = excerpt_end(&String::from_utf8_lossy(&stderr));
+        return Err(CliError::Exit {
+            program,
+            status: exit_status(&status),
+            stderr: if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {stderr}")
+            },
+        });
+    }
+    if over {
+        return Err(CliError::OutputTooLarge { program });
+    }
+    Ok(stdout)
+}
+
+fn exit_status(status: &std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("signal {signal}");
+        }
+    }
+    status.to_string()
+}
+
+/// Reads `reader` to its end, keeping at most `cap` bytes (reading on, so the writer never
+/// blocks); the flag says whether more came.
+async fn read_capped(
+    mut reader: impl AsyncRead + Unpin,
+    cap: usize,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    let mut over = false;
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        let n = reader.read(&mut buf).await?;
+        if n == 0 {
+            return Ok((kept, over));
+        }
+        let room = cap.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        over |= n > room;
+    }
+}
+
+/// The command's process group, killed when dropped before the command finished (timeout,
+/// cancellation), so that its children go too.
+struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0
+            && let Ok(pid) = i32::try_from(pid)
+        {
+            // SAFETY: kill(2) with a negative pid signals the process group the command leads
+            // (it was started with process_group(0)); it touches no memory.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(options: Value) -> Result<Plan, String> {
+        Plan::read(&options).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn presets_and_commands() {
+        let claude = plan(json!({"provider": "cli", "cli_backend": "claude"})).unwrap();
+        assert_eq!(claude.argv, ["claude", "-p", "--output-format", "json"]);
+        assert_eq!(claude.dialect, Dialect::ClaudeCode);
+        let with_model =
+            plan(json!({"provider": "cli", "cli_backend": "claude", "model": "sonnet"})).unwrap();
+        assert_eq!(
+            with_model.argv,
+            [
+                "claude",
+                "-p",
+                "--output-format",
+                "json",
+                "--model",
+                "sonnet"
+            ]
+        );
+        // A command replaces the preset's command line; the preset's dialect stays.
+        let own = plan(json!({"provider": "cli", "cli_backend": "claude",
+                              "command": ["/opt/claude", "-p", "--output-format", "json"]}))
+        .unwrap();
+        assert_eq!(own.argv[0], "/opt/claude");
+        assert_eq!(own.dialect, Dialect::ClaudeCode);
+        let json_cli = plan(
+            json!({"provider": "cli", "command": ["python3", "brain.py"],
+                                   "timeout_seconds": 2.5, "temperature": 0.3}),
+        )
+        .unwrap();
+        assert_eq!(json_cli.dialect, Dialect::Json);
+        assert_eq!(json_cli.timeout, Duration::from_millis(2500));
+        assert_eq!(json_cli.temperature, Some(0.3));
+    }
+
+    #[test]
+    fn misconfigurations_are_named() {
+        for (options, says) in [
+            (json!({"provider": "cli"}), "brain.command is required"),
+            (
+                json!({"provider": "cli", "cli_backend": "gpt"}),
+                "brain.cli_backend: unknown preset 'gpt' (available: claude)",
+            ),
+            (
+                json!({"provider": "cli", "command": ["x"], "base_url": "http://a"}),
+                "brain.base_url does not apply to the cli provider",
+            ),
+            (
+                json!({"provider": "cli", "command": ["x"], "headers": {"A": "b"}}),
+                "brain.headers does not apply",
+            ),
+            (
+                json!({"provider": "cli", "cli_backend": "claude", "temperature": 0.5}),
+                "brain.temperature: the claude command line has no such option",
+            ),
+        ] {
+            let e = plan(options.clone()).unwrap_err();
+            assert!(e.contains(says), "{options}: {e}");
+        }
+    }
+
+    #[test]
+    fn answers_are_read_from_either_dialect() {
+        let (reply, usage) = read_answer(
+            "m",
+            br#"{"assistant_text": "Hi", "dialog_type": "reply",
+                 "tool_calls": [{"id": "c1", "tool": "move", "args": {"x": 1, "y": 2}}],
+                 "usage": {"input_tokens": 30, "output_tokens": 5}, "debug": "ignored"}"#,
+        )
+        .unwrap();
+        assert_eq!(reply.assistant_text, "Hi");
+        assert_eq!(reply.tool_calls[0].args, json!({"x": 1, "y": 2}));
+        assert_eq!(usage.input_tokens, 30);
+        let envelope = json!({"type": "result", "subtype": "success", "is_error": false,
+            "result": "```json\n{\"assistant_text\": \"On my way\", \"tool_calls\": []}\n```",
+            "usage": {"input_tokens": 3, "cache_read_input_tokens": 100,
+                      "cache_creation_input_tokens": 20, "output_tokens": 9}});
+        let (reply, usage) = read_answer("claude", envelope.to_string().as_bytes()).unwrap();
+        assert_eq!(reply.assistant_text, "On my way");
+        assert_eq!(usage.input_tokens, 123);
+        assert_eq!(usage.cached_input_tokens, 100);
+        assert_eq!(usage.output_tokens, 9);
+        // Plain text in a result is a line to say.
+        let plain = json!({"type": "result", "subtype": "success", "result": "Hello there."});
+        let (reply, _) = read_answer("claude", plain.to_string().as_bytes()).unwrap();
+        assert_eq!(reply.assistant_text, "Hello there.");
+    }
+
+    #[test]
+    fn bad_output_is_named() {
+        for (stdout, code, says) in [
+            ("", "cli_invalid_output", "printed nothing"),
+            ("not json {", "cli_invalid_output", "not JSON"),
+            (
+                "[1, 2]",
+                "cli_invalid_output",
+                "is an array, expected a JSON object",
+            ),
+            (
+                "{\"weather\": \"rain\"}",
+                "cli_invalid_output",
+                "neither `assistant_text`",
+            ),
+            (
+                "{\"tool_calls\": \"move\"}",
+                "cli_invalid_output",
+                "invalid type",
+            ),
+            (
+                "{\"type\": \"result\", \"subtype\": \"error_max_turns\", \"is_error\": true}",
+                "cli_reported_error",
+                "subtype 'error_max_turns'",
+            ),
+            (
+                "{\"type\": \"result\", \"is_error\": true, \"result\": \"Invalid API key\"}",
+                "cli_reported_error",
+                "Invalid API key",
+            ),
+        ] {
+            let e = read_answer("m", stdout.as_bytes()).unwrap_err();
+            assert_eq!(e.code(), code, "{stdout}");
+            assert!(e.to_string().contains(says), "{stdout}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_text_prompt_holds_tools_format_and_rounds() {
+        let request = ModelRequest {
+            system: vec![agents_llm::SystemBlock {
+                text: "You are Mira.".into(),
+                cache: true,
+            }],
+            tools: vec![ToolSpec {
+                name: "move".into(),
+                description: "Walk somewhere.".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            messages: vec![
+                ModelMessage::User {
+                    text: "Just now, player_0 to you: \"hi\"".into(),
+                },
+                ModelMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![agents_llm::ModelToolCall {
+                        id: "c1".into(),
+                        name: "move".into(),
+                        arguments: "{\"x\": 1".into(),
+                    }],
+                },
+                ModelMessage::ToolResult {
+                    call_id: "c1".into(),
+                    content: "{\"reason\": \"invalid_json\"}".into(),
+                    is_error: true,
+                },
+            ],
+            ..ModelRequest::default()
+        };
+        let text = text_prompt(&request);
+        let order = [
+            "You are Mira.",
+            "- move: Walk somewhere. {\"type\":\"object\"}",
+            "Answer with one JSON object",
+            "player_0 to you",
+            "You answered: {\"assistant_text\":\"\",\"tool_calls\":[{\"args\":\"{\\\"x\\\": 1\"",
+            "Call c1 refused: {\"reason\": \"invalid_json\"}",
+        ];
+        let mut at = 0;
+        for part in order {
+            let found = text[at..]
+                .find(part)
+                .unwrap_or_else(|| panic!("{part} in {text}"));
+            at += found + part.len();
+        }
+    }
+
+    #[test]
+    fn excerpts_are_bounded() {
+        let long = "x".repeat(1000);
+        assert!(excerpt_start(&long).ends_with('…'));
+        assert!(excerpt_start(&long).chars().count() < 310);
+        assert!(excerpt_end(&format!("{long}END")).ends_with("END"));
+        assert_eq!(excerpt_end("  short \n"), "short");
+    }
+}

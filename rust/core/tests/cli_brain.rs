@@ -1,0 +1,321 @@
+//! The `cli` brain end to end: agents whose brain is a real subprocess (the Python script
+//! `fixtures/cli_model.py`), with real SQLite and real time: a repair through the JSON dialect,
+//! a command that exits non-zero, one that prints garbage, one that hangs past its timeout (its
+//! whole process group killed), cancellation by `terminate`, and misconfigurations refused at
+//! spawn.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agents_core::bus::{BusMessage, Filter};
+use agents_core::geometry::Position;
+use serde_json::{Value, json};
+
+mod common;
+use common::{agent, runtime, until};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cli_model.py")
+}
+
+/// A `cli` brain running the script in `mode`, recording requests in `record`.
+fn brain(mode: &str, record: &Path) -> Value {
+    json!({"provider": "cli", "model": "script-1", "command": [
+        "python3", script().to_str().unwrap(), mode, record.to_str().unwrap()
+    ]})
+}
+
+fn is_error(id: &str) -> impl FnMut(&BusMessage) -> bool {
+    let id = id.to_string();
+    move |m| matches!(m, BusMessage::AgentError { agent_id: Some(a), .. } if *a == id)
+}
+
+fn last_error(events: &[BusMessage]) -> (String, String) {
+    match events.last() {
+        Some(BusMessage::AgentError { code, message, .. }) => {
+            (code.as_str().to_string(), message.clone())
+        }
+        other => panic!("expected an agent_error, got {other:?}"),
+    }
+}
+
+/// Whether process `pid` still exists (and is not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// The pids the `hang` mode wrote: the script and its `sleep` child.
+async fn hung_pids(record: &Path) -> Vec<u32> {
+    let file = record.join("pids");
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && text.ends_with('\n')
+        {
+            return text
+                .split_whitespace()
+                .map(|p| p.parse().unwrap())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the hanging command never wrote its pids");
+}
+
+async fn gone(pids: &[u32]) {
+    for _ in 0..200 {
+        if pids.iter().all(|p| !alive(*p)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("processes {pids:?} are still running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_agent_repairs_its_answer_then_moves_and_speaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt.spawn(agent(brain("repair", record.path()))).unwrap();
+    assert_eq!(rt.state(&id).unwrap().brain, "cli:script-1");
+    rt.send_message(&id, "Can you come to the well?").unwrap();
+    let events = until(
+        &mut sub,
+        Duration::from_secs(20),
+        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
+    )
+    .await;
+    let errors: Vec<_> = events
+        .iter()
+        .filter(|m| matches!(m, BusMessage::AgentError { .. }))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let moved: Vec<Position> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoved { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moved,
+        [Position::new(12.0, 14.0)],
+        "only the repaired move ran"
+    );
+    let Some(BusMessage::AgentSpoke { content, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(content, "Coming, player_0!");
+
+    // What the command was sent: the protocol, the agent, its tools, the situation; the second
+    // request carries the refusal of the first answer.
+    let read = |n: u32| -> Value {
+        let text = std::fs::read_to_string(record.path().join(format!("request-{n}.json")))
+            .unwrap_or_else(|e| panic!("request {n}: {e}"));
+        serde_json::from_str(&text).unwrap()
+    };
+    let first = read(1);
+    assert_eq!(first["protocol"], "godot-agents/cli/1");
+    assert_eq!(first["agent_id"], id);
+    assert_eq!(first["model"], "script-1");
+    assert!(first["system"].as_str().unwrap().contains("You are Mira"));
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"move") && tools.contains(&"speak"),
+        "{tools:?}"
+    );
+    assert!(first["tools"][0]["parameters"].is_object());
+    assert_eq!(first["messages"].as_array().unwrap().len(), 1);
+    assert!(
+        first["messages"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Can you come to the well?")
+    );
+    assert_eq!(
+        first["context"]["incoming"][0]["content"],
+        "Can you come to the well?"
+    );
+    let second = read(2);
+    let refusal = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool_result")
+        .expect("the refusal goes back");
+    assert_eq!(refusal["call_id"], "c1");
+    assert_eq!(refusal["is_error"], true);
+    let feedback: Value = serde_json::from_str(refusal["content"].as_str().unwrap()).unwrap();
+    assert_eq!(feedback["status"], "error");
+    assert_eq!(feedback["reason"], "invalid_args");
+    assert!(!record.path().join("request-3.json").exists());
+
+    // Both runs are traced, with the tokens the command reported.
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace.len(), 2, "{trace:?}");
+    for row in &trace {
+        assert_eq!(row.call.provider, "cli");
+        assert_eq!(row.call.model.as_deref(), Some("script-1"));
+        assert_eq!(row.call.output_tokens, 7);
+        assert!(row.call.input_tokens > 100, "{:?}", row.call);
+    }
+    assert_eq!(trace[1].call.repairs, 1);
+    let (spent, _) = rt.agent_token_usage(&id).unwrap();
+    assert_eq!(
+        spent,
+        trace
+            .iter()
+            .map(|r| r.call.input_tokens + r.call.output_tokens)
+            .sum::<u64>()
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_commands_are_reported_and_nothing_is_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+
+    // Exits non-zero: the status and the end of its standard error.
+    let id = rt.spawn(agent(brain("exit", record.path()))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let (code, message) = last_error(&events);
+    assert_eq!(code, "brain_error");
+    assert!(message.contains("exited with status 3"), "{message}");
+    assert!(
+        message.contains("the model is overloaded, try later"),
+        "{message}"
+    );
+    assert!(!message.contains("agents.db"), "{message}");
+    assert!(
+        !events
+            .iter()
+            .any(|m| matches!(m, BusMessage::AgentMoved { agent_id, .. }
+                | BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id)),
+        "{events:?}"
+    );
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace[0].call.error_code.as_deref(), Some("cli_exit_status"));
+    assert_eq!(rt.state(&id).unwrap().position, Position::new(10.0, 10.0));
+
+    // Prints something that is not JSON.
+    let id = rt.spawn(agent(brain("garbage", record.path()))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let (code, message) = last_error(&events);
+    assert_eq!(code, "brain_error");
+    assert!(message.contains("standard output is not JSON"), "{message}");
+    assert!(message.contains("Sure! Here is my answer"), "{message}");
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(
+        trace[0].call.error_code.as_deref(),
+        Some("cli_invalid_output")
+    );
+
+    // Answers without reading its input: a closed pipe is no error.
+    let id = rt
+        .spawn(agent(brain("ignore-input", record.path())))
+        .unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = until(
+        &mut sub,
+        Duration::from_secs(20),
+        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
+    )
+    .await;
+    assert!(
+        matches!(events.last(), Some(BusMessage::AgentSpoke { content, .. })
+        if content == "I did not read the question.")
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_command_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+
+    // Past its timeout: killed, reported.
+    let record = tempfile::tempdir().unwrap();
+    let mut hang = brain("hang", record.path());
+    hang["timeout_seconds"] = json!(1.5);
+    let id = rt.spawn(agent(hang)).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let pids = hung_pids(record.path()).await;
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let (code, message) = last_error(&events);
+    assert_eq!(code, "brain_error");
+    assert!(
+        message.contains("did not answer within 1.5 s and was killed"),
+        "{message}"
+    );
+    gone(&pids).await;
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace[0].call.error_code.as_deref(), Some("cli_timeout"));
+
+    // Cancelled: terminating the agent kills the command (and its child) at once.
+    let record = tempfile::tempdir().unwrap();
+    let id = rt.spawn(agent(brain("hang", record.path()))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let pids = hung_pids(record.path()).await;
+    rt.terminate(&id).unwrap();
+    gone(&pids).await;
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misconfigured_cli_brains_are_refused_at_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let refused = |brain: Value| rt.spawn(agent(brain)).unwrap_err().to_string();
+    assert!(refused(json!({"provider": "cli"})).starts_with("brain.command is required"));
+    let missing = refused(json!({"provider": "cli",
+                                 "command": ["agents-no-such-program-here", "-x"]}));
+    assert_eq!(
+        missing,
+        "brain.command: the program 'agents-no-such-program-here' was not found on PATH"
+    );
+    let path = refused(json!({"provider": "cli", "command": ["./no/such/model.sh"]}));
+    assert_eq!(
+        path,
+        "brain.command: the program './no/such/model.sh' was not found"
+    );
+    let http = refused(json!({"provider": "cli", "command": ["python3"],
+                              "api_key_env": "OPENAI_API_KEY"}));
+    assert!(
+        http.starts_with("brain.api_key_env does not apply to the cli provider"),
+        "{http}"
+    );
+    let other = refused(json!({"provider": "openai", "model": "m",
+                               "base_url": "http://127.0.0.1:9/v1", "command": ["x"]}));
+    assert_eq!(
+        other,
+        "brain.command applies to the cli provider only, not to openai"
+    );
+    // Nothing refused used an id.
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "cli", "command": ["python3", "-c", "pass"]}),
+        ))
+        .unwrap();
+    assert_eq!(id, "agent_001");
+    rt.shutdown(Duration::from_secs(2));
+}
