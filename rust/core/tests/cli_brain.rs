@@ -12,7 +12,7 @@ use agents_core::geometry::Position;
 use serde_json::{Value, json};
 
 mod common;
-use common::{agent, runtime, until};
+use common::{agent, error_of, runtime, spoke_by, until};
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cli_model.py")
@@ -23,11 +23,6 @@ fn brain(mode: &str, record: &Path) -> Value {
     json!({"provider": "cli", "model": "script-1", "command": [
         "python3", script().to_str().unwrap(), mode, record.to_str().unwrap()
     ]})
-}
-
-fn is_error(id: &str) -> impl FnMut(&BusMessage) -> bool {
-    let id = id.to_string();
-    move |m| matches!(m, BusMessage::AgentError { agent_id: Some(a), .. } if *a == id)
 }
 
 fn last_error(events: &[BusMessage]) -> (String, String) {
@@ -87,12 +82,7 @@ async fn a_cli_agent_repairs_its_answer_then_moves_and_speaks() {
     let id = rt.spawn(agent(brain("repair", record.path()))).unwrap();
     assert_eq!(rt.state(&id).unwrap().brain, "cli:script-1");
     rt.send_message(&id, "Can you come to the well?").unwrap();
-    let events = until(
-        &mut sub,
-        Duration::from_secs(20),
-        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
-    )
-    .await;
+    let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
     let errors: Vec<_> = events
         .iter()
         .filter(|m| matches!(m, BusMessage::AgentError { .. }))
@@ -194,7 +184,7 @@ async fn failing_commands_are_reported_and_nothing_is_applied() {
     // Exits non-zero: the status and the end of its standard error.
     let id = rt.spawn(agent(brain("exit", record.path()))).unwrap();
     rt.send_message(&id, "Hello?").unwrap();
-    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let events = until(&mut sub, Duration::from_secs(20), error_of(&id)).await;
     let (code, message) = last_error(&events);
     assert_eq!(code, "brain_error");
     assert!(message.contains("exited with status 3"), "{message}");
@@ -217,7 +207,7 @@ async fn failing_commands_are_reported_and_nothing_is_applied() {
     // Prints something that is not JSON.
     let id = rt.spawn(agent(brain("garbage", record.path()))).unwrap();
     rt.send_message(&id, "Hello?").unwrap();
-    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let events = until(&mut sub, Duration::from_secs(20), error_of(&id)).await;
     let (code, message) = last_error(&events);
     assert_eq!(code, "brain_error");
     assert!(message.contains("standard output is not JSON"), "{message}");
@@ -233,12 +223,7 @@ async fn failing_commands_are_reported_and_nothing_is_applied() {
         .spawn(agent(brain("ignore-input", record.path())))
         .unwrap();
     rt.send_message(&id, "Hello?").unwrap();
-    let events = until(
-        &mut sub,
-        Duration::from_secs(20),
-        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
-    )
-    .await;
+    let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
     assert!(
         matches!(events.last(), Some(BusMessage::AgentSpoke { content, .. })
         if content == "I did not read the question.")
@@ -260,7 +245,7 @@ async fn a_hanging_command_is_killed_with_its_children() {
     rt.send_message(&id, "Hello?").unwrap();
     let pids = hung_pids(record.path()).await;
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
-    let events = until(&mut sub, Duration::from_secs(20), is_error(&id)).await;
+    let events = until(&mut sub, Duration::from_secs(20), error_of(&id)).await;
     let (code, message) = last_error(&events);
     assert_eq!(code, "brain_error");
     assert!(

@@ -11,7 +11,7 @@ use agents_core::geometry::Position;
 use serde_json::{Value, json};
 
 mod common;
-use common::{agent, runtime, until};
+use common::{agent, runtime, spoke_by, until};
 
 #[test]
 fn the_claude_preset_runs_claude_from_path() {
@@ -52,12 +52,7 @@ fn the_claude_preset_runs_claude_from_path() {
         let id = rt.spawn(agent(json!("claude"))).unwrap();
         assert_eq!(rt.state(&id).unwrap().brain, "claude");
         rt.send_message(&id, "Is the oven hot?").unwrap();
-        let events = until(
-            &mut sub,
-            Duration::from_secs(20),
-            |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
-        )
-        .await;
+        let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
         assert!(
             !events
                 .iter()

@@ -13,7 +13,7 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 mod common;
-use common::{agent, runtime, until};
+use common::{agent, runtime, spoke_by, until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_openai_agent_moves_and_speaks_after_a_repair() {
@@ -39,12 +39,7 @@ async fn an_openai_agent_moves_and_speaks_after_a_repair() {
         .unwrap();
     assert_eq!(rt.state(&id).unwrap().brain, "openai:fake-1");
     rt.send_message(&id, "Any bread left?").unwrap();
-    let events = until(
-        &mut sub,
-        Duration::from_secs(10),
-        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
-    )
-    .await;
+    let events = until(&mut sub, Duration::from_secs(10), spoke_by(&id)).await;
     let moved: Vec<Position> = events
         .iter()
         .filter_map(|m| match m {
@@ -331,12 +326,8 @@ async fn a_spent_budget_stops_the_model_until_raised() {
                             "base_url": fake.openai_base(), "token_budget": 50})))
         .unwrap();
     assert_eq!(rt.agent_token_usage(&id).unwrap(), (0, Some(50)));
-    let spoke = |id: &str| {
-        let id = id.to_string();
-        move |m: &BusMessage| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id)
-    };
     rt.send_message(&id, "One.").unwrap();
-    until(&mut sub, Duration::from_secs(10), spoke(&id)).await;
+    until(&mut sub, Duration::from_secs(10), spoke_by(&id)).await;
     let (spent, limit) = rt.agent_token_usage(&id).unwrap();
     assert!(spent > 50, "the first call overspent: {spent}");
     assert_eq!(limit, Some(50));
@@ -356,7 +347,7 @@ async fn a_spent_budget_stops_the_model_until_raised() {
     // Raised: it thinks again.
     rt.set_agent_token_budget(&id, Some(100_000)).unwrap();
     rt.send_message(&id, "Three.").unwrap();
-    until(&mut sub, Duration::from_secs(10), spoke(&id)).await;
+    until(&mut sub, Duration::from_secs(10), spoke_by(&id)).await;
     assert_eq!(fake.requests().len(), 2);
     // The runtime-wide budget works the same way.
     rt.set_token_budget(Some(1));
@@ -415,12 +406,7 @@ async fn an_interrupted_or_terminated_decision_drops_its_request() {
     requests(1).await;
     rt.send_message(&id, "Are you there?").unwrap();
     abandoned(1).await;
-    let events = until(
-        &mut sub,
-        Duration::from_secs(10),
-        |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id),
-    )
-    .await;
+    let events = until(&mut sub, Duration::from_secs(10), spoke_by(&id)).await;
     let moves = events
         .iter()
         .filter(|m| matches!(m, BusMessage::AgentMoved { .. }))

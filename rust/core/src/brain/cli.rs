@@ -60,7 +60,7 @@ use agents_llm::{ModelMessage, ModelReply, ModelRequest, ToolSpec, Usage};
 use super::llm::prompt::{self, RequestOptions};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::contract::BrainReply;
-use crate::memory::{BrainCall, CallOutcome};
+use crate::memory::BrainCall;
 
 /// The provider name the built-in factory registers.
 pub const NAME: &str = "cli";
@@ -451,32 +451,24 @@ impl Brain for CliBrain {
                     run(plan, input.as_bytes()).await
                 };
             let result = output.and_then(|stdout| read_answer(plan.program(), &stdout));
-            let (usage, outcome, error_code) = match &result {
-                Ok((_, usage)) => (*usage, CallOutcome::Ok, None),
-                Err(e) => (
-                    Usage::default(),
-                    CallOutcome::Error,
-                    Some(e.code().to_string()),
-                ),
-            };
-            self.gate.spend(usage.input_tokens + usage.output_tokens);
-            self.last_call = Some(BrainCall {
-                agent_id: String::new(),
-                provider: NAME.to_string(),
-                model: plan.model.clone(),
+            let call = super::call_report(
+                NAME,
+                plan.model.clone(),
                 started_at,
-                latency_ms: start.elapsed().as_millis() as u64,
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                cached_tokens: usage.cached_input_tokens,
-                outcome,
-                repairs: 0,
-                error_code,
+                start,
+                result
+                    .as_ref()
+                    .map(|(_, usage)| *usage)
+                    .map_err(|e| e.code().to_string()),
+            );
+            self.gate.spend(call.input_tokens + call.output_tokens);
+            self.last_call = Some(BrainCall {
                 prompt: plan.trace_prompts.then(|| input.clone()),
                 reply: match (&result, plan.trace_prompts) {
                     (Ok((reply, _)), true) => serde_json::to_string(reply).ok(),
                     _ => None,
                 },
+                ..call
             });
             result.map(|(reply, _)| reply).map_err(BrainError::Cli)
         })

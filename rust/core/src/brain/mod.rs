@@ -184,6 +184,39 @@ pub trait Brain: Send {
     }
 }
 
+/// The trace record of a finished model call (an HTTP request with its retries, a command's
+/// run): the tokens of a call that answered, the error code of one that failed. The runtime
+/// fills in `agent_id` and `repairs`; the brain adds the prompt and the answer when it keeps
+/// them.
+pub(crate) fn call_report(
+    provider: &str,
+    model: Option<String>,
+    started_at: String,
+    start: std::time::Instant,
+    outcome: Result<agents_llm::Usage, String>,
+) -> crate::memory::BrainCall {
+    use crate::memory::CallOutcome;
+    let (usage, outcome, error_code) = match outcome {
+        Ok(usage) => (usage, CallOutcome::Ok, None),
+        Err(code) => (agents_llm::Usage::default(), CallOutcome::Error, Some(code)),
+    };
+    crate::memory::BrainCall {
+        agent_id: String::new(),
+        provider: provider.to_string(),
+        model,
+        started_at,
+        latency_ms: start.elapsed().as_millis() as u64,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_tokens: usage.cached_input_tokens,
+        outcome,
+        repairs: 0,
+        error_code,
+        prompt: None,
+        reply: None,
+    }
+}
+
 /// Settings a brain is built with.
 #[derive(Clone, Debug, Default)]
 pub struct BrainSettings {

@@ -57,3 +57,15 @@ pub async fn until(
         }
     }
 }
+
+/// Accepts the line agent `id` says.
+pub fn spoke_by(id: &str) -> impl FnMut(&BusMessage) -> bool + use<> {
+    let id = id.to_string();
+    move |m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id)
+}
+
+/// Accepts an `agent_error` about agent `id`.
+pub fn error_of(id: &str) -> impl FnMut(&BusMessage) -> bool + use<> {
+    let id = id.to_string();
+    move |m| matches!(m, BusMessage::AgentError { agent_id: Some(a), .. } if *a == id)
+}

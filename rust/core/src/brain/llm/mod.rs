@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::keys::ApiKeys;
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
-use crate::memory::{BrainCall, CallOutcome};
+use crate::memory::BrainCall;
 use prompt::RequestOptions;
 
 /// The provider names the built-in factories register.
@@ -273,30 +273,18 @@ impl Brain for ModelBrain {
                     other => break other,
                 }
             };
-            if let Ok(reply) = &result {
-                self.gate
-                    .spend(reply.usage.input_tokens + reply.usage.output_tokens);
-            }
-            let (usage, outcome, error_code) = match &result {
-                Ok(reply) => (reply.usage, CallOutcome::Ok, None),
-                Err(e) => (
-                    Default::default(),
-                    CallOutcome::Error,
-                    Some(e.code().as_str().to_string()),
-                ),
-            };
-            self.last_call = Some(BrainCall {
-                agent_id: String::new(),
-                provider: self.provider.to_string(),
-                model: Some(self.options.model.clone()),
+            let call = super::call_report(
+                self.provider,
+                Some(self.options.model.clone()),
                 started_at,
-                latency_ms: start.elapsed().as_millis() as u64,
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                cached_tokens: usage.cached_input_tokens,
-                outcome,
-                repairs: 0,
-                error_code,
+                start,
+                result
+                    .as_ref()
+                    .map(|reply| reply.usage)
+                    .map_err(|e| e.code().as_str().to_string()),
+            );
+            self.gate.spend(call.input_tokens + call.output_tokens);
+            self.last_call = Some(BrainCall {
                 prompt: self
                     .trace_prompts
                     .then(|| serde_json::to_string(&request).unwrap_or_default()),
@@ -304,6 +292,7 @@ impl Brain for ModelBrain {
                     (Ok(reply), true) => Some(serde_json::to_string(reply).unwrap_or_default()),
                     _ => None,
                 },
+                ..call
             });
             match result {
                 Ok(reply) => Ok(reply::to_contract(&reply)),
