@@ -71,6 +71,11 @@ pub enum FailureReason {
     InvalidJson,
     /// Two calls in one reply share an id (status `error`).
     DuplicateCallId,
+    /// The app the action belongs to is in `human` control mode: "Human is in control"
+    /// (status `rejected`).
+    HumanInControl,
+    /// The action is marked `humanOnly`: only the human may trigger it (status `rejected`).
+    HumanOnly,
 }
 
 impl FailureReason {
@@ -81,13 +86,17 @@ impl FailureReason {
             FailureReason::InvalidArgs => "invalid_args",
             FailureReason::InvalidJson => "invalid_json",
             FailureReason::DuplicateCallId => "duplicate_call_id",
+            FailureReason::HumanInControl => "human_in_control",
+            FailureReason::HumanOnly => "human_only",
         }
     }
 
     /// The status this reason is reported with.
     pub fn status(self) -> FailureStatus {
         match self {
-            FailureReason::ToolNotAllowed => FailureStatus::Rejected,
+            FailureReason::ToolNotAllowed
+            | FailureReason::HumanInControl
+            | FailureReason::HumanOnly => FailureStatus::Rejected,
             FailureReason::InvalidArgs
             | FailureReason::InvalidJson
             | FailureReason::DuplicateCallId => FailureStatus::Error,

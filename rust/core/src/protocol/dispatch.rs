@@ -339,6 +339,7 @@ fn tool_code(e: &ToolError) -> ErrorCode {
     match e {
         ToolError::UnknownTool { .. } => ErrorCode::UnknownTool,
         ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgs,
+        ToolError::Refused { .. } => ErrorCode::ActionRefused,
         ToolError::Internal { .. }
         | ToolError::Asynchronous { .. }
         | ToolError::Cancelled { .. } => ErrorCode::InternalError,

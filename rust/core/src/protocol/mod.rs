@@ -91,6 +91,9 @@ pub enum ErrorCode {
     UnknownTool,
     /// The tool's arguments fail its JSON Schema (the message names the field).
     InvalidArgs,
+    /// A guarded tool refused its caller before looking at the arguments (an app's action while
+    /// the other side is in control, a `humanOnly` / `agentOnly` action; the message says which).
+    ActionRefused,
     /// A subscription filter names an unknown event type.
     InvalidFilter,
     /// The token is missing or wrong.
@@ -126,6 +129,7 @@ impl ErrorCode {
             ErrorCode::InvalidMessage => "invalid_message",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::InvalidArgs => "invalid_args",
+            ErrorCode::ActionRefused => "action_refused",
             ErrorCode::InvalidFilter => "invalid_filter",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::RateLimited => "rate_limited",

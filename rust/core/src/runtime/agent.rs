@@ -370,7 +370,7 @@ impl Agent {
                     Ok(reply) => reply,
                     Err(e) => break 'decision Err((e.agent_error_code(), e.to_string())),
                 };
-                match decision::check(&reply, &tools) {
+                match decision::check(&reply, &tools, &self.tool_context()) {
                     Err(feedback) if repairs < self.inner.options.max_repairs => {
                         repairs += 1;
                         tracing::debug!(

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::tools::{AgentTools, WORLD_TOOLS};
 use crate::contract::{BrainReply, DecisionStep, FailedCall, FailureReason, ToolCall};
-use crate::tools::ToolRegistry;
 use crate::tools::world::{self, Action};
+use crate::tools::{ToolContext, ToolRegistry};
 
 /// The text of the anti-silent rule's feedback.
 pub(crate) const SILENT_REPLY: &str = "the answer has no tool calls and no text: call a tool, or \
@@ -59,9 +59,13 @@ impl Plan {
     }
 }
 
-/// Checks every call of `reply` against `tools`. `Err` is the feedback that asks the brain to
-/// repair the answer.
-pub(crate) fn check(reply: &BrainReply, tools: &AgentTools) -> Result<Plan, Box<DecisionStep>> {
+/// Checks every call of `reply` against `tools`, as called by the agent in `ctx`. `Err` is the
+/// feedback that asks the brain to repair the answer.
+pub(crate) fn check(
+    reply: &BrainReply,
+    tools: &AgentTools,
+    ctx: &ToolContext,
+) -> Result<Plan, Box<DecisionStep>> {
     let mut failed = Vec::new();
     let mut calls = Vec::with_capacity(reply.tool_calls.len());
     let mut ids = HashSet::new();
@@ -74,7 +78,7 @@ pub(crate) fn check(reply: &BrainReply, tools: &AgentTools) -> Result<Plan, Box<
             ));
             continue;
         }
-        match check_call(call, tools) {
+        match check_call(call, tools, ctx) {
             Ok(planned) => calls.push((call.clone(), planned)),
             Err(failure) => failed.push(failure),
         }
@@ -91,8 +95,15 @@ pub(crate) fn check(reply: &BrainReply, tools: &AgentTools) -> Result<Plan, Box<
     }))
 }
 
-fn check_call(call: &ToolCall, tools: &AgentTools) -> Result<Planned, FailedCall> {
+fn check_call(
+    call: &ToolCall,
+    tools: &AgentTools,
+    ctx: &ToolContext,
+) -> Result<Planned, FailedCall> {
     let Some((set, registry, tool)) = tools.lookup(&call.tool) else {
+        if let Some(refusal) = tools.unknown_refusal(&call.tool) {
+            return Err(FailedCall::new(call, refusal.reason, refusal.message));
+        }
         let available: Vec<&str> = tools
             .definitions()
             .iter()
@@ -125,6 +136,12 @@ fn check_call(call: &ToolCall, tools: &AgentTools) -> Result<Planned, FailedCall
                 ),
             },
         ));
+    }
+    if let Some(refusal) = registry
+        .guard()
+        .and_then(|guard| guard.permit(&call.tool, ctx).err())
+    {
+        return Err(FailedCall::new(call, refusal.reason, refusal.message));
     }
     let invalid = |e: crate::tools::ToolError| {
         FailedCall::new(call, FailureReason::InvalidArgs, e.to_string())
@@ -227,6 +244,7 @@ mod tests {
                 ],
             ),
             &tools(),
+            &ToolContext::anonymous(),
         )
         .unwrap_or_else(|step| panic!("{}", summary(&step)));
         assert_eq!(plan.calls.len(), 3);
@@ -252,6 +270,7 @@ mod tests {
         let reads = check(
             &reply("", vec![call("c1", "legal_moves", json!({"state": "s"}))]),
             &tools(),
+            &ToolContext::anonymous(),
         )
         .unwrap_or_else(|step| panic!("{}", summary(&step)));
         assert!(reads.only_reads());
@@ -272,6 +291,7 @@ mod tests {
                 ],
             ),
             &tools(),
+            &ToolContext::anonymous(),
         )
         .err()
         .expect("the answer is refused");
@@ -307,11 +327,20 @@ mod tests {
 
     #[test]
     fn a_silent_answer_breaks_the_anti_silent_rule() {
-        let step = check(&reply("  ", vec![]), &tools()).err().unwrap();
+        let step = check(&reply("  ", vec![]), &tools(), &ToolContext::anonymous())
+            .err()
+            .unwrap();
         assert!(step.failed_calls.is_empty());
         assert_eq!(step.problem.as_deref(), Some(SILENT_REPLY));
         assert!(step.is_repair());
-        assert!(check(&reply("Hello.", vec![]), &tools()).is_ok());
+        assert!(
+            check(
+                &reply("Hello.", vec![]),
+                &tools(),
+                &ToolContext::anonymous()
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -324,9 +353,90 @@ mod tests {
         let step = check(
             &reply("", vec![call("c1", "legal_moves", json!({"state": "s"}))]),
             &world_only,
+            &ToolContext::anonymous(),
         )
         .err()
         .unwrap();
         assert_eq!(step.failed_calls[0].reason, FailureReason::ToolNotAllowed);
+    }
+
+    #[test]
+    fn a_guarded_set_refuses_before_the_schema_and_names_unknown_tools() {
+        struct Closed;
+        impl crate::tools::ToolGuard for Closed {
+            fn permit(&self, tool: &str, ctx: &ToolContext) -> Result<(), crate::tools::Refusal> {
+                match (tool, ctx.agent_id.as_deref()) {
+                    ("play", Some("agent_001")) => Err(crate::tools::Refusal {
+                        reason: FailureReason::HumanInControl,
+                        message: "Human is in control".into(),
+                    }),
+                    _ => Ok(()),
+                }
+            }
+            fn unknown(&self, tool: &str) -> Option<crate::tools::Refusal> {
+                Some(crate::tools::Refusal {
+                    reason: FailureReason::ToolNotAllowed,
+                    message: format!("Action not available: {tool}"),
+                })
+            }
+        }
+        let mut app = ToolRegistry::new();
+        app.register(
+            ToolSpec::new(
+                "play",
+                "Plays.",
+                json!({"type": "object", "properties": {"at": {"type": "integer"}},
+                       "required": ["at"]}),
+            ),
+            |_| ToolOutput::ok(json!({})),
+        )
+        .unwrap();
+        app.set_guard(Arc::new(Closed));
+        let tools = AgentTools::new(vec![("app".into(), Arc::new(app))]).unwrap();
+        let agent = ToolContext::for_agent("agent_001", Default::default());
+        let step = check(
+            &reply(
+                "",
+                vec![
+                    // Refused by the guard although its arguments are wrong too.
+                    call("c1", "play", json!({"at": "x"})),
+                    call("c2", "fly", json!({})),
+                ],
+            ),
+            &tools,
+            &agent,
+        )
+        .err()
+        .unwrap();
+        let got: Vec<_> = step
+            .failed_calls
+            .iter()
+            .map(|f| (f.reason, f.status, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    FailureReason::HumanInControl,
+                    FailureStatus::Rejected,
+                    "Human is in control"
+                ),
+                (
+                    FailureReason::ToolNotAllowed,
+                    FailureStatus::Rejected,
+                    "Action not available: fly"
+                ),
+            ]
+        );
+        // Another caller is let through to the schema.
+        let other = ToolContext::for_agent("agent_002", Default::default());
+        let step = check(
+            &reply("", vec![call("c1", "play", json!({"at": "x"}))]),
+            &tools,
+            &other,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(step.failed_calls[0].reason, FailureReason::InvalidArgs);
     }
 }

@@ -181,6 +181,14 @@ impl AgentTools {
         })
     }
 
+    /// What a guarded set says of a tool no attached set has (an app: "Action not available"),
+    /// the first that says something.
+    pub(crate) fn unknown_refusal(&self, name: &str) -> Option<crate::tools::Refusal> {
+        self.sets
+            .iter()
+            .find_map(|(_, registry)| registry.guard().and_then(|g| g.unknown(name)))
+    }
+
     /// The attached sets' names, in attach order.
     pub fn set_names(&self) -> Vec<&str> {
         self.sets.iter().map(|(name, _)| name.as_str()).collect()

@@ -5,6 +5,6 @@ mod registry;
 pub mod world;
 
 pub use registry::{
-    RegistryError, TIME_BUDGET_ARG, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
-    ToolRegistry, ToolSpec,
+    Refusal, RegistryError, TIME_BUDGET_ARG, Tool, ToolContext, ToolError, ToolFuture, ToolGuard,
+    ToolOutput, ToolRegistry, ToolSpec,
 };

@@ -98,6 +98,17 @@ pub enum ToolError {
         /// The tool that was called.
         tool: String,
     },
+    /// The tool set's guard refused the call before its arguments were looked at (an app in
+    /// `human` control mode, a `humanOnly` action).
+    #[error("{message}")]
+    Refused {
+        /// The tool that was called.
+        tool: String,
+        /// Why, as the contract's reason.
+        reason: crate::contract::FailureReason,
+        /// The text the caller is told ("Human is in control").
+        message: String,
+    },
     /// The handler panicked. This is a bug; the registry contains it so it never reaches a caller
     /// as a crash.
     #[error("Internal error in {tool}: {message}")]
@@ -116,6 +127,7 @@ impl ToolError {
             ToolError::UnknownTool { .. } => "unknown_tool",
             ToolError::InvalidArguments { .. } => "invalid_args",
             ToolError::Cancelled { .. } => "cancelled",
+            ToolError::Refused { reason, .. } => reason.as_str(),
             ToolError::Asynchronous { .. } | ToolError::Internal { .. } => "internal_error",
         }
     }
@@ -135,6 +147,7 @@ impl ToolError {
                 obj.insert("field".into(), Value::String(field.clone()));
             }
             ToolError::Internal { tool, .. }
+            | ToolError::Refused { tool, .. }
             | ToolError::Cancelled { tool }
             | ToolError::Asynchronous { tool } => {
                 obj.insert("tool".into(), Value::String(tool.clone()));
@@ -374,12 +387,49 @@ impl Tool {
     }
 }
 
+/// A guard's refusal: the contract's reason and the text the caller is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// Why (`human_in_control`, `human_only`, `tool_not_allowed`).
+    pub reason: crate::contract::FailureReason,
+    /// What the caller is told ("Human is in control").
+    pub message: String,
+}
+
+/// Who may call a registry's tools right now, checked before the arguments (the first failure
+/// wins: the guard, then the schema). An app guards its actions with its control mode and the
+/// actions' `humanOnly` flags; a tool set without a guard lets every caller through.
+///
+/// A guard answers from state that changes while agents decide, so it is asked twice: when an
+/// agent's answer is checked (a refusal goes back to the brain as failure feedback) and again
+/// when the call runs.
+pub trait ToolGuard: Send + Sync {
+    /// Whether the caller in `ctx` may call `tool` now.
+    fn permit(&self, tool: &str, ctx: &ToolContext) -> Result<(), Refusal>;
+
+    /// What a caller attached to this set is told about a tool that no attached set has (an
+    /// app: "Action not available"); `None` leaves the generic message.
+    fn unknown(&self, _tool: &str) -> Option<Refusal> {
+        None
+    }
+}
+
 /// The one registry of tools.
 ///
 /// Tools are kept sorted by name, so definition lists are stable.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Tool>,
+    guard: Option<Arc<dyn ToolGuard>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("guarded", &self.guard.is_some())
+            .finish()
+    }
 }
 
 impl ToolRegistry {
@@ -456,6 +506,28 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Guards every call of this registry's tools ([`ToolGuard`]).
+    pub fn set_guard(&mut self, guard: Arc<dyn ToolGuard>) {
+        self.guard = Some(guard);
+    }
+
+    /// The guard, if any.
+    pub fn guard(&self) -> Option<&dyn ToolGuard> {
+        self.guard.as_deref()
+    }
+
+    /// Asks the guard whether the caller in `ctx` may call `tool` now.
+    pub fn permit(&self, tool: &str, ctx: &ToolContext) -> Result<(), ToolError> {
+        match &self.guard {
+            None => Ok(()),
+            Some(guard) => guard.permit(tool, ctx).map_err(|r| ToolError::Refused {
+                tool: tool.to_string(),
+                reason: r.reason,
+                message: r.message,
+            }),
+        }
+    }
+
     /// The tool of that name, if any.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
@@ -486,11 +558,17 @@ impl ToolRegistry {
         Value::Array(self.tools().map(Tool::mcp_definition).collect())
     }
 
-    /// Looks a tool up and validates the arguments (`null` counts as `{}`).
-    fn prepare(&self, name: &str, args: Value) -> Result<(&Tool, Value), ToolError> {
+    /// Looks a tool up, asks the guard, and validates the arguments (`null` counts as `{}`).
+    fn prepare(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<(&Tool, Value), ToolError> {
         let tool = self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_string(),
         })?;
+        self.permit(name, ctx)?;
         let args = if args.is_null() {
             Value::Object(Map::new())
         } else {
@@ -518,6 +596,7 @@ impl ToolRegistry {
         let tool = self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_string(),
         })?;
+        self.permit(name, ctx)?;
         let empty;
         let args = if args.is_null() {
             empty = Value::Object(Map::new());
@@ -544,7 +623,7 @@ impl ToolRegistry {
         args: Value,
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let (tool, args) = self.prepare(name, args)?;
+        let (tool, args) = self.prepare(name, args, &ctx)?;
         let cancel = ctx.cancel.clone();
         let cancelled = || ToolError::Cancelled {
             tool: name.to_string(),
