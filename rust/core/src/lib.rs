@@ -22,6 +22,7 @@
 //! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
 pub mod agent_state;
+pub mod apps;
 pub mod brain;
 pub mod bus;
 pub mod contract;

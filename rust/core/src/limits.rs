@@ -40,6 +40,28 @@ pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 64 * 1024;
 pub const MAX_FILTER_ENTRIES: usize = 1_000;
 /// Rows in one page of a list reply (`limit` above this is an error).
 pub const MAX_PAGE: usize = 500;
+/// An app's id.
+pub const MAX_APP_ID_CHARS: usize = 64;
+/// An app action's (a tool's) description.
+pub const MAX_TOOL_DESCRIPTION_CHARS: usize = 4_000;
+/// An app's state, or an action's result, as compact JSON.
+pub const MAX_APP_STATE_BYTES: usize = 256 * 1024;
+/// An app's `human_label`.
+pub const MAX_HUMAN_LABEL_CHARS: usize = 200;
+/// An app event's name.
+pub const MAX_EVENT_NAME_CHARS: usize = 64;
+/// An app event's payload, as compact JSON.
+pub const MAX_EVENT_PAYLOAD_BYTES: usize = 16 * 1024;
+
+/// `Err("{field} is N bytes of JSON; the limit is MAX")` when `value` written as compact JSON
+/// is longer than `max` bytes.
+pub fn check_json_bytes(field: &str, value: &serde_json::Value, max: usize) -> Result<(), String> {
+    let n = serde_json::to_vec(value).map_or(0, |v| v.len());
+    if n > max {
+        return Err(format!("{field} is {n} bytes of JSON; the limit is {max}"));
+    }
+    Ok(())
+}
 
 /// `Err("{field} is N characters long; the limit is MAX")` when `text` is longer than `max`.
 pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), String> {

@@ -106,6 +106,10 @@ pub struct BrainContext {
     /// ([`DecisionStep`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<DecisionStep>,
+    /// The app the agent is attached to, as it is now ([`crate::apps`]): its role prompt,
+    /// state, the actions the agent may call, the last actions and events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<crate::apps::AppView>,
 }
 
 /// Why a brain could not answer.

@@ -48,8 +48,8 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 pub use rows::{
-    AgentRecord, BrainCall, BrainCallRow, CallOutcome, ConversationRow, InboxRow, NewConversation,
-    Page, StateChangeRow, TaskRow, TaskStatus,
+    AgentRecord, AppLogKind, AppRow, BrainCall, BrainCallRow, CallOutcome, ConversationRow,
+    InboxRow, NewConversation, Page, StateChangeRow, StoredApp, TaskRow, TaskStatus,
 };
 
 use ids::{IdBlock, IdKind, Reserve};
@@ -469,6 +469,22 @@ impl Memory {
         let before = before.unwrap_or(i64::MAX);
         self.inner
             .read(|conn| read::brain_calls_before(conn, agent_id, before, limit))
+    }
+    /// Queues an app session's row (inserted or replaced).
+    pub fn save_app(&self, row: AppRow) -> u64 {
+        self.inner.submit(writer::Op::App(Box::new(row)))
+    }
+    /// Queues an entry of an app's log (an action, an event or a chat line as JSON).
+    pub fn log_app(&self, app_id: &str, kind: AppLogKind, entry: String) -> u64 {
+        self.inner.submit(writer::Op::AppLog {
+            app_id: app_id.to_string(),
+            kind,
+            entry,
+        })
+    }
+    /// The stored session of `app_id`, with its last `limit` actions, events and chat lines.
+    pub fn load_app(&self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
+        self.inner.read(|conn| read::app(conn, app_id, limit))
     }
     /// Queues a state transition row (timestamped now).
     pub fn record_state_change(&self, agent_id: &str, old: AgentState, new: AgentState) -> u64 {

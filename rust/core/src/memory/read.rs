@@ -384,3 +384,49 @@ pub(crate) fn inbox(conn: &Connection, agent_id: &str) -> rusqlite::Result<Vec<I
     })?
     .collect()
 }
+
+/// An app's stored session and its last `limit` log entries of each kind.
+pub(crate) fn app(
+    conn: &Connection,
+    app_id: &str,
+    limit: usize,
+) -> rusqlite::Result<Option<super::StoredApp>> {
+    let row = conn
+        .prepare_cached("SELECT state, human_label FROM app_sessions WHERE app_id = ?1")?
+        .query_row([app_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })
+        .optional()?;
+    let Some((state, human_label)) = row else {
+        return Ok(None);
+    };
+    fn entries<T: serde::de::DeserializeOwned>(
+        conn: &Connection,
+        app_id: &str,
+        kind: super::AppLogKind,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<T>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT entry FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT ?3",
+        )?;
+        let texts = stmt
+            .query_map(
+                rusqlite::params![app_id, kind.as_str(), limit as i64],
+                |r| r.get::<_, String>(0),
+            )?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        // Entries this version cannot read (written by a newer one) are skipped.
+        Ok(texts
+            .iter()
+            .rev()
+            .filter_map(|t| serde_json::from_str(t).ok())
+            .collect())
+    }
+    Ok(Some(super::StoredApp {
+        state: serde_json::from_str(&state).unwrap_or(serde_json::Value::Null),
+        human_label,
+        actions: entries(conn, app_id, super::AppLogKind::Action, limit)?,
+        events: entries(conn, app_id, super::AppLogKind::Event, limit)?,
+        chat: entries(conn, app_id, super::AppLogKind::Chat, limit)?,
+    }))
+}

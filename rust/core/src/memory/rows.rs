@@ -227,3 +227,63 @@ pub struct BrainCallRow {
     #[serde(flatten)]
     pub call: BrainCall,
 }
+
+/// An app session's row (`app_sessions`): what [`crate::apps`] stores of an app.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppRow {
+    /// The app.
+    pub app_id: String,
+    /// The attached agent, if any.
+    pub agent_id: Option<String>,
+    /// `static` or `dynamic`.
+    pub mode: String,
+    /// `agent`, `human` or `copilot`.
+    pub control_mode: String,
+    /// The agent's part.
+    pub role_prompt: String,
+    /// The label, if any.
+    pub human_label: Option<String>,
+    /// The state, as JSON text.
+    pub state: String,
+    /// The actions, as JSON text.
+    pub actions: String,
+    /// When it was written (UTC ISO-8601).
+    pub updated_at: String,
+}
+
+/// What an `app_log` entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppLogKind {
+    /// An [`crate::apps::ActionRecord`].
+    Action,
+    /// An [`crate::apps::EventRecord`].
+    Event,
+    /// A [`crate::apps::ChatLine`].
+    Chat,
+}
+
+impl AppLogKind {
+    /// The `kind` column's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppLogKind::Action => "action",
+            AppLogKind::Event => "event",
+            AppLogKind::Chat => "chat",
+        }
+    }
+}
+
+/// A stored app session, read back when an app of the same id registers again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredApp {
+    /// The state it had.
+    pub state: serde_json::Value,
+    /// The label it had.
+    pub human_label: Option<String>,
+    /// Its last actions, oldest first.
+    pub actions: Vec<crate::apps::ActionRecord>,
+    /// Its last events, oldest first.
+    pub events: Vec<crate::apps::EventRecord>,
+    /// Its last chat lines, oldest first.
+    pub chat: Vec<crate::apps::ChatLine>,
+}

@@ -104,6 +104,26 @@ const MIGRATIONS: &[&str] = &[
         reply TEXT
     );
     CREATE INDEX IF NOT EXISTS idx_brain_calls_agent ON brain_calls (agent_id, id);",
+    // v4: app sessions (the app bridge): one row per app with its state, actions, modes, label
+    // and agent; its actions, events and chat lines in `app_log` (each entry a JSON record).
+    "CREATE TABLE IF NOT EXISTS app_sessions (
+        app_id TEXT PRIMARY KEY,
+        agent_id TEXT,
+        mode TEXT NOT NULL,
+        control_mode TEXT NOT NULL,
+        role_prompt TEXT NOT NULL,
+        human_label TEXT,
+        state TEXT NOT NULL,
+        actions TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS app_log (
+        id INTEGER PRIMARY KEY,
+        app_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('action','event','chat')),
+        entry TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_app_log ON app_log (app_id, kind, id);",
 ];
 
 /// The newest schema version (the number of migrations).

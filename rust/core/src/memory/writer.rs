@@ -58,6 +58,12 @@ pub(crate) enum Op {
         removed_at: String,
     },
     BrainCall(Box<super::BrainCall>),
+    App(Box<super::AppRow>),
+    AppLog {
+        app_id: String,
+        kind: super::AppLogKind,
+        entry: String,
+    },
     /// A reservation of ids up to `to` (see `ids.rs`); a `release` sets it back to `to`
     /// (clean close), otherwise it only ever grows.
     IdBlock {
@@ -395,6 +401,43 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
                 "UPDATE agents SET x = ?2, y = ?3, state = ?4, updated_at = ?5 WHERE agent_id = ?1",
             )?
             .execute(params![agent_id, x, y, state.as_str(), updated_at])?;
+        }
+        Op::App(row) => {
+            let super::AppRow {
+                app_id,
+                agent_id,
+                mode,
+                control_mode,
+                role_prompt,
+                human_label,
+                state,
+                actions,
+                updated_at,
+            } = &**row;
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO app_sessions (app_id, agent_id, mode, control_mode,
+                     role_prompt, human_label, state, actions, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                app_id,
+                agent_id,
+                mode,
+                control_mode,
+                role_prompt,
+                human_label,
+                state,
+                actions,
+                updated_at
+            ])?;
+        }
+        Op::AppLog {
+            app_id,
+            kind,
+            entry,
+        } => {
+            conn.prepare_cached("INSERT INTO app_log (app_id, kind, entry) VALUES (?1, ?2, ?3)")?
+                .execute(params![app_id, kind.as_str(), entry])?;
         }
         Op::BrainCall(call) => {
             let super::BrainCall {

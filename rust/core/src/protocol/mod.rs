@@ -91,6 +91,15 @@ pub enum ErrorCode {
     UnknownTool,
     /// The tool's arguments fail its JSON Schema (the message names the field).
     InvalidArgs,
+    /// No app with that id.
+    UnknownApp,
+    /// An app with that id is registered already.
+    AppExists,
+    /// The app has another agent attached (or none, where one is needed), or the agent is
+    /// attached to another app.
+    AppAttached,
+    /// No action with that id is waiting for the app's answer.
+    UnknownAction,
     /// A guarded tool refused its caller before looking at the arguments (an app's action while
     /// the other side is in control, a `humanOnly` / `agentOnly` action; the message says which).
     ActionRefused,
@@ -130,6 +139,10 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::InvalidArgs => "invalid_args",
             ErrorCode::ActionRefused => "action_refused",
+            ErrorCode::UnknownApp => "unknown_app",
+            ErrorCode::AppExists => "app_exists",
+            ErrorCode::AppAttached => "app_attached",
+            ErrorCode::UnknownAction => "unknown_action",
             ErrorCode::InvalidFilter => "invalid_filter",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::RateLimited => "rate_limited",
@@ -154,6 +167,11 @@ impl ErrorCode {
             R::DatabaseError => ErrorCode::DatabaseError,
             R::ShutDown => ErrorCode::ShutDown,
             R::StartupFailed => ErrorCode::InternalError,
+            R::UnknownApp => ErrorCode::UnknownApp,
+            R::AppExists => ErrorCode::AppExists,
+            R::AppAttached => ErrorCode::AppAttached,
+            R::UnknownAction => ErrorCode::UnknownAction,
+            R::ActionRefused => ErrorCode::ActionRefused,
         }
     }
 }

@@ -24,9 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentConfig, RuntimeOptions};
 use super::decision::{self, Plan, Planned};
-use super::tools::{AgentTools, ToolSetError};
+use super::tools::{AgentTools, ToolSetError, WORLD_TOOLS};
 use super::{AgentSnapshot, Inner};
 use crate::agent_state::AgentState;
+use crate::apps::{APP_TOOLS, AppEntry, ChatRole};
 use crate::brain::{
     Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
 };
@@ -96,6 +97,10 @@ pub(crate) struct AgentShared {
     /// The agent's token budget (its model brain spends from it).
     pub token_budget: Arc<crate::brain::gate::TokenBudget>,
     removal: AtomicU8,
+    /// Wakes the idle agent when its app has something new (a state, an event, a context).
+    pub app_wake: Arc<tokio::sync::Notify>,
+    /// The app it is attached to, and whether attaching hid its world tools.
+    app: parking_lot::RwLock<Option<(Arc<AppEntry>, bool)>>,
 }
 
 impl AgentShared {
@@ -124,7 +129,55 @@ impl AgentShared {
             tools: parking_lot::RwLock::new(Arc::new(tools)),
             token_budget,
             removal: AtomicU8::new(Removal::None as u8),
+            app_wake: Arc::new(tokio::sync::Notify::new()),
+            app: parking_lot::RwLock::new(None),
         }
+    }
+
+    /// The app it is attached to.
+    pub(crate) fn app(&self) -> Option<Arc<AppEntry>> {
+        self.app.read().as_ref().map(|(app, _)| app.clone())
+    }
+
+    /// Attaches it to `app` (its tools: the app's, and its world tools unless the app hides
+    /// them), or detaches it (`None`), giving back the world tools an app hid. Returns the app
+    /// it was attached to before.
+    pub(crate) fn set_app(
+        &self,
+        app: Option<Arc<AppEntry>>,
+        world: &Arc<crate::tools::ToolRegistry>,
+    ) -> Result<Option<Arc<AppEntry>>, ToolSetError> {
+        let mut slot = self.app.write();
+        let hid_world = slot.as_ref().is_some_and(|(_, hid)| *hid);
+        let hide = app.as_ref().is_some_and(|a| !a.keeps_world_tools());
+        self.update_tools(|tools| {
+            let mut tools = tools.without(APP_TOOLS);
+            if hid_world && !hide {
+                tools = tools.with(WORLD_TOOLS.into(), world.clone())?;
+            }
+            if hide {
+                tools = tools.without(WORLD_TOOLS);
+            }
+            match &app {
+                Some(app) => tools.with(APP_TOOLS.into(), app.offered_tools()),
+                None => Ok(tools),
+            }
+        })?;
+        let before = std::mem::replace(&mut *slot, app.map(|a| (a, hide)));
+        Ok(before.map(|(app, _)| app))
+    }
+
+    /// Gives it its app's tools as they are now (after the actions or the control mode
+    /// changed).
+    pub(crate) fn refresh_app_tools(&self) -> Result<(), ToolSetError> {
+        let Some(app) = self.app() else {
+            return Ok(());
+        };
+        self.update_tools(|tools| {
+            tools
+                .without(APP_TOOLS)
+                .with(APP_TOOLS.into(), app.offered_tools())
+        })
     }
 
     /// The agent's tools now (a snapshot; a decision keeps the one it started with).
@@ -291,6 +344,8 @@ impl Agent {
                         Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) { break true },
                     },
                     _ = tokio::time::sleep_until(deadline) => break false,
+                    // Its app has something new: decide now.
+                    _ = self.shared.app_wake.notified() => break false,
                 }
             };
             if heard {
@@ -544,6 +599,7 @@ impl Agent {
             decisions: self.decisions,
             tools: tools.definitions().to_vec(),
             steps: Vec::new(),
+            app: self.shared.app().map(|app| app.view()),
         }
     }
 
@@ -699,6 +755,9 @@ impl Agent {
                 Some(to.join(","))
             },
         });
+        if let Some(app) = self.shared.app() {
+            app.say(ChatRole::Agent, content.clone());
+        }
         self.inner.bus.publish(BusMessage::AgentSpoke {
             agent_id: id.clone(),
             content,
@@ -855,6 +914,9 @@ impl Agent {
         } = self;
         drop(sub);
         inner.world.remove(&shared.id);
+        if let Some(app) = shared.app() {
+            app.detach(shared.removal().as_str());
+        }
         if shared.removal() == Removal::Terminated {
             let (state, position) = shared.state_and_position();
             inner

@@ -13,6 +13,7 @@
 //!   before them (read-your-writes).
 
 mod agent;
+mod apps;
 mod config;
 mod decision;
 mod tools;
@@ -81,6 +82,9 @@ pub enum RuntimeError {
     /// The tokio runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Startup(String),
+    /// An app call failed ([`crate::apps`]).
+    #[error(transparent)]
+    App(#[from] crate::apps::AppError),
 }
 
 /// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
@@ -110,6 +114,16 @@ pub enum RuntimeErrorCode {
     ShutDown,
     /// `startup_failed`.
     StartupFailed,
+    /// `unknown_app`.
+    UnknownApp,
+    /// `app_exists`.
+    AppExists,
+    /// `app_attached`.
+    AppAttached,
+    /// `unknown_action`.
+    UnknownAction,
+    /// `action_refused`.
+    ActionRefused,
 }
 
 impl RuntimeErrorCode {
@@ -128,6 +142,11 @@ impl RuntimeErrorCode {
             RuntimeErrorCode::InvalidMessage => "invalid_message",
             RuntimeErrorCode::ShutDown => "shut_down",
             RuntimeErrorCode::StartupFailed => "startup_failed",
+            RuntimeErrorCode::UnknownApp => "unknown_app",
+            RuntimeErrorCode::AppExists => "app_exists",
+            RuntimeErrorCode::AppAttached => "app_attached",
+            RuntimeErrorCode::UnknownAction => "unknown_action",
+            RuntimeErrorCode::ActionRefused => "action_refused",
         }
     }
 }
@@ -164,6 +183,17 @@ impl RuntimeError {
             RuntimeError::InvalidMessage(_) => RuntimeErrorCode::InvalidMessage,
             RuntimeError::ShutDown => RuntimeErrorCode::ShutDown,
             RuntimeError::Startup(_) => RuntimeErrorCode::StartupFailed,
+            RuntimeError::App(e) => {
+                use crate::apps::AppError as A;
+                match e {
+                    A::UnknownApp(_) => RuntimeErrorCode::UnknownApp,
+                    A::Duplicate(_) => RuntimeErrorCode::AppExists,
+                    A::Invalid(_) => RuntimeErrorCode::InvalidConfig,
+                    A::Refused(_) => RuntimeErrorCode::ActionRefused,
+                    A::UnknownAction { .. } => RuntimeErrorCode::UnknownAction,
+                    A::Attached(_) | A::NoAgent(_) => RuntimeErrorCode::AppAttached,
+                }
+            }
         }
     }
 }
@@ -206,6 +236,8 @@ pub(crate) struct Inner {
     model_calls: Arc<tokio::sync::Semaphore>,
     /// The runtime-wide token budget.
     token_budget: Arc<TokenBudget>,
+    /// The registered apps ([`crate::apps`]).
+    apps: crate::apps::AppHub,
     tracker: TaskTracker,
     closed: AtomicBool,
 }
@@ -245,6 +277,7 @@ impl Runtime {
             handle,
             bus: Bus::new(options.bus_capacity),
             world: World::new(options.hearing_radius.max(1.0)),
+            apps: crate::apps::AppHub::new(memory.clone()),
             memory,
             options,
             agents: RwLock::new(HashMap::new()),

@@ -273,10 +273,12 @@ enum Handler {
     Async(Arc<AsyncHandler>),
 }
 
-/// A registered tool: its spec, its compiled validator and its handler.
+/// A registered tool: its spec, its compiled validator and its handler. Clones share the
+/// validator and the handler.
+#[derive(Clone)]
 pub struct Tool {
     spec: ToolSpec,
-    validator: jsonschema::Validator,
+    validator: Arc<jsonschema::Validator>,
     handler: Handler,
 }
 
@@ -499,11 +501,25 @@ impl ToolRegistry {
             spec.name.clone(),
             Tool {
                 spec,
-                validator,
+                validator: Arc::new(validator),
                 handler,
             },
         );
         Ok(())
+    }
+
+    /// A registry of the tools `keep` accepts, sharing their validators, handlers and this
+    /// registry's guard (an app offers its agent the actions the agent may use now).
+    pub fn subset(&self, mut keep: impl FnMut(&Tool) -> bool) -> ToolRegistry {
+        ToolRegistry {
+            tools: self
+                .tools
+                .iter()
+                .filter(|(_, tool)| keep(tool))
+                .map(|(name, tool)| (name.clone(), tool.clone()))
+                .collect(),
+            guard: self.guard.clone(),
+        }
     }
 
     /// Guards every call of this registry's tools ([`ToolGuard`]).

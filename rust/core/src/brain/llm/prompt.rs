@@ -145,6 +145,11 @@ pub fn situation(context: &BrainContext) -> String {
         context.instruction,
         at(context.position)
     );
+    if let Some(app) = &context.app {
+        out.push_str("\n\n");
+        out.push_str(&app_lines(app));
+        out.push('\n');
+    }
     match &context.current_task {
         Some(t) => {
             let _ = write!(out, "\nCurrent task {}: {}.", t.id, quoted(&t.task_name));
@@ -209,6 +214,55 @@ pub fn situation(context: &BrainContext) -> String {
                 );
             }
         }
+    }
+    out
+}
+
+/// The app an agent plays, as lines: who it is there, the state, what it may do, what
+/// happened.
+pub fn app_lines(app: &crate::apps::AppView) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "You play app {} ({} mode, {} in control).",
+        app.app_id, app.mode, app.control_mode
+    );
+    if !app.role_prompt.trim().is_empty() {
+        let _ = write!(out, " {}", app.role_prompt.trim());
+    }
+    if let Some(label) = &app.human_label {
+        let _ = write!(out, "\nNow: {label}");
+    }
+    let _ = write!(out, "\nApp state: {}", app.state);
+    if app.actions.is_empty() {
+        out.push_str(match app.control_mode {
+            crate::apps::ControlMode::Human => {
+                "\nThe human is in control: you have no app actions now; you may talk."
+            }
+            _ => "\nNo app actions are available to you now.",
+        });
+    } else {
+        let _ = write!(
+            out,
+            "\nYour app actions now (tools): {}.",
+            app.actions.join(", ")
+        );
+    }
+    if !app.history.is_empty() {
+        out.push_str("\nLast actions, oldest first:");
+        for a in &app.history {
+            let outcome = match &a.error {
+                None => format!("ok {}", a.result),
+                Some(e) => format!("failed: {}", serde_json::to_string(e).unwrap_or_default()),
+            };
+            let _ = write!(
+                out,
+                "\n#{} {} {} {} → {outcome}",
+                a.action_id, a.by, a.name, a.params
+            );
+        }
+    }
+    for event in &app.events {
+        let _ = write!(out, "\nSystem: {event}");
     }
     out
 }
@@ -299,6 +353,7 @@ mod tests {
             decisions: 3,
             tools: crate::tools::world::world_tool_definitions(),
             steps: vec![],
+            app: None,
         }
     }
 

@@ -21,6 +21,8 @@
 //!   lines, then after two or three of them a `complete_task` call with the task's id);
 //!   `collaborate` with a nearby agent on the current task (at most once per task); `wait` 1–5 s.
 //!   Alone, it only rarely talks to no one (`monologue`, empty recipients).
+//! - **In an app** ([`BrainContext::app`]) it plays instead: one of the app actions it may call
+//!   now, picked at random, with arguments its schema accepts; `wait` when it has none.
 //! - Only tools listed in [`BrainContext::tools`] are called (an empty list means all world tools).
 //!   A line that cannot go through `speak` becomes the reply's `assistant_text`.
 //!
@@ -33,6 +35,7 @@
 //! generated call passes [`crate::tools::world::parse_action`].
 
 mod answer;
+mod app;
 mod autonomous;
 mod lines;
 #[cfg(test)]
@@ -212,6 +215,9 @@ impl ScriptedBrain {
         let answerable = answerable(ctx);
         if !answerable.is_empty() {
             return self.answer(ctx, &answerable, allowed);
+        }
+        if let Some(app) = &ctx.app {
+            return self.play(ctx, app);
         }
         self.autonomous(ctx, allowed)
     }

@@ -35,6 +35,7 @@ fn ctx() -> BrainContext {
         decisions: 0,
         tools: world_tool_definitions(),
         steps: Vec::new(),
+        app: None,
     }
 }
 

@@ -1,0 +1,204 @@
+//! The runtime's side of the app bridge ([`crate::apps`]): registering apps, attaching agents,
+//! and keeping an attached agent's tools in step with its app.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{Runtime, RuntimeError, WORLD_TOOLS};
+use crate::apps::{
+    ActionOutcome, ActionRecord, AppConfig, AppContext, AppEntry, AppError, AppHandler,
+    AppOutbound, AppSession, ChatRole, ControlMode, EventRecord,
+};
+
+impl Runtime {
+    /// Registers an app ([`AppConfig`]); `handler` answers its actions. Returns what goes out
+    /// to the app's front end: actions for a [`AppHandler::Remote`] handler to answer with
+    /// [`Runtime::complete_app_action`], chat lines, the agent leaving. A session stored under
+    /// the same id is read back (history, events, chat; the state when the config has none).
+    ///
+    /// Errors: `app_exists`; `invalid_config` naming the field (a bad `params`, a state over
+    /// its limit).
+    pub fn register_app(
+        &self,
+        config: AppConfig,
+        handler: AppHandler,
+    ) -> Result<mpsc::UnboundedReceiver<AppOutbound>, RuntimeError> {
+        self.check_open()?;
+        let (_, outbound) = self.inner.apps.register(config, handler)?;
+        Ok(outbound)
+    }
+
+    /// Removes an app (its agent is detached and keeps running; its session stays stored).
+    pub fn unregister_app(&self, app_id: &str) -> Result<(), RuntimeError> {
+        let app = self.inner.apps.unregister(app_id)?;
+        if let Some(agent_id) = app.detach("unregistered")
+            && let Ok(shared) = self.running(&agent_id)
+        {
+            shared.set_app(None, &self.world_tools())?;
+        }
+        Ok(())
+    }
+
+    /// Attaches a running agent to an app: it gets the app's actions as tools (and loses its
+    /// world tools if the app hides them), sees the app in its context, and decides at once.
+    /// An agent plays one app at a time, an app has one agent.
+    ///
+    /// Errors: `unknown_app`, `unknown_agent`, `app_attached`.
+    pub fn attach_app(&self, app_id: &str, agent_id: &str) -> Result<(), RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        let shared = self.running(agent_id)?;
+        if let Some(current) = shared.app()
+            && current.id() != app_id
+        {
+            return Err(AppError::Attached(format!(
+                "{agent_id} plays app '{}' already: detach it first",
+                current.id()
+            ))
+            .into());
+        }
+        app.attach(agent_id, shared.app_wake.clone())?;
+        if let Err(e) = shared.set_app(Some(app.clone()), &self.world_tools()) {
+            app.detach("detached");
+            return Err(e.into());
+        }
+        app.say(
+            ChatRole::System,
+            format!("{} joined", self.display_name(agent_id)),
+        );
+        // Its tools are in place: it decides now.
+        shared.app_wake.notify_one();
+        Ok(())
+    }
+
+    /// Detaches an app's agent (it keeps running, with its world tools back). Returns its id.
+    pub fn detach_app(&self, app_id: &str) -> Result<String, RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        let agent_id = app
+            .detach("detached")
+            .ok_or_else(|| AppError::NoAgent(app_id.to_string()))?;
+        if let Ok(shared) = self.running(&agent_id) {
+            shared.set_app(None, &self.world_tools())?;
+        }
+        Ok(agent_id)
+    }
+
+    /// Replaces an app's state, actions and label (dynamic mode's `set_context`; any mode may
+    /// call it). The agent's tools change with its next decision, and it is woken.
+    pub fn set_app_context(&self, app_id: &str, context: AppContext) -> Result<(), RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        if app.set_context(context)? {
+            self.refresh_agent_tools(&app)?;
+        }
+        app.wake();
+        Ok(())
+    }
+
+    /// Changes who may act in an app (`agent`, `human`, `copilot`).
+    pub fn set_app_control_mode(
+        &self,
+        app_id: &str,
+        mode: ControlMode,
+    ) -> Result<(), RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        if app.set_control_mode(mode) {
+            self.refresh_agent_tools(&app)?;
+            app.say(ChatRole::System, format!("Control: {mode}"));
+            app.wake();
+        }
+        Ok(())
+    }
+
+    /// Sends an event to the app's agent as `Event: <name> — <payload>`, and wakes it.
+    pub fn emit_app_event(
+        &self,
+        app_id: &str,
+        name: &str,
+        payload: Value,
+    ) -> Result<EventRecord, RuntimeError> {
+        Ok(self.inner.apps.get(app_id)?.emit_event(name, payload)?)
+    }
+
+    /// The human triggers an action: refused in `agent` control mode ("Agent is in control")
+    /// and for `agentOnly` actions, checked against the schema, then handled like the agent's.
+    /// Returns the action's record once the app answered.
+    pub async fn app_human_action(
+        &self,
+        app_id: &str,
+        name: &str,
+        params: Value,
+    ) -> Result<ActionRecord, RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        Ok(app.human_action(name, params).await?)
+    }
+
+    /// Answers an action sent to the app's front end.
+    pub fn complete_app_action(
+        &self,
+        app_id: &str,
+        action_id: u64,
+        outcome: ActionOutcome,
+    ) -> Result<(), RuntimeError> {
+        Ok(self
+            .inner
+            .apps
+            .get(app_id)?
+            .complete_action(action_id, outcome)?)
+    }
+
+    /// The human says something in the app's chat: a human line, and a message to the agent
+    /// (from the player).
+    pub fn app_human_says(&self, app_id: &str, text: &str) -> Result<(), RuntimeError> {
+        let app = self.inner.apps.get(app_id)?;
+        crate::limits::check_chars("text", text, crate::limits::MAX_MESSAGE_CHARS)
+            .map_err(RuntimeError::InvalidMessage)?;
+        if text.trim().is_empty() {
+            return Err(RuntimeError::InvalidMessage(
+                "text must not be empty".into(),
+            ));
+        }
+        app.say(ChatRole::Human, text.to_string());
+        if let Some(agent_id) = app.agent_id() {
+            self.send_message(&agent_id, text)?;
+        }
+        Ok(())
+    }
+
+    /// An app's whole session: state, actions, control mode, the agent's tools now, history,
+    /// events, chat.
+    pub fn app_session(&self, app_id: &str) -> Result<AppSession, RuntimeError> {
+        Ok(self.inner.apps.get(app_id)?.session())
+    }
+
+    /// The registered apps' ids, sorted.
+    pub fn app_ids(&self) -> Vec<String> {
+        self.inner.apps.ids()
+    }
+
+    /// The app an agent plays, if any.
+    pub fn agent_app(&self, agent_id: &str) -> Result<Option<String>, RuntimeError> {
+        Ok(self.running(agent_id)?.app().map(|a| a.id().to_string()))
+    }
+
+    fn refresh_agent_tools(&self, app: &AppEntry) -> Result<(), RuntimeError> {
+        if let Some(agent_id) = app.agent_id()
+            && let Ok(shared) = self.running(&agent_id)
+        {
+            shared.refresh_app_tools()?;
+        }
+        Ok(())
+    }
+
+    fn world_tools(&self) -> Arc<crate::tools::ToolRegistry> {
+        self.inner
+            .tool_sets
+            .read()
+            .get(WORLD_TOOLS)
+            .expect("the world tool set is built in")
+    }
+
+    fn display_name(&self, agent_id: &str) -> String {
+        self.inner.display_name(agent_id)
+    }
+}

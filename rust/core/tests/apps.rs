@@ -1,0 +1,635 @@
+//! The app bridge end to end (`shared/specs/app-bridge.md`, every scenario): an app registered
+//! with the runtime, an agent attached to it, its actions as the agent's tools, routing with the
+//! spec's texts, control modes, static and dynamic state delivery, events, labels, the session
+//! (kept in SQLite and read back), remote handlers with timeouts, and the scripted brain
+//! playing offline. Real SQLite, real time.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::apps::{
+    ActionDef, ActionOutcome, ActionRequest, Actor, AppConfig, AppContext, AppHandler, AppMode,
+    AppOutbound, ChatRole, ControlMode,
+};
+use agents_core::brain::{Brain, BrainContext, BrainReply, BrainSettings, DecideFuture, ToolCall};
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+/// A brain that answers from a queue (then `wait`s) and records every context it was given.
+#[derive(Clone, Default)]
+struct Recorder {
+    answers: Arc<Mutex<VecDeque<BrainReply>>>,
+    seen: Arc<Mutex<Vec<BrainContext>>>,
+}
+
+impl Recorder {
+    fn push(&self, calls: Vec<ToolCall>) {
+        self.answers.lock().push_back(BrainReply {
+            assistant_text: String::new(),
+            dialog_type: String::new(),
+            tool_calls: calls,
+        });
+    }
+
+    fn contexts(&self) -> Vec<BrainContext> {
+        self.seen.lock().clone()
+    }
+
+    /// Waits until the brain was given a context that `pick` accepts; returns it.
+    async fn saw(&self, mut pick: impl FnMut(&BrainContext) -> bool) -> BrainContext {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(c) = self.seen.lock().iter().find(|c| pick(c)) {
+                return c.clone();
+            }
+            assert!(Instant::now() < deadline, "no such context was seen");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits until the brain was asked `n` times in all.
+    async fn asked(&self, n: usize) -> BrainContext {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(c) = self.seen.lock().get(n - 1) {
+                return c.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "asked {} times, not {n}",
+                self.seen.lock().len()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Brain for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+
+    fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
+        self.seen.lock().push(context.clone());
+        let answer = self
+            .answers
+            .lock()
+            .pop_front()
+            .unwrap_or_else(|| BrainReply {
+                assistant_text: String::new(),
+                dialog_type: String::new(),
+                tool_calls: vec![call("wait", json!({}))],
+            });
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn call(tool: &str, args: Value) -> ToolCall {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ToolCall::new(format!("c{n}"), tool, args)
+}
+
+fn runtime(dir: &tempfile::TempDir, recorder: &Recorder) -> Runtime {
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            idle_think_seconds: 1000.0,
+            speaking_seconds: 0.01,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let recorder = recorder.clone();
+    rt.register_brain("recorder", move |_: &BrainSettings| {
+        Ok(Box::new(recorder.clone()) as Box<dyn Brain>)
+    })
+    .unwrap();
+    rt
+}
+
+fn player(rt: &Runtime, brain: &str) -> String {
+    rt.spawn(
+        AgentConfig::from_json(&json!({"name": "Ivy", "role": "the innkeeper", "brain": brain}))
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// The spec's tic-tac-toe action.
+fn place() -> ActionDef {
+    ActionDef::new("place", "Place mark").with_params(json!({"row": "int", "col": "int"}))
+}
+
+/// A Rust handler that records requests and answers with a new state `{"moves": n}`.
+fn counting_handler(seen: Arc<Mutex<Vec<ActionRequest>>>) -> AppHandler {
+    AppHandler::local(move |request: ActionRequest| {
+        let seen = seen.clone();
+        async move {
+            let n = {
+                let mut seen = seen.lock();
+                seen.push(request.clone());
+                seen.len()
+            };
+            ActionOutcome::ok(json!({"placed": request.params})).with_state(json!({"moves": n}))
+        }
+    })
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_mode_tools_routing_and_state_delivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AppConfig::new("board");
+    config.role_prompt = "You play O at tic-tac-toe.".into();
+    config.state = json!({"moves": 0});
+    config.actions = vec![place()];
+    rt.register_app(config, counting_handler(requests.clone()))
+        .unwrap();
+    let id = player(&rt, "recorder");
+
+    // Static mode tool generation: `place` with {row: integer, col: integer}.
+    brain.push(vec![call("fly", json!({}))]);
+    brain.push(vec![call("place", json!({"row": 1, "col": 2}))]);
+    rt.attach_app("board", &id).unwrap();
+    assert_eq!(rt.agent_app(&id).unwrap().as_deref(), Some("board"));
+    let session = rt.app_session("board").unwrap();
+    assert_eq!(session.agent_id.as_deref(), Some(id.as_str()));
+    let tool = &session.tools[0];
+    assert_eq!(tool["name"], "place");
+    assert_eq!(tool["description"], "Place mark");
+    assert_eq!(tool["parameters"]["properties"]["row"]["type"], "integer");
+    assert_eq!(tool["parameters"]["properties"]["col"]["type"], "integer");
+    let first = brain.asked(1).await;
+    let names: Vec<&str> = first
+        .tools
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"place") && names.contains(&"move"),
+        "{names:?}"
+    );
+    let app = first.app.as_ref().expect("the app is in the context");
+    assert_eq!(app.role_prompt, "You play O at tic-tac-toe.");
+    assert_eq!(app.state, json!({"moves": 0}));
+    assert_eq!(app.actions, ["place"]);
+
+    // Action not available: the agent is told, and repairs.
+    let repaired = brain.asked(2).await;
+    let failed = &repaired.steps[0].failed_calls[0];
+    assert_eq!(failed.reason.as_str(), "tool_not_allowed");
+    assert!(
+        failed
+            .message
+            .starts_with("Action not available: 'fly' is not one of the app's actions now"),
+        "{}",
+        failed.message
+    );
+
+    // Valid action: forwarded to the handler with its params.
+    until("the action", || requests.lock().len() == 1).await;
+    let request = requests.lock()[0].clone();
+    assert_eq!((request.name.as_str(), request.by), ("place", Actor::Agent));
+    assert_eq!(request.params, json!({"row": 1, "col": 2}));
+
+    // Turn-based state update: the agent is woken and decides from the new state, the action
+    // and its outcome in its history.
+    let next = brain.asked(3).await;
+    let app = next.app.unwrap();
+    assert_eq!(app.state, json!({"moves": 1}));
+    assert_eq!(app.history.len(), 1);
+    assert!(app.history[0].ok);
+    assert_eq!(
+        app.history[0].result,
+        json!({"placed": {"row": 1, "col": 2}})
+    );
+
+    // Invalid arguments are refused before the app sees them, naming the field.
+    brain.push(vec![call("place", json!({"row": "one", "col": 2}))]);
+    rt.emit_app_event("board", "yourTurn", Value::Null).unwrap();
+    let refused = brain.asked(5).await;
+    let failed = &refused.steps[0].failed_calls[0];
+    assert_eq!(failed.reason.as_str(), "invalid_args");
+    assert!(failed.message.contains("row"), "{}", failed.message);
+    assert_eq!(requests.lock().len(), 1);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_context_events_labels_and_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AppConfig::new("shop");
+    config.mode = AppMode::Dynamic;
+    config.actions = vec![ActionDef::new("browse", "Look at the wares")];
+    let mut outbound = rt
+        .register_app(config, counting_handler(requests.clone()))
+        .unwrap();
+    let id = player(&rt, "recorder");
+    rt.attach_app("shop", &id).unwrap();
+    brain.asked(1).await;
+
+    // Dynamic mode tool update: new actions are the agent's tools at its next decision.
+    rt.set_app_context(
+        "shop",
+        AppContext {
+            state: Some(json!({"gold": 12})),
+            actions: Some(vec![
+                ActionDef::new("buy", "Buy an item").with_params(json!({"item": "string"})),
+                ActionDef::new("leave", "Leave the shop"),
+            ]),
+            human_label: Some("⚔️ Combat: Lv.15 Goblin".into()),
+        },
+    )
+    .unwrap();
+    let updated = brain.asked(2).await;
+    let names: Vec<&str> = updated
+        .tools
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"buy") && names.contains(&"leave"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"browse"));
+    assert_eq!(updated.app.as_ref().unwrap().state, json!({"gold": 12}));
+    let session = rt.app_session("shop").unwrap();
+    assert_eq!(
+        session
+            .tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["buy", "leave"]
+    );
+
+    // Human label display: "🎮 <label>" once, not again for the same label.
+    rt.set_app_context(
+        "shop",
+        AppContext {
+            human_label: Some("⚔️ Combat: Lv.15 Goblin".into()),
+            ..AppContext::default()
+        },
+    )
+    .unwrap();
+    let labels: Vec<String> = rt
+        .app_session("shop")
+        .unwrap()
+        .chat
+        .into_iter()
+        .filter(|l| l.role == ChatRole::System && l.text.starts_with("🎮"))
+        .map(|l| l.text)
+        .collect();
+    assert_eq!(labels, ["🎮 ⚔️ Combat: Lv.15 Goblin"]);
+    let mut sent = Vec::new();
+    while let Ok(out) = outbound.try_recv() {
+        sent.push(out);
+    }
+    assert!(sent.iter().any(|o| matches!(o, AppOutbound::Chat(l)
+        if l.text == "🎮 ⚔️ Combat: Lv.15 Goblin")));
+
+    // Game event notification: "Event: roundEnded — { winner: X }", and the agent decides.
+    rt.emit_app_event("shop", "roundEnded", json!({"winner": "X"}))
+        .unwrap();
+    brain
+        .saw(|c| {
+            c.app.as_ref().is_some_and(|a| {
+                a.events.last().map(String::as_str) == Some("Event: roundEnded — { winner: X }")
+            })
+        })
+        .await;
+
+    // The agent sees its history: three actions and their outcomes (each answer is used by
+    // one decision, whatever woke it).
+    for item in ["apple", "rope", "lamp"] {
+        brain.push(vec![call("buy", json!({"item": item}))]);
+        rt.emit_app_event("shop", "tick", json!({})).unwrap();
+        let n = requests.lock().len();
+        until("the action", || requests.lock().len() > n).await;
+    }
+    rt.emit_app_event("shop", "tick", json!({})).unwrap();
+    let context = brain
+        .saw(|c| c.app.as_ref().is_some_and(|a| a.history.len() == 3))
+        .await;
+    let history = context.app.unwrap().history;
+    assert_eq!(history.len(), 3);
+    assert_eq!(
+        history
+            .iter()
+            .map(|a| a.params["item"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["apple", "rope", "lamp"]
+    );
+    assert!(history.iter().all(|a| a.ok && a.by == Actor::Agent));
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_modes_and_action_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AppConfig::new("fight");
+    config.control_mode = ControlMode::Human;
+    config.actions = vec![
+        ActionDef::new("attack", "Attack"),
+        ActionDef {
+            human_only: true,
+            ..ActionDef::new("flee", "Run away")
+        },
+        ActionDef {
+            agent_only: true,
+            ..ActionDef::new("analyze", "Study the enemy")
+        },
+    ];
+    rt.register_app(config, counting_handler(requests.clone()))
+        .unwrap();
+    let id = player(&rt, "recorder");
+
+    // Agent action blocked in human mode: "Human is in control".
+    brain.push(vec![call("attack", json!({}))]);
+    rt.attach_app("fight", &id).unwrap();
+    assert!(rt.app_session("fight").unwrap().tools.is_empty());
+    let repaired = brain.asked(2).await;
+    let failed = &repaired.steps[0].failed_calls[0];
+    assert_eq!(failed.message, "Human is in control");
+    assert_eq!(failed.reason.as_str(), "human_in_control");
+    assert_eq!(serde_json::to_value(failed.status).unwrap(), "rejected");
+    // The human acts in human mode; agentOnly stays the agent's.
+    let record = rt
+        .app_human_action("fight", "attack", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(record.by, Actor::Human);
+    let e = rt
+        .app_human_action("fight", "analyze", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().as_str(), "action_refused");
+    assert_eq!(
+        e.to_string(),
+        "Action 'analyze' is agentOnly: only the agent can trigger it"
+    );
+
+    // Copilot action partitioning: humanOnly is never the agent's, only the human's.
+    rt.set_app_control_mode("fight", ControlMode::Copilot)
+        .unwrap();
+    brain.push(vec![call("flee", json!({}))]);
+    rt.emit_app_event("fight", "yourTurn", Value::Null).unwrap();
+    let offered: Vec<String> = rt
+        .app_session("fight")
+        .unwrap()
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(offered, ["analyze", "attack"]);
+    let repaired = brain
+        .saw(|c| {
+            c.steps
+                .first()
+                .is_some_and(|s| s.failed_calls[0].tool == "flee")
+        })
+        .await;
+    let failed = &repaired.steps[0].failed_calls[0];
+    assert_eq!(failed.reason.as_str(), "human_only");
+    assert_eq!(
+        failed.message,
+        "Action 'flee' is humanOnly: only the human can trigger it"
+    );
+    rt.app_human_action("fight", "flee", json!({}))
+        .await
+        .unwrap();
+
+    // In agent mode the human is refused.
+    rt.set_app_control_mode("fight", ControlMode::Agent)
+        .unwrap();
+    let e = rt
+        .app_human_action("fight", "attack", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.to_string(), "Agent is in control");
+    let e = rt
+        .app_human_action("fight", "dance", json!({}))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().starts_with("Action not available"), "{e}");
+    let by: Vec<(String, Actor)> = requests
+        .lock()
+        .iter()
+        .map(|r| (r.name.clone(), r.by))
+        .collect();
+    assert_eq!(
+        by,
+        [
+            ("attack".to_string(), Actor::Human),
+            ("flee".to_string(), Actor::Human)
+        ]
+    );
+    let chat: Vec<String> = rt
+        .app_session("fight")
+        .unwrap()
+        .chat
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(chat.contains(&"Control: copilot".to_string()), "{chat:?}");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_handlers_answer_or_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let mut config = AppConfig::new("remote");
+    config.actions = vec![place()];
+    config.action_timeout_seconds = 0.3;
+    let mut outbound = rt.register_app(config, AppHandler::Remote).unwrap();
+    let id = player(&rt, "recorder");
+    brain.push(vec![call("place", json!({"row": 0, "col": 0}))]);
+    rt.attach_app("remote", &id).unwrap();
+    let request = loop {
+        match tokio::time::timeout(Duration::from_secs(10), outbound.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            AppOutbound::Action(request) => break request,
+            _ => continue,
+        }
+    };
+    assert_eq!(request.name, "place");
+    rt.complete_app_action(
+        "remote",
+        request.action_id,
+        ActionOutcome::ok(json!("X at 0,0")).with_state(json!({"board": "X........"})),
+    )
+    .unwrap();
+    // Answered once only.
+    let again = rt
+        .complete_app_action("remote", request.action_id, ActionOutcome::ok(json!(1)))
+        .unwrap_err();
+    assert_eq!(again.code().as_str(), "unknown_action");
+    let woken = brain.asked(2).await;
+    assert_eq!(woken.app.unwrap().state, json!({"board": "X........"}));
+
+    // Not answered in time: the action fails back to the agent.
+    let n = brain.contexts().len();
+    brain.push(vec![call("place", json!({"row": 1, "col": 1}))]);
+    rt.emit_app_event("remote", "yourTurn", Value::Null)
+        .unwrap();
+    brain.asked(n + 1).await;
+    until("the timeout", || {
+        rt.app_session("remote")
+            .unwrap()
+            .history
+            .iter()
+            .any(|a| a.error.is_some())
+    })
+    .await;
+    let session = rt.app_session("remote").unwrap();
+    let late = session.history.last().unwrap();
+    assert!(!late.ok);
+    assert_eq!(
+        late.error.as_deref(),
+        Some("the app did not answer within 0.3 s")
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_kept_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    {
+        let rt = runtime(&dir, &brain);
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let mut config = AppConfig::new("saga");
+        config.control_mode = ControlMode::Copilot;
+        config.actions = vec![place()];
+        config.human_label = Some("Round 1".into());
+        rt.register_app(config, counting_handler(requests)).unwrap();
+        rt.app_human_action("saga", "place", json!({"row": 2, "col": 2}))
+            .await
+            .unwrap();
+        rt.emit_app_event("saga", "roundEnded", json!({"winner": "X"}))
+            .unwrap();
+        rt.app_human_says("saga", "Good game!").unwrap();
+        rt.unregister_app("saga").unwrap();
+        assert!(rt.app_session("saga").is_err());
+        rt.shutdown(Duration::from_secs(2));
+    }
+    let rt = runtime(&dir, &brain);
+    let mut config = AppConfig::new("saga");
+    config.actions = vec![place()];
+    rt.register_app(config, AppHandler::Remote).unwrap();
+    let session = rt.app_session("saga").unwrap();
+    assert_eq!(session.state, json!({"moves": 1}), "the stored state");
+    assert_eq!(session.human_label.as_deref(), Some("Round 1"));
+    assert_eq!(session.history.len(), 1);
+    assert_eq!(session.history[0].params, json!({"row": 2, "col": 2}));
+    assert_eq!(session.events[0].text, "Event: roundEnded — { winner: X }");
+    assert!(
+        session
+            .chat
+            .iter()
+            .any(|l| l.role == ChatRole::Human && l.text == "Good game!")
+    );
+    // Ids go on after the stored ones.
+    let record = rt.app_session("saga").unwrap().history[0].action_id;
+    assert_eq!(record, 1);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scripted_brain_plays_apps_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AppConfig::new("grid");
+    config.world_tools = false;
+    config.actions = vec![ActionDef::new("place", "Place a mark").with_params(json!({
+            "type": "object",
+            "properties": {"row": {"type": "integer", "minimum": 0, "maximum": 2},
+                           "col": {"type": "integer", "minimum": 0, "maximum": 2}},
+            "required": ["row", "col"], "additionalProperties": false}))];
+    rt.register_app(config, counting_handler(requests.clone()))
+        .unwrap();
+    let id = player(&rt, "scripted");
+    rt.attach_app("grid", &id).unwrap();
+    assert_eq!(rt.agent_tool_sets(&id).unwrap(), ["app"]);
+    // Static mode: every processed action with a new state wakes it for the next one.
+    until("five actions", || requests.lock().len() >= 5).await;
+    for request in requests.lock().iter() {
+        let (row, col) = (
+            request.params["row"].as_i64().unwrap(),
+            request.params["col"].as_i64().unwrap(),
+        );
+        assert!(
+            (0..=2).contains(&row) && (0..=2).contains(&col),
+            "{request:?}"
+        );
+    }
+    // Detached: its world tools come back.
+    assert_eq!(rt.detach_app("grid").unwrap(), id);
+    assert_eq!(rt.agent_tool_sets(&id).unwrap(), ["world"]);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_apps_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let mut config = AppConfig::new("bad");
+    config.actions = vec![ActionDef::new("place", "").with_params(json!({"row": "integr"}))];
+    let e = rt.register_app(config, AppHandler::Remote).unwrap_err();
+    assert_eq!(e.code().as_str(), "invalid_config");
+    assert_eq!(
+        e.to_string(),
+        "action 'place': params.row: unknown type 'integr' (use int, number, string or bool)"
+    );
+    rt.register_app(AppConfig::new("one"), AppHandler::Remote)
+        .unwrap();
+    let e = rt
+        .register_app(AppConfig::new("one"), AppHandler::Remote)
+        .unwrap_err();
+    assert_eq!(e.code().as_str(), "app_exists");
+    let a = player(&rt, "scripted");
+    let b = player(&rt, "scripted");
+    rt.attach_app("one", &a).unwrap();
+    let e = rt.attach_app("one", &b).unwrap_err();
+    assert_eq!(e.code().as_str(), "app_attached");
+    assert_eq!(
+        rt.attach_app("nope", &a).unwrap_err().code().as_str(),
+        "unknown_app"
+    );
+    // A terminated agent leaves its app.
+    rt.terminate(&a).unwrap();
+    until("the detach", || {
+        rt.app_session("one").unwrap().agent_id.is_none()
+    })
+    .await;
+    rt.attach_app("one", &b).unwrap();
+    rt.shutdown(Duration::from_secs(2));
+}
