@@ -209,8 +209,10 @@ pub(crate) async fn run(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr
         outbound.clone(),
     ));
 
-    let stream = read_loop(&shared, stream, &outbound, &replies, &filter).await;
+    let apps = ConnectionApps::default();
+    let stream = read_loop(&shared, stream, &outbound, &replies, &filter, &apps).await;
     forwarder.abort();
+    apps.unregister_all(&shared.runtime);
     drop(replies);
     drop(outbound);
 
@@ -245,6 +247,7 @@ async fn read_loop(
     outbound: &Outbound,
     replies: &mpsc::Sender<Held>,
     filter: &Arc<RwLock<EventFilter>>,
+    apps: &ConnectionApps,
 ) -> Option<SplitStream<WebSocket>> {
     // Replies go through the releaser, in request order (it holds those that report writes).
     let reply = async |seq: u64, request_id: Option<RequestId>, message: ServerMessage| {
@@ -325,14 +328,25 @@ async fn read_loop(
             Err(e) => reply(0, None, e.to_message()).await,
             Ok((request, request_id)) => {
                 let writes = request.writes();
-                let message = answer(shared, request, request_id.clone(), filter).await;
-                // Taken after the request was handled: at or past every write it queued.
-                let seq = if writes {
-                    shared.runtime.memory().submitted_seq()
-                } else {
-                    0
+                let context = Context {
+                    filter,
+                    outbound,
+                    apps,
                 };
-                reply(seq, request_id, message).await
+                match answer(shared, request, request_id.clone(), &context).await {
+                    Some(message) => {
+                        // Taken after the request was handled: at or past every write it
+                        // queued.
+                        let seq = if writes {
+                            shared.runtime.memory().submitted_seq()
+                        } else {
+                            0
+                        };
+                        reply(seq, request_id, message).await
+                    }
+                    // Answered later, outside the order (`app_human_action`).
+                    None => true,
+                }
             }
         };
         if !sent {
@@ -341,13 +355,81 @@ async fn read_loop(
     }
 }
 
-/// The reply to one parsed request.
+/// What a request may touch of its connection.
+struct Context<'a> {
+    filter: &'a Arc<RwLock<EventFilter>>,
+    outbound: &'a Outbound,
+    apps: &'a ConnectionApps,
+}
+
+/// The apps this connection registered: it handles their actions, and they are unregistered
+/// when it closes (their agents are told).
+#[derive(Default)]
+struct ConnectionApps(Mutex<Vec<String>>);
+
+impl ConnectionApps {
+    fn unregister_all(&self, runtime: &crate::runtime::Runtime) {
+        for app_id in std::mem::take(&mut *self.0.lock()) {
+            if let Err(e) = runtime.unregister_app(&app_id) {
+                tracing::debug!(app = %app_id, "not unregistered at close: {e}");
+            }
+        }
+    }
+}
+
+/// Sends what an app registered by this connection has for it, until the app or the
+/// connection goes.
+async fn forward_app(
+    app_id: String,
+    mut from_app: mpsc::UnboundedReceiver<crate::apps::AppOutbound>,
+    outbound: Outbound,
+) {
+    use crate::apps::AppOutbound;
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = outbound.closer.token.cancelled() => return,
+            next = from_app.recv() => next,
+        };
+        let message = match next {
+            None => return,
+            Some(AppOutbound::Action(request)) => ServerMessage::AppAction {
+                app_id: request.app_id,
+                action_id: request.action_id,
+                name: request.name,
+                params: request.params,
+                by: request.by,
+            },
+            Some(AppOutbound::Chat(line)) => ServerMessage::AppChat {
+                app_id: app_id.clone(),
+                role: line.role,
+                text: line.text,
+                at: line.at,
+            },
+            Some(AppOutbound::Detached { agent_id, reason }) => ServerMessage::AppDetached {
+                app_id: app_id.clone(),
+                agent_id,
+                reason,
+            },
+        };
+        if !outbound.push(&message) {
+            return;
+        }
+    }
+}
+
+/// The reply to one parsed request; `None` when it is sent later by itself
+/// (`app_human_action`, answered once the app handled the action).
 async fn answer(
     shared: &Arc<Shared>,
     request: ClientRequest,
     request_id: Option<RequestId>,
-    filter: &Arc<RwLock<EventFilter>>,
-) -> ServerMessage {
+    context: &Context<'_>,
+) -> Option<ServerMessage> {
+    let filter = context.filter;
+    if let ClientRequest::AppUnregister { app_id } = &request {
+        context.apps.0.lock().retain(|a| a != app_id);
+    }
     // Requests that only read in-memory state, and tool calls that answer in microseconds, run
     // inline; the rest may touch SQLite or search (a `suggest_*` AI, up to its `timeMs`), so
     // they go to the blocking pool and never stall the async workers.
@@ -374,16 +456,85 @@ async fn answer(
             Ok(handled) => handled,
             Err(e) => {
                 tracing::error!("a request handler failed: {e}");
-                return dispatch::error(
+                return Some(dispatch::error(
                     ErrorCode::InternalError,
                     "the request handler failed",
                     request_id,
-                );
+                ));
             }
         }
     };
-    match handled {
+    let failed = |e: crate::runtime::RuntimeError, request_id| {
+        dispatch::error(ErrorCode::from_runtime(&e), e.to_string(), request_id)
+    };
+    Some(match handled {
         Handled::Reply(message) => message,
+        Handled::RegisterApp(config) => {
+            let app_id = config.app_id.clone();
+            // Registering reads a stored session from SQLite: off the async workers.
+            let runtime = shared.runtime.clone();
+            let registered = tokio::task::spawn_blocking(move || {
+                runtime.register_app(*config, crate::apps::AppHandler::Remote)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(crate::runtime::RuntimeError::Startup(format!(
+                    "the registration failed: {e}"
+                )))
+            });
+            match registered {
+                Ok(from_app) => {
+                    context.apps.0.lock().push(app_id.clone());
+                    tokio::spawn(forward_app(
+                        app_id.clone(),
+                        from_app,
+                        context.outbound.clone(),
+                    ));
+                    let tools = shared
+                        .runtime
+                        .app_session(&app_id)
+                        .map(|s| s.tools)
+                        .unwrap_or_default();
+                    ServerMessage::AppRegisterResponse {
+                        request_id,
+                        app_id,
+                        tools,
+                    }
+                }
+                Err(e) => failed(e, request_id),
+            }
+        }
+        Handled::HumanAction {
+            app_id,
+            name,
+            params,
+        } => {
+            let runtime = shared.runtime.clone();
+            let outbound = context.outbound.clone();
+            tokio::spawn(async move {
+                let message = match runtime.app_human_action(&app_id, &name, params).await {
+                    Ok(action) => {
+                        // Acknowledged means durable: the action's record is committed first.
+                        let seq = runtime.memory().submitted_seq();
+                        match runtime.memory().committed(seq).await {
+                            Ok(()) => ServerMessage::AppHumanActionResponse {
+                                request_id,
+                                app_id,
+                                action,
+                            },
+                            Err(e) => dispatch::error(
+                                ErrorCode::DatabaseError,
+                                format!("the action was handled but could not be saved: {e}"),
+                                request_id,
+                            ),
+                        }
+                    }
+                    Err(e) => failed(e, request_id),
+                };
+                outbound.push(&message);
+            });
+            return None;
+        }
         Handled::Subscribe { events, agents } => match EventFilter::new(events, agents) {
             Ok(new_filter) => {
                 let (events, agents) = new_filter.describe();
@@ -396,7 +547,7 @@ async fn answer(
             }
             Err(message) => dispatch::error(ErrorCode::InvalidFilter, message, request_id),
         },
-    }
+    })
 }
 
 /// The `request_id` of a frame that is not going to be parsed fully (rate-limited), when cheap.

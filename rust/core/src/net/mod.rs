@@ -54,6 +54,8 @@ mod tests;
 #[cfg(test)]
 mod tests_acked;
 #[cfg(test)]
+mod tests_apps;
+#[cfg(test)]
 mod tests_fanout;
 
 use std::net::SocketAddr;

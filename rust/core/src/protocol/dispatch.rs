@@ -3,6 +3,7 @@
 
 use super::pages::{self, List};
 use super::{AgentInfo, ClientRequest, ErrorCode, ErrorMessage, RequestId, ServerMessage};
+use crate::apps::{ActionOutcome, AppConfig, AppContext};
 use crate::runtime::{AgentSnapshot, Runtime, RuntimeError};
 use crate::tools::{ToolError, ToolRegistry};
 
@@ -25,6 +26,18 @@ pub enum Handled {
         /// Requested agents.
         agents: Option<Vec<String>>,
     },
+    /// An `app_register`: the connection registers the app (it handles its actions) and
+    /// replies.
+    RegisterApp(Box<AppConfig>),
+    /// An `app_human_action`: the connection replies once the app answered it.
+    HumanAction {
+        /// The app.
+        app_id: String,
+        /// The action.
+        name: String,
+        /// Its arguments.
+        params: serde_json::Value,
+    },
 }
 
 /// Answers one request. Never panics on bad input: every failure is an `error` reply.
@@ -39,6 +52,138 @@ pub fn handle(
         match request {
             ClientRequest::Subscribe { events, agents } => {
                 return Handled::Subscribe { events, agents };
+            }
+            ClientRequest::AppRegister {
+                app_id,
+                mode,
+                role_prompt,
+                state,
+                actions,
+                control_mode,
+                human_label,
+                world_tools,
+                history,
+                action_timeout_seconds,
+            } => {
+                let defaults = AppConfig::new(&app_id);
+                return Handled::RegisterApp(Box::new(AppConfig {
+                    app_id,
+                    mode,
+                    role_prompt,
+                    state,
+                    actions,
+                    control_mode,
+                    human_label,
+                    world_tools: world_tools.unwrap_or(defaults.world_tools),
+                    history: history.unwrap_or(defaults.history),
+                    action_timeout_seconds: action_timeout_seconds
+                        .unwrap_or(defaults.action_timeout_seconds),
+                }));
+            }
+            ClientRequest::AppHumanAction {
+                app_id,
+                name,
+                params,
+            } => {
+                return Handled::HumanAction {
+                    app_id,
+                    name,
+                    params,
+                };
+            }
+            ClientRequest::AppUnregister { app_id } => {
+                runtime
+                    .unregister_app(&app_id)
+                    .map(|()| ServerMessage::AppUnregisterResponse {
+                        request_id: id.clone(),
+                        app_id,
+                    })
+            }
+            ClientRequest::AppAttach { app_id, agent_id } => runtime
+                .attach_app(&app_id, &agent_id)
+                .map(|()| ServerMessage::AppAttachResponse {
+                    request_id: id.clone(),
+                    app_id,
+                    agent_id,
+                }),
+            ClientRequest::AppDetach { app_id } => {
+                runtime
+                    .detach_app(&app_id)
+                    .map(|agent_id| ServerMessage::AppDetachResponse {
+                        request_id: id.clone(),
+                        app_id,
+                        agent_id,
+                    })
+            }
+            ClientRequest::AppSetContext {
+                app_id,
+                state,
+                actions,
+                human_label,
+            } => runtime
+                .set_app_context(
+                    &app_id,
+                    AppContext {
+                        state,
+                        actions,
+                        human_label,
+                    },
+                )
+                .and_then(|()| runtime.app_session(&app_id))
+                .map(|session| ServerMessage::AppSetContextResponse {
+                    request_id: id.clone(),
+                    app_id,
+                    tools: session.tools,
+                }),
+            ClientRequest::AppSetControlMode {
+                app_id,
+                control_mode,
+            } => runtime
+                .set_app_control_mode(&app_id, control_mode)
+                .map(|()| ServerMessage::AppSetControlModeResponse {
+                    request_id: id.clone(),
+                    app_id,
+                    control_mode,
+                }),
+            ClientRequest::AppEvent {
+                app_id,
+                name,
+                payload,
+            } => runtime
+                .emit_app_event(&app_id, &name, payload)
+                .map(|event| ServerMessage::AppEventResponse {
+                    request_id: id.clone(),
+                    app_id,
+                    text: event.text,
+                }),
+            ClientRequest::AppActionResult {
+                app_id,
+                action_id,
+                result,
+                state,
+                error,
+            } => runtime
+                .complete_app_action(
+                    &app_id,
+                    action_id,
+                    ActionOutcome {
+                        result,
+                        state,
+                        error,
+                    },
+                )
+                .map(|()| ServerMessage::AppActionResultResponse {
+                    request_id: id.clone(),
+                    app_id,
+                    action_id,
+                }),
+            ClientRequest::GetAppSession { app_id } => {
+                runtime
+                    .app_session(&app_id)
+                    .map(|session| ServerMessage::GetAppSessionResponse {
+                        request_id: id.clone(),
+                        session,
+                    })
             }
             ClientRequest::Ping {} => Ok(ServerMessage::Pong {
                 request_id: id.clone(),

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{ErrorCode, RequestId};
 use crate::agent_state::AgentState;
+use crate::apps::{ActionDef, ActionRecord, Actor, AppMode, AppSession, ChatRole, ControlMode};
 use crate::bus::AgentErrorCode;
 use crate::geometry::Position;
 use crate::memory::{AgentRecord, BrainCallRow, ConversationRow, StateChangeRow, TaskRow};
@@ -32,7 +33,21 @@ pub const REQUEST_TYPES: &[&str] = &[
     "list_tools",
     "call_tool",
     "subscribe",
+    "app_register",
+    "app_unregister",
+    "app_attach",
+    "app_detach",
+    "app_set_context",
+    "app_set_control_mode",
+    "app_event",
+    "app_action_result",
+    "app_human_action",
+    "get_app_session",
 ];
+
+/// The messages the server pushes to the connection that registered an app (whatever its
+/// `subscribe` filter says): the actions to handle, the app's chat, its agent leaving.
+pub const APP_MESSAGE_TYPES: &[&str] = &["app_action", "app_chat", "app_detached"];
 
 /// The `type` of every event the server pushes (what `subscribe.events` may name).
 pub const EVENT_TYPES: &[&str] = &[
@@ -227,6 +242,142 @@ pub enum ClientRequest {
         #[schemars(length(max = crate::limits::MAX_FILTER_ENTRIES))]
         agents: Option<Vec<String>>,
     },
+    /// Register an app (docs/apps.md) → `app_register_response`. This connection handles its
+    /// actions (`app_action`, answered with `app_action_result`) and gets its chat
+    /// (`app_chat`); when the connection closes, the app is unregistered and its agent told.
+    AppRegister {
+        /// Its id, unique in the runtime.
+        #[schemars(length(min = 1, max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// `static` (default) or `dynamic`.
+        #[serde(default)]
+        mode: AppMode,
+        /// The agent's part in the app.
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_PROMPT_CHARS))]
+        role_prompt: String,
+        /// The app's state (any JSON).
+        #[serde(default)]
+        state: Value,
+        /// Its actions: `{name, description, params, humanOnly, agentOnly}`; `params` a JSON
+        /// Schema or the shorthand `{"row": "int"}`.
+        #[serde(default)]
+        #[schemars(length(max = crate::apps::action::MAX_ACTIONS))]
+        actions: Vec<ActionDef>,
+        /// `agent` (default), `human` or `copilot`.
+        #[serde(default)]
+        control_mode: ControlMode,
+        /// A short text for the chat.
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_HUMAN_LABEL_CHARS))]
+        human_label: Option<String>,
+        /// Whether the agent keeps its world tools (default true).
+        #[serde(default)]
+        world_tools: Option<bool>,
+        /// Actions and events in the agent's context (1 to 100, default 10).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 100))]
+        history: Option<usize>,
+        /// Seconds to answer an `app_action` (default 30).
+        #[serde(default)]
+        action_timeout_seconds: Option<f64>,
+    },
+    /// Remove an app registered by this connection → `app_unregister_response`.
+    AppUnregister {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+    },
+    /// Attach a running agent to an app → `app_attach_response`.
+    AppAttach {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The agent.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+        agent_id: String,
+    },
+    /// Detach an app's agent → `app_detach_response`.
+    AppDetach {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+    },
+    /// Replace an app's state, actions and label (dynamic mode's `setContext`) →
+    /// `app_set_context_response`.
+    AppSetContext {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The new state.
+        #[serde(default)]
+        state: Option<Value>,
+        /// The new actions.
+        #[serde(default)]
+        #[schemars(length(max = crate::apps::action::MAX_ACTIONS))]
+        actions: Option<Vec<ActionDef>>,
+        /// The new label (a change adds `🎮 <label>` to the chat).
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_HUMAN_LABEL_CHARS))]
+        human_label: Option<String>,
+    },
+    /// Change who may act → `app_set_control_mode_response`.
+    AppSetControlMode {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// `agent`, `human` or `copilot`.
+        control_mode: ControlMode,
+    },
+    /// Send an event to the app's agent (`Event: <name> — <payload>`) → `app_event_response`.
+    AppEvent {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The event's name.
+        #[schemars(length(max = crate::limits::MAX_EVENT_NAME_CHARS))]
+        name: String,
+        /// Its payload (any JSON).
+        #[serde(default)]
+        payload: Value,
+    },
+    /// Answer an `app_action` → `app_action_result_response`.
+    AppActionResult {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The `action_id` of the `app_action`.
+        action_id: u64,
+        /// What happened, for the agent (any JSON).
+        #[serde(default)]
+        result: Value,
+        /// The app's new state, when the action changed it.
+        #[serde(default)]
+        state: Option<Value>,
+        /// Set when the app refused or failed the action.
+        #[serde(default)]
+        #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
+        error: Option<String>,
+    },
+    /// The human triggers an action → `app_human_action_response` once the app answered it
+    /// (other replies may come first).
+    AppHumanAction {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The action.
+        #[schemars(length(max = crate::limits::MAX_TOOL_NAME_CHARS))]
+        name: String,
+        /// Its arguments (default `{}`).
+        #[serde(default)]
+        params: Value,
+    },
+    /// An app's session → `get_app_session_response`.
+    GetAppSession {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+    },
 }
 
 impl ClientRequest {
@@ -251,6 +402,16 @@ impl ClientRequest {
             ClientRequest::ListTools {} => "list_tools",
             ClientRequest::CallTool { .. } => "call_tool",
             ClientRequest::Subscribe { .. } => "subscribe",
+            ClientRequest::AppRegister { .. } => "app_register",
+            ClientRequest::AppUnregister { .. } => "app_unregister",
+            ClientRequest::AppAttach { .. } => "app_attach",
+            ClientRequest::AppDetach { .. } => "app_detach",
+            ClientRequest::AppSetContext { .. } => "app_set_context",
+            ClientRequest::AppSetControlMode { .. } => "app_set_control_mode",
+            ClientRequest::AppEvent { .. } => "app_event",
+            ClientRequest::AppActionResult { .. } => "app_action_result",
+            ClientRequest::AppHumanAction { .. } => "app_human_action",
+            ClientRequest::GetAppSession { .. } => "get_app_session",
         }
     }
     /// Whether answering the request writes to the agent memory. The reply to such a request
@@ -275,7 +436,18 @@ impl ClientRequest {
             | ClientRequest::ListStoredAgents { .. }
             | ClientRequest::ListTools { .. }
             | ClientRequest::CallTool { .. }
-            | ClientRequest::Subscribe { .. } => false,
+            | ClientRequest::Subscribe { .. }
+            | ClientRequest::GetAppSession { .. } => false,
+            // App sessions are written as they change; their replies wait for the commit too.
+            ClientRequest::AppRegister { .. }
+            | ClientRequest::AppUnregister { .. }
+            | ClientRequest::AppAttach { .. }
+            | ClientRequest::AppDetach { .. }
+            | ClientRequest::AppSetContext { .. }
+            | ClientRequest::AppSetControlMode { .. }
+            | ClientRequest::AppEvent { .. }
+            | ClientRequest::AppActionResult { .. }
+            | ClientRequest::AppHumanAction { .. } => true,
         }
     }
 }
@@ -594,6 +766,126 @@ pub enum ServerMessage {
         code: AgentErrorCode,
         /// Explanation.
         message: String,
+    },
+    /// Reply to `app_register`.
+    AppRegisterResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The tools an attached agent is offered now (`name`, `description`, `parameters`).
+        tools: Vec<Value>,
+    },
+    /// Reply to `app_unregister`.
+    AppUnregisterResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+    },
+    /// Reply to `app_attach`.
+    AppAttachResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The agent now playing it.
+        agent_id: String,
+    },
+    /// Reply to `app_detach`.
+    AppDetachResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The agent that left.
+        agent_id: String,
+    },
+    /// Reply to `app_set_context`.
+    AppSetContextResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The tools the agent is offered now.
+        tools: Vec<Value>,
+    },
+    /// Reply to `app_set_control_mode`.
+    AppSetControlModeResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// Who may act now.
+        control_mode: ControlMode,
+    },
+    /// Reply to `app_event`.
+    AppEventResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The system message the agent got (`Event: roundEnded — { winner: X }`).
+        text: String,
+    },
+    /// Reply to `app_action_result`.
+    AppActionResultResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The action answered.
+        action_id: u64,
+    },
+    /// Reply to `app_human_action`, once the app answered the action.
+    AppHumanActionResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
+        /// The action as the session keeps it (`ok`, `result`, `error`).
+        action: ActionRecord,
+    },
+    /// Reply to `get_app_session`.
+    GetAppSessionResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The session.
+        session: AppSession,
+    },
+    /// An action for the app to handle (to the connection that registered it); answer with
+    /// `app_action_result`.
+    AppAction {
+        /// The app.
+        app_id: String,
+        /// Answer with this id.
+        action_id: u64,
+        /// The action.
+        name: String,
+        /// Its arguments (valid against its schema).
+        params: Value,
+        /// `agent` or `human`.
+        by: Actor,
+    },
+    /// A line of the app's chat (to the connection that registered it).
+    AppChat {
+        /// The app.
+        app_id: String,
+        /// `agent`, `human` or `system`.
+        role: ChatRole,
+        /// The text.
+        text: String,
+        /// When (UTC, ISO 8601).
+        at: String,
+    },
+    /// The app's agent left (to the connection that registered it).
+    AppDetached {
+        /// The app.
+        app_id: String,
+        /// The agent.
+        agent_id: String,
+        /// `detached`, `terminated`, `unregistered`.
+        reason: String,
     },
     /// This connection fell behind and missed events.
     EventsDropped {

@@ -281,6 +281,20 @@ fn every_request_type_parses() {
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
         json!({"type": "subscribe", "events": ["agent_speech"]}),
+        json!({"type": "app_register", "app_id": "board", "mode": "static",
+               "actions": [{"name": "place", "params": {"row": "int", "col": "int"}}]}),
+        json!({"type": "app_unregister", "app_id": "board"}),
+        json!({"type": "app_attach", "app_id": "board", "agent_id": "a"}),
+        json!({"type": "app_detach", "app_id": "board"}),
+        json!({"type": "app_set_context", "app_id": "board", "human_label": "Round 2"}),
+        json!({"type": "app_set_control_mode", "app_id": "board", "control_mode": "copilot"}),
+        json!({"type": "app_event", "app_id": "board", "name": "roundEnded",
+               "payload": {"winner": "X"}}),
+        json!({"type": "app_action_result", "app_id": "board", "action_id": 1,
+               "result": "ok", "state": {"board": "X........"}}),
+        json!({"type": "app_human_action", "app_id": "board", "name": "place",
+               "params": {"row": 0, "col": 0}}),
+        json!({"type": "get_app_session", "app_id": "board"}),
     ];
     assert_eq!(examples.len(), REQUEST_TYPES.len());
     for (example, kind) in examples.iter().zip(REQUEST_TYPES) {

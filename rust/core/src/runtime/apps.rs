@@ -12,6 +12,9 @@ use crate::apps::{
     AppOutbound, AppSession, ChatRole, ControlMode, EventRecord,
 };
 
+/// Who tells an agent that its app closed.
+pub const APP_SYSTEM_SENDER: &str = "system";
+
 impl Runtime {
     /// Registers an app ([`AppConfig`]); `handler` answers its actions. Returns what goes out
     /// to the app's front end: actions for a [`AppHandler::Remote`] handler to answer with
@@ -30,13 +33,19 @@ impl Runtime {
         Ok(outbound)
     }
 
-    /// Removes an app (its agent is detached and keeps running; its session stays stored).
+    /// Removes an app (its session stays stored). Its agent is detached, keeps running, and
+    /// is told by a line from `system`: "The app '<id>' closed; you are no longer playing it."
     pub fn unregister_app(&self, app_id: &str) -> Result<(), RuntimeError> {
         let app = self.inner.apps.unregister(app_id)?;
         if let Some(agent_id) = app.detach("unregistered")
             && let Ok(shared) = self.running(&agent_id)
         {
             shared.set_app(None, &self.world_tools())?;
+            self.send_message_from(
+                APP_SYSTEM_SENDER,
+                &agent_id,
+                &format!("The app '{app_id}' closed; you are no longer playing it."),
+            )?;
         }
         Ok(())
     }

@@ -1,0 +1,302 @@
+//! The app bridge over a real WebSocket on loopback: a client registers an app and handles its
+//! actions while a scripted agent plays it; events, the human's actions and the control mode
+//! from the client; the session; bad input; and the app unregistered (its agent told) when the
+//! registering connection closes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::*;
+use crate::runtime::RuntimeOptions;
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+async fn send(ws: &mut Ws, value: Value) {
+    ws.send(Message::Text(value.to_string().into()))
+        .await
+        .unwrap();
+}
+
+/// The next message that `pick` accepts (others are skipped), within 10 s.
+async fn until(ws: &mut Ws, mut pick: impl FnMut(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let next = tokio::time::timeout_at(deadline, ws.next())
+            .await
+            .expect("the expected message did not come");
+        match next {
+            Some(Ok(Message::Text(text))) => {
+                let value: Value = serde_json::from_str(&text).unwrap();
+                if pick(&value) {
+                    return value;
+                }
+            }
+            Some(Ok(_)) => continue,
+            other => panic!("the connection ended: {other:?}"),
+        }
+    }
+}
+
+fn of_type(kind: &'static str) -> impl FnMut(&Value) -> bool {
+    move |v| v["type"] == kind
+}
+
+#[test]
+fn a_client_registers_an_app_that_a_scripted_agent_plays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = RuntimeOptions::with_database(dir.path().join("apps.db"));
+    options.idle_think_seconds = 1000.0;
+    options.thinking_seconds = 0.0;
+    let runtime = Arc::new(Runtime::start(options).unwrap());
+    let tools = Arc::new(ToolRegistry::with_game_tools());
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..ServerConfig::default()
+    };
+    let handle = runtime.handle().clone();
+    let server = Server::start(runtime.clone(), tools, config, &handle).unwrap();
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("ws://{}/ws", server.local_addr());
+    let agent_id = client.block_on(async {
+        let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        until(&mut ws, of_type("welcome")).await;
+        send(&mut ws, json!({"type": "subscribe", "events": []})).await;
+        until(&mut ws, of_type("subscribe_response")).await;
+
+        // Bad params are refused, naming the action and the field.
+        send(
+            &mut ws,
+            json!({"type": "app_register", "request_id": 1, "app_id": "board",
+            "actions": [{"name": "place", "params": {"row": "integr"}}]}),
+        )
+        .await;
+        let e = until(&mut ws, of_type("error")).await;
+        assert_eq!(e["code"], "invalid_config");
+        assert_eq!(e["request_id"], 1);
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("action 'place': params.row"),
+            "{e}"
+        );
+
+        send(
+            &mut ws,
+            json!({"type": "app_register", "request_id": 2, "app_id": "board",
+            "role_prompt": "You play O.", "state": {"moves": 0},
+            "actions": [{"name": "place", "description": "Place mark", "params": {
+                "type": "object",
+                "properties": {"row": {"type": "integer", "minimum": 0, "maximum": 2},
+                               "col": {"type": "integer", "minimum": 0, "maximum": 2}},
+                "required": ["row", "col"], "additionalProperties": false}}]}),
+        )
+        .await;
+        let registered = until(&mut ws, of_type("app_register_response")).await;
+        assert_eq!(registered["tools"][0]["name"], "place");
+        send(
+            &mut ws,
+            json!({"type": "agent_spawn_request", "request_id": 3,
+            "agent_config": {"name": "Ivy", "role": "the innkeeper"}}),
+        )
+        .await;
+        let spawned = until(&mut ws, of_type("agent_spawn_response")).await;
+        let agent_id = spawned["agent_id"].as_str().unwrap().to_string();
+        send(
+            &mut ws,
+            json!({"type": "app_attach", "request_id": 4, "app_id": "board",
+            "agent_id": agent_id}),
+        )
+        .await;
+        until(&mut ws, of_type("app_attach_response")).await;
+
+        // The agent plays: each action comes here; each answer with a new state brings the
+        // next one (static mode).
+        for n in 1..=3 {
+            let action = until(&mut ws, of_type("app_action")).await;
+            assert_eq!(action["app_id"], "board");
+            assert_eq!(action["name"], "place");
+            assert_eq!(action["by"], "agent");
+            let row = action["params"]["row"].as_i64().unwrap();
+            assert!((0..=2).contains(&row), "{action}");
+            send(
+                &mut ws,
+                json!({"type": "app_action_result", "request_id": 10 + n,
+                "app_id": "board", "action_id": action["action_id"],
+                "result": format!("move {n}"), "state": {"moves": n}}),
+            )
+            .await;
+            let done = until(&mut ws, of_type("app_action_result_response")).await;
+            assert_eq!(done["action_id"], action["action_id"]);
+        }
+        // Stop the agent from acting: the human takes over.
+        send(
+            &mut ws,
+            json!({"type": "app_set_control_mode", "request_id": 20, "app_id": "board",
+            "control_mode": "human"}),
+        )
+        .await;
+        until(&mut ws, of_type("app_set_control_mode_response")).await;
+
+        // The human acts: the action comes here too, and the reply once it is answered.
+        send(
+            &mut ws,
+            json!({"type": "app_human_action", "request_id": 21, "app_id": "board",
+            "name": "place", "params": {"row": 2, "col": 2}}),
+        )
+        .await;
+        let action = until(&mut ws, |v| v["type"] == "app_action" && v["by"] == "human").await;
+        send(
+            &mut ws,
+            json!({"type": "app_action_result", "request_id": 22, "app_id": "board",
+            "action_id": action["action_id"], "result": "X at 2,2"}),
+        )
+        .await;
+        let human = until(&mut ws, of_type("app_human_action_response")).await;
+        assert_eq!(human["request_id"], 21);
+        assert_eq!(human["action"]["ok"], true);
+        assert_eq!(human["action"]["result"], "X at 2,2");
+
+        // Refusals with the spec's texts.
+        send(
+            &mut ws,
+            json!({"type": "app_set_control_mode", "request_id": 23, "app_id": "board",
+            "control_mode": "agent"}),
+        )
+        .await;
+        until(&mut ws, of_type("app_set_control_mode_response")).await;
+        send(
+            &mut ws,
+            json!({"type": "app_human_action", "request_id": 24, "app_id": "board",
+            "name": "place", "params": {"row": 0, "col": 0}}),
+        )
+        .await;
+        let refused = until(&mut ws, |v| v["type"] == "error" && v["request_id"] == 24).await;
+        assert_eq!(refused["code"], "action_refused");
+        assert_eq!(refused["message"], "Agent is in control");
+        send(
+            &mut ws,
+            json!({"type": "app_set_control_mode", "request_id": 25, "app_id": "board",
+            "control_mode": "human"}),
+        )
+        .await;
+        until(&mut ws, of_type("app_set_control_mode_response")).await;
+
+        // Events and labels.
+        send(
+            &mut ws,
+            json!({"type": "app_event", "request_id": 26, "app_id": "board",
+            "name": "roundEnded", "payload": {"winner": "X"}}),
+        )
+        .await;
+        let event = until(&mut ws, of_type("app_event_response")).await;
+        assert_eq!(event["text"], "Event: roundEnded — { winner: X }");
+        send(
+            &mut ws,
+            json!({"type": "app_set_context", "request_id": 27, "app_id": "board",
+            "human_label": "⚔️ Combat: Lv.15 Goblin"}),
+        )
+        .await;
+        let chat = until(&mut ws, of_type("app_chat")).await;
+        let chat = if chat["text"] == "🎮 ⚔️ Combat: Lv.15 Goblin" {
+            chat
+        } else {
+            until(&mut ws, |v| {
+                v["type"] == "app_chat"
+                    && v["role"] == "system"
+                    && v["text"] == "🎮 ⚔️ Combat: Lv.15 Goblin"
+            })
+            .await
+        };
+        assert_eq!(chat["role"], "system");
+
+        // The session holds it all.
+        send(
+            &mut ws,
+            json!({"type": "get_app_session", "request_id": 28, "app_id": "board"}),
+        )
+        .await;
+        let session = until(&mut ws, of_type("get_app_session_response")).await;
+        let session = &session["session"];
+        assert_eq!(session["agent_id"], agent_id);
+        assert_eq!(session["control_mode"], "human");
+        assert_eq!(session["state"], json!({"moves": 3}));
+        let by: Vec<&str> = session["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["by"].as_str().unwrap())
+            .collect();
+        assert_eq!(by, ["agent", "agent", "agent", "human"]);
+        assert_eq!(
+            session["events"][0]["text"],
+            "Event: roundEnded — { winner: X }"
+        );
+        assert!(
+            session["chat"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["text"] == "Ivy joined")
+        );
+
+        // Garbage stays an error and the connection stays usable.
+        send(
+            &mut ws,
+            json!({"type": "app_event", "request_id": 29, "app_id": "nope",
+            "name": "x"}),
+        )
+        .await;
+        let e = until(&mut ws, |v| v["request_id"] == 29).await;
+        assert_eq!(e["code"], "unknown_app");
+        send(
+            &mut ws,
+            json!({"type": "app_action_result", "request_id": 30, "app_id": "board",
+            "action_id": 999}),
+        )
+        .await;
+        let e = until(&mut ws, |v| v["request_id"] == 30).await;
+        assert_eq!(e["code"], "unknown_action");
+        send(
+            &mut ws,
+            json!({"type": "app_set_control_mode", "request_id": 31,
+            "app_id": "board", "control_mode": "pilot"}),
+        )
+        .await;
+        let e = until(&mut ws, |v| v["request_id"] == 31).await;
+        assert_eq!(e["code"], "invalid_request");
+        // The connection closes: the app goes with it.
+        ws.close(None).await.unwrap();
+        agent_id
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while runtime.app_session("board").is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the app outlived its connection"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(runtime.agent_app(&agent_id).unwrap(), None);
+    let told = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        runtime
+            .memory()
+            .recent_conversation(&agent_id, 20)
+            .unwrap()
+            .iter()
+            .any(|r| r.content == "The app 'board' closed; you are no longer playing it.")
+    });
+    assert!(told, "the agent was told");
+    server.shutdown(Duration::from_secs(5));
+    runtime.shutdown(Duration::from_secs(5));
+}
