@@ -633,3 +633,29 @@ async fn bad_apps_are_refused_naming_the_field() {
     rt.attach_app("one", &b).unwrap();
     rt.shutdown(Duration::from_secs(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_id_in_the_config_attaches_at_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let mut config = AppConfig::new("cards");
+    config.actions = vec![ActionDef::new("draw", "Draw a card")];
+    rt.register_app(config, AppHandler::Remote).unwrap();
+    let spawn = |app: &str| {
+        rt.spawn(
+            AgentConfig::from_json(&json!({"name": "Ivy", "brain": "recorder", "app_id": app}))
+                .unwrap(),
+        )
+    };
+    let id = spawn("cards").unwrap();
+    assert_eq!(rt.agent_app(&id).unwrap().as_deref(), Some("cards"));
+    assert_eq!(rt.agent_tool_sets(&id).unwrap(), ["world", "app"]);
+    // Refused before an id is used.
+    assert_eq!(spawn("cards").unwrap_err().code().as_str(), "app_attached");
+    assert_eq!(spawn("none").unwrap_err().code().as_str(), "unknown_app");
+    let next = rt
+        .spawn(AgentConfig::from_json(&json!({"name": "Bo", "brain": "recorder"})).unwrap())
+        .unwrap();
+    assert_eq!(next, "agent_002");
+    rt.shutdown(Duration::from_secs(2));
+}

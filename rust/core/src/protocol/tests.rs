@@ -1066,6 +1066,7 @@ fn agent_config_round_trips_through_the_spawn_schema() {
         hearing_radius: Some(15.0),
         seed: Some(json!(7)),
         tools: Some(vec!["world".into(), "games".into()]),
+        app_id: Some("board".into()),
         script: vec![],
     };
     let request = json!({"type": "agent_spawn_request", "agent_config": config});

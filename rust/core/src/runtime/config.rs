@@ -65,6 +65,12 @@ pub struct AgentConfig {
     #[schemars(length(max = crate::limits::MAX_TOOL_SETS))]
     #[schemars(inner(length(min = 1, max = crate::limits::MAX_TOOL_SET_NAME_CHARS)))]
     pub tools: Option<Vec<String>>,
+    /// An app to attach the agent to as it spawns ([`crate::apps`]): it must be registered and
+    /// have no agent yet (`unknown_app`, `app_attached`, and no id is used). Not carried over
+    /// when the agent is resumed: give it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = crate::limits::MAX_APP_ID_CHARS))]
+    pub app_id: Option<String>,
     /// Replies the `scripted` brain gives first, in order, before it decides on its own (a
     /// cut-scene, a tutorial line, an exact test scenario). Each is the tool-call contract
     /// `{assistant_text, dialog_type, tool_calls}`. Not carried over when the agent is resumed.
@@ -120,6 +126,9 @@ impl AgentConfig {
         }
         if let Some(id) = &self.agent_id {
             check_chars("agent_id", id, MAX_AGENT_ID_CHARS)?;
+        }
+        if let Some(app_id) = &self.app_id {
+            check_chars("app_id", app_id, MAX_APP_ID_CHARS)?;
         }
         check_chars("name", &self.name, MAX_NAME_CHARS)?;
         check_chars("role", &self.role, MAX_ROLE_CHARS)?;

@@ -347,6 +347,15 @@ impl Runtime {
             .unwrap_or_else(|| BrainChoice::Named(opts.default_brain.clone()));
         let resolved = inner.brains.read().resolve(&choice, &opts.brain_profiles)?;
         let tools = self.agent_tools(effective.tools.as_deref())?;
+        if let Some(app_id) = &effective.app_id {
+            let app = inner.apps.get(app_id)?;
+            if let Some(other) = app.agent_id() {
+                return Err(crate::apps::AppError::Attached(format!(
+                    "app '{app_id}' is played by {other} already: detach it first"
+                ))
+                .into());
+            }
+        }
         // A resumed agent comes back where it was, unless the caller places it somewhere.
         let position = given_position
             .or(stored_position)
@@ -459,6 +468,13 @@ impl Runtime {
             inbox,
         );
         inner.tracker.spawn_on(task, &inner.handle);
+        if let Some(app_id) = &effective.app_id
+            && let Err(e) = self.attach_app(app_id, &agent_id)
+        {
+            // Taken in between by another agent: the spawn is undone.
+            let _ = self.terminate(&agent_id);
+            return Err(e);
+        }
         Ok(agent_id)
     }
 
@@ -1014,6 +1030,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         hearing_radius: over.hearing_radius.or(base.hearing_radius),
         seed: over.seed.or(base.seed),
         tools: over.tools.or(base.tools),
+        app_id: over.app_id,
         script: over.script,
     }
 }
