@@ -659,3 +659,153 @@ async fn an_app_id_in_the_config_attaches_at_spawn() {
     assert_eq!(next, "agent_002");
     rt.shutdown(Duration::from_secs(2));
 }
+
+fn game_app(app_id: &str, game: Value) -> AppConfig {
+    let mut config: AppConfig =
+        serde_json::from_value(json!({"app_id": app_id, "game": game})).unwrap();
+    config.world_tools = false;
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_agent_plays_tic_tac_toe_to_the_end_against_the_ai() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let config = game_app(
+        "ttt",
+        json!({"name": "tic_tac_toe", "opponent": "ai", "level": "random", "seed": 5}),
+    );
+    rt.register_app(config, AppHandler::Remote).unwrap();
+    let session = rt.app_session("ttt").unwrap();
+    assert_eq!(session.state["turn"], "you");
+    assert_eq!(session.state["legal_moves"].as_array().unwrap().len(), 9);
+    let offered: Vec<&str> = session
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["move", "suggest_move"]);
+    let id = player(&rt, "scripted");
+    rt.attach_app("ttt", &id).unwrap();
+    until("the game's end", || {
+        rt.app_session("ttt").unwrap().state["status"] == "game_over"
+    })
+    .await;
+    let session = rt.app_session("ttt").unwrap();
+    let winner = session.state["winner"].as_str().unwrap();
+    assert!(["you", "opponent", "draw"].contains(&winner), "{winner}");
+    assert!(session.actions.is_empty(), "no actions once it is over");
+    assert_eq!(
+        session.events.last().unwrap().text,
+        format!("Event: game_over — {{ winner: {winner} }}")
+    );
+    // Every move of the agent was legal (the AI's pick), and each got the AI's answer.
+    assert!(session.history.len() >= 3);
+    assert!(
+        session.history.iter().all(|a| a.ok && a.name == "move"),
+        "{:?}",
+        session.history
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_game_app_is_played_by_a_scripted_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    for game in agents_core::apps::games::GAMES {
+        let app_id = format!("g_{}", game.name);
+        rt.register_app(
+            game_app(
+                &app_id,
+                json!({"name": game.name, "level": "easy", "seed": 1}),
+            ),
+            AppHandler::Remote,
+        )
+        .unwrap();
+        let id = player(&rt, "scripted");
+        rt.attach_app(&app_id, &id).unwrap();
+    }
+    for game in agents_core::apps::games::GAMES {
+        let app_id = format!("g_{}", game.name);
+        until(game.name, || {
+            let s = rt.app_session(&app_id).unwrap();
+            s.history.iter().filter(|a| a.ok).count() >= 3 || s.state["status"] == "game_over"
+        })
+        .await;
+        let session = rt.app_session(&app_id).unwrap();
+        assert!(
+            session.history.iter().all(|a| a.ok),
+            "{}: {:?}",
+            game.name,
+            session.history
+        );
+        assert_eq!(session.state["game"], game.name);
+    }
+    // Bad setups are named.
+    let e = rt
+        .register_app(game_app("x", json!({"name": "go"})), AppHandler::Remote)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("game.name: 'go' is not a game app"),
+        "{e}"
+    );
+    let e = rt
+        .register_app(
+            game_app("y", json!({"name": "chess", "level": "expert"})),
+            AppHandler::Remote,
+        )
+        .unwrap_err();
+    assert!(e.to_string().starts_with("game.level"), "{e}");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_against_the_human_takes_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    rt.register_app(
+        game_app(
+            "duel",
+            json!({"name": "four_in_a_row", "opponent": "human"}),
+        ),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    let session = rt.app_session("duel").unwrap();
+    assert_eq!(session.control_mode, ControlMode::Copilot);
+    // Not the human's turn yet.
+    let e = rt
+        .app_human_action("duel", "move", json!({"column": 4}))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().starts_with("Action 'move' is agentOnly"),
+        "{e}"
+    );
+    let id = player(&rt, "recorder");
+    brain.push(vec![call("move", json!({"column": 4}))]);
+    rt.attach_app("duel", &id).unwrap();
+    until("the agent's move", || {
+        rt.app_session("duel").unwrap().state["turn"] == "opponent"
+    })
+    .await;
+    // The agent is offered nothing while the human is to move; the human is.
+    let session = rt.app_session("duel").unwrap();
+    assert!(session.tools.is_empty());
+    assert!(session.actions[0].human_only);
+    let human = rt
+        .app_human_action("duel", "move", json!({"column": 4}))
+        .await
+        .unwrap();
+    assert!(human.ok, "{human:?}");
+    let session = rt.app_session("duel").unwrap();
+    assert_eq!(session.state["turn"], "you");
+    assert_eq!(
+        session.state["position"],
+        "G:......./......./......./......./...Y.../...R...|T:player|ST:in_progress|LA:4|W:-"
+    );
+    rt.shutdown(Duration::from_secs(2));
+}

@@ -43,6 +43,15 @@ pub struct ActionDef {
     /// Only the agent may trigger it.
     #[serde(default, rename = "agentOnly", alias = "agent_only")]
     pub agent_only: bool,
+    /// It only reads (a hint, a look at something): its result goes back to the agent within
+    /// the same decision, and it changes nothing.
+    #[serde(
+        default,
+        rename = "readOnly",
+        alias = "read_only",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub read_only: bool,
 }
 
 impl ActionDef {
@@ -54,6 +63,7 @@ impl ActionDef {
             params: Value::Null,
             human_only: false,
             agent_only: false,
+            read_only: false,
         }
     }
 

@@ -34,15 +34,20 @@ impl AppHub {
         }
     }
 
-    /// Registers an app. A session stored under the same id (an earlier run) is read back:
-    /// its history, events and chat, and its state when `config.state` is `null`. Returns the
+    /// Registers an app (a game app when `config.game` is set: its handler is the game's). A
+    /// session stored under the same id (an earlier run) is read back: its history, events and
+    /// chat, and its state when `config.state` is `null`. Returns the
     /// app and the receiver of what goes out to its front end ([`AppOutbound`]).
     pub fn register(
         &self,
-        config: AppConfig,
+        mut config: AppConfig,
         handler: AppHandler,
     ) -> Result<(Arc<AppEntry>, mpsc::UnboundedReceiver<AppOutbound>), AppError> {
         config.validate().map_err(AppError::Invalid)?;
+        let (config, handler) = match config.game.take() {
+            Some(game) => super::games::setup(config, game).map_err(AppError::Invalid)?,
+            None => (config, handler),
+        };
         let actions = super::action::normalize_all(&config.actions).map_err(AppError::Invalid)?;
         let mut apps = self.apps.write();
         if apps.contains_key(&config.app_id) {
@@ -90,6 +95,7 @@ impl AppHub {
                 next_action: AtomicU64::new(last_action),
                 removed: AtomicBool::new(false),
                 inner: Mutex::new(Inner {
+                    me: weak.clone(),
                     mode: config.mode,
                     control_mode: config.control_mode,
                     role_prompt: config.role_prompt.clone(),
@@ -150,6 +156,8 @@ struct Attached {
 }
 
 struct Inner {
+    /// The app itself (its tools' handlers and guard hold it weakly too).
+    me: Weak<AppEntry>,
     mode: AppMode,
     control_mode: ControlMode,
     role_prompt: String,
@@ -268,7 +276,10 @@ fn tools_for(
 ) -> (Arc<ToolRegistry>, Arc<ToolRegistry>) {
     let mut registry = ToolRegistry::new();
     for action in actions {
-        let spec = ToolSpec::new(&action.name, &action.description, action.params.clone());
+        let mut spec = ToolSpec::new(&action.name, &action.description, action.params.clone());
+        if action.read_only {
+            spec = spec.read_only();
+        }
         let app = app.clone();
         let name = action.name.clone();
         // Normalized params always compile; a failure here would be a bug, and leaves the
@@ -385,8 +396,9 @@ impl AppEntry {
         Some(agent.agent_id)
     }
 
-    /// Replaces what `context` gives. Returns true when the agent's tools changed (give them
-    /// to it, then [wake](AppEntry::wake) it). A changed label adds `🎮 <label>` to the chat.
+    /// Replaces what `context` gives; the agent's tools follow at its next decision (wake it
+    /// with [`AppEntry::wake`]). Returns true when the actions changed. A changed label adds
+    /// `🎮 <label>` to the chat.
     pub fn set_context(self: &Arc<Self>, context: AppContext) -> Result<bool, AppError> {
         use crate::limits::*;
         if let Some(state) = &context.state {
@@ -428,8 +440,8 @@ impl AppEntry {
         Ok(tools_changed)
     }
 
-    /// Changes who may act. Returns true when it changed (the agent's tools change with it:
-    /// give them to it, then [wake](AppEntry::wake) it).
+    /// Changes who may act. Returns true when it changed; the agent's tools follow at its next
+    /// decision (wake it with [`AppEntry::wake`]).
     pub fn set_control_mode(self: &Arc<Self>, mode: ControlMode) -> bool {
         let mut inner = self.inner.lock();
         if inner.control_mode == mode {
@@ -526,7 +538,12 @@ impl AppEntry {
     async fn agent_call(&self, name: &str, params: Value, cancel: CancellationToken) -> ToolOutput {
         let routed = self.inner.lock().route(Actor::Agent, name, &params);
         if let Err(refused) = routed {
-            let record = self.record(Actor::Agent, name, params, Err(refused.to_string()), None);
+            let record = self.record(
+                Actor::Agent,
+                name,
+                params,
+                ActionOutcome::failed(refused.to_string()),
+            );
             return output(&record);
         }
         match self.forward(Actor::Agent, name, params, cancel).await {
@@ -595,40 +612,35 @@ impl AppEntry {
                 }
             }
         };
-        let state = outcome.state.clone();
-        let result = match outcome.error {
-            None => Ok(outcome.result),
-            Some(error) => Err(error),
-        };
-        Some(self.record_with_id(action_id, by, name, params, result, state))
+        Some(self.record_with_id(action_id, by, name, params, outcome))
     }
 
-    fn record(
-        &self,
-        by: Actor,
-        name: &str,
-        params: Value,
-        result: Result<Value, String>,
-        state: Option<Value>,
-    ) -> ActionRecord {
+    fn record(&self, by: Actor, name: &str, params: Value, outcome: ActionOutcome) -> ActionRecord {
         let action_id = self.next_action.fetch_add(1, Ordering::SeqCst) + 1;
-        self.record_with_id(action_id, by, name, params, result, state)
+        self.record_with_id(action_id, by, name, params, outcome)
     }
 
-    /// Keeps an action's outcome in the session; a new state is applied, and in static mode
-    /// the agent is woken to decide from it.
+    /// Keeps an action's outcome in the session (a read-only action's is only returned): a new
+    /// state and new actions are applied, its events sent, and in static mode the agent is
+    /// woken to decide from the new state.
     fn record_with_id(
         &self,
         action_id: u64,
         by: Actor,
         name: &str,
         params: Value,
-        result: Result<Value, String>,
-        state: Option<Value>,
+        outcome: ActionOutcome,
     ) -> ActionRecord {
-        let (ok, result, error) = match result {
-            Ok(result) => (true, result, None),
-            Err(error) => (false, Value::Null, Some(error)),
+        let ActionOutcome {
+            result,
+            state,
+            error,
+            actions,
+            events,
+        } = outcome;
+        let (ok, result) = match &error {
+            None => (true, result),
+            Some(_) => (false, Value::Null),
         };
         let record = ActionRecord {
             action_id,
@@ -640,12 +652,30 @@ impl AppEntry {
             error,
             at: crate::time::now_iso(),
         };
+        // Actions a handler gives are its own: a bad list is a bug there, kept out.
+        let actions = actions.and_then(|a| {
+            super::action::normalize_all(&a)
+                .inspect_err(|e| tracing::error!(app = %self.id, "the handler's actions: {e}"))
+                .ok()
+        });
         let mut inner = self.inner.lock();
+        let read_only = inner.actions.iter().any(|a| a.name == name && a.read_only);
+        if read_only && state.is_none() && actions.is_none() {
+            return record;
+        }
         let cap = inner.history_len;
         Inner::push_capped(&mut inner.history, record.clone(), cap);
-        let changed = state.is_some();
+        let changed = state.is_some() || actions.is_some();
         if let Some(state) = state {
             inner.state = state;
+        }
+        if let Some(actions) = actions
+            && let Some(me) = inner.me.upgrade()
+        {
+            let (registry, offered) = tools_for(&Arc::downgrade(&me), &actions, inner.control_mode);
+            inner.actions = actions;
+            inner.registry = registry;
+            inner.offered = offered;
         }
         if changed && inner.mode == AppMode::Static {
             inner.wake_agent();
@@ -654,6 +684,11 @@ impl AppEntry {
         self.log(AppLogKind::Action, &record);
         if changed {
             self.save();
+        }
+        for (name, payload) in events {
+            if let Err(e) = self.emit_event(&name, payload) {
+                tracing::error!(app = %self.id, "the handler's event: {e}");
+            }
         }
         record
     }

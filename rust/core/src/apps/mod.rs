@@ -36,6 +36,7 @@
 //!   of the same id registers again.
 
 pub mod action;
+pub mod games;
 mod hub;
 pub mod sample;
 pub mod text;
@@ -202,6 +203,10 @@ pub struct AppConfig {
     /// Seconds the app has to answer an action before it fails back to the agent (default 30).
     #[serde(default = "default_timeout")]
     pub action_timeout_seconds: f64,
+    /// A built-in game app ([`games`]): the game tools are its state, actions and handler (the
+    /// handler given at registration is not used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<games::GameSetup>,
 }
 
 impl AppConfig {
@@ -218,6 +223,7 @@ impl AppConfig {
             world_tools: true,
             history: DEFAULT_HISTORY,
             action_timeout_seconds: DEFAULT_ACTION_TIMEOUT_SECONDS,
+            game: None,
         }
     }
 
@@ -338,6 +344,12 @@ pub struct ActionOutcome {
     /// Set when the app refused or failed the action (the agent is told).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The app's actions from now on, when the action changed them (whose turn it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<ActionDef>>,
+    /// Events the action caused (`game_over`), sent to the agent after its result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<(String, Value)>,
 }
 
 impl ActionOutcome {
@@ -345,23 +357,33 @@ impl ActionOutcome {
     pub fn ok(result: Value) -> Self {
         ActionOutcome {
             result,
-            state: None,
-            error: None,
+            ..ActionOutcome::default()
         }
     }
 
     /// A failed action.
     pub fn failed(error: impl Into<String>) -> Self {
         ActionOutcome {
-            result: Value::Null,
-            state: None,
             error: Some(error.into()),
+            ..ActionOutcome::default()
         }
     }
 
     /// The same outcome with the app's new state.
     pub fn with_state(mut self, state: Value) -> Self {
         self.state = Some(state);
+        self
+    }
+
+    /// The same outcome with the app's actions from now on.
+    pub fn with_actions(mut self, actions: Vec<ActionDef>) -> Self {
+        self.actions = Some(actions);
+        self
+    }
+
+    /// The same outcome with an event the action caused.
+    pub fn with_event(mut self, name: impl Into<String>, payload: Value) -> Self {
+        self.events.push((name.into(), payload));
         self
     }
 }

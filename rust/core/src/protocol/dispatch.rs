@@ -64,6 +64,7 @@ pub fn handle(
                 world_tools,
                 history,
                 action_timeout_seconds,
+                game,
             } => {
                 let defaults = AppConfig::new(&app_id);
                 return Handled::RegisterApp(Box::new(AppConfig {
@@ -78,6 +79,7 @@ pub fn handle(
                     history: history.unwrap_or(defaults.history),
                     action_timeout_seconds: action_timeout_seconds
                         .unwrap_or(defaults.action_timeout_seconds),
+                    game,
                 }));
             }
             ClientRequest::AppHumanAction {
@@ -162,6 +164,7 @@ pub fn handle(
                 result,
                 state,
                 error,
+                actions,
             } => runtime
                 .complete_app_action(
                     &app_id,
@@ -170,6 +173,8 @@ pub fn handle(
                         result,
                         state,
                         error,
+                        actions,
+                        events: Vec::new(),
                     },
                 )
                 .map(|()| ServerMessage::AppActionResultResponse {

@@ -281,6 +281,10 @@ pub enum ClientRequest {
         /// Seconds to answer an `app_action` (default 30).
         #[serde(default)]
         action_timeout_seconds: Option<f64>,
+        /// A built-in game app: `{"name": "tic_tac_toe", "opponent": "ai" | "human", "level":
+        /// "easy", "seed": 7}`; the server plays the game (no `app_action` comes).
+        #[serde(default)]
+        game: Option<crate::apps::games::GameSetup>,
     },
     /// Remove an app registered by this connection → `app_unregister_response`.
     AppUnregister {
@@ -358,6 +362,10 @@ pub enum ClientRequest {
         #[serde(default)]
         #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
         error: Option<String>,
+        /// The app's actions from now on, when the action changed them (whose turn it is).
+        #[serde(default)]
+        #[schemars(length(max = crate::apps::action::MAX_ACTIONS))]
+        actions: Option<Vec<ActionDef>>,
     },
     /// The human triggers an action → `app_human_action_response` once the app answered it
     /// (other replies may come first).

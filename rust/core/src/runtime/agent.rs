@@ -167,17 +167,29 @@ impl AgentShared {
         Ok(before.map(|(app, _)| app))
     }
 
-    /// Gives it its app's tools as they are now (after the actions or the control mode
-    /// changed).
-    pub(crate) fn refresh_app_tools(&self) -> Result<(), ToolSetError> {
+    /// Its tools for a decision starting now: its app's set follows the app (the actions, the
+    /// control mode, whose turn it is) and is taken anew when the app changed it.
+    pub(crate) fn decision_tools(&self) -> Arc<AgentTools> {
+        let tools = self.tools();
         let Some(app) = self.app() else {
-            return Ok(());
+            return tools;
         };
-        self.update_tools(|tools| {
+        let offered = app.offered_tools();
+        if tools
+            .set(APP_TOOLS)
+            .is_some_and(|current| Arc::ptr_eq(current, &offered))
+        {
+            return tools;
+        }
+        let updated = self.update_tools(|tools| {
             tools
                 .without(APP_TOOLS)
-                .with(APP_TOOLS.into(), app.offered_tools())
-        })
+                .with(APP_TOOLS.into(), offered.clone())
+        });
+        if let Err(e) = updated {
+            tracing::warn!(agent = %self.id, "its app's tools clash with its own: {e}");
+        }
+        self.tools()
     }
 
     /// The agent's tools now (a snapshot; a decision keeps the one it started with).
@@ -396,7 +408,7 @@ impl Agent {
     /// the message in context.
     async fn think(&mut self) -> Outcome {
         let result = 'decision: loop {
-            let tools = self.shared.tools();
+            let tools = self.shared.decision_tools();
             let mut context = self.context_base(&tools);
             let mut repairs = 0;
             let mut answers = 0;

@@ -8,8 +8,8 @@ use tokio::sync::mpsc;
 
 use super::{Runtime, RuntimeError, WORLD_TOOLS};
 use crate::apps::{
-    ActionOutcome, ActionRecord, AppConfig, AppContext, AppEntry, AppError, AppHandler,
-    AppOutbound, AppSession, ChatRole, ControlMode, EventRecord,
+    ActionOutcome, ActionRecord, AppConfig, AppContext, AppError, AppHandler, AppOutbound,
+    AppSession, ChatRole, ControlMode, EventRecord,
 };
 
 /// Who tells an agent that its app closed.
@@ -97,9 +97,7 @@ impl Runtime {
     /// call it). The agent's tools change with its next decision, and it is woken.
     pub fn set_app_context(&self, app_id: &str, context: AppContext) -> Result<(), RuntimeError> {
         let app = self.inner.apps.get(app_id)?;
-        if app.set_context(context)? {
-            self.refresh_agent_tools(&app)?;
-        }
+        app.set_context(context)?;
         app.wake();
         Ok(())
     }
@@ -112,7 +110,6 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         let app = self.inner.apps.get(app_id)?;
         if app.set_control_mode(mode) {
-            self.refresh_agent_tools(&app)?;
             app.say(ChatRole::System, format!("Control: {mode}"));
             app.wake();
         }
@@ -188,15 +185,6 @@ impl Runtime {
     /// The app an agent plays, if any.
     pub fn agent_app(&self, agent_id: &str) -> Result<Option<String>, RuntimeError> {
         Ok(self.running(agent_id)?.app().map(|a| a.id().to_string()))
-    }
-
-    fn refresh_agent_tools(&self, app: &AppEntry) -> Result<(), RuntimeError> {
-        if let Some(agent_id) = app.agent_id()
-            && let Ok(shared) = self.running(&agent_id)
-        {
-            shared.refresh_app_tools()?;
-        }
-        Ok(())
     }
 
     fn world_tools(&self) -> Arc<crate::tools::ToolRegistry> {

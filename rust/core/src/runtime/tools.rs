@@ -189,6 +189,14 @@ impl AgentTools {
             .find_map(|(_, registry)| registry.guard().and_then(|g| g.unknown(name)))
     }
 
+    /// The registry of the attached set `name`.
+    pub(crate) fn set(&self, name: &str) -> Option<&Arc<ToolRegistry>> {
+        self.sets
+            .iter()
+            .find(|(set, _)| set == name)
+            .map(|(_, registry)| registry)
+    }
+
     /// The attached sets' names, in attach order.
     pub fn set_names(&self) -> Vec<&str> {
         self.sets.iter().map(|(name, _)| name.as_str()).collect()
