@@ -1,13 +1,18 @@
-//! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json]`: the fake LLM provider
-//! as a process (for headless Godot tests and demos). Prints `listening http://ADDR` as its
-//! first line, then serves until it is interrupted (Ctrl-C) or terminated.
+//! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json] [--default JSON]`: the
+//! fake LLM provider as a process (for headless Godot tests, benchmarks and demos). `--replies`
+//! queues answers (a JSON array of behaviours); `--default` is the answer once the queue is
+//! empty (one behaviour object, e.g. `{"kind": "reply", "text": "…", "chunk_chars": 4}`).
+//! Prints `listening http://ADDR` as its first line, then serves until it is interrupted
+//! (Ctrl-C) or terminated.
 
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeServer};
 
 fn usage() -> ! {
-    eprintln!("usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json]");
+    eprintln!(
+        "usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json] [--default JSON]"
+    );
     std::process::exit(2)
 }
 
@@ -16,6 +21,7 @@ async fn main() {
     let mut listen = "127.0.0.1:0".to_string();
     let mut latency = None;
     let mut replies = None;
+    let mut default = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -28,6 +34,7 @@ async fn main() {
                 )
             }
             "--replies" => replies = Some(args.next().unwrap_or_else(|| usage())),
+            "--default" => default = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -40,6 +47,15 @@ async fn main() {
     };
     if let Some(ms) = latency {
         server.set_latency(Duration::from_millis(ms));
+    }
+    if let Some(json) = default {
+        match serde_json::from_str::<Behaviour>(&json) {
+            Ok(behaviour) => server.set_default(behaviour),
+            Err(e) => {
+                eprintln!("fakellm: --default: {e}");
+                std::process::exit(1);
+            }
+        }
     }
     if let Some(path) = replies {
         let list = std::fs::read_to_string(&path)

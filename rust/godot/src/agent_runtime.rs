@@ -285,6 +285,14 @@ pub struct AgentRuntime {
     /// [member event_queue_capacity] per frame). The rest waits for the next frame.
     #[export]
     max_events_per_frame: i64,
+    /// Merge the [signal agent_speech_delta] pieces one agent streams within a frame into one
+    /// signal: their texts joined, [param seq] the last piece's (it still increases, by more than
+    /// one). With many agents streaming, the main thread then emits one signal per streaming
+    /// agent per frame instead of one per piece. A merged piece still comes before that agent's
+    /// next signal of another kind ([signal agent_spoke], …). Off: one signal per piece, with
+    /// [param seq] increasing by one.
+    #[export]
+    merge_speech_deltas: bool,
     /// Serve the WebSocket protocol (`docs/protocol.md`) from this node's runtime, so external
     /// clients see and drive the same agents as the game. Read at [method start].
     #[export]
@@ -333,6 +341,54 @@ pub struct AgentRuntime {
     last_frame_events: i64,
     last_frame_drain_usec: i64,
     base: Base<Node>,
+}
+
+/// One agent's speech pieces of a frame, merged ([member AgentRuntime.merge_speech_deltas]).
+#[derive(Debug, PartialEq)]
+struct MergedDelta {
+    agent_id: String,
+    text: String,
+    seq: u64,
+}
+
+/// The merged speech pieces of one drain, in the order their agents first streamed.
+#[derive(Default)]
+struct MergedDeltas {
+    /// `None` once taken.
+    pieces: Vec<Option<MergedDelta>>,
+    /// Agent id → its entry in `pieces`, while not taken.
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl MergedDeltas {
+    /// Appends a piece to the agent's merged text (a new entry if it has none waiting).
+    fn push(&mut self, agent_id: &str, delta: &str, seq: u64) {
+        if let Some(&i) = self.index.get(agent_id)
+            && let Some(piece) = &mut self.pieces[i]
+        {
+            piece.text.push_str(delta);
+            piece.seq = seq;
+            return;
+        }
+        self.index.insert(agent_id.to_string(), self.pieces.len());
+        self.pieces.push(Some(MergedDelta {
+            agent_id: agent_id.to_string(),
+            text: delta.to_string(),
+            seq,
+        }));
+    }
+
+    /// The agent's waiting text, if any; its next piece starts a new entry.
+    fn take(&mut self, agent_id: &str) -> Option<MergedDelta> {
+        let i = self.index.remove(agent_id)?;
+        self.pieces[i].take()
+    }
+
+    /// Every waiting text, in order.
+    fn take_all(&mut self) -> impl Iterator<Item = MergedDelta> + use<> {
+        self.index.clear();
+        std::mem::take(&mut self.pieces).into_iter().flatten()
+    }
 }
 
 #[godot_api]
@@ -824,7 +880,8 @@ impl AgentRuntime {
         GString::from(self.last_error.as_str())
     }
 
-    /// How many events the last frame emitted (profiling).
+    /// How many events the last frame took from the queue and emitted (profiling; merged speech
+    /// pieces count one each, see [member merge_speech_deltas]).
     #[func]
     pub fn get_last_frame_event_count(&self) -> i64 {
         self.last_frame_events
@@ -1014,11 +1071,14 @@ impl AgentRuntime {
         catch_unwind(AssertUnwindSafe(|| rt.list())).unwrap_or_default()
     }
 
-    /// Emits up to `limit` queued events; returns how many. Re-checks the subscription before
-    /// every event: a handler may stop the runtime.
+    /// Emits up to `limit` queued events; returns how many were taken from the queue. Re-checks
+    /// the subscription before every event: a handler may stop the runtime. With
+    /// [member merge_speech_deltas], an agent's speech pieces wait in [`MergedDeltas`] until its
+    /// next event of another kind, or the end of the drain.
     fn drain(&mut self, limit: usize) -> i64 {
         let mut count = 0i64;
         let mut done = 0usize;
+        let mut merged = MergedDeltas::default();
         while done < limit {
             let Some(subscription) = self.subscription.as_mut() else {
                 break;
@@ -1028,9 +1088,45 @@ impl AgentRuntime {
             };
             done += 1;
             count += 1;
+            if self.merge_speech_deltas {
+                match &received {
+                    Received::Message(envelope) => {
+                        if let BusMessage::AgentSpeechDelta {
+                            agent_id,
+                            delta,
+                            seq,
+                        } = &envelope.message
+                        {
+                            merged.push(agent_id, delta, *seq);
+                            continue;
+                        }
+                        if let Some(piece) =
+                            envelope.message.agent_id().and_then(|id| merged.take(id))
+                        {
+                            self.emit_delta(&piece.agent_id, &piece.text, piece.seq);
+                        }
+                    }
+                    Received::Lagged { .. } => {
+                        for piece in merged.take_all() {
+                            self.emit_delta(&piece.agent_id, &piece.text, piece.seq);
+                        }
+                    }
+                }
+            }
             self.emit(received);
         }
+        for piece in merged.take_all() {
+            self.emit_delta(&piece.agent_id, &piece.text, piece.seq);
+        }
         count
+    }
+
+    fn emit_delta(&mut self, agent_id: &str, delta: &str, seq: u64) {
+        self.signals().agent_speech_delta().emit(
+            agent_id,
+            delta,
+            i64::try_from(seq).unwrap_or(i64::MAX),
+        );
     }
 
     fn emit(&mut self, received: Received) {
@@ -1133,11 +1229,7 @@ impl AgentRuntime {
                 agent_id,
                 delta,
                 seq,
-            } => self.signals().agent_speech_delta().emit(
-                agent_id.as_str(),
-                delta.as_str(),
-                i64::try_from(*seq).unwrap_or(i64::MAX),
-            ),
+            } => self.emit_delta(agent_id, delta, *seq),
             BusMessage::AgentToolCall {
                 agent_id,
                 tool,
@@ -1182,5 +1274,49 @@ mod tests {
             "{message}"
         );
         assert_eq!(guarded("thing", || Ok::<_, Failure>(3)), Ok(3));
+    }
+
+    fn piece(agent_id: &str, text: &str, seq: u64) -> MergedDelta {
+        MergedDelta {
+            agent_id: agent_id.into(),
+            text: text.into(),
+            seq,
+        }
+    }
+
+    #[test]
+    fn speech_pieces_merge_per_agent_in_first_streamed_order() {
+        let mut merged = MergedDeltas::default();
+        merged.push("agent_002", "Fre", 0);
+        merged.push("agent_001", "Hel", 4);
+        merged.push("agent_002", "sh ", 1);
+        merged.push("agent_001", "lo", 5);
+        merged.push("agent_002", "bread", 2);
+        let all: Vec<MergedDelta> = merged.take_all().collect();
+        assert_eq!(
+            all,
+            vec![
+                piece("agent_002", "Fresh bread", 2),
+                piece("agent_001", "Hello", 5)
+            ]
+        );
+        assert_eq!(merged.take_all().count(), 0);
+    }
+
+    #[test]
+    fn a_taken_agent_starts_a_new_piece_after_the_others() {
+        let mut merged = MergedDeltas::default();
+        merged.push("agent_001", "One", 0);
+        merged.push("agent_002", "Two", 0);
+        // agent_001's line is said: its text goes out first.
+        assert_eq!(merged.take("agent_001"), Some(piece("agent_001", "One", 0)));
+        assert_eq!(merged.take("agent_001"), None);
+        merged.push("agent_001", "Next", 1);
+        merged.push("agent_002", "!", 1);
+        let all: Vec<MergedDelta> = merged.take_all().collect();
+        assert_eq!(
+            all,
+            vec![piece("agent_002", "Two!", 1), piece("agent_001", "Next", 1)]
+        );
     }
 }

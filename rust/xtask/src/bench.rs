@@ -11,6 +11,10 @@
 //! - Godot `bench/drain_bench.gd`: the main-thread cost of `AgentRuntime` draining 10,000
 //!   `agent_spawned` and 10,000 `agent_removed` events and emitting them to a GDScript handler, on
 //!   a release build of the extension (see [`godot_drain_bench`]).
+//! - Godot `bench/stream_bench.gd`: the main thread's per-frame drain while 100 agents think with
+//!   the `openai` brain against the fake provider (the `fakellm` binary, started here) and stream
+//!   their lines as `agent_speech_delta` signals, on the release extension (see
+//!   [`godot_stream_bench`]).
 //! - `agents-server` `ws`: the WebSocket server — memory per idle connection (1,000 clients),
 //!   event fan-out (1,000 agents → 100 clients), open-loop request → reply latency — compared in
 //!   the same run with two Godot servers this module starts (see [`ws_bench`]): the GDScript
@@ -34,6 +38,9 @@ pub enum Selection {
     OnlyGodot,
     /// Only the WebSocket server bench with its Godot comparison servers (`--only-ws`).
     OnlyWs,
+    /// Only the Godot drain with 100 agents streaming from the fake provider
+    /// (`--only-stream`).
+    OnlyStream,
 }
 
 /// Runs the selected benchmarks, streaming their output.
@@ -41,6 +48,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     match selection {
         Selection::OnlyGodot => return godot_drain_bench(ctx),
         Selection::OnlyWs => return ws_bench(ctx),
+        Selection::OnlyStream => return godot_stream_bench(ctx),
         Selection::All => {}
     }
     ensure_python_chess();
@@ -65,17 +73,20 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         }
     }
     godot_drain_bench(ctx)?;
+    godot_stream_bench(ctx)?;
     ws_bench(ctx)
 }
 
 /// The drain bench's script, relative to `godot-project/`.
 const DRAIN_SCRIPT: &str = "bench/drain_bench.gd";
+/// The streaming drain bench's script, relative to `godot-project/`.
+const STREAM_SCRIPT: &str = "bench/stream_bench.gd";
 /// The GDScript WebSocket server of the ws comparison, relative to `godot-project/`.
 const GDSCRIPT_SERVER: &str = "bench/ws_gdscript_server.gd";
 /// The headless `AgentRuntime` server of the ws comparison, relative to `godot-project/`.
 const NODE_SERVER: &str = "server/serve.gd";
 /// The scripts the release bench project carries.
-const BENCH_SCRIPTS: [&str; 3] = [DRAIN_SCRIPT, GDSCRIPT_SERVER, NODE_SERVER];
+const BENCH_SCRIPTS: [&str; 4] = [DRAIN_SCRIPT, STREAM_SCRIPT, GDSCRIPT_SERVER, NODE_SERVER];
 
 /// Builds the release extension and runs `godot-project/bench/drain_bench.gd` headless in a
 /// throw-away project under `<target>/xtask-bench/project` (see [`make_release_project`]) whose `.gdextension` loads the release
@@ -104,6 +115,103 @@ pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
     } else {
         Err(format!(
             "the Godot drain bench failed:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
+
+/// What the fake provider answers every request of the streaming bench with: a line of 96
+/// characters, streamed in pieces of 4 (24 `agent_speech_delta` events per answer).
+pub const STREAM_REPLY: &str = r#"{"kind": "reply", "chunk_chars": 4,
+  "text": "Fresh bread at the well this morning, and the smith says the gate is mended before the festival."}"#;
+
+/// What `fakellm` prints once it listens.
+const FAKE_MARKER: &str = "listening http://";
+
+/// The streaming bench's result line, checked in its output.
+const STREAM_MARKER: &str = "STREAM_BENCH merge_deltas=";
+
+/// Builds the fake provider (`fakellm`, release) and the release extension, starts the fake on a
+/// free loopback port answering every request with [`STREAM_REPLY`], and runs
+/// `godot-project/bench/stream_bench.gd` headless in the release bench project with the fake's
+/// URL in `AGENTS_FAKE_LLM_URL`: once with one `agent_speech_delta` signal per piece (the
+/// default), once with `merge_speech_deltas` (`-- --merge-deltas`). Fails when the script fails
+/// (nothing streamed, an agent error), prints no result, or Godot complains.
+pub fn godot_stream_bench(ctx: &Ctx) -> Result<(), String> {
+    println!("xtask: cargo build --release -p agents-fakellm");
+    process::run_checked(
+        Command::new(cargo())
+            .args(["build", "--release", "-p", "agents-fakellm"])
+            .current_dir(&ctx.root),
+    )?;
+    let release_lib = build::build_extension(ctx, true)?;
+    let godot = godot::find_or_install(ctx)?;
+    println!("xtask: using {}", godot.describe());
+    let project = make_release_project(ctx, &release_lib)?;
+    godot_tests::import_project(&godot, &project)?;
+
+    let exe = ctx
+        .target_dir
+        .join("release")
+        .join(format!("fakellm{}", std::env::consts::EXE_SUFFIX));
+    let mut cmd = Command::new(&exe);
+    cmd.args(["--listen", "127.0.0.1:0", "--default", STREAM_REPLY]);
+    let mut fake = Background::spawn(&mut cmd, Echo::Quiet)
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let url = match fake.wait_for_line(FAKE_MARKER, Duration::from_secs(60)) {
+        Ok(line) => line
+            .split_once("listening ")
+            .map(|(_, url)| url.trim().to_string())
+            .unwrap_or_default(),
+        Err(e) => {
+            let _ = fake.terminate(Duration::from_secs(5));
+            return Err(format!("the fake provider did not start: {e}"));
+        }
+    };
+    let mut problems = Vec::new();
+    for merge in [false, true] {
+        let extra = if merge { " -- --merge-deltas" } else { "" };
+        println!(
+            "xtask: AGENTS_FAKE_LLM_URL={url} godot --headless --script res://{STREAM_SCRIPT}{extra} (release extension)"
+        );
+        let mut cmd = godot.command();
+        cmd.args(["--headless", "--path"])
+            .arg(&project)
+            .args(["--script", &format!("res://{STREAM_SCRIPT}")])
+            .env("AGENTS_FAKE_LLM_URL", &url);
+        if merge {
+            cmd.args(["--", "--merge-deltas"]);
+        }
+        let out = match process::run(&mut cmd, Some(Duration::from_secs(600)), Echo::Stream) {
+            Ok(out) => out,
+            Err(e) => {
+                problems.push(e);
+                break;
+            }
+        };
+        let what = if merge {
+            "the streaming bench (merged deltas)"
+        } else {
+            "the streaming bench"
+        };
+        problems.extend(
+            godot_tests::scan_output(&out.output)
+                .into_iter()
+                .map(|p| format!("{what}: {p}")),
+        );
+        if !out.success() {
+            problems.push(format!("{what} ended with {}", out.ending()));
+        }
+        if !out.output.contains(STREAM_MARKER) {
+            problems.push(format!("{what} printed no result"));
+        }
+    }
+    let _ = fake.terminate(Duration::from_secs(5));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the Godot streaming bench failed:\n  {}",
             problems.join("\n  ")
         ))
     }
@@ -351,6 +459,14 @@ fn ensure_python_chess() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_reply_is_a_streamed_line() {
+        let reply: serde_json::Value = serde_json::from_str(STREAM_REPLY).unwrap();
+        assert_eq!(reply["kind"], "reply");
+        assert_eq!(reply["chunk_chars"], 4);
+        assert!(reply["text"].as_str().unwrap().chars().count() > 80);
+    }
 
     #[test]
     fn release_gdextension_names_one_library_for_any_build() {

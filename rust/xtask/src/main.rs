@@ -11,8 +11,9 @@
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
 //!   an `AgentRuntime` serving in another Godot process; the last line printed is
 //!   `N passed, N failed`.
-//! - `bench [--only-godot | --only-ws]` — the release-build benchmarks recorded in
-//!   `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-ws`: only the
+//! - `bench [--only-godot | --only-stream | --only-ws]` — the release-build benchmarks recorded
+//!   in `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-stream`: only
+//!   the Godot drain with 100 agents streaming from the fake provider; `--only-ws`: only the
 //!   WebSocket server bench with its Godot comparison servers).
 //! - `killtest [--rounds N] [--seed S] [--clients N]` — kills a real `agents-server serve` with
 //!   SIGKILL mid-burst, round after round, and proves that every acknowledged write survives and
@@ -120,10 +121,12 @@ commands:
                                      test_remote_server: only the WebSocket client suite)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot | --only-ws]
+  bench [--only-godot | --only-stream | --only-ws]
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
-                                  just the Godot drain bench; --only-ws: just the WebSocket bench)
+                                  just the Godot drain bench; --only-stream: just the Godot drain
+                                  with 100 agents streaming from the fake model; --only-ws: just
+                                  the WebSocket bench)
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -153,6 +156,8 @@ struct Opts {
     check: bool,
     /// `bench --only-ws`.
     only_ws: bool,
+    /// `bench --only-stream`.
+    only_stream: bool,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -171,6 +176,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--install" => opts.install = true,
             "--check" => opts.check = true,
             "--only-ws" => opts.only_ws = true,
+            "--only-stream" => opts.only_stream = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
             "--timeout" => {
@@ -186,8 +192,13 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
     if opts.skip_cargo && opts.only_cargo {
         return Err("--skip-cargo/--only-godot and --only-cargo exclude each other".into());
     }
-    if opts.skip_cargo && opts.only_ws {
-        return Err("--only-godot and --only-ws exclude each other".into());
+    if [opts.skip_cargo, opts.only_ws, opts.only_stream]
+        .iter()
+        .filter(|&&on| on)
+        .count()
+        > 1
+    {
+        return Err("--only-godot, --only-stream and --only-ws exclude each other".into());
     }
     Ok(opts)
 }
@@ -288,6 +299,8 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
 fn bench_selection(opts: &Opts) -> bench::Selection {
     if opts.only_ws {
         bench::Selection::OnlyWs
+    } else if opts.only_stream {
+        bench::Selection::OnlyStream
     } else if opts.skip_cargo {
         bench::Selection::OnlyGodot
     } else {
@@ -462,5 +475,9 @@ mod tests {
         assert_eq!(bench_selection(&godot), bench::Selection::OnlyGodot);
         assert_eq!(bench_selection(&Opts::default()), bench::Selection::All);
         assert!(parse_opts(&s(&["--only-ws", "--only-godot"])).is_err());
+        let stream = parse_opts(&s(&["--only-stream"])).unwrap();
+        assert_eq!(bench_selection(&stream), bench::Selection::OnlyStream);
+        assert!(parse_opts(&s(&["--only-stream", "--only-ws"])).is_err());
+        assert!(parse_opts(&s(&["--only-stream", "--only-godot"])).is_err());
     }
 }
