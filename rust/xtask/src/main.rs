@@ -3,9 +3,10 @@
 //! - `godot [--install [--dir DIR]]` — find a Godot ≥ 4.5 (installing one on Debian-family Linux
 //!   as root when none is found) and print its command line and version.
 //! - `build [--release]` — build the GDExtension and copy it into `addons/godot_agents/bin/`.
-//! - `demo [--release] [--timeout SECS]` — build, provide Godot, import `godot-project` and run its
-//!   main scene (the games) and then the agent town (`demo/town.tscn`) headless, streaming what
-//!   they print.
+//! - `demo [--release] [--timeout SECS] [--fake-model]` — build, provide Godot, import
+//!   `godot-project` and run its main scene (the games) and then the agent town
+//!   (`demo/town.tscn`) headless, streaming what they print. `--fake-model`: only the town, its
+//!   villagers thinking with the `openai` brain against the fake provider (see [`demo`]).
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace` and a short `killtest`, then the headless GDScript suites of `godot-project/tests/`, then
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
@@ -34,6 +35,7 @@
 mod bench;
 mod build;
 mod cargo_tests;
+mod demo;
 mod fuzz;
 mod godot;
 mod godot_tests;
@@ -111,6 +113,8 @@ commands:
   godot [--install [--dir DIR]]   find (or install) Godot >= 4.5 and print its path and version
   build [--release]               build the GDExtension into addons/godot_agents/bin/
   demo [--release] [--timeout S]  build, import and run the games demo and the agent town headless
+       --fake-model                  only the town, its villagers thinking with a model: the fake
+                                     provider on loopback (AGENTS_DEMO_* variables, docs/brains.md)
   test [options]                  cargo test --workspace + killtest (3 rounds) + fuzz (10 s per
                                   target) + the headless Godot
                                   suites + Godot as a WebSocket client of agents-server serve and
@@ -158,6 +162,8 @@ struct Opts {
     only_ws: bool,
     /// `bench --only-stream`.
     only_stream: bool,
+    /// `demo --fake-model`.
+    fake_model: bool,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -177,6 +183,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--check" => opts.check = true,
             "--only-ws" => opts.only_ws = true,
             "--only-stream" => opts.only_stream = true,
+            "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
             "--timeout" => {
@@ -329,6 +336,9 @@ fn cmd_demo(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let project = ctx.project_dir();
     godot_tests::import_project(&godot, &project)?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
+    if opts.fake_model {
+        return demo::run_fake_model_town(ctx, &godot, &project, TOWN_SCENE, timeout);
+    }
     godot_tests::run_demo(&godot, &project, None, timeout)?;
     godot_tests::run_demo(&godot, &project, Some(TOWN_SCENE), timeout)
 }
