@@ -5,8 +5,10 @@
 //!   overhead (it includes the loopback round trip and the fake's own work).
 //! - `crowd`: 1,000 agents asked at once, the fake answering after 200 ms, the limiter at 16:
 //!   throughput against the ideal 16 / 0.2 s = 80 decisions/s, and every agent answered once.
-//! - `prompt`: prompt tokens per decision for town-like agents (the fake counts 4 characters per
-//!   token) and the share in the cacheable prefix (Anthropic breakpoints).
+//! - `prompt`: prompt tokens per decision for the demo town's five villagers, as the Godot demo
+//!   and the example configure them (`godot-project/demo/villagers.json`: names, roles, prompts,
+//!   positions, tasks, hearing radius, world size; the fake counts 4 characters per token), and
+//!   the share in the cacheable prefix (Anthropic breakpoints).
 //!
 //! `cargo bench -p agents-core --bench brains [-- overhead|crowd|prompt]` (release). Prints
 //! markdown tables.
@@ -17,7 +19,10 @@ use std::time::{Duration, Instant};
 use agents_core::bus::{BusMessage, Filter, Received, Subscription};
 use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions, WorldBounds};
 use agents_fakellm::{Behaviour, FakeCall, FakeServer};
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// The demo town: the villagers `godot-project/demo/town.gd` and the example spawn.
+const TOWN: &str = include_str!("../../../godot-project/demo/villagers.json");
 
 fn options(dir: &tempfile::TempDir) -> RuntimeOptions {
     RuntimeOptions {
@@ -213,27 +218,44 @@ async fn crowd() {
 }
 
 async fn prompt() {
+    let town: Value = serde_json::from_str(TOWN).expect("villagers.json");
     let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
     fake.set_default(Behaviour::text("Good day to you!"));
     let dir = tempfile::tempdir().unwrap();
+    let size = &town["world_size"];
     let rt = Runtime::start_on(
         tokio::runtime::Handle::current(),
         RuntimeOptions {
             speaking_seconds: 0.0,
+            bounds: WorldBounds::from_rect(
+                0.0,
+                0.0,
+                size[0].as_f64().unwrap(),
+                size[1].as_f64().unwrap(),
+            )
+            .unwrap(),
+            hearing_radius: town["hearing_radius"].as_f64().unwrap(),
             ..options(&dir)
         },
     )
     .unwrap();
     let brain = json!({"provider": "anthropic", "model": "bench",
                        "base_url": fake.anthropic_base()});
-    // Six townsfolk within hearing distance of each other, as in the demo.
-    let names = ["Mira", "Bram", "Tess", "Odo", "Lin", "Pell"];
-    let ids: Vec<String> = names
+    // The demo's five villagers, where the demo puts them, with the demo's tasks.
+    let villagers = town["villagers"].as_array().unwrap();
+    let ids: Vec<String> = villagers
         .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            rt.spawn(config(n, 10.0 + i as f64 * 2.0, 10.0, brain.clone()))
-                .unwrap()
+        .map(|v| {
+            let config = AgentConfig::from_json(&json!({
+                "name": v["name"], "role": v["role"], "prompt": v["prompt"],
+                "initial_position": {"x": v["x"], "y": v["y"]}, "brain": brain
+            }))
+            .expect("villager config");
+            let id = rt.spawn(config).unwrap();
+            if let Some(task) = v["task"].as_str() {
+                rt.assign_task(&id, task).unwrap();
+            }
+            id
         })
         .collect();
     let mut sub = rt.subscribe(Filter::all());
@@ -256,7 +278,7 @@ async fn prompt() {
             calls += 1;
         }
     }
-    println!("| prompt tokens, town agents (after each agent's first call) | value |");
+    println!("| prompt tokens, the demo town's villagers (after each one's first call) | value |");
     println!("|---|---|");
     println!("| decisions | {calls} |");
     println!(
