@@ -3,6 +3,8 @@
 ## AGENTS_FAKE_LLM_URL; its first answer is "Fresh bread at the well!" in 3-character pieces with
 ## a `move` to (12, 14)). The streamed text arrives as `agent_speech_delta` signals on the main
 ## thread, in order and before `agent_spoke`; the move and the line are applied; the call is traced.
+## An `AgentBrain` of the `cli` provider runs a command-line model (the script in
+## AGENTS_CLI_MODEL_SCRIPT) through a repair.
 extends "res://tests/test_base.gd"
 
 const DB_DIR := "user://test_model_brain"
@@ -191,3 +193,62 @@ func test_agent_brain_resources_profiles_keys_and_budgets() -> void:
 		assert_eq(found, -1, "the key is in %s" % file)
 	var tres := FileAccess.get_file_as_string(path)
 	assert_false(tres.contains("sk-"), tres)
+
+
+func test_a_cli_brain_runs_a_command_line_model() -> void:
+	var script := OS.get_environment("AGENTS_CLI_MODEL_SCRIPT")
+	if script.is_empty():
+		fail("not run: AGENTS_CLI_MODEL_SCRIPT is not set")
+		return
+	events = []
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
+	var record := ProjectSettings.globalize_path(DB_DIR + "/cli_requests")
+	DirAccess.make_dir_recursive_absolute(record)
+	for f in DirAccess.get_files_at(record):
+		DirAccess.remove_absolute(record + "/" + f)
+	var brain := AgentBrain.new()
+	brain.provider = "cli"
+	brain.command = PackedStringArray(["python3", script, "repair", record])
+	brain.timeout_seconds = 20.0
+	assert_eq(brain.validate(), "")
+	var as_dict := brain.to_dictionary()
+	assert_eq(as_dict["provider"], "cli")
+	assert_eq(as_dict["command"], ["python3", script, "repair", record])
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "cli")
+	rt.idle_think_seconds = 1000.0
+	rt.speaking_seconds = 0.05
+	rt.agent_moved.connect(func(id, _from, to): _note(["moved", id, to]))
+	rt.agent_spoke.connect(func(id, content, _to): _note(["spoke", id, content]))
+	rt.agent_error.connect(func(id, code, message): _note(["error", id, code, message]))
+	add_to_tree(rt)
+	var config := AgentConfig.new()
+	config.name = "Mira"
+	config.role = "the baker"
+	config.initial_position = Vector2(10, 10)
+	config.use_initial_position = true
+	config.brain_config = brain
+	var id := rt.spawn_agent(config)
+	assert_eq(rt.get_agent_state(id).get("brain"), "cli", rt.get_last_error())
+	assert_true(rt.send_message(id, "Come to the well?"))
+	var spoke := await wait_until(func(): return _index("spoke", id) >= 0, 20.0)
+	assert_true(spoke, "the agent answered: %s" % [events])
+	if not spoke:
+		return
+	# The script refused its first answer's arguments and repaired it (two runs).
+	assert_eq(events[_index("moved", id)][2], Vector2(12, 14))
+	assert_eq(events[_index("spoke", id)][2], "Coming, player_0!")
+	assert_eq(_index("error", id), -1, "no error: %s" % [events])
+	var trace := rt.get_agent_trace(id)
+	assert_eq(trace.size(), 2)
+	assert_eq(trace[1]["provider"], "cli")
+	assert_eq(trace[1]["repairs"], 1)
+	assert_eq(int(trace[1]["output_tokens"]), 7)
+	# A command that is not installed is refused at spawn.
+	var missing := AgentBrain.new()
+	missing.provider = "cli"
+	missing.cli_backend = "claude"
+	missing.command = PackedStringArray(["agents-no-such-claude"])
+	config.brain_config = missing
+	assert_eq(rt.spawn_agent(config), "")
+	assert_contains(rt.get_last_error(), "the program 'agents-no-such-claude' was not found on PATH")

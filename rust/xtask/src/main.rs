@@ -420,7 +420,8 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
 }
 
 /// The normal suites (`tests/`), then the WebSocket client suites (`tests/ws_client/`) against
-/// both servers; `--suite` names pick from either (none: everything).
+/// both servers, then the model suites (`tests/model/`) against the fake provider; `--suite`
+/// names pick from any of them (none: everything).
 fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
     build::build_extension(ctx, opts.release)?;
     let godot = godot::find_or_install(ctx)?;
@@ -428,10 +429,13 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let project = ctx.project_dir();
     godot_tests::import_project(&godot, &project)?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
-    let (client, normal): (Vec<String>, Vec<String>) = opts
+    let (model, others): (Vec<String>, Vec<String>) = opts
         .suites
         .iter()
         .cloned()
+        .partition(|s| model_tests::is_model_suite(ctx, s));
+    let (client, normal): (Vec<String>, Vec<String>) = others
+        .into_iter()
         .partition(|s| ws_client_tests::is_client_suite(s));
     let mut run = godot_tests::SuiteRun::default();
     if opts.suites.is_empty() || !normal.is_empty() {
@@ -443,8 +447,8 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
         run.failed += r.failed;
         run.problems.extend(r.problems);
     }
-    if opts.suites.is_empty() {
-        let r = model_tests::run(ctx, &godot, timeout);
+    if opts.suites.is_empty() || !model.is_empty() {
+        let r = model_tests::run(ctx, &godot, &model, timeout);
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);

@@ -1,7 +1,9 @@
 //! Model brains in Godot: the GDScript suites of `godot-project/tests/model/` run an
 //! `AgentRuntime` whose agents think with the `openai` brain against the fake provider — the
 //! `fakellm` binary, started here on a free loopback port with the replies of
-//! [`REPLIES`] queued. The suites learn its URL from `AGENTS_FAKE_LLM_URL`.
+//! [`REPLIES`] queued. The suites learn its URL from `AGENTS_FAKE_LLM_URL`, and the path of a
+//! command-line model for the `cli` brain (Python, run with `python3`) from
+//! `AGENTS_CLI_MODEL_SCRIPT`.
 
 use std::fs;
 use std::process::Command;
@@ -14,6 +16,10 @@ use crate::{Ctx, cargo};
 
 /// The runner folder holding the model suites.
 pub const MODEL_SUITES_DIR: &str = "res://tests/model";
+
+/// The command-line model the `cli` brain's suite runs (the JSON dialect; passed as
+/// `AGENTS_CLI_MODEL_SCRIPT`).
+const CLI_MODEL_SCRIPT: &str = "rust/core/tests/fixtures/cli_model.py";
 
 /// What `fakellm` prints once it listens.
 const MARKER: &str = "listening http://";
@@ -32,8 +38,19 @@ fn failure(problem: String) -> SuiteRun {
     }
 }
 
-/// Builds and starts the fake provider, runs the model suites against it, stops it.
-pub fn run(ctx: &Ctx, godot: &Godot, timeout: Duration) -> SuiteRun {
+/// Whether `name` (`test_model_brain` or `test_model_brain.gd`) is a suite of
+/// [`MODEL_SUITES_DIR`].
+pub fn is_model_suite(ctx: &Ctx, name: &str) -> bool {
+    let stem = name.strip_suffix(".gd").unwrap_or(name);
+    ctx.project_dir()
+        .join("tests/model")
+        .join(format!("{stem}.gd"))
+        .is_file()
+}
+
+/// Builds and starts the fake provider, runs the model suites (`suites`, or all of them when
+/// empty) against it, stops it.
+pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> SuiteRun {
     println!("xtask: cargo build -p agents-fakellm");
     if let Err(e) = process::run_checked(
         Command::new(cargo())
@@ -67,9 +84,18 @@ pub fn run(ctx: &Ctx, godot: &Godot, timeout: Duration) -> SuiteRun {
     println!("xtask: the model suites against the fake provider at {url}");
     let args = RunnerArgs {
         dir: Some(MODEL_SUITES_DIR.to_string()),
-        env: vec![("AGENTS_FAKE_LLM_URL".into(), url)],
+        env: vec![
+            ("AGENTS_FAKE_LLM_URL".into(), url),
+            (
+                "AGENTS_CLI_MODEL_SCRIPT".into(),
+                ctx.root
+                    .join(CLI_MODEL_SCRIPT)
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+        ],
     };
-    let mut run = godot_tests::run_suites_in(godot, &ctx.project_dir(), &args, &[], timeout);
+    let mut run = godot_tests::run_suites_in(godot, &ctx.project_dir(), &args, suites, timeout);
     for p in &mut run.problems {
         *p = format!("[model brains] {p}");
     }
