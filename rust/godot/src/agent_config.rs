@@ -86,6 +86,10 @@ pub struct AgentConfig {
     /// agent with its history; fields left at their defaults then take the stored values.
     #[export]
     agent_id: GString,
+    /// The [member AgentApp.app_id] of an app to attach the agent to as it spawns (the app must
+    /// be registered and have no agent yet, else the spawn fails). Empty: none.
+    #[export]
+    app_id: GString,
 }
 
 /// A seconds / radius field: negative means "runtime default" (NaN is kept so that validation
@@ -109,7 +113,7 @@ impl AgentConfig {
     /// also accepts and the WebSocket protocol's `agent_config` uses): `name`, `role`, `prompt`,
     /// and only the optional keys that are set (`brain`, `initial_position` as `{x, y}`,
     /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`,
-    /// `tools`, `agent_id`).
+    /// `tools`, `agent_id`, `app_id`).
     /// `brain` is the name, or the [member brain_config] object as a Dictionary. Empty when
     /// the brain config is invalid.
     #[func]
@@ -150,6 +154,7 @@ impl AgentConfig {
                     .map(|s| s.to_string())
                     .collect()
             }),
+            app_id: optional_text(&self.app_id),
             ..CoreConfig::default()
         })
     }

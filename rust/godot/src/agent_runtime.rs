@@ -896,6 +896,12 @@ impl AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// The core runtime while the node runs (for other nodes of this crate, such as `AgentApp`,
+    /// that call it directly and spawn on its tokio handle).
+    pub(crate) fn core_runtime(&self) -> Option<Arc<Runtime>> {
+        self.runtime.clone()
+    }
+
     /// The WebSocket server's settings, or `None` when it is off.
     fn server_config(&self) -> Result<Option<ServerConfig>, String> {
         if !self.websocket_enabled {

@@ -14,11 +14,22 @@
 //!   inspector and savable as `.tres`.
 //! - [`AgentBrain`](agent_brain::AgentBrain) (`Resource`): a brain object (provider, model, …)
 //!   for one agent or as the runtime's default.
+//! - [`AgentApp`](agent_app::AgentApp) (`Node`): a game (an "app") an agent plays through the
+//!   app bridge: its actions become the agent's tools, the agent's calls arrive as signals (or
+//!   an `action_handler` call) on the main thread, a human shares the controls and chats.
+//! - [`AgentAction`](agent_action::AgentAction) (`Resource`): one action of an `AgentApp`, for
+//!   the inspector.
+//!
+//! The chat panel that follows an `AgentApp` (`AgentChatPanel`) is a GDScript `Control` in
+//! `addons/godot_agents/agent_chat_panel.gd`: the extension is built with gdext's minimal class
+//! set, which has no `Control` classes.
 //!
 //! Nothing here lets a Rust panic reach Godot: tool handlers run behind the registry's
 //! `catch_unwind`, runtime calls behind the node's own, and conversions return errors instead of
 //! panicking.
 
+pub mod agent_action;
+pub mod agent_app;
 pub mod agent_brain;
 pub mod agent_config;
 pub mod agent_runtime;
