@@ -215,7 +215,10 @@ fn ws() {
     );
     println!("| actions per second | **{rate:.0}** |");
     println!("| actions applied to the apps' states (sum of their last ids) | {recorded} |");
-    println!("| lost (answered but not applied) | {} |", answered.saturating_sub(recorded));
+    println!(
+        "| lost (answered but not applied) | {} |",
+        answered.saturating_sub(recorded)
+    );
     println!(
         "| every app's action ids arrived once, in order | {} |",
         if order_ok { "yes" } else { "**no**" }
