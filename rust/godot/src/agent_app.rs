@@ -95,6 +95,16 @@ struct Item {
     record: Option<Value>,
 }
 
+/// A transcript item before it gets its `seq`.
+#[derive(Clone, Debug, PartialEq)]
+struct Pending {
+    kind: Kind,
+    role: String,
+    text: String,
+    line: String,
+    record: Option<Value>,
+}
+
 /// A value written the way events are (`{ winner: X }`), cut to [`MAX_SHOWN_CHARS`].
 fn shown(value: &Value) -> String {
     let text = text::relaxed(value);
@@ -462,6 +472,9 @@ pub struct AgentApp {
     /// Register through [member runtime_path] at the next chance.
     auto_register: bool,
     transcript: VecDeque<Item>,
+    /// Items found since the last read of the session, with their time (`at`): they join the
+    /// transcript in time order when the session is read.
+    pending: Vec<(String, Pending)>,
     next_seq: i64,
     transcript_epoch: i64,
     last_error: String,
@@ -574,6 +587,7 @@ impl AgentApp {
         });
         // What was sent before it closed (its agent leaving) is still told.
         self.drain_outbound(true);
+        self.flush_pending();
         self.registration = None;
         self.auto_register = false;
         self.agent = None;
@@ -941,7 +955,8 @@ impl AgentApp {
     /// (`role`: who acted; also `record`, as in [signal action_recorded]) or `event`; `line`
     /// is the text to show: `Ivy: Your move.`, `You: Hi`, `🎮 ⚔️ Combat: Lv.15 Goblin`,
     /// `#3 agent place { col: 2, row: 1 } → ok`, `Event: roundEnded — { winner: X }`. Filled
-    /// from the stored session when the app registers.
+    /// from the stored session when the app registers; new items join it in time order each
+    /// time the session is read (every tenth of a second).
     #[func]
     pub fn get_transcript(&self, #[opt(default = 0)] since: i64) -> Array<VarDictionary> {
         let mut out = Array::new();
@@ -1143,62 +1158,76 @@ impl AgentApp {
     /// time order.
     fn seed_transcript(&mut self, session: &AppSession) {
         self.transcript.clear();
+        self.pending.clear();
         self.transcript_epoch += 1;
         let name = self.agent.as_ref().map(|(_, n)| n.clone());
-        let mut items: Vec<(String, Kind, String, String, String, Option<Value>)> = Vec::new();
         for line in &session.chat {
-            items.push((
-                line.at.clone(),
-                Kind::Chat,
-                line.role.to_string(),
-                line.text.clone(),
-                chat_line_text(line.role, &line.text, name.as_deref()),
-                None,
-            ));
+            let shown = chat_line_text(line.role, &line.text, name.as_deref());
+            let role = line.role.to_string();
+            self.queue_item(line.at.clone(), Kind::Chat, &role, &line.text, shown, None);
         }
         for record in &session.history {
-            items.push((
+            self.queue_item(
                 record.at.clone(),
                 Kind::Action,
-                record.by.to_string(),
-                record.name.clone(),
+                record.by.as_str(),
+                &record.name,
                 action_line(record),
                 Some(record_json(record)),
-            ));
+            );
         }
         for event in &session.events {
-            items.push((
+            let text = event.text.clone();
+            self.queue_item(
                 event.at.clone(),
                 Kind::Event,
-                "system".into(),
-                event.name.clone(),
-                event.text.clone(),
+                "system",
+                &event.name,
+                text,
                 None,
-            ));
+            );
         }
-        items.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, kind, role, text, line, record) in items {
-            self.push_item(kind, &role, &text, line, record);
-        }
+        self.flush_pending();
     }
 
-    fn push_item(
+    /// Queues an item that happened at `at`; [`AgentApp::flush_pending`] adds it.
+    fn queue_item(
         &mut self,
+        at: String,
         kind: Kind,
         role: &str,
         text: &str,
         line: String,
         record: Option<Value>,
     ) {
-        self.next_seq += 1;
-        self.transcript.push_back(Item {
-            seq: self.next_seq,
-            kind,
-            role: role.to_string(),
-            text: text.to_string(),
-            line,
-            record,
-        });
+        self.pending.push((
+            at,
+            Pending {
+                kind,
+                role: role.to_string(),
+                text: text.to_string(),
+                line,
+                record,
+            },
+        ));
+    }
+
+    /// Adds the queued items to the transcript, oldest first (a stable sort: items of the same
+    /// time keep the order they were found in).
+    fn flush_pending(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, item) in pending {
+            self.next_seq += 1;
+            self.transcript.push_back(Item {
+                seq: self.next_seq,
+                kind: item.kind,
+                role: item.role,
+                text: item.text,
+                line: item.line,
+                record: item.record,
+            });
+        }
         while self.transcript.len() > MAX_TRANSCRIPT {
             self.transcript.pop_front();
         }
@@ -1287,6 +1316,8 @@ impl AgentApp {
         if due && self.registration.is_some() {
             self.last_poll = Some(Instant::now());
             self.poll_session();
+        } else if self.registration.is_none() {
+            self.flush_pending();
         }
     }
 
@@ -1311,7 +1342,8 @@ impl AgentApp {
                     let name = self.agent.as_ref().map(|(_, n)| n.clone());
                     let role = line.role.to_string();
                     let shown = chat_line_text(line.role, &line.text, name.as_deref());
-                    self.push_item(Kind::Chat, &role, &line.text, shown, None);
+                    let at = line.at.clone();
+                    self.queue_item(at, Kind::Chat, &role, &line.text, shown, None);
                     self.signals()
                         .chat_line()
                         .emit(role.as_str(), line.text.as_str());
@@ -1390,6 +1422,7 @@ impl AgentApp {
                 Ok(record) => record_json(record),
                 Err(error) => {
                     let message = error.to_string();
+                    let at = agents_core::time::now_iso();
                     let record = serde_json::json!({
                         "action_id": 0,
                         "name": done.name,
@@ -1398,16 +1431,11 @@ impl AgentApp {
                         "ok": false,
                         "result": null,
                         "error": message,
-                        "at": "",
+                        "at": at,
                     });
                     let line = refused_line(&done.name, &done.params, &message);
-                    self.push_item(
-                        Kind::Action,
-                        "human",
-                        &done.name,
-                        line,
-                        Some(record.clone()),
-                    );
+                    let item = Some(record.clone());
+                    self.queue_item(at, Kind::Action, "human", &done.name, line, item);
                     record
                 }
             };
@@ -1440,19 +1468,23 @@ impl AgentApp {
         let fresh_events = new_suffix(&self.seen_events, &events);
         let fresh_events: Vec<_> = session.events[session.events.len() - fresh_events..].to_vec();
         self.seen_events = events;
+        for record in &fresh {
+            let json = record_json(record);
+            let line = action_line(record);
+            let (at, by) = (record.at.clone(), record.by.as_str());
+            self.queue_item(at, Kind::Action, by, &record.name, line, Some(json));
+        }
+        for event in &fresh_events {
+            let (at, text) = (event.at.clone(), event.text.clone());
+            self.queue_item(at, Kind::Event, "system", &event.name, text, None);
+        }
+        self.flush_pending();
         for record in fresh {
-            let json = record_json(&record);
-            self.push_item(
-                Kind::Action,
-                record.by.as_str(),
-                &record.name,
-                action_line(&record),
-                Some(json.clone()),
-            );
-            self.signals().action_recorded().emit(&json_dict(&json));
+            self.signals()
+                .action_recorded()
+                .emit(&json_dict(&record_json(&record)));
         }
         for event in fresh_events {
-            self.push_item(Kind::Event, "system", &event.name, event.text.clone(), None);
             self.signals()
                 .event_emitted()
                 .emit(event.name.as_str(), event.text.as_str());
