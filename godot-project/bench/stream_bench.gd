@@ -9,7 +9,8 @@
 ## short idle time so each keeps deciding on its own, and lets them all stream at once (the
 ## limiter is raised to AGENTS). At 60 frames per second for SECONDS (10), it records each
 ## frame's drain — taking the queued events and emitting them as signals to GDScript handlers
-## that count them (`get_last_frame_drain_usec()`). Prints one
+## that count them (`get_last_frame_drain_usec()`, and the main thread's own CPU time in it,
+## `get_last_frame_drain_cpu_usec()`). Prints one
 ## `STREAM_BENCH merge_deltas=… agents=… frames=… events=… deltas=… delta_chars=… lines=…
 ## line_chars=… p50_usec=… p99_usec=… max_usec=… mean_events_per_frame=… max_events_per_frame=…
 ## deltas_per_frame=… per_event_ns=… errors=…` line and exits with 0 (1 when nothing streamed, no
@@ -76,6 +77,7 @@ func _initialize() -> void:
 		await process_frame
 	var drains := PackedInt64Array()
 	var events := PackedInt64Array()
+	var cpu := PackedInt64Array()
 	var deltas_before: int = counts["delta"]
 	var delta_chars_before: int = counts["delta_chars"]
 	var lines_before: int = counts["spoke"]
@@ -84,6 +86,7 @@ func _initialize() -> void:
 	while Time.get_ticks_usec() - started < int(SECONDS * 1e6):
 		await process_frame
 		drains.append(rt.get_last_frame_drain_usec())
+		cpu.append(rt.get_last_frame_drain_cpu_usec())
 		events.append(rt.get_last_frame_event_count())
 	var deltas: int = counts["delta"] - deltas_before
 	var delta_chars: int = counts["delta_chars"] - delta_chars_before
@@ -92,6 +95,8 @@ func _initialize() -> void:
 	rt.free()
 	var sorted := drains.duplicate()
 	sorted.sort()
+	var cpu_sorted := cpu.duplicate()
+	cpu_sorted.sort()
 	var total_events := 0
 	var max_events := 0
 	for e in events:
@@ -101,11 +106,13 @@ func _initialize() -> void:
 	for d in drains:
 		total_usec += d
 	var frames := sorted.size()
-	print("STREAM_BENCH merge_deltas=%s agents=%d frames=%d events=%d deltas=%d delta_chars=%d lines=%d line_chars=%d p50_usec=%d p99_usec=%d max_usec=%d mean_events_per_frame=%.1f max_events_per_frame=%d deltas_per_frame=%.1f per_event_ns=%d errors=%d" % [
+	print("STREAM_BENCH merge_deltas=%s agents=%d frames=%d events=%d deltas=%d delta_chars=%d lines=%d line_chars=%d p50_usec=%d p99_usec=%d max_usec=%d mean_events_per_frame=%.1f max_events_per_frame=%d deltas_per_frame=%.1f per_event_ns=%d errors=%d cpu_p50_usec=%d cpu_p99_usec=%d cpu_max_usec=%d" % [
 		merge, AGENTS, frames, total_events, deltas, delta_chars, lines, line_chars, sorted[frames / 2],
 		sorted[min(frames - 1, int(frames * 0.99))], sorted[frames - 1],
 		float(total_events) / frames, max_events, float(deltas) / frames,
-		(total_usec * 1000) / max(total_events, 1), counts["error"]])
+		(total_usec * 1000) / max(total_events, 1), counts["error"],
+		cpu_sorted[frames / 2], cpu_sorted[min(frames - 1, int(frames * 0.99))],
+		cpu_sorted[frames - 1]])
 	if deltas == 0 or lines == 0:
 		printerr("nothing streamed: %d deltas, %d lines" % [deltas, lines])
 	quit(0 if deltas > 0 and lines > 0 and counts["error"] == 0 else 1)

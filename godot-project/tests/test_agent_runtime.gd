@@ -108,6 +108,7 @@ func test_defaults_and_config_resource() -> void:
 	assert_true(rt.autostart)
 	assert_eq(rt.event_queue_capacity, 65536)
 	assert_eq(rt.max_events_per_frame, 0)
+	assert_eq(rt.max_drain_usec_per_frame, 1000)
 	assert_false(rt.is_running(), "not running before it enters the tree")
 	rt.free()
 
@@ -431,6 +432,32 @@ func test_slow_reader_lags_without_blocking() -> void:
 	assert_contains(str(lag[3]), "missed")
 	assert_true(_found("agent_spawned").size() < 12)
 	assert_eq(rt.list_agents().size(), 12, "the agents run whatever the reader does")
+
+
+func test_a_drain_budget_spreads_a_burst_over_frames_and_loses_nothing() -> void:
+	# A 1 µs budget: each frame emits what fits (at least one event), the rest waits.
+	var rt := _runtime(fresh_db(DB_DIR, "budget"), {"process_mode": Node.PROCESS_MODE_DISABLED, "max_drain_usec_per_frame": 1})
+	var ids := []
+	for i in 200:
+		ids.append(rt.spawn_agent({"name": "V%d" % i, "idle_think_seconds": 60}))
+	await wait_frames(2)
+	rt.process_mode = Node.PROCESS_MODE_INHERIT
+	await wait_frames(1)
+	var first := rt.get_last_frame_event_count()
+	assert_true(first >= 1 and first < 200, "one frame took %d of 200" % first)
+	var ok := await wait_until(func(): return _found("agent_spawned").size() == 200, 10.0)
+	assert_true(ok, "every spawn arrived: %d" % _found("agent_spawned").size())
+	var order := []
+	for e in _found("agent_spawned"):
+		order.append(e[1])
+	assert_eq(order, ids, "in order")
+	var bad := AgentRuntime.new()
+	bad.database_path = fresh_db(DB_DIR, "budget_bad")
+	bad.autostart = false
+	bad.max_drain_usec_per_frame = -5
+	add_to_tree(bad)
+	assert_false(bad.start())
+	assert_contains(bad.get_last_error(), "max_drain_usec_per_frame must be 0 (no limit) or more, got -5")
 
 
 func test_events_wait_while_not_processing_and_drain_on_demand() -> void:

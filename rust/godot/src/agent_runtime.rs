@@ -285,6 +285,13 @@ pub struct AgentRuntime {
     /// [member event_queue_capacity] per frame). The rest waits for the next frame.
     #[export]
     max_events_per_frame: i64,
+    /// Most microseconds the main thread spends emitting events in one frame (1000 by
+    /// default); `0`: no limit. Once it is spent, the rest waits for the next frame, in order
+    /// and nothing lost, so a burst (a hundred agents streaming at once) spreads over a few
+    /// frames instead of stretching one. At least one event is emitted every frame.
+    #[export]
+    #[init(val = 1000)]
+    max_drain_usec_per_frame: i64,
     /// Merge the [signal agent_speech_delta] pieces one agent streams within a frame into one
     /// signal: their texts joined, [param seq] the last piece's (it still increases, by more than
     /// one). With many agents streaming, the main thread then emits one signal per streaming
@@ -340,6 +347,7 @@ pub struct AgentRuntime {
     last_error: String,
     last_frame_events: i64,
     last_frame_drain_usec: i64,
+    last_frame_drain_cpu_usec: i64,
     base: Base<Node>,
 }
 
@@ -401,11 +409,20 @@ impl INode for AgentRuntime {
 
     fn process(&mut self, _delta: f64) {
         let started = Instant::now();
+        let cpu_started = thread_cpu_usec();
         let limit = self.frame_limit();
-        let events = self.drain(limit);
+        let deadline = u64::try_from(self.max_drain_usec_per_frame)
+            .ok()
+            .filter(|usec| *usec > 0)
+            .map(|usec| started + std::time::Duration::from_micros(usec));
+        let events = self.drain(limit, deadline);
         self.last_frame_events = events;
         self.last_frame_drain_usec =
             i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX);
+        self.last_frame_drain_cpu_usec = match (cpu_started, thread_cpu_usec()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => -1,
+        };
     }
 
     fn exit_tree(&mut self) {
@@ -566,7 +583,7 @@ impl AgentRuntime {
         }
         drop(runtime);
         // The bus is closed: the queue is finite.
-        self.drain(usize::MAX);
+        self.drain(usize::MAX, None);
         self.subscription = None;
     }
 
@@ -871,7 +888,7 @@ impl AgentRuntime {
         } else {
             self.queue_capacity()
         };
-        self.drain(limit)
+        self.drain(limit, None)
     }
 
     /// The message of the last failed call; empty after a call that succeeded.
@@ -892,6 +909,36 @@ impl AgentRuntime {
     #[func]
     pub fn get_last_frame_drain_usec(&self) -> i64 {
         self.last_frame_drain_usec
+    }
+
+    /// Microseconds of the main thread's own CPU time the last frame's drain used (profiling):
+    /// [method get_last_frame_drain_usec] without the time the thread waited for a core. `-1`
+    /// where the platform does not tell (non-Unix).
+    #[func]
+    pub fn get_last_frame_drain_cpu_usec(&self) -> i64 {
+        self.last_frame_drain_cpu_usec
+    }
+}
+
+/// This thread's CPU time in microseconds (`CLOCK_THREAD_CPUTIME_ID`), where the platform has
+/// it.
+fn thread_cpu_usec() -> Option<i64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec through a valid pointer.
+        let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+        // `time_t` and `c_long` are 32 bits wide on some platforms: widen, whatever they are.
+        #[allow(clippy::useless_conversion)]
+        let usec = i64::from(ts.tv_sec) * 1_000_000 + i64::from(ts.tv_nsec) / 1_000;
+        ok.then_some(usec)
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 
@@ -956,6 +1003,12 @@ impl AgentRuntime {
             return Err(format!(
                 "max_events_per_frame must be 0 (unlimited) or more, got {}",
                 self.max_events_per_frame
+            ));
+        }
+        if self.max_drain_usec_per_frame < 0 {
+            return Err(format!(
+                "max_drain_usec_per_frame must be 0 (no limit) or more, got {}",
+                self.max_drain_usec_per_frame
             ));
         }
         let path = self.database_path.to_string();
@@ -1077,15 +1130,17 @@ impl AgentRuntime {
         catch_unwind(AssertUnwindSafe(|| rt.list())).unwrap_or_default()
     }
 
-    /// Emits up to `limit` queued events; returns how many were taken from the queue. Re-checks
+    /// Emits up to `limit` queued events, stopping at `deadline` (the frame's drain budget);
+    /// returns how many were taken from the queue. Re-checks
     /// the subscription before every event: a handler may stop the runtime. With
     /// [member merge_speech_deltas], an agent's speech pieces wait in [`MergedDeltas`] until its
     /// next event of another kind, or the end of the drain.
-    fn drain(&mut self, limit: usize) -> i64 {
+    fn drain(&mut self, limit: usize, deadline: Option<Instant>) -> i64 {
         let mut count = 0i64;
         let mut done = 0usize;
         let mut merged = MergedDeltas::default();
-        while done < limit {
+        // At least one event a frame, however small the budget: the queue always moves.
+        while done < limit && (done == 0 || deadline.is_none_or(|d| Instant::now() < d)) {
             let Some(subscription) = self.subscription.as_mut() else {
                 break;
             };

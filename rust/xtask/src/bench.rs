@@ -8,6 +8,7 @@
 //!   recipient-filtered subscriptions, memory per subscription.
 //! - `agents-core` `memory`: sustained conversation-row writes through the SQLite writer.
 //! - `agents-core` `runtime`: 10,000 agents: spawn time, memory per idle agent, CPU.
+//! - `agents-core` `apps`: one action through the app bridge, and 100 apps over one WebSocket.
 //! - Godot `bench/drain_bench.gd`: the main-thread cost of `AgentRuntime` draining 10,000
 //!   `agent_spawned` and 10,000 `agent_removed` events and emitting them to a GDScript handler, on
 //!   a release build of the extension (see [`godot_drain_bench`]).
@@ -59,6 +60,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         ("agents-core", "memory"),
         ("agents-core", "runtime"),
         ("agents-core", "brains"),
+        ("agents-core", "apps"),
     ] {
         println!("xtask: cargo bench -p {package} --bench {bench}");
         let status = Command::new(cargo())
