@@ -127,9 +127,6 @@ pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
 pub const STREAM_REPLY: &str = r#"{"kind": "reply", "chunk_chars": 4,
   "text": "Fresh bread at the well this morning, and the smith says the gate is mended before the festival."}"#;
 
-/// What `fakellm` prints once it listens.
-const FAKE_MARKER: &str = "listening http://";
-
 /// The streaming bench's result line, checked in its output.
 const STREAM_MARKER: &str = "STREAM_BENCH merge_deltas=";
 
@@ -157,19 +154,8 @@ pub fn godot_stream_bench(ctx: &Ctx) -> Result<(), String> {
         .join("release")
         .join(format!("fakellm{}", std::env::consts::EXE_SUFFIX));
     let mut cmd = Command::new(&exe);
-    cmd.args(["--listen", "127.0.0.1:0", "--default", STREAM_REPLY]);
-    let mut fake = Background::spawn(&mut cmd, Echo::Quiet)
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let url = match fake.wait_for_line(FAKE_MARKER, Duration::from_secs(60)) {
-        Ok(line) => line
-            .split_once("listening ")
-            .map(|(_, url)| url.trim().to_string())
-            .unwrap_or_default(),
-        Err(e) => {
-            let _ = fake.terminate(Duration::from_secs(5));
-            return Err(format!("the fake provider did not start: {e}"));
-        }
-    };
+    cmd.args(["--default", STREAM_REPLY]);
+    let (fake, url) = crate::model_tests::start_fake(&mut cmd)?;
     let mut problems = Vec::new();
     for merge in [false, true] {
         let extra = if merge { " -- --merge-deltas" } else { "" };

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::godot::Godot;
 use crate::godot_tests;
-use crate::process::{self, Background, Echo};
+use crate::process::{self, Echo};
 use crate::{Ctx, cargo};
 
 /// The answers the fake gives first, in order: lines streamed in pieces, two with a move.
@@ -28,9 +28,6 @@ pub const TOWN_REPLIES: &str = r#"[
 /// The fake's answer once the queue is empty.
 pub const TOWN_DEFAULT: &str =
     r#"{"kind": "reply", "chunk_chars": 5, "text": "A fine day for the harvest festival."}"#;
-
-/// What `fakellm` prints once it listens.
-const MARKER: &str = "listening http://";
 
 /// The lines the fake can say (from [`TOWN_REPLIES`] and [`TOWN_DEFAULT`]).
 fn fake_lines() -> Vec<String> {
@@ -81,21 +78,10 @@ pub fn run_fake_model_town(
     fs::write(&replies, TOWN_REPLIES)
         .map_err(|e| format!("cannot write {}: {e}", replies.display()))?;
     let mut cmd = Command::new(&exe);
-    cmd.args(["--listen", "127.0.0.1:0", "--replies"])
+    cmd.arg("--replies")
         .arg(&replies)
         .args(["--default", TOWN_DEFAULT]);
-    let mut fake = Background::spawn(&mut cmd, Echo::Quiet)
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let url = match fake.wait_for_line(MARKER, Duration::from_secs(60)) {
-        Ok(line) => line
-            .split_once("listening ")
-            .map(|(_, url)| url.trim().to_string())
-            .unwrap_or_default(),
-        Err(e) => {
-            let _ = fake.terminate(Duration::from_secs(5));
-            return Err(format!("the fake provider did not start: {e}"));
-        }
-    };
+    let (fake, url) = crate::model_tests::start_fake(&mut cmd)?;
     let base_url = format!("{url}/v1");
     println!(
         "xtask: AGENTS_DEMO_PROVIDER=openai AGENTS_DEMO_MODEL=fake-town AGENTS_DEMO_BASE_URL={base_url} \

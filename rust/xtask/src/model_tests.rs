@@ -48,6 +48,27 @@ pub fn is_model_suite(ctx: &Ctx, name: &str) -> bool {
         .is_file()
 }
 
+/// Starts the `fakellm` binary of `cmd` (its own arguments given) on a free loopback port and
+/// waits for its `listening http://…` line; returns it running, and its URL.
+pub fn start_fake(cmd: &mut Command) -> Result<(Background, String), String> {
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let mut fake = Background::spawn(cmd, Echo::Quiet)
+        .map_err(|e| format!("cannot start the fake provider: {e}"))?;
+    match fake.wait_for_line(MARKER, Duration::from_secs(60)) {
+        Ok(line) => {
+            let url = line
+                .split_once("listening ")
+                .map(|(_, url)| url.trim().to_string())
+                .unwrap_or_default();
+            Ok((fake, url))
+        }
+        Err(e) => {
+            let _ = fake.terminate(Duration::from_secs(5));
+            Err(format!("the fake provider did not start: {e}"))
+        }
+    }
+}
+
 /// Builds and starts the fake provider, runs the model suites (`suites`, or all of them when
 /// empty) against it, stops it.
 pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> SuiteRun {
@@ -68,18 +89,10 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
         return failure(format!("cannot write {}: {e}", replies.display()));
     }
     let mut cmd = Command::new(&exe);
-    cmd.args(["--listen", "127.0.0.1:0", "--replies"])
-        .arg(&replies);
-    let mut fake = match Background::spawn(&mut cmd, Echo::Quiet) {
-        Ok(fake) => fake,
-        Err(e) => return failure(format!("cannot start {}: {e}", exe.display())),
-    };
-    let url = match fake.wait_for_line(MARKER, Duration::from_secs(60)) {
-        Ok(line) => line
-            .split_once("listening ")
-            .map(|(_, url)| url.trim().to_string())
-            .unwrap_or_default(),
-        Err(e) => return failure(format!("the fake provider did not start: {e}")),
+    cmd.arg("--replies").arg(&replies);
+    let (fake, url) = match start_fake(&mut cmd) {
+        Ok(started) => started,
+        Err(e) => return failure(e),
     };
     println!("xtask: the model suites against the fake provider at {url}");
     let args = RunnerArgs {
