@@ -23,22 +23,44 @@ async fn send(ws: &mut Ws, value: Value) {
         .unwrap();
 }
 
-/// The next message that `pick` accepts (others are skipped), within 10 s.
-async fn until(ws: &mut Ws, mut pick: impl FnMut(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let next = tokio::time::timeout_at(deadline, ws.next())
-            .await
-            .expect("the expected message did not come");
-        match next {
-            Some(Ok(Message::Text(text))) => {
-                let value: Value = serde_json::from_str(&text).unwrap();
-                if pick(&value) {
-                    return value;
+/// A client connection and the messages it received but no one has asked for yet.
+struct Client {
+    ws: Ws,
+    backlog: Vec<Value>,
+}
+
+impl Client {
+    async fn send(&mut self, value: Value) {
+        send(&mut self.ws, value).await
+    }
+
+    /// The first message, kept or new, that `pick` accepts (others are kept for later asks),
+    /// within 10 s: replies and pushed messages may come in any order.
+    async fn until(&mut self, mut pick: impl FnMut(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&mut pick) {
+            return self.backlog.remove(i);
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "the expected message did not come; kept: {:?}",
+                        self.backlog
+                    )
+                });
+            match next {
+                Some(Ok(Message::Text(text))) => {
+                    let value: Value = serde_json::from_str(&text).unwrap();
+                    if pick(&value) {
+                        return value;
+                    }
+                    self.backlog.push(value);
                 }
+                Some(Ok(_)) => continue,
+                other => panic!("the connection ended: {other:?}"),
             }
-            Some(Ok(_)) => continue,
-            other => panic!("the connection ended: {other:?}"),
         }
     }
 }
@@ -67,19 +89,22 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
         .unwrap();
     let url = format!("ws://{}/ws", server.local_addr());
     let agent_id = client.block_on(async {
-        let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
-        until(&mut ws, of_type("welcome")).await;
-        send(&mut ws, json!({"type": "subscribe", "events": []})).await;
-        until(&mut ws, of_type("subscribe_response")).await;
+        let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        let mut ws = Client {
+            ws,
+            backlog: Vec::new(),
+        };
+        ws.until(of_type("welcome")).await;
+        ws.send(json!({"type": "subscribe", "events": []})).await;
+        ws.until(of_type("subscribe_response")).await;
 
         // Bad params are refused, naming the action and the field.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_register", "request_id": 1, "app_id": "board",
             "actions": [{"name": "place", "params": {"row": "integr"}}]}),
         )
         .await;
-        let e = until(&mut ws, of_type("error")).await;
+        let e = ws.until(of_type("error")).await;
         assert_eq!(e["code"], "invalid_config");
         assert_eq!(e["request_id"], 1);
         assert!(
@@ -90,8 +115,7 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
             "{e}"
         );
 
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_register", "request_id": 2, "app_id": "board",
             "role_prompt": "You play O.", "state": {"moves": 0},
             "actions": [{"name": "place", "description": "Place mark", "params": {
@@ -101,131 +125,109 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
                 "required": ["row", "col"], "additionalProperties": false}}]}),
         )
         .await;
-        let registered = until(&mut ws, of_type("app_register_response")).await;
+        let registered = ws.until(of_type("app_register_response")).await;
         assert_eq!(registered["tools"][0]["name"], "place");
-        send(
-            &mut ws,
-            json!({"type": "agent_spawn_request", "request_id": 3,
-            "agent_config": {"name": "Ivy", "role": "the innkeeper"}}),
-        )
-        .await;
-        let spawned = until(&mut ws, of_type("agent_spawn_response")).await;
+        ws.send(json!({"type": "agent_spawn_request", "request_id": 3,
+            "agent_config": {"name": "Ivy", "role": "the innkeeper"}}))
+            .await;
+        let spawned = ws.until(of_type("agent_spawn_response")).await;
         let agent_id = spawned["agent_id"].as_str().unwrap().to_string();
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_attach", "request_id": 4, "app_id": "board",
             "agent_id": agent_id}),
         )
         .await;
-        until(&mut ws, of_type("app_attach_response")).await;
+        ws.until(of_type("app_attach_response")).await;
 
         // The agent plays: each action comes here; each answer with a new state brings the
         // next one (static mode).
         for n in 1..=3 {
-            let action = until(&mut ws, of_type("app_action")).await;
+            let action = ws.until(of_type("app_action")).await;
             assert_eq!(action["app_id"], "board");
             assert_eq!(action["name"], "place");
             assert_eq!(action["by"], "agent");
             let row = action["params"]["row"].as_i64().unwrap();
             assert!((0..=2).contains(&row), "{action}");
-            send(
-                &mut ws,
-                json!({"type": "app_action_result", "request_id": 10 + n,
+            ws.send(json!({"type": "app_action_result", "request_id": 10 + n,
                 "app_id": "board", "action_id": action["action_id"],
-                "result": format!("move {n}"), "state": {"moves": n}}),
-            )
-            .await;
-            let done = until(&mut ws, of_type("app_action_result_response")).await;
+                "result": format!("move {n}"), "state": {"moves": n}}))
+                .await;
+            let done = ws.until(of_type("app_action_result_response")).await;
             assert_eq!(done["action_id"], action["action_id"]);
         }
         // Stop the agent from acting: the human takes over.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_set_control_mode", "request_id": 20, "app_id": "board",
             "control_mode": "human"}),
         )
         .await;
-        until(&mut ws, of_type("app_set_control_mode_response")).await;
+        ws.until(of_type("app_set_control_mode_response")).await;
 
         // The human acts: the action comes here too, and the reply once it is answered.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_human_action", "request_id": 21, "app_id": "board",
             "name": "place", "params": {"row": 2, "col": 2}}),
         )
         .await;
-        let action = until(&mut ws, |v| v["type"] == "app_action" && v["by"] == "human").await;
-        send(
-            &mut ws,
+        let action = ws
+            .until(|v| v["type"] == "app_action" && v["by"] == "human")
+            .await;
+        ws.send(
             json!({"type": "app_action_result", "request_id": 22, "app_id": "board",
             "action_id": action["action_id"], "result": "X at 2,2"}),
         )
         .await;
-        let human = until(&mut ws, of_type("app_human_action_response")).await;
+        let human = ws.until(of_type("app_human_action_response")).await;
         assert_eq!(human["request_id"], 21);
         assert_eq!(human["action"]["ok"], true);
         assert_eq!(human["action"]["result"], "X at 2,2");
 
         // Refusals with the spec's texts.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_set_control_mode", "request_id": 23, "app_id": "board",
             "control_mode": "agent"}),
         )
         .await;
-        until(&mut ws, of_type("app_set_control_mode_response")).await;
-        send(
-            &mut ws,
+        ws.until(of_type("app_set_control_mode_response")).await;
+        ws.send(
             json!({"type": "app_human_action", "request_id": 24, "app_id": "board",
             "name": "place", "params": {"row": 0, "col": 0}}),
         )
         .await;
-        let refused = until(&mut ws, |v| v["type"] == "error" && v["request_id"] == 24).await;
+        let refused = ws
+            .until(|v| v["type"] == "error" && v["request_id"] == 24)
+            .await;
         assert_eq!(refused["code"], "action_refused");
         assert_eq!(refused["message"], "Agent is in control");
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_set_control_mode", "request_id": 25, "app_id": "board",
             "control_mode": "human"}),
         )
         .await;
-        until(&mut ws, of_type("app_set_control_mode_response")).await;
+        ws.until(of_type("app_set_control_mode_response")).await;
 
         // Events and labels.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_event", "request_id": 26, "app_id": "board",
             "name": "roundEnded", "payload": {"winner": "X"}}),
         )
         .await;
-        let event = until(&mut ws, of_type("app_event_response")).await;
+        let event = ws.until(of_type("app_event_response")).await;
         assert_eq!(event["text"], "Event: roundEnded — { winner: X }");
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_set_context", "request_id": 27, "app_id": "board",
             "human_label": "⚔️ Combat: Lv.15 Goblin"}),
         )
         .await;
-        let chat = until(&mut ws, of_type("app_chat")).await;
-        let chat = if chat["text"] == "🎮 ⚔️ Combat: Lv.15 Goblin" {
-            chat
-        } else {
-            until(&mut ws, |v| {
-                v["type"] == "app_chat"
-                    && v["role"] == "system"
-                    && v["text"] == "🎮 ⚔️ Combat: Lv.15 Goblin"
-            })
-            .await
-        };
+        let chat = ws
+            .until(|v| v["type"] == "app_chat" && v["text"] == "🎮 ⚔️ Combat: Lv.15 Goblin")
+            .await;
         assert_eq!(chat["role"], "system");
 
         // The session holds it all.
-        send(
-            &mut ws,
-            json!({"type": "get_app_session", "request_id": 28, "app_id": "board"}),
-        )
-        .await;
-        let session = until(&mut ws, of_type("get_app_session_response")).await;
+        ws.send(json!({"type": "get_app_session", "request_id": 28, "app_id": "board"}))
+            .await;
+        let session = ws.until(of_type("get_app_session_response")).await;
         let session = &session["session"];
         assert_eq!(session["agent_id"], agent_id);
         assert_eq!(session["control_mode"], "human");
@@ -250,32 +252,27 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
         );
 
         // Garbage stays an error and the connection stays usable.
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_event", "request_id": 29, "app_id": "nope",
             "name": "x"}),
         )
         .await;
-        let e = until(&mut ws, |v| v["request_id"] == 29).await;
+        let e = ws.until(|v| v["request_id"] == 29).await;
         assert_eq!(e["code"], "unknown_app");
-        send(
-            &mut ws,
+        ws.send(
             json!({"type": "app_action_result", "request_id": 30, "app_id": "board",
             "action_id": 999}),
         )
         .await;
-        let e = until(&mut ws, |v| v["request_id"] == 30).await;
+        let e = ws.until(|v| v["request_id"] == 30).await;
         assert_eq!(e["code"], "unknown_action");
-        send(
-            &mut ws,
-            json!({"type": "app_set_control_mode", "request_id": 31,
-            "app_id": "board", "control_mode": "pilot"}),
-        )
-        .await;
-        let e = until(&mut ws, |v| v["request_id"] == 31).await;
+        ws.send(json!({"type": "app_set_control_mode", "request_id": 31,
+            "app_id": "board", "control_mode": "pilot"}))
+            .await;
+        let e = ws.until(|v| v["request_id"] == 31).await;
         assert_eq!(e["code"], "invalid_request");
         // The connection closes: the app goes with it.
-        ws.close(None).await.unwrap();
+        ws.ws.close(None).await.unwrap();
         agent_id
     });
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -36,7 +36,8 @@ impl Runtime {
     /// Removes an app (its session stays stored). Its agent is detached, keeps running, and
     /// is told by a line from `system`: "The app '<id>' closed; you are no longer playing it."
     pub fn unregister_app(&self, app_id: &str) -> Result<(), RuntimeError> {
-        let app = self.inner.apps.unregister(app_id)?;
+        // The agent leaves first: once the app is gone, it plays nothing.
+        let app = self.inner.apps.get(app_id)?;
         if let Some(agent_id) = app.detach("unregistered")
             && let Ok(shared) = self.running(&agent_id)
         {
@@ -47,6 +48,7 @@ impl Runtime {
                 &format!("The app '{app_id}' closed; you are no longer playing it."),
             )?;
         }
+        self.inner.apps.unregister(app_id)?;
         Ok(())
     }
 
