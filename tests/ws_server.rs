@@ -340,8 +340,15 @@ async fn every_request_and_every_event_between_two_clients() {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 18, "{requests:?}");
-    for kind in ["get_agent_trace", "get_token_usage", "set_token_budget"] {
+    assert_eq!(requests.len(), 28, "{requests:?}");
+    for kind in [
+        "get_agent_trace",
+        "get_token_usage",
+        "set_token_budget",
+        "app_register",
+        "app_human_action",
+        "get_app_session",
+    ] {
         assert!(
             requests.contains(&json!(kind)),
             "{kind} missing: {requests:?}"
