@@ -397,9 +397,8 @@ impl AppEntry {
     }
 
     /// Replaces what `context` gives; the agent's tools follow at its next decision (wake it
-    /// with [`AppEntry::wake`]). Returns true when the actions changed. A changed label adds
-    /// `🎮 <label>` to the chat.
-    pub fn set_context(self: &Arc<Self>, context: AppContext) -> Result<bool, AppError> {
+    /// with [`AppEntry::wake`]). A changed label adds `🎮 <label>` to the chat.
+    pub fn set_context(self: &Arc<Self>, context: AppContext) -> Result<(), AppError> {
         use crate::limits::*;
         if let Some(state) = &context.state {
             check_json_bytes("state", state, MAX_APP_STATE_BYTES).map_err(AppError::Invalid)?;
@@ -417,11 +416,9 @@ impl AppEntry {
         if let Some(state) = context.state {
             inner.state = state;
         }
-        let mut tools_changed = false;
         if let Some(actions) = actions {
             let (registry, offered) =
                 tools_for(&Arc::downgrade(self), &actions, inner.control_mode);
-            tools_changed = true;
             inner.actions = actions;
             inner.registry = registry;
             inner.offered = offered;
@@ -437,7 +434,7 @@ impl AppEntry {
         if let Some(label) = new_label {
             self.say(ChatRole::System, text::label_line(&label));
         }
-        Ok(tools_changed)
+        Ok(())
     }
 
     /// Changes who may act. Returns true when it changed; the agent's tools follow at its next
