@@ -422,6 +422,31 @@ func test_control_modes_and_the_humans_actions() -> void:
 	assert_eq(history.map(func(r): return r.name), ["attack", "flee"])
 
 
+## A burst of actions longer than the session's history reaches the signals and the transcript
+## whole, each event right after the record of the action that raised it.
+func test_a_burst_longer_than_the_history_loses_nothing() -> void:
+	var rt := _runtime("burst")
+	var app := _app(rt, "burst", {"control_mode": "human", "history": 2, "actions": [PLACE]})
+	app.action_handler = func(_action, params, _by):
+		if params.row == 4:
+			return {"result": params.row, "events": [{"name": "fifth", "payload": {"row": 4}}]}
+		return {"result": params.row}
+	for row in 8:
+		app.human_action("place", {"row": row, "col": 0})
+	var recorded := await _expect("action_recorded", 8)
+	assert_eq(recorded.size(), 8)
+	var ids := recorded.map(func(e): return e[1].action_id)
+	ids.sort()
+	assert_eq(ids, [1, 2, 3, 4, 5, 6, 7, 8])
+	await _expect("event_emitted")
+	var lines := app.get_transcript().filter(func(i): return i.kind != "chat").map(func(i): return i.line)
+	assert_eq(lines.size(), 9, str(lines))
+	var event_at := lines.find("Event: fifth — { row: 4 }")
+	assert_true(event_at > 0, str(lines))
+	assert_true(lines[event_at - 1].ends_with("place { col: 0, row: 4 } → ok: 4"), str(lines))
+	assert_eq(app.get_session().history.size(), 2)
+
+
 func test_copilot_human_only_refused_for_the_agent() -> void:
 	var rt := _runtime("copilot")
 	var app := _app(rt, "fight", {"control_mode": "copilot", "world_tools": false, "actions": [

@@ -518,6 +518,66 @@ async fn remote_handlers_answer_or_time_out() {
     rt.shutdown(Duration::from_secs(2));
 }
 
+/// What a front end sees of the session comes out in order, with nothing lost in a burst
+/// longer than the history: the agent coming, every record, each event after the record of
+/// the action that raised it, chat lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_front_end_follows_the_session_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let mut config = AppConfig::new("feed");
+    config.control_mode = ControlMode::Copilot;
+    config.actions = vec![place()];
+    config.history = 3;
+    let mut moves = 0;
+    let handler = AppHandler::local(move |request: ActionRequest| {
+        let row = request.params["row"].as_i64().unwrap_or(0);
+        async move {
+            let outcome = ActionOutcome::ok(json!(row)).with_state(json!({"row": row}));
+            if row % 4 == 3 {
+                outcome.with_event("fourth", json!({"row": row}))
+            } else {
+                outcome
+            }
+        }
+    });
+    let mut outbound = rt.register_app(config, handler).unwrap();
+    let id = player(&rt, "recorder");
+    rt.attach_app("feed", &id).unwrap();
+    for row in 0..12 {
+        rt.app_human_action("feed", "place", json!({"row": row, "col": 0}))
+            .await
+            .unwrap();
+        moves += 1;
+    }
+    rt.app_human_says("feed", "done").unwrap();
+    let mut seen = Vec::new();
+    while let Ok(Some(out)) =
+        tokio::time::timeout(Duration::from_millis(300), outbound.recv()).await
+    {
+        seen.push(match out {
+            AppOutbound::Attached { agent_id } => format!("attached {agent_id}"),
+            AppOutbound::Recorded(r) => format!("#{} {}", r.action_id, r.params["row"]),
+            AppOutbound::Event(e) => e.text,
+            AppOutbound::Chat(line) => format!("{}: {}", line.role, line.text),
+            AppOutbound::Detached { .. } | AppOutbound::Action(_) => "?".into(),
+        });
+    }
+    let mut expected = vec![format!("attached {id}"), "system: Ivy joined".to_string()];
+    for row in 0..moves {
+        expected.push(format!("#{} {row}", row + 1));
+        if row % 4 == 3 {
+            expected.push(format!("Event: fourth — {{ row: {row} }}"));
+        }
+    }
+    expected.push("human: done".into());
+    assert_eq!(seen, expected);
+    // The session keeps only the last 3; the front end got all 12.
+    assert_eq!(rt.app_session("feed").unwrap().history.len(), 3);
+    rt.shutdown(Duration::from_secs(2));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_kept_and_read_back() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,13 +8,13 @@
 //! — exactly as `AgentRuntime` drains its bus. The human's actions are async in core: they run
 //! as tasks on the runtime's tokio handle and their results come back through a channel drained
 //! in the same place. Nothing on the main thread waits for the runtime, and no `Gd` leaves it.
-//! Actions recorded in the session (the agent's, the human's, refused ones) are found by reading
-//! the session at most every [`POLL_INTERVAL`].
+//! What goes into the session (action records, events, chat lines, the agent coming and going)
+//! arrives through the same receiver in the order it happened, so the transcript never misses a
+//! line however many come at once; the session itself is read only at registration.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use agents_core::apps::{
     ActionDef, ActionOutcome, ActionRecord, ActionRequest, AppConfig, AppContext, AppHandler,
@@ -30,10 +30,7 @@ use crate::agent_action::AgentAction;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
 
-/// How often the session is read for newly recorded actions and a changed agent.
-const POLL_INTERVAL: Duration = Duration::from_millis(100);
-
-/// Most outbound items (actions, chat lines) handled per frame; the rest wait.
+/// Most outbound items (actions, records, events, chat lines) handled per frame; the rest wait.
 const MAX_OUTBOUND_PER_FRAME: usize = 1024;
 
 /// Most items [method AgentApp.get_transcript] keeps.
@@ -95,14 +92,18 @@ struct Item {
     record: Option<Value>,
 }
 
-/// A transcript item before it gets its `seq`.
-#[derive(Clone, Debug, PartialEq)]
-struct Pending {
-    kind: Kind,
-    role: String,
-    text: String,
-    line: String,
-    record: Option<Value>,
+impl Item {
+    /// An item not numbered yet ([`AgentApp::push_item`] numbers it).
+    fn new(kind: Kind, role: &str, text: &str, line: String, record: Option<Value>) -> Self {
+        Item {
+            seq: 0,
+            kind,
+            role: role.to_string(),
+            text: text.to_string(),
+            line,
+            record,
+        }
+    }
 }
 
 /// A value written the way events are (`{ winner: X }`), cut to [`MAX_SHOWN_CHARS`].
@@ -169,27 +170,6 @@ fn record_json(record: &ActionRecord) -> Value {
             .or_insert_with(|| Value::String(String::new()));
     }
     value
-}
-
-/// The session's events as comparable keys.
-fn event_keys(session: &AppSession) -> Vec<(String, String, String)> {
-    session
-        .events
-        .iter()
-        .map(|e| (e.at.clone(), e.name.clone(), e.text.clone()))
-        .collect()
-}
-
-/// How many items at the end of `now` are new since `before`, both windows of one growing list
-/// (pushed at the back, dropped at the front): `now` minus the longest end of `before` it
-/// starts with.
-fn new_suffix<T: PartialEq>(before: &[T], now: &[T]) -> usize {
-    let longest = before.len().min(now.len());
-    let overlap = (0..=longest)
-        .rev()
-        .find(|&k| before[before.len() - k..] == now[..k])
-        .unwrap_or(0);
-    now.len() - overlap
 }
 
 fn json_dict(value: &Value) -> VarDictionary {
@@ -464,17 +444,9 @@ pub struct AgentApp {
     next_request: i64,
     /// The attached agent: id and display name.
     agent: Option<(String, String)>,
-    /// The ids of the actions the session held when it was last read.
-    seen_actions: HashSet<u64>,
-    /// The session's events when it was last read (`at`, name, text).
-    seen_events: Vec<(String, String, String)>,
-    last_poll: Option<Instant>,
     /// Register through [member runtime_path] at the next chance.
     auto_register: bool,
     transcript: VecDeque<Item>,
-    /// Items found since the last read of the session, with their time (`at`): they join the
-    /// transcript in time order when the session is read.
-    pending: Vec<(String, Pending)>,
     next_seq: i64,
     transcript_epoch: i64,
     last_error: String,
@@ -514,7 +486,8 @@ impl AgentApp {
 
     /// An action went into the session: `{action_id, name, params, by, ok, result, error, at}`
     /// (`error` is `""` when it succeeded). The agent's and the human's, handled, failed, timed
-    /// out, or refused when it was carried out; emitted within a tenth of a second.
+    /// out, or refused when it was carried out; emitted at the next frame, in the order things
+    /// happened.
     #[signal]
     fn action_recorded(record: VarDictionary);
 
@@ -537,7 +510,8 @@ impl AgentApp {
 
     /// An event was sent to the agent ([method emit_event], or an action's answer such as a
     /// built-in game's `game_over`); [param text] is what it got
-    /// (`Event: roundEnded — { winner: X }`). Emitted within a tenth of a second.
+    /// (`Event: roundEnded — { winner: X }`). Emitted at the next frame, after the record of the
+    /// action that raised it.
     #[signal]
     fn event_emitted(name: GString, text: GString);
 
@@ -587,7 +561,6 @@ impl AgentApp {
         });
         // What was sent before it closed (its agent leaving) is still told.
         self.drain_outbound(true);
-        self.flush_pending();
         self.registration = None;
         self.auto_register = false;
         self.agent = None;
@@ -955,8 +928,8 @@ impl AgentApp {
     /// (`role`: who acted; also `record`, as in [signal action_recorded]) or `event`; `line`
     /// is the text to show: `Ivy: Your move.`, `You: Hi`, `🎮 ⚔️ Combat: Lv.15 Goblin`,
     /// `#3 agent place { col: 2, row: 1 } → ok`, `Event: roundEnded — { winner: X }`. Filled
-    /// from the stored session when the app registers; new items join it in time order each
-    /// time the session is read (every tenth of a second).
+    /// from the stored session when the app registers; new items join it at the next frame, in
+    /// the order they happened (none is missed, however many come at once).
     #[func]
     pub fn get_transcript(&self, #[opt(default = 0)] since: i64) -> Array<VarDictionary> {
         let mut out = Array::new();
@@ -1142,9 +1115,6 @@ impl AgentApp {
             outbound,
         });
         self.auto_register = false;
-        self.last_poll = Some(Instant::now());
-        self.seen_actions = session.history.iter().map(|r| r.action_id).collect();
-        self.seen_events = event_keys(&session);
         self.agent = None;
         if let Some(id) = session.agent_id.clone() {
             self.note_agent(Some(id));
@@ -1155,79 +1125,38 @@ impl AgentApp {
     }
 
     /// Starts the transcript over from a (restored) session: its chat, actions and events in
-    /// time order.
+    /// time order (a stable sort: items of the same time keep chat, actions, events order).
     fn seed_transcript(&mut self, session: &AppSession) {
         self.transcript.clear();
-        self.pending.clear();
         self.transcript_epoch += 1;
         let name = self.agent.as_ref().map(|(_, n)| n.clone());
+        let mut items: Vec<(&str, Item)> = Vec::new();
         for line in &session.chat {
             let shown = chat_line_text(line.role, &line.text, name.as_deref());
-            let role = line.role.to_string();
-            self.queue_item(line.at.clone(), Kind::Chat, &role, &line.text, shown, None);
+            let item = Item::new(Kind::Chat, line.role.as_str(), &line.text, shown, None);
+            items.push((&line.at, item));
         }
         for record in &session.history {
-            self.queue_item(
-                record.at.clone(),
-                Kind::Action,
-                record.by.as_str(),
-                &record.name,
-                action_line(record),
-                Some(record_json(record)),
-            );
+            let (line, json) = (action_line(record), Some(record_json(record)));
+            let item = Item::new(Kind::Action, record.by.as_str(), &record.name, line, json);
+            items.push((&record.at, item));
         }
         for event in &session.events {
-            let text = event.text.clone();
-            self.queue_item(
-                event.at.clone(),
-                Kind::Event,
-                "system",
-                &event.name,
-                text,
-                None,
-            );
+            let item = Item::new(Kind::Event, "system", &event.name, event.text.clone(), None);
+            items.push((&event.at, item));
         }
-        self.flush_pending();
+        items.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, item) in items {
+            self.push_item(item);
+        }
     }
 
-    /// Queues an item that happened at `at`; [`AgentApp::flush_pending`] adds it.
-    fn queue_item(
-        &mut self,
-        at: String,
-        kind: Kind,
-        role: &str,
-        text: &str,
-        line: String,
-        record: Option<Value>,
-    ) {
-        self.pending.push((
-            at,
-            Pending {
-                kind,
-                role: role.to_string(),
-                text: text.to_string(),
-                line,
-                record,
-            },
-        ));
-    }
-
-    /// Adds the queued items to the transcript, oldest first (a stable sort: items of the same
-    /// time keep the order they were found in).
-    fn flush_pending(&mut self) {
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, item) in pending {
-            self.next_seq += 1;
-            self.transcript.push_back(Item {
-                seq: self.next_seq,
-                kind: item.kind,
-                role: item.role,
-                text: item.text,
-                line: item.line,
-                record: item.record,
-            });
-        }
+    /// Adds an item to the transcript (numbering it), dropping the oldest past
+    /// [`MAX_TRANSCRIPT`].
+    fn push_item(&mut self, mut item: Item) {
+        self.next_seq += 1;
+        item.seq = self.next_seq;
+        self.transcript.push_back(item);
         while self.transcript.len() > MAX_TRANSCRIPT {
             self.transcript.pop_front();
         }
@@ -1295,8 +1224,7 @@ impl AgentApp {
         }
     }
 
-    /// One frame's work: register if waiting to, the outbound queue, the human's results, and
-    /// the session every [`POLL_INTERVAL`].
+    /// One frame's work: register if waiting to, the outbound queue, the human's results.
     fn pump(&mut self) {
         if self
             .registration
@@ -1310,19 +1238,10 @@ impl AgentApp {
         }
         self.drain_outbound(false);
         self.drain_human();
-        let due = self
-            .last_poll
-            .is_none_or(|at| at.elapsed() >= POLL_INTERVAL);
-        if due && self.registration.is_some() {
-            self.last_poll = Some(Instant::now());
-            self.poll_session();
-        } else if self.registration.is_none() {
-            self.flush_pending();
-        }
     }
 
-    /// Handles what the runtime sent out. `closing`: only tells chat lines and the agent
-    /// leaving (the app is being unregistered; its actions fail anyway).
+    /// Handles what the runtime sent out, in order. `closing`: tells all but actions to handle
+    /// (the app is being unregistered; its actions fail anyway).
     fn drain_outbound(&mut self, closing: bool) {
         for _ in 0..MAX_OUTBOUND_PER_FRAME {
             let Some(reg) = self.registration.as_mut() else {
@@ -1334,19 +1253,27 @@ impl AgentApp {
             match out {
                 AppOutbound::Action(request) if !closing => self.handle_action(request),
                 AppOutbound::Action(_) => {}
-                AppOutbound::Chat(line) => {
-                    if self.agent.is_none() {
-                        // The agent's name for its line (an agent spawned with the app's id).
-                        self.refresh_agent();
-                    }
-                    let name = self.agent.as_ref().map(|(_, n)| n.clone());
-                    let role = line.role.to_string();
-                    let shown = chat_line_text(line.role, &line.text, name.as_deref());
-                    let at = line.at.clone();
-                    self.queue_item(at, Kind::Chat, &role, &line.text, shown, None);
+                AppOutbound::Recorded(record) => {
+                    let json = record_json(&record);
+                    let (by, line) = (record.by.as_str(), action_line(&record));
+                    let item = Item::new(Kind::Action, by, &record.name, line, Some(json.clone()));
+                    self.push_item(item);
+                    self.signals().action_recorded().emit(&json_dict(&json));
+                }
+                AppOutbound::Event(event) => {
+                    let text = event.text.clone();
+                    self.push_item(Item::new(Kind::Event, "system", &event.name, text, None));
                     self.signals()
-                        .chat_line()
-                        .emit(role.as_str(), line.text.as_str());
+                        .event_emitted()
+                        .emit(event.name.as_str(), event.text.as_str());
+                }
+                AppOutbound::Attached { agent_id } => self.note_agent(Some(agent_id)),
+                AppOutbound::Chat(line) => {
+                    let name = self.agent.as_ref().map(|(_, n)| n.clone());
+                    let role = line.role.as_str();
+                    let shown = chat_line_text(line.role, &line.text, name.as_deref());
+                    self.push_item(Item::new(Kind::Chat, role, &line.text, shown, None));
+                    self.signals().chat_line().emit(role, line.text.as_str());
                     if line.role == ChatRole::System
                         && let Some(label) = line.text.strip_prefix(text::LABEL_PREFIX)
                     {
@@ -1435,59 +1362,13 @@ impl AgentApp {
                     });
                     let line = refused_line(&done.name, &done.params, &message);
                     let item = Some(record.clone());
-                    self.queue_item(at, Kind::Action, "human", &done.name, line, item);
+                    self.push_item(Item::new(Kind::Action, "human", &done.name, line, item));
                     record
                 }
             };
             self.signals()
                 .human_action_done()
                 .emit(done.request_id, &json_dict(&record));
-        }
-    }
-
-    fn refresh_agent(&mut self) {
-        if let Some(session) = self.session() {
-            self.note_agent(session.agent_id);
-        }
-    }
-
-    /// Reads the session: a changed agent, and the actions recorded since the last read.
-    fn poll_session(&mut self) {
-        let Some(session) = self.session() else {
-            return;
-        };
-        self.note_agent(session.agent_id.clone());
-        let fresh: Vec<ActionRecord> = session
-            .history
-            .iter()
-            .filter(|r| !self.seen_actions.contains(&r.action_id))
-            .cloned()
-            .collect();
-        self.seen_actions = session.history.iter().map(|r| r.action_id).collect();
-        let events = event_keys(&session);
-        let fresh_events = new_suffix(&self.seen_events, &events);
-        let fresh_events: Vec<_> = session.events[session.events.len() - fresh_events..].to_vec();
-        self.seen_events = events;
-        for record in &fresh {
-            let json = record_json(record);
-            let line = action_line(record);
-            let (at, by) = (record.at.clone(), record.by.as_str());
-            self.queue_item(at, Kind::Action, by, &record.name, line, Some(json));
-        }
-        for event in &fresh_events {
-            let (at, text) = (event.at.clone(), event.text.clone());
-            self.queue_item(at, Kind::Event, "system", &event.name, text, None);
-        }
-        self.flush_pending();
-        for record in fresh {
-            self.signals()
-                .action_recorded()
-                .emit(&json_dict(&record_json(&record)));
-        }
-        for event in fresh_events {
-            self.signals()
-                .event_emitted()
-                .emit(event.name.as_str(), event.text.as_str());
         }
     }
 
@@ -1564,17 +1445,6 @@ mod tests {
             chat_line_text(ChatRole::System, "🎮 ⚔️ Combat: Lv.15 Goblin", None),
             "🎮 ⚔️ Combat: Lv.15 Goblin"
         );
-    }
-
-    #[test]
-    fn new_events_are_what_follows_the_overlap() {
-        assert_eq!(new_suffix::<u8>(&[], &[]), 0);
-        assert_eq!(new_suffix(&[], &[1, 2]), 2);
-        assert_eq!(new_suffix(&[1, 2], &[1, 2]), 0);
-        assert_eq!(new_suffix(&[1, 2], &[1, 2, 3]), 1);
-        // A capped window: the oldest fell off.
-        assert_eq!(new_suffix(&[1, 2, 3], &[2, 3, 4, 5]), 2);
-        assert_eq!(new_suffix(&[1, 2], &[7, 8]), 2);
     }
 
     #[test]

@@ -376,12 +376,18 @@ impl AppEntry {
                 self.id, other.agent_id
             )));
         }
+        let fresh = inner.agent.is_none();
         inner.agent = Some(Attached {
             agent_id: agent_id.to_string(),
             wake,
         });
         drop(inner);
         self.save();
+        if fresh {
+            let _ = self.outbound.send(AppOutbound::Attached {
+                agent_id: agent_id.to_string(),
+            });
+        }
         Ok(())
     }
 
@@ -479,6 +485,7 @@ impl AppEntry {
         inner.wake_agent();
         drop(inner);
         self.log(AppLogKind::Event, &record);
+        let _ = self.outbound.send(AppOutbound::Event(record.clone()));
         Ok(record)
     }
 
@@ -682,6 +689,7 @@ impl AppEntry {
         if changed {
             self.save();
         }
+        let _ = self.outbound.send(AppOutbound::Recorded(record.clone()));
         for (name, payload) in events {
             if let Err(e) = self.emit_event(&name, payload) {
                 tracing::error!(app = %self.id, "the handler's event: {e}");

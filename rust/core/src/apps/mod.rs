@@ -389,13 +389,25 @@ impl ActionOutcome {
 }
 
 /// What goes out to whoever registered an app (the Godot `AgentApp` node, a WebSocket
-/// connection): actions to handle, chat lines, the agent leaving.
+/// connection), in the order it happened: actions to handle, what went into the session (action
+/// records, events, chat lines), the agent coming and leaving. A front end that shows the
+/// session follows it from these alone, with no reading of the session in between.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppOutbound {
     /// Handle this action and answer with `complete_action` (remote handlers).
     Action(ActionRequest),
+    /// An action went into the session's history: handled, failed, timed out, or refused when
+    /// the agent called it (read-only actions are not recorded, and not sent).
+    Recorded(ActionRecord),
+    /// An event was sent to the agent.
+    Event(EventRecord),
     /// A line was added to the chat.
     Chat(ChatLine),
+    /// An agent was attached to the app.
+    Attached {
+        /// The agent.
+        agent_id: String,
+    },
     /// The attached agent left the app (detached, terminated).
     Detached {
         /// The agent.

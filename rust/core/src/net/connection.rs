@@ -393,6 +393,11 @@ async fn forward_app(
         };
         let message = match next {
             None => return,
+            // The protocol's app messages are the spec's: the connection answers the actions
+            // itself, emits the events, and reads the rest with `get_app_session`.
+            Some(
+                AppOutbound::Recorded(_) | AppOutbound::Event(_) | AppOutbound::Attached { .. },
+            ) => continue,
             Some(AppOutbound::Action(request)) => ServerMessage::AppAction {
                 app_id: request.app_id,
                 action_id: request.action_id,
