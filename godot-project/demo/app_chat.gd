@@ -1,35 +1,44 @@
-## The app bridge in a scene: an AgentApp ("tictactoe") that a scripted agent, Ivy, plays as O
-## against the house (X, a simple GDScript opponent), and an AgentChatPanel showing the session:
-## the human label, the agent joining, its actions and their results, the round's events, and
-## the human talking to Ivy.
+## The app bridge in a scene: tic-tac-toe whose O is played by a scripted agent, Ivy, by you, or
+## by both, against the house (X, a simple GDScript opponent), with an AgentChatPanel showing the
+## session (the human label, the agent joining, every action and its result, the rounds' events,
+## control changes, what you say to Ivy) and a control-mode switch:
+## - `agent`: Ivy plays O, the board is read-only for you;
+## - `human`: you play O by clicking the board; Ivy is offered no action ("Human is in control");
+## - `copilot`: both of you may place O.
 ##
 ## With a display:
 ##   godot --path godot-project res://demo/app_chat.tscn
-## Headless (prints the panel's lines and quits):
+## Headless (`cargo xtask demo` runs it): a scripted tour through the three control modes,
+## printing the panel's lines as a transcript, then quitting with 0, or 1 when a step failed:
 ##   godot --headless --path godot-project res://demo/app_chat.tscn
-## Screenshot under a virtual display (Xvfb):
+## Screenshot of the tour under a virtual display (Xvfb):
 ##   xvfb-run -a -s "-screen 0 1280x720x24" godot --rendering-driver opengl3 \
-##       --path godot-project res://demo/app_chat.tscn -- --seconds 10 --screenshot /tmp/app_chat.png
-## User arguments: `--seconds N` (quit after N seconds; default: keep running with a display,
-## 10 s headless), `--screenshot PATH` (save the window as a PNG just before quitting).
+##       --path godot-project res://demo/app_chat.tscn -- --tour --screenshot /tmp/app_chat.png
+## User arguments: `--tour` (run the tour with a display too), `--seconds N` (quit after N
+## seconds instead), `--screenshot PATH` (save the window as a PNG just before quitting).
 extends Control
 
 const DB_PATH := "user://demo_app_chat.db"
-const HEADLESS_SECONDS := 10.0
 const LINES := [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]]
+const CONTROL_MODES := ["agent", "human", "copilot"]
+## Longest wait for one step of the tour, in seconds.
+const STEP_SECONDS := 60.0
 
 @onready var runtime: AgentRuntime = $AgentRuntime
 @onready var app: AgentApp = $AgentApp
 @onready var chat: AgentChatPanel = $Layout/Chat
 @onready var board_grid: GridContainer = $Layout/Left/Board
 @onready var status: Label = $Layout/Left/Status
+@onready var control_switch: OptionButton = $Layout/Left/Controls/ControlMode
 
-## "." empty, "O" the agent, "X" the house.
+## "." empty, "O" the agent or you, "X" the house.
 var board: Array = []
 var round_number := 1
 var score := {"O": 0, "X": 0, "draw": 0}
-var cells: Array[Label] = []
+var cells: Array[Button] = []
 var rng := RandomNumberGenerator.new()
+## What went wrong in the tour.
+var problems: Array[String] = []
 
 
 func _enter_tree() -> void:
@@ -40,29 +49,37 @@ func _enter_tree() -> void:
 		if FileAccess.file_exists(path):
 			DirAccess.remove_absolute(path)
 	$AgentRuntime.database_path = DB_PATH
+	if DisplayServer.get_name() == "headless" or "--tour" in OS.get_cmdline_user_args():
+		# The tour: Ivy thinks faster.
+		$AgentRuntime.thinking_seconds = 0.1
+		$AgentRuntime.speaking_seconds = 0.05
 
 
 func _ready() -> void:
 	rng.seed = 11
 	for i in 9:
-		var cell := Label.new()
+		var cell := Button.new()
 		cell.custom_minimum_size = Vector2(84, 84)
-		cell.horizontal_alignment = HORIZONTAL_ALIGNMENT_CENTER
-		cell.vertical_alignment = VERTICAL_ALIGNMENT_CENTER
+		cell.focus_mode = Control.FOCUS_NONE
 		cell.add_theme_font_size_override("font_size", 44)
-		var box := StyleBoxFlat.new()
-		box.bg_color = Color(0.16, 0.17, 0.21)
-		box.set_corner_radius_all(6)
-		cell.add_theme_stylebox_override("normal", box)
+		for state in ["normal", "hover", "pressed", "disabled"]:
+			var box := StyleBoxFlat.new()
+			box.bg_color = Color(0.22, 0.24, 0.3) if state == "hover" else Color(0.16, 0.17, 0.21)
+			box.set_corner_radius_all(6)
+			cell.add_theme_stylebox_override(state, box)
+		cell.pressed.connect(_on_cell_pressed.bind(i))
 		board_grid.add_child(cell)
 		cells.append(cell)
+	for mode in CONTROL_MODES:
+		control_switch.add_item(mode)
+	control_switch.item_selected.connect(func(index): _set_control(CONTROL_MODES[index]))
 	_new_board()
 
 	# Bounded integers: the scripted brain picks arguments within minimum / maximum.
 	var square := {"type": "integer", "minimum": 0, "maximum": 2}
 	app.actions = [{
 		"name": "place",
-		"description": "Place your O on an empty square: row and col from 0 to 2.",
+		"description": "Place O on an empty square: row and col from 0 to 2.",
 		"params": {"type": "object", "properties": {"row": square, "col": square},
 			"required": ["row", "col"], "additionalProperties": false},
 	}]
@@ -77,11 +94,13 @@ func _ready() -> void:
 		push_error("spawn: " + runtime.get_last_error())
 		return
 	chat.send("Good luck, Ivy!")
-	_finish_later()
+	_show_control()
+	_finish()
 
 
-## The agent's move: O on the square, then the house answers with X. Every answer carries the
-## state, so the agent (static mode) is woken to play again, also after a refused move.
+## A move on the square, by Ivy or by you: O there, then the house answers with X. Every answer
+## carries the state, so the agent (static mode) is woken to play again, also after a refused
+## move.
 func _on_action(action: String, params: Dictionary, _by: String) -> Dictionary:
 	if action != "place":
 		return {"error": "unknown action " + action, "state": _state()}
@@ -91,7 +110,7 @@ func _on_action(action: String, params: Dictionary, _by: String) -> Dictionary:
 	board[square] = "O"
 	var winner := _winner()
 	if winner == "":
-		var free := range(9).filter(func(i): return board[i] == ".")
+		var free := _free_squares()
 		board[free[rng.randi_range(0, free.size() - 1)]] = "X"
 		winner = _winner()
 	_draw_board()
@@ -105,6 +124,29 @@ func _on_action(action: String, params: Dictionary, _by: String) -> Dictionary:
 		return {"result": "round over: " + ("a draw" if winner == "draw" else winner + " wins"),
 			"state": _state(), "events": [{"name": "roundEnded", "payload": {"winner": winner}}]}
 	return {"result": "placed", "state": _state()}
+
+
+## You clicked a square: your move (refused by the app in `agent` mode).
+func _on_cell_pressed(square: int) -> void:
+	app.human_action("place", {"row": floori(square / 3.0), "col": square % 3})
+
+
+func _set_control(mode: String) -> void:
+	app.control_mode = mode
+	if app.control_mode != mode:
+		problems.append("control_mode %s: %s" % [mode, app.get_last_error()])
+	_show_control()
+
+
+func _show_control() -> void:
+	control_switch.select(CONTROL_MODES.find(app.control_mode))
+	for cell in cells:
+		cell.disabled = app.control_mode == "agent"
+	_draw_board()
+
+
+func _free_squares() -> Array:
+	return range(9).filter(func(i): return board[i] == ".")
 
 
 func _winner() -> String:
@@ -125,10 +167,12 @@ func _new_board() -> void:
 func _draw_board() -> void:
 	for i in 9:
 		cells[i].text = "" if board[i] == "." else board[i]
-		cells[i].add_theme_color_override("font_color",
-			Color(0.55, 0.8, 1.0) if board[i] == "O" else Color(1.0, 0.55, 0.5))
-	status.text = "Round %d — Ivy (O) %d · house (X) %d · draws %d" % [
-		round_number, score.O, score.X, score.draw]
+		var color := Color(0.55, 0.8, 1.0) if board[i] == "O" else Color(1.0, 0.55, 0.5)
+		for key in ["font_color", "font_disabled_color", "font_hover_color", "font_pressed_color"]:
+			cells[i].add_theme_color_override(key, color)
+	var player: String = {"agent": "Ivy", "human": "you", "copilot": "you and Ivy"}[app.control_mode]
+	status.text = "Round %d — O (%s) %d · house (X) %d · draws %d" % [
+		round_number, player, score.O, score.X, score.draw]
 
 
 func _state() -> Dictionary:
@@ -136,21 +180,31 @@ func _state() -> Dictionary:
 
 
 func _label() -> String:
-	return "⚔️ Round %d: Ivy (O) vs the house (X)" % round_number
+	return "⚔️ Round %d: O vs the house (X)" % round_number
 
 
-func _finish_later() -> void:
-	var seconds := HEADLESS_SECONDS if DisplayServer.get_name() == "headless" else 0.0
-	var screenshot := ""
+# -- Quitting, and the tour ---------------------------------------------------------------------
+
+
+func _finish() -> void:
 	var args := OS.get_cmdline_user_args()
+	var tour := DisplayServer.get_name() == "headless" or "--tour" in args
+	var seconds := 0.0
+	var screenshot := ""
 	for i in args.size() - 1:
 		if args[i] == "--seconds":
 			seconds = float(args[i + 1])
+			tour = false
 		elif args[i] == "--screenshot":
 			screenshot = args[i + 1]
-	if seconds <= 0.0:
+	if tour:
+		await _tour()
+	elif seconds > 0.0:
+		await get_tree().create_timer(seconds).timeout
+	else:
 		return
-	await get_tree().create_timer(seconds).timeout
+	print("")
+	print("-- the chat panel --")
 	for line in chat.get_lines():
 		print(line)
 	if screenshot != "":
@@ -161,4 +215,91 @@ func _finish_later() -> void:
 		else:
 			var error := image.save_png(screenshot)
 			print("screenshot: %s (%s)" % [screenshot, error_string(error)])
-	get_tree().quit()
+	if not tour:
+		get_tree().quit()
+		return
+	print("")
+	if problems.is_empty():
+		print("APP DEMO OK: Ivy played, you played, both played, in agent, human and copilot control")
+	else:
+		print("APP DEMO FAILED:")
+		for problem in problems:
+			print("  " + problem)
+	get_tree().quit(0 if problems.is_empty() else 1)
+
+
+## Ivy plays a round; you take over and finish the next; you play alongside Ivy; Ivy plays on
+## alone until another round ends.
+func _tour() -> void:
+	_step("agent control: Ivy plays O until a round ends")
+	await _until_round_over("Ivy's round")
+
+	_step("human control: you play O (first free square each time) until the round ends")
+	_set_control("human")
+	var start := round_number
+	while round_number == start and problems.is_empty():
+		await _human_move("human")
+
+	_step("copilot control: you place one O, Ivy plays on")
+	_set_control("copilot")
+	await _human_move("copilot")
+	var agent_moves := _moves_by("agent")
+	if not await _until(func(): return _moves_by("agent") > agent_moves, "an agent move in copilot"):
+		return
+
+	_step("agent control again: Ivy plays on until a round ends")
+	_set_control("agent")
+	await _until_round_over("Ivy's last round")
+
+	var lines := "\n".join(chat.get_lines())
+	for expected in ["Ivy joined", "Control: human", "Control: copilot", "Control: agent",
+			"You: Good luck, Ivy!", "Event: roundEnded"]:
+		if not expected in lines:
+			problems.append("the chat panel has no line with '%s'" % expected)
+	for by in ["agent", "human"]:
+		if _moves_by(by) == 0:
+			problems.append("no move by the %s was recorded" % by)
+
+
+func _step(text: String) -> void:
+	print("== " + text)
+
+
+## One move of yours on the first free square; fails the tour when it is refused.
+func _human_move(mode: String) -> void:
+	var free := _free_squares()
+	var square: int = free[0]
+	var request := app.human_action("place", {"row": floori(square / 3.0), "col": square % 3})
+	if request == 0:
+		problems.append("human_action in %s: %s" % [mode, app.get_last_error()])
+		return
+	var done: Array = []
+	var on_done := func(id, record): if id == request: done.append(record)
+	app.human_action_done.connect(on_done)
+	await _until(func(): return not done.is_empty(), "your move in " + mode)
+	app.human_action_done.disconnect(on_done)
+	if not done.is_empty() and not done[0].ok:
+		# The square went to Ivy in copilot (a race the game settles): not a failure.
+		if mode != "copilot" or done[0].error != "That square is taken":
+			problems.append("your move in %s was refused: %s" % [mode, done[0].error])
+
+
+## Handled moves in the session by `by` (`agent` or `human`).
+func _moves_by(by: String) -> int:
+	return app.get_transcript().filter(func(item):
+		return item.kind == "action" and item.role == by and item.record.ok).size()
+
+
+func _until_round_over(what: String) -> void:
+	var start := round_number
+	await _until(func(): return round_number > start, what)
+
+
+func _until(done: Callable, what: String) -> bool:
+	var deadline := Time.get_ticks_msec() + int(STEP_SECONDS * 1000)
+	while not done.call():
+		if Time.get_ticks_msec() > deadline:
+			problems.append("%s did not happen within %d s" % [what, STEP_SECONDS])
+			return false
+		await get_tree().process_frame
+	return true

@@ -121,7 +121,8 @@ fn probe(program: PathBuf, prefix: Vec<OsString>, origin: &str) -> Result<Godot,
     }
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+/// The first `name` on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
@@ -224,7 +225,8 @@ fn can_install() -> Result<(), String> {
     Ok(())
 }
 
-fn is_root() -> bool {
+/// True when running as root.
+pub fn is_root() -> bool {
     fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

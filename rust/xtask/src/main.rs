@@ -43,6 +43,7 @@ mod killtest;
 mod model_tests;
 mod process;
 mod protocol_schemas;
+mod screenshots;
 mod ws_client_tests;
 
 use std::path::{Path, PathBuf};
@@ -340,11 +341,15 @@ fn cmd_demo(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
         return demo::run_fake_model_town(ctx, &godot, &project, TOWN_SCENE, timeout);
     }
     godot_tests::run_demo(&godot, &project, None, timeout)?;
-    godot_tests::run_demo(&godot, &project, Some(TOWN_SCENE), timeout)
+    godot_tests::run_demo(&godot, &project, Some(TOWN_SCENE), timeout)?;
+    godot_tests::run_demo(&godot, &project, Some(APP_SCENE), timeout)
 }
 
 /// The agent town, run by `demo` after the main scene (the games).
 const TOWN_SCENE: &str = "res://demo/town.tscn";
+
+/// Tic-tac-toe through the app bridge in the three control modes, run by `demo` last.
+const APP_SCENE: &str = "res://demo/app_chat.tscn";
 
 fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut passed = 0u64;
@@ -434,6 +439,9 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
         .iter()
         .cloned()
         .partition(|s| model_tests::is_model_suite(ctx, s));
+    let (shots, others): (Vec<String>, Vec<String>) = others
+        .into_iter()
+        .partition(|s| screenshots::is_screenshot_suite(s));
     let (client, normal): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| ws_client_tests::is_client_suite(s));
@@ -449,6 +457,12 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     }
     if opts.suites.is_empty() || !model.is_empty() {
         let r = model_tests::run(ctx, &godot, &model, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    if opts.suites.is_empty() || !shots.is_empty() {
+        let r = screenshots::run(ctx, &godot, &shots, timeout);
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);
