@@ -646,3 +646,33 @@ func test_built_in_game_app_needs_no_handler() -> void:
 		"the agent moved: %s" % [_summary()])
 	assert_eq(_of("action_requested"), [], "the built-in game handles its actions")
 	assert_ne(app.get_state().position, state.position)
+
+
+## A house game: the human at the controls (human control mode) plays blackjack from the app's
+## actions; the agent is offered nothing, and the shoe never shows.
+func test_house_game_played_by_the_human() -> void:
+	var rt := _runtime("house")
+	var app := _app(rt, "bj", {"game": {"name": "blackjack", "stack": 40, "bet": 10, "seed": 3},
+		"control_mode": "human", "world_tools": false})
+	var state: Dictionary = app.get_state()
+	assert_eq(state.get("game"), "blackjack", str(state))
+	assert_false(state.has("state"), "the state string stays in the app")
+	assert_eq(app.get_session().tools, [])
+	var rounds := 0
+	for step in 12:
+		var names: Array = app.get_session().actions.map(func(a): return a.name)
+		if names.is_empty():
+			break
+		var pick: String = "stand" if "stand" in names else names[0]
+		app.human_action(pick, {})
+		var done := await _expect("human_action_done", step + 1)
+		assert_true(done[step][2].ok, str(done[step][2]))
+		if pick == "deal" or app.get_state().status == "game_over":
+			rounds += 1
+	assert_true(rounds >= 2, "rounds played: %d, events: %s" % [rounds, _summary()])
+	var overs := _of("event_emitted").filter(func(e): return e[1] == "game_over")
+	assert_true(overs.size() >= 1, _summary())
+	assert_contains(overs[0][2], "Event: game_over — { ")
+	var bad := _app(null, "bad", {"game": {"name": "sea_battle", "opponent": "human"}})
+	assert_false(bad.register(rt))
+	assert_contains(bad.get_last_error(), "game.opponent: sea_battle is played against the built-in AI only")

@@ -821,6 +821,167 @@ async fn every_game_app_is_played_by_a_scripted_agent() {
     rt.shutdown(Duration::from_secs(2));
 }
 
+/// Sea battle and the house games keep what is hidden out of the agent's view: the opponent's
+/// fleet, the shoe and the dealer's hole card (the state strings that carry them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_information_stays_out_of_the_agents_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+
+    // Sea battle: the agent's board, its shots, the opponent's shots; never the opponent's fleet.
+    rt.register_app(
+        game_app(
+            "sea",
+            json!({"name": "sea_battle", "level": "hard", "seed": 3}),
+        ),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    let state = rt.app_session("sea").unwrap().state;
+    let position = state["position"].as_str().unwrap();
+    let keys: Vec<&str> = position
+        .split('|')
+        .map(|p| p.split(':').next().unwrap())
+        .collect();
+    assert_eq!(keys, ["P", "F", "OF", "T", "ST", "LA", "W"], "{position}");
+    assert_eq!(state["legal_moves"].as_array().unwrap().len(), 100);
+    let id = player(&rt, "recorder");
+    brain.push(vec![call("move", json!({"coord": "e5"}))]);
+    rt.attach_app("sea", &id).unwrap();
+    until("the shot", || {
+        !rt.app_session("sea").unwrap().history.is_empty()
+    })
+    .await;
+    let session = rt.app_session("sea").unwrap();
+    let shot = &session.history[0];
+    assert!(shot.ok, "{shot:?}");
+    let outcome = shot.result["outcome"].as_str().unwrap();
+    assert!(outcome.starts_with("E5:"), "{outcome}");
+    // The AI answered with a shot of its own, its outcome told.
+    let answer = shot.result["opponent_moved"][0].as_str().unwrap();
+    assert!(answer.contains(':'), "{answer}");
+    assert!(!session.state["position"].as_str().unwrap().contains("|O:"));
+    rt.detach_app("sea").unwrap();
+
+    // Blackjack: hands, the up card, the stack; a scripted agent plays rounds and deals again.
+    rt.register_app(
+        game_app(
+            "bj",
+            json!({"name": "blackjack", "stack": 50, "bet": 10, "seed": 8}),
+        ),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    let session = rt.app_session("bj").unwrap();
+    assert!(session.state.get("state").is_none(), "{}", session.state);
+    assert_eq!(session.state["opponent"], "house");
+    if session.state["status"] == "in_progress" {
+        assert_eq!(session.state["dealerHoleCardHidden"], true);
+        assert!(session.state.get("dealerCards").is_none());
+        let names: Vec<&str> = session.actions.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(&names[..2], ["hit", "stand"]);
+    }
+    let dealer = player(&rt, "scripted");
+    rt.attach_app("bj", &dealer).unwrap();
+    until("two rounds", || {
+        rt.app_session("bj")
+            .unwrap()
+            .events
+            .iter()
+            .filter(|e| e.name == "game_over")
+            .count()
+            >= 2
+    })
+    .await;
+    let session = rt.app_session("bj").unwrap();
+    assert!(
+        session.history.iter().all(|a| a.ok),
+        "{:?}",
+        session.history
+    );
+    assert!(session.history.iter().any(|a| a.name == "deal"));
+    let over = &session
+        .events
+        .iter()
+        .find(|e| e.name == "game_over")
+        .unwrap()
+        .payload;
+    assert!(["you", "opponent", "draw"].contains(&over["winner"].as_str().unwrap()));
+    assert_eq!(
+        over["stack"].as_i64().unwrap(),
+        50 + over["net"].as_i64().unwrap()
+    );
+    rt.detach_app("bj").unwrap();
+
+    // The slot machine: spins until the stack no longer covers the bet.
+    rt.register_app(
+        game_app(
+            "slot",
+            json!({"name": "slot", "stack": 20, "bet": 10, "seed": 2}),
+        ),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    assert!(rt.app_session("slot").unwrap().state.get("state").is_none());
+    rt.attach_app("slot", &dealer).unwrap();
+    until("a few spins", || {
+        let s = rt.app_session("slot").unwrap();
+        s.state["status"] == "game_over" || s.history.len() >= 4
+    })
+    .await;
+    let session = rt.app_session("slot").unwrap();
+    assert!(session.history.iter().all(|a| a.ok && a.name == "spin"));
+    if session.state["status"] == "game_over" {
+        assert!(session.actions.is_empty());
+        assert_eq!(session.events.last().unwrap().name, "game_over");
+    }
+    rt.detach_app("slot").unwrap();
+
+    // The dice tray: schema-valid rolls.
+    rt.register_app(
+        game_app("dice", json!({"name": "rpg_dice", "seed": 4})),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    rt.attach_app("dice", &dealer).unwrap();
+    until("two rolls", || {
+        rt.app_session("dice").unwrap().history.len() >= 2
+    })
+    .await;
+    let session = rt.app_session("dice").unwrap();
+    let roll = &session.history[0];
+    assert!(roll.ok, "{roll:?}");
+    let rolls = roll.result["rolls"].as_array().unwrap();
+    assert_eq!(rolls.len() as u64, roll.params["count"].as_u64().unwrap());
+    assert_eq!(
+        roll.result["total"].as_u64().unwrap(),
+        rolls.iter().map(|r| r.as_u64().unwrap()).sum::<u64>()
+    );
+    assert!(session.state["rolls_made"].as_u64().unwrap() >= 2);
+
+    // Setups that make no sense are refused, naming the field.
+    for (game, field) in [
+        (
+            json!({"name": "sea_battle", "opponent": "human"}),
+            "game.opponent",
+        ),
+        (
+            json!({"name": "blackjack", "opponent": "human"}),
+            "game.opponent",
+        ),
+        (json!({"name": "chess", "stack": 100}), "game.stack"),
+        (json!({"name": "rpg_dice", "bet": 5}), "game.bet"),
+        (json!({"name": "slot", "stack": 5, "bet": 10}), "game:"),
+    ] {
+        let e = rt
+            .register_app(game_app("bad", game.clone()), AppHandler::Remote)
+            .unwrap_err();
+        assert!(e.to_string().starts_with(field), "{game}: {e}");
+    }
+    rt.shutdown(Duration::from_secs(2));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_against_the_human_takes_turns() {
     let dir = tempfile::tempdir().unwrap();

@@ -422,11 +422,13 @@ pub struct AgentApp {
     #[var]
     #[init(val = Callable::invalid())]
     action_handler: Callable,
-    /// A built-in game app instead of the game's own actions: `{name, opponent, level, seed}`
-    /// with `name` `chess`, `checkers`, `four_in_a_row`, `tic_tac_toe` or `mancala`, `opponent`
-    /// `ai` (the built-in AI answers at once, default) or `human` (the app goes to `copilot`
-    /// and the human moves with [method human_action]), `level` `random`, `easy` (default) or
-    /// `hard`. The game tools are then its state, actions and handler: [member actions],
+    /// A built-in game app instead of the game's own actions: `{name, opponent, level, seed,
+    /// stack, bet}` with `name` one of the board games `chess`, `checkers`, `four_in_a_row`,
+    /// `tic_tac_toe`, `mancala`, `sea_battle` or the house games `blackjack`, `slot`,
+    /// `rpg_dice`; `opponent` `ai` (the built-in AI or the house answers at once, default) or
+    /// `human` (board games but sea battle: the app goes to `copilot` and the human moves with
+    /// [method human_action]); `level` `random`, `easy` (default) or `hard`; `stack` and `bet`
+    /// for blackjack and slot. The game tools are then its state, actions and handler: [member actions],
     /// [method set_state] and [member action_handler] are not used. Empty: no built-in game.
     /// Read at [method register]; see `docs/apps.md`.
     #[export]
