@@ -25,6 +25,7 @@ pub mod agent_state;
 pub mod apps;
 pub mod brain;
 pub mod bus;
+pub mod campaign;
 pub mod contract;
 pub mod geometry;
 pub mod json_kind;

@@ -31,6 +31,31 @@ pub fn iso_from_millis(millis: u64) -> String {
     )
 }
 
+/// Now as Python's `datetime.now(timezone.utc).isoformat()` writes it: UTC with microseconds
+/// and `+00:00` (`2026-01-14T16:05:31.123456+00:00`), the campaign files' format.
+pub fn now_iso_micros() -> String {
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    iso_from_micros(micros)
+}
+
+/// Formats microseconds since the Unix epoch as UTC ISO-8601 with microseconds and `+00:00`.
+pub fn iso_from_micros(micros: u64) -> String {
+    let secs = micros / 1_000_000;
+    let us = micros % 1_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}+00:00",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
 /// Howard Hinnant's `civil_from_days`: days since 1970-01-01 → (year, month, day).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -48,6 +73,15 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_microseconds_as_python_does() {
+        assert_eq!(iso_from_micros(0), "1970-01-01T00:00:00.000000+00:00");
+        assert_eq!(
+            iso_from_micros(951_827_696_789_012),
+            "2000-02-29T12:34:56.789012+00:00"
+        );
+    }
 
     #[test]
     fn formats_known_instants() {
