@@ -76,6 +76,11 @@ pub enum FailureReason {
     HumanInControl,
     /// The action is marked `humanOnly`: only the human may trigger it (status `rejected`).
     HumanOnly,
+    /// The turn actor's character state forbids the call (a campaign's GM tools; status
+    /// `rejected`).
+    ActorStateRestricted,
+    /// The turn actor's character state is not one the rules know (status `rejected`).
+    InvalidActorState,
 }
 
 impl FailureReason {
@@ -88,6 +93,8 @@ impl FailureReason {
             FailureReason::DuplicateCallId => "duplicate_call_id",
             FailureReason::HumanInControl => "human_in_control",
             FailureReason::HumanOnly => "human_only",
+            FailureReason::ActorStateRestricted => "actor_state_restricted",
+            FailureReason::InvalidActorState => "invalid_actor_state",
         }
     }
 
@@ -96,7 +103,9 @@ impl FailureReason {
         match self {
             FailureReason::ToolNotAllowed
             | FailureReason::HumanInControl
-            | FailureReason::HumanOnly => FailureStatus::Rejected,
+            | FailureReason::HumanOnly
+            | FailureReason::ActorStateRestricted
+            | FailureReason::InvalidActorState => FailureStatus::Rejected,
             FailureReason::InvalidArgs
             | FailureReason::InvalidJson
             | FailureReason::DuplicateCallId => FailureStatus::Error,
@@ -183,6 +192,8 @@ mod tests {
             FailureReason::InvalidArgs,
             FailureReason::InvalidJson,
             FailureReason::DuplicateCallId,
+            FailureReason::ActorStateRestricted,
+            FailureReason::InvalidActorState,
         ] {
             assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
         }

@@ -10,6 +10,9 @@
 //!   and [`Campaign::to_json`] writes it (`connections` derived from the reachable lists).
 //! - [`file`] loads and saves files; a save is atomic (a crash mid-save leaves the previous file),
 //!   and an invalid map is never saved.
+//! - [`gm`] runs the GM tools (`move`, `move_options`, `hp_delta`, `map_generate`) on a
+//!   campaign: a batch for a turn actor, each call through the allowlist, the actor's state and
+//!   its arguments, in that order ([`Campaign::run_calls`]).
 //! - [`map`] holds the areas and their validity rules; [`pyrandom`] is CPython's string-seeded
 //!   Mersenne Twister, so `map_generate` builds the same dungeon from the same seed as the
 //!   reference.
@@ -18,6 +21,8 @@
 //! `agents-server campaign`, the protocol) call into this module.
 
 pub mod file;
+mod generate;
+pub mod gm;
 mod load;
 pub mod map;
 pub mod pyrandom;
@@ -26,6 +31,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+pub use gm::{AppliedAction, BatchOutcome, GmTool, ToolFeedback};
 pub use load::Loaded;
 pub use map::{Area, CampaignMap, Connection};
 
