@@ -110,6 +110,37 @@ pub struct BrainContext {
     /// state, the actions the agent may call, the last actions and events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<crate::apps::AppView>,
+    /// The campaign the agent is game master of, for this turn ([`crate::campaign::turn`]):
+    /// the player's input, the turn actor, the context JSON. The tools are then the GM tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<crate::campaign::turn::GmView>,
+}
+
+impl BrainContext {
+    /// A context for a decision outside the world (a GM turn): `agent_id` and `name`, at the
+    /// origin, with nothing around and nothing to do yet.
+    pub fn detached(agent_id: &str, name: &str) -> BrainContext {
+        BrainContext {
+            agent_id: agent_id.to_string(),
+            name: name.to_string(),
+            role: String::new(),
+            prompt: String::new(),
+            instruction: String::new(),
+            position: Position::default(),
+            bounds: WorldBounds::default(),
+            current_task: None,
+            other_tasks: Vec::new(),
+            recent_messages: Vec::new(),
+            incoming: Vec::new(),
+            nearby: Vec::new(),
+            player_id: crate::runtime::DEFAULT_PLAYER_ID.to_string(),
+            decisions: 0,
+            tools: Vec::new(),
+            steps: Vec::new(),
+            app: None,
+            campaign: None,
+        }
+    }
 }
 
 /// Why a brain could not answer.

@@ -25,7 +25,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::load::strict_int;
@@ -168,7 +168,7 @@ impl FromStr for GmTool {
 }
 
 /// One applied call, as the log keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AppliedAction {
     /// The tool.
     pub tool: String,
@@ -181,14 +181,14 @@ pub struct AppliedAction {
 }
 
 /// The failures of a batch: `{"failed_calls": [...]}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolFeedback {
     /// Each refused call.
     pub failed_calls: Vec<FailedCall>,
 }
 
 /// What a batch did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchOutcome {
     /// The applied calls, in order.
     pub applied_actions: Vec<AppliedAction>,

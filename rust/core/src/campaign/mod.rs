@@ -26,6 +26,7 @@ pub mod gm;
 mod load;
 pub mod map;
 pub mod pyrandom;
+pub mod turn;
 
 use std::collections::BTreeMap;
 

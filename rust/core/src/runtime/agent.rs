@@ -612,6 +612,7 @@ impl Agent {
             tools: tools.definitions().to_vec(),
             steps: Vec::new(),
             app: self.shared.app().map(|app| app.view()),
+            campaign: None,
         }
     }
 

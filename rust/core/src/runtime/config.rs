@@ -207,6 +207,9 @@ pub struct RuntimeOptions {
     pub max_steps: u32,
 }
 
+/// The player's id unless the options name another.
+pub const DEFAULT_PLAYER_ID: &str = "player_0";
+
 impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
@@ -218,7 +221,7 @@ impl Default for RuntimeOptions {
             thinking_seconds: 0.8,
             speaking_seconds: 1.5,
             hearing_radius: 15.0,
-            player_id: "player_0".into(),
+            player_id: DEFAULT_PLAYER_ID.into(),
             seed: 0,
             bus_capacity: 1024,
             worker_threads: 2,

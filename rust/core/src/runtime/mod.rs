@@ -33,7 +33,7 @@ pub use crate::agent_state::{AgentState, ParseStateError, TransitionError};
 pub use crate::geometry::{Position, WorldBounds};
 /// The world tools (kept under their old path; they live in [`crate::tools::world`]).
 pub use crate::tools::world as actions;
-pub use config::{AgentConfig, RuntimeOptions};
+pub use config::{AgentConfig, DEFAULT_PLAYER_ID, RuntimeOptions};
 pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
 use crate::brain::gate::{ModelGate, TokenBudget};

@@ -92,6 +92,9 @@ pub fn request(context: &BrainContext, options: &RequestOptions) -> ModelRequest
 
 /// Who the agent is, and the contract.
 pub fn system_prompt(context: &BrainContext) -> String {
+    if let Some(view) = &context.campaign {
+        return gm_system_prompt(context, view);
+    }
     let mut text = format!(
         "You are {} ({}), {} in a game world.",
         context.name, context.agent_id, context.role
@@ -120,10 +123,43 @@ pub fn system_prompt(context: &BrainContext) -> String {
     text
 }
 
+/// A game master's instructions: who it is, the GM contract of `tool-calls.md` and its three
+/// examples.
+fn gm_system_prompt(context: &BrainContext, view: &crate::campaign::turn::GmView) -> String {
+    use crate::campaign::turn::{EXAMPLES, GM_CONTRACT};
+    let mut text = format!(
+        "You are {} ({}), the game master of campaign {}.",
+        context.name, context.agent_id, view.campaign_id
+    );
+    if !context.prompt.trim().is_empty() {
+        text.push_str("\n\n");
+        text.push_str(context.prompt.trim());
+    }
+    text.push_str("\n\n");
+    text.push_str(GM_CONTRACT);
+    text.push_str("\n\n");
+    text.push_str(EXAMPLES);
+    text
+}
+
+/// A game master's turn: the context JSON (non-ASCII text as it is), the turn actor, what the
+/// player said.
+fn gm_situation(view: &crate::campaign::turn::GmView) -> String {
+    format!(
+        "Context: {}\nTurn actor: {}\nUser input: {}",
+        view.context,
+        view.turn_actor,
+        serde_json::to_string(&view.user_input).unwrap_or_default()
+    )
+}
+
 /// What changes from one decision to the next, as compact lines (cheaper than JSON: no
 /// repeated keys, no escaped quotes inside the message). Quoted texts are JSON strings, so
 /// whatever a player typed cannot break the layout.
 pub fn situation(context: &BrainContext) -> String {
+    if let Some(view) = &context.campaign {
+        return gm_situation(view);
+    }
     use std::fmt::Write;
     let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
     let at = |p: crate::geometry::Position| {
@@ -354,6 +390,7 @@ mod tests {
             tools: crate::tools::world::world_tool_definitions(),
             steps: vec![],
             app: None,
+            campaign: None,
         }
     }
 

@@ -37,6 +37,7 @@
 mod answer;
 mod app;
 mod autonomous;
+mod gm;
 mod lines;
 #[cfg(test)]
 mod tests;
@@ -210,6 +211,9 @@ impl ScriptedBrain {
     fn next_reply(&mut self, ctx: &BrainContext) -> BrainReply {
         if let Some(reply) = self.script.pop_front() {
             return reply;
+        }
+        if let Some(view) = &ctx.campaign {
+            return self.game_master(ctx, view);
         }
         let allowed = Allowed::from_context(ctx);
         let answerable = answerable(ctx);

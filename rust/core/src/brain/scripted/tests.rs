@@ -36,6 +36,7 @@ fn ctx() -> BrainContext {
         tools: world_tool_definitions(),
         steps: Vec::new(),
         app: None,
+        campaign: None,
     }
 }
 
