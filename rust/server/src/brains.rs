@@ -78,10 +78,11 @@ fn target(args: &BrainCheckArgs, profiles: &BrainProfiles) -> Result<Target, Str
 }
 
 /// A throw-away database path (removed afterwards, with SQLite's side files).
-struct ScratchDb(std::path::PathBuf);
+pub(crate) struct ScratchDb(pub(crate) std::path::PathBuf);
 
 impl ScratchDb {
-    fn new() -> Self {
+    /// A database path in the temporary directory, removed (with its WAL files) on drop.
+    pub(crate) fn new() -> Self {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())

@@ -89,6 +89,19 @@ pub enum Command {
     /// unknown model, an answer that is not the contract, a timeout. Uses a throw-away database.
     /// Exit code 0 when the model answered with a valid decision, 1 otherwise.
     BrainCheck(BrainCheckArgs),
+    /// Tabletop campaigns (`campaign.json`): create one, run GM tool calls on it, run a GM turn.
+    ///
+    /// `campaign new [--party pc_001,pc_002] FILE`; `campaign apply FILE [--actor ID]` with a
+    /// JSON array of tool calls on stdin, printing {"applied_actions", "tool_feedback"};
+    /// `campaign turn FILE [--actor ID] [--brain PROFILE] "user input"`, printing the turn-log
+    /// entry (also appended to turn_log.jsonl beside FILE). The file is saved when a call was
+    /// applied. Exit code 2 for a bad file or bad input (the file untouched), 1 when a call
+    /// failed (`apply`) or the GM's brain did not answer (`turn`).
+    Campaign {
+        /// What to do with the campaign.
+        #[command(subcommand)]
+        command: crate::campaign::CampaignCommand,
+    },
 }
 
 /// Arguments of `agents-server brain-check`.

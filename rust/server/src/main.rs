@@ -8,10 +8,12 @@
 //! - `agents-server mcp` serves the tools over MCP on stdin/stdout.
 //! - `agents-server serve` runs the agent runtime and serves it over WebSocket.
 //! - `agents-server brain-check` sends one real decision to a configured model.
+//! - `agents-server campaign new | apply | turn` works on a tabletop campaign file.
 //!
 //! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
 
 mod brains;
+mod campaign;
 mod cli;
 mod mcp;
 mod serve;
@@ -76,6 +78,20 @@ fn main() -> ExitCode {
                 Err(e) => {
                     let _ = writeln!(std::io::stderr(), "error: {e}");
                     ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Campaign { command } => {
+            let outcome = campaign::run(
+                command,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout().lock(),
+            );
+            match outcome {
+                Ok(code) => ExitCode::from(code),
+                Err((code, message)) => {
+                    let _ = writeln!(std::io::stderr(), "error: {message}");
+                    ExitCode::from(code)
                 }
             }
         }

@@ -104,3 +104,33 @@ pub fn next_id(dir: &Path) -> String {
         .unwrap_or(0);
     format!("camp_{:04}", highest + 1)
 }
+
+/// The turn log beside a campaign file: `turn_log.jsonl` in the same directory, one
+/// [`super::turn::TurnEntry`] a line, as the reference backend keeps it.
+pub fn turn_log_path(campaign_path: &Path) -> std::path::PathBuf {
+    match campaign_path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join("turn_log.jsonl"),
+        _ => Path::new("turn_log.jsonl").to_path_buf(),
+    }
+}
+
+/// How many turns the log at `log_path` holds (0 when there is none).
+pub fn turn_count(log_path: &Path) -> u64 {
+    fs::read_to_string(log_path)
+        .map(|text| text.lines().filter(|l| !l.trim().is_empty()).count() as u64)
+        .unwrap_or(0)
+}
+
+/// Appends one turn to the log (a line, flushed to disk).
+pub fn append_turn(log_path: &Path, entry: &super::turn::TurnEntry) -> Result<(), CampaignError> {
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .map_err(|e| io_error(log_path, e))?;
+    let mut line = entry.to_jsonl();
+    line.push('\n');
+    file.write_all(line.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|e| io_error(log_path, e))
+}

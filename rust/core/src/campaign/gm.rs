@@ -238,10 +238,10 @@ impl Campaign {
             Some(id) if self.selected.party_character_ids.iter().any(|p| p == id) => {
                 Ok(id.to_string())
             }
-            Some(id) => Err(CampaignError::Invalid(vec![format!(
-                "turn actor '{id}' is not in the party ({})",
-                self.selected.party_character_ids.join(", ")
-            )])),
+            Some(id) => Err(CampaignError::NotInParty {
+                actor: id.to_string(),
+                party: self.selected.party_character_ids.join(", "),
+            }),
         }
     }
 

@@ -68,6 +68,14 @@ pub enum CampaignError {
     /// The campaign breaks its rules; every problem is listed.
     #[error("invalid campaign: {}", .0.join("; "))]
     Invalid(Vec<String>),
+    /// A turn names an actor outside the party (the whole turn fails).
+    #[error("turn actor '{actor}' is not in the party ({party})")]
+    NotInParty {
+        /// The actor named.
+        actor: String,
+        /// The party, comma-separated.
+        party: String,
+    },
 }
 
 /// `selected`: which world, map, party and active actor the campaign plays.

@@ -251,6 +251,23 @@ fn contract_object(text: &str) -> Option<(BrainReply, Vec<String>)> {
     ))
 }
 
+/// A JSON array of tool calls (`[{id?, tool, args?, reason?}]`), strictly: the first element
+/// that is not a call is the error, naming its index. A missing id becomes `call_NNN` (its
+/// 1-based place).
+pub fn parse_calls(value: &Value) -> Result<Vec<ToolCall>, String> {
+    let Value::Array(items) = value else {
+        return Err(format!(
+            "expected a JSON array of tool calls, got {}",
+            crate::json_kind::json_kind(value)
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| call_from(item, i).map_err(|why| format!("call [{i}]: {why}")))
+        .collect()
+}
+
 fn call_from(item: &Value, index: usize) -> Result<ToolCall, String> {
     let Value::Object(call) = item else {
         return Err(format!(

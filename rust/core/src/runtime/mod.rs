@@ -14,6 +14,7 @@
 
 mod agent;
 mod apps;
+mod campaigns;
 mod config;
 mod decision;
 mod tools;
