@@ -643,6 +643,38 @@ fn a_batch_sees_its_own_effects() {
         "actor_state_restricted"
     );
     assert_eq!(c.actors["pc_001"].position.as_deref(), Some("area_002"));
+    // The effects, in order, for front ends.
+    use agents_core::campaign::Effect;
+    assert_eq!(
+        out.effects,
+        [
+            Effect::HpChanged {
+                actor_id: "pc_001".into(),
+                old_hp: 10,
+                new_hp: 0
+            },
+            Effect::ActorStateChanged {
+                actor_id: "pc_001".into(),
+                old_state: "alive".into(),
+                new_state: "dying".into()
+            },
+            Effect::HpChanged {
+                actor_id: "pc_001".into(),
+                old_hp: 0,
+                new_hp: 1
+            },
+            Effect::ActorStateChanged {
+                actor_id: "pc_001".into(),
+                old_state: "dying".into(),
+                new_state: "alive".into()
+            },
+            Effect::ActorMoved {
+                actor_id: "pc_001".into(),
+                from_area_id: "area_001".into(),
+                to_area_id: "area_002".into()
+            },
+        ]
+    );
     // Applied actions: args as received, a microsecond UTC timestamp.
     let first = &out.applied_actions[0];
     assert_eq!(first.args, calls[0].args);

@@ -348,3 +348,61 @@ async fn the_turn_log_line_has_the_reference_fields() {
         json!({"from_area_id": "area_001", "to_area_id": "area_002"})
     );
 }
+
+/// A GM turn through a runtime agent: its kind of brain answers as the GM, the turn is kept in
+/// SQLite and read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_of_the_runtime_is_the_gm() {
+    use agents_core::campaign::turn::finish;
+    use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = RuntimeOptions::with_database(dir.path().join("agents.db"));
+    options.idle_think_seconds = 1000.0;
+    let rt = Runtime::start_on(tokio::runtime::Handle::current(), options).unwrap();
+    let gm_id = rt
+        .spawn(
+            AgentConfig::from_json(
+                &json!({"name": "Morgana", "role": "game master", "thinking_seconds": 0.0}),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let mut c = campaign();
+    let request = TurnRequest {
+        number: 1,
+        user_input: "go to the side room",
+        actor: None,
+    };
+    let decided = rt.gm_decide(&c, &gm_id, &request).await.unwrap();
+    // Deciding changed nothing; finishing applies the answer.
+    assert_eq!(c.actors["pc_001"].position.as_deref(), Some("area_001"));
+    let entry = finish(&mut c, decided, &request).unwrap();
+    assert_eq!(c.actors["pc_001"].position.as_deref(), Some("area_002"));
+    rt.record_campaign_turn(&c.id, &entry);
+    let kept = rt.campaign_turns(&c.id).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].turn_id, "turn_0001");
+    assert_eq!(kept[0].applied_actions, entry.applied_actions);
+    // Unknown agents and turn actors are errors.
+    assert_eq!(
+        rt.gm_decide(&c, "agent_404", &request)
+            .await
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "unknown_agent"
+    );
+    let other = TurnRequest {
+        actor: Some("npc"),
+        ..request
+    };
+    assert_eq!(
+        rt.gm_decide(&c, &gm_id, &other)
+            .await
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "invalid_message"
+    );
+    rt.shutdown(std::time::Duration::from_secs(2));
+}

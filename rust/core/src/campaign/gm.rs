@@ -187,6 +187,46 @@ pub struct ToolFeedback {
     pub failed_calls: Vec<FailedCall>,
 }
 
+/// What an applied call did to the campaign, for front ends (Godot signals, protocol events).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// An actor moved.
+    ActorMoved {
+        /// Who.
+        actor_id: String,
+        /// From where.
+        from_area_id: String,
+        /// To where.
+        to_area_id: String,
+    },
+    /// An actor's hp changed (also to the same value: a hit at 0).
+    HpChanged {
+        /// Whose.
+        actor_id: String,
+        /// Before.
+        old_hp: i64,
+        /// After.
+        new_hp: i64,
+    },
+    /// An actor's character state changed.
+    ActorStateChanged {
+        /// Whose.
+        actor_id: String,
+        /// Before.
+        old_state: String,
+        /// After.
+        new_state: String,
+    },
+    /// A layer of areas was generated.
+    MapGenerated {
+        /// The new areas.
+        created_area_ids: Vec<String>,
+        /// Their parent (`None`: a root layer).
+        parent_area_id: Option<String>,
+    },
+}
+
 /// What a batch did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchOutcome {
@@ -194,6 +234,9 @@ pub struct BatchOutcome {
     pub applied_actions: Vec<AppliedAction>,
     /// The failures, `null` when nothing failed.
     pub tool_feedback: Option<ToolFeedback>,
+    /// What the applied calls did, in order (not part of the contract's output).
+    #[serde(skip)]
+    pub effects: Vec<Effect>,
 }
 
 impl BatchOutcome {
@@ -258,7 +301,10 @@ impl Campaign {
         let mut failed = Vec::new();
         for call in calls {
             match self.run_call(call, &turn_actor) {
-                Ok(applied) => outcome.applied_actions.push(applied),
+                Ok((applied, effects)) => {
+                    outcome.effects.extend(effects);
+                    outcome.applied_actions.push(applied);
+                }
                 Err((reason, message)) => failed.push(FailedCall::new(call, reason, message)),
             }
         }
@@ -272,7 +318,11 @@ impl Campaign {
 
     /// One call for `turn_actor`, through the three checks in order; changes nothing when it
     /// fails.
-    fn run_call(&mut self, call: &ToolCall, turn_actor: &str) -> Result<AppliedAction, Refusal> {
+    fn run_call(
+        &mut self,
+        call: &ToolCall,
+        turn_actor: &str,
+    ) -> Result<(AppliedAction, Vec<Effect>), Refusal> {
         if !self.allowlist.contains(&call.tool) {
             return Err((
                 FailureReason::ToolNotAllowed,
@@ -288,20 +338,27 @@ impl Campaign {
             .tool
             .parse()
             .map_err(|e: String| invalid(format!("{e}; the allowlist names it")))?;
-        let result = match tool {
+        let (result, effects) = match tool {
             GmTool::Move => self.apply_move(&call.args, turn_actor)?,
-            GmTool::MoveOptions => self.move_options(&call.args, turn_actor)?,
+            GmTool::MoveOptions => (self.move_options(&call.args, turn_actor)?, Vec::new()),
             GmTool::HpDelta => self.apply_hp_delta(&call.args)?,
             GmTool::MapGenerate => {
-                super::generate::map_generate(self, &call.args).map_err(invalid)?
+                let result = super::generate::map_generate(self, &call.args).map_err(invalid)?;
+                let effect = Effect::MapGenerated {
+                    created_area_ids: serde_json::from_value(result["created_area_ids"].clone())
+                        .unwrap_or_default(),
+                    parent_area_id: result["root_parent_area_id"].as_str().map(str::to_string),
+                };
+                (result, vec![effect])
             }
         };
-        Ok(AppliedAction {
+        let applied = AppliedAction {
             tool: call.tool.clone(),
             args: call.args.clone(),
             result,
             timestamp: crate::time::now_iso_micros(),
-        })
+        };
+        Ok((applied, effects))
     }
 
     /// Check 2: what the turn actor's state allows.
@@ -339,7 +396,11 @@ impl Campaign {
         ))
     }
 
-    fn apply_move(&mut self, args: &Value, turn_actor: &str) -> Result<Value, Refusal> {
+    fn apply_move(
+        &mut self,
+        args: &Value,
+        turn_actor: &str,
+    ) -> Result<(Value, Vec<Effect>), Refusal> {
         let tool = GmTool::Move;
         if !args.is_object() {
             return Err(invalid("move: args must be an object"));
@@ -380,7 +441,15 @@ impl Campaign {
         if let Some(actor) = self.actors.get_mut(actor_id) {
             actor.position = Some(to.to_string());
         }
-        Ok(json!({"from_area_id": from, "to_area_id": to}))
+        let effect = Effect::ActorMoved {
+            actor_id: actor_id.to_string(),
+            from_area_id: from.clone(),
+            to_area_id: to.to_string(),
+        };
+        Ok((
+            json!({"from_area_id": from, "to_area_id": to}),
+            vec![effect],
+        ))
     }
 
     fn move_options(&self, args: &Value, turn_actor: &str) -> Result<Value, Refusal> {
@@ -417,7 +486,7 @@ impl Campaign {
         Ok(json!({"options": options}))
     }
 
-    fn apply_hp_delta(&mut self, args: &Value) -> Result<Value, Refusal> {
+    fn apply_hp_delta(&mut self, args: &Value) -> Result<(Value, Vec<Effect>), Refusal> {
         let tool = GmTool::HpDelta;
         if !args.is_object() {
             return Err(invalid("hp_delta: args must be an object"));
@@ -441,6 +510,7 @@ impl Campaign {
             .actors
             .get_mut(target)
             .ok_or_else(|| invalid(format!("hp_delta: no character '{target}'")))?;
+        let (old_hp, old_state) = (actor.hp, actor.character_state.clone());
         let new_hp = actor.hp.saturating_add(delta).max(0);
         actor.hp = new_hp;
         if ends_game {
@@ -450,6 +520,18 @@ impl Campaign {
                 actor.character_state = "alive".into();
             }
         }
-        Ok(json!({"new_hp": new_hp}))
+        let mut effects = vec![Effect::HpChanged {
+            actor_id: target.to_string(),
+            old_hp,
+            new_hp,
+        }];
+        if actor.character_state != old_state {
+            effects.push(Effect::ActorStateChanged {
+                actor_id: target.to_string(),
+                old_state,
+                new_state: actor.character_state.clone(),
+            });
+        }
+        Ok((json!({"new_hp": new_hp}), effects))
     }
 }

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-pub use gm::{AppliedAction, BatchOutcome, GmTool, ToolFeedback};
+pub use gm::{AppliedAction, BatchOutcome, Effect, GmTool, ToolFeedback};
 pub use load::Loaded;
 pub use map::{Area, CampaignMap, Connection};
 

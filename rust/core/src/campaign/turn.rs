@@ -150,6 +150,9 @@ pub struct TurnEntry {
     pub tool_feedback: Option<ToolFeedback>,
     /// After the turn: the active actor; positions, hp and states of every actor.
     pub state_summary: Value,
+    /// What the applied calls did, one effect each (not in the log line).
+    #[serde(skip)]
+    pub effects: Vec<super::gm::Effect>,
     /// Calls of the answer that were not calls (dropped before anything ran).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped_calls: Vec<String>,
@@ -363,19 +366,45 @@ pub struct TurnRequest<'a> {
     pub actor: Option<&'a str>,
 }
 
-/// Runs one GM turn on `campaign` with `brain`. Fails only when the turn actor is not in the
-/// party or the brain cannot answer at all (then nothing changed).
+/// The GM's final answer for a turn, decided but not yet applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decided {
+    /// The turn actor.
+    pub turn_actor: String,
+    /// The answer to apply.
+    pub reply: BrainReply,
+    /// Calls of it that were not calls.
+    pub dropped: Vec<String>,
+    /// How many times it was sent back for repair.
+    pub repairs: usize,
+}
+
+/// Runs one GM turn on `campaign` with `brain`: [`decide`] on the campaign as it is, then
+/// [`finish`]. Fails only when the turn actor is not in the party or the brain cannot answer at
+/// all (then nothing changed).
 pub async fn take_turn(
     campaign: &mut Campaign,
     brain: &mut dyn Brain,
     gm: &GmIdentity,
     request: &TurnRequest<'_>,
 ) -> Result<TurnEntry, TurnError> {
+    let decided = decide(campaign, brain, gm, request).await?;
+    finish(campaign, decided, request)
+}
+
+/// Asks the GM's brain for its answer, repairing it against `campaign` (which is not changed:
+/// answers are tried on copies).
+pub async fn decide(
+    campaign: &Campaign,
+    brain: &mut dyn Brain,
+    gm: &GmIdentity,
+    request: &TurnRequest<'_>,
+) -> Result<Decided, TurnError> {
     let turn_actor = campaign.turn_actor(request.actor)?;
     let view = GmView::new(campaign, &turn_actor, request.user_input);
     let mut context = gm_context(campaign, gm, view);
     let mut repairs = 0;
-    let (reply, dropped) = loop {
+    loop {
         let answer = brain
             .decide(&context)
             .await
@@ -386,7 +415,6 @@ pub async fn take_turn(
         let failed: Vec<FailedCall> = if reply.tool_calls.is_empty() {
             Vec::new()
         } else {
-            // Tried on a copy: nothing is applied until the answer is final.
             let mut trial = campaign.clone();
             trial
                 .run_calls(&reply.tool_calls, Some(&turn_actor))?
@@ -395,7 +423,12 @@ pub async fn take_turn(
                 .unwrap_or_default()
         };
         if (failed.is_empty() && problem.is_none()) || repairs >= MAX_REPAIRS {
-            break (reply, dropped);
+            return Ok(Decided {
+                turn_actor,
+                reply,
+                dropped,
+                repairs,
+            });
         }
         repairs += 1;
         context.steps.push(DecisionStep {
@@ -404,7 +437,21 @@ pub async fn take_turn(
             failed_calls: failed,
             problem,
         });
-    };
+    }
+}
+
+/// Applies a decided answer to `campaign` (as it is now) and makes the turn's entry.
+pub fn finish(
+    campaign: &mut Campaign,
+    decided: Decided,
+    request: &TurnRequest<'_>,
+) -> Result<TurnEntry, TurnError> {
+    let Decided {
+        turn_actor,
+        reply,
+        dropped,
+        repairs,
+    } = decided;
     let outcome = campaign.run_calls(&reply.tool_calls, Some(&turn_actor))?;
     let (dialog_type, mut source) = normalise_dialog_type(&reply.dialog_type);
     let mut text = reply.assistant_text.trim().to_string();
@@ -424,6 +471,7 @@ pub async fn take_turn(
         applied_actions: outcome.applied_actions,
         tool_feedback: outcome.tool_feedback,
         state_summary: state_summary(campaign),
+        effects: outcome.effects,
         dropped_calls: dropped,
         repairs,
     })

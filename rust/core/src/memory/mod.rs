@@ -482,6 +482,24 @@ impl Memory {
             entry,
         })
     }
+    /// Queues a GM turn of campaign `campaign_id` (its turn-log entry as JSON).
+    pub fn log_campaign_turn(&self, campaign_id: &str, turn_id: &str, entry: String) -> u64 {
+        self.inner.submit(writer::Op::CampaignTurn {
+            campaign_id: campaign_id.to_string(),
+            turn_id: turn_id.to_string(),
+            entry,
+        })
+    }
+    /// The turn-log entries of `campaign_id` (JSON), oldest first.
+    pub fn campaign_turns(&self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
+        self.inner.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT entry FROM campaign_turns WHERE campaign_id = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map([campaign_id], |r| r.get::<_, String>(0))?;
+            rows.collect()
+        })
+    }
     /// The stored session of `app_id`, with its last `limit` actions, events and chat lines.
     pub fn load_app(&self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
         self.inner.read(|conn| read::app(conn, app_id, limit))

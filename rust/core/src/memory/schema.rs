@@ -124,6 +124,15 @@ const MIGRATIONS: &[&str] = &[
         entry TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS idx_app_log ON app_log (app_id, kind, id);",
+    // v5: the turn log of tabletop campaigns (a GM turn's entry as JSON, `turn_log.jsonl`'s
+    // line).
+    "CREATE TABLE IF NOT EXISTS campaign_turns (
+        id INTEGER PRIMARY KEY,
+        campaign_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        entry TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_campaign_turns ON campaign_turns (campaign_id, id);",
 ];
 
 /// The newest schema version (the number of migrations).

@@ -64,6 +64,11 @@ pub(crate) enum Op {
         kind: super::AppLogKind,
         entry: String,
     },
+    CampaignTurn {
+        campaign_id: String,
+        turn_id: String,
+        entry: String,
+    },
     /// A reservation of ids up to `to` (see `ids.rs`); a `release` sets it back to `to`
     /// (clean close), otherwise it only ever grows.
     IdBlock {
@@ -438,6 +443,16 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
         } => {
             conn.prepare_cached("INSERT INTO app_log (app_id, kind, entry) VALUES (?1, ?2, ?3)")?
                 .execute(params![app_id, kind.as_str(), entry])?;
+        }
+        Op::CampaignTurn {
+            campaign_id,
+            turn_id,
+            entry,
+        } => {
+            conn.prepare_cached(
+                "INSERT INTO campaign_turns (campaign_id, turn_id, entry) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![campaign_id, turn_id, entry])?;
         }
         Op::BrainCall(call) => {
             let super::BrainCall {

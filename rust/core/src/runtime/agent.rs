@@ -89,6 +89,8 @@ pub(crate) struct AgentShared {
     pub role: String,
     pub prompt: String,
     pub brain: String,
+    /// The brain it was spawned with (a GM turn builds another of the same kind).
+    pub brain_choice: crate::brain::BrainChoice,
     pub idle_think: Duration,
     pub speaking: Duration,
     pub hearing_radius: f64,
@@ -119,6 +121,10 @@ impl AgentShared {
             role: config.role.clone(),
             prompt: config.prompt.clone(),
             brain: brain.to_string(),
+            brain_choice: config
+                .brain
+                .clone()
+                .unwrap_or_else(|| crate::brain::BrainChoice::Named(opts.default_brain.clone())),
             idle_think: seconds(config.idle_think_seconds.unwrap_or(opts.idle_think_seconds)),
             speaking: seconds(config.speaking_seconds.unwrap_or(opts.speaking_seconds)),
             hearing_radius: config.hearing_radius.unwrap_or(opts.hearing_radius),

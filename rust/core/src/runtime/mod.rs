@@ -86,6 +86,9 @@ pub enum RuntimeError {
     /// An app call failed ([`crate::apps`]).
     #[error(transparent)]
     App(#[from] crate::apps::AppError),
+    /// A GM turn could not run (a turn actor outside the party, a brain that did not answer).
+    #[error(transparent)]
+    Turn(#[from] crate::campaign::turn::TurnError),
 }
 
 /// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
@@ -184,6 +187,12 @@ impl RuntimeError {
             RuntimeError::InvalidMessage(_) => RuntimeErrorCode::InvalidMessage,
             RuntimeError::ShutDown => RuntimeErrorCode::ShutDown,
             RuntimeError::Startup(_) => RuntimeErrorCode::StartupFailed,
+            RuntimeError::Turn(crate::campaign::turn::TurnError::Campaign(_)) => {
+                RuntimeErrorCode::InvalidMessage
+            }
+            RuntimeError::Turn(crate::campaign::turn::TurnError::Brain(_)) => {
+                RuntimeErrorCode::BrainError
+            }
             RuntimeError::App(e) => {
                 use crate::apps::AppError as A;
                 match e {
