@@ -82,6 +82,7 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
         ("index", "idx_agent_tasks_agent_status"),
         ("index", "idx_app_log"),
         ("index", "idx_brain_calls_agent"),
+        ("index", "idx_campaign_turns"),
         ("table", "agent_conversations"),
         ("table", "agent_inbox"),
         ("table", "agent_state_history"),
@@ -90,6 +91,7 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
         ("table", "app_log"),
         ("table", "app_sessions"),
         ("table", "brain_calls"),
+        ("table", "campaign_turns"),
         ("table", "id_blocks"),
     ]
     .iter()
