@@ -9,6 +9,7 @@
 //! - `agents-core` `memory`: sustained conversation-row writes through the SQLite writer.
 //! - `agents-core` `runtime`: 10,000 agents: spawn time, memory per idle agent, CPU.
 //! - `agents-core` `apps`: one action through the app bridge, and 100 apps over one WebSocket.
+//! - `agents-core` `campaign`: the GM tools, `map_generate` and a save on a 1,000-area campaign.
 //! - Godot `bench/drain_bench.gd`: the main-thread cost of `AgentRuntime` draining 10,000
 //!   `agent_spawned` and 10,000 `agent_removed` events and emitting them to a GDScript handler, on
 //!   a release build of the extension (see [`godot_drain_bench`]).
@@ -61,6 +62,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         ("agents-core", "runtime"),
         ("agents-core", "brains"),
         ("agents-core", "apps"),
+        ("agents-core", "campaign"),
     ] {
         println!("xtask: cargo bench -p {package} --bench {bench}");
         let status = Command::new(cargo())

@@ -137,19 +137,32 @@ fn new_ids(campaign: &Campaign, size: usize) -> Vec<String> {
 
 /// Runs `map_generate` on `campaign`; the error is the `invalid_args` message (the map is then
 /// as it was).
+///
+/// Only the new areas and the existing areas that get new exits change, so only they are kept
+/// for the undo and checked, with the layer's group ([`CampaignMap::problems_around`]; the rest
+/// of the map was valid before).
 pub(super) fn map_generate(campaign: &mut Campaign, args: &Value) -> Result<Value, String> {
     let request = read(campaign, args)?;
-    let before = campaign.map.clone();
-    let edges_before = before.edge_count();
     let parent = request.parent.as_deref();
-    let siblings: Vec<String> = before
+    // The smallest existing area of the layer's group (areas are kept sorted by id).
+    let first_sibling: Option<String> = campaign
+        .map
         .areas
         .values()
-        .filter(|a| a.parent_area_id.as_deref() == parent)
-        .map(|a| a.id.clone())
-        .collect();
+        .find(|a| a.parent_area_id.as_deref() == parent)
+        .map(|a| a.id.clone());
+    // The existing areas that get new exits, with their lists as they were.
+    let touched_id = match parent {
+        Some(p) => Some(p.to_string()),
+        None => first_sibling.clone(),
+    };
+    let touched: Option<(String, Vec<String>)> = touched_id.map(|id| {
+        let list = campaign.map.areas[&id].reachable_area_ids.clone();
+        (id, list)
+    });
     let ids = new_ids(campaign, request.size);
     let map = &mut campaign.map;
+    let mut created = 0usize;
     for (i, id) in ids.iter().enumerate() {
         let name = if i == 0 && parent.is_some() {
             format!("{} Entry", request.theme)
@@ -163,7 +176,7 @@ pub(super) fn map_generate(campaign: &mut Campaign, args: &Value) -> Result<Valu
     }
     // (1) The chain.
     for pair in ids.windows(2) {
-        map.link(&pair[0], &pair[1]);
+        created += usize::from(map.link(&pair[0], &pair[1]));
     }
     // (2) Branches.
     let size = request.size;
@@ -176,34 +189,46 @@ pub(super) fn map_generate(campaign: &mut Campaign, args: &Value) -> Result<Valu
             let i = rng.randrange(0, size as i64 - 2) as usize;
             let j = rng.randrange(i as i64 + 2, size as i64) as usize;
             if map.link(&ids[i], &ids[j]) {
+                created += 1;
                 branches += 1;
             }
         }
     }
-    // (3) The anchor to the existing layer; siblings are sorted by id.
+    // (3) The anchor to the existing layer.
     match parent {
         None => {
-            if let Some(first) = siblings.first() {
-                map.link(first, &ids[0]);
+            if let Some(first) = &first_sibling {
+                created += usize::from(map.link(first, &ids[0]));
             }
         }
         Some(parent) => {
-            map.link(parent, &ids[0]);
-            if let Some(first) = siblings.first() {
-                map.link(&ids[0], first);
+            created += usize::from(map.link(parent, &ids[0]));
+            if let Some(first) = &first_sibling {
+                created += usize::from(map.link(&ids[0], first));
             }
         }
     }
     // (4) A child layer: the parent and every new area, both ways.
     if let Some(parent) = parent {
         for id in &ids {
-            map.link(parent, id);
-            map.link(id, parent);
+            created += usize::from(map.link(parent, id));
+            created += usize::from(map.link(id, parent));
         }
     }
-    let problems = map.problems();
+    let mut changed: Vec<&str> = ids.iter().map(String::as_str).collect();
+    if let Some((id, _)) = &touched {
+        changed.push(id);
+    }
+    let problems = map.problems_around(&changed, parent);
     if !problems.is_empty() {
-        campaign.map = before;
+        for id in &ids {
+            map.areas.remove(id);
+        }
+        if let Some((id, list)) = touched
+            && let Some(area) = map.areas.get_mut(&id)
+        {
+            area.reachable_area_ids = list;
+        }
         return Err(format!(
             "map_generate: the generated map is invalid ({})",
             problems.join(", ")
@@ -211,7 +236,7 @@ pub(super) fn map_generate(campaign: &mut Campaign, args: &Value) -> Result<Valu
     }
     Ok(json!({
         "created_area_ids": ids,
-        "created_connections": campaign.map.edge_count() - edges_before,
+        "created_connections": created,
         "root_parent_area_id": request.parent,
         "warnings": request.warnings,
     }))

@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::{
     Actor, Area, Campaign, CampaignError, CampaignMap, DEFAULT_ALLOWLIST, DEFAULT_HP, Goal,
@@ -189,63 +190,121 @@ impl Campaign {
     /// The campaign as `campaign.json` holds it: `map.connections` derived from the reachable
     /// lists, the older layout's fields left out.
     pub fn to_json(&self) -> Value {
-        let areas: Map<String, Value> = self
+        serde_json::to_value(FileView::of(self)).unwrap_or(Value::Null)
+    }
+}
+
+/// The file's layout, borrowed from a [`Campaign`] and serialized without building a JSON tree
+/// first (a save of a thousand areas writes straight from the campaign).
+#[derive(Serialize)]
+pub(super) struct FileView<'a> {
+    id: &'a str,
+    selected: SelectedView<'a>,
+    settings_snapshot: &'a Map<String, Value>,
+    settings_revision: i64,
+    allowlist: &'a [String],
+    map: MapView<'a>,
+    actors: BTreeMap<&'a str, ActorView<'a>>,
+    goal: GoalView<'a>,
+    milestone: MilestoneView<'a>,
+    created_at: &'a str,
+}
+
+#[derive(Serialize)]
+struct SelectedView<'a> {
+    world_id: &'a str,
+    map_id: &'a str,
+    party_character_ids: &'a [String],
+    active_actor_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct MapView<'a> {
+    areas: &'a BTreeMap<String, Area>,
+    connections: Vec<ConnectionView<'a>>,
+}
+
+#[derive(Serialize)]
+struct ConnectionView<'a> {
+    from_area_id: &'a str,
+    to_area_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct ActorView<'a> {
+    position: Option<&'a str>,
+    hp: i64,
+    character_state: &'a str,
+    meta: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct GoalView<'a> {
+    text: &'a str,
+    status: &'a str,
+}
+
+#[derive(Serialize)]
+struct MilestoneView<'a> {
+    current: &'a str,
+    last_advanced_turn: i64,
+}
+
+impl<'a> FileView<'a> {
+    pub(super) fn of(c: &'a Campaign) -> FileView<'a> {
+        // Areas are sorted by id and their lists sorted: the connections come out sorted by
+        // (from, to) as they are walked.
+        let connections = c
             .map
             .areas
             .values()
-            .map(|a| {
-                (
-                    a.id.clone(),
-                    json!({
-                        "id": a.id,
-                        "name": a.name,
-                        "parent_area_id": a.parent_area_id,
-                        "reachable_area_ids": a.reachable_area_ids,
-                    }),
-                )
+            .flat_map(|a| {
+                a.reachable_area_ids.iter().map(|to| ConnectionView {
+                    from_area_id: &a.id,
+                    to_area_id: to,
+                })
             })
             .collect();
-        let connections: Vec<Value> = self
-            .map
-            .connections()
-            .into_iter()
-            .map(|c| json!({"from_area_id": c.from_area_id, "to_area_id": c.to_area_id}))
-            .collect();
-        let actors: Map<String, Value> = self
-            .actors
-            .iter()
-            .map(|(id, a)| {
-                (
-                    id.clone(),
-                    json!({
-                        "position": a.position,
-                        "hp": a.hp,
-                        "character_state": a.character_state,
-                        "meta": a.meta,
-                    }),
-                )
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "selected": {
-                "world_id": self.selected.world_id,
-                "map_id": self.selected.map_id,
-                "party_character_ids": self.selected.party_character_ids,
-                "active_actor_id": self.selected.active_actor_id,
+        FileView {
+            id: &c.id,
+            selected: SelectedView {
+                world_id: &c.selected.world_id,
+                map_id: &c.selected.map_id,
+                party_character_ids: &c.selected.party_character_ids,
+                active_actor_id: &c.selected.active_actor_id,
             },
-            "settings_snapshot": self.settings_snapshot,
-            "settings_revision": self.settings_revision,
-            "allowlist": self.allowlist,
-            "map": {"areas": areas, "connections": connections},
-            "actors": actors,
-            "goal": {"text": self.goal.text, "status": self.goal.status},
-            "milestone": {
-                "current": self.milestone.current,
-                "last_advanced_turn": self.milestone.last_advanced_turn,
+            settings_snapshot: &c.settings_snapshot,
+            settings_revision: c.settings_revision,
+            allowlist: &c.allowlist,
+            map: MapView {
+                areas: &c.map.areas,
+                connections,
             },
-            "created_at": self.created_at,
-        })
+            actors: c
+                .actors
+                .iter()
+                .map(|(id, a)| {
+                    (
+                        id.as_str(),
+                        ActorView {
+                            position: a.position.as_deref(),
+                            hp: a.hp,
+                            character_state: &a.character_state,
+                            meta: &a.meta,
+                        },
+                    )
+                })
+                .collect(),
+            goal: GoalView {
+                text: &c.goal.text,
+                status: &c.goal.status,
+            },
+            milestone: MilestoneView {
+                current: &c.milestone.current,
+                last_advanced_turn: c.milestone.last_advanced_turn,
+            },
+            created_at: &c.created_at,
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! `parent_area_id` (with more than one member) is connected when its inner edges are taken as
 //! undirected; [`CampaignMap::problems`] lists every problem in the reference's words.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -122,24 +122,7 @@ impl CampaignMap {
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         for area in self.areas.values() {
-            let mut seen = BTreeSet::new();
-            let mut duplicate = false;
-            let mut self_loop = false;
-            let mut missing = false;
-            for target in &area.reachable_area_ids {
-                duplicate |= !seen.insert(target.as_str());
-                self_loop |= *target == area.id;
-                missing |= !self.contains(target);
-            }
-            for (found, what) in [
-                (duplicate, "reachable_duplicate"),
-                (self_loop, "reachable_self_loop"),
-                (missing, "reachable_missing_target"),
-            ] {
-                if found {
-                    problems.push(format!("area:{}:{what}", area.id));
-                }
-            }
+            self.list_problems(area, &mut problems);
         }
         let mut groups: BTreeMap<Option<&str>, Vec<&str>> = BTreeMap::new();
         for area in self.areas.values() {
@@ -149,35 +132,91 @@ impl CampaignMap {
                 .push(&area.id);
         }
         for (parent, members) in groups {
-            if members.len() > 1 && !self.group_connected(&members) {
-                problems.push(format!("parent:{}:disconnected", parent.unwrap_or("None")));
-            }
+            self.group_problems(parent, &members, &mut problems);
         }
         problems
     }
 
-    /// Whether `members` form one component over their inner edges taken as undirected.
+    /// The problems [`CampaignMap::problems`] would find in the lists of `areas` and in the
+    /// group of `parent`, for a change that touched only those (the rest of the map being
+    /// valid): a cheaper check of the same rules.
+    pub fn problems_around(&self, areas: &[&str], parent: Option<&str>) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut ids: Vec<&str> = areas.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            if let Some(area) = self.areas.get(id) {
+                self.list_problems(area, &mut problems);
+            }
+        }
+        let members: Vec<&str> = self
+            .areas
+            .values()
+            .filter(|a| a.parent_area_id.as_deref() == parent)
+            .map(|a| a.id.as_str())
+            .collect();
+        self.group_problems(parent, &members, &mut problems);
+        problems
+    }
+
+    /// An area's reachable-list problems: a duplicate, a self-loop, a missing target.
+    fn list_problems(&self, area: &Area, problems: &mut Vec<String>) {
+        let list = &area.reachable_area_ids;
+        let duplicate = if list.windows(2).all(|w| w[0] < w[1]) {
+            false
+        } else {
+            let mut sorted: Vec<&String> = list.iter().collect();
+            sorted.sort_unstable();
+            sorted.windows(2).any(|w| w[0] == w[1])
+        };
+        let self_loop = list.contains(&area.id);
+        let missing = list.iter().any(|t| !self.areas.contains_key(t));
+        for (found, what) in [
+            (duplicate, "reachable_duplicate"),
+            (self_loop, "reachable_self_loop"),
+            (missing, "reachable_missing_target"),
+        ] {
+            if found {
+                problems.push(format!("area:{}:{what}", area.id));
+            }
+        }
+    }
+
+    /// `parent:<id or None>:disconnected` when `members` (the areas of `parent`) are more than
+    /// one and not one component over their inner edges taken as undirected.
+    fn group_problems(&self, parent: Option<&str>, members: &[&str], problems: &mut Vec<String>) {
+        if members.len() > 1 && !self.group_connected(members) {
+            problems.push(format!("parent:{}:disconnected", parent.unwrap_or("None")));
+        }
+    }
+
+    /// Whether `members` form one component over their inner edges taken as undirected
+    /// (union-find over their indices).
     fn group_connected(&self, members: &[&str]) -> bool {
-        let inside: BTreeSet<&str> = members.iter().copied().collect();
-        let mut neighbours: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for &id in members {
-            for target in &self.areas[id].reachable_area_ids {
-                if inside.contains(target.as_str()) && target != id {
-                    neighbours.entry(id).or_default().push(target);
-                    neighbours.entry(target).or_default().push(id);
+        let index: HashMap<&str, usize> =
+            members.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let mut root: Vec<usize> = (0..members.len()).collect();
+        fn find(root: &mut [usize], mut i: usize) -> usize {
+            while root[i] != i {
+                root[i] = root[root[i]];
+                i = root[i];
+            }
+            i
+        }
+        let mut components = members.len();
+        for (i, id) in members.iter().enumerate() {
+            for target in &self.areas[*id].reachable_area_ids {
+                if let Some(&j) = index.get(target.as_str()) {
+                    let (a, b) = (find(&mut root, i), find(&mut root, j));
+                    if a != b {
+                        root[a] = b;
+                        components -= 1;
+                    }
                 }
             }
         }
-        let mut reached = BTreeSet::from([members[0]]);
-        let mut stack = vec![members[0]];
-        while let Some(id) = stack.pop() {
-            for &next in neighbours.get(id).map(Vec::as_slice).unwrap_or_default() {
-                if reached.insert(next) {
-                    stack.push(next);
-                }
-            }
-        }
-        reached.len() == inside.len()
+        components == 1
     }
 }
 
