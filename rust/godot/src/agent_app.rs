@@ -40,7 +40,7 @@ const MAX_TRANSCRIPT: usize = 500;
 const MAX_SHOWN_CHARS: usize = 80;
 
 /// Runs `f`, turning a panic into an error message.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let detail = panic
             .downcast_ref::<&str>()

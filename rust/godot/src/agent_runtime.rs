@@ -59,7 +59,7 @@ fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
 
 /// `path` as an operating-system path: `user://` and `res://` through
 /// `ProjectSettings.globalize_path`, anything else unchanged.
-fn globalize_path(path: &str) -> String {
+pub(crate) fn globalize_path(path: &str) -> String {
     if !(path.starts_with("user://") || path.starts_with("res://")) {
         return path.to_string();
     }

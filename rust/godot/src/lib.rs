@@ -33,6 +33,7 @@ pub mod agent_app;
 pub mod agent_brain;
 pub mod agent_config;
 pub mod agent_runtime;
+pub mod campaign;
 pub mod convert;
 pub mod game_tools;
 
