@@ -340,7 +340,7 @@ async fn every_request_and_every_event_between_two_clients() {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 28, "{requests:?}");
+    assert_eq!(requests.len(), 32, "{requests:?}");
     for kind in [
         "get_agent_trace",
         "get_token_usage",

@@ -480,6 +480,13 @@ impl AgentRuntime {
     #[signal]
     fn agent_tool_call(agent_id: GString, tool: GString, call_id: GString);
 
+    /// GM tool calls were applied to a campaign loaded in this runtime over the protocol
+    /// (`campaign_tool_calls`, `campaign_turn`): [param turn_id] is `""` for a batch,
+    /// [param applied_actions] the `{tool, args, result, timestamp}` records. A [Campaign]
+    /// resource has signals of its own.
+    #[signal]
+    fn campaign_changed(campaign_id: GString, turn_id: GString, applied_actions: VarArray);
+
     /// Something went wrong. [param agent_id] is the agent concerned or `""`; [param code] is
     /// machine-readable: `invalid_transition`, `action_refused`, `invalid_action`, `brain_error`,
     /// `brain_invalid_reply`, `budget_exhausted`, `brain_auth_failed`, `brain_model_not_found`
@@ -1300,6 +1307,22 @@ impl AgentRuntime {
                 tool.as_str(),
                 call_id.as_str(),
             ),
+            BusMessage::CampaignChanged {
+                campaign_id,
+                turn_id,
+                applied_actions,
+                ..
+            } => {
+                let actions: VarArray = applied_actions
+                    .iter()
+                    .map(|a| convert::serialize_to_dictionary(a).to_variant())
+                    .collect();
+                self.signals().campaign_changed().emit(
+                    campaign_id.as_str(),
+                    turn_id.as_deref().unwrap_or(""),
+                    &actions,
+                );
+            }
         }
     }
 

@@ -200,6 +200,11 @@ pub struct ServeArgs {
     /// Resume the agents that were running when the server last stopped.
     #[arg(long)]
     pub resume: bool,
+    /// The directory `campaign_load` reads campaign files from, by relative path (saved back
+    /// after every applied call; their turn logs beside them). Without it, campaigns load
+    /// only inline.
+    #[arg(long, value_name = "DIR")]
+    pub campaign_dir: Option<std::path::PathBuf>,
     /// Do not serve MCP over HTTP at `/mcp` (served by default, behind the same token).
     #[arg(long)]
     pub no_mcp: bool,

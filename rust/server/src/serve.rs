@@ -29,6 +29,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     options.max_concurrent_model_calls = args.max_concurrent_model_calls as usize;
     options.token_budget = args.token_budget;
+    options.campaign_dir = args.campaign_dir.clone();
     let runtime = Runtime::start_on(rt.handle().clone(), options.clone()).map_err(|e| {
         format!(
             "cannot start the agent runtime on {}: {e}",

@@ -128,6 +128,18 @@ pub enum BusMessage {
         /// The call's id.
         call_id: String,
     },
+    /// GM tool calls were applied to a campaign loaded in the runtime (a `campaign_tool_calls`
+    /// batch, or a GM turn).
+    CampaignChanged {
+        /// The campaign.
+        campaign_id: String,
+        /// The turn (`turn_0003`), or `None` for a batch of calls.
+        turn_id: Option<String>,
+        /// The applied calls, as the log keeps them.
+        applied_actions: Vec<crate::campaign::AppliedAction>,
+        /// What they did.
+        effects: Vec<crate::campaign::Effect>,
+    },
     /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
     AgentError {
         /// The agent concerned, if any.
@@ -240,11 +252,13 @@ pub enum MessageKind {
     AgentSpeechDelta,
     /// [`BusMessage::AgentToolCall`].
     AgentToolCall,
+    /// [`BusMessage::CampaignChanged`].
+    CampaignChanged,
 }
 
 impl MessageKind {
     /// Every kind.
-    pub const ALL: [MessageKind; 11] = [
+    pub const ALL: [MessageKind; 12] = [
         MessageKind::AgentSpawned,
         MessageKind::AgentRemoved,
         MessageKind::AgentStateChanged,
@@ -256,6 +270,7 @@ impl MessageKind {
         MessageKind::AgentError,
         MessageKind::AgentSpeechDelta,
         MessageKind::AgentToolCall,
+        MessageKind::CampaignChanged,
     ];
 
     /// The wire name (`agent_spoke`).
@@ -272,10 +287,11 @@ impl MessageKind {
             MessageKind::AgentError => "agent_error",
             MessageKind::AgentSpeechDelta => "agent_speech_delta",
             MessageKind::AgentToolCall => "agent_tool_call",
+            MessageKind::CampaignChanged => "campaign_changed",
         }
     }
 
-    /// Index `0..11`, for bit sets and per-kind tables.
+    /// Index `0..12`, for bit sets and per-kind tables.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -318,6 +334,7 @@ impl BusMessage {
             BusMessage::AgentError { .. } => MessageKind::AgentError,
             BusMessage::AgentSpeechDelta { .. } => MessageKind::AgentSpeechDelta,
             BusMessage::AgentToolCall { .. } => MessageKind::AgentToolCall,
+            BusMessage::CampaignChanged { .. } => MessageKind::CampaignChanged,
         }
     }
 
@@ -336,6 +353,7 @@ impl BusMessage {
             | BusMessage::AgentToolCall { agent_id, .. } => agent_id,
             BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
+            BusMessage::CampaignChanged { .. } => "runtime",
         }
     }
 
@@ -354,6 +372,7 @@ impl BusMessage {
     pub fn agent_id(&self) -> Option<&str> {
         match self {
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref(),
+            BusMessage::CampaignChanged { .. } => None,
             BusMessage::AgentSpawned { agent_id, .. }
             | BusMessage::AgentRemoved { agent_id, .. }
             | BusMessage::AgentStateChanged { agent_id, .. }

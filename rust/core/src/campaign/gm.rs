@@ -168,7 +168,7 @@ impl FromStr for GmTool {
 }
 
 /// One applied call, as the log keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AppliedAction {
     /// The tool.
     pub tool: String,
@@ -181,14 +181,14 @@ pub struct AppliedAction {
 }
 
 /// The failures of a batch: `{"failed_calls": [...]}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolFeedback {
     /// Each refused call.
     pub failed_calls: Vec<FailedCall>,
 }
 
 /// What an applied call did to the campaign, for front ends (Godot signals, protocol events).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// An actor moved.

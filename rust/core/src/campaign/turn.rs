@@ -126,7 +126,7 @@ pub struct GmIdentity {
 }
 
 /// One turn, as the log keeps it (a line of `turn_log.jsonl`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnEntry {
     /// `turn_0001`, …
     pub turn_id: String,

@@ -509,6 +509,26 @@ async fn answer(
                 Err(e) => failed(e, request_id),
             }
         }
+        Handled::Campaign(request) => {
+            let runtime = shared.runtime.clone();
+            let outbound = context.outbound.clone();
+            tokio::spawn(async move {
+                let mut message = dispatch::campaign(*request, request_id.clone(), &runtime).await;
+                // Acknowledged means durable: a turn's log row is committed first.
+                if !matches!(message, ServerMessage::Error(_)) {
+                    let seq = runtime.memory().submitted_seq();
+                    if let Err(e) = runtime.memory().committed(seq).await {
+                        message = dispatch::error(
+                            ErrorCode::DatabaseError,
+                            format!("the campaign changed but its log could not be saved: {e}"),
+                            request_id,
+                        );
+                    }
+                }
+                outbound.push(&message);
+            });
+            return None;
+        }
         Handled::HumanAction {
             app_id,
             name,

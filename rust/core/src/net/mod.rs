@@ -56,6 +56,8 @@ mod tests_acked;
 #[cfg(test)]
 mod tests_apps;
 #[cfg(test)]
+mod tests_campaigns;
+#[cfg(test)]
 mod tests_fanout;
 
 use std::net::SocketAddr;

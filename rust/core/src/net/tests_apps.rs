@@ -24,19 +24,19 @@ async fn send(ws: &mut Ws, value: Value) {
 }
 
 /// A client connection and the messages it received but no one has asked for yet.
-struct Client {
-    ws: Ws,
-    backlog: Vec<Value>,
+pub(super) struct Client {
+    pub(super) ws: Ws,
+    pub(super) backlog: Vec<Value>,
 }
 
 impl Client {
-    async fn send(&mut self, value: Value) {
+    pub(super) async fn send(&mut self, value: Value) {
         send(&mut self.ws, value).await
     }
 
     /// The first message, kept or new, that `pick` accepts (others are kept for later asks),
     /// within 10 s: replies and pushed messages may come in any order.
-    async fn until(&mut self, mut pick: impl FnMut(&Value) -> bool) -> Value {
+    pub(super) async fn until(&mut self, mut pick: impl FnMut(&Value) -> bool) -> Value {
         if let Some(i) = self.backlog.iter().position(&mut pick) {
             return self.backlog.remove(i);
         }
@@ -65,7 +65,7 @@ impl Client {
     }
 }
 
-fn of_type(kind: &'static str) -> impl FnMut(&Value) -> bool {
+pub(super) fn of_type(kind: &'static str) -> impl FnMut(&Value) -> bool {
     move |v| v["type"] == kind
 }
 

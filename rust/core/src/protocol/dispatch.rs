@@ -29,6 +29,9 @@ pub enum Handled {
     /// An `app_register`: the connection registers the app (it handles its actions) and
     /// replies.
     RegisterApp(Box<AppConfig>),
+    /// A campaign request: the connection runs it off the read loop ([`campaign`]) and replies
+    /// when it is done (a GM turn waits for its model).
+    Campaign(Box<ClientRequest>),
     /// An `app_human_action`: the connection replies once the app answered it.
     HumanAction {
         /// The app.
@@ -52,6 +55,12 @@ pub fn handle(
         match request {
             ClientRequest::Subscribe { events, agents } => {
                 return Handled::Subscribe { events, agents };
+            }
+            request @ (ClientRequest::CampaignLoad { .. }
+            | ClientRequest::CampaignToolCalls { .. }
+            | ClientRequest::CampaignTurn { .. }
+            | ClientRequest::CampaignState { .. }) => {
+                return Handled::Campaign(Box::new(request));
             }
             ClientRequest::AppRegister {
                 app_id,
@@ -449,6 +458,92 @@ pub fn handle(
         Ok(message) => message,
         Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),
     })
+}
+
+/// Answers a campaign request (`campaign_load`, `campaign_tool_calls`, `campaign_turn`,
+/// `campaign_state`); any other request is an internal error.
+pub async fn campaign(
+    request: ClientRequest,
+    request_id: Option<RequestId>,
+    runtime: &Runtime,
+) -> ServerMessage {
+    use crate::runtime::CampaignSource;
+    let id = request_id;
+    let reply = match request {
+        ClientRequest::CampaignLoad { path, campaign } => {
+            let source = match (path, campaign) {
+                (Some(path), None) => CampaignSource::Path(path),
+                (None, Some(campaign)) => CampaignSource::Inline(campaign),
+                _ => {
+                    return error(
+                        ErrorCode::InvalidRequest,
+                        "campaign_load needs exactly one of path and campaign",
+                        id,
+                    );
+                }
+            };
+            runtime
+                .load_campaign(source)
+                .map(|loaded| ServerMessage::CampaignLoadResponse {
+                    request_id: id.clone(),
+                    campaign_id: loaded.campaign_id,
+                    warnings: loaded.warnings,
+                    campaign: loaded.campaign,
+                })
+        }
+        ClientRequest::CampaignToolCalls {
+            campaign_id,
+            calls,
+            actor_id,
+        } => {
+            let calls = match crate::campaign::turn::parse_calls(&calls) {
+                Ok(calls) => calls,
+                Err(e) => return error(ErrorCode::InvalidRequest, format!("calls: {e}"), id),
+            };
+            runtime
+                .campaign_tool_calls(&campaign_id, &calls, actor_id.as_deref())
+                .await
+                .map(|outcome| ServerMessage::CampaignToolCallsResponse {
+                    request_id: id.clone(),
+                    campaign_id,
+                    applied_actions: outcome.applied_actions,
+                    tool_feedback: outcome.tool_feedback,
+                })
+        }
+        ClientRequest::CampaignTurn {
+            campaign_id,
+            gm_agent_id,
+            user_input,
+            actor_id,
+        } => runtime
+            .campaign_turn(&campaign_id, &gm_agent_id, &user_input, actor_id.as_deref())
+            .await
+            .map(|entry| ServerMessage::CampaignTurnResponse {
+                request_id: id.clone(),
+                campaign_id,
+                entry,
+            }),
+        ClientRequest::CampaignState { campaign_id } => runtime
+            .campaign_state(&campaign_id)
+            .await
+            .map(|(campaign, turns)| ServerMessage::CampaignStateResponse {
+                request_id: id.clone(),
+                campaign_id,
+                campaign,
+                turns,
+            }),
+        other => {
+            return error(
+                ErrorCode::InternalError,
+                format!("'{}' is not a campaign request", other.type_name()),
+                id,
+            );
+        }
+    };
+    match reply {
+        Ok(message) => message,
+        Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),
+    }
 }
 
 /// Tokens spent and the budget: a running agent's, or the runtime's.

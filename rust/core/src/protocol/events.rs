@@ -117,6 +117,17 @@ pub fn event_message(message: &BusMessage) -> ServerMessage {
             tool,
             call_id,
         },
+        BusMessage::CampaignChanged {
+            campaign_id,
+            turn_id,
+            applied_actions,
+            effects,
+        } => ServerMessage::CampaignChanged {
+            campaign_id,
+            turn_id,
+            applied_actions,
+            effects,
+        },
     }
 }
 
@@ -134,6 +145,7 @@ pub fn event_type(message: &BusMessage) -> &'static str {
         BusMessage::AgentError { .. } => "agent_error",
         BusMessage::AgentSpeechDelta { .. } => "agent_speech_delta",
         BusMessage::AgentToolCall { .. } => "agent_tool_call",
+        BusMessage::CampaignChanged { .. } => "campaign_changed",
     }
 }
 
@@ -174,6 +186,8 @@ impl EventFilter {
         }
         match &self.agents {
             None => true,
+            // A campaign's change is about no agent: an agents filter does not hold it back.
+            Some(_) if matches!(message, BusMessage::CampaignChanged { .. }) => true,
             Some(agents) => {
                 message.agent_id().is_some_and(|a| agents.contains(a))
                     || message.recipients().iter().any(|r| agents.contains(r))

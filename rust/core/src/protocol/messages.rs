@@ -43,6 +43,10 @@ pub const REQUEST_TYPES: &[&str] = &[
     "app_action_result",
     "app_human_action",
     "get_app_session",
+    "campaign_load",
+    "campaign_tool_calls",
+    "campaign_turn",
+    "campaign_state",
 ];
 
 /// The messages the server pushes to the connection that registered an app (whatever its
@@ -62,6 +66,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_error",
     "agent_speech_delta",
     "agent_tool_call",
+    "campaign_changed",
 ];
 
 /// A request from a client. Besides these fields every request may carry `request_id` (a string
@@ -386,6 +391,47 @@ pub enum ClientRequest {
         #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
         app_id: String,
     },
+    /// Load a tabletop campaign → `campaign_load_response`: `path` (a `campaign.json` under the
+    /// server's campaign directory, relative, saved back after every applied call) or
+    /// `campaign` (the campaign itself, kept in memory). Replaces a campaign loaded before under
+    /// the same id.
+    CampaignLoad {
+        /// A file under the campaign directory (`camp_0001/campaign.json`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// The campaign (`campaign.json`'s object).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        campaign: Option<Value>,
+    },
+    /// Run GM tool calls on a loaded campaign → `campaign_tool_calls_response` (and a
+    /// `campaign_changed` event when a call was applied).
+    CampaignToolCalls {
+        /// The campaign.
+        campaign_id: String,
+        /// `[{id?, tool, args?, reason?}]`.
+        calls: Value,
+        /// The turn actor (a party member; default the active actor).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor_id: Option<String>,
+    },
+    /// One GM turn on a loaded campaign, answered by agent `gm_agent_id` →
+    /// `campaign_turn_response` with the turn-log entry (sent once the GM answered).
+    CampaignTurn {
+        /// The campaign.
+        campaign_id: String,
+        /// The agent acting as game master.
+        gm_agent_id: String,
+        /// What the player says.
+        user_input: String,
+        /// The turn actor (a party member; default the active actor).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor_id: Option<String>,
+    },
+    /// A loaded campaign as its file holds it → `campaign_state_response`.
+    CampaignState {
+        /// The campaign.
+        campaign_id: String,
+    },
 }
 
 impl ClientRequest {
@@ -420,6 +466,10 @@ impl ClientRequest {
             ClientRequest::AppActionResult { .. } => "app_action_result",
             ClientRequest::AppHumanAction { .. } => "app_human_action",
             ClientRequest::GetAppSession { .. } => "get_app_session",
+            ClientRequest::CampaignLoad { .. } => "campaign_load",
+            ClientRequest::CampaignToolCalls { .. } => "campaign_tool_calls",
+            ClientRequest::CampaignTurn { .. } => "campaign_turn",
+            ClientRequest::CampaignState { .. } => "campaign_state",
         }
     }
     /// Whether answering the request writes to the agent memory. The reply to such a request
@@ -445,7 +495,12 @@ impl ClientRequest {
             | ClientRequest::ListTools { .. }
             | ClientRequest::CallTool { .. }
             | ClientRequest::Subscribe { .. }
-            | ClientRequest::GetAppSession { .. } => false,
+            | ClientRequest::GetAppSession { .. }
+            | ClientRequest::CampaignState { .. } => false,
+            // Campaign files are saved before the reply; a turn's log row is committed first.
+            ClientRequest::CampaignLoad { .. }
+            | ClientRequest::CampaignToolCalls { .. }
+            | ClientRequest::CampaignTurn { .. } => true,
             // App sessions are written as they change; their replies wait for the commit too.
             ClientRequest::AppRegister { .. }
             | ClientRequest::AppUnregister { .. }
@@ -860,6 +915,59 @@ pub enum ServerMessage {
         request_id: Option<RequestId>,
         /// The session.
         session: AppSession,
+    },
+    /// Reply to `campaign_load`.
+    CampaignLoadResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The campaign's id, to name it in later requests.
+        campaign_id: String,
+        /// What was normalised while loading (`actor:pc_002:position_missing_area`).
+        warnings: Vec<String>,
+        /// The campaign as its file holds it.
+        campaign: Value,
+    },
+    /// Reply to `campaign_tool_calls`.
+    CampaignToolCallsResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The campaign.
+        campaign_id: String,
+        /// The applied calls: `{tool, args, result, timestamp}`.
+        applied_actions: Vec<crate::campaign::AppliedAction>,
+        /// `{"failed_calls": [{id, tool, status, reason, message}]}`, `null` when nothing failed.
+        tool_feedback: Option<crate::campaign::ToolFeedback>,
+    },
+    /// Reply to `campaign_turn`.
+    CampaignTurnResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The campaign.
+        campaign_id: String,
+        /// The turn-log entry.
+        entry: crate::campaign::turn::TurnEntry,
+    },
+    /// Reply to `campaign_state`.
+    CampaignStateResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The campaign.
+        campaign_id: String,
+        /// The campaign as its file holds it.
+        campaign: Value,
+        /// How many turns its log holds.
+        turns: u64,
+    },
+    /// Event: GM tool calls were applied to a loaded campaign (a batch, or a turn).
+    CampaignChanged {
+        /// The campaign.
+        campaign_id: String,
+        /// The turn (`turn_0003`), or `null` for a batch of calls.
+        turn_id: Option<String>,
+        /// The applied calls.
+        applied_actions: Vec<crate::campaign::AppliedAction>,
+        /// What they did: `actor_moved`, `hp_changed`, `actor_state_changed`, `map_generated`.
+        effects: Vec<crate::campaign::Effect>,
     },
     /// An action for the app to handle (to the connection that registered it); answer with
     /// `app_action_result`.

@@ -100,6 +100,8 @@ pub enum ErrorCode {
     AppAttached,
     /// No action with that id is waiting for the app's answer.
     UnknownAction,
+    /// No campaign with that id is loaded (`campaign_load` first).
+    UnknownCampaign,
     /// A guarded tool refused its caller before looking at the arguments (an app's action while
     /// the other side is in control, a `humanOnly` / `agentOnly` action; the message says which).
     ActionRefused,
@@ -143,6 +145,7 @@ impl ErrorCode {
             ErrorCode::AppExists => "app_exists",
             ErrorCode::AppAttached => "app_attached",
             ErrorCode::UnknownAction => "unknown_action",
+            ErrorCode::UnknownCampaign => "unknown_campaign",
             ErrorCode::InvalidFilter => "invalid_filter",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::RateLimited => "rate_limited",
@@ -172,6 +175,7 @@ impl ErrorCode {
             R::AppAttached => ErrorCode::AppAttached,
             R::UnknownAction => ErrorCode::UnknownAction,
             R::ActionRefused => ErrorCode::ActionRefused,
+            R::UnknownCampaign => ErrorCode::UnknownCampaign,
         }
     }
 }

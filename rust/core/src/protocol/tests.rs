@@ -295,6 +295,12 @@ fn every_request_type_parses() {
         json!({"type": "app_human_action", "app_id": "board", "name": "place",
                "params": {"row": 0, "col": 0}}),
         json!({"type": "get_app_session", "app_id": "board"}),
+        json!({"type": "campaign_load", "path": "camp_0001/campaign.json"}),
+        json!({"type": "campaign_tool_calls", "campaign_id": "camp_0001",
+               "calls": [{"id": "call_1", "tool": "move_options", "args": {}}]}),
+        json!({"type": "campaign_turn", "campaign_id": "camp_0001", "gm_agent_id": "a",
+               "user_input": "Where can I go?", "actor_id": "pc_001"}),
+        json!({"type": "campaign_state", "campaign_id": "camp_0001"}),
     ];
     assert_eq!(examples.len(), REQUEST_TYPES.len());
     for (example, kind) in examples.iter().zip(REQUEST_TYPES) {
@@ -726,6 +732,21 @@ fn every_bus_message() -> Vec<BusMessage> {
             tool: "move".into(),
             call_id: "call_1".into(),
         },
+        BusMessage::CampaignChanged {
+            campaign_id: "camp_0001".into(),
+            turn_id: Some("turn_0001".into()),
+            applied_actions: vec![crate::campaign::AppliedAction {
+                tool: "move".into(),
+                args: json!({"actor_id": "pc_001", "to_area_id": "area_002"}),
+                result: json!({"from_area_id": "area_001", "to_area_id": "area_002"}),
+                timestamp: "2026-01-14T16:05:31.000000+00:00".into(),
+            }],
+            effects: vec![crate::campaign::Effect::ActorMoved {
+                actor_id: "pc_001".into(),
+                from_area_id: "area_001".into(),
+                to_area_id: "area_002".into(),
+            }],
+        },
     ]
 }
 
@@ -1000,7 +1021,7 @@ fn doc_lists_every_error_code() {
         .pointer("/$defs/ErrorCode/oneOf")
         .and_then(Value::as_array)
         .expect("ErrorCode is a oneOf of consts");
-    assert_eq!(codes.len(), 28);
+    assert_eq!(codes.len(), 29);
     for c in codes {
         let name = c["const"].as_str().unwrap();
         let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();

@@ -1,13 +1,71 @@
-//! Campaigns in the runtime: brains for game masters, GM turns through an agent, and the
-//! turn log in SQLite (`campaign_turns`).
+//! Campaigns in the runtime: brains for game masters, GM turns through an agent, the turn log
+//! in SQLite (`campaign_turns`), and the campaigns loaded over the protocol
+//! ([`CampaignHub`]): `campaign_load`, `campaign_tool_calls`, `campaign_turn`,
+//! `campaign_state`. Every applied batch or turn is published on the bus as
+//! [`BusMessage::CampaignChanged`].
 
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::{Runtime, RuntimeError};
 use crate::brain::gate::{ModelGate, TokenBudget};
 use crate::brain::{Brain, BrainChoice, BrainEvents, BrainSettings};
-use crate::campaign::Campaign;
+use crate::bus::BusMessage;
 use crate::campaign::turn::{self, Decided, GmIdentity, TurnEntry, TurnRequest};
+use crate::campaign::{BatchOutcome, Campaign, CampaignError, file};
+use crate::contract::ToolCall;
+
+/// Where a campaign to load comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CampaignSource {
+    /// A `campaign.json` under the runtime's campaign directory, by relative path (saved back
+    /// there after every applied call, its turns appended to `turn_log.jsonl` beside it).
+    Path(String),
+    /// The campaign itself (kept in memory only).
+    Inline(Value),
+}
+
+/// A campaign loaded over the protocol.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedCampaign {
+    /// Its id.
+    pub campaign_id: String,
+    /// What was normalised while loading.
+    pub warnings: Vec<String>,
+    /// The campaign as its file holds it.
+    pub campaign: Value,
+}
+
+/// One campaign and where it is saved.
+struct Hosted {
+    campaign: Campaign,
+    path: Option<PathBuf>,
+}
+
+/// The campaigns loaded over the protocol, by id. Each is locked while a batch or a turn's
+/// answer is applied (a turn's model call runs on a copy, outside the lock).
+#[derive(Default)]
+pub(crate) struct CampaignHub {
+    loaded: parking_lot::Mutex<HashMap<String, Arc<tokio::sync::Mutex<Hosted>>>>,
+}
+
+/// A path under `dir` that cannot leave it (relative, no `..`).
+fn inside(dir: &Path, relative: &str) -> Result<PathBuf, RuntimeError> {
+    let path = Path::new(relative);
+    let plain = !relative.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Err(RuntimeError::InvalidMessage(format!(
+            "path '{relative}' must be relative to the campaign directory, without '..'"
+        )));
+    }
+    Ok(dir.join(path))
+}
 
 impl Runtime {
     /// A brain of its own, outside any agent (a GM turn from the command line or a `Campaign`
@@ -79,5 +137,128 @@ impl Runtime {
             .iter()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect())
+    }
+
+    /// Loads a campaign (from a file under [`super::RuntimeOptions::campaign_dir`], or inline)
+    /// and keeps it by its id, replacing one loaded before under the same id. Errors: no
+    /// campaign directory, a path that leaves it, an unreadable or invalid campaign (every
+    /// problem named).
+    pub fn load_campaign(&self, source: CampaignSource) -> Result<LoadedCampaign, RuntimeError> {
+        let (loaded, path) = match source {
+            CampaignSource::Path(relative) => {
+                let dir = self.inner.options.campaign_dir.as_ref().ok_or_else(|| {
+                    RuntimeError::InvalidMessage(
+                        "this server has no campaign directory (start it with --campaign-dir \
+                         DIR), so campaigns load only inline"
+                            .into(),
+                    )
+                })?;
+                let path = inside(dir, &relative)?;
+                (file::load(&path)?, Some(path))
+            }
+            CampaignSource::Inline(value) => (Campaign::from_json(&value)?, None),
+        };
+        let campaign_id = loaded.campaign.id.clone();
+        let json = loaded.campaign.to_json();
+        self.inner.campaigns.loaded.lock().insert(
+            campaign_id.clone(),
+            Arc::new(tokio::sync::Mutex::new(Hosted {
+                campaign: loaded.campaign,
+                path,
+            })),
+        );
+        Ok(LoadedCampaign {
+            campaign_id,
+            warnings: loaded.warnings,
+            campaign: json,
+        })
+    }
+
+    fn hosted(&self, campaign_id: &str) -> Result<Arc<tokio::sync::Mutex<Hosted>>, RuntimeError> {
+        self.inner
+            .campaigns
+            .loaded
+            .lock()
+            .get(campaign_id)
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownCampaign(campaign_id.to_string()))
+    }
+
+    /// A loaded campaign as its file holds it, and how many turns its log holds.
+    pub async fn campaign_state(&self, campaign_id: &str) -> Result<(Value, u64), RuntimeError> {
+        let hosted = self.hosted(campaign_id)?;
+        let json = hosted.lock().await.campaign.to_json();
+        let turns = self.inner.memory.campaign_turns(campaign_id)?.len() as u64;
+        Ok((json, turns))
+    }
+
+    /// Runs GM tool calls on a loaded campaign for the turn actor (`actor`, default the active
+    /// actor), saves it when a call was applied, and publishes what changed.
+    pub async fn campaign_tool_calls(
+        &self,
+        campaign_id: &str,
+        calls: &[ToolCall],
+        actor: Option<&str>,
+    ) -> Result<BatchOutcome, RuntimeError> {
+        let hosted = self.hosted(campaign_id)?;
+        let mut hosted = hosted.lock().await;
+        let outcome = hosted.campaign.run_calls(calls, actor)?;
+        if !outcome.applied_actions.is_empty() {
+            save(&hosted)?;
+            self.inner.bus.publish(BusMessage::CampaignChanged {
+                campaign_id: campaign_id.to_string(),
+                turn_id: None,
+                applied_actions: outcome.applied_actions.clone(),
+                effects: outcome.effects.clone(),
+            });
+        }
+        Ok(outcome)
+    }
+
+    /// Runs a GM turn of agent `gm_agent` on a loaded campaign: the answer decided on a copy,
+    /// applied to the campaign as it is then, the turn kept in SQLite (and in `turn_log.jsonl`
+    /// beside its file), the campaign saved when a call was applied, the change published.
+    pub async fn campaign_turn(
+        &self,
+        campaign_id: &str,
+        gm_agent: &str,
+        user_input: &str,
+        actor: Option<&str>,
+    ) -> Result<TurnEntry, RuntimeError> {
+        let hosted = self.hosted(campaign_id)?;
+        let snapshot = hosted.lock().await.campaign.clone();
+        let number = self.inner.memory.campaign_turns(campaign_id)?.len() as u64 + 1;
+        let request = TurnRequest {
+            number,
+            user_input,
+            actor,
+        };
+        let decided = self.gm_decide(&snapshot, gm_agent, &request).await?;
+        let mut hosted = hosted.lock().await;
+        let entry = turn::finish(&mut hosted.campaign, decided, &request)?;
+        if entry.changed() {
+            save(&hosted)?;
+        }
+        if let Some(path) = &hosted.path {
+            file::append_turn(&file::turn_log_path(path), &entry)?;
+        }
+        self.record_campaign_turn(campaign_id, &entry);
+        if !entry.applied_actions.is_empty() {
+            self.inner.bus.publish(BusMessage::CampaignChanged {
+                campaign_id: campaign_id.to_string(),
+                turn_id: Some(entry.turn_id.clone()),
+                applied_actions: entry.applied_actions.clone(),
+                effects: entry.effects.clone(),
+            });
+        }
+        Ok(entry)
+    }
+}
+
+/// Saves a hosted campaign to its file, if it has one.
+fn save(hosted: &Hosted) -> Result<(), CampaignError> {
+    match &hosted.path {
+        Some(path) => file::save(path, &hosted.campaign),
+        None => Ok(()),
     }
 }

@@ -205,6 +205,9 @@ pub struct RuntimeOptions {
     /// How many brain answers one decision may take in all: the results of read-only calls go
     /// back to the brain, which answers again, up to this many times (default 4).
     pub max_steps: u32,
+    /// Where `campaign_load` finds campaign files by relative path (`None`: only inline
+    /// campaigns can be loaded over the protocol). See [`Runtime::load_campaign`].
+    pub campaign_dir: Option<PathBuf>,
 }
 
 /// The player's id unless the options name another.
@@ -229,6 +232,7 @@ impl Default for RuntimeOptions {
             token_budget: None,
             max_repairs: 2,
             max_steps: 4,
+            campaign_dir: None,
         }
     }
 }

@@ -15,6 +15,7 @@
 mod agent;
 mod apps;
 mod campaigns;
+pub use campaigns::{CampaignSource, LoadedCampaign};
 mod config;
 mod decision;
 mod tools;
@@ -89,6 +90,12 @@ pub enum RuntimeError {
     /// A GM turn could not run (a turn actor outside the party, a brain that did not answer).
     #[error(transparent)]
     Turn(#[from] crate::campaign::turn::TurnError),
+    /// A campaign could not be read, saved or used (every problem named).
+    #[error(transparent)]
+    Campaign(#[from] crate::campaign::CampaignError),
+    /// No campaign is loaded under this id.
+    #[error("unknown campaign '{0}' (load it with campaign_load)")]
+    UnknownCampaign(String),
 }
 
 /// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
@@ -128,6 +135,8 @@ pub enum RuntimeErrorCode {
     UnknownAction,
     /// `action_refused`.
     ActionRefused,
+    /// `unknown_campaign`.
+    UnknownCampaign,
 }
 
 impl RuntimeErrorCode {
@@ -151,6 +160,7 @@ impl RuntimeErrorCode {
             RuntimeErrorCode::AppAttached => "app_attached",
             RuntimeErrorCode::UnknownAction => "unknown_action",
             RuntimeErrorCode::ActionRefused => "action_refused",
+            RuntimeErrorCode::UnknownCampaign => "unknown_campaign",
         }
     }
 }
@@ -193,6 +203,8 @@ impl RuntimeError {
             RuntimeError::Turn(crate::campaign::turn::TurnError::Brain(_)) => {
                 RuntimeErrorCode::BrainError
             }
+            RuntimeError::Campaign(_) => RuntimeErrorCode::InvalidMessage,
+            RuntimeError::UnknownCampaign(_) => RuntimeErrorCode::UnknownCampaign,
             RuntimeError::App(e) => {
                 use crate::apps::AppError as A;
                 match e {
@@ -248,6 +260,8 @@ pub(crate) struct Inner {
     token_budget: Arc<TokenBudget>,
     /// The registered apps ([`crate::apps`]).
     apps: crate::apps::AppHub,
+    /// The campaigns loaded over the protocol ([`crate::campaign`]).
+    campaigns: campaigns::CampaignHub,
     tracker: TaskTracker,
     closed: AtomicBool,
 }
@@ -288,6 +302,7 @@ impl Runtime {
             bus: Bus::new(options.bus_capacity),
             world: World::new(options.hearing_radius.max(1.0)),
             apps: crate::apps::AppHub::new(memory.clone()),
+            campaigns: campaigns::CampaignHub::default(),
             memory,
             options,
             agents: RwLock::new(HashMap::new()),
