@@ -259,7 +259,8 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
             BusMessage::AgentStateChanged { .. }
             | BusMessage::AgentRemoved { .. }
             | BusMessage::AgentSpeechDelta { .. }
-            | BusMessage::AgentToolCall { .. } => continue,
+            | BusMessage::AgentToolCall { .. }
+            | BusMessage::CampaignChanged { .. } => continue,
         };
         println!("{t:6.1}s  {line}");
     }

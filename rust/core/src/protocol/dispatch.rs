@@ -521,7 +521,7 @@ pub async fn campaign(
             .map(|entry| ServerMessage::CampaignTurnResponse {
                 request_id: id.clone(),
                 campaign_id,
-                entry,
+                entry: Box::new(entry),
             }),
         ClientRequest::CampaignState { campaign_id } => runtime
             .campaign_state(&campaign_id)

@@ -945,7 +945,7 @@ pub enum ServerMessage {
         /// The campaign.
         campaign_id: String,
         /// The turn-log entry.
-        entry: crate::campaign::turn::TurnEntry,
+        entry: Box<crate::campaign::turn::TurnEntry>,
     },
     /// Reply to `campaign_state`.
     CampaignStateResponse {
