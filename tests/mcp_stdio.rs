@@ -519,3 +519,71 @@ fn every_bad_line_gets_its_json_rpc_error() {
     assert!(status.success(), "{status}");
     reader.join().unwrap();
 }
+
+/// The GM tools on a campaign file over MCP: `move_options` read-only, a `move` applied and
+/// saved, a refused call an error result with the spec's feedback, the state check before the
+/// arguments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gm_tools_act_on_a_campaign_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("campaign.json");
+    let path_str = path.to_str().unwrap().to_owned();
+    let run = run_cli(
+        &["campaign", "new", "--party", "pc_001,pc_002", &path_str],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let client = connect().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let options = tools
+        .iter()
+        .find(|t| t.name == "move_options")
+        .expect("move_options is listed");
+    assert_eq!(
+        options.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+
+    let out = call_ok(&client, "move_options", json!({"campaign": path_str})).await;
+    assert_eq!(
+        out["applied_actions"][0]["result"]["options"][0]["to_area_id"],
+        "area_002"
+    );
+    let out = call_ok(&client, "move",
+        json!({"campaign": path_str, "actor_id": "pc_002", "to_area_id": "area_002", "turn_actor_id": "pc_002"})).await;
+    assert_eq!(out["tool_feedback"], Value::Null);
+    let saved = agents_core::campaign::file::load(&path).unwrap().campaign;
+    assert_eq!(saved.actors["pc_002"].position.as_deref(), Some("area_002"));
+
+    // Refused: an error result carrying the contract's feedback; the file unchanged.
+    let refused = call(&client, "move",
+        json!({"campaign": path_str, "actor_id": "pc_002", "to_area_id": "area_001", "turn_actor_id": "pc_002"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let body = refused.structured_content.clone().unwrap();
+    assert_eq!(
+        body["tool_feedback"]["failed_calls"][0]["reason"],
+        "invalid_args"
+    );
+    // A dying turn actor: the state decides before the (bad) arguments.
+    call_ok(&client, "hp_delta",
+        json!({"campaign": path_str, "target_character_id": "pc_001", "delta": -10, "cause": "trap"})).await;
+    let refused = call(
+        &client,
+        "map_generate",
+        json!({"campaign": path_str, "size": 99}),
+    )
+    .await;
+    let body = refused.structured_content.clone().unwrap();
+    assert_eq!(body["reason"], "actor_state_restricted");
+    let missing = call(
+        &client,
+        "hp_delta",
+        json!({"campaign": dir.path().join("none.json")}),
+    )
+    .await;
+    assert_eq!(
+        missing.structured_content.unwrap()["reason"],
+        "invalid_campaign"
+    );
+    close(client).await;
+}

@@ -1,7 +1,7 @@
 //! `agents-server`: the Godot Agents headless server.
 //!
 //! A thin layer over `agents-core`: every command reads the one tool registry
-//! ([`ToolRegistry::with_game_tools`]).
+//! ([`server_tools`]: the game tools and the GM tools on campaign files).
 //!
 //! - `agents-server tools [--format llm|mcp]` prints every tool definition as pretty JSON.
 //! - `agents-server tool NAME [JSON|-]` calls one tool and prints its `structuredContent`.
@@ -27,11 +27,20 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
+/// The tools the server offers (the command line, MCP, `call_tool`): the game tools, and the GM
+/// tools on campaign files (`move`, `move_options`, `hp_delta`, `map_generate` with a
+/// `campaign` path).
+pub fn server_tools() -> ToolRegistry {
+    let mut registry = ToolRegistry::with_game_tools();
+    agents_core::campaign::file_tools::register(&mut registry);
+    registry
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Tools(args) => {
-            let registry = ToolRegistry::with_game_tools();
+            let registry = server_tools();
             let stdout = std::io::stdout();
             match cli::print_definitions(&registry, args.format, &mut stdout.lock()) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -48,7 +57,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Tool(args) => {
-            let registry = ToolRegistry::with_game_tools();
+            let registry = server_tools();
             let outcome = cli::run_tool(
                 &registry,
                 &args.name,
@@ -61,7 +70,7 @@ fn main() -> ExitCode {
         }
         Command::Mcp(args) => {
             mcp::init_logging(args.log_level.into());
-            let registry = Arc::new(ToolRegistry::with_game_tools());
+            let registry = Arc::new(server_tools());
             match mcp::run_stdio(registry) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use agents_core::net::{Server, ServerConfig};
 use agents_core::runtime::{Runtime, RuntimeOptions};
-use agents_core::tools::ToolRegistry;
 
 use crate::cli::ServeArgs;
 
@@ -47,7 +46,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot resume the stored agents: {e}"))?;
         tracing::info!("resumed {} agent(s): {}", resumed.len(), resumed.join(", "));
     }
-    let tools = Arc::new(ToolRegistry::with_game_tools());
+    let tools = Arc::new(crate::server_tools());
     let config = ServerConfig {
         bind: args.bind,
         token: args.token.filter(|t| !t.is_empty()),

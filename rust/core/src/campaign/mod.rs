@@ -21,6 +21,7 @@
 //! `agents-server campaign`, the protocol) call into this module.
 
 pub mod file;
+pub mod file_tools;
 mod generate;
 pub mod gm;
 mod load;
