@@ -342,14 +342,19 @@ fn cmd_demo(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     }
     godot_tests::run_demo(&godot, &project, None, timeout)?;
     godot_tests::run_demo(&godot, &project, Some(TOWN_SCENE), timeout)?;
-    godot_tests::run_demo(&godot, &project, Some(APP_SCENE), timeout)
+    godot_tests::run_demo(&godot, &project, Some(APP_SCENE), timeout)?;
+    godot_tests::run_demo(&godot, &project, Some(DUNGEON_SCENE), timeout)
 }
 
 /// The agent town, run by `demo` after the main scene (the games).
 const TOWN_SCENE: &str = "res://demo/town.tscn";
 
-/// Tic-tac-toe through the app bridge in the three control modes, run by `demo` last.
+/// Tic-tac-toe through the app bridge in the three control modes, run by `demo` after the town.
 const APP_SCENE: &str = "res://demo/app_chat.tscn";
+
+/// A tabletop campaign with a scripted game master (every GM tool, the map drawn), run by `demo`
+/// last.
+const DUNGEON_SCENE: &str = "res://demo/dungeon.tscn";
 
 fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut passed = 0u64;

@@ -27,11 +27,18 @@ pub struct Shot {
 }
 
 /// The scenes photographed by `cargo xtask test`.
-pub const SHOTS: &[Shot] = &[Shot {
-    name: "app_chat",
-    scene: "res://demo/app_chat.tscn",
-    args: &["--tour"],
-}];
+pub const SHOTS: &[Shot] = &[
+    Shot {
+        name: "app_chat",
+        scene: "res://demo/app_chat.tscn",
+        args: &["--tour"],
+    },
+    Shot {
+        name: "dungeon",
+        scene: "res://demo/dungeon.tscn",
+        args: &["--tour"],
+    },
+];
 
 /// The virtual screen.
 const SCREEN: &str = "-screen 0 1280x720x24";
