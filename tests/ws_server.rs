@@ -32,6 +32,7 @@ const EVENT_TYPES: &[&str] = &[
     "agent_error",
     "agent_speech_delta",
     "agent_tool_call",
+    "campaign_changed",
 ];
 
 /// Collected stderr lines (a tiny mutex-protected vector).
@@ -588,6 +589,27 @@ async fn every_request_and_every_event_between_two_clients() {
     c2.event(|e| e["type"] == "agent_removed" && e["agent_id"] == bo.as_str())
         .await;
     c2.event(|e| e["type"] == "agent_state_update").await;
+
+    // A campaign loaded inline and changed by a GM tool call: every client hears of it.
+    let loaded = c1
+        .request(json!({"type": "campaign_load", "campaign": {"id": "camp_e2e"}}))
+        .await;
+    assert_eq!(
+        ok(&loaded, "campaign_load_response")["campaign_id"],
+        "camp_e2e"
+    );
+    let moved = c1
+        .request(
+            json!({"type": "campaign_tool_calls", "campaign_id": "camp_e2e",
+            "calls": [{"tool": "move", "args": {"actor_id": "pc_001", "to_area_id": "area_002"}}]}),
+        )
+        .await;
+    assert_eq!(
+        ok(&moved, "campaign_tool_calls_response")["tool_feedback"],
+        Value::Null
+    );
+    c2.event(|e| e["type"] == "campaign_changed" && e["campaign_id"] == "camp_e2e")
+        .await;
 
     // Every event type reached the observer; both clients stay usable.
     let all: BTreeSet<String> = EVENT_TYPES.iter().map(|s| (*s).to_owned()).collect();

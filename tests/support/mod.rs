@@ -63,10 +63,15 @@ pub const SUGGEST_GAMES: &[&str] = &[
     "sea_battle",
 ];
 
-/// Every tool the server must list: the specification's tools plus the `suggest_*` tools, sorted.
+/// The tabletop GM tools (`tool-calls.md`), on campaign files.
+pub const GM_TOOLS: &[&str] = &["move", "move_options", "hp_delta", "map_generate"];
+
+/// Every tool the server must list: the specification's tools, the `suggest_*` tools and the GM
+/// tools, sorted.
 pub fn expected_tool_names() -> Vec<String> {
     let mut names: Vec<String> = SPEC_TOOLS.iter().map(|s| (*s).to_owned()).collect();
     names.extend(SUGGEST_GAMES.iter().map(|g| format!("suggest_{g}_move")));
+    names.extend(GM_TOOLS.iter().map(|t| (*t).to_owned()));
     names.sort();
     names
 }

@@ -41,12 +41,13 @@ pub fn count_results(output: &str) -> (u64, u64) {
     (passed, failed)
 }
 
-/// Runs `cargo test --workspace`, streaming its output, and counts the results.
+/// Runs `cargo test --workspace --no-fail-fast` (every test binary, also after a failing one),
+/// streaming its output, and counts the results.
 pub fn run_workspace_tests(ctx: &Ctx) -> Result<CargoTestRun, String> {
-    println!("xtask: cargo test --workspace");
+    println!("xtask: cargo test --workspace --no-fail-fast");
     let out = process::run(
         Command::new(cargo())
-            .args(["test", "--workspace"])
+            .args(["test", "--workspace", "--no-fail-fast"])
             .current_dir(&ctx.root),
         None,
         Echo::Stream,

@@ -813,7 +813,8 @@ fn event_filter_by_type_and_agent() {
     let none = EventFilter::new(Some(vec![]), None).unwrap();
     assert!(!all.iter().any(|m| none.matches(m)));
 
-    // agent_002 is the subject of the task events and a recipient of the speech.
+    // agent_002 is the subject of the task events and a recipient of the speech; a campaign's
+    // change is about no agent and passes every agents filter.
     let agent_2 = EventFilter::new(None, Some(vec!["agent_002".into()])).unwrap();
     let kept: Vec<&str> = all
         .iter()
@@ -822,7 +823,12 @@ fn event_filter_by_type_and_agent() {
         .collect();
     assert_eq!(
         kept,
-        vec!["agent_speech", "task_assigned", "task_completed"]
+        vec![
+            "agent_speech",
+            "task_assigned",
+            "task_completed",
+            "campaign_changed"
+        ]
     );
 
     // A helper sees the collaboration request addressed to it.
@@ -832,7 +838,7 @@ fn event_filter_by_type_and_agent() {
         .filter(|m| helper.matches(m))
         .map(event_type)
         .collect();
-    assert_eq!(kept, vec!["collaboration_requested"]);
+    assert_eq!(kept, vec!["collaboration_requested", "campaign_changed"]);
 
     let both = EventFilter::new(
         Some(vec!["agent_moved".into(), "agent_removed".into()]),
