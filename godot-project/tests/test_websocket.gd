@@ -155,3 +155,42 @@ func test_the_token_can_travel_as_a_subprotocol_entry() -> void:
 	assert_eq(peer.get_ready_state(), WebSocketPeer.STATE_OPEN, "open with the token as a subprotocol")
 	assert_eq(peer.get_selected_protocol(), "godot-agents")
 	peer.close()
+
+
+## Campaigns over the node's socket: one loaded from campaign_dir by relative path, changed by a
+## GM tool call (saved back to its file), the campaign_changed event and the node's signal.
+func test_campaigns_load_from_the_campaign_dir() -> void:
+	var dir := "user://test_websocket/campaigns"
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(dir + "/camp_0001"))
+	var campaign := Campaign.new()
+	campaign.reset(PackedStringArray(["pc_001"]))
+	assert_true(campaign.save_file(dir + "/camp_0001/campaign.json"), campaign.get_last_error())
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "campaigns")
+	rt.idle_think_seconds = 1000.0
+	rt.websocket_enabled = true
+	rt.websocket_port = 0
+	rt.campaign_dir = dir
+	var changed: Array = []
+	rt.campaign_changed.connect(func(id, turn, actions): changed.append([id, turn, actions.size()]))
+	add_to_tree(rt)
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
+	ws_send(peer, {"type": "campaign_load", "request_id": 1, "path": "../outside.json"})
+	var refused := await ws_receive(peer, func(m): return m.get("request_id") == 1.0)
+	assert_eq(refused.get("code"), "invalid_message")
+	ws_send(peer, {"type": "campaign_load", "request_id": 2, "path": "camp_0001/campaign.json"})
+	var loaded := await ws_receive(peer, func(m): return m.type == "campaign_load_response")
+	assert_eq(loaded.get("campaign_id"), "camp_0001")
+	ws_send(peer, {"type": "campaign_tool_calls", "request_id": 3, "campaign_id": "camp_0001",
+		"calls": [{"tool": "move", "args": {"actor_id": "pc_001", "to_area_id": "area_002"}}]})
+	var out := await ws_receive(peer, func(m): return m.type == "campaign_tool_calls_response")
+	assert_eq(out.get("tool_feedback"), null)
+	var event := await ws_receive(peer, func(m): return m.type == "campaign_changed")
+	assert_eq(event.effects[0].effect, "actor_moved")
+	assert_true(await wait_until(func(): return not changed.is_empty(), 5.0))
+	assert_eq(changed[0], ["camp_0001", "", 1])
+	var back := Campaign.new()
+	assert_true(back.load_file(dir + "/camp_0001/campaign.json"))
+	assert_eq(back.get_actor("pc_001").position, "area_002", "saved back to the file")
+	peer.close()

@@ -217,6 +217,11 @@ pub struct AgentRuntime {
     #[export]
     #[init(val = GString::from("user://agents.db"))]
     database_path: GString,
+    /// Where WebSocket clients' `campaign_load` finds campaign files by relative path (`user://`
+    /// and `res://` globalized; saved back after every applied call). Empty: campaigns load over
+    /// the protocol only inline. A [Campaign] resource needs none of this.
+    #[export(dir)]
+    campaign_dir: GString,
     /// Seconds an agent stays idle before it decides on its own (per agent:
     /// [member AgentConfig.idle_think_seconds]).
     #[export]
@@ -1078,6 +1083,8 @@ impl AgentRuntime {
             hearing_radius: self.hearing_radius,
             player_id: self.player_id.to_string(),
             seed: self.seed.unsigned_abs(),
+            campaign_dir: (!self.campaign_dir.is_empty())
+                .then(|| PathBuf::from(globalize_path(&self.campaign_dir.to_string()))),
             ..RuntimeOptions::default()
         };
         options.validate()?;
