@@ -18,17 +18,7 @@ pub fn now_iso() -> String {
 
 /// Formats milliseconds since the Unix epoch as UTC ISO-8601 with milliseconds.
 pub fn iso_from_millis(millis: u64) -> String {
-    let secs = millis / 1000;
-    let ms = millis % 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    format!("{}.{:03}Z", date_time(millis / 1000), millis % 1000)
 }
 
 /// Now as Python's `datetime.now(timezone.utc).isoformat()` writes it: UTC with microseconds
@@ -43,13 +33,19 @@ pub fn now_iso_micros() -> String {
 
 /// Formats microseconds since the Unix epoch as UTC ISO-8601 with microseconds and `+00:00`.
 pub fn iso_from_micros(micros: u64) -> String {
-    let secs = micros / 1_000_000;
-    let us = micros % 1_000_000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}+00:00",
+        "{}.{:06}+00:00",
+        date_time(micros / 1_000_000),
+        micros % 1_000_000
+    )
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS` (UTC).
+fn date_time(secs: u64) -> String {
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         rem / 3600,
         (rem % 3600) / 60,
         rem % 60

@@ -273,15 +273,15 @@ impl Campaign {
     /// actor off the map).
     #[func]
     pub fn get_actors(&self) -> VarDictionary {
-        convert::json_to_dictionary(&self.data.to_json()["actors"])
+        convert::serialize_to_dictionary(&self.data.actors)
     }
 
     /// One actor as in [method get_actors], or an empty Dictionary.
     #[func]
     pub fn get_actor(&self, actor_id: GString) -> VarDictionary {
-        match &self.data.to_json()["actors"][actor_id.to_string()] {
-            Value::Null => VarDictionary::new(),
-            actor => convert::json_to_dictionary(actor),
+        match self.data.actors.get(&actor_id.to_string()) {
+            Some(actor) => convert::serialize_to_dictionary(actor),
+            None => VarDictionary::new(),
         }
     }
 
@@ -289,7 +289,7 @@ impl Campaign {
     /// one-way.
     #[func]
     pub fn get_areas(&self) -> VarDictionary {
-        convert::json_to_dictionary(&self.data.to_json()["map"]["areas"])
+        convert::serialize_to_dictionary(&self.data.map.areas)
     }
 
     /// One area as in [method get_areas], or an empty Dictionary.
@@ -534,10 +534,7 @@ impl Campaign {
     /// The next turn's number: one past the turns kept in the runtime's database and in the
     /// log loaded with the file.
     fn turn_number(&self, core: &Runtime) -> u64 {
-        let stored = core
-            .campaign_turns(&self.data.id)
-            .map(|t| t.len())
-            .unwrap_or(0);
+        let stored = core.campaign_turn_count(&self.data.id).unwrap_or(0) as usize;
         stored.max(self.turns.len()) as u64 + 1
     }
 
@@ -581,11 +578,7 @@ impl Campaign {
     /// After applied calls: the action log, the autosave, the effects' signals.
     fn applied(&mut self, actions: &[AppliedAction], effects: &[Effect]) {
         self.actions.extend_from_slice(actions);
-        let changed = actions.iter().any(|a| {
-            a.tool
-                .parse::<core::GmTool>()
-                .is_ok_and(|t| !t.is_read_only())
-        });
+        let changed = core::gm::changes_campaign(actions);
         if changed {
             self.autosave_now();
         }

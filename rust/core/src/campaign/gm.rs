@@ -251,10 +251,15 @@ impl BatchOutcome {
 
     /// True when a call changed the campaign (a read-only call changes nothing).
     pub fn changed_anything(&self) -> bool {
-        self.applied_actions
-            .iter()
-            .any(|a| a.tool.parse::<GmTool>().is_ok_and(|t| !t.is_read_only()))
+        changes_campaign(&self.applied_actions)
     }
+}
+
+/// True when one of `actions` changed the campaign (a read-only call changes nothing).
+pub fn changes_campaign(actions: &[AppliedAction]) -> bool {
+    actions
+        .iter()
+        .any(|a| a.tool.parse::<GmTool>().is_ok_and(|t| !t.is_read_only()))
 }
 
 /// A call that failed a check: its reason and what exactly is wrong.

@@ -195,27 +195,20 @@ impl Campaign {
 }
 
 /// The file's layout, borrowed from a [`Campaign`] and serialized without building a JSON tree
-/// first (a save of a thousand areas writes straight from the campaign).
+/// first (a save of a thousand areas writes straight from the campaign). Its parts serialize as
+/// the file holds them; only `map.connections` is derived here.
 #[derive(Serialize)]
 pub(super) struct FileView<'a> {
     id: &'a str,
-    selected: SelectedView<'a>,
+    selected: &'a Selected,
     settings_snapshot: &'a Map<String, Value>,
     settings_revision: i64,
     allowlist: &'a [String],
     map: MapView<'a>,
-    actors: BTreeMap<&'a str, ActorView<'a>>,
-    goal: GoalView<'a>,
-    milestone: MilestoneView<'a>,
+    actors: &'a BTreeMap<String, Actor>,
+    goal: &'a Goal,
+    milestone: &'a Milestone,
     created_at: &'a str,
-}
-
-#[derive(Serialize)]
-struct SelectedView<'a> {
-    world_id: &'a str,
-    map_id: &'a str,
-    party_character_ids: &'a [String],
-    active_actor_id: &'a str,
 }
 
 #[derive(Serialize)]
@@ -228,26 +221,6 @@ struct MapView<'a> {
 struct ConnectionView<'a> {
     from_area_id: &'a str,
     to_area_id: &'a str,
-}
-
-#[derive(Serialize)]
-struct ActorView<'a> {
-    position: Option<&'a str>,
-    hp: i64,
-    character_state: &'a str,
-    meta: &'a Map<String, Value>,
-}
-
-#[derive(Serialize)]
-struct GoalView<'a> {
-    text: &'a str,
-    status: &'a str,
-}
-
-#[derive(Serialize)]
-struct MilestoneView<'a> {
-    current: &'a str,
-    last_advanced_turn: i64,
 }
 
 impl<'a> FileView<'a> {
@@ -267,12 +240,7 @@ impl<'a> FileView<'a> {
             .collect();
         FileView {
             id: &c.id,
-            selected: SelectedView {
-                world_id: &c.selected.world_id,
-                map_id: &c.selected.map_id,
-                party_character_ids: &c.selected.party_character_ids,
-                active_actor_id: &c.selected.active_actor_id,
-            },
+            selected: &c.selected,
             settings_snapshot: &c.settings_snapshot,
             settings_revision: c.settings_revision,
             allowlist: &c.allowlist,
@@ -280,29 +248,9 @@ impl<'a> FileView<'a> {
                 areas: &c.map.areas,
                 connections,
             },
-            actors: c
-                .actors
-                .iter()
-                .map(|(id, a)| {
-                    (
-                        id.as_str(),
-                        ActorView {
-                            position: a.position.as_deref(),
-                            hp: a.hp,
-                            character_state: &a.character_state,
-                            meta: &a.meta,
-                        },
-                    )
-                })
-                .collect(),
-            goal: GoalView {
-                text: &c.goal.text,
-                status: &c.goal.status,
-            },
-            milestone: MilestoneView {
-                current: &c.milestone.current,
-                last_advanced_turn: c.milestone.last_advanced_turn,
-            },
+            actors: &c.actors,
+            goal: &c.goal,
+            milestone: &c.milestone,
             created_at: &c.created_at,
         }
     }

@@ -31,6 +31,7 @@ pub mod turn;
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub use gm::{AppliedAction, BatchOutcome, Effect, GmTool, ToolFeedback};
@@ -80,7 +81,7 @@ pub enum CampaignError {
 }
 
 /// `selected`: which world, map, party and active actor the campaign plays.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Selected {
     /// `world_001`.
     pub world_id: String,
@@ -92,8 +93,8 @@ pub struct Selected {
     pub active_actor_id: String,
 }
 
-/// One actor (a party member or anyone else on the map).
-#[derive(Clone, Debug, PartialEq)]
+/// One actor (a party member or anyone else on the map), serialized as the file holds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Actor {
     /// The area it is in, if any (always an existing area).
     pub position: Option<String>,
@@ -119,7 +120,7 @@ impl Actor {
 }
 
 /// `goal`: `{text, status}`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Goal {
     /// What the party is after.
     pub text: String,
@@ -137,7 +138,7 @@ impl Default for Goal {
 }
 
 /// `milestone`: `{current, last_advanced_turn}`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Milestone {
     /// `intro`, …
     pub current: String,

@@ -164,9 +164,7 @@ pub struct TurnEntry {
 impl TurnEntry {
     /// True when a call changed the campaign (save it).
     pub fn changed(&self) -> bool {
-        self.applied_actions
-            .iter()
-            .any(|a| a.tool.parse::<GmTool>().is_ok_and(|t| !t.is_read_only()))
+        super::gm::changes_campaign(&self.applied_actions)
     }
 
     /// The entry as one JSON line (non-ASCII as it is).

@@ -490,6 +490,14 @@ impl Memory {
             entry,
         })
     }
+    /// How many turns of `campaign_id` are kept.
+    pub fn campaign_turn_count(&self, campaign_id: &str) -> Result<u64, MemoryError> {
+        self.inner.read(|conn| {
+            conn.prepare_cached("SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = ?1")?
+                .query_row([campaign_id], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+        })
+    }
     /// The turn-log entries of `campaign_id` (JSON), oldest first.
     pub fn campaign_turns(&self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
         self.inner.read(|conn| {

@@ -128,6 +128,11 @@ impl Runtime {
             .log_campaign_turn(campaign_id, &entry.turn_id, entry.to_jsonl());
     }
 
+    /// How many turns of `campaign_id` are kept.
+    pub fn campaign_turn_count(&self, campaign_id: &str) -> Result<u64, RuntimeError> {
+        Ok(self.inner.memory.campaign_turn_count(campaign_id)?)
+    }
+
     /// The turns of `campaign_id` kept so far, oldest first.
     pub fn campaign_turns(&self, campaign_id: &str) -> Result<Vec<TurnEntry>, RuntimeError> {
         Ok(self
@@ -188,7 +193,7 @@ impl Runtime {
     pub async fn campaign_state(&self, campaign_id: &str) -> Result<(Value, u64), RuntimeError> {
         let hosted = self.hosted(campaign_id)?;
         let json = hosted.lock().await.campaign.to_json();
-        let turns = self.inner.memory.campaign_turns(campaign_id)?.len() as u64;
+        let turns = self.campaign_turn_count(campaign_id)?;
         Ok((json, turns))
     }
 
@@ -227,7 +232,7 @@ impl Runtime {
     ) -> Result<TurnEntry, RuntimeError> {
         let hosted = self.hosted(campaign_id)?;
         let snapshot = hosted.lock().await.campaign.clone();
-        let number = self.inner.memory.campaign_turns(campaign_id)?.len() as u64 + 1;
+        let number = self.campaign_turn_count(campaign_id)? + 1;
         let request = TurnRequest {
             number,
             user_input,
