@@ -963,3 +963,126 @@ async fn every_front_end_gets_the_limits() {
         "nothing over a limit was stored"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_journal_keeps_each_call_with_its_outcome_and_what_was_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let config = AgentConfig {
+        initial_position: Some(Position::new(20.0, 20.0)),
+        ..scripted(
+            "Talker",
+            vec![reply(
+                "",
+                vec![
+                    call("c1", "move", json!({"x": 500, "y": 20})),
+                    call("c2", "speak", json!({"content": "Hello there"})),
+                    call("c3", "move", json!({"x": 30, "y": 30})),
+                ],
+            )],
+        )
+    };
+    let id = rt.spawn(config).unwrap();
+    assert!(rt.recent_decisions(&id).unwrap().is_empty());
+    expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::AgentStateChanged {
+            old_state: Speaking,
+            new_state: Idle,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    let decisions = rt.recent_decisions(&id).unwrap();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    let d = &decisions[0];
+    assert_eq!(d.number, 1);
+    assert_eq!(d.trigger, agents_core::runtime::Trigger::Autonomous);
+    assert!(d.context.contains("0 line(s) heard"), "{}", d.context);
+    assert!(d.context.contains("at (20, 20)"), "{}", d.context);
+    let outcomes: Vec<_> = d
+        .calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.tool.as_str(), c.outcome))
+        .collect();
+    use agents_core::runtime::CallOutcome::*;
+    assert_eq!(
+        outcomes,
+        [
+            ("c1", "move", Failed),
+            ("c2", "speak", Done),
+            ("c3", "move", Refused)
+        ]
+    );
+    let why = d.calls[0].detail.as_deref().unwrap();
+    assert!(why.contains("outside the world bounds"), "{why}");
+    assert!(
+        d.calls[2]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("while speaking"),
+        "{:?}",
+        d.calls[2]
+    );
+    assert_eq!(d.calls[0].args, json!({"x": 500, "y": 20}));
+    assert_eq!(d.spoken, ["Hello there"]);
+    assert_eq!(d.failure, None);
+    assert_eq!(d.model_calls, 0, "the scripted brain calls no model");
+    // The thinking latency of the scripted brain (0.5 s on the paused clock).
+    assert_eq!(d.latency_ms, 500);
+    assert!(matches!(
+        rt.recent_decisions("agent_999"),
+        Err(RuntimeError::UnknownAgent(_))
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_agent_decides_only_when_spoken_to_and_resuming_decides_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let id = rt.spawn(scripted("Sleeper", vec![])).unwrap();
+    rt.set_paused(&id, true).unwrap();
+    assert!(rt.is_paused(&id).unwrap());
+    // A minute passes (twelve idle periods): nothing.
+    let quiet = collect(&mut sub, Duration::from_secs(60)).await;
+    assert_eq!(
+        transitions(&quiet, &id),
+        [],
+        "a paused agent decides nothing"
+    );
+    // Spoken to, it still answers.
+    rt.send_message(&id, "Are you there?").unwrap();
+    let answered = collect(&mut sub, Duration::from_secs(4)).await;
+    assert_eq!(
+        transitions(&answered, &id)[..2],
+        [(Idle, Listening), (Listening, Thinking)]
+    );
+    let decisions = rt.recent_decisions(&id).unwrap();
+    assert_eq!(
+        decisions.last().unwrap().trigger,
+        agents_core::runtime::Trigger::Message
+    );
+    // Then quiet again.
+    let quiet = collect(&mut sub, Duration::from_secs(60)).await;
+    assert_eq!(transitions(&quiet, &id), []);
+    // Resumed: it decides at once, then every idle period again.
+    let resumed_at = Instant::now();
+    rt.set_paused(&id, false).unwrap();
+    assert!(!rt.is_paused(&id).unwrap());
+    expect(&mut sub, Duration::from_secs(1), |m| match m {
+        BusMessage::AgentStateChanged {
+            new_state: Thinking,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(resumed_at.elapsed(), Duration::ZERO);
+    assert!(matches!(
+        rt.set_paused("agent_999", true),
+        Err(RuntimeError::UnknownAgent(_))
+    ));
+}

@@ -353,6 +353,7 @@ pub struct AgentRuntime {
     last_frame_events: i64,
     last_frame_drain_usec: i64,
     last_frame_drain_cpu_usec: i64,
+    debugger: crate::debugger::DebuggerLink,
     base: Base<Node>,
 }
 
@@ -428,6 +429,10 @@ impl INode for AgentRuntime {
             (Some(a), Some(b)) => b.saturating_sub(a),
             _ => -1,
         };
+        let node = self.base().clone();
+        for (code, message) in self.debugger.tick(&node, self.runtime.as_ref()) {
+            self.report("", &code, &message);
+        }
     }
 
     fn exit_tree(&mut self) {
@@ -664,6 +669,48 @@ impl AgentRuntime {
             rt.terminate(&id).map_err(failure)
         })
         .is_ok()
+    }
+
+    /// Pauses ([param paused] `true`) or resumes a running agent's autonomous loop. A paused
+    /// agent decides nothing on its own — its idle time passes, its app's news waits — but still
+    /// listens and answers [method send_message]; resuming makes it decide at once. The editor's
+    /// Agents debugger tab does the same. Returns `false` for an agent that is not running.
+    /// ```gdscript
+    /// runtime.set_agent_paused(id, true)   # hold it still during a cutscene
+    /// ```
+    #[func]
+    pub fn set_agent_paused(&mut self, agent_id: GString, paused: bool) -> bool {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "set_agent_paused", |rt| {
+            rt.set_paused(&id, paused).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// Whether a running agent's autonomous loop is paused ([method set_agent_paused]); `false`
+    /// for an agent that is not running.
+    #[func]
+    pub fn is_agent_paused(&self, agent_id: GString) -> bool {
+        self.runtime
+            .as_ref()
+            .and_then(|rt| rt.is_paused(&agent_id.to_string()).ok())
+            .unwrap_or(false)
+    }
+
+    /// A running agent's last decisions (at most 20, oldest first), as the Agents debugger
+    /// shows them: Dictionaries `{number, started_at, trigger ("message", "autonomous",
+    /// "campaign_turn"), context (a one-line summary of what it saw), calls (Array of `{id, tool,
+    /// args, outcome ("done", "failed", "refused"), detail}`), spoken (Array of lines), failure
+    /// (present when the decision failed), latency_ms, model_calls, input_tokens, output_tokens,
+    /// repairs}`. Kept in memory while the agent runs. Empty for an agent that is not running.
+    #[func]
+    pub fn get_recent_decisions(&mut self, agent_id: GString) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "get_recent_decisions", |rt| {
+            rt.recent_decisions(&id).map_err(failure)
+        })
+        .map(|rows| rows_to_array(&rows))
+        .unwrap_or_default()
     }
 
     /// A running agent's state: `agent_id`, `name`, `role`, `brain`, `state` (`idle`,
@@ -929,6 +976,14 @@ impl AgentRuntime {
     #[func]
     pub fn get_last_frame_drain_cpu_usec(&self) -> i64 {
         self.last_frame_drain_cpu_usec
+    }
+
+    /// Microseconds the last frame spent reporting to the editor's Agents debugger tab
+    /// (profiling): `0`-ish without a debugger session and in a release build, where nothing is
+    /// reported.
+    #[func]
+    pub fn get_last_frame_debugger_usec(&self) -> i64 {
+        self.debugger.last_usec
     }
 }
 
@@ -1335,6 +1390,8 @@ impl AgentRuntime {
 
     /// Stops without emitting anything (leaving the tree, drop).
     fn shut_down(&mut self) {
+        let id = self.base().instance_id().to_i64();
+        self.debugger.stopped(id);
         self.subscription = None;
         if let Some(server) = self.server.take() {
             let _ = catch_unwind(AssertUnwindSafe(|| server.shutdown(SHUTDOWN_TIMEOUT)));

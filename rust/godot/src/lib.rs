@@ -35,6 +35,7 @@ pub mod agent_config;
 pub mod agent_runtime;
 pub mod campaign;
 pub mod convert;
+pub mod debugger;
 pub mod game_tools;
 
 use godot::prelude::*;

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentConfig, RuntimeOptions};
 use super::decision::{self, Plan, Planned};
+use super::journal::{CallOutcome, Decision, Journal, Trigger};
 use super::tools::{AgentTools, ToolSetError, WORLD_TOOLS};
 use super::{AgentSnapshot, Inner};
 use crate::agent_state::AgentState;
@@ -103,6 +104,10 @@ pub(crate) struct AgentShared {
     pub app_wake: Arc<tokio::sync::Notify>,
     /// The app it is attached to, and whether attaching hid its world tools.
     app: parking_lot::RwLock<Option<(Arc<AppEntry>, bool)>>,
+    /// Its autonomous loop is paused: it decides only when spoken to.
+    paused: std::sync::atomic::AtomicBool,
+    /// Its last decisions, for a debugger.
+    pub journal: Journal,
 }
 
 impl AgentShared {
@@ -137,6 +142,8 @@ impl AgentShared {
             removal: AtomicU8::new(Removal::None as u8),
             app_wake: Arc::new(tokio::sync::Notify::new()),
             app: parking_lot::RwLock::new(None),
+            paused: std::sync::atomic::AtomicBool::new(false),
+            journal: Journal::default(),
         }
     }
 
@@ -222,6 +229,18 @@ impl AgentShared {
         (s.state, s.position)
     }
 
+    /// Whether its autonomous loop is paused.
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
+    }
+
+    /// Pauses or resumes its autonomous loop; resuming wakes it to decide at once.
+    pub(crate) fn set_paused(&self, paused: bool) {
+        if self.paused.swap(paused, Ordering::AcqRel) && !paused {
+            self.app_wake.notify_one();
+        }
+    }
+
     pub(crate) fn set_removal(&self, removal: Removal) {
         self.removal.store(removal as u8, Ordering::Release);
     }
@@ -283,6 +302,8 @@ struct Agent {
     /// decision ([`error_backoff`]), and a spent budget is reported once, not at every try.
     failures: u32,
     last_failure: Option<AgentErrorCode>,
+    /// The errors reported since the current call of a decision began (for the journal).
+    errors: std::cell::RefCell<Vec<String>>,
 }
 
 /// The first wait after a failed decision; it doubles with each failure in a row.
@@ -333,6 +354,7 @@ pub(crate) async fn run(
         decisions: 0,
         failures: 0,
         last_failure: None,
+        errors: std::cell::RefCell::new(Vec::new()),
     };
     agent.main_loop().await;
     agent.finish();
@@ -351,9 +373,12 @@ impl Agent {
             }
         }
         loop {
-            // Idle: wait for a message, the idle deadline, or cancellation (no polling).
+            // Idle: wait for a message, the idle deadline, or cancellation (no polling). A
+            // paused agent has no deadline and ignores its app until it is resumed (which
+            // wakes it through `app_wake`).
             let deadline = Instant::now() + idle_for;
             let heard = loop {
+                let paused = self.shared.is_paused();
                 tokio::select! {
                     biased;
                     _ = self.cancel.cancelled() => return,
@@ -361,9 +386,9 @@ impl Agent {
                         None => return,
                         Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) { break true },
                     },
-                    _ = tokio::time::sleep_until(deadline) => break false,
-                    // Its app has something new: decide now.
-                    _ = self.shared.app_wake.notified() => break false,
+                    _ = tokio::time::sleep_until(deadline), if !paused => break false,
+                    // Its app has something new (or it was resumed): decide now.
+                    _ = self.shared.app_wake.notified() => if !self.shared.is_paused() { break false },
                 }
             };
             if heard {
@@ -413,9 +438,17 @@ impl Agent {
     /// interrupts it: the brain call in flight is dropped, and the decision starts over with
     /// the message in context.
     async fn think(&mut self) -> Outcome {
+        let mut entry;
+        let started = Instant::now();
         let result = 'decision: loop {
             let tools = self.shared.decision_tools();
             let mut context = self.context_base(&tools);
+            let trigger = if context.incoming.is_empty() {
+                Trigger::Autonomous
+            } else {
+                Trigger::Message
+            };
+            entry = Decision::start(self.decisions + 1, trigger, context_summary(&context));
             let mut repairs = 0;
             let mut answers = 0;
             let mut first = true;
@@ -437,8 +470,10 @@ impl Agent {
                 if let Some(mut call) = self.brain.take_call_report() {
                     call.agent_id = self.shared.id.clone();
                     call.repairs = repairs;
+                    entry.count_model_call(&call);
                     self.inner.memory.record_brain_call(call);
                 }
+                entry.repairs = repairs;
                 let reply = match reply {
                     Ok(reply) => reply,
                     Err(e) => break 'decision Err((e.agent_error_code(), e.to_string())),
@@ -467,6 +502,22 @@ impl Agent {
                         answers += 1;
                         if plan.only_reads() && answers < self.inner.options.max_steps {
                             let results = Agent::run_reads(&plan, self.tool_context()).await;
+                            let reads = plan
+                                .calls
+                                .iter()
+                                .filter(|(_, planned)| matches!(planned, Planned::Tool { .. }));
+                            for ((call, _), result) in reads.zip(&results) {
+                                let outcome = if result.is_error {
+                                    CallOutcome::Failed
+                                } else {
+                                    CallOutcome::Done
+                                };
+                                entry.push_call(
+                                    call,
+                                    outcome,
+                                    Some(clip(&result.result.to_string())),
+                                );
+                            }
                             context.steps.push(DecisionStep {
                                 reply,
                                 results,
@@ -480,6 +531,7 @@ impl Agent {
             }
         };
         self.decisions += 1;
+        entry.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (answering, inbox): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
@@ -487,9 +539,10 @@ impl Agent {
             Ok((reply, plan)) => {
                 self.failures = 0;
                 self.last_failure = None;
-                self.execute(reply, plan, &answering).await
+                self.execute(reply, plan, &answering, &mut entry).await
             }
             Err((code, message)) => {
+                entry.failure = Some(format!("{}: {message}", code.as_str()));
                 self.failures = self.failures.saturating_add(1);
                 let message = format!("{} could not decide: {message}", self.shared.id);
                 if code == AgentErrorCode::BudgetExhausted && self.last_failure == Some(code) {
@@ -503,6 +556,7 @@ impl Agent {
                 Outcome::Idle(error_backoff(self.failures, self.shared.idle_think))
             }
         };
+        self.shared.journal.record(entry);
         // Answered (or failed with an error event): not delivered again after a restart.
         for id in inbox.into_iter().flatten() {
             self.inner.memory.inbox_done(id);
@@ -630,19 +684,20 @@ impl Agent {
         reply: BrainReply,
         plan: Plan,
         answering: &[IncomingMessage],
+        entry: &mut Decision,
     ) -> Outcome {
         let mut next_idle = self.shared.idle_think;
         let mut spoke = false;
+        self.errors.borrow_mut().clear();
         for (call, planned) in plan.calls {
             let state = self.shared.state();
             if state != AgentState::Thinking {
-                self.error(
-                    AgentErrorCode::ActionRefused,
-                    format!(
-                        "{} cannot {} while {state}: blocked until it is idle again ({})",
-                        self.shared.id, call.tool, call.id
-                    ),
+                let why = format!(
+                    "{} cannot {} while {state}: blocked until it is idle again ({})",
+                    self.shared.id, call.tool, call.id
                 );
+                entry.push_call(&call, CallOutcome::Refused, Some(why.clone()));
+                self.error(AgentErrorCode::ActionRefused, why);
                 continue;
             }
             let action = match planned {
@@ -656,14 +711,21 @@ impl Agent {
                         let why = output.structured["error"]
                             .as_str()
                             .map_or_else(|| output.structured.to_string(), str::to_string);
+                        entry.push_call(&call, CallOutcome::Failed, Some(why.clone()));
                         self.error(
                             AgentErrorCode::InvalidAction,
                             format!("{} ({}): {why}", call.id, call.tool),
                         );
+                    } else {
+                        let result = clip(&output.structured.to_string());
+                        entry.push_call(&call, CallOutcome::Done, Some(result));
                     }
                     continue;
                 }
             };
+            self.errors.borrow_mut().clear();
+            let journaled = call.clone();
+            let mut said = None;
             match action {
                 Action::Move { x, y } => self.do_move(Position::new(x, y), &call.id),
                 Action::Wait { seconds: s } => {
@@ -676,7 +738,12 @@ impl Agent {
                 } => {
                     let dialog_type =
                         dialog_type.unwrap_or_else(|| dialog_type_or(&reply.dialog_type));
-                    spoke |= self.speak(content, recipients, dialog_type, answering);
+                    said = Some(content.clone());
+                    let now = self.speak(content, recipients, dialog_type, answering);
+                    spoke |= now;
+                    if !now {
+                        said = None;
+                    }
                 }
                 Action::Collaborate {
                     agent_id,
@@ -685,17 +752,25 @@ impl Agent {
                 } => self.collaborate(&agent_id, task_name, message, &call.id),
                 Action::CompleteTask { task_id } => self.complete(task_id, &call.id),
             }
+            let failed = std::mem::take(&mut *self.errors.borrow_mut());
+            if failed.is_empty() {
+                entry.push_call(&journaled, CallOutcome::Done, None);
+            } else {
+                entry.push_call(&journaled, CallOutcome::Failed, Some(failed.join("; ")));
+            }
+            entry.spoken.extend(said);
         }
         if !spoke
             && !reply.assistant_text.trim().is_empty()
             && self.shared.state() == AgentState::Thinking
-        {
-            self.speak(
+            && self.speak(
                 reply.assistant_text.clone(),
                 None,
                 dialog_type_or(&reply.dialog_type),
                 answering,
-            );
+            )
+        {
+            entry.spoken.push(reply.assistant_text.clone());
         }
         if self.shared.state() == AgentState::Speaking {
             tokio::select! {
@@ -919,6 +994,7 @@ impl Agent {
 
     fn error(&self, code: AgentErrorCode, message: String) {
         tracing::warn!(agent = %self.shared.id, code = code.as_str(), "{message}");
+        self.errors.borrow_mut().push(message.clone());
         self.inner.bus.publish(BusMessage::AgentError {
             agent_id: Some(self.shared.id.clone()),
             code,
@@ -946,6 +1022,37 @@ impl Agent {
                 reason: Removal::Terminated.as_str().into(),
             });
         }
+    }
+}
+
+/// The journal's one-line summary of a decision's context.
+fn context_summary(context: &BrainContext) -> String {
+    let mut parts = vec![
+        format!("{} line(s) heard", context.incoming.len()),
+        format!("{} agent(s) nearby", context.nearby.len()),
+        match &context.current_task {
+            Some(task) => format!("task '{}'", task.task_name),
+            None => "no task".to_string(),
+        },
+        format!("{} tool(s)", context.tools.len()),
+        format!("at ({}, {})", context.position.x, context.position.y),
+    ];
+    if let Some(app) = &context.app {
+        parts.push(format!(
+            "app '{}' ({})",
+            app.app_id,
+            app.control_mode.as_str()
+        ));
+    }
+    parts.join(", ")
+}
+
+/// A tool result or reason cut to a readable length for the journal.
+fn clip(text: &str) -> String {
+    const MAX: usize = 300;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 

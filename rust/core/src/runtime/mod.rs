@@ -18,6 +18,8 @@ mod campaigns;
 pub use campaigns::{CampaignSource, LoadedCampaign};
 mod config;
 mod decision;
+mod journal;
+pub use journal::{CallOutcome, DecidedCall, Decision, JOURNAL_LENGTH, Trigger};
 mod tools;
 mod world;
 
@@ -663,6 +665,28 @@ impl Runtime {
             .inner
             .memory
             .brain_calls_page(agent_id, before, limit)?)
+    }
+
+    /// A running agent's last decisions (at most [`JOURNAL_LENGTH`]), oldest first: the context
+    /// it decided on, its calls and what came of each, what it said, its brain's latency and
+    /// tokens. Kept in memory only (see [`journal`]).
+    pub fn recent_decisions(&self, agent_id: &str) -> Result<Vec<Decision>, RuntimeError> {
+        Ok(self.running(agent_id)?.journal.recent())
+    }
+
+    /// Pauses (`true`) or resumes a running agent's autonomous loop. A paused agent makes no
+    /// decision of its own — its idle time passes, its app's news waits — but still listens
+    /// and answers when spoken to. Resuming makes it decide at once. Not stored: a restarted
+    /// agent runs.
+    pub fn set_paused(&self, agent_id: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.check_open()?;
+        self.running(agent_id)?.set_paused(paused);
+        Ok(())
+    }
+
+    /// Whether a running agent's autonomous loop is paused ([`Runtime::set_paused`]).
+    pub fn is_paused(&self, agent_id: &str) -> Result<bool, RuntimeError> {
+        Ok(self.running(agent_id)?.is_paused())
     }
 
     /// Resumes every stored agent that was not terminated and is not running; returns their ids.
