@@ -20,6 +20,8 @@ const CAPTURE := "godot_agents"
 ## The agent list's columns: title and the report field shown.
 const COLUMNS := [["Agent", "name"], ["Id", "agent_id"], ["Role", "role"], ["State", "state"],
 	["Position", "position"], ["Task", "task"], ["Brain", "brain"]]
+## The columns' least widths (the task takes the rest).
+const COLUMN_WIDTHS := [90, 100, 70, 110, 100, 120, 70]
 ## State colours in the list.
 const STATE_COLORS := {
 	"idle": Color(0.7, 0.7, 0.7),
@@ -75,7 +77,6 @@ func _init() -> void:
 
 	var split := HSplitContainer.new()
 	split.size_flags_vertical = Control.SIZE_EXPAND_FILL
-	split.split_offset = 520
 	add_child(split)
 
 	_tree = Tree.new()
@@ -85,15 +86,20 @@ func _init() -> void:
 	_tree.select_mode = Tree.SELECT_ROW
 	_tree.custom_minimum_size = Vector2(420, 160)
 	_tree.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	_tree.size_flags_stretch_ratio = 1.1
 	for i in COLUMNS.size():
 		_tree.set_column_title(i, COLUMNS[i][0])
-		_tree.set_column_expand(i, i in [0, 5])
+		_tree.set_column_expand(i, i == 5)
+		_tree.set_column_custom_minimum_width(i, COLUMN_WIDTHS[i])
+		_tree.set_column_clip_content(i, true)
 	_tree.create_item()
 	_tree.item_selected.connect(_on_item_selected)
 	split.add_child(_tree)
 
 	var right := VBoxContainer.new()
 	right.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	right.size_flags_stretch_ratio = 0.9
+	right.custom_minimum_size.x = 360
 	split.add_child(right)
 	_title = Label.new()
 	_title.text = "Select an agent."
@@ -369,9 +375,10 @@ func _select_agent(id: String) -> void:
 
 
 func _is_paused() -> bool:
-	if detail.has("paused"):
-		return bool(detail["paused"])
-	return bool(_find_agent(agent_id).get("paused", false))
+	var agent := _find_agent(agent_id)
+	if agent.has("paused"):
+		return bool(agent["paused"])
+	return bool(detail.get("paused", false))
 
 
 func _update_actions() -> void:

@@ -111,6 +111,9 @@ fn arg<T: FromGodot>(data: &VarArray, i: usize, message: &str, what: &str) -> Re
 
 /// Commands the capture received, for the runtime they name (taken by its next frame).
 static INBOX: Mutex<Vec<(i64, Command)>> = Mutex::new(Vec::new());
+/// Runtimes reporting to a session: the last one to stop unregisters the capture (Godot
+/// complains at exit about a capture registered from outside the engine that is still there).
+static LINKED: Mutex<usize> = Mutex::new(0);
 
 /// The `EngineDebugger` singleton, when this build has a debugger and a session is active.
 fn engine_debugger() -> Option<Gd<Object>> {
@@ -176,6 +179,8 @@ pub struct DebuggerLink {
     last_detail: Vec<u8>,
     /// Whether the editor heard from this runtime (so it is told when it stops).
     reported: bool,
+    /// Whether this runtime counts in [`LINKED`].
+    linked: bool,
     /// Microseconds the last frame spent here (profiling).
     pub last_usec: i64,
 }
@@ -209,6 +214,10 @@ impl DebuggerLink {
             self.debugger = if debug_build { engine_debugger() } else { None };
             if let Some(debugger) = &mut self.debugger {
                 register_capture(debugger);
+                if !self.linked {
+                    self.linked = true;
+                    *LINKED.lock() += 1;
+                }
             } else {
                 self.reported = false;
             }
@@ -325,6 +334,19 @@ impl DebuggerLink {
                 ],
             );
         }
+        if self.linked {
+            self.linked = false;
+            let mut linked = LINKED.lock();
+            *linked = linked.saturating_sub(1);
+            if *linked == 0
+                && let Some(debugger) = &mut self.debugger
+                && debugger.is_instance_valid()
+            {
+                debugger.call("unregister_message_capture", &[CAPTURE.to_variant()]);
+            }
+        }
+        self.debugger = None;
+        self.next_check = None;
         self.reported = false;
         self.building = None;
         self.last_agents.clear();

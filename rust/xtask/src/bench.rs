@@ -43,6 +43,8 @@ pub enum Selection {
     /// Only the Godot drain with 100 agents streaming from the fake provider
     /// (`--only-stream`).
     OnlyStream,
+    /// Only the Agents debugger's frame cost (`--only-debugger`).
+    OnlyDebugger,
 }
 
 /// Runs the selected benchmarks, streaming their output.
@@ -51,6 +53,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::OnlyGodot => return godot_drain_bench(ctx),
         Selection::OnlyWs => return ws_bench(ctx),
         Selection::OnlyStream => return godot_stream_bench(ctx),
+        Selection::OnlyDebugger => return debugger_bench(ctx),
         Selection::All => {}
     }
     ensure_python_chess();
@@ -78,6 +81,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     }
     godot_drain_bench(ctx)?;
     godot_stream_bench(ctx)?;
+    debugger_bench(ctx)?;
     ws_bench(ctx)
 }
 
@@ -89,8 +93,85 @@ const STREAM_SCRIPT: &str = "bench/stream_bench.gd";
 const GDSCRIPT_SERVER: &str = "bench/ws_gdscript_server.gd";
 /// The headless `AgentRuntime` server of the ws comparison, relative to `godot-project/`.
 const NODE_SERVER: &str = "server/serve.gd";
+/// The debugger bench's script, relative to `godot-project/`.
+const DEBUGGER_SCRIPT: &str = "bench/debugger_bench.gd";
 /// The scripts the release bench project carries.
-const BENCH_SCRIPTS: [&str; 4] = [DRAIN_SCRIPT, STREAM_SCRIPT, GDSCRIPT_SERVER, NODE_SERVER];
+const BENCH_SCRIPTS: [&str; 5] = [
+    DRAIN_SCRIPT,
+    STREAM_SCRIPT,
+    DEBUGGER_SCRIPT,
+    GDSCRIPT_SERVER,
+    NODE_SERVER,
+];
+/// The debugger bench's result line.
+const DEBUGGER_MARKER: &str = "DEBUGGER_BENCH session=";
+
+/// The Agents debugger's main-thread cost with 1,000 agents on the release extension: runs
+/// `godot-project/bench/debugger_bench.gd` headless once on its own (no debugger session) and
+/// once with `--remote-debug` to a loopback debug server started here, a stand-in for the editor
+/// that reads everything the game sends and counts the `godot_agents:agents` reports. Fails when
+/// a run prints no result, the session run sees no session or the server got no report.
+pub fn debugger_bench(ctx: &Ctx) -> Result<(), String> {
+    let release_lib = build::build_extension(ctx, true)?;
+    let godot = godot::find_or_install(ctx)?;
+    let project = make_release_project(ctx, &release_lib)?;
+    godot_tests::import_project(&godot, &project)?;
+    let server = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("cannot bind a debug server: {e}"))?;
+    let port = server.local_addr().map_err(|e| e.to_string())?.port();
+    let reader = std::thread::spawn(move || -> (u64, usize) {
+        use std::io::Read;
+        let Ok((mut stream, _)) = server.accept() else {
+            return (0, 0);
+        };
+        let (mut bytes, mut reports, mut buf, mut tail) = (0u64, 0usize, [0u8; 65536], Vec::new());
+        let needle = b"godot_agents:agents";
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            bytes += n as u64;
+            tail.extend_from_slice(&buf[..n]);
+            reports += tail.windows(needle.len()).filter(|w| w == needle).count();
+            let keep = tail.len().min(needle.len() - 1);
+            tail.drain(..tail.len() - keep);
+        }
+        (bytes, reports)
+    });
+    let mut results = Vec::new();
+    for session in [false, true] {
+        let mut cmd = godot.command();
+        cmd.args(["--headless", "--path"]).arg(&project);
+        if session {
+            cmd.args(["--remote-debug", &format!("tcp://127.0.0.1:{port}")]);
+        }
+        cmd.args(["--script", &format!("res://{DEBUGGER_SCRIPT}")]);
+        println!(
+            "xtask: godot --headless --script res://{DEBUGGER_SCRIPT} (release extension{})",
+            if session { ", debugger session" } else { "" }
+        );
+        let out = process::run(&mut cmd, Some(Duration::from_secs(300)), Echo::Stream)?;
+        let line = out
+            .output
+            .lines()
+            .find(|l| l.starts_with(DEBUGGER_MARKER))
+            .map(str::to_string)
+            .ok_or_else(|| format!("the debugger bench printed no result ({})", out.ending()))?;
+        if !line.starts_with(&format!("{DEBUGGER_MARKER}{session}")) {
+            return Err(format!("expected session={session}: {line}"));
+        }
+        results.push(line);
+    }
+    let (bytes, reports) = reader.join().map_err(|_| "the debug server panicked")?;
+    if reports == 0 {
+        return Err("the debug server got no godot_agents:agents report".into());
+    }
+    println!("xtask: debugger bench: the debug server read {bytes} bytes, {reports} agent reports");
+    for line in results {
+        println!("xtask: {line}");
+    }
+    Ok(())
+}
 
 /// Builds the release extension and runs `godot-project/bench/drain_bench.gd` headless in a
 /// throw-away project under `<target>/xtask-bench/project` (see [`make_release_project`]) whose `.gdextension` loads the release
