@@ -15,8 +15,17 @@
 ##   xvfb-run -a -s "-screen 0 1280x720x24" godot --rendering-driver opengl3 \
 ##       --path godot-project res://demo/app_chat.tscn -- --tour --screenshot /tmp/app_chat.png
 ## User arguments: `--tour` (run the tour with a display too), `--seconds N` (quit after N
-## seconds instead), `--screenshot PATH` (save the window as a PNG just before quitting).
+## seconds instead), `--screenshot PATH` (save the window as a PNG just before quitting, and
+## print its visible labels as a `SHOT_LABELS:` line; after the tour it first lets Ivy start the
+## next round, so the board is not empty).
+##
+## Part of the showcase (demo/menu.tscn): the Menu button or Esc go back to the menu. When you
+## play, Ivy thinks with the demo brain (demo/demo_brain.gd: offline `scripted` unless a model is
+## configured); the tour always plays on the scripted brain, whose moves it can check.
 extends Control
+
+const DemoUi := preload("res://demo/demo_ui.gd")
+const DemoBrain := preload("res://demo/demo_brain.gd")
 
 const DB_PATH := "user://demo_app_chat.db"
 const LINES := [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]]
@@ -26,10 +35,11 @@ const STEP_SECONDS := 60.0
 
 @onready var runtime: AgentRuntime = $AgentRuntime
 @onready var app: AgentApp = $AgentApp
-@onready var chat: AgentChatPanel = $Layout/Chat
-@onready var board_grid: GridContainer = $Layout/Left/Board
-@onready var status: Label = $Layout/Left/Status
-@onready var control_switch: OptionButton = $Layout/Left/Controls/ControlMode
+@onready var chat: AgentChatPanel = $Layout/Right/Rows/Chat
+@onready var board_grid: GridContainer = $Layout/Left/Rows/Board
+@onready var status: Label = $Layout/Left/Rows/Status
+@onready var control_switch: OptionButton = $Layout/Left/Rows/Controls/ControlMode
+@onready var header: PanelContainer = $Header
 
 ## "." empty, "O" the agent or you, "X" the house.
 var board: Array = []
@@ -39,6 +49,8 @@ var cells: Array[Button] = []
 var rng := RandomNumberGenerator.new()
 ## What went wrong in the tour.
 var problems: Array[String] = []
+## The demo brain (DemoBrain.resolve()); empty on the tour, which plays offline.
+var brain := {}
 
 
 func _enter_tree() -> void:
@@ -53,20 +65,29 @@ func _enter_tree() -> void:
 		# The tour: Ivy thinks faster.
 		$AgentRuntime.thinking_seconds = 0.1
 		$AgentRuntime.speaking_seconds = 0.05
+	else:
+		# You play: Ivy thinks with the demo brain (read when the runtime starts, in its _ready).
+		brain = DemoBrain.resolve()
+		if brain.brain != null:
+			$AgentRuntime.default_brain_config = brain.brain
 
 
 func _ready() -> void:
+	theme = DemoUi.theme()
+	if brain.is_empty() and DemoBrain.resolve().brain != null:
+		header.show_brain(brain, "the tour ignores the configured model")
+	else:
+		header.show_brain(brain)
 	rng.seed = 11
 	for i in 9:
 		var cell := Button.new()
-		cell.custom_minimum_size = Vector2(84, 84)
+		cell.custom_minimum_size = Vector2(106, 106)
 		cell.focus_mode = Control.FOCUS_NONE
-		cell.add_theme_font_size_override("font_size", 44)
+		cell.add_theme_font_size_override("font_size", 58)
 		for state in ["normal", "hover", "pressed", "disabled"]:
-			var box := StyleBoxFlat.new()
-			box.bg_color = Color(0.22, 0.24, 0.3) if state == "hover" else Color(0.16, 0.17, 0.21)
-			box.set_corner_radius_all(6)
-			cell.add_theme_stylebox_override(state, box)
+			var bg := Color(0.2, 0.225, 0.29) if state == "hover" else Color(0.125, 0.14, 0.18)
+			var border := DemoUi.ACCENT.darkened(0.2) if state == "hover" else DemoUi.PANEL_BORDER
+			cell.add_theme_stylebox_override(state, DemoUi.box(bg, border, 10, 1, 0, 0))
 		cell.pressed.connect(_on_cell_pressed.bind(i))
 		board_grid.add_child(cell)
 		cells.append(cell)
@@ -91,6 +112,13 @@ func _ready() -> void:
 	var id := runtime.spawn_agent({"name": "Ivy", "role": "tic-tac-toe player", "app_id": app.app_id,
 		"prompt": "You play O. Be a good sport."})
 	if id == "":
+		if brain.get("brain") != null:
+			# You play, with a configured model that did not work (a key not set, …): say so.
+			status.text = "Ivy could not join: " + runtime.get_last_error()
+			status.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+			header.set_brain("Brain: %s — refused" % brain.label, "error")
+			_finish()
+			return
 		push_error("spawn: " + runtime.get_last_error())
 		return
 	chat.send("Good luck, Ivy!")
@@ -208,13 +236,12 @@ func _finish() -> void:
 	for line in chat.get_lines():
 		print(line)
 	if screenshot != "":
-		await RenderingServer.frame_post_draw
-		var image := get_viewport().get_texture().get_image()
-		if image == null or image.is_empty():
-			print("no image to save (headless?)")
-		else:
-			var error := image.save_png(screenshot)
-			print("screenshot: %s (%s)" % [screenshot, error_string(error)])
+		if tour:
+			# Ivy starts the next round: a board with marks on it (no failure if not).
+			var deadline := Time.get_ticks_msec() + 10000
+			while board.count(".") > 5 and Time.get_ticks_msec() < deadline:
+				await get_tree().process_frame
+		await DemoUi.save_screenshot(self, screenshot)
 	if not tour:
 		get_tree().quit()
 		return

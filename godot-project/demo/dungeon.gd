@@ -17,8 +17,16 @@
 ##   xvfb-run -a -s "-screen 0 1280x720x24" godot --rendering-driver opengl3 \
 ##       --path godot-project res://demo/dungeon.tscn -- --tour --screenshot /tmp/dungeon.png
 ## User arguments: `--tour` (run the tour with a display too), `--seconds N` (quit after N
-## seconds instead), `--screenshot PATH` (save the window as a PNG just before quitting).
+## seconds instead), `--screenshot PATH` (save the window as a PNG just before quitting, and
+## print its visible labels as a `SHOT_LABELS:` line).
+##
+## Part of the showcase (demo/menu.tscn): the Menu button or Esc go back to the menu. When you
+## play, Morgana thinks with the demo brain (demo/demo_brain.gd: the offline `scripted` GM unless
+## a model is configured); the tour always plays on the scripted GM, whose turns it can check.
 extends Control
+
+const DemoUi := preload("res://demo/demo_ui.gd")
+const DemoBrain := preload("res://demo/demo_brain.gd")
 
 const DB_PATH := "user://demo_dungeon.db"
 const CAMPAIGN_DIR := "user://demo_dungeon"
@@ -45,6 +53,7 @@ const DIM_COLOR := Color(0.55, 0.58, 0.65)
 @onready var actor_pick: OptionButton = $Layout/Right/Input/Actor
 @onready var say: LineEdit = $Layout/Right/Input/Say
 @onready var act_button: Button = $Layout/Right/Input/Act
+@onready var header: PanelContainer = $Header
 
 var campaign: Campaign
 var gm_id := ""
@@ -58,6 +67,8 @@ var hp_events: Array = []
 var generated: Array = []
 ## What went wrong (the tour's checks).
 var problems: Array[String] = []
+## The demo brain (DemoBrain.resolve()); empty on the tour, which plays offline.
+var brain := {}
 
 
 func _enter_tree() -> void:
@@ -72,9 +83,19 @@ func _enter_tree() -> void:
 		for file in DirAccess.get_files_at(dir):
 			DirAccess.remove_absolute(dir.path_join(file))
 	$AgentRuntime.database_path = DB_PATH
+	if not (DisplayServer.get_name() == "headless" or "--tour" in OS.get_cmdline_user_args()):
+		# You play: Morgana thinks with the demo brain (read when the runtime starts).
+		brain = DemoBrain.resolve()
+		if brain.brain != null:
+			$AgentRuntime.default_brain_config = brain.brain
 
 
 func _ready() -> void:
+	theme = DemoUi.theme()
+	if brain.is_empty() and DemoBrain.resolve().brain != null:
+		header.show_brain(brain, "the tour ignores the configured model")
+	else:
+		header.show_brain(brain)
 	var style := StyleBoxFlat.new()
 	style.bg_color = Color(0.07, 0.08, 0.1)
 	style.border_color = Color(0.2, 0.22, 0.27)
@@ -106,10 +127,15 @@ func _ready() -> void:
 		"prompt": "You are the game master of a dungeon crawl. Be vivid and brief."})
 	if gm_id == "":
 		problems.append("spawn: " + runtime.get_last_error())
+		if brain.get("brain") != null:
+			# You play, with a configured model that did not work (a key not set, …): say so.
+			_log_line(_color(FAILURE_COLOR, _esc("%s could not join: %s" % [GM_NAME, runtime.get_last_error()])))
+			header.set_brain("Brain: %s — refused" % brain.label, "error")
 	elif not campaign.attach_gm(runtime, gm_id):
 		problems.append("attach_gm: " + campaign.get_last_error())
-	_log_line("[color=#%s]%s is the game master. The party (%s) stands in the Starting Area.[/color]"
-			% [DIM_COLOR.to_html(false), GM_NAME, ", ".join(PARTY)])
+	if gm_id != "":
+		_log_line("[color=#%s]%s is the game master. The party (%s) stands in the Starting Area.[/color]"
+				% [DIM_COLOR.to_html(false), GM_NAME, ", ".join(PARTY)])
 	_refresh()
 	_finish()
 
@@ -239,7 +265,7 @@ func _depth(id: String, areas: Dictionary, depth: Dictionary) -> int:
 
 
 ## Each area's box: layers as rows (top down), an area's children in its parent's order.
-func _layout(size: Vector2, areas: Dictionary, box_h: float) -> Dictionary:
+func _layout(map_size: Vector2, areas: Dictionary, box_h: float) -> Dictionary:
 	var depth := {}
 	var rows: Array = []
 	for id in areas:
@@ -256,13 +282,13 @@ func _layout(size: Vector2, areas: Dictionary, box_h: float) -> Dictionary:
 		for i in row.size():
 			order[row[i]] = i
 	var top := 44.0
-	var row_h := minf(190.0, (size.y - top - 28.0) / maxf(rows.size(), 1))
+	var row_h := minf(190.0, (map_size.y - top - 28.0) / maxf(rows.size(), 1))
 	var height := minf(box_h, row_h - 36.0)
-	var y0 := top + maxf(0.0, (size.y - top - 28.0 - row_h * rows.size()) * 0.5)
+	var y0 := top + maxf(0.0, (map_size.y - top - 28.0 - row_h * rows.size()) * 0.5)
 	var boxes := {}
 	for d in rows.size():
 		var row: Array = rows[d]
-		var cell := size.x / row.size()
+		var cell := map_size.x / row.size()
 		var width := minf(168.0, cell - 26.0)
 		for i in row.size():
 			var center := Vector2(cell * (i + 0.5), y0 + row_h * (d + 0.5))
@@ -419,15 +445,7 @@ func _finish() -> void:
 	else:
 		return
 	if screenshot != "":
-		for i in 3:
-			await get_tree().process_frame
-		await RenderingServer.frame_post_draw
-		var image := get_viewport().get_texture().get_image()
-		if image == null or image.is_empty():
-			print("no image to save (headless?)")
-		else:
-			var error := image.save_png(screenshot)
-			print("screenshot: %s (%s)" % [screenshot, error_string(error)])
+		await DemoUi.save_screenshot(self, screenshot)
 	if not tour:
 		get_tree().quit()
 		return

@@ -2,6 +2,9 @@
 //! a virtual display (Xvfb, Debian's `xvfb` package, installed here when missing and running
 //! as root), saves the window as a PNG under `target/screenshots/`, and the picture is checked
 //! not to be blank: enough distinct colours, and no single colour covering almost all of it.
+//! Text cannot be read back from the picture, so the scene also prints the texts of its visible
+//! labels and buttons as one line, `SHOT_LABELS: a | b | c`, when it saves the window, and each
+//! of the shot's [`Shot::expect`] strings must be found in one of them.
 //! Part of `cargo xtask test` (suite names `screenshot_<name>`); look at the files too.
 
 use std::fs;
@@ -22,23 +25,74 @@ pub struct Shot {
     /// The scene.
     pub scene: &'static str,
     /// The scene's user arguments before `--screenshot PATH` (which it must understand: save
-    /// the window there, then quit with 0 when all went well).
+    /// the window there, print the [`LABELS_PREFIX`] line, then quit with 0 when all went well).
     pub args: &'static [&'static str],
+    /// Texts that must be on screen: each must be part of one of the labels or buttons the
+    /// scene printed on its [`LABELS_PREFIX`] line.
+    pub expect: &'static [&'static str],
 }
 
 /// The scenes photographed by `cargo xtask test`.
 pub const SHOTS: &[Shot] = &[
     Shot {
+        name: "menu",
+        scene: "res://demo/menu.tscn",
+        args: &[],
+        expect: &[
+            "Godot Agents",
+            "GDExtension",
+            "Town",
+            "Board game vs agent",
+            "Dungeon",
+            "Brain: scripted",
+        ],
+    },
+    Shot {
+        name: "town",
+        scene: "res://demo/town.tscn",
+        args: &[],
+        expect: &[
+            "Agent town",
+            "Menu (Esc)",
+            "Brain: scripted",
+            "Town log",
+            "Mira",
+            "Bram",
+            "Talking to Mira, the baker",
+            "Say",
+        ],
+    },
+    Shot {
         name: "app_chat",
         scene: "res://demo/app_chat.tscn",
         args: &["--tour"],
+        expect: &[
+            "Board game vs agent",
+            "Menu (Esc)",
+            "Brain: scripted",
+            "Who plays O:",
+            "Round",
+            "Send",
+        ],
     },
     Shot {
         name: "dungeon",
         scene: "res://demo/dungeon.tscn",
         args: &["--tour"],
+        expect: &[
+            "Dungeon",
+            "Menu (Esc)",
+            "Brain: scripted",
+            "Turn log",
+            "pc_001 in Depths Entry, 11 hp",
+            "Act",
+        ],
     },
 ];
+
+/// The start of the line a scene prints with the texts of its visible labels and buttons,
+/// separated by `" | "`.
+pub const LABELS_PREFIX: &str = "SHOT_LABELS: ";
 
 /// The virtual screen.
 const SCREEN: &str = "-screen 0 1280x720x24";
@@ -153,18 +207,66 @@ fn take(
         return Err(problems.join("; "));
     }
     let picture = Picture::load(png)?;
-    picture.check()
+    let summary = picture.check()?;
+    let labels = check_labels(&out.output, shot.expect)?;
+    Ok(format!("{summary}; {labels}"))
+}
+
+/// The texts of the last [`LABELS_PREFIX`] line of `output`, or `None` when there is none.
+fn shot_labels(output: &str) -> Option<Vec<&str>> {
+    let line = output
+        .lines()
+        .rev()
+        .find_map(|l| l.trim_end().strip_prefix(LABELS_PREFIX))?;
+    Some(
+        line.split(" | ")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect(),
+    )
+}
+
+/// Checks that each of `expect` is part of one of the labels the scene printed; returns what
+/// was found.
+fn check_labels(output: &str, expect: &[&str]) -> Result<String, String> {
+    let Some(labels) = shot_labels(output) else {
+        return Err(format!(
+            "the scene printed no '{}' line (the texts of its visible labels)",
+            LABELS_PREFIX.trim_end()
+        ));
+    };
+    let missing: Vec<&str> = expect
+        .iter()
+        .copied()
+        .filter(|e| !labels.iter().any(|l| l.contains(e)))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "expected labels not on screen: {} (the labels: {})",
+            missing
+                .iter()
+                .map(|m| format!("'{m}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            labels.join(" | ")
+        ));
+    }
+    Ok(format!(
+        "{} labels, the {} expected among them",
+        labels.len(),
+        expect.len()
+    ))
 }
 
 /// A decoded screenshot, as 8-bit RGB.
-struct Picture {
+pub(crate) struct Picture {
     width: u32,
     height: u32,
     rgb: Vec<u8>,
 }
 
 impl Picture {
-    fn load(path: &Path) -> Result<Picture, String> {
+    pub(crate) fn load(path: &Path) -> Result<Picture, String> {
         let file = fs::File::open(path)
             .map_err(|e| format!("no screenshot at {}: {e}", path.display()))?;
         let mut decoder = png::Decoder::new(BufReader::new(file));
@@ -203,7 +305,7 @@ impl Picture {
 
     /// Not blank: at least [`MIN_COLOURS`] colours, none covering more than
     /// [`MAX_DOMINANT_SHARE`] of the picture.
-    fn check(&self) -> Result<String, String> {
+    pub(crate) fn check(&self) -> Result<String, String> {
         let pixels = (self.width as usize) * (self.height as usize);
         if pixels == 0 {
             return Err("the screenshot is empty (0 pixels)".into());
@@ -230,7 +332,7 @@ impl Picture {
 }
 
 /// Makes sure `xvfb-run` is there: as root, installs Debian's `xvfb` package when it is not.
-fn ensure_xvfb() -> Result<(), String> {
+pub(crate) fn ensure_xvfb() -> Result<(), String> {
     if godot::which("xvfb-run").is_some() {
         return Ok(());
     }
@@ -286,6 +388,32 @@ mod tests {
         let varied = picture(64, 64, |x, y| [(x * 4) as u8, (y * 4) as u8, 128]);
         let summary = varied.check().unwrap();
         assert!(summary.starts_with("64x64"), "{summary}");
+    }
+
+    #[test]
+    fn expected_labels_are_checked() {
+        let output =
+            "noise\nSHOT_LABELS: Godot Agents | Town | Brain: scripted (offline)\nscreenshot: x";
+        assert_eq!(
+            shot_labels(output).unwrap(),
+            ["Godot Agents", "Town", "Brain: scripted (offline)"]
+        );
+        let found = check_labels(output, &["Town", "Brain: scripted"]).unwrap();
+        assert!(found.starts_with("3 labels"), "{found}");
+        let missing = check_labels(output, &["Town", "Dungeon"]).unwrap_err();
+        assert!(missing.contains("'Dungeon'"), "{missing}");
+        assert!(!missing.contains("'Town'"), "{missing}");
+        let none = check_labels("no labels here", &["Town"]).unwrap_err();
+        assert!(none.contains("printed no 'SHOT_LABELS:' line"), "{none}");
+    }
+
+    #[test]
+    fn every_shot_expects_labels() {
+        for shot in SHOTS {
+            assert!(!shot.expect.is_empty(), "{} expects no labels", shot.name);
+        }
+        let names: Vec<&str> = SHOTS.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["menu", "town", "app_chat", "dungeon"]);
     }
 
     #[test]
