@@ -1086,3 +1086,34 @@ async fn a_paused_agent_decides_only_when_spoken_to_and_resuming_decides_at_once
         Err(RuntimeError::UnknownAgent(_))
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_gm_turn_goes_into_the_gm_agents_journal() {
+    use agents_core::campaign::Campaign;
+    use agents_core::runtime::{CampaignSource, Trigger};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let gm = rt.spawn(scripted("Morgana", vec![])).unwrap();
+    rt.set_paused(&gm, true).unwrap();
+    let campaign = Campaign::new("camp_0001", &["pc_001".to_string()]);
+    let loaded = rt
+        .load_campaign(CampaignSource::Inline(campaign.to_json()))
+        .unwrap();
+    let entry = rt
+        .campaign_turn(&loaded.campaign_id, &gm, "I drink a potion", None)
+        .await
+        .unwrap();
+    let decisions = rt.recent_decisions(&gm).unwrap();
+    let d = decisions.last().expect("the turn is in the journal");
+    assert_eq!(d.trigger, Trigger::CampaignTurn);
+    assert!(
+        d.context
+            .contains("campaign 'camp_0001' turn 1, pc_001 acting: I drink a potion"),
+        "{}",
+        d.context
+    );
+    assert_eq!(d.calls.len(), 1, "{d:?}");
+    assert_eq!(d.calls[0].tool, "hp_delta");
+    assert_eq!(d.calls[0].outcome, agents_core::runtime::CallOutcome::Done);
+    assert_eq!(d.spoken, [entry.assistant_text.clone()]);
+}

@@ -238,9 +238,16 @@ impl Runtime {
             user_input,
             actor,
         };
+        let started = std::time::Instant::now();
         let decided = self.gm_decide(&snapshot, gm_agent, &request).await?;
+        let latency = started.elapsed();
         let mut hosted = hosted.lock().await;
         let entry = turn::finish(&mut hosted.campaign, decided, &request)?;
+        if let Ok(shared) = self.running(gm_agent) {
+            shared
+                .journal
+                .record(journal_entry(campaign_id, number, &entry, latency));
+        }
         if entry.changed() {
             save(&hosted)?;
         }
@@ -258,6 +265,49 @@ impl Runtime {
         }
         Ok(entry)
     }
+}
+
+/// A GM turn as the GM agent's journal keeps it: the player's input as the context, each call
+/// `done` when it was applied and `failed` when it was dropped, the narration as what was said.
+fn journal_entry(
+    campaign_id: &str,
+    number: u64,
+    entry: &TurnEntry,
+    latency: std::time::Duration,
+) -> super::Decision {
+    use super::journal::{CallOutcome, Decision, Trigger};
+    let mut input: String = entry.user_input.chars().take(200).collect();
+    if input.len() < entry.user_input.len() {
+        input.push('…');
+    }
+    let context = format!(
+        "campaign '{campaign_id}' turn {number}, {} acting: {input}",
+        entry.actor_id
+    );
+    let mut decision = Decision::start(number, Trigger::CampaignTurn, context);
+    let mut applied = entry.applied_actions.iter().peekable();
+    for call in &entry.tool_calls {
+        match applied.peek() {
+            Some(a) if a.tool == call.tool && a.args == call.args => {
+                decision.push_call(call, CallOutcome::Done, Some(a.result.to_string()));
+                applied.next();
+            }
+            _ => {
+                let why = entry
+                    .tool_feedback
+                    .as_ref()
+                    .and_then(|f| serde_json::to_string(f).ok())
+                    .unwrap_or_else(|| "not applied".to_string());
+                decision.push_call(call, CallOutcome::Failed, Some(why));
+            }
+        }
+    }
+    if !entry.assistant_text.trim().is_empty() {
+        decision.spoken.push(entry.assistant_text.clone());
+    }
+    decision.latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
+    decision.repairs = u32::try_from(entry.repairs).unwrap_or(u32::MAX);
+    decision
 }
 
 /// Saves a hosted campaign to its file, if it has one.
