@@ -1115,5 +1115,5 @@ async fn a_gm_turn_goes_into_the_gm_agents_journal() {
     assert_eq!(d.calls.len(), 1, "{d:?}");
     assert_eq!(d.calls[0].tool, "hp_delta");
     assert_eq!(d.calls[0].outcome, agents_core::runtime::CallOutcome::Done);
-    assert_eq!(d.spoken, [entry.assistant_text.clone()]);
+    assert_eq!(d.spoken, std::slice::from_ref(&entry.assistant_text));
 }
