@@ -10,9 +10,10 @@
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace` and a short `killtest`, then the headless GDScript suites of `godot-project/tests/`, then
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
-//!   an `AgentRuntime` serving in another Godot process; the last line printed is
-//!   `N passed, N failed`.
-//! - `bench [--only-godot | --only-stream | --only-ws]` — the release-build benchmarks recorded
+//!   an `AgentRuntime` serving in another Godot process, then the package smoke test (suite
+//!   `package`); the last line printed is `N passed, N failed`.
+//! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger]` — the release-build
+//!   benchmarks recorded
 //!   in `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-stream`: only
 //!   the Godot drain with 100 agents streaming from the fake provider; `--only-ws`: only the
 //!   WebSocket server bench with its Godot comparison servers).
@@ -22,6 +23,10 @@
 //! - `fuzz [--seconds N] [--target NAME]…` — builds the coverage-guided fuzz targets of `fuzz/`
 //!   (libFuzzer, SanitizerCoverage on the stable toolchain) and runs each for N seconds (default
 //!   60); a crash fails it (see [`fuzz`]); `test` runs every target briefly.
+//! - `package [--out DIR] [--libs DIR] [--smoke]` — the release zips in `target/package/`: the
+//!   addon in the Asset Library's layout and the standalone demo project, with this machine's
+//!   stripped release library (`--libs`: prebuilt libraries, e.g. every platform's from the
+//!   release workflow); `--smoke` unzips and runs them headless (see [`package`]).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
 //! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
 //!   `docs/protocol/` (`--check`: fails when the committed files are stale).
@@ -29,18 +34,23 @@
 //! Modules: [`godot`] (finding / installing Godot), [`build`] (the extension), [`godot_tests`]
 //! (headless suites, output scanning, self-test), [`cargo_tests`] (parsing `cargo test`),
 //! [`process`] (running children with a timeout while streaming their output),
+//! [`editor_debugger`] (the Agents debugger tab in a real editor under Xvfb, suite
+//! `editor_debugger`),
 //! [`protocol_schemas`] (the published protocol schemas), [`ws_client_tests`] (Godot as a
-//! WebSocket client of both servers), [`killtest`] (the kill harness).
+//! WebSocket client of both servers), [`killtest`] (the kill harness), [`package`] (the release
+//! zips and their smoke test).
 
 mod bench;
 mod build;
 mod cargo_tests;
 mod demo;
+mod editor_debugger;
 mod fuzz;
 mod godot;
 mod godot_tests;
 mod killtest;
 mod model_tests;
+mod package;
 mod process;
 mod protocol_schemas;
 mod screenshots;
@@ -123,15 +133,17 @@ commands:
        --skip-cargo | --only-godot   skip cargo test and killtest
        --only-cargo                  skip the Godot suites
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd;
-                                     test_remote_server: only the WebSocket client suite)
+                                     test_remote_server: only the WebSocket client suite;
+                                     package: only the release zips' smoke test)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot | --only-stream | --only-ws]
+  bench [--only-godot | --only-stream | --only-ws | --only-debugger]
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
                                   just the Godot drain bench; --only-stream: just the Godot drain
                                   with 100 agents streaming from the fake model; --only-ws: just
-                                  the WebSocket bench)
+                                  the WebSocket bench; --only-debugger: the Agents debugger's
+                                  frame cost with 1,000 agents, with and without a session)
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -143,6 +155,13 @@ commands:
        --seconds N                   seconds per target (default 60)
        --target NAME                 only this target (repeatable): protocol_request,
                                      game_states, agent_config, mcp_line
+  package [options]               build the release library and write the zips to target/package/:
+                                  godot-agents-<version>.zip (the addon, Asset Library layout) and
+                                  godot-agents-demo-<version>.zip (the demo project)
+       --out DIR                     write the zips to DIR
+       --libs DIR                    ship the prebuilt libraries found under DIR (named as the
+                                     .gdextension lists them) instead of building this machine's
+       --smoke                       then unzip both into fresh projects and run them headless
   selftest                        prove the Godot test runner fails on each failure mode
   protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
                                   (--check: fail when the committed files are stale)
@@ -163,6 +182,8 @@ struct Opts {
     only_ws: bool,
     /// `bench --only-stream`.
     only_stream: bool,
+    /// `bench --only-debugger`.
+    only_debugger: bool,
     /// `demo --fake-model`.
     fake_model: bool,
 }
@@ -184,6 +205,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--check" => opts.check = true,
             "--only-ws" => opts.only_ws = true,
             "--only-stream" => opts.only_stream = true,
+            "--only-debugger" => opts.only_debugger = true,
             "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
@@ -200,13 +222,20 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
     if opts.skip_cargo && opts.only_cargo {
         return Err("--skip-cargo/--only-godot and --only-cargo exclude each other".into());
     }
-    if [opts.skip_cargo, opts.only_ws, opts.only_stream]
-        .iter()
-        .filter(|&&on| on)
-        .count()
+    if [
+        opts.skip_cargo,
+        opts.only_ws,
+        opts.only_stream,
+        opts.only_debugger,
+    ]
+    .iter()
+    .filter(|&&on| on)
+    .count()
         > 1
     {
-        return Err("--only-godot, --only-stream and --only-ws exclude each other".into());
+        return Err(
+            "--only-godot, --only-stream, --only-ws and --only-debugger exclude each other".into(),
+        );
     }
     Ok(opts)
 }
@@ -226,6 +255,9 @@ fn main() -> ExitCode {
     }
     if command == "fuzz" {
         return cmd_fuzz(rest);
+    }
+    if command == "package" {
+        return cmd_package(rest);
     }
     let opts = match parse_opts(rest) {
         Ok(o) => o,
@@ -303,12 +335,32 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
     }
 }
 
+/// `package`, with its own options.
+fn cmd_package(args: &[String]) -> ExitCode {
+    let opts = match package::parse_options(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match Ctx::discover().and_then(|ctx| package::run(&ctx, &opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `bench`'s selection from its flags.
 fn bench_selection(opts: &Opts) -> bench::Selection {
     if opts.only_ws {
         bench::Selection::OnlyWs
     } else if opts.only_stream {
         bench::Selection::OnlyStream
+    } else if opts.only_debugger {
+        bench::Selection::OnlyDebugger
     } else if opts.skip_cargo {
         bench::Selection::OnlyGodot
     } else {
@@ -430,8 +482,9 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
 }
 
 /// The normal suites (`tests/`), then the WebSocket client suites (`tests/ws_client/`) against
-/// both servers, then the model suites (`tests/model/`) against the fake provider; `--suite`
-/// names pick from any of them (none: everything).
+/// both servers, then the model suites (`tests/model/`) against the fake provider, the
+/// screenshots, and last the release zips' smoke test (`package`); `--suite` names pick from any
+/// of them (none: everything).
 fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
     build::build_extension(ctx, opts.release)?;
     let godot = godot::find_or_install(ctx)?;
@@ -447,6 +500,12 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let (shots, others): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| screenshots::is_screenshot_suite(s));
+    let (packaged, others): (Vec<String>, Vec<String>) = others
+        .into_iter()
+        .partition(|s| package::is_package_suite(s));
+    let (editor, others): (Vec<String>, Vec<String>) = others
+        .into_iter()
+        .partition(|s| editor_debugger::is_suite(s));
     let (client, normal): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| ws_client_tests::is_client_suite(s));
@@ -468,6 +527,18 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     }
     if opts.suites.is_empty() || !shots.is_empty() {
         let r = screenshots::run(ctx, &godot, &shots, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    if opts.suites.is_empty() || !editor.is_empty() {
+        let r = editor_debugger::run(ctx, &godot, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    if opts.suites.is_empty() || !packaged.is_empty() {
+        let r = package::run_suite(ctx, &godot, timeout);
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);
