@@ -22,7 +22,7 @@ use crate::convert;
 #[class(init, base = Resource)]
 pub struct AgentAction {
     /// The tool's name: 1 to 64 letters, digits, `_` or `-` (`place`).
-    #[export]
+    #[export(placeholder = "place")]
     name: GString,
     /// What it does, for the agent's model (`Place your mark`).
     #[export(multiline)]
@@ -33,6 +33,7 @@ pub struct AgentAction {
     #[export]
     params: VarDictionary,
     /// Only the human may trigger it ([method AgentApp.human_action]); the agent never sees it.
+    #[export_group(name = "Access")]
     #[export]
     human_only: bool,
     /// Only the agent may trigger it; [method AgentApp.human_action] is refused.
@@ -46,9 +47,9 @@ pub struct AgentAction {
 
 #[godot_api]
 impl AgentAction {
-    /// The action's Dictionary form `{name, description, params, humanOnly, agentOnly,
-    /// readOnly}` (the
-    /// shape [member AgentApp.actions] also accepts).
+    /// The action's Dictionary form
+    /// `{name, description, params, humanOnly, agentOnly, readOnly}` (the shape
+    /// [member AgentApp.actions] also accepts).
     #[func]
     pub fn to_dictionary(&self) -> VarDictionary {
         let mut d = VarDictionary::new();

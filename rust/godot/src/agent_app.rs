@@ -21,7 +21,7 @@ use agents_core::apps::{
     AppMode, AppOutbound, AppSession, ChatRole, ControlMode, text,
 };
 use agents_core::runtime::{Runtime, RuntimeError};
-use godot::classes::{INode, Node};
+use godot::classes::{Engine, INode, Node};
 use godot::prelude::*;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -360,16 +360,26 @@ struct HumanDone {
 ///
 /// **Errors.** A failed call returns `false`, `0` or an empty result and sets
 /// [method get_last_error]; nothing is pushed to the error log and no panic reaches Godot.
+///
+/// **In the editor** the node only shows configuration warnings (no runtime to register with,
+/// an empty [member app_id]; see [method get_configuration_warnings]): it never registers or
+/// starts a runtime while a scene is edited.
 #[derive(GodotClass)]
-#[class(init, base = Node)]
+#[class(tool, init, base = Node)]
 pub struct AgentApp {
+    /// The [AgentRuntime] to register with when the node enters the tree (see the class
+    /// description). Empty: call [method register] yourself.
+    #[export(node_path = ("AgentRuntime"))]
+    #[var(set = set_runtime_path)]
+    runtime_path: NodePath,
     /// The app's id, unique in its runtime (`tictactoe`). An agent's config names it in
     /// `app_id` to be attached as it spawns. Read at [method register].
-    #[export]
+    #[export(placeholder = "tictactoe")]
     app_id: GString,
     /// When the agent gets the app's state: `static` (after each action the game answers with a
     /// new state: turn-based play) or `dynamic` (whenever the game calls [method set_context] or
     /// [method set_state]). Read at [method register].
+    #[export_group(name = "Play")]
     #[export(enum = (static, dynamic))]
     #[init(val = GString::from("static"))]
     mode: GString,
@@ -382,15 +392,16 @@ pub struct AgentApp {
     #[var(set = set_control_mode)]
     #[init(val = GString::from("agent"))]
     control_mode: GString,
-    /// The agent's part in the app, in its context (`You play O. Win, or at least draw.`). Read
-    /// at [method register].
-    #[export(multiline)]
-    role_prompt: GString,
     /// A short text about what is happening (`⚔️ Combat: Lv.15 Goblin`): a change adds
     /// `🎮 <label>` to the chat once. Applies at once while registered; empty: none.
     #[export]
     #[var(set = set_human_label)]
     human_label: GString,
+    /// The agent's part in the app, in its context (`You play O. Win, or at least draw.`). Read
+    /// at [method register].
+    #[export_group(name = "Agent")]
+    #[export(multiline)]
+    role_prompt: GString,
     /// Whether the attached agent keeps its world tools (`move`, `speak`, …) next to the app's
     /// actions. Off: the actions are its only tools. Read at [method register].
     #[export]
@@ -401,16 +412,18 @@ pub struct AgentApp {
     #[export(range = (1.0, 100.0, 1.0))]
     #[init(val = 10)]
     history: i64,
-    /// Seconds the game has to answer an action before it fails back to the agent (`the app did
-    /// not answer within 30 s`); more than 0, at most 3600. Read at [method register].
-    #[export(range = (0.1, 3600.0, 0.1))]
+    /// Seconds the game has to answer an action before it fails back to the agent
+    /// (`the app did not answer within 30 s`); more than 0, at most 3600. Read at
+    /// [method register].
+    #[export(range = (0.1, 3600.0, 0.1, suffix = "s"))]
     #[init(val = 30.0)]
     action_timeout_seconds: f64,
-    /// The actions the game offers now: [AgentAction] resources or Dictionaries `{name,
-    /// description, params, humanOnly, agentOnly}` (`params` as the shorthand `{"row": "int"}`
-    /// or a JSON Schema). Setting it while registered changes the agent's tools at its next
-    /// decision; invalid actions are refused (see [method get_last_error]) and the property
-    /// keeps its value.
+    /// The actions the game offers now: [AgentAction] resources or Dictionaries
+    /// `{name, description, params, humanOnly, agentOnly, readOnly}` (`params` as the shorthand
+    /// `{"row": "int"}` or a JSON Schema). Setting it while registered changes the agent's tools
+    /// at its next decision; invalid actions are refused (see [method get_last_error]) and the
+    /// property keeps its value.
+    #[export_group(name = "Actions")]
     #[export]
     #[var(set = set_actions)]
     actions: VarArray,
@@ -422,21 +435,17 @@ pub struct AgentApp {
     #[var]
     #[init(val = Callable::invalid())]
     action_handler: Callable,
-    /// A built-in game app instead of the game's own actions: `{name, opponent, level, seed,
-    /// stack, bet}` with `name` one of the board games `chess`, `checkers`, `four_in_a_row`,
-    /// `tic_tac_toe`, `mancala`, `sea_battle` or the house games `blackjack`, `slot`,
-    /// `rpg_dice`; `opponent` `ai` (the built-in AI or the house answers at once, default) or
-    /// `human` (board games but sea battle: the app goes to `copilot` and the human moves with
-    /// [method human_action]); `level` `random`, `easy` (default) or `hard`; `stack` and `bet`
-    /// for blackjack and slot. The game tools are then its state, actions and handler: [member actions],
-    /// [method set_state] and [member action_handler] are not used. Empty: no built-in game.
-    /// Read at [method register]; see `docs/apps.md`.
+    /// A built-in game app instead of the game's own actions:
+    /// `{name, opponent, level, seed, stack, bet}` with `name` one of the board games `chess`,
+    /// `checkers`, `four_in_a_row`, `tic_tac_toe`, `mancala`, `sea_battle` or the house games
+    /// `blackjack`, `slot`, `rpg_dice`; `opponent` `ai` (the built-in AI or the house answers at
+    /// once, default) or `human` (board games but sea battle: the app goes to `copilot` and the
+    /// human moves with [method human_action]); `level` `random`, `easy` (default) or `hard`;
+    /// `stack` and `bet` for blackjack and slot. The game tools are then its state, actions and
+    /// handler: [member actions], [method set_state] and [member action_handler] are not used.
+    /// Empty: no built-in game. Read at [method register]; see `docs/apps.md`.
     #[export]
     game: VarDictionary,
-    /// The [AgentRuntime] to register with when the node enters the tree (see the class
-    /// description). Empty: call [method register] yourself.
-    #[export]
-    runtime_path: NodePath,
 
     registration: Option<Registration>,
     /// The state [method register] sends, kept while not registered.
@@ -457,23 +466,38 @@ pub struct AgentApp {
 
 #[godot_api]
 impl INode for AgentApp {
+    // A tool class (for its configuration warnings): nothing registers or runs while a scene is
+    // edited.
     fn enter_tree(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         self.auto_register = !self.runtime_path.is_empty();
     }
 
     fn ready(&mut self) {
-        if self.auto_register {
+        if self.auto_register && !Engine::singleton().is_editor_hint() {
             self.try_auto_register(true);
         }
     }
 
     fn process(&mut self, _delta: f64) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         self.pump();
     }
 
     fn exit_tree(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         self.auto_register = false;
         self.unregister_quietly();
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.configuration_warnings()
     }
 }
 
@@ -660,6 +684,63 @@ impl AgentApp {
         if self.done(result) {
             self.control_mode = mode;
         }
+    }
+
+    /// The runtime path setter: see [member runtime_path]. Refreshes the editor's configuration
+    /// warnings.
+    #[func]
+    pub fn set_runtime_path(&mut self, path: NodePath) {
+        self.runtime_path = path;
+        self.base_mut().update_configuration_warnings();
+    }
+
+    /// The configuration warnings the editor shows on this node (the yellow triangle in the
+    /// Scene dock), one text per problem; empty when there is none. A game can call it too, for
+    /// an app set up from code. It warns when the app has no [AgentRuntime] to register with
+    /// ([member runtime_path] empty, leading to no node, or to a node that is not an
+    /// AgentRuntime) and when [member app_id] is empty. An app registered from a script with
+    /// [method register] needs no [member runtime_path]: ignore that warning then.
+    /// ```gdscript
+    /// var app := AgentApp.new()
+    /// app.app_id = "tictactoe"
+    /// print(app.get_configuration_warnings())   # ["No AgentRuntime to register with: …"]
+    /// ```
+    #[func(rename = get_configuration_warnings)]
+    pub fn configuration_warnings(&self) -> PackedStringArray {
+        let mut warnings = Vec::new();
+        let path = self.runtime_path.clone();
+        if path.is_empty() {
+            warnings.push(
+                "No AgentRuntime to register with: set runtime_path to the AgentRuntime node \
+                 (the app then registers when it enters the tree), or register it from a script \
+                 with register() and ignore this warning."
+                    .to_string(),
+            );
+        } else if !path.is_absolute() || self.base().is_inside_tree() {
+            match self.base().get_node_or_null(&path) {
+                None => warnings.push(format!(
+                    "runtime_path \"{path}\" leads to no node: the app will not register. Point it \
+                     at the AgentRuntime node."
+                )),
+                Some(node) if node.clone().try_cast::<AgentRuntime>().is_err() => {
+                    warnings.push(format!(
+                        "runtime_path \"{path}\" leads to {} (a {}), not an AgentRuntime: the app \
+                         will not register.",
+                        node.get_name(),
+                        node.get_class()
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        if self.app_id.to_string().trim().is_empty() {
+            warnings.push(
+                "app_id is empty: the app will not register. Give it an id unique in its \
+                 runtime (such as tictactoe); agents name it in their app_id to be attached."
+                    .to_string(),
+            );
+        }
+        convert::strings_to_packed(&warnings)
     }
 
     /// The label setter: see [member human_label].

@@ -27,7 +27,9 @@ use crate::convert;
 /// ([member api_key_env]), and a game that asks its player for a key hands it over with
 /// [method AgentRuntime.set_api_key], in memory only. A misconfigured brain (an unknown provider,
 /// no model, a key variable that is not set) is refused when the agent is spawned, with
-/// [signal AgentRuntime.agent_error] naming what is wrong.
+/// [signal AgentRuntime.agent_error] naming what is wrong; an [AgentRuntime] holding the brain
+/// (as [member AgentRuntime.default_brain_config] or in [member AgentRuntime.brain_profiles])
+/// says so beforehand among its configuration warnings in the editor.
 ///
 /// Numbers left at their defaults (`-1`, or `0` for [member max_tokens] and
 /// [member token_budget]) take the provider's defaults.
@@ -42,26 +44,29 @@ pub struct AgentBrain {
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
     /// `anthropic`.
-    #[export]
+    #[export(placeholder = "gpt-4o-mini, claude-sonnet-4-5, llama3.2")]
     model: GString,
     /// The API's base URL: the part before `/chat/completions` (`openai`, default
     /// `https://api.openai.com/v1`) or before `/v1/messages` (`anthropic`, default
     /// `https://api.anthropic.com`). Empty: the default.
-    #[export]
+    #[export(placeholder = "the provider's default (https://api.openai.com/v1)")]
     base_url: GString,
     /// The environment variable holding the API key (empty: `OPENAI_API_KEY` /
     /// `ANTHROPIC_API_KEY`). Never the key itself. A loopback [member base_url] may go without.
-    #[export]
+    /// An [AgentRuntime] holding this brain warns in the editor while the variable is not set.
+    #[export(placeholder = "OPENAI_API_KEY / ANTHROPIC_API_KEY")]
     api_key_env: GString,
     /// Sampling temperature, 0 to 2; negative: the provider's default.
+    #[export_group(name = "Sampling")]
     #[export(range = (-1.0, 2.0, 0.05))]
     #[init(val = -1.0)]
     temperature: f64,
     /// Most tokens per answer; `0`: the provider's default.
-    #[export(range = (0.0, 200000.0, 1.0, or_greater))]
+    #[export(range = (0.0, 200000.0, 1.0, or_greater, suffix = "tokens"))]
     max_tokens: i64,
     /// Seconds one whole request may take; negative: 60.
-    #[export(range = (-1.0, 3600.0, 1.0))]
+    #[export_group(name = "Requests")]
+    #[export(range = (-1.0, 3600.0, 1.0, suffix = "s"))]
     #[init(val = -1.0)]
     timeout_seconds: f64,
     /// Retries of a request that failed for a passing reason (429, 5xx, a lost connection);
@@ -75,15 +80,17 @@ pub struct AgentBrain {
     headers: VarDictionary,
     /// `cli`: the command to run, as its arguments (`["my-model", "--json"]`); the request goes
     /// to its standard input as JSON and the answer comes back on its standard output.
+    #[export_group(name = "Command Line")]
     #[export]
     command: PackedStringArray,
     /// `cli`: a preset instead of [member command]: `claude` runs `claude -p --output-format json`.
-    #[export]
+    #[var(hint = ENUM_SUGGESTION, hint_string = "claude", usage_flags = [DEFAULT])]
     cli_backend: GString,
     /// Tokens (input and output) the agent may spend in all; `0`: no limit. When spent, the
     /// agent reports `budget_exhausted` and calls no model until it is raised
     /// ([method AgentRuntime.set_token_budget]).
-    #[export(range = (0.0, 1000000000.0, 1.0, or_greater))]
+    #[export_group(name = "Budget and Trace")]
+    #[export(range = (0.0, 1000000000.0, 1.0, or_greater, suffix = "tokens"))]
     token_budget: i64,
     /// Keep prompts and answers in the trace ([method AgentRuntime.get_agent_trace]) for
     /// debugging. Off: timings, tokens and outcomes only.
@@ -115,12 +122,81 @@ impl AgentBrain {
     }
 }
 
+/// The providers whose brains need an API key (unless their base URL is on loopback), and the
+/// variable that holds it by default.
+const KEYED_PROVIDERS: [(&str, &str); 2] = [
+    ("openai", "OPENAI_API_KEY"),
+    ("anthropic", "ANTHROPIC_API_KEY"),
+];
+
+/// The environment variable a brain needs its API key in and that `has_key` says is not set;
+/// `None` when it needs none (a provider without keys, a loopback `base_url`) or has it. Mirrors
+/// the check at spawn (`agents_core::brain::llm`).
+fn missing_key_variable(
+    provider: &str,
+    base_url: &str,
+    api_key_env: &str,
+    has_key: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let (_, default_variable) = KEYED_PROVIDERS.iter().find(|(p, _)| *p == provider)?;
+    let base_url = base_url.trim();
+    if !base_url.is_empty() && agents_core::brain::llm::is_loopback(base_url) {
+        return None;
+    }
+    let variable = match api_key_env.trim() {
+        "" => default_variable,
+        named => named,
+    };
+    (!has_key(variable)).then(|| variable.to_string())
+}
+
+/// Whether the environment variable `name` is set to something other than blanks.
+fn environment_has(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
+}
+
 fn text(s: &GString) -> Option<String> {
     let s = s.to_string();
     (!s.trim().is_empty()).then_some(s)
 }
 
 impl AgentBrain {
+    /// What an [AgentRuntime] holding this brain (as `label`: `default_brain_config`,
+    /// `brain_profiles["fast"]`) shows among its configuration warnings: what would get agents
+    /// using it refused at spawn. Resources show no warnings of their own in the editor.
+    pub(crate) fn configuration_warnings(&self, label: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let problem = self.validate();
+        if !problem.is_empty() {
+            out.push(format!(
+                "{label}: {problem}: agents using this brain will not spawn."
+            ));
+        }
+        let provider = self.provider.to_string();
+        let keyed = KEYED_PROVIDERS.iter().any(|(p, _)| *p == provider);
+        if keyed && text(&self.model).is_none() {
+            out.push(format!(
+                "{label}: the {provider} brain has no model (such as gpt-4o-mini or \
+                 claude-sonnet-4-5): agents using it will not spawn."
+            ));
+        }
+        if let Some(variable) = missing_key_variable(
+            &provider,
+            &self.base_url.to_string(),
+            &self.api_key_env.to_string(),
+            environment_has,
+        ) {
+            out.push(format!(
+                "{label}: the {provider} brain needs an API key in the environment variable \
+                 {variable}, which is not set: agents using it will not spawn. Set the variable \
+                 before starting Godot, hand the key over at run time with \
+                 set_api_key(\"{variable}\", key) (then ignore this warning), or point base_url at \
+                 a local server (a loopback base_url needs no key)."
+            ));
+        }
+        out
+    }
+
     /// The brain object this resource describes. Errors name the field (a header that is not
     /// `String` → `String`).
     pub fn to_core(&self) -> Result<BrainSpec, String> {
@@ -160,5 +236,60 @@ impl AgentBrain {
             token_budget: u64::try_from(self.token_budget).ok().filter(|&b| b > 0),
             trace_prompts: self.trace_prompts,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_providers_need_their_variable_unless_on_loopback() {
+        let none = |_: &str| false;
+        let all = |_: &str| true;
+        assert_eq!(
+            missing_key_variable("openai", "", "", none).as_deref(),
+            Some("OPENAI_API_KEY")
+        );
+        assert_eq!(
+            missing_key_variable("anthropic", "https://api.anthropic.com", " ", none).as_deref(),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert_eq!(
+            missing_key_variable(
+                "openai",
+                "https://openrouter.ai/api/v1",
+                "OPENROUTER_KEY",
+                none
+            )
+            .as_deref(),
+            Some("OPENROUTER_KEY")
+        );
+        assert_eq!(missing_key_variable("openai", "", "", all), None);
+        // Only the named variable counts.
+        let only_openai = |name: &str| name == "OPENAI_API_KEY";
+        assert_eq!(
+            missing_key_variable("openai", "", "MY_KEY", only_openai).as_deref(),
+            Some("MY_KEY")
+        );
+        assert_eq!(missing_key_variable("openai", "", "", only_openai), None);
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080",
+            "http://[::1]:1234/v1",
+        ] {
+            assert_eq!(
+                missing_key_variable("openai", local, "", none),
+                None,
+                "{local}"
+            );
+        }
+        for keyless in ["scripted", "cli", "my_brain", ""] {
+            assert_eq!(
+                missing_key_variable(keyless, "", "", none),
+                None,
+                "{keyless}"
+            );
+        }
     }
 }

@@ -27,7 +27,7 @@ use crate::convert;
 #[class(init, base = Resource)]
 pub struct AgentConfig {
     /// Display name (`"Mira"`); empty: the agent id. At most 100 characters.
-    #[export]
+    #[export(placeholder = "the agent id")]
     name: GString,
     /// What the agent is for (`"baker"`, `"guard"`); part of its brain's context.
     #[export]
@@ -39,7 +39,8 @@ pub struct AgentConfig {
     /// seed), a profile of [member AgentRuntime.brain_profiles], `"claude"` (the command-line
     /// preset), or a brain the game registered. Empty: [member brain_config] if set, else the
     /// runtime's default. The protocol's `cli_backend` maps here.
-    #[export]
+    #[export_group(name = "Brain")]
+    #[var(hint = ENUM_SUGGESTION, hint_string = "scripted,claude", usage_flags = [DEFAULT])]
     brain: GString,
     /// A brain object for this agent alone (provider, model, …); used when [member brain] is
     /// empty.
@@ -47,6 +48,7 @@ pub struct AgentConfig {
     brain_config: Option<Gd<AgentBrain>>,
     /// Where the agent starts (world units, inside [member AgentRuntime.world_bounds]); used when
     /// [member use_initial_position] is on.
+    #[export_group(name = "Start")]
     #[export]
     initial_position: Vector2,
     /// When off, the agent starts at its stored position (resuming) or at the world's centre.
@@ -55,36 +57,38 @@ pub struct AgentConfig {
     use_initial_position: bool,
     /// Seconds idle before the agent decides on its own; negative: the runtime's
     /// [member AgentRuntime.idle_think_seconds].
-    #[export]
+    #[export_group(name = "Runtime Overrides")]
+    #[export(range = (-1.0, 600.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = -1.0)]
     idle_think_seconds: f64,
     /// The scripted brain's thinking latency in seconds; negative: the runtime's
     /// [member AgentRuntime.thinking_seconds].
-    #[export]
+    #[export(range = (-1.0, 60.0, 0.05, or_greater, suffix = "s"))]
     #[init(val = -1.0)]
     thinking_seconds: f64,
     /// Seconds a line takes to say; negative: the runtime's [member AgentRuntime.speaking_seconds].
-    #[export]
+    #[export(range = (-1.0, 60.0, 0.05, or_greater, suffix = "s"))]
     #[init(val = -1.0)]
     speaking_seconds: f64,
-    /// Distance within which other agents count as nearby (and hear unaddressed speech); negative:
-    /// the runtime's [member AgentRuntime.hearing_radius].
-    #[export]
+    /// Distance within which other agents count as nearby (and hear unaddressed speech, world
+    /// units); negative: the runtime's [member AgentRuntime.hearing_radius].
+    #[export(range = (-1.0, 1000.0, 0.1, or_greater))]
     #[init(val = -1.0)]
     hearing_radius: f64,
     /// Seed of the agent's brain; `-1`: derived from the runtime's seed and the agent id, so runs
     /// repeat.
-    #[export]
+    #[export(range = (-1.0, 2147483647.0, 1.0, or_greater, hide_slider))]
     #[init(val = -1)]
     seed: i64,
     /// The tool sets the agent may call: `"world"` (move, wait, speak, collaborate,
     /// complete_task), `"games"` (every game tool), or a set the game registered. Empty: the
     /// world tools only. Two sets with a tool of the same name cannot be combined.
+    #[export_group(name = "Tools and Apps")]
     #[export]
     tool_sets: PackedStringArray,
     /// Empty: spawn a new agent (ids `agent_001`, `agent_002`, …). Set to a stored id to resume that
     /// agent with its history; fields left at their defaults then take the stored values.
-    #[export]
+    #[export(placeholder = "new agent")]
     agent_id: GString,
     /// The [member AgentApp.app_id] of an app to attach the agent to as it spawns (the app must
     /// be registered and have no agent yet, else the spawn fails). Empty: none.

@@ -210,11 +210,18 @@ fn rows_to_array<T: serde::Serialize>(rows: &[T]) -> Array<VarDictionary> {
 /// and the background threads are joined. While the node does not process (paused), agents keep
 /// running and events wait in a queue of [member event_queue_capacity] entries; beyond that the
 /// oldest are dropped and [signal agent_error] reports `lagged`.
+///
+/// In the editor the node only shows configuration warnings (a database path that cannot be
+/// written, a brain without its API key; see [method get_configuration_warnings]): it never
+/// starts, serves or writes anything while a scene is edited.
 #[derive(GodotClass)]
-#[class(init, base = Node)]
+#[class(tool, init, base = Node)]
 pub struct AgentRuntime {
-    /// The SQLite database (created when missing). `user://` and `res://` paths are globalized.
-    #[export]
+    /// The SQLite database (created when missing, and its folder too). `user://` and `res://`
+    /// paths are globalized; use `user://`: `res://` is read-only in an exported game (the
+    /// configuration warnings say so).
+    #[export_group(name = "Storage")]
+    #[var(hint = SAVE_FILE, hint_string = "*.db,*.sqlite,*.sqlite3", usage_flags = [DEFAULT])]
     #[init(val = GString::from("user://agents.db"))]
     database_path: GString,
     /// Where WebSocket clients' `campaign_load` finds campaign files by relative path (`user://`
@@ -224,7 +231,8 @@ pub struct AgentRuntime {
     campaign_dir: GString,
     /// Seconds an agent stays idle before it decides on its own (per agent:
     /// [member AgentConfig.idle_think_seconds]).
-    #[export]
+    #[export_group(name = "Agents")]
+    #[export(range = (0.0, 600.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 5.0)]
     idle_think_seconds: f64,
     /// The rectangle agents live in (world units); moves outside it are refused.
@@ -234,7 +242,8 @@ pub struct AgentRuntime {
     /// The brain of agents whose config names none, by name: `"scripted"` (offline,
     /// deterministic), a profile of [member brain_profiles], `"claude"`, or a brain the game
     /// registered. [member default_brain_config] takes its place when set.
-    #[export]
+    #[export_group(name = "Brains")]
+    #[var(hint = ENUM_SUGGESTION, hint_string = "scripted,claude", usage_flags = [DEFAULT])]
     #[init(val = GString::from("scripted"))]
     default_brain: GString,
     /// A brain object for every agent whose config names no brain (it becomes the profile
@@ -253,18 +262,20 @@ pub struct AgentRuntime {
     /// Tokens (input and output, as providers report them) every model brain together may
     /// spend; `0`: no limit. Read at [method start]; change it while running with
     /// [method set_token_budget].
-    #[export(range = (0.0, 1000000000.0, 1.0, or_greater))]
+    #[export(range = (0.0, 1000000000.0, 1.0, or_greater, suffix = "tokens"))]
     runtime_token_budget: i64,
     /// The scripted brain's thinking latency in seconds.
-    #[export]
+    #[export(range = (0.0, 60.0, 0.05, or_greater, suffix = "s"))]
     #[init(val = 0.8)]
     thinking_seconds: f64,
     /// Seconds an agent spends saying a line (Speaking).
-    #[export]
+    // The inspector merges this group with the "Agents" group above.
+    #[export_group(name = "Agents")]
+    #[export(range = (0.0, 60.0, 0.05, or_greater, suffix = "s"))]
     #[init(val = 1.5)]
     speaking_seconds: f64,
-    /// Distance within which agents count as nearby and hear unaddressed speech.
-    #[export]
+    /// Distance within which agents count as nearby and hear unaddressed speech (world units).
+    #[export(range = (0.0, 1000.0, 0.1, or_greater))]
     #[init(val = 15.0)]
     hearing_radius: f64,
     /// The id [method send_message] speaks as; agents address their replies to it.
@@ -272,29 +283,31 @@ pub struct AgentRuntime {
     #[init(val = GString::from("player_0"))]
     player_id: GString,
     /// Base seed (≥ 0): each agent's brain seed derives from it and the agent id, so runs repeat.
-    #[export]
+    #[export(range = (0.0, 2147483647.0, 1.0, or_greater, hide_slider))]
     seed: i64,
     /// On start, resume every agent stored in the database that was not terminated.
     #[export]
     resume_agents: bool,
-    /// Start the runtime when the node is ready. Off: call [method start] yourself.
+    /// Start the runtime when the node is ready (in the game; never in the editor). Off: call
+    /// [method start] yourself.
     #[export]
     #[init(val = true)]
     autostart: bool,
     /// How many events wait for the next frame before the oldest are dropped (reported as
     /// [signal agent_error] `lagged`).
-    #[export]
+    #[export_group(name = "Events")]
+    #[export(range = (1.0, 1000000.0, 1.0, or_greater))]
     #[init(val = 65536)]
     event_queue_capacity: i64,
     /// Most events emitted per frame; `0`: everything that is queued (at most
     /// [member event_queue_capacity] per frame). The rest waits for the next frame.
-    #[export]
+    #[export(range = (0.0, 100000.0, 1.0, or_greater))]
     max_events_per_frame: i64,
     /// Most microseconds the main thread spends emitting events in one frame (1000 by
     /// default); `0`: no limit. Once it is spent, the rest waits for the next frame, in order
     /// and nothing lost, so a burst (a hundred agents streaming at once) spreads over a few
     /// frames instead of stretching one. At least one event is emitted every frame.
-    #[export]
+    #[export(range = (0.0, 100000.0, 1.0, or_greater, suffix = "µs"))]
     #[init(val = 1000)]
     max_drain_usec_per_frame: i64,
     /// Merge the [signal agent_speech_delta] pieces one agent streams within a frame into one
@@ -307,22 +320,25 @@ pub struct AgentRuntime {
     merge_speech_deltas: bool,
     /// Serve the WebSocket protocol (`docs/protocol.md`) from this node's runtime, so external
     /// clients see and drive the same agents as the game. Read at [method start].
+    #[export_group(name = "Server")]
     #[export]
     websocket_enabled: bool,
     /// The address the WebSocket server binds (`127.0.0.1`: this machine only; `0.0.0.0`: every
     /// interface — [member websocket_token] is required then, unless
     /// [member websocket_insecure_no_token]).
-    #[export]
+    #[var(hint = ENUM_SUGGESTION, hint_string = "127.0.0.1,0.0.0.0", usage_flags = [DEFAULT])]
     #[init(val = GString::from("127.0.0.1"))]
     websocket_bind: GString,
     /// The WebSocket server's port; `0` picks a free one ([method get_websocket_url] tells which).
-    #[export]
+    #[export(range = (0.0, 65535.0, 1.0))]
     #[init(val = 9080)]
     websocket_port: i64,
     /// When not empty, clients must present this token (`Authorization: Bearer <token>`, or
     /// from a browser the subprotocols `godot-agents` and `agents.token.<token>`); others get
-    /// HTTP 401. A token in the URL (`?token=`) is refused.
-    #[export]
+    /// HTTP 401. A token in the URL (`?token=`) is refused. Stored with the scene: for a shipped
+    /// game, set it from code instead.
+    #[export_subgroup(name = "Access")]
+    #[var(hint = PASSWORD, usage_flags = [DEFAULT])]
     websocket_token: GString,
     /// Serve on a non-loopback [member websocket_bind] without a token: anyone who can reach the
     /// port can drive the runtime. Off: such a server does not start.
@@ -342,6 +358,7 @@ pub struct AgentRuntime {
     websocket_allowed_hosts: PackedStringArray,
     /// Also serve MCP over Streamable HTTP at `/mcp` on the WebSocket server's port (the game
     /// tools, for LLM hosts; behind the same token). Read at [method start].
+    #[export_subgroup(name = "")]
     #[export]
     #[init(val = true)]
     mcp_enabled: bool,
@@ -408,12 +425,19 @@ impl MergedDeltas {
 #[godot_api]
 impl INode for AgentRuntime {
     fn ready(&mut self) {
+        // A tool class (for its configuration warnings): nothing runs while a scene is edited.
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         if self.autostart {
             self.start();
         }
     }
 
     fn process(&mut self, _delta: f64) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         let started = Instant::now();
         let cpu_started = thread_cpu_usec();
         let limit = self.frame_limit();
@@ -436,7 +460,14 @@ impl INode for AgentRuntime {
     }
 
     fn exit_tree(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
         self.shut_down();
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.configuration_warnings()
     }
 }
 
@@ -698,11 +729,12 @@ impl AgentRuntime {
     }
 
     /// A running agent's last decisions (at most 20, oldest first), as the Agents debugger
-    /// shows them: Dictionaries `{number, started_at, trigger ("message", "autonomous",
-    /// "campaign_turn"), context (a one-line summary of what it saw), calls (Array of `{id, tool,
-    /// args, outcome ("done", "failed", "refused"), detail}`), spoken (Array of lines), failure
-    /// (present when the decision failed), latency_ms, model_calls, input_tokens, output_tokens,
-    /// repairs}`. Kept in memory while the agent runs. Empty for an agent that is not running.
+    /// shows them: Dictionaries with `number`, `started_at`, `trigger` (`message`,
+    /// `autonomous` or `campaign_turn`), `context` (a one-line summary of what it saw), `calls`
+    /// (an Array of `{id, tool, args, outcome, detail}`, `outcome` being `done`, `failed` or
+    /// `refused`), `spoken` (an Array of lines), `failure` (present when the decision failed),
+    /// `latency_ms`, `model_calls`, `input_tokens`, `output_tokens` and `repairs`. Kept in
+    /// memory while the agent runs. Empty for an agent that is not running.
     #[func]
     pub fn get_recent_decisions(&mut self, agent_id: GString) -> Array<VarDictionary> {
         let id = agent_id.to_string();
@@ -805,8 +837,9 @@ impl AgentRuntime {
         .unwrap_or_default()
     }
 
-    /// An agent's tasks as Dictionaries `{id, agent_id, task_name, status, created_at,
-    /// completed_at}` (`status` `assigned` or `completed`; `completed_at` `null` while open).
+    /// An agent's tasks as Dictionaries
+    /// `{id, agent_id, task_name, status, created_at, completed_at}` (`status` `assigned` or
+    /// `completed`; `completed_at` `null` while open).
     #[func]
     pub fn get_tasks(&mut self, agent_id: GString) -> Array<VarDictionary> {
         let id = agent_id.to_string();
@@ -815,8 +848,8 @@ impl AgentRuntime {
             .unwrap_or_default()
     }
 
-    /// The last [param limit] state changes of an agent, oldest first, as Dictionaries `{id,
-    /// agent_id, old_state, new_state, timestamp}`.
+    /// The last [param limit] state changes of an agent, oldest first, as Dictionaries
+    /// `{id, agent_id, old_state, new_state, timestamp}`.
     #[func]
     pub fn get_state_history(
         &mut self,
@@ -833,8 +866,9 @@ impl AgentRuntime {
     }
 
     /// The last [param limit] model calls of an agent (its `brain_calls` trace), oldest first, as
-    /// Dictionaries `{id, agent_id, provider, model, started_at, latency_ms, input_tokens,
-    /// output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply}`. `outcome` is
+    /// Dictionaries with `id`, `agent_id`, `provider`, `model`, `started_at`, `latency_ms`,
+    /// `input_tokens`, `output_tokens`, `cached_tokens`, `outcome`, `repairs`, `error_code`,
+    /// `prompt` and `reply`. `outcome` is
     /// `ok`, `invalid_reply`, `error` or `cancelled`; `prompt` and `reply` are `null` unless the
     /// brain keeps them (`trace_prompts`). Empty for brains that call no model (`scripted`).
     #[func]
@@ -912,9 +946,9 @@ impl AgentRuntime {
         .is_ok()
     }
 
-    /// Every agent stored in the database, running or not: `{agent_id, name, role, prompt,
-    /// brain, config, position (Vector2), state, created_at, removed_at}` (`removed_at` is set
-    /// once terminated).
+    /// Every agent stored in the database, running or not, as Dictionaries with `agent_id`,
+    /// `name`, `role`, `prompt`, `brain`, `config`, `position` (a Vector2), `state`,
+    /// `created_at` and `removed_at` (set once terminated).
     #[func]
     pub fn get_stored_agents(&mut self) -> Array<VarDictionary> {
         self.call_runtime("", "get_stored_agents", |rt| {
@@ -984,6 +1018,131 @@ impl AgentRuntime {
     #[func]
     pub fn get_last_frame_debugger_usec(&self) -> i64 {
         self.debugger.last_usec
+    }
+
+    /// The configuration warnings the editor shows on this node (the yellow triangle in the
+    /// Scene dock), one text per problem; empty when there is none. A game can call it too, for
+    /// a runtime set up from code. It warns about a [member database_path] the runtime cannot
+    /// use — empty, under `res://` (read-only in an exported game), in a folder that cannot be
+    /// created or written, a read-only file — and about brains of [member default_brain_config]
+    /// and [member brain_profiles] that agents would be refused at spawn: an `openai` or
+    /// `anthropic` brain without a model, or whose key variable ([member AgentBrain.api_key_env])
+    /// is not set in this process's environment (a loopback [member AgentBrain.base_url] needs
+    /// none; a key handed over later with [method set_api_key] cannot be known here), settings
+    /// [method AgentBrain.validate] refuses, a profile that is not an [AgentBrain].
+    /// ```gdscript
+    /// for warning in $AgentRuntime.get_configuration_warnings():
+    ///     push_warning(warning)
+    /// ```
+    #[func(rename = get_configuration_warnings)]
+    pub fn configuration_warnings(&self) -> PackedStringArray {
+        let mut warnings: Vec<String> = database_path_warning(&self.database_path.to_string())
+            .into_iter()
+            .collect();
+        if let Some(brain) = &self.default_brain_config {
+            warnings.extend(brain.bind().configuration_warnings("default_brain_config"));
+        }
+        for (name, value) in self.brain_profiles.iter_shared() {
+            let label = format!("brain_profiles[\"{name}\"]");
+            match value.try_to::<Gd<AgentBrain>>() {
+                Ok(brain) => warnings.extend(brain.bind().configuration_warnings(&label)),
+                Err(_) => warnings.push(format!(
+                    "{label} is not an AgentBrain resource: the runtime will not start. Make \
+                     each profile an AgentBrain (New AgentBrain in the inspector)."
+                )),
+            }
+        }
+        convert::strings_to_packed(&warnings)
+    }
+}
+
+/// What keeps the runtime from creating or writing its database at `path` (the
+/// [member AgentRuntime.database_path]), for the configuration warnings. Reads the file system
+/// only: nothing is created.
+fn database_path_warning(path: &str) -> Option<String> {
+    use std::path::Path;
+    if path.trim().is_empty() {
+        return Some(
+            "database_path is empty: the runtime will not start. Set it to a file such as \
+             user://agents.db."
+                .into(),
+        );
+    }
+    if path.starts_with("res://") {
+        return Some(format!(
+            "database_path \"{path}\" is inside the project (res://), which is read-only in an \
+             exported game: the runtime will not start there. Use a user:// path such as \
+             user://agents.db."
+        ));
+    }
+    let global = globalize_path(path);
+    let file = Path::new(&global);
+    if file.is_dir() {
+        return Some(format!(
+            "database_path \"{path}\" is a folder: name a file in it (such as {}/agents.db).",
+            path.trim_end_matches('/')
+        ));
+    }
+    if file.exists() {
+        return (!writable(file)).then(|| {
+            format!(
+                "database_path \"{path}\": the file {global} is read-only: the runtime cannot \
+                 write it."
+            )
+        });
+    }
+    // `start` creates the missing folders: find the closest one that exists.
+    let folder = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut existing = folder;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => existing = parent,
+            _ => return None,
+        }
+    }
+    let shown = existing.display();
+    if !existing.is_dir() {
+        Some(format!(
+            "database_path \"{path}\": the folder {} cannot be created, {shown} is a file, not a \
+             folder: the runtime will not start.",
+            folder.display()
+        ))
+    } else if !writable(existing) {
+        Some(if existing == folder {
+            format!(
+                "database_path \"{path}\": the folder {shown} is not writable: the runtime will not \
+                 start."
+            )
+        } else {
+            format!(
+                "database_path \"{path}\": the folder {} cannot be created in {shown}, which is not \
+                 writable: the runtime will not start.",
+                folder.display()
+            )
+        })
+    } else {
+        None
+    }
+}
+
+/// Whether this process may write `path` (a file, or a folder to create files in), without
+/// writing anything.
+fn writable(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `access` reads a NUL-terminated path that lives through the call.
+        unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
     }
 }
 

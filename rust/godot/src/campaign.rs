@@ -39,7 +39,7 @@ struct Pending {
 /// exits, the GM tools `move`, `move_options`, `hp_delta` and `map_generate`, and GM turns
 /// answered by an agent of an [AgentRuntime].
 ///
-/// [codeblock]
+/// ```gdscript
 /// var campaign := Campaign.new()
 /// campaign.load_file("user://campaigns/camp_0001/campaign.json")  # or reset(["pc_001"])
 /// campaign.actor_moved.connect(func(id, from, to): print(id, " ", from, " → ", to))
@@ -49,7 +49,7 @@ struct Pending {
 /// campaign.attach_gm($AgentRuntime, gm_agent_id)
 /// campaign.turn_completed.connect(func(entry): print(entry.assistant_text))
 /// campaign.take_turn("Where can I go?")
-/// [/codeblock]
+/// ```
 ///
 /// A call is checked against the allowlist, then the turn actor's character state, then its
 /// arguments; the first failure decides its `status` (`rejected` / `error`) and `reason`
@@ -60,8 +60,9 @@ struct Pending {
 #[class(base = Resource, tool)]
 pub struct Campaign {
     /// The `campaign.json` this campaign is loaded from and saved to (`res://`, `user://` or an
-    /// absolute path). Set by [method load_file] and [method save_file].
-    #[export(file = "*.json")]
+    /// absolute path; kept as a path, never turned into a `uid://`). Set by [method load_file]
+    /// and [method save_file].
+    #[var(hint = FILE_PATH, hint_string = "*.json", usage_flags = [DEFAULT])]
     path: GString,
     /// Save to [member path] after every call or turn that applied something.
     #[export]
@@ -121,9 +122,10 @@ impl Campaign {
     #[signal]
     fn map_generated(created_area_ids: PackedStringArray, parent_area_id: GString);
 
-    /// A GM turn ended: its log entry `{turn_id, timestamp, user_input, actor_id, dialog_type,
-    /// dialog_type_source, assistant_text, tool_calls, applied_actions, tool_feedback,
-    /// state_summary, repairs}`. The effects' signals come first.
+    /// A GM turn ended: its log entry, a Dictionary with `turn_id`, `timestamp`, `user_input`,
+    /// `actor_id`, `dialog_type`, `dialog_type_source`, `assistant_text`, `tool_calls`,
+    /// `applied_actions`, `tool_feedback`, `state_summary` and `repairs`. The effects' signals
+    /// come first.
     #[signal]
     fn turn_completed(entry: VarDictionary);
 
@@ -326,8 +328,8 @@ impl Campaign {
             .collect()
     }
 
-    /// Every applied call so far (of [method call_tools] and of turns): `{tool, args, result,
-    /// timestamp}`.
+    /// Every applied call so far (of [method call_tools] and of turns):
+    /// `{tool, args, result, timestamp}`.
     #[func]
     pub fn get_action_log(&self) -> Array<VarDictionary> {
         self.actions

@@ -226,6 +226,27 @@ impl GameTools {
             }
         }
     }
+
+    /// The class reference XML the library registers with the editor's help, for tools that
+    /// publish docs: class name (`AgentRuntime`, …, this class too) → the class's document in
+    /// Godot's class reference format (as `godot --doctool` writes it: `<class>` with
+    /// `<brief_description>`, `<description>`, `<methods>`, `<signals>`, `<members>`). The
+    /// descriptions are the library's; types and defaults are read from what the library
+    /// registered, written as GDScript writes them (`String`, `"user://agents.db"`,
+    /// `Rect2(0, 0, 100, 100)`).
+    /// ```gdscript
+    /// var docs := GameTools.class_reference()
+    /// for name in docs:
+    ///     FileAccess.open("user://docs/%s.xml" % name, FileAccess.WRITE).store_string(docs[name])
+    /// ```
+    #[func]
+    pub fn class_reference() -> VarDictionary {
+        let mut out = VarDictionary::new();
+        for (class, xml) in crate::docs::class_reference() {
+            out.set(&class.to_variant(), &xml.to_variant());
+        }
+        out
+    }
 }
 
 impl GameTools {

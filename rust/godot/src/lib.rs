@@ -24,6 +24,9 @@
 //! `addons/godot_agents/agent_chat_panel.gd`: the extension is built with gdext's minimal class
 //! set, which has no `Control` classes.
 //!
+//! [`docs`] gives Godot's help (and `GameTools.class_reference()`) the class reference with
+//! Godot's type names and GDScript defaults instead of the Rust ones gdext writes.
+//!
 //! Nothing here lets a Rust panic reach Godot: tool handlers run behind the registry's
 //! `catch_unwind`, runtime calls behind the node's own, and conversions return errors instead of
 //! panicking.
@@ -36,6 +39,7 @@ pub mod agent_runtime;
 pub mod campaign;
 pub mod convert;
 pub mod debugger;
+pub mod docs;
 pub mod game_tools;
 
 use godot::prelude::*;
@@ -44,4 +48,12 @@ use godot::prelude::*;
 struct GodotAgents;
 
 #[gdextension]
-unsafe impl ExtensionLibrary for GodotAgents {}
+unsafe impl ExtensionLibrary for GodotAgents {
+    fn on_stage_init(stage: InitStage) {
+        // gdext registered the classes' documents just before (at the same stage): load them
+        // again with Godot's types and GDScript defaults (see `docs`).
+        if stage == InitStage::Editor {
+            docs::register_with_editor();
+        }
+    }
+}
