@@ -56,10 +56,7 @@ var brain := {}
 func _enter_tree() -> void:
 	# Runs before the children are ready (the runtime starts in its _ready): a fresh database, so
 	# the app does not get an earlier run's session back.
-	for suffix in ["", "-wal", "-shm", "-journal"]:
-		var path := ProjectSettings.globalize_path(DB_PATH + suffix)
-		if FileAccess.file_exists(path):
-			DirAccess.remove_absolute(path)
+	DemoUi.remove_database(DB_PATH)
 	$AgentRuntime.database_path = DB_PATH
 	if DisplayServer.get_name() == "headless" or "--tour" in OS.get_cmdline_user_args():
 		# The tour: Ivy thinks faster.

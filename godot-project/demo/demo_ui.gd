@@ -16,6 +16,15 @@ const BLUE := Color(0.5, 0.76, 1.0)
 const GREEN := Color(0.5, 0.88, 0.55)
 const RED := Color(1.0, 0.47, 0.42)
 
+## Deletes the SQLite database at [param path] ([code]user://[/code] globalized) with its WAL,
+## shared-memory and journal files, so a scene starts from a fresh one.
+static func remove_database(path: String) -> void:
+	for suffix in ["", "-wal", "-shm", "-journal"]:
+		var file := ProjectSettings.globalize_path(path + suffix)
+		if FileAccess.file_exists(file):
+			DirAccess.remove_absolute(file)
+
+
 ## The prefix of the labels line printed for a screenshot.
 const LABELS_PREFIX := "SHOT_LABELS: "
 

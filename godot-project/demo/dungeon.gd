@@ -74,10 +74,7 @@ var brain := {}
 func _enter_tree() -> void:
 	# Runs before the runtime's _ready starts it: a fresh database (the turn numbers start at
 	# turn_0001 again) and no campaign files of an earlier run.
-	for suffix in ["", "-wal", "-shm", "-journal"]:
-		var path := ProjectSettings.globalize_path(DB_PATH + suffix)
-		if FileAccess.file_exists(path):
-			DirAccess.remove_absolute(path)
+	DemoUi.remove_database(DB_PATH)
 	var dir := ProjectSettings.globalize_path(CAMPAIGN_DIR)
 	if DirAccess.dir_exists_absolute(dir):
 		for file in DirAccess.get_files_at(dir):

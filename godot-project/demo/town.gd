@@ -112,10 +112,7 @@ func _ready() -> void:
 		Engine.max_fps = 60
 	else:
 		_build_ui()
-	for suffix in ["", "-wal", "-shm"]:
-		var file := ProjectSettings.globalize_path(database_path + suffix)
-		if FileAccess.file_exists(file):
-			DirAccess.remove_absolute(file)
+	DemoUi.remove_database(database_path)
 
 	_town = _load_town()
 	if _town.is_empty():

@@ -12,7 +12,7 @@
 //! `debug_options/server_keep_open` (the Debug menu's "Keep Debug Server Open").
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -166,10 +166,20 @@ fn copy_project(ctx: &Ctx, to: &Path) -> Result<(), String> {
         if name.starts_with('.') || ["tests", "bench", "addons"].contains(&name.as_ref()) {
             continue;
         }
-        copy_tree(&entry.path(), &to.join(name.as_ref()))?;
+        let target = to.join(name.as_ref());
+        if entry.path().is_dir() {
+            godot_tests::copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)
+                .map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
+        }
     }
-    link_dir(&ctx.root.join("addons"), &to.join("addons"))?;
-    copy_tree(
+    let addons = ctx.root.join("addons");
+    let addons = addons
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", addons.display()))?;
+    godot_tests::link_or_copy_dir(&addons, &to.join("addons"))?;
+    godot_tests::copy_dir(
         &from.join("tests").join("editor_debugger"),
         &to.join(DRIVER_DIR),
     )?;
@@ -198,34 +208,6 @@ fn keep_debug_server_open(project: &Path) -> Result<(), String> {
     let mut text = fs::read_to_string(&file).unwrap_or_default();
     text.push_str("\n[debug_options]\n\nserver_keep_open=true\n");
     fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))
-}
-
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    if from.is_dir() {
-        fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-        for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
-            let entry = entry.map_err(|e| e.to_string())?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        fs::copy(from, to)
-            .map(|_| ())
-            .map_err(|e| format!("copying {}: {e}", from.display()))
-    }
-}
-
-#[cfg(unix)]
-fn link_dir(target: &Path, link: &Path) -> Result<(), String> {
-    let target: PathBuf = target
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", target.display()))?;
-    std::os::unix::fs::symlink(&target, link).map_err(|e| format!("{}: {e}", link.display()))
-}
-
-#[cfg(not(unix))]
-fn link_dir(target: &Path, link: &Path) -> Result<(), String> {
-    copy_tree(target, link)
 }
 
 #[cfg(test)]

@@ -448,7 +448,8 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn link_or_copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+/// Links `to` to the folder `from` (a copy where links are not available).
+pub(crate) fn link_or_copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink(from, to)
@@ -460,8 +461,8 @@ fn link_or_copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     }
 }
 
-#[cfg(not(unix))]
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+/// Copies the folder `from` to `to`, recursively.
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     fs::create_dir_all(to).map_err(|e| e.to_string())?;
     for entry in fs::read_dir(from).map_err(|e| e.to_string())? {
         let entry = entry.map_err(|e| e.to_string())?;

@@ -724,7 +724,6 @@ impl Agent {
                 }
             };
             self.errors.borrow_mut().clear();
-            let journaled = call.clone();
             let mut said = None;
             match action {
                 Action::Move { x, y } => self.do_move(Position::new(x, y), &call.id),
@@ -754,9 +753,9 @@ impl Agent {
             }
             let failed = std::mem::take(&mut *self.errors.borrow_mut());
             if failed.is_empty() {
-                entry.push_call(&journaled, CallOutcome::Done, None);
+                entry.push_call(&call, CallOutcome::Done, None);
             } else {
-                entry.push_call(&journaled, CallOutcome::Failed, Some(failed.join("; ")));
+                entry.push_call(&call, CallOutcome::Failed, Some(failed.join("; ")));
             }
             entry.spoken.extend(said);
         }
