@@ -3,7 +3,7 @@
 ## sent back to the game. [code]plugin.gd[/code] registers it.
 ##
 ## The game side is built into [AgentRuntime]: in a debug build, while a debugger session is
-## active, every runtime reports its agents about twice a second (see
+## active, every runtime reports its agents up to twice a second (see
 ## [code]rust/godot/src/debugger.rs[/code] for the messages); a release export reports nothing.
 @tool
 extends EditorDebuggerPlugin
