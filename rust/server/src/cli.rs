@@ -68,9 +68,10 @@ pub enum Command {
     /// Clients send JSON requests (spawn, terminate, get state, list agents, send a message,
     /// assign / complete tasks, history reads, list / call tools, subscribe, ping) and receive
     /// every agent event; see `docs/protocol.md`. Prints `listening on ws://ADDR/ws` to stderr once
-    /// ready. Agents and their history are stored in the SQLite database (`--db`); `--resume`
-    /// brings back the agents that were running when the server last stopped. Ctrl-C or SIGTERM
-    /// shuts down gracefully: every client gets a close frame (1001) and the database is flushed.
+    /// ready. Agents and their history are stored in the database (`--db`: a SQLite file or a
+    /// PostgreSQL URL); `--resume` brings back the agents that were running when the server
+    /// last stopped. Ctrl-C or SIGTERM shuts down gracefully: every client gets a close frame
+    /// (1001) and the database is flushed.
     ///
     /// Limits: frames over `--max-frame-bytes` close the connection (1009); more than
     /// `--rate-limit` requests per second get `rate_limited` errors (ten times that in one second
@@ -152,9 +153,11 @@ pub struct ServeArgs {
     /// port.
     #[arg(long, value_name = "ADDR", default_value = agents_core::net::DEFAULT_BIND)]
     pub bind: std::net::SocketAddr,
-    /// The SQLite database holding agents, conversations, tasks and state history (created if
-    /// missing).
-    #[arg(long, value_name = "PATH", default_value = "agents.db")]
+    /// The database holding agents, conversations, tasks and state history: a SQLite file
+    /// (created if missing), or a PostgreSQL database given as a URL,
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (migrated on first use; several
+    /// processes may share it). The password never appears in messages or logs.
+    #[arg(long, value_name = "PATH|URL", default_value = "agents.db")]
     pub db: std::path::PathBuf,
     /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`,
     /// or from a browser as the subprotocols `godot-agents` and `agents.token.TOKEN`; others get

@@ -32,7 +32,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let runtime = Runtime::start_on(rt.handle().clone(), options.clone()).map_err(|e| {
         format!(
             "cannot start the agent runtime on {}: {e}",
-            args.db.display()
+            agents_core::memory::Location::of(&args.db)
         )
     })?;
     if let Err(e) = crate::brains::check_all(&runtime, &options) {

@@ -51,6 +51,7 @@ mod godot_tests;
 mod killtest;
 mod model_tests;
 mod package;
+mod packages;
 mod process;
 mod protocol_schemas;
 mod screenshots;
@@ -414,6 +415,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut problems: Vec<String> = Vec::new();
 
     if !opts.skip_cargo {
+        packages::ensure_postgres()?;
         let r = cargo_tests::run_workspace_tests(ctx)?;
         passed += r.passed;
         failed += r.failed;

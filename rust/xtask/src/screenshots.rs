@@ -333,25 +333,11 @@ impl Picture {
 
 /// Makes sure `xvfb-run` is there: as root, installs Debian's `xvfb` package when it is not.
 pub(crate) fn ensure_xvfb() -> Result<(), String> {
-    if godot::which("xvfb-run").is_some() {
-        return Ok(());
-    }
-    if !godot::is_root() {
-        return Err("xvfb-run is not installed: apt-get install xvfb (as root)".into());
-    }
-    eprintln!("xtask: installing xvfb (for the screenshots)");
-    let install = || {
-        process::run_checked(
-            Command::new("apt-get")
-                .args(["install", "-y", "--no-install-recommends", "xvfb", "xauth"])
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )
-    };
-    if install().is_err() {
-        process::run_checked(Command::new("apt-get").arg("update"))?;
-        install().map_err(|e| format!("installing xvfb: {e}"))?;
-    }
-    Ok(())
+    crate::packages::ensure(
+        "xvfb-run for the screenshots",
+        || godot::which("xvfb-run").is_some(),
+        &["xvfb", "xauth"],
+    )
 }
 
 #[cfg(test)]

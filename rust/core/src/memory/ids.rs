@@ -13,6 +13,10 @@
 //! - A clean [`close`](super::Memory::close) writes a *release*: `reserved_to` goes back to the
 //!   last id handed out, so a clean restart continues without a gap. After a crash the unused rest
 //!   of the block is skipped (at most `2 × BLOCK` ids): ids are unique, not dense.
+//!
+//! A database several processes share (PostgreSQL) cannot extend one process's reservation:
+//! there each process *claims* whole blocks ([`Claimed`]), and a claim is committed, by the
+//! database's row lock, before any id in it is handed out.
 
 use super::MemoryError;
 
@@ -26,6 +30,8 @@ pub(crate) enum IdKind {
     Agent,
     /// Task ids.
     Task,
+    /// Inbox row ids (claimed in blocks on a shared database; SQLite counts them in memory).
+    Inbox,
 }
 
 impl IdKind {
@@ -34,6 +40,7 @@ impl IdKind {
         match self {
             IdKind::Agent => "agent",
             IdKind::Task => "task",
+            IdKind::Inbox => "inbox",
         }
     }
 }
@@ -121,6 +128,70 @@ impl IdBlock {
             0 => Err(MemoryError::Closed),
             seq => Ok(seq),
         }
+    }
+}
+
+/// Claims blocks of ids for one process of several (see [`Claimed`]).
+pub(crate) trait Claim {
+    /// Claims the next `count` ids above `floor` and above every earlier claim of any
+    /// process; returns the last id of the claim (committed when this returns).
+    fn claim(&self, kind: IdKind, floor: i64, count: i64) -> Result<i64, MemoryError>;
+}
+
+/// The allocator of one kind of id on a shared database: hands out the ids of its current
+/// claim, and claims the next block when it is used up.
+#[derive(Debug)]
+pub(crate) struct Claimed {
+    kind: IdKind,
+    /// The last id handed out, or the highest id known to be in use.
+    last: i64,
+    /// The current claim: ids up to here (above `last`) are this process's.
+    claimed_to: i64,
+}
+
+impl Claimed {
+    /// An allocator that claims above `highest` (the highest id known when opening).
+    pub(crate) fn new(kind: IdKind, highest: i64) -> Claimed {
+        let highest = highest.max(0);
+        Claimed {
+            kind,
+            last: highest,
+            claimed_to: highest,
+        }
+    }
+
+    /// The last id handed out (or the highest known in use).
+    pub(crate) fn last(&self) -> i64 {
+        self.last
+    }
+
+    /// The end of the current claim, and the last id handed out from it: what a clean close
+    /// gives back.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn unused(&self) -> Option<(i64, i64)> {
+        (self.claimed_to > self.last).then_some((self.last, self.claimed_to))
+    }
+
+    /// Moves past `id` (an id stored by other means): the next claim starts above it.
+    pub(crate) fn observe(&mut self, id: i64) {
+        if id > self.last {
+            self.last = id;
+            // Inside the claim, the ids above `id` are still this process's; past it, the
+            // next id needs a new claim.
+            self.claimed_to = self.claimed_to.max(id);
+        }
+    }
+
+    /// Hands out the next id, claiming a new block first when the claim is used up.
+    pub(crate) fn next(&mut self, store: &impl Claim) -> Result<i64, MemoryError> {
+        if self.last >= self.claimed_to {
+            let to = store.claim(self.kind, self.last, BLOCK)?;
+            self.last = to - BLOCK;
+            self.claimed_to = to;
+        }
+        let id = self.last.checked_add(1).ok_or(MemoryError::IdsExhausted)?;
+        self.last = id;
+        Ok(id)
     }
 }
 
@@ -232,6 +303,47 @@ mod tests {
         fn wait_committed(&self, _: u64) -> Result<(), MemoryError> {
             unreachable!("nothing was queued")
         }
+    }
+
+    /// A shared table of claims, as several processes see it.
+    #[derive(Default)]
+    struct Table {
+        reserved_to: RefCell<i64>,
+    }
+
+    impl Claim for Table {
+        fn claim(&self, _kind: IdKind, floor: i64, count: i64) -> Result<i64, MemoryError> {
+            let mut to = self.reserved_to.borrow_mut();
+            *to = (*to).max(floor) + count;
+            Ok(*to)
+        }
+    }
+
+    #[test]
+    fn processes_claiming_from_one_table_never_share_an_id() {
+        let table = Table::default();
+        let mut a = Claimed::new(IdKind::Agent, 0);
+        let mut b = Claimed::new(IdKind::Agent, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for n in 0..(5 * BLOCK) {
+            let allocator = if n % 3 == 0 { &mut a } else { &mut b };
+            let id = allocator.next(&table).unwrap();
+            assert!(seen.insert(id), "id {id} handed out twice");
+        }
+        // A process opening later starts above every claim.
+        let mut c = Claimed::new(IdKind::Agent, 3);
+        let id = c.next(&table).unwrap();
+        assert!(seen.iter().all(|&old| old < id));
+    }
+
+    #[test]
+    fn an_observed_id_moves_the_next_claim_above_it() {
+        let table = Table::default();
+        let mut ids = Claimed::new(IdKind::Task, 0);
+        assert_eq!(ids.next(&table).unwrap(), 1);
+        ids.observe(1_000);
+        assert_eq!(ids.next(&table).unwrap(), 1_001);
+        assert_eq!(ids.unused(), Some((1_001, 1_000 + BLOCK)));
     }
 
     #[test]

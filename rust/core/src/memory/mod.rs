@@ -1,16 +1,20 @@
-//! Agent memory in SQLite.
+//! Agent memory in a database: SQLite (a file, the default) or PostgreSQL (a
+//! `postgres://` URL, for a world served by several processes; the `postgres` feature).
 //!
-//! One writer thread owns the only writing connection; writes are queued on a channel (callers
-//! never wait on disk) and committed in batched transactions. WAL mode. Every write returns a
-//! sequence number; [`Memory::committed_seq`] says how far the writer has committed, and a row
-//! whose sequence number is committed survives a kill of the process. Reads use their own
-//! connections and first wait until every write queued before the read is committed
-//! (read-your-writes). Migrations are versioned with `PRAGMA user_version` and idempotent.
+//! One writer thread owns the only writing connection of the process; writes are queued on a
+//! channel (callers never wait on the database) and committed in batched transactions. Every
+//! write returns a sequence number; [`Memory::committed_seq`] says how far the writer has
+//! committed, and a row whose sequence number is committed survives a kill of the process.
+//! Reads use their own connections and first wait until every write queued before the read is
+//! committed (read-your-writes). Migrations are versioned and idempotent, the same numbered
+//! steps on both backends (`store.rs` says what a backend provides).
 //!
-//! Durability: WAL mode with `synchronous=NORMAL`. In WAL mode a committed transaction is in the
-//! WAL file when `COMMIT` returns, so it survives a kill of the process (the integration test
-//! `tests/memory_kill.rs` SIGKILLs a writing child and checks every acknowledged row); a power
-//! loss or OS crash may lose the last few commits, never corrupt the file.
+//! Durability: SQLite runs in WAL mode with `synchronous=NORMAL`. In WAL mode a committed
+//! transaction is in the WAL file when `COMMIT` returns, so it survives a kill of the process
+//! (the integration test `tests/memory_kill.rs` SIGKILLs a writing child and checks every
+//! acknowledged row); a power loss or OS crash may lose the last few commits, never corrupt the
+//! file. PostgreSQL commits with `synchronous_commit = on`: a committed batch is in the
+//! server's WAL on disk, and survives a kill of this process or of the server.
 //!
 //! Ordering: a write's sequence number is allocated and the write queued under one lock, so the
 //! writer sees writes in sequence order and `committed_seq` is the sequence number of the last
@@ -20,19 +24,21 @@
 //! for its sequence number to be committed ([`Memory::committed`], or [`Memory::wait_committed`]
 //! from a thread): a reply waits for its batch, not for a transaction of its own.
 //!
-//! Ids: agent numbers and task ids are handed out from reservations (`id_blocks`) committed
-//! before the id is returned, so an id is never handed out twice, across any number of crashes;
-//! after a crash the unused rest of a reservation is skipped (ids are unique, not dense). See
-//! `ids.rs`.
+//! Ids: agent numbers and task ids are never handed out twice, across any number of crashes.
+//! On SQLite they come from reservations (`id_blocks`) committed before the id is returned;
+//! after a crash the unused rest of a reservation is skipped (ids are unique, not dense). On
+//! PostgreSQL every process claims its own blocks from the same table. See `ids.rs`.
 //!
 //! Inbox: a line accepted for an agent ([`Memory::send_to_inbox`]) is stored with its
 //! conversation row in one write and stays in `agent_inbox` until a decision of the agent has
 //! answered it ([`Memory::inbox_done`]); a resumed agent starts by listening to what is left.
 
 mod ids;
-mod read;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod rows;
-mod schema;
+mod sqlite;
+mod store;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -45,14 +51,16 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
-use rusqlite::Connection;
 
 pub use rows::{
     AgentRecord, AppLogKind, AppRow, BrainCall, BrainCallRow, CallOutcome, ConversationRow,
     InboxRow, NewConversation, Page, StateChangeRow, StoredApp, TaskRow, TaskStatus,
 };
+pub use store::BadStored;
 
-use ids::{IdBlock, IdKind, Reserve};
+use ids::{Claim, Claimed, IdBlock, IdKind, Reserve};
+use sqlite::SqliteStore;
+use store::Queries;
 
 use crate::agent_state::AgentState;
 use crate::geometry::Position;
@@ -63,6 +71,13 @@ pub enum MemoryError {
     /// SQLite failed.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL failed (or could not be reached).
+    #[cfg(feature = "postgres")]
+    #[error("database error: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// A stored value does not parse (an unknown state or status, invalid JSON).
+    #[error("database error: {0}")]
+    Stored(#[from] BadStored),
     /// The database file's directory could not be created or the file opened.
     #[error("cannot open database {path}: {message}")]
     Open {
@@ -110,9 +125,6 @@ impl MemoryError {
     }
 }
 
-/// Most idle reader connections kept for reuse.
-const MAX_IDLE_READERS: usize = 8;
-
 /// What the writer has done so far (for benchmarks and diagnostics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriterStats {
@@ -138,10 +150,57 @@ struct Queue {
     tx: Option<Sender<writer::Queued>>,
 }
 
+/// Where a memory lives: a SQLite file, or a PostgreSQL database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite file (created if missing).
+    File(PathBuf),
+    /// A PostgreSQL connection URL (`postgres://user:password@host:port/database`, or
+    /// `postgresql://…`).
+    Postgres(String),
+}
+
+impl Location {
+    /// A path is a file, unless it is a `postgres://` or `postgresql://` URL.
+    pub fn of(path: impl AsRef<Path>) -> Location {
+        let path = path.as_ref();
+        match path.to_str() {
+            Some(text) if text.starts_with("postgres://") || text.starts_with("postgresql://") => {
+                Location::Postgres(text.to_string())
+            }
+            _ => Location::File(path.to_path_buf()),
+        }
+    }
+}
+
+/// The file's path, or the URL with its password replaced by `***` (for messages and logs).
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::File(path) => write!(f, "{}", path.display()),
+            Location::Postgres(url) => f.write_str(&redacted(url)),
+        }
+    }
+}
+
+/// A URL with the password of its user-info replaced by `***`.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
+}
+
 /// The open tasks, in memory.
 struct TaskIndex {
     /// The task id allocator.
-    ids: IdBlock,
+    ids: Allocator,
     /// The highest task id that may have been handed out before the file was opened.
     max_at_open: i64,
     open: HashMap<i64, TaskRow>,
@@ -169,17 +228,91 @@ impl TaskIndex {
     }
 }
 
+/// The writer thread's body, with the backend's sink in it.
+type RunWriter =
+    Box<dyn FnOnce(crossbeam_channel::Receiver<writer::Queued>, Arc<writer::CommitState>) + Send>;
+
+/// The reading side of the backend.
+enum Store {
+    Sqlite(SqliteStore),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PgStore),
+}
+
+impl Store {
+    /// Runs `f` on a reader connection.
+    fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut dyn Queries) -> Result<T, MemoryError> + Send + 'static,
+    ) -> Result<T, MemoryError> {
+        match self {
+            Store::Sqlite(store) => store.read(f),
+            #[cfg(feature = "postgres")]
+            Store::Postgres(store) => store.read(f),
+        }
+    }
+
+    /// Whether other processes write to the same database (ids are claimed, and a task this
+    /// process does not know may exist).
+    fn is_shared(&self) -> bool {
+        !matches!(self, Store::Sqlite(_))
+    }
+}
+
+/// An id allocator of the backend's kind.
+enum Allocator {
+    /// SQLite: reservations that ride with the writer's batches.
+    Reserved(IdBlock),
+    /// A shared database: claimed blocks.
+    Claimed(Claimed),
+}
+
+impl Allocator {
+    fn new(store: &Store, kind: IdKind, highest: i64) -> Allocator {
+        if store.is_shared() {
+            Allocator::Claimed(Claimed::new(kind, highest))
+        } else {
+            Allocator::Reserved(IdBlock::new(kind, highest))
+        }
+    }
+
+    fn next(&mut self, inner: &Inner) -> Result<i64, MemoryError> {
+        match self {
+            Allocator::Reserved(ids) => ids.next(inner),
+            Allocator::Claimed(ids) => ids.next(inner),
+        }
+    }
+
+    fn observe(&mut self, id: i64) {
+        match self {
+            Allocator::Reserved(ids) => ids.observe(id),
+            Allocator::Claimed(ids) => ids.observe(id),
+        }
+    }
+
+    fn last(&self) -> i64 {
+        match self {
+            Allocator::Reserved(ids) => ids.last(),
+            Allocator::Claimed(ids) => ids.last(),
+        }
+    }
+}
+
 struct Inner {
-    path: PathBuf,
+    location: Location,
+    /// What [`Memory::path`] shows: the file, or the URL without its password.
+    shown: PathBuf,
+    store: Store,
     queue: Mutex<Queue>,
     submitted: AtomicU64,
     commit: Arc<writer::CommitState>,
     writer: Mutex<Option<JoinHandle<()>>>,
-    agent_ids: Mutex<IdBlock>,
+    agent_ids: Mutex<Allocator>,
     tasks: Mutex<TaskIndex>,
-    /// The last inbox row id handed out.
+    /// Inbox row ids: counted here on SQLite (the last one handed out), claimed on a shared
+    /// database.
     last_inbox_id: AtomicI64,
-    readers: Mutex<Vec<Connection>>,
+    inbox_ids: Option<Mutex<Claimed>>,
 }
 
 /// The number in a canonical agent id (`agent_001` → 1, `agent_1234` → 1234); `None` for any
@@ -219,52 +352,32 @@ impl Inner {
         self.queue.lock().tx.is_none()
     }
 
-    /// Runs `f` on a pooled reader connection (opened on demand).
-    fn with_reader<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, MemoryError> {
-        let pooled = self.readers.lock().pop();
-        let conn = match pooled {
-            Some(conn) => conn,
-            None => schema::connect(&self.path, true)?,
-        };
-        let result = f(&conn);
-        let mut pool = self.readers.lock();
-        if pool.len() < MAX_IDLE_READERS {
-            pool.push(conn);
-        }
-        Ok(result?)
-    }
-
     /// Waits until every write queued before this call is committed, then reads. If the writer
-    /// failed or stopped, the read goes ahead on what is on disk (the failure is reported by
+    /// failed or stopped, the read goes ahead on what is committed (the failure is reported by
     /// `flush`).
-    fn read<T>(
+    fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Queries) -> Result<T, MemoryError> + Send + 'static,
     ) -> Result<T, MemoryError> {
         let target = self.submitted.load(Ordering::Acquire);
         if let Err(error) = self.commit.wait_for(target) {
             tracing::debug!(%error, "reading without read-your-writes");
         }
-        self.with_reader(f)
+        self.store.read(f)
     }
 
-    /// Stops the writer after it drained the queue and joins it. Idempotent. Releases the
+    /// The next inbox row id.
+    fn next_inbox_id(&self) -> Result<i64, MemoryError> {
+        match &self.inbox_ids {
+            Some(claimed) => claimed.lock().next(self),
+            None => Ok(self.last_inbox_id.fetch_add(1, Ordering::Relaxed) + 1),
+        }
+    }
+
+    /// Stops the writer after it drained the queue and joins it. Idempotent. Gives back the
     /// unused rest of the id reservations first, so that a clean restart leaves no gap.
     fn shutdown(&self) -> Result<(), MemoryError> {
-        let agents_to = self.agent_ids.lock().last();
-        let tasks_to = self.tasks.lock().ids.last();
-        for (kind, to) in [(IdKind::Agent, agents_to), (IdKind::Task, tasks_to)] {
-            if !self.is_closed() {
-                self.submit(writer::Op::IdBlock {
-                    kind,
-                    to,
-                    release: true,
-                });
-            }
-        }
+        self.release_ids();
         let tx = self.queue.lock().tx.take();
         drop(tx);
         let handle = self.writer.lock().take();
@@ -272,6 +385,10 @@ impl Inner {
             && handle.join().is_err()
         {
             tracing::error!("memory writer thread panicked");
+        }
+        #[cfg(feature = "postgres")]
+        if let Store::Postgres(store) = &self.store {
+            store.shutdown();
         }
         let submitted = self.submitted.load(Ordering::Acquire);
         match self.commit.failure() {
@@ -281,6 +398,42 @@ impl Inner {
                 self.commit.committed()
             ))),
             None => Ok(()),
+        }
+    }
+
+    /// The clean-close release of the id reservations (SQLite: queued with the last writes;
+    /// a shared database: given back now, where no other process claimed after).
+    fn release_ids(&self) {
+        if self.is_closed() {
+            return;
+        }
+        let agents = &*self.agent_ids.lock();
+        let tasks = &self.tasks.lock().ids;
+        for (kind, allocator) in [(IdKind::Agent, agents), (IdKind::Task, tasks)] {
+            match allocator {
+                Allocator::Reserved(ids) => {
+                    self.submit(writer::Op::IdBlock {
+                        kind,
+                        to: ids.last(),
+                        release: true,
+                    });
+                }
+                Allocator::Claimed(ids) => self.give_back(kind, ids),
+            }
+        }
+        if let Some(inbox) = &self.inbox_ids {
+            self.give_back(IdKind::Inbox, &inbox.lock());
+        }
+    }
+
+    /// Gives back the unused end of a claim.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    fn give_back(&self, kind: IdKind, ids: &Claimed) {
+        #[cfg(feature = "postgres")]
+        if let (Store::Postgres(store), Some((last, claimed_to))) = (&self.store, ids.unused())
+            && let Err(error) = store.release(kind, last, claimed_to)
+        {
+            tracing::debug!(%error, "ids not given back (they are skipped, never reused)");
         }
     }
 }
@@ -301,6 +454,20 @@ impl Reserve for Inner {
     }
 }
 
+impl Claim for Inner {
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    fn claim(&self, kind: IdKind, floor: i64, count: i64) -> Result<i64, MemoryError> {
+        if self.is_closed() {
+            return Err(MemoryError::Closed);
+        }
+        match &self.store {
+            #[cfg(feature = "postgres")]
+            Store::Postgres(store) => store.claim(kind, floor, count),
+            Store::Sqlite(_) => unreachable!("SQLite ids are reserved, not claimed"),
+        }
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
         if let Err(error) = self.shutdown() {
@@ -310,19 +477,49 @@ impl Drop for Inner {
 }
 
 impl Memory {
-    /// Opens (creating if needed) the database, runs migrations, starts the writer thread.
+    /// Opens the memory at `path`: a SQLite file (created if needed, with its parent
+    /// directory), or a PostgreSQL database when `path` is a `postgres://` or
+    /// `postgresql://` URL (see [`Location::of`]). Runs the migrations and starts the writer
+    /// thread.
     ///
-    /// The parent directory is created if missing. Errors: [`MemoryError::Open`] (with the
-    /// path) when the file cannot be opened or is not a database, [`MemoryError::SchemaTooNew`]
-    /// when its `user_version` is newer than [`Memory::SCHEMA_VERSION`].
+    /// Errors: [`MemoryError::Open`] (with the path, or the URL without its password) when the
+    /// file cannot be opened or is not a database, or the server cannot be reached;
+    /// [`MemoryError::SchemaTooNew`] when the database is newer than
+    /// [`Memory::SCHEMA_VERSION`].
     pub fn open(path: impl AsRef<Path>) -> Result<Memory, MemoryError> {
-        let path = path.as_ref().to_path_buf();
-        let mut conn = schema::connect(&path, false)?;
-        schema::migrate(&mut conn)?;
-        let loaded = read::load(&conn)?;
+        Memory::open_at(Location::of(path))
+    }
+
+    /// Opens the memory at `location` (see [`Memory::open`]).
+    pub fn open_at(location: Location) -> Result<Memory, MemoryError> {
+        let (store, sink, loaded, shown): (Store, RunWriter, store::Loaded, PathBuf) =
+            match &location {
+                Location::File(path) => {
+                    let (store, sink, loaded) = SqliteStore::open(path)?;
+                    let shown = store.path().to_path_buf();
+                    let run = Box::new(move |rx, state| writer::run(sink, rx, state));
+                    (Store::Sqlite(store), run, loaded, shown)
+                }
+                #[cfg(feature = "postgres")]
+                Location::Postgres(url) => {
+                    let (store, sink, loaded) = postgres::PgStore::open(url, &location)?;
+                    let shown = PathBuf::from(location.to_string());
+                    let run = Box::new(move |rx, state| writer::run(sink, rx, state));
+                    (Store::Postgres(store), run, loaded, shown)
+                }
+                #[cfg(not(feature = "postgres"))]
+                Location::Postgres(_) => {
+                    return Err(MemoryError::Open {
+                        path: location.to_string(),
+                        message: "this build has no PostgreSQL support (the `postgres` \
+                                  feature of agents-core)"
+                            .to_string(),
+                    });
+                }
+            };
 
         let mut tasks = TaskIndex {
-            ids: IdBlock::new(IdKind::Task, loaded.max_task_id),
+            ids: Allocator::new(&store, IdKind::Task, loaded.max_task_id),
             max_at_open: loaded.max_task_id,
             open: HashMap::new(),
             by_agent: HashMap::new(),
@@ -335,16 +532,20 @@ impl Memory {
         let (tx, rx) = crossbeam_channel::unbounded();
         let state = commit.clone();
         let handle = std::thread::Builder::new()
-            .name("agents-sqlite-writer".to_string())
-            .spawn(move || writer::run(conn, rx, state))
+            .name("agents-memory-writer".to_string())
+            .spawn(move || sink(rx, state))
             .map_err(|e| MemoryError::Open {
-                path: path.display().to_string(),
+                path: shown.display().to_string(),
                 message: format!("cannot start the writer thread: {e}"),
             })?;
 
+        let inbox_ids = store
+            .is_shared()
+            .then(|| Mutex::new(Claimed::new(IdKind::Inbox, loaded.max_inbox_id)));
         Ok(Memory {
             inner: Arc::new(Inner {
-                path,
+                location,
+                shown,
                 queue: Mutex::new(Queue {
                     last_seq: 0,
                     tx: Some(tx),
@@ -352,19 +553,25 @@ impl Memory {
                 submitted: AtomicU64::new(0),
                 commit,
                 writer: Mutex::new(Some(handle)),
-                agent_ids: Mutex::new(IdBlock::new(IdKind::Agent, loaded.last_agent_seq)),
+                agent_ids: Mutex::new(Allocator::new(&store, IdKind::Agent, loaded.last_agent_seq)),
                 tasks: Mutex::new(tasks),
                 last_inbox_id: AtomicI64::new(loaded.max_inbox_id),
-                readers: Mutex::new(Vec::new()),
+                inbox_ids,
+                store,
             }),
         })
     }
     /// The schema version this library writes.
-    pub const SCHEMA_VERSION: i64 = schema::LATEST;
+    pub const SCHEMA_VERSION: i64 = sqlite::schema::LATEST;
 
-    /// The database file.
+    /// The database file (or the PostgreSQL URL, its password hidden).
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        &self.inner.shown
+    }
+
+    /// Where the memory lives.
+    pub fn location(&self) -> &Location {
+        &self.inner.location
     }
 
     /// Allocates the next agent id (`agent_001`, …), never handed out before in this database,
@@ -374,7 +581,7 @@ impl Memory {
     /// Errors: [`MemoryError::Closed`], [`MemoryError::WriteFailed`] (the reservation could
     /// not be committed), [`MemoryError::IdsExhausted`].
     pub fn next_agent_id(&self) -> Result<String, MemoryError> {
-        let n = self.inner.agent_ids.lock().next(&*self.inner)?;
+        let n = self.inner.agent_ids.lock().next(&self.inner)?;
         Ok(format!("agent_{n:03}"))
     }
     /// Queues an insert-or-replace of an agent's resume record.
@@ -466,9 +673,9 @@ impl Memory {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Page<BrainCallRow>, MemoryError> {
-        let before = before.unwrap_or(i64::MAX);
+        let (agent_id, before) = (agent_id.to_string(), before.unwrap_or(i64::MAX));
         self.inner
-            .read(|conn| read::brain_calls_before(conn, agent_id, before, limit))
+            .read(move |q| q.brain_calls_before(&agent_id, before, limit))
     }
     /// Queues an app session's row (inserted or replaced).
     pub fn save_app(&self, row: AppRow) -> u64 {
@@ -492,25 +699,19 @@ impl Memory {
     }
     /// How many turns of `campaign_id` are kept.
     pub fn campaign_turn_count(&self, campaign_id: &str) -> Result<u64, MemoryError> {
-        self.inner.read(|conn| {
-            conn.prepare_cached("SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = ?1")?
-                .query_row([campaign_id], |r| r.get::<_, i64>(0))
-                .map(|n| n.max(0) as u64)
-        })
+        let campaign_id = campaign_id.to_string();
+        self.inner
+            .read(move |q| q.campaign_turn_count(&campaign_id))
     }
     /// The turn-log entries of `campaign_id` (JSON), oldest first.
     pub fn campaign_turns(&self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
-        self.inner.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT entry FROM campaign_turns WHERE campaign_id = ?1 ORDER BY id",
-            )?;
-            let rows = stmt.query_map([campaign_id], |r| r.get::<_, String>(0))?;
-            rows.collect()
-        })
+        let campaign_id = campaign_id.to_string();
+        self.inner.read(move |q| q.campaign_turns(&campaign_id))
     }
     /// The stored session of `app_id`, with its last `limit` actions, events and chat lines.
     pub fn load_app(&self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
-        self.inner.read(|conn| read::app(conn, app_id, limit))
+        let app_id = app_id.to_string();
+        self.inner.read(move |q| q.app(&app_id, limit))
     }
     /// Queues a state transition row (timestamped now).
     pub fn record_state_change(&self, agent_id: &str, old: AgentState, new: AgentState) -> u64 {
@@ -533,7 +734,7 @@ impl Memory {
         task_name: &str,
     ) -> Result<(TaskRow, u64), MemoryError> {
         let mut tasks = self.inner.tasks.lock();
-        let id = tasks.ids.next(&*self.inner)?;
+        let id = tasks.ids.next(&self.inner)?;
         let row = TaskRow {
             id,
             agent_id: agent_id.to_string(),
@@ -557,8 +758,10 @@ impl Memory {
     }
     /// Completes an open task: queues the update (`completed`, `completed_at` = now).
     ///
-    /// Errors (synchronously, no disk wait): [`MemoryError::UnknownTask`],
-    /// [`MemoryError::TaskAlreadyCompleted`], [`MemoryError::Closed`].
+    /// Errors (synchronously, no disk wait for a task this process knows):
+    /// [`MemoryError::UnknownTask`], [`MemoryError::TaskAlreadyCompleted`],
+    /// [`MemoryError::Closed`]. On a shared database a task assigned by another process is
+    /// looked up there and completed here.
     pub fn complete_task(&self, task_id: i64) -> Result<(TaskRow, u64), MemoryError> {
         let mut tasks = self.inner.tasks.lock();
         if tasks.open.contains_key(&task_id) {
@@ -582,7 +785,23 @@ impl Memory {
         }
         let (last_id, max_at_open) = (tasks.ids.last(), tasks.max_at_open);
         drop(tasks);
-        if task_id <= 0 || task_id > last_id {
+        if task_id <= 0 {
+            return Err(MemoryError::UnknownTask(task_id));
+        }
+        if self.inner.store.is_shared() {
+            // Another process may have assigned it: the database knows.
+            return match self.inner.read(move |q| q.task(task_id))? {
+                None => Err(MemoryError::UnknownTask(task_id)),
+                Some(task) if task.status == TaskStatus::Completed => {
+                    Err(MemoryError::TaskAlreadyCompleted(task_id))
+                }
+                Some(task) => {
+                    self.inner.tasks.lock().insert(task);
+                    self.complete_task(task_id)
+                }
+            };
+        }
+        if task_id > last_id {
             return Err(MemoryError::UnknownTask(task_id));
         }
         if task_id > max_at_open {
@@ -590,13 +809,9 @@ impl Memory {
             return Err(MemoryError::TaskAlreadyCompleted(task_id));
         }
         // Stored before this session: exists on disk (then it is completed) or never existed.
-        if self
-            .inner
-            .with_reader(|conn| read::task_exists(conn, task_id))?
-        {
-            Err(MemoryError::TaskAlreadyCompleted(task_id))
-        } else {
-            Err(MemoryError::UnknownTask(task_id))
+        match self.inner.store.read(move |q| q.task(task_id))? {
+            Some(_) => Err(MemoryError::TaskAlreadyCompleted(task_id)),
+            None => Err(MemoryError::UnknownTask(task_id)),
         }
     }
     /// Open (`assigned`) tasks of an agent, oldest first, from the in-memory index (no disk).
@@ -627,7 +842,7 @@ impl Memory {
         content: &str,
         dialog_type: &str,
     ) -> Result<(i64, u64), MemoryError> {
-        let id = self.inner.last_inbox_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = self.inner.next_inbox_id()?;
         let seq = self
             .inner
             .submit(writer::Op::Inbox(Box::new(writer::InboxLine {
@@ -649,7 +864,8 @@ impl Memory {
     }
     /// An agent's unanswered inbox lines, oldest first.
     pub fn inbox(&self, agent_id: &str) -> Result<Vec<InboxRow>, MemoryError> {
-        self.inner.read(|conn| read::inbox(conn, agent_id))
+        let agent_id = agent_id.to_string();
+        self.inner.read(move |q| q.inbox(&agent_id))
     }
     /// Waits (without blocking a thread) until the write `seq` and every earlier one is
     /// committed. Errors with [`MemoryError::WriteFailed`] if the writer failed or stopped first.
@@ -693,8 +909,9 @@ impl Memory {
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<ConversationRow>, MemoryError> {
+        let agent_id = agent_id.to_string();
         self.inner
-            .read(|conn| read::recent_conversation(conn, agent_id, limit))
+            .read(move |q| q.recent_conversation(&agent_id, limit))
     }
     /// Like [`Memory::recent_conversation`], but reads what is committed now without waiting for
     /// queued writes. The agents' decision loop uses it: the lines an agent has just acknowledged
@@ -705,12 +922,15 @@ impl Memory {
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<ConversationRow>, MemoryError> {
+        let agent_id = agent_id.to_string();
         self.inner
-            .with_reader(|conn| read::recent_conversation(conn, agent_id, limit))
+            .store
+            .read(move |q| q.recent_conversation(&agent_id, limit))
     }
     /// All tasks of an agent (open and completed), oldest first.
     pub fn tasks(&self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {
-        self.inner.read(|conn| read::tasks(conn, agent_id))
+        let agent_id = agent_id.to_string();
+        self.inner.read(move |q| q.tasks(&agent_id))
     }
     /// The last `limit` state transitions of an agent, oldest first.
     pub fn state_history(
@@ -718,8 +938,8 @@ impl Memory {
         agent_id: &str,
         limit: usize,
     ) -> Result<Vec<StateChangeRow>, MemoryError> {
-        self.inner
-            .read(|conn| read::state_history(conn, agent_id, limit))
+        let agent_id = agent_id.to_string();
+        self.inner.read(move |q| q.state_history(&agent_id, limit))
     }
     /// A page of an agent's conversation, newest first across pages and oldest first within one:
     /// the newest `limit` lines with an id below `before` (`None`: from the newest). `next` is the
@@ -730,9 +950,9 @@ impl Memory {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Page<ConversationRow>, MemoryError> {
-        let before = before.unwrap_or(i64::MAX);
+        let (agent_id, before) = (agent_id.to_string(), before.unwrap_or(i64::MAX));
         self.inner
-            .read(|conn| read::conversation_before(conn, agent_id, before, limit))
+            .read(move |q| q.conversation_before(&agent_id, before, limit))
     }
     /// A page of an agent's state history, as [`Memory::conversation_page`].
     pub fn state_history_page(
@@ -741,9 +961,9 @@ impl Memory {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Page<StateChangeRow>, MemoryError> {
-        let before = before.unwrap_or(i64::MAX);
+        let (agent_id, before) = (agent_id.to_string(), before.unwrap_or(i64::MAX));
         self.inner
-            .read(|conn| read::state_history_before(conn, agent_id, before, limit))
+            .read(move |q| q.state_history_before(&agent_id, before, limit))
     }
     /// A page of an agent's tasks, oldest first: `limit` tasks with an id above `after`.
     pub fn tasks_page(
@@ -752,9 +972,9 @@ impl Memory {
         after: Option<i64>,
         limit: usize,
     ) -> Result<Page<TaskRow>, MemoryError> {
-        let after = after.unwrap_or(0);
+        let (agent_id, after) = (agent_id.to_string(), after.unwrap_or(0));
         self.inner
-            .read(|conn| read::tasks_after(conn, agent_id, after, limit))
+            .read(move |q| q.tasks_after(&agent_id, after, limit))
     }
     /// A page of the stored agents by agent number: `limit` agents numbered above `after`.
     pub fn agents_page(
@@ -763,16 +983,16 @@ impl Memory {
         limit: usize,
     ) -> Result<Page<AgentRecord>, MemoryError> {
         let after = after.unwrap_or(i64::MIN);
-        self.inner
-            .read(|conn| read::agents_after(conn, after, limit))
+        self.inner.read(move |q| q.agents_after(after, limit))
     }
     /// One stored agent.
     pub fn agent(&self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
-        self.inner.read(|conn| read::agent(conn, agent_id))
+        let agent_id = agent_id.to_string();
+        self.inner.read(move |q| q.agent(&agent_id))
     }
     /// Every stored agent, by id.
     pub fn agents(&self) -> Result<Vec<AgentRecord>, MemoryError> {
-        self.inner.read(read::agents)
+        self.inner.read(|q| q.agents())
     }
     /// Flushes, stops and joins the writer thread. Later writes are dropped (sequence 0);
     /// reads still work. Idempotent.

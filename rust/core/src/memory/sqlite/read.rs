@@ -1,4 +1,4 @@
-//! Queries on a reader connection, and the mapping of stored rows to the row types.
+//! The reads on a SQLite reader connection, and the mapping of stored rows to the row types.
 //!
 //! A stored string that does not parse (an unknown state or task status, invalid JSON config) is
 //! an error ([`rusqlite::Error::FromSqlConversionFailure`]), never a panic.
@@ -6,38 +6,29 @@
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::ids::IdKind;
-use super::{
-    AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, Page, StateChangeRow, TaskRow,
-    TaskStatus,
-};
 use crate::agent_state::AgentState;
 use crate::geometry::Position;
+use crate::memory::ids::IdKind;
+use crate::memory::store::{
+    self, BadStored, Loaded, Queries, limit_of, newest_first_page, oldest_first_page,
+};
+use crate::memory::{
+    AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, MemoryError, Page,
+    StateChangeRow, StoredApp, TaskRow, TaskStatus,
+};
 
-fn conversion(
-    index: usize,
-    error: impl std::error::Error + Send + Sync + 'static,
-) -> rusqlite::Error {
+fn conversion(index: usize, error: BadStored) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(error))
 }
 
-/// A stored task status that is neither `assigned` nor `completed`.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown task status '{0}'")]
-struct BadStatus(String);
-
 fn state_at(row: &Row<'_>, index: usize) -> rusqlite::Result<AgentState> {
     let text: String = row.get(index)?;
-    text.parse().map_err(|e| conversion(index, e))
+    store::parse_state(&text).map_err(|e| conversion(index, e))
 }
 
 fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<TaskStatus> {
     let text: String = row.get(index)?;
-    match text.as_str() {
-        "assigned" => Ok(TaskStatus::Assigned),
-        "completed" => Ok(TaskStatus::Completed),
-        _ => Err(conversion(index, BadStatus(text))),
-    }
+    store::parse_status(&text).map_err(|e| conversion(index, e))
 }
 
 /// Columns: `id, agent_id, task_name, status, created_at, completed_at`.
@@ -80,7 +71,7 @@ const AGENT_COLUMNS: &str =
 
 fn agent_row(row: &Row<'_>) -> rusqlite::Result<AgentRecord> {
     let config: String = row.get(5)?;
-    let config = serde_json::from_str(&config).map_err(|e| conversion(5, e))?;
+    let config = store::parse_config(&config).map_err(|e| conversion(5, e))?;
     // SQLite stores a NaN coordinate as NULL; it reads back as NaN.
     let x: Option<f64> = row.get(6)?;
     let y: Option<f64> = row.get(7)?;
@@ -96,11 +87,6 @@ fn agent_row(row: &Row<'_>) -> rusqlite::Result<AgentRecord> {
         created_at: row.get(9)?,
         removed_at: row.get(10)?,
     })
-}
-
-/// SQLite's `LIMIT` takes an `i64`.
-fn limit_of(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 pub(crate) fn recent_conversation(
@@ -134,7 +120,11 @@ pub(crate) fn conversation_before(
         params![agent_id, before, limit_of(limit.saturating_add(1))],
         conversation_row,
     )?;
-    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
+    Ok(newest_first_page(
+        rows.collect::<rusqlite::Result<_>>()?,
+        limit,
+        |r| r.id,
+    ))
 }
 
 /// The newest `limit` transitions of an agent with an id below `before`, oldest first.
@@ -152,35 +142,11 @@ pub(crate) fn state_history_before(
         params![agent_id, before, limit_of(limit.saturating_add(1))],
         state_change_row,
     )?;
-    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
-}
-
-/// Rows read newest first (`limit + 1` of them at most) as a page in time order.
-fn newest_first_page<T>(
-    mut rows: Vec<T>,
-    limit: usize,
-    id: impl Fn(&T) -> i64,
-) -> rusqlite::Result<Page<T>> {
-    let more = rows.len() > limit;
-    rows.truncate(limit);
-    rows.reverse();
-    let next = if more { rows.first().map(&id) } else { None };
-    Ok(Page { rows, next })
-}
-
-/// Rows read in order (`limit + 1` of them at most) as a page.
-fn oldest_first_page<T>(mut rows: Vec<(T, i64)>, limit: usize) -> Page<T> {
-    let more = rows.len() > limit;
-    rows.truncate(limit);
-    let next = if more {
-        rows.last().map(|(_, k)| *k)
-    } else {
-        None
-    };
-    Page {
-        rows: rows.into_iter().map(|(r, _)| r).collect(),
-        next,
-    }
+    Ok(newest_first_page(
+        rows.collect::<rusqlite::Result<_>>()?,
+        limit,
+        |r| r.id,
+    ))
 }
 
 /// An agent's tasks with an id above `after`, oldest first.
@@ -276,9 +242,7 @@ pub(crate) fn brain_calls_before(
                     input_tokens: count(row, 6)?,
                     output_tokens: count(row, 7)?,
                     cached_tokens: count(row, 8)?,
-                    outcome: outcome
-                        .parse()
-                        .map_err(|e: String| conversion(9, BadText(e)))?,
+                    outcome: store::parse_outcome(&outcome).map_err(|e| conversion(9, e))?,
                     repairs: row.get(10)?,
                     error_code: row.get(11)?,
                     prompt: row.get(12)?,
@@ -287,13 +251,12 @@ pub(crate) fn brain_calls_before(
             })
         },
     )?;
-    newest_first_page(rows.collect::<rusqlite::Result<_>>()?, limit, |r| r.id)
+    Ok(newest_first_page(
+        rows.collect::<rusqlite::Result<_>>()?,
+        limit,
+        |r| r.id,
+    ))
 }
-
-/// A stored text that does not parse.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct BadText(String);
 
 pub(crate) fn agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<Option<AgentRecord>> {
     conn.prepare_cached(&format!(
@@ -311,23 +274,13 @@ pub(crate) fn agents(conn: &Connection) -> rusqlite::Result<Vec<AgentRecord>> {
     rows.collect()
 }
 
-/// Whether a task row with this id exists (any status).
-pub(crate) fn task_exists(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT 1 FROM agent_tasks WHERE id = ?1")?
-        .query_row(params![id], |_| Ok(()))
-        .optional()
-        .map(|found| found.is_some())
-}
-
-/// What `open` loads: the highest agent number, the highest task id, and the open tasks.
-pub(crate) struct Loaded {
-    /// The larger of the highest stored agent number and the agent reservation.
-    pub last_agent_seq: i64,
-    /// The larger of the highest stored task id and the task reservation.
-    pub max_task_id: i64,
-    /// The highest inbox row id.
-    pub max_inbox_id: i64,
-    pub open_tasks: Vec<TaskRow>,
+/// The task with this id, if it exists.
+fn task(conn: &Connection, id: i64) -> rusqlite::Result<Option<TaskRow>> {
+    conn.prepare_cached(&format!(
+        "SELECT {TASK_COLUMNS} FROM agent_tasks WHERE id = ?1"
+    ))?
+    .query_row(params![id], task_row)
+    .optional()
 }
 
 fn reserved_to(conn: &Connection, kind: IdKind) -> rusqlite::Result<i64> {
@@ -390,7 +343,7 @@ pub(crate) fn app(
     conn: &Connection,
     app_id: &str,
     limit: usize,
-) -> rusqlite::Result<Option<super::StoredApp>> {
+) -> Result<Option<StoredApp>, MemoryError> {
     let row = conn
         .prepare_cached("SELECT state, human_label FROM app_sessions WHERE app_id = ?1")?
         .query_row([app_id], |r| {
@@ -400,33 +353,113 @@ pub(crate) fn app(
     let Some((state, human_label)) = row else {
         return Ok(None);
     };
-    fn entries<T: serde::de::DeserializeOwned>(
-        conn: &Connection,
-        app_id: &str,
-        kind: super::AppLogKind,
-        limit: usize,
-    ) -> rusqlite::Result<Vec<T>> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT entry FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT ?3",
-        )?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT ?3",
+    )?;
+    store::stored_app(&state, human_label, |kind| {
         let texts = stmt
-            .query_map(
-                rusqlite::params![app_id, kind.as_str(), limit as i64],
-                |r| r.get::<_, String>(0),
-            )?
+            .query_map(params![app_id, kind.as_str(), limit_of(limit)], |r| {
+                r.get::<_, String>(0)
+            })?
             .collect::<rusqlite::Result<Vec<String>>>()?;
-        // Entries this version cannot read (written by a newer one) are skipped.
-        Ok(texts
-            .iter()
-            .rev()
-            .filter_map(|t| serde_json::from_str(t).ok())
-            .collect())
+        Ok(texts)
+    })
+    .map(Some)
+}
+
+/// How many turns of `campaign_id` are kept.
+pub(crate) fn campaign_turn_count(conn: &Connection, campaign_id: &str) -> rusqlite::Result<u64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = ?1")?
+        .query_row([campaign_id], |r| r.get::<_, i64>(0))
+        .map(|n| n.max(0) as u64)
+}
+
+/// The turn-log entries of `campaign_id` (JSON), oldest first.
+pub(crate) fn campaign_turns(
+    conn: &Connection,
+    campaign_id: &str,
+) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT entry FROM campaign_turns WHERE campaign_id = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([campaign_id], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+/// A reader connection answering [`Queries`].
+pub(crate) struct Reader<'a>(pub &'a Connection);
+
+impl Queries for Reader<'_> {
+    fn recent_conversation(
+        &mut self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<ConversationRow>, MemoryError> {
+        Ok(recent_conversation(self.0, agent_id, limit)?)
     }
-    Ok(Some(super::StoredApp {
-        state: serde_json::from_str(&state).unwrap_or(serde_json::Value::Null),
-        human_label,
-        actions: entries(conn, app_id, super::AppLogKind::Action, limit)?,
-        events: entries(conn, app_id, super::AppLogKind::Event, limit)?,
-        chat: entries(conn, app_id, super::AppLogKind::Chat, limit)?,
-    }))
+    fn conversation_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<ConversationRow>, MemoryError> {
+        Ok(conversation_before(self.0, agent_id, before, limit)?)
+    }
+    fn state_history(
+        &mut self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<StateChangeRow>, MemoryError> {
+        Ok(state_history(self.0, agent_id, limit)?)
+    }
+    fn state_history_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<StateChangeRow>, MemoryError> {
+        Ok(state_history_before(self.0, agent_id, before, limit)?)
+    }
+    fn tasks(&mut self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {
+        Ok(tasks(self.0, agent_id)?)
+    }
+    fn tasks_after(
+        &mut self,
+        agent_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Page<TaskRow>, MemoryError> {
+        Ok(tasks_after(self.0, agent_id, after, limit)?)
+    }
+    fn task(&mut self, id: i64) -> Result<Option<TaskRow>, MemoryError> {
+        Ok(task(self.0, id)?)
+    }
+    fn agents_after(&mut self, after: i64, limit: usize) -> Result<Page<AgentRecord>, MemoryError> {
+        Ok(agents_after(self.0, after, limit)?)
+    }
+    fn agent(&mut self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        Ok(agent(self.0, agent_id)?)
+    }
+    fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError> {
+        Ok(agents(self.0)?)
+    }
+    fn brain_calls_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<BrainCallRow>, MemoryError> {
+        Ok(brain_calls_before(self.0, agent_id, before, limit)?)
+    }
+    fn inbox(&mut self, agent_id: &str) -> Result<Vec<InboxRow>, MemoryError> {
+        Ok(inbox(self.0, agent_id)?)
+    }
+    fn app(&mut self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
+        app(self.0, app_id, limit)
+    }
+    fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError> {
+        Ok(campaign_turn_count(self.0, campaign_id)?)
+    }
+    fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
+        Ok(campaign_turns(self.0, campaign_id)?)
+    }
 }

@@ -1,0 +1,177 @@
+//! The PostgreSQL backend (`--db postgres://…`): the same tables, migrations and promises as
+//! SQLite, for a world served by several processes.
+//!
+//! - **Connections.** The writer thread owns one connection; reads go to a small pool of reader
+//!   threads ([`READERS`]), each with its own connection. Every connection is driven by its
+//!   thread's own current-thread runtime, so callers may be async tasks or plain threads.
+//! - **Durability.** A batch is one transaction, committed with PostgreSQL's default
+//!   `synchronous_commit = on`: an acknowledged write is on the server's disk (WAL), and
+//!   survives a kill of this process or of the server. A connection lost while committing is
+//!   resolved through `memory_writers` (see `write.rs`), never by writing a batch twice.
+//! - **Ids across processes.** Agent numbers, task ids and inbox row ids are *claimed* in
+//!   blocks from `id_blocks` (`INSERT … ON CONFLICT DO UPDATE … RETURNING`, ordered by the row
+//!   lock): two processes never hand out the same id, and a claim is committed before any of its
+//!   ids is used. A clean close gives back the unused end of its last claims when no process
+//!   claimed after them.
+//! - **Lost server.** Readers and the writer connect again on their next use; the writer keeps
+//!   trying for 30 s before a batch counts as failed.
+//!
+//! TLS is not used: the server is expected on a private network or loopback.
+
+mod conn;
+pub(crate) mod read;
+mod schema;
+mod write;
+
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use tokio_postgres::Config;
+
+use super::MemoryError;
+use super::ids::IdKind;
+use super::store::{Loaded, Queries};
+use conn::Conn;
+pub(crate) use write::PgSink;
+
+/// Reader threads (and connections) per memory.
+pub(crate) const READERS: usize = 4;
+
+/// A read to run on a reader thread's connection.
+type Job = Box<dyn FnOnce(Result<&mut Conn, MemoryError>) + Send>;
+
+/// The reading side of a PostgreSQL database: the reader threads and their queue.
+pub(crate) struct PgStore {
+    jobs: Mutex<Option<Sender<Job>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl PgStore {
+    /// Connects, runs the migrations and loads what the allocators and the task index start
+    /// from; returns the store, the writer's sink and that.
+    pub(crate) fn open(
+        url: &str,
+        location: &super::Location,
+    ) -> Result<(PgStore, PgSink, Loaded), MemoryError> {
+        let shown = location.to_string();
+        let open_error = |message: String| MemoryError::Open {
+            path: shown.clone(),
+            message,
+        };
+        let config: Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| open_error(e.to_string()))?;
+        let mut conn = Conn::connect(&config).map_err(|e| open_error(e.to_string()))?;
+        schema::migrate(&mut conn)?;
+        let loaded = read::load(&mut conn)?;
+        let writer_id = format!(
+            "{}-{}-{:016x}",
+            hostname(),
+            std::process::id(),
+            rand::random::<u64>()
+        );
+        let sink = PgSink::new(conn, config.clone(), writer_id);
+
+        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        let mut threads = Vec::with_capacity(READERS);
+        for n in 0..READERS {
+            let rx: Receiver<Job> = rx.clone();
+            let config = config.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("agents-pg-reader-{n}"))
+                .spawn(move || reader(config, rx))
+                .map_err(|e| open_error(format!("cannot start a reader thread: {e}")))?;
+            threads.push(handle);
+        }
+        let store = PgStore {
+            jobs: Mutex::new(Some(tx)),
+            threads: Mutex::new(threads),
+        };
+        Ok((store, sink, loaded))
+    }
+
+    /// Runs `f` on a reader thread's connection and waits for its answer.
+    pub(crate) fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut dyn Queries) -> Result<T, MemoryError> + Send + 'static,
+    ) -> Result<T, MemoryError> {
+        self.on_connection(move |conn| f(&mut read::Reader(conn)))
+    }
+
+    /// Claims ids (see [`read::claim`]).
+    pub(crate) fn claim(&self, kind: IdKind, floor: i64, count: i64) -> Result<i64, MemoryError> {
+        self.on_connection(move |conn| read::claim(conn, kind, floor, count))
+    }
+
+    /// Gives back the end of a claim (see [`read::release`]).
+    pub(crate) fn release(
+        &self,
+        kind: IdKind,
+        last: i64,
+        claimed_to: i64,
+    ) -> Result<(), MemoryError> {
+        self.on_connection(move |conn| read::release(conn, kind, last, claimed_to))
+    }
+
+    fn on_connection<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Conn) -> Result<T, MemoryError> + Send + 'static,
+    ) -> Result<T, MemoryError> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let job: Job = Box::new(move |conn| {
+            let _ = reply.send(conn.and_then(f));
+        });
+        {
+            let jobs = self.jobs.lock();
+            let Some(jobs) = jobs.as_ref() else {
+                return Err(MemoryError::Closed);
+            };
+            jobs.send(job).map_err(|_| MemoryError::Closed)?;
+        }
+        answer.recv().map_err(|_| MemoryError::Closed)?
+    }
+
+    /// Stops the reader threads (reads after this fail with [`MemoryError::Closed`]).
+    pub(crate) fn shutdown(&self) {
+        drop(self.jobs.lock().take());
+        for handle in self.threads.lock().drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A reader thread: connects on first use (and again after a lost connection), runs jobs.
+fn reader(config: Config, jobs: Receiver<Job>) {
+    let mut conn: Option<Conn> = None;
+    while let Ok(job) = jobs.recv() {
+        if conn.as_ref().is_some_and(Conn::is_closed) {
+            conn = None;
+        }
+        if conn.is_none() {
+            match Conn::connect(&config) {
+                Ok(c) => conn = Some(c),
+                Err(error) => {
+                    job(Err(MemoryError::from(error)));
+                    continue;
+                }
+            }
+        }
+        job(Ok(conn.as_mut().expect("connected above")));
+    }
+}
+
+/// This machine's name, for the writer's id (diagnostics only).
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".to_string())
+}
