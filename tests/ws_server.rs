@@ -341,13 +341,14 @@ async fn every_request_and_every_event_between_two_clients() {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 32, "{requests:?}");
+    assert_eq!(requests.len(), 33, "{requests:?}");
     for kind in [
         "get_agent_trace",
         "get_token_usage",
         "set_token_budget",
         "app_register",
         "app_human_action",
+        "app_human_says",
         "get_app_session",
     ] {
         assert!(

@@ -1,7 +1,7 @@
 //! The app bridge over a real WebSocket on loopback: a client registers an app and handles its
-//! actions while a scripted agent plays it; events, the human's actions and the control mode
-//! from the client; the session; bad input; and the app unregistered (its agent told) when the
-//! registering connection closes.
+//! actions while a scripted agent plays it; events, the human's actions, the human's chat lines
+//! and the control mode from the client; the session; bad input; and the app unregistered (its
+//! agent told) when the registering connection closes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -294,6 +294,229 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
             .any(|r| r.content == "The app 'board' closed; you are no longer playing it.")
     });
     assert!(told, "the agent was told");
+    server.shutdown(Duration::from_secs(5));
+    runtime.shutdown(Duration::from_secs(5));
+}
+
+/// A runtime on a temporary database whose agents wait to be spoken to, and a server on
+/// loopback in front of it.
+fn serve(dir: &tempfile::TempDir) -> (Arc<Runtime>, ServerHandle) {
+    let mut options = RuntimeOptions::with_database(dir.path().join("apps.db"));
+    options.idle_think_seconds = 1000.0;
+    options.thinking_seconds = 0.0;
+    let runtime = Arc::new(Runtime::start(options).unwrap());
+    let tools = Arc::new(ToolRegistry::with_game_tools());
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..ServerConfig::default()
+    };
+    let handle = runtime.handle().clone();
+    let server = Server::start(runtime.clone(), tools, config, &handle).unwrap();
+    (runtime, server)
+}
+
+#[test]
+fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, server) = serve(&dir);
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("ws://{}/ws", server.local_addr());
+    client.block_on(async {
+        let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        let mut ws = Client {
+            ws,
+            backlog: Vec::new(),
+        };
+        let welcome = ws.until(of_type("welcome")).await;
+        assert!(
+            welcome["requests"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("app_human_says")),
+            "{welcome}"
+        );
+        ws.send(json!({"type": "subscribe", "events": []})).await;
+        ws.until(of_type("subscribe_response")).await;
+
+        // The human holds the controls, so the agent is offered no action and only talks.
+        ws.send(
+            json!({"type": "app_register", "request_id": 1, "app_id": "board",
+            "control_mode": "human", "role_prompt": "You play O.",
+            "actions": [{"name": "place", "params": {"row": "int", "col": "int"}}]}),
+        )
+        .await;
+        ws.until(of_type("app_register_response")).await;
+        ws.send(json!({"type": "agent_spawn_request", "request_id": 2,
+            "agent_config": {"name": "Ivy", "role": "the innkeeper"}}))
+            .await;
+        let spawned = ws.until(of_type("agent_spawn_response")).await;
+        let agent_id = spawned["agent_id"].as_str().unwrap().to_string();
+        ws.send(
+            json!({"type": "app_attach", "request_id": 3, "app_id": "board",
+            "agent_id": agent_id}),
+        )
+        .await;
+        ws.until(of_type("app_attach_response")).await;
+
+        // The line: replied to, pushed to the registering connection as a `human` chat line.
+        let line = "Nice move! Now take the corner.";
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 4, "app_id": "board",
+            "text": line}),
+        )
+        .await;
+        let reply = ws.until(|v| v["request_id"] == 4).await;
+        assert_eq!(
+            reply,
+            json!({"type": "app_human_says_response", "request_id": 4, "app_id": "board"})
+        );
+        let chat = ws
+            .until(|v| v["type"] == "app_chat" && v["role"] == "human")
+            .await;
+        assert_eq!(chat["app_id"], "board");
+        assert_eq!(chat["text"], line);
+
+        // The session keeps it.
+        ws.send(json!({"type": "get_app_session", "request_id": 5, "app_id": "board"}))
+            .await;
+        let session = ws.until(of_type("get_app_session_response")).await;
+        let human: Vec<&Value> = session["session"]["chat"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["role"] == "human")
+            .collect();
+        assert_eq!(human.len(), 1, "{session}");
+        assert_eq!(human[0]["text"], line);
+
+        // The agent got it as a message from the player: its conversation holds it (stored
+        // with the line's inbox entry before the reply), and the agent answers in the chat.
+        ws.send(json!({"type": "get_conversation", "request_id": 6, "agent_id": agent_id}))
+            .await;
+        let conversation = ws.until(|v| v["request_id"] == 6).await;
+        assert!(
+            conversation["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["content"] == line
+                    && m["sender"] == "player_0"
+                    && m["recipient"] == agent_id.as_str()),
+            "{conversation}"
+        );
+        let answer = ws
+            .until(|v| v["type"] == "app_chat" && v["role"] == "agent")
+            .await;
+        assert!(!answer["text"].as_str().unwrap().is_empty(), "{answer}");
+
+        // Bad requests get their own errors and the connection stays usable.
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 7, "app_id": "nope",
+            "text": "hello?"}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 7).await;
+        assert_eq!(e["type"], "error");
+        assert_eq!(e["code"], "unknown_app");
+        assert_eq!(e["message"], "unknown app 'nope'");
+        ws.send(json!({"type": "ping", "request_id": 8})).await;
+        assert_eq!(ws.until(|v| v["request_id"] == 8).await["type"], "pong");
+
+        let max = crate::limits::MAX_MESSAGE_CHARS;
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 9, "app_id": "board",
+            "text": "x".repeat(max + 1)}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 9).await;
+        assert_eq!(e["code"], "invalid_request");
+        assert_eq!(
+            e["message"],
+            format!(
+                "invalid app_human_says: text: is {} characters long; the limit is {max}",
+                max + 1
+            )
+        );
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 10, "app_id": "board",
+            "text": 7}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 10).await;
+        assert_eq!(e["code"], "invalid_request");
+        assert_eq!(
+            e["message"],
+            "invalid app_human_says: text: expected a string, found a number"
+        );
+        ws.send(json!({"type": "app_human_says", "request_id": 11, "app_id": "board"}))
+            .await;
+        let e = ws.until(|v| v["request_id"] == 11).await;
+        assert_eq!(e["code"], "invalid_request");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("missing field `text`"),
+            "{e}"
+        );
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 12, "app_id": "board",
+            "text": "   "}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 12).await;
+        assert_eq!(e["code"], "invalid_message");
+        assert_eq!(e["message"], "text must not be empty");
+
+        // A line at the limit passes; none of the refused ones reached the chat.
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 13, "app_id": "board",
+            "text": "é".repeat(max)}),
+        )
+        .await;
+        assert_eq!(
+            ws.until(|v| v["request_id"] == 13).await["type"],
+            "app_human_says_response"
+        );
+        ws.send(json!({"type": "get_app_session", "request_id": 14, "app_id": "board"}))
+            .await;
+        let session = ws.until(|v| v["request_id"] == 14).await;
+        let human: Vec<&str> = session["session"]["chat"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["role"] == "human")
+            .map(|l| l["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(human, [line.to_string(), "é".repeat(max)]);
+
+        // An app without an agent keeps the line in its chat only.
+        ws.send(json!({"type": "app_detach", "request_id": 15, "app_id": "board"}))
+            .await;
+        ws.until(of_type("app_detach_response")).await;
+        ws.send(
+            json!({"type": "app_human_says", "request_id": 16, "app_id": "board",
+            "text": "anyone there?"}),
+        )
+        .await;
+        assert_eq!(
+            ws.until(|v| v["request_id"] == 16).await["type"],
+            "app_human_says_response"
+        );
+        ws.ws.close(None).await.unwrap();
+    });
+    assert!(
+        runtime
+            .memory()
+            .recent_conversation(&runtime.list()[0].agent_id, 50)
+            .unwrap()
+            .iter()
+            .all(|r| r.content != "anyone there?"),
+        "a detached agent is not spoken to"
+    );
     server.shutdown(Duration::from_secs(5));
     runtime.shutdown(Duration::from_secs(5));
 }

@@ -191,6 +191,12 @@ pub fn handle(
                     app_id,
                     action_id,
                 }),
+            ClientRequest::AppHumanSays { app_id, text } => runtime
+                .app_human_says(&app_id, &text)
+                .map(|()| ServerMessage::AppHumanSaysResponse {
+                    request_id: id.clone(),
+                    app_id,
+                }),
             ClientRequest::GetAppSession { app_id } => {
                 runtime
                     .app_session(&app_id)

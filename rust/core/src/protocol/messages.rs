@@ -42,6 +42,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "app_event",
     "app_action_result",
     "app_human_action",
+    "app_human_says",
     "get_app_session",
     "campaign_load",
     "campaign_tool_calls",
@@ -385,6 +386,17 @@ pub enum ClientRequest {
         #[serde(default)]
         params: Value,
     },
+    /// The human says a line in the app's chat → `app_human_says_response`: it joins the
+    /// chat (role `human`, pushed as `app_chat`) and goes to the attached agent as a message
+    /// from the player.
+    AppHumanSays {
+        /// The app.
+        #[schemars(length(max = crate::limits::MAX_APP_ID_CHARS))]
+        app_id: String,
+        /// The line (not empty).
+        #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
+        text: String,
+    },
     /// An app's session → `get_app_session_response`.
     GetAppSession {
         /// The app.
@@ -465,6 +477,7 @@ impl ClientRequest {
             ClientRequest::AppEvent { .. } => "app_event",
             ClientRequest::AppActionResult { .. } => "app_action_result",
             ClientRequest::AppHumanAction { .. } => "app_human_action",
+            ClientRequest::AppHumanSays { .. } => "app_human_says",
             ClientRequest::GetAppSession { .. } => "get_app_session",
             ClientRequest::CampaignLoad { .. } => "campaign_load",
             ClientRequest::CampaignToolCalls { .. } => "campaign_tool_calls",
@@ -510,7 +523,8 @@ impl ClientRequest {
             | ClientRequest::AppSetControlMode { .. }
             | ClientRequest::AppEvent { .. }
             | ClientRequest::AppActionResult { .. }
-            | ClientRequest::AppHumanAction { .. } => true,
+            | ClientRequest::AppHumanAction { .. }
+            | ClientRequest::AppHumanSays { .. } => true,
         }
     }
 }
@@ -908,6 +922,13 @@ pub enum ServerMessage {
         app_id: String,
         /// The action as the session keeps it (`ok`, `result`, `error`).
         action: ActionRecord,
+    },
+    /// Reply to `app_human_says`: the line is in the chat and sent to the agent.
+    AppHumanSaysResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The app.
+        app_id: String,
     },
     /// Reply to `get_app_session`.
     GetAppSessionResponse {

@@ -294,6 +294,7 @@ fn every_request_type_parses() {
                "result": "ok", "state": {"board": "X........"}}),
         json!({"type": "app_human_action", "app_id": "board", "name": "place",
                "params": {"row": 0, "col": 0}}),
+        json!({"type": "app_human_says", "app_id": "board", "text": "Good game!"}),
         json!({"type": "get_app_session", "app_id": "board"}),
         json!({"type": "campaign_load", "path": "camp_0001/campaign.json"}),
         json!({"type": "campaign_tool_calls", "campaign_id": "camp_0001",
@@ -1191,6 +1192,11 @@ fn every_limit_just_under_passes_and_just_over_names_the_field_and_the_limit() {
         (
             "content".into(),
             "send_message\", \"agent_id\": \"a\", \"content\": \"@\"".into(),
+            MAX_MESSAGE_CHARS,
+        ),
+        (
+            "text".into(),
+            "app_human_says\", \"app_id\": \"board\", \"text\": \"@\"".into(),
             MAX_MESSAGE_CHARS,
         ),
         (
