@@ -26,6 +26,8 @@ pub mod apps;
 pub mod brain;
 pub mod bus;
 pub mod campaign;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod contract;
 pub mod geometry;
 pub mod json_kind;

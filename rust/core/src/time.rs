@@ -66,6 +66,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// This machine's name (`/proc/sys/kernel/hostname`, else `HOSTNAME`, else `host`), for
+/// process names in logs and in a cluster.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

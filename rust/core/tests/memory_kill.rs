@@ -1,10 +1,17 @@
-//! Kill-safety of the SQLite memory: a child process writes as fast as it can and reports which
-//! rows are committed (`acked <n>`); the parent kills it mid-write (SIGKILL on Unix) and checks
-//! that the file is intact and every acknowledged row is there.
+//! Kill-safety of the memory: a child process writes as fast as it can and reports which rows
+//! are committed (`acked <n>`); the parent kills it mid-write (SIGKILL on Unix) and checks that
+//! the database is intact and every acknowledged row is there. Two rounds on one database: the
+//! second child opens what the first one left when it was killed, and a memory opened after
+//! both hands out task ids above every stored one.
 //!
-//! The child is this same test binary, re-executed with `AGENTS_KILL_CHILD_DB=<path>` and only
-//! the child test selected; without that variable the child test does nothing.
+//! On SQLite (a file) and, with the `postgres` feature, on PostgreSQL (a fresh database on the
+//! test process's server: the child opens its URL).
+//!
+//! The child is this same test binary, re-executed with `AGENTS_KILL_CHILD_DB=<path or URL>`
+//! (and `AGENTS_KILL_CHILD_AGENT=<agent id>`) and only the child test selected; without that
+//! variable the child test does nothing.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -15,18 +22,24 @@ use std::time::{Duration, Instant};
 use agents_core::memory::{Memory, NewConversation};
 use agents_core::runtime::AgentState;
 
-/// Set (to the database path) in the child process only.
+/// Set (to the database path or URL) in the child process only.
 const CHILD_ENV: &str = "AGENTS_KILL_CHILD_DB";
+/// The agent whose memory the child fills (set by the parent; [`AGENT`] when missing).
+const CHILD_AGENT_ENV: &str = "AGENTS_KILL_CHILD_AGENT";
 /// The child test's name, for `--exact`.
 const CHILD_TEST: &str = "kill_child_writes_until_killed";
-/// The agent whose memory the child fills.
+/// The default agent whose memory the child fills.
 const AGENT: &str = "agent_001";
 /// Most rows the child writes (then it idles until killed).
 const MAX_ROWS: usize = 2_000_000;
 /// The parent kills the child once this many rows are acknowledged…
 const ENOUGH_ACKED: u64 = 20_000;
-/// …or after this long.
+/// …or this long after the first acknowledgement…
 const MAX_WAIT: Duration = Duration::from_secs(3);
+/// …which must come within this long of the start (the child starts and opens the database).
+const FIRST_ACK_WITHIN: Duration = Duration::from_secs(60);
+/// Children killed, one after the other, on one database.
+const ROUNDS: usize = 2;
 
 /// The child: writes `row <n>` lines from this thread (plus tasks and state changes), while a
 /// follower thread prints `acked <n>` for the highest row whose sequence number is committed.
@@ -35,6 +48,7 @@ fn kill_child_writes_until_killed() {
     let Some(db) = std::env::var_os(CHILD_ENV) else {
         return;
     };
+    let agent = std::env::var(CHILD_AGENT_ENV).unwrap_or_else(|_| AGENT.to_string());
     let mem = Memory::open(&db).expect("child opens the database");
     let seqs: Arc<Vec<AtomicU64>> = Arc::new((0..MAX_ROWS).map(|_| AtomicU64::new(0)).collect());
     let written = Arc::new(AtomicUsize::new(0));
@@ -71,21 +85,21 @@ fn kill_child_writes_until_killed() {
     let mut open_task = None;
     for n in 0..MAX_ROWS {
         let seq = mem.record_conversation(NewConversation {
-            agent_id: AGENT.to_string(),
-            sender: AGENT.to_string(),
+            agent_id: agent.clone(),
+            sender: agent.clone(),
             content: format!("row {n}"),
             recipient: Some("player".to_string()),
         });
         seqs[n].store(seq, Ordering::Relaxed);
         written.store(n + 1, Ordering::Release);
         if n % 100 == 0 {
-            mem.record_state_change(AGENT, AgentState::Idle, AgentState::Thinking);
-            mem.record_state_change(AGENT, AgentState::Thinking, AgentState::Idle);
+            mem.record_state_change(&agent, AgentState::Idle, AgentState::Thinking);
+            mem.record_state_change(&agent, AgentState::Thinking, AgentState::Idle);
             if let Some(id) = open_task.take() {
                 mem.complete_task(id).expect("complete an open task");
             }
             let (task, _) = mem
-                .assign_task(AGENT, &format!("task {n}"))
+                .assign_task(&agent, &format!("task {n}"))
                 .expect("assign a task");
             open_task = Some(task.id);
         }
@@ -95,18 +109,14 @@ fn kill_child_writes_until_killed() {
     }
 }
 
-/// The parent: runs the child, kills it once enough rows are acknowledged, checks the file.
-#[test]
-fn killed_writer_keeps_every_acknowledged_row() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("kill.db");
+/// Runs a child writing `agent`'s memory into `db`, kills it once enough rows are
+/// acknowledged, and returns the highest acknowledged row.
+fn run_and_kill(db: &OsStr, agent: &str) -> u64 {
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
         .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, &db)
+        .env(CHILD_ENV, db)
+        .env(CHILD_AGENT_ENV, agent)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -124,12 +134,15 @@ fn killed_writer_keeps_every_acknowledged_row() {
         }
     });
 
-    let deadline = Instant::now() + MAX_WAIT;
+    let mut deadline = Instant::now() + FIRST_ACK_WITHIN;
     let mut acked: Option<u64> = None;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(n) => {
+                if acked.is_none() {
+                    deadline = Instant::now() + MAX_WAIT;
+                }
                 acked = Some(acked.map_or(n, |a| a.max(n)));
                 if n >= ENOUGH_ACKED {
                     break;
@@ -151,40 +164,162 @@ fn killed_writer_keeps_every_acknowledged_row() {
     for n in rx.try_iter() {
         acked = Some(acked.map_or(n, |a| a.max(n)));
     }
-    let acked = acked.expect("the child acknowledged rows before it was killed");
+    acked.expect("the child acknowledged rows before it was killed")
+}
 
-    let conn = rusqlite::Connection::open(&db).expect("open after the kill");
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity_check");
-    assert_eq!(integrity, "ok");
-    let mut stmt = conn
-        .prepare("SELECT content FROM agent_conversations WHERE agent_id = ?1 ORDER BY id")
-        .unwrap();
-    let contents: Vec<String> = stmt
-        .query_map([AGENT], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let stored = contents.len() as u64;
+/// What the database holds of one agent after a kill.
+struct Stored {
+    /// Its conversation lines, in id order.
+    contents: Vec<String>,
+    /// Its state transitions.
+    transitions: i64,
+    /// Its tasks.
+    tasks: i64,
+}
+
+/// Every acknowledged row of `agent` (`row 0..=acked`) is stored, in order, with the
+/// transitions and tasks queued right after each hundredth row.
+fn check(agent: &str, acked: u64, stored: &Stored) {
+    let count = stored.contents.len() as u64;
     assert!(
-        stored > acked,
-        "{stored} rows stored, but rows 0..={acked} were acknowledged"
+        count > acked,
+        "{agent}: {count} rows stored, but rows 0..={acked} were acknowledged"
     );
-    for (n, content) in contents.iter().enumerate().take(acked as usize + 1) {
-        assert_eq!(content, &format!("row {n}"), "row {n} in order");
+    for (n, content) in stored.contents.iter().enumerate().take(acked as usize + 1) {
+        assert_eq!(content, &format!("row {n}"), "{agent}: row {n} in order");
     }
-    let transitions: i64 = conn
-        .query_row("SELECT COUNT(*) FROM agent_state_history", [], |r| r.get(0))
-        .unwrap();
-    let tasks: i64 = conn
-        .query_row("SELECT COUNT(*) FROM agent_tasks", [], |r| r.get(0))
-        .unwrap();
     // Rows 0, 100, 200, … each came with two transitions and a task, queued right after them.
-    assert!(transitions as u64 >= 2 * (acked / 100 + 1) - 2);
-    assert!(tasks as u64 >= acked / 100);
+    assert!(stored.transitions as u64 >= 2 * (acked / 100 + 1) - 2);
+    assert!(stored.tasks as u64 >= acked / 100);
     eprintln!(
-        "killed the child with rows 0..={acked} acknowledged; {stored} rows, {transitions} \
-         transitions, {tasks} tasks on disk"
+        "killed the child with {agent}'s rows 0..={acked} acknowledged; {count} rows, {} \
+         transitions, {} tasks stored",
+        stored.transitions, stored.tasks
     );
+}
+
+/// The agent the child of `round` writes for.
+fn agent_of(round: usize) -> String {
+    format!("agent_{:03}", round + 1)
+}
+
+/// A memory opened after the kills hands out a task id above every stored one (ids handed out
+/// by a killed child are never handed out again), and reads every agent's rows.
+fn reopen_after_the_kills(db: &OsStr, max_task_id: i64) {
+    let mem = Memory::open(db).expect("open after the kills");
+    let (task, seq) = mem.assign_task("agent_999", "after the kills").unwrap();
+    assert!(
+        task.id > max_task_id,
+        "task {} after the kills; {max_task_id} stored",
+        task.id
+    );
+    mem.wait_committed(seq).unwrap();
+    for round in 0..ROUNDS {
+        let lines = mem.recent_conversation(&agent_of(round), 1).unwrap();
+        assert_eq!(lines.len(), 1, "{} has rows", agent_of(round));
+    }
+    mem.close().unwrap();
+}
+
+/// The parent on SQLite: runs and kills the children, checks the file after each.
+#[test]
+fn killed_writer_keeps_every_acknowledged_row() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("kill.db");
+    for round in 0..ROUNDS {
+        let agent = agent_of(round);
+        let acked = run_and_kill(db.as_os_str(), &agent);
+
+        let conn = rusqlite::Connection::open(&db).expect("open after the kill");
+        let integrity: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("integrity_check");
+        assert_eq!(integrity, "ok");
+        let mut stmt = conn
+            .prepare("SELECT content FROM agent_conversations WHERE agent_id = ?1 ORDER BY id")
+            .unwrap();
+        let contents: Vec<String> = stmt
+            .query_map([&agent], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let count = |sql: &str| -> i64 { conn.query_row(sql, [&agent], |r| r.get(0)).unwrap() };
+        let stored = Stored {
+            contents,
+            transitions: count("SELECT COUNT(*) FROM agent_state_history WHERE agent_id = ?1"),
+            tasks: count("SELECT COUNT(*) FROM agent_tasks WHERE agent_id = ?1"),
+        };
+        check(&agent, acked, &stored);
+    }
+    let max_task_id: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT COALESCE(MAX(id), 0) FROM agent_tasks", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    reopen_after_the_kills(db.as_os_str(), max_task_id);
+}
+
+/// The rows of `sql` (with `agent` as `$1`, if it has a `$1`) on `url`, each mapped by `map`.
+#[cfg(feature = "postgres")]
+fn pg_query<T>(
+    url: &str,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    map: impl Fn(&tokio_postgres::Row) -> T,
+) -> Vec<T> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test server");
+        let driver = tokio::spawn(connection);
+        let rows = client.query(sql, params).await.expect(sql);
+        drop(client);
+        let _ = driver.await;
+        rows.iter().map(map).collect()
+    })
+}
+
+/// The parent on PostgreSQL: the same rounds and checks on a fresh database of the test
+/// process's server (started, and kept, by this test's thread).
+#[cfg(feature = "postgres")]
+#[test]
+fn killed_postgres_writer_keeps_every_acknowledged_row() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let db = agents_testkit::postgres::database();
+    let url = db.url.as_str();
+    for round in 0..ROUNDS {
+        let agent = agent_of(round);
+        let acked = run_and_kill(OsStr::new(url), &agent);
+
+        let contents: Vec<String> = pg_query(
+            url,
+            "SELECT content FROM agent_conversations WHERE agent_id = $1 ORDER BY id",
+            &[&agent],
+            |r| r.get(0),
+        );
+        let count = |sql: &str| -> i64 { pg_query(url, sql, &[&agent], |r| r.get(0))[0] };
+        let stored = Stored {
+            contents,
+            transitions: count("SELECT COUNT(*) FROM agent_state_history WHERE agent_id = $1"),
+            tasks: count("SELECT COUNT(*) FROM agent_tasks WHERE agent_id = $1"),
+        };
+        check(&agent, acked, &stored);
+    }
+    let max_task_id = pg_query(
+        url,
+        "SELECT COALESCE(MAX(id), 0) FROM agent_tasks",
+        &[],
+        |r| r.get::<_, i64>(0),
+    )[0];
+    reopen_after_the_kills(OsStr::new(url), max_task_id);
 }

@@ -3,7 +3,9 @@
 //! (`cargo xtask test` installs them when missing).
 //!
 //! - [`postgres`]: a PostgreSQL server per test process, one fresh database per test.
+//! - [`nats`]: a NATS server per test, which the test may restart.
 
+pub mod nats;
 pub mod postgres;
 
 use std::net::TcpListener;
@@ -57,8 +59,9 @@ pub fn process_dir(prefix: &str) -> PathBuf {
     dir
 }
 
-/// Makes a child process get `signal` when this process dies (Linux), so a server started by
-/// a test never outlives the test run.
+/// Makes a child process get `signal` when the thread that spawns it ends (Linux's parent-death
+/// signal follows the thread, not the process): a server started by a test never outlives the
+/// test run. A server meant to outlive its test is spawned from a thread that never ends.
 pub fn die_with_parent(command: &mut std::process::Command, signal: i32) {
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.

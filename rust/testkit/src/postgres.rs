@@ -2,7 +2,8 @@
 //!
 //! [`database`] hands each test a fresh database on one server per test process: the server is
 //! `initdb`'d into `<tmp>/agents-pg-<pid>`, started on a free loopback port (never on a unix
-//! socket shared with anything else), and stopped when the process ends (`PR_SET_PDEATHSIG`).
+//! socket shared with anything else) from a keeper thread that lives as long as the process,
+//! and stopped when the process ends (`PR_SET_PDEATHSIG`).
 //! Settings for tests: `fsync = off` (a killed process or server loses nothing committed, the
 //! page cache keeps it; only a power loss would), everything else PostgreSQL's defaults,
 //! `synchronous_commit = on` included.
@@ -27,15 +28,8 @@ pub struct Server {
     pub base_url: String,
     /// The data directory (none for a server started elsewhere).
     pub data_dir: Option<PathBuf>,
-    /// The process (none for a server started elsewhere).
-    child: Option<Child>,
-}
-
-impl Server {
-    /// The PID of the server (none for a server started elsewhere).
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
-    }
+    /// The server's process id (none for a server started elsewhere).
+    pub pid: Option<u32>,
 }
 
 /// A database of its own for one test; dropped at the end of the test.
@@ -117,8 +111,9 @@ fn as_server_user(command: &mut Command) {
     }
 }
 
-/// Starts a server in a new data directory under `dir`, on `port`. The caller owns the child.
-pub fn start_in(dir: &Path, port: u16) -> Result<Child, String> {
+/// Starts a server in a new data directory under `dir`, on `port`, with `fsync` on or off (the
+/// tests run with it off; see the module docs). The caller owns the child.
+pub fn start_in(dir: &Path, port: u16, fsync: bool) -> Result<Child, String> {
     let (initdb, postgres) = binaries()?;
     let data = dir.join("data");
     if !data.join("PG_VERSION").exists() {
@@ -154,7 +149,9 @@ pub fn start_in(dir: &Path, port: u16) -> Result<Child, String> {
         .args(["-c", "listen_addresses=127.0.0.1"])
         .arg("-c")
         .arg(format!("unix_socket_directories={}", dir.display()))
-        .args(["-c", "fsync=off", "-c", "max_connections=400"])
+        .arg("-c")
+        .arg(format!("fsync={}", if fsync { "on" } else { "off" }))
+        .args(["-c", "max_connections=400"])
         .args(["-c", "shared_buffers=64MB"])
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
@@ -180,21 +177,66 @@ pub fn wait_ready(url: &str) -> Result<(), String> {
     }
 }
 
+/// An error with the server's message and the cause (tokio-postgres's `Display` alone says
+/// "db error").
+fn explain(error: &tokio_postgres::Error) -> String {
+    match (error.as_db_error(), std::error::Error::source(error)) {
+        (Some(db), _) => format!("{error}: {}", db.message()),
+        (None, Some(source)) => format!("{error}: {source}"),
+        (None, None) => error.to_string(),
+    }
+}
+
+/// Runs `f` with a client of `url` on a runtime of its own, on a thread of its own (so tests
+/// may call this from async code too).
+fn with_client<T: Send>(
+    url: &str,
+    f: impl for<'c> FnOnce(
+        &'c tokio_postgres::Client,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<T, String>> + 'c>,
+    > + Send,
+) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                rt.block_on(async {
+                    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                        .await
+                        .map_err(|e| explain(&e))?;
+                    let driver = tokio::spawn(connection);
+                    let result = f(&client).await;
+                    drop(client);
+                    let _ = driver.await;
+                    result
+                })
+            })
+            .join()
+            .map_err(|_| "the database thread panicked".to_string())?
+    })
+}
+
+/// The first column of the first row of `sql` on `url`, as an integer.
+pub fn query_i64(url: &str, sql: &str) -> Result<i64, String> {
+    let sql = sql.to_string();
+    with_client(url, move |client| {
+        Box::pin(async move {
+            let sql = sql.as_str();
+            let row = client.query_one(sql, &[]).await.map_err(|e| explain(&e))?;
+            row.try_get::<_, i64>(0).map_err(|e| e.to_string())
+        })
+    })
+}
+
 /// Runs `sql` on `url` (a connection of its own).
 pub fn execute(url: &str, sql: &str) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .map_err(|e| e.to_string())?;
-        let driver = tokio::spawn(connection);
-        let result = client.batch_execute(sql).await.map_err(|e| e.to_string());
-        drop(client);
-        let _ = driver.await;
-        result
+    let sql = sql.to_string();
+    with_client(url, move |client| {
+        Box::pin(async move { client.batch_execute(&sql).await.map_err(|e| explain(&e)) })
     })
 }
 
@@ -206,25 +248,42 @@ pub fn server() -> &'static Server {
             return Server {
                 base_url: url.trim_end_matches('/').to_string(),
                 data_dir: None,
-                child: None,
+                pid: None,
             };
         }
-        let dir = process_dir("agents-pg");
-        let mut last_error = String::new();
-        for _ in 0..3 {
-            let port = free_port();
-            match start_in(&dir, port) {
-                Ok(child) => {
-                    return Server {
-                        base_url: format!("postgres://agents@127.0.0.1:{port}"),
-                        data_dir: Some(dir.join("data")),
-                        child: Some(child),
-                    };
+        // The server must outlive the test thread that happens to start it: its parent-death
+        // signal follows the thread that spawned it, so a keeper thread that never ends does.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("testkit-postgres".to_string())
+            .spawn(move || {
+                let dir = process_dir("agents-pg");
+                let mut last_error = String::new();
+                for _ in 0..3 {
+                    let port = free_port();
+                    match start_in(&dir, port, false) {
+                        Ok(child) => {
+                            let _ = tx.send(Ok((port, dir.join("data"), child.id())));
+                            let _kept = child;
+                            loop {
+                                std::thread::park();
+                            }
+                        }
+                        Err(error) => last_error = error,
+                    }
                 }
-                Err(error) => last_error = error,
-            }
+                let _ = tx.send(Err(last_error));
+            })
+            .expect("a thread for the server");
+        match rx.recv() {
+            Ok(Ok((port, data_dir, pid))) => Server {
+                base_url: format!("postgres://agents@127.0.0.1:{port}"),
+                data_dir: Some(data_dir),
+                pid: Some(pid),
+            },
+            Ok(Err(error)) => panic!("testkit: {error}"),
+            Err(_) => panic!("testkit: the PostgreSQL keeper thread died"),
         }
-        panic!("testkit: {last_error}");
     })
 }
 
@@ -240,7 +299,18 @@ pub fn database() -> Database {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    admin(&format!("CREATE DATABASE {name}")).unwrap_or_else(|e| panic!("testkit: {e}"));
+    // Concurrent CREATE DATABASE from one template conflict ("source database is being
+    // accessed by other users"): one at a time, with a retry.
+    static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = CREATING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut attempt = 0;
+    while let Err(error) = admin(&format!("CREATE DATABASE {name}")) {
+        attempt += 1;
+        assert!(attempt < 20, "testkit: CREATE DATABASE {name}: {error}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     Database {
         url: format!("{}/{name}", server().base_url),
         name,

@@ -416,6 +416,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
 
     if !opts.skip_cargo {
         packages::ensure_postgres()?;
+        packages::ensure_nats()?;
         let r = cargo_tests::run_workspace_tests(ctx)?;
         passed += r.passed;
         failed += r.failed;

@@ -1,6 +1,6 @@
 //! Debian packages the tests need, installed when missing (as root, with `apt-get`, running
 //! `apt-get update` once if the first try fails): Xvfb for the screenshots, PostgreSQL for the
-//! memory's second backend.
+//! memory's second backend, NATS for the world served by several processes.
 
 use std::process::Command;
 
@@ -42,5 +42,14 @@ pub fn ensure_postgres() -> Result<(), String> {
         "PostgreSQL for the memory tests",
         || agents_testkit::postgres::binaries().is_ok(),
         &["postgresql"],
+    )
+}
+
+/// `nats-server`, for the cluster tests.
+pub fn ensure_nats() -> Result<(), String> {
+    ensure(
+        "nats-server for the cluster tests",
+        || agents_testkit::nats::binary().is_ok(),
+        &["nats-server"],
     )
 }

@@ -30,6 +30,13 @@
 //!   publisher, but a subscriber may see two concurrent publishers' messages out of `seq` order.
 //! - **Closing.** [`Bus::close`], or dropping the last [`Bus`] clone, closes the bus: publishing
 //!   becomes a no-op and each subscription yields what it still has queued, then `None`.
+//! - **Several processes** (the cluster bridge, `crate::cluster`). A message that came from another
+//!   process is published with [`Bus::publish_from`] and carries its origin
+//!   ([`Envelope::origin`]), so the bridge never sends it back out. What this process's
+//!   subscribers want is its *interest* ([`Bus::interest`]: the filters of every tracked
+//!   subscription, and a generation that changes with them), which the bridge turns into the
+//!   subjects it listens to; the bridge's own subscriptions are untracked
+//!   ([`Bus::subscribe_untracked`]).
 
 mod index;
 mod message;
@@ -62,6 +69,9 @@ pub struct Envelope {
     pub timestamp_ms: u64,
     /// The message.
     pub message: BusMessage,
+    /// The process the message came from, when it was published elsewhere and relayed here
+    /// ([`Bus::publish_from`]); `None` for a message published in this process.
+    pub origin: Option<Arc<str>>,
 }
 
 /// Which messages a subscriber wants. The default ([`Filter::all`]) accepts everything.
@@ -195,6 +205,8 @@ struct Shared {
     index: RwLock<Index>,
     delivered: AtomicU64,
     dropped: AtomicU64,
+    /// Changes whenever a tracked subscription comes or goes.
+    interest: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -245,6 +257,7 @@ impl Bus {
             index: RwLock::new(Index::default()),
             delivered: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            interest: tokio::sync::watch::Sender::new(0),
         };
         Bus {
             handle: Arc::new(Handle(Arc::new(shared))),
@@ -258,6 +271,16 @@ impl Bus {
     /// Publishes to every matching subscriber. Never blocks, never waits for a subscriber.
     /// On a closed bus it does nothing and reports `seq` 0, nothing delivered.
     pub fn publish(&self, message: BusMessage) -> PublishReport {
+        self.publish_with_origin(message, None)
+    }
+
+    /// Publishes a message that was published in another process (`origin`) and relayed here:
+    /// delivered like any other, with [`Envelope::origin`] set.
+    pub fn publish_from(&self, message: BusMessage, origin: Arc<str>) -> PublishReport {
+        self.publish_with_origin(message, Some(origin))
+    }
+
+    fn publish_with_origin(&self, message: BusMessage, origin: Option<Arc<str>>) -> PublishReport {
         let shared = self.shared();
         let index = shared.index.read();
         if shared.closed.load(Ordering::Acquire) {
@@ -273,6 +296,7 @@ impl Bus {
             published_at: Instant::now(),
             timestamp_ms: crate::time::unix_millis(),
             message,
+            origin,
         });
         let (mut delivered, mut dropped) = (0usize, 0usize);
         index.for_each_candidate(&envelope.message, |entry| {
@@ -309,19 +333,49 @@ impl Bus {
     /// as messages wait in it). On a closed bus the subscription is not registered and yields
     /// `None` at once.
     pub fn subscribe_with_capacity(&self, filter: Filter, capacity: usize) -> Subscription {
+        self.subscribe_entry(filter, capacity, true)
+    }
+
+    /// Like [`Bus::subscribe_with_capacity`], but not part of the [`Bus::interest`]: for the
+    /// bridge that sends this process's messages to other processes.
+    pub fn subscribe_untracked(&self, filter: Filter, capacity: usize) -> Subscription {
+        self.subscribe_entry(filter, capacity, false)
+    }
+
+    fn subscribe_entry(&self, filter: Filter, capacity: usize, tracked: bool) -> Subscription {
         let shared = self.shared();
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let mut index = shared.index.write();
         let closed = shared.closed.load(Ordering::Acquire);
-        let entry = Arc::new(SubEntry::new(id, filter, capacity, closed));
+        let mut entry = SubEntry::new(id, filter, capacity, closed);
+        entry.tracked = tracked;
+        let entry = Arc::new(entry);
         if !closed {
             index.insert(&entry);
         }
         drop(index);
+        if tracked {
+            shared.interest.send_modify(|generation| *generation += 1);
+        }
         Subscription {
             shared: Arc::clone(shared),
             entry,
         }
+    }
+
+    /// What this process's subscribers want: the filter of every tracked subscription.
+    pub fn interest(&self) -> Vec<Filter> {
+        let index = self.shared().index.read();
+        index
+            .all()
+            .filter(|entry| entry.tracked)
+            .map(|entry| entry.filter.clone())
+            .collect()
+    }
+
+    /// A watch whose value changes whenever [`Bus::interest`] may have changed.
+    pub fn watch_interest(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared().interest.subscribe()
     }
 
     /// Current number of subscriptions.
@@ -428,5 +482,10 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         self.shared.index.write().remove(&self.entry);
+        if self.entry.tracked {
+            self.shared
+                .interest
+                .send_modify(|generation| *generation += 1);
+        }
     }
 }

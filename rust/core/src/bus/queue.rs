@@ -30,6 +30,9 @@ pub(super) enum Push {
 pub(super) struct SubEntry {
     pub(super) id: u64,
     pub(super) filter: Filter,
+    /// Whether the subscription is interest other processes should serve (see
+    /// [`Bus::interest`](super::Bus::interest)).
+    pub(super) tracked: bool,
     capacity: usize,
     state: Mutex<QueueState>,
 }
@@ -51,6 +54,7 @@ impl SubEntry {
         SubEntry {
             id,
             filter,
+            tracked: true,
             capacity: capacity.max(1),
             state: Mutex::new(QueueState {
                 closed,

@@ -71,9 +71,9 @@ pub enum MemoryError {
     /// SQLite failed.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// PostgreSQL failed (or could not be reached).
+    /// PostgreSQL failed (or could not be reached); the message has the server's reason.
     #[cfg(feature = "postgres")]
-    #[error("database error: {0}")]
+    #[error("database error: {}", postgres::explain(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// A stored value does not parse (an unknown state or status, invalid JSON).
     #[error("database error: {0}")]
@@ -183,18 +183,35 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// A URL with the password of its user-info replaced by `***`.
+/// A URL with its password replaced by `***`: the one of the user-info
+/// (`postgres://user:secret@host`) and a `password=` query parameter (`?password=secret`).
 fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
     };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else {
-        return url.to_string();
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+                None => base.to_string(),
+            },
+            None => base.to_string(),
+        },
+        None => base.to_string(),
     };
-    match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => param.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
     }
+    out
 }
 
 /// The open tasks, in memory.
@@ -385,10 +402,6 @@ impl Inner {
             && handle.join().is_err()
         {
             tracing::error!("memory writer thread panicked");
-        }
-        #[cfg(feature = "postgres")]
-        if let Store::Postgres(store) = &self.store {
-            store.shutdown();
         }
         let submitted = self.submitted.load(Ordering::Acquire);
         match self.commit.failure() {
@@ -763,6 +776,13 @@ impl Memory {
     /// [`MemoryError::Closed`]. On a shared database a task assigned by another process is
     /// looked up there and completed here.
     pub fn complete_task(&self, task_id: i64) -> Result<(TaskRow, u64), MemoryError> {
+        #[cfg(feature = "postgres")]
+        if self.inner.store.is_shared() {
+            if task_id <= 0 {
+                return Err(MemoryError::UnknownTask(task_id));
+            }
+            return self.complete_shared_task(task_id);
+        }
         let mut tasks = self.inner.tasks.lock();
         if tasks.open.contains_key(&task_id) {
             if self.inner.is_closed() {
@@ -785,23 +805,7 @@ impl Memory {
         }
         let (last_id, max_at_open) = (tasks.ids.last(), tasks.max_at_open);
         drop(tasks);
-        if task_id <= 0 {
-            return Err(MemoryError::UnknownTask(task_id));
-        }
-        if self.inner.store.is_shared() {
-            // Another process may have assigned it: the database knows.
-            return match self.inner.read(move |q| q.task(task_id))? {
-                None => Err(MemoryError::UnknownTask(task_id)),
-                Some(task) if task.status == TaskStatus::Completed => {
-                    Err(MemoryError::TaskAlreadyCompleted(task_id))
-                }
-                Some(task) => {
-                    self.inner.tasks.lock().insert(task);
-                    self.complete_task(task_id)
-                }
-            };
-        }
-        if task_id > last_id {
+        if task_id <= 0 || task_id > last_id {
             return Err(MemoryError::UnknownTask(task_id));
         }
         if task_id > max_at_open {
@@ -812,6 +816,31 @@ impl Memory {
         match self.inner.store.read(move |q| q.task(task_id))? {
             Some(_) => Err(MemoryError::TaskAlreadyCompleted(task_id)),
             None => Err(MemoryError::UnknownTask(task_id)),
+        }
+    }
+    /// [`Memory::complete_task`] on a database other processes write to: the database says
+    /// whether the task is still open (another process may have completed it, or assigned it),
+    /// and the completion is committed when this returns.
+    #[cfg(feature = "postgres")]
+    fn complete_shared_task(&self, task_id: i64) -> Result<(TaskRow, u64), MemoryError> {
+        if self.inner.is_closed() {
+            return Err(MemoryError::Closed);
+        }
+        // This process's own writes first (the task's insert may still be queued).
+        let submitted = self.inner.submitted.load(Ordering::Acquire);
+        self.inner.commit.wait_for(submitted)?;
+        let completed_at = crate::time::now_iso();
+        let completed = match &self.inner.store {
+            Store::Postgres(store) => store.complete_task(task_id, completed_at)?,
+            Store::Sqlite(_) => unreachable!("SQLite is not shared"),
+        };
+        self.inner.tasks.lock().remove(task_id);
+        match completed {
+            Some(row) => Ok((row, submitted)),
+            None => match self.inner.store.read(move |q| q.task(task_id))? {
+                Some(_) => Err(MemoryError::TaskAlreadyCompleted(task_id)),
+                None => Err(MemoryError::UnknownTask(task_id)),
+            },
         }
     }
     /// Open (`assigned`) tasks of an agent, oldest first, from the in-memory index (no disk).

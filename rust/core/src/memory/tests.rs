@@ -1,4 +1,6 @@
-//! Unit tests of the SQLite memory.
+//! Unit tests of the memory: the behaviour on each backend (SQLite, and PostgreSQL with the
+//! `postgres` feature), then what is particular to each (SQLite's file, PRAGMAs and
+//! `sqlite_master`; PostgreSQL's `memory_schema`, URLs and several processes on one database).
 
 use std::path::Path;
 
@@ -13,6 +15,128 @@ fn temp() -> (TempDir, PathBuf) {
     let path = dir.path().join("agents.db");
     (dir, path)
 }
+
+/// A database for one test, on one backend: the suite below runs on each.
+trait TestDb {
+    /// Whether several processes may share the database (PostgreSQL): ids are claimed in
+    /// blocks and a clean close gives back the unused end of the claims directly, not through
+    /// the writer.
+    const SHARED: bool;
+    /// A new, empty database.
+    fn new() -> Self;
+    /// What [`Memory::open`] takes.
+    fn path(&self) -> PathBuf;
+    /// Runs SQL behind the memory's back (another process writing to the database).
+    fn exec(&self, sql: &str);
+    /// The one integer a query answers (read behind the memory's back).
+    fn query_i64(&self, sql: &str) -> i64;
+}
+
+/// A SQLite file in a temporary directory.
+struct SqliteDb(TempDir);
+
+impl TestDb for SqliteDb {
+    const SHARED: bool = false;
+    fn new() -> Self {
+        SqliteDb(tempfile::tempdir().expect("tempdir"))
+    }
+    fn path(&self) -> PathBuf {
+        self.0.path().join("agents.db")
+    }
+    fn exec(&self, sql: &str) {
+        Connection::open(self.path())
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+    fn query_i64(&self, sql: &str) -> i64 {
+        Connection::open(self.path())
+            .unwrap()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap()
+    }
+}
+
+/// A fresh database on the test process's PostgreSQL server.
+#[cfg(feature = "postgres")]
+struct PostgresDb(agents_testkit::postgres::Database);
+
+#[cfg(feature = "postgres")]
+impl TestDb for PostgresDb {
+    const SHARED: bool = true;
+    fn new() -> Self {
+        PostgresDb(agents_testkit::postgres::database())
+    }
+    fn path(&self) -> PathBuf {
+        PathBuf::from(&self.0.url)
+    }
+    fn exec(&self, sql: &str) {
+        agents_testkit::postgres::execute(&self.0.url, sql).unwrap();
+    }
+    fn query_i64(&self, sql: &str) -> i64 {
+        pg_query(&self.0.url, sql, |row| row.get::<_, i64>(0))
+            .into_iter()
+            .next()
+            .expect("one row")
+    }
+}
+
+/// The rows of `sql` on `url` (a connection of its own, closed after), each mapped by `map`.
+#[cfg(feature = "postgres")]
+fn pg_query<T>(url: &str, sql: &str, map: impl Fn(&tokio_postgres::Row) -> T) -> Vec<T> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test server");
+        let driver = tokio::spawn(connection);
+        let rows = client.query(sql, &[]).await.expect(sql);
+        drop(client);
+        let _ = driver.await;
+        rows.iter().map(map).collect()
+    })
+}
+
+/// `#[test]`s running each generic test on SQLite and (with the `postgres` feature) on
+/// PostgreSQL.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite_backend {
+            $(#[test] fn $name() { super::$name::<super::SqliteDb>() })*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres_backend {
+            $(#[test] fn $name() { super::$name::<super::PostgresDb>() })*
+        }
+    };
+}
+
+on_both_backends!(
+    every_table_persists_across_reopen,
+    save_agent_replaces_but_keeps_created_at,
+    agent_ids_continue_within_a_session_and_after_reopen,
+    agent_ids_are_unique_across_threads,
+    non_canonical_agent_ids_are_not_saved,
+    task_ids_and_open_tasks_continue_after_reopen,
+    complete_task_errors,
+    reads_see_writes_queued_before_them_without_flush,
+    recent_conversation_limit_and_order,
+    weird_content_round_trips,
+    a_nul_character_round_trips,
+    close_is_idempotent_and_later_writes_are_dropped,
+    reads_still_work_after_close,
+    dropping_the_last_clone_flushes_and_stops_the_writer,
+    concurrent_writers_keep_their_order_and_lose_nothing,
+    commit_watch_follows_commits,
+    unknown_stored_strings_are_errors_not_panics,
+    a_failed_batch_is_never_reported_committed,
+    ids_handed_out_before_a_crash_are_never_handed_out_again,
+    an_accepted_line_stays_in_the_inbox_until_answered,
+    committed_waits_for_the_batch_without_blocking_a_thread,
+);
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
     NewConversation {
@@ -57,6 +181,9 @@ fn raw_user_version(path: &Path) -> i64 {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap()
 }
+
+// SQLite specifics: the file, its PRAGMAs and `sqlite_master` (the PostgreSQL counterparts
+// are in `postgres_only` below).
 
 #[test]
 fn migrations_run_once_and_reopen_is_a_no_op() {
@@ -190,9 +317,11 @@ fn missing_parent_directories_are_created() {
     assert!(path.exists());
 }
 
-#[test]
-fn every_table_persists_across_reopen() {
-    let (_dir, path) = temp();
+// The behaviour, on each backend (`on_both_backends!` above).
+
+fn every_table_persists_across_reopen<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let id = mem.next_agent_id().unwrap();
     let mut rec = record(&id, "Ada");
@@ -257,9 +386,9 @@ fn every_table_persists_across_reopen() {
     mem.close().unwrap();
 }
 
-#[test]
-fn save_agent_replaces_but_keeps_created_at() {
-    let (_dir, path) = temp();
+fn save_agent_replaces_but_keeps_created_at<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let id = mem.next_agent_id().unwrap();
     let mut rec = record(&id, "Ada");
@@ -279,9 +408,9 @@ fn save_agent_replaces_but_keeps_created_at() {
     assert_eq!(stored.position.y, f64::INFINITY);
 }
 
-#[test]
-fn agent_ids_continue_within_a_session_and_after_reopen() {
-    let (_dir, path) = temp();
+fn agent_ids_continue_within_a_session_and_after_reopen<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let a = mem.next_agent_id().unwrap();
     let b = mem.next_agent_id().unwrap();
@@ -312,9 +441,9 @@ fn agent_ids_continue_within_a_session_and_after_reopen() {
     assert_eq!(ids, ["agent_001", "agent_002", "agent_999", "agent_1000"]);
 }
 
-#[test]
-fn agent_ids_are_unique_across_threads() {
-    let (_dir, path) = temp();
+fn agent_ids_are_unique_across_threads<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let ids: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)
@@ -336,8 +465,7 @@ fn agent_ids_are_unique_across_threads() {
     assert!(unique.contains(&"agent_1000".to_string()));
 }
 
-#[test]
-fn non_canonical_agent_ids_are_not_saved() {
+fn non_canonical_agent_ids_are_not_saved<D: TestDb>() {
     assert_eq!(agent_number("agent_001"), Some(1));
     assert_eq!(agent_number("agent_1234"), Some(1234));
     for bad in [
@@ -351,16 +479,17 @@ fn non_canonical_agent_ids_are_not_saved() {
     ] {
         assert_eq!(agent_number(bad), None, "{bad}");
     }
-    let (_dir, path) = temp();
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     assert_eq!(mem.save_agent(&record("bob", "Bob")), 0);
     assert!(mem.agents().unwrap().is_empty());
     assert_eq!(mem.next_agent_id().unwrap(), "agent_001");
 }
 
-#[test]
-fn task_ids_and_open_tasks_continue_after_reopen() {
-    let (_dir, path) = temp();
+fn task_ids_and_open_tasks_continue_after_reopen<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let (t1, s1) = mem.assign_task("agent_001", "one").unwrap();
     let (t2, s2) = mem.assign_task("agent_002", "two").unwrap();
@@ -398,9 +527,9 @@ fn task_ids_and_open_tasks_continue_after_reopen() {
     assert_eq!(mem.tasks("agent_001").unwrap().len(), 3);
 }
 
-#[test]
-fn complete_task_errors() {
-    let (_dir, path) = temp();
+fn complete_task_errors<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     {
         let mem = Memory::open(&path).unwrap();
         let (t1, _) = mem.assign_task("agent_001", "old and done").unwrap();
@@ -408,14 +537,10 @@ fn complete_task_errors() {
         mem.close().unwrap();
     }
     // A gap in the stored ids: 1 exists, 2..=9 never did, 10 is open.
-    Connection::open(&path)
-        .unwrap()
-        .execute(
-            "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
-             VALUES (10, 'agent_001', 'inserted', 'assigned', '2026-01-01T00:00:00.000Z')",
-            [],
-        )
-        .unwrap();
+    db.exec(
+        "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
+         VALUES (10, 'agent_001', 'inserted', 'assigned', '2026-01-01T00:00:00.000Z')",
+    );
 
     let mem = Memory::open(&path).unwrap();
     assert!(matches!(
@@ -452,9 +577,9 @@ fn complete_task_errors() {
     assert_eq!(err, "task 11 is already completed");
 }
 
-#[test]
-fn reads_see_writes_queued_before_them_without_flush() {
-    let (_dir, path) = temp();
+fn reads_see_writes_queued_before_them_without_flush<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     for n in 0..200 {
         let content = format!("line {n}");
@@ -476,9 +601,9 @@ fn reads_see_writes_queued_before_them_without_flush() {
     }
 }
 
-#[test]
-fn recent_conversation_limit_and_order() {
-    let (_dir, path) = temp();
+fn recent_conversation_limit_and_order<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     for n in 0..10 {
         mem.record_conversation(line("agent_001", "agent_001", &format!("a{n}"), None));
@@ -518,14 +643,15 @@ fn recent_conversation_limit_and_order() {
     assert!(history[0].id < history[1].id);
 }
 
-#[test]
-fn weird_content_round_trips() {
-    let (_dir, path) = temp();
+fn weird_content_round_trips<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let weird = [
         String::new(),
         "héllo wörld — 🌍🤖 中文 עברית".to_string(),
-        "nul \0 inside, quote ' and \" ; DROP TABLE agents; --".to_string(),
+        "quote ' and \" ; DROP TABLE agents; --".to_string(),
+        "backslash \\ and \\0, $1 and %s".to_string(),
         "line\nbreaks\r\n\ttabs".to_string(),
         "x".repeat(1 << 20),
     ];
@@ -543,16 +669,43 @@ fn weird_content_round_trips() {
     assert!(rows.iter().all(|r| r.recipient.as_deref() == Some("a,b,c")));
 }
 
-#[test]
-fn close_is_idempotent_and_later_writes_are_dropped() {
-    let (_dir, path) = temp();
+/// A NUL character is text like any other: the line round-trips, and the writes queued after
+/// it are committed.
+fn a_nul_character_round_trips<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    let content = "nul \0 inside";
+    mem.record_conversation(line("agent_001", "player", content, None));
+    let after = mem.record_conversation(line("agent_001", "player", "after", None));
+    // PostgreSQL's TEXT cannot hold U+0000: the backend escapes it (`postgres/text.rs`); a NUL
+    // must neither stop the writer nor change the line.
+    mem.wait_committed(after)
+        .expect("a NUL character in a line does not stop the writer");
+    let rows = mem.recent_conversation("agent_001", 10).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.content.as_str()).collect::<Vec<_>>(),
+        [content, "after"]
+    );
+}
+
+fn close_is_idempotent_and_later_writes_are_dropped<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let (open, _) = mem.assign_task("agent_001", "open").unwrap();
     let seq = mem.record_conversation(line("agent_001", "agent_001", "before", None));
     let clone = mem.clone();
     mem.close().unwrap();
-    // Everything queued before the close is committed (the close adds its id releases).
-    assert!(mem.committed_seq() > seq);
+    // Everything queued before the close is committed.
+    if D::SHARED {
+        // PostgreSQL gives the unused ids back on a connection of its own, not as writes.
+        assert!(mem.committed_seq() >= seq);
+    } else {
+        assert!(
+            mem.committed_seq() > seq,
+            "SQLite's close queues its id releases after the last write"
+        );
+    }
     assert_eq!(mem.committed_seq(), mem.submitted_seq());
     clone.close().unwrap();
     assert_eq!(
@@ -579,18 +732,30 @@ fn close_is_idempotent_and_later_writes_are_dropped() {
         Err(MemoryError::Closed)
     ));
     mem.flush().unwrap();
-    // Reads still work.
-    let rows = mem.recent_conversation("agent_001", 10).unwrap();
+}
+
+/// [`Memory::close`]: "later writes are dropped; reads still work".
+fn reads_still_work_after_close<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    let (task, _) = mem.assign_task("agent_001", "open").unwrap();
+    mem.record_conversation(line("agent_001", "agent_001", "before", None));
+    mem.close().unwrap();
+    // "Reads still work" after close, on both backends.
+    let rows = mem
+        .recent_conversation("agent_001", 10)
+        .expect("reads still work after close");
     assert_eq!(
         rows.iter().map(|r| r.content.as_str()).collect::<Vec<_>>(),
         ["before"]
     );
     assert!(mem.agents().unwrap().is_empty());
+    assert_eq!(mem.tasks("agent_001").unwrap(), vec![task]);
 }
 
-#[test]
-fn dropping_the_last_clone_flushes_and_stops_the_writer() {
-    let (_dir, path) = temp();
+fn dropping_the_last_clone_flushes_and_stops_the_writer<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let clone = mem.clone();
     let worker = std::thread::spawn(move || {
@@ -600,16 +765,15 @@ fn dropping_the_last_clone_flushes_and_stops_the_writer() {
     });
     worker.join().unwrap();
     drop(mem);
-    let count: i64 = Connection::open(&path)
-        .unwrap()
-        .query_row("SELECT COUNT(*) FROM agent_conversations", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(count, 1000);
+    assert_eq!(
+        db.query_i64("SELECT COUNT(*) FROM agent_conversations"),
+        1000
+    );
 }
 
-#[test]
-fn concurrent_writers_keep_their_order_and_lose_nothing() {
-    let (_dir, path) = temp();
+fn concurrent_writers_keep_their_order_and_lose_nothing<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     std::thread::scope(|s| {
         for t in 0..4 {
@@ -641,9 +805,9 @@ fn concurrent_writers_keep_their_order_and_lose_nothing() {
     assert!(stats.largest_batch >= 1 && stats.largest_batch <= writer::MAX_BATCH as u64);
 }
 
-#[test]
-fn commit_watch_follows_commits() {
-    let (_dir, path) = temp();
+fn commit_watch_follows_commits<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let mut watch = mem.commit_watch();
     assert_eq!(*watch.borrow_and_update(), 0);
@@ -653,49 +817,63 @@ fn commit_watch_follows_commits() {
     assert_eq!(*watch.borrow_and_update(), seq);
 }
 
-#[test]
-fn unknown_stored_strings_are_errors_not_panics() {
-    let (_dir, path) = temp();
+fn unknown_stored_strings_are_errors_not_panics<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     mem.save_agent(&record("agent_001", "A"));
     mem.flush().unwrap();
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch(
+    db.exec(
         "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp)
          VALUES ('agent_001', 'idle', 'sleeping', 'now');
          UPDATE agents SET config = '{not json', state = 'idle' WHERE agent_id = 'agent_001';
          INSERT INTO agents (agent_id, seq, name, role, prompt, brain, config, x, y, state,
                              created_at, updated_at)
          VALUES ('agent_002', 2, 'B', 'r', 'p', 'b', '{}', 0, 0, 'dancing', 'now', 'now');",
-    )
-    .unwrap();
-    let err = mem.state_history("agent_001", 5).unwrap_err();
-    assert!(err.to_string().contains("sleeping"), "{err}");
-    assert!(matches!(
-        mem.agent("agent_001"),
-        Err(MemoryError::Sqlite(_))
-    ));
-    assert!(mem.agent("agent_002").is_err());
+    );
+    // Each backend reports a bad stored string its own way (SQLite: a conversion error of
+    // rusqlite; PostgreSQL: `Stored`); the message names the bad value on both.
+    let bad = |result: Result<_, MemoryError>, value: &str| {
+        let Err(err) = result else {
+            panic!("a stored '{value}' read without an error");
+        };
+        assert!(is_stored_error(&err), "{err:?}");
+        assert!(err.to_string().contains(value), "{err}");
+    };
+    bad(mem.state_history("agent_001", 5).map(drop), "sleeping");
+    bad(mem.agent("agent_001").map(drop), "{not json");
+    bad(mem.agent("agent_002").map(drop), "dancing");
     assert!(mem.agents().is_err());
+    // The connection that met the bad rows still reads good ones.
+    assert!(mem.recent_conversation("agent_001", 5).unwrap().is_empty());
 }
 
-#[test]
-fn a_failed_batch_is_never_reported_committed() {
-    let (_dir, path) = temp();
+/// The error a backend reports a stored string that does not parse with.
+fn is_stored_error(err: &MemoryError) -> bool {
+    match err {
+        MemoryError::Sqlite(_) | MemoryError::Stored(_) => true,
+        #[cfg(feature = "postgres")]
+        MemoryError::Postgres(_) => true,
+        _ => false,
+    }
+}
+
+fn a_failed_batch_is_never_reported_committed<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let ok = mem.record_conversation(line("agent_001", "agent_001", "fine", None));
     mem.flush().unwrap();
     // Another process takes task id 1 behind the memory's back: the insert of task 1 fails
-    // (primary key) in the batch and on the retry.
-    Connection::open(&path)
-        .unwrap()
-        .execute(
-            "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
-             VALUES (1, 'x', 'intruder', 'assigned', 'now')",
-            [],
-        )
-        .unwrap();
-    let (_task, seq) = mem.assign_task("agent_001", "clash").unwrap();
+    // (primary key) in the batch and on the retry. On both backends the first task id of a
+    // new database is 1 (SQLite reserves from the highest stored id, PostgreSQL claims above
+    // the highest known when the memory was opened; the intruder came later).
+    db.exec(
+        "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at)
+         VALUES (1, 'x', 'intruder', 'assigned', 'now')",
+    );
+    let (task, seq) = mem.assign_task("agent_001", "clash").unwrap();
+    assert_eq!(task.id, 1, "the task takes the intruder's id");
     assert!(seq > ok);
     let err = mem.flush().unwrap_err();
     assert!(matches!(err, MemoryError::WriteFailed(_)), "{err}");
@@ -719,9 +897,9 @@ fn crash(mem: Memory) {
     std::mem::forget(mem);
 }
 
-#[test]
-fn ids_handed_out_before_a_crash_are_never_handed_out_again() {
-    let (_dir, path) = temp();
+fn ids_handed_out_before_a_crash_are_never_handed_out_again<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let agents: Vec<String> = (0..3).map(|_| mem.next_agent_id().unwrap()).collect();
     let tasks: Vec<i64> = (0..2)
@@ -755,9 +933,9 @@ fn ids_handed_out_before_a_crash_are_never_handed_out_again() {
     mem.close().unwrap();
 }
 
-#[test]
-fn an_accepted_line_stays_in_the_inbox_until_answered() {
-    let (_dir, path) = temp();
+fn an_accepted_line_stays_in_the_inbox_until_answered<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let (first, _) = mem
         .send_to_inbox("agent_001", "player_0", "hello", "player")
@@ -821,9 +999,9 @@ fn an_accepted_line_stays_in_the_inbox_until_answered() {
     ));
 }
 
-#[test]
-fn committed_waits_for_the_batch_without_blocking_a_thread() {
-    let (_dir, path) = temp();
+fn committed_waits_for_the_batch_without_blocking_a_thread<D: TestDb>() {
+    let db = D::new();
+    let path = db.path();
     let mem = Memory::open(&path).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -843,4 +1021,503 @@ fn committed_waits_for_the_batch_without_blocking_a_thread() {
     rt.block_on(mem.committed(last)).unwrap();
     // A sequence number that will never be committed is an error, not a hang.
     assert!(rt.block_on(mem.committed(u64::MAX)).is_err());
+}
+
+// Locations: no server needed.
+
+#[test]
+fn location_of_tells_postgres_urls_from_paths() {
+    for url in [
+        "postgres://agents@127.0.0.1:5432/world",
+        "postgresql://agents:secret@db.internal/world?connect_timeout=3",
+        "postgres://",
+    ] {
+        assert_eq!(
+            Location::of(url),
+            Location::Postgres(url.to_string()),
+            "{url}"
+        );
+    }
+    for path in [
+        "agents.db",
+        "",
+        "/var/lib/postgres/agents.db",
+        "postgres",
+        "postgres:/world",
+        "postgres:agents.db",
+        "./postgres://world",
+        "data/postgresql://world",
+        "mysql://agents@host/world",
+    ] {
+        assert_eq!(
+            Location::of(path),
+            Location::File(PathBuf::from(path)),
+            "{path}"
+        );
+    }
+    // A path that is not UTF-8 is a file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"postgres://\xff");
+        assert_eq!(Location::of(odd), Location::File(PathBuf::from(odd)));
+    }
+}
+
+#[test]
+fn location_display_hides_the_password() {
+    let shown = |text: &str| Location::of(text).to_string();
+    assert_eq!(
+        shown("postgres://agents:secret@127.0.0.1:5432/world"),
+        "postgres://agents:***@127.0.0.1:5432/world"
+    );
+    assert_eq!(
+        shown("postgresql://agents:secret@db.internal/world?connect_timeout=3"),
+        "postgresql://agents:***@db.internal/world?connect_timeout=3"
+    );
+    // A password with an `@` in it is hidden whole.
+    assert_eq!(
+        shown("postgres://agents:se@cr:et@db/world"),
+        "postgres://agents:***@db/world"
+    );
+    // Nothing to hide.
+    for url in [
+        "postgres://agents@127.0.0.1:5432/world",
+        "postgres://127.0.0.1/world",
+    ] {
+        assert_eq!(shown(url), url);
+    }
+    assert_eq!(shown("/tmp/agents.db"), "/tmp/agents.db");
+    assert_eq!(
+        format!("{:?}", Location::of("/tmp/agents.db")),
+        format!("File({:?})", Path::new("/tmp/agents.db"))
+    );
+}
+
+#[test]
+fn a_password_in_the_url_query_is_hidden_too() {
+    // libpq and tokio-postgres take the password from the query as well.
+    let shown = Location::of("postgres://agents@db.internal/world?password=secret").to_string();
+    assert!(!shown.contains("secret"), "{shown}");
+}
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn a_postgres_url_without_the_feature_is_an_open_error_without_the_password() {
+    let url = "postgres://agents:secret@127.0.0.1:5432/world";
+    match Memory::open(url) {
+        Err(err @ MemoryError::Open { .. }) => {
+            let MemoryError::Open { path, message } = &err else {
+                unreachable!()
+            };
+            assert_eq!(path, "postgres://agents:***@127.0.0.1:5432/world");
+            assert!(message.contains("postgres"), "{message}");
+            assert!(!err.to_string().contains("secret"), "{err}");
+            assert!(!format!("{err:?}").contains("secret"), "{err:?}");
+        }
+        Err(other) => panic!("expected Open, got {other}"),
+        Ok(_) => panic!("opened PostgreSQL without the feature"),
+    }
+}
+
+/// What is particular to PostgreSQL: its schema table, its URLs, and several processes (here:
+/// several `Memory` handles) on one database.
+#[cfg(feature = "postgres")]
+mod postgres_only {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn url(db: &PostgresDb) -> &str {
+        &db.0.url
+    }
+
+    /// Every version row of `memory_schema`, in order.
+    fn versions(db: &PostgresDb) -> Vec<i64> {
+        pg_query(
+            url(db),
+            "SELECT version FROM memory_schema ORDER BY version",
+            |r| r.get(0),
+        )
+    }
+
+    /// The tables and indexes of the public schema, as `(kind, name)`: what `sqlite_master`
+    /// lists on SQLite (the indexes of primary keys and unique columns left out, as SQLite's
+    /// automatic ones are).
+    fn schema_objects(db: &PostgresDb) -> Vec<(String, String)> {
+        pg_query(
+            url(db),
+            "SELECT 'index', indexname::TEXT FROM pg_indexes
+                 WHERE schemaname = 'public' AND indexname LIKE 'idx_%'
+             UNION ALL
+             SELECT 'table', table_name::TEXT FROM information_schema.tables
+                 WHERE table_schema = 'public'
+             ORDER BY 1, 2",
+            |r| (r.get(0), r.get(1)),
+        )
+    }
+
+    #[test]
+    fn migrations_run_once_and_reopen_is_a_no_op() {
+        let db = PostgresDb::new();
+        let mem = Memory::open(db.path()).unwrap();
+        assert_eq!(
+            mem.record_conversation(line("agent_001", "agent_001", "hi", None)),
+            1
+        );
+        mem.close().unwrap();
+        let first = schema_objects(&db);
+        let all: Vec<i64> = (1..=Memory::SCHEMA_VERSION).collect();
+        assert_eq!(versions(&db), all, "each migration once");
+        assert_eq!(
+            db.query_i64("SELECT MAX(version) FROM memory_schema"),
+            Memory::SCHEMA_VERSION
+        );
+
+        let mem = Memory::open(db.path()).unwrap();
+        mem.close().unwrap();
+        assert_eq!(versions(&db), all, "reopening migrates nothing");
+        let second = schema_objects(&db);
+        assert_eq!(first, second);
+        let expected: Vec<(String, String)> = [
+            ("index", "idx_agent_conversations_agent"),
+            ("index", "idx_agent_inbox_agent"),
+            ("index", "idx_agent_state_history_agent"),
+            ("index", "idx_agent_tasks_agent_status"),
+            ("index", "idx_app_log"),
+            ("index", "idx_brain_calls_agent"),
+            ("index", "idx_campaign_turns"),
+            ("table", "agent_conversations"),
+            ("table", "agent_inbox"),
+            ("table", "agent_state_history"),
+            ("table", "agent_tasks"),
+            ("table", "agents"),
+            ("table", "app_log"),
+            ("table", "app_sessions"),
+            ("table", "brain_calls"),
+            ("table", "campaign_turns"),
+            ("table", "id_blocks"),
+            ("table", "memory_schema"),
+            ("table", "memory_writers"),
+        ]
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect();
+        assert_eq!(second, expected);
+        assert_eq!(
+            db.query_i64("SELECT COUNT(*) FROM agent_conversations"),
+            1,
+            "reopening keeps the data"
+        );
+    }
+
+    #[test]
+    fn processes_opening_a_new_database_at_once_migrate_it_once() {
+        let db = PostgresDb::new();
+        let path = db.path();
+        let memories: Vec<Memory> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| Memory::open(&path).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let all: Vec<i64> = (1..=Memory::SCHEMA_VERSION).collect();
+        assert_eq!(versions(&db), all);
+        for mem in memories {
+            mem.close().unwrap();
+        }
+    }
+
+    #[test]
+    fn tables_created_by_hand_at_version_zero_still_migrate() {
+        let db = PostgresDb::new();
+        db.exec(
+            "CREATE TABLE agent_conversations (
+                 id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                 agent_id TEXT NOT NULL, timestamp TEXT NOT NULL, sender TEXT NOT NULL,
+                 content TEXT NOT NULL, recipient TEXT);
+             INSERT INTO agent_conversations (agent_id, timestamp, sender, content)
+             VALUES ('agent_001', '2026-01-01T00:00:00.000Z', 'me', 'kept');",
+        );
+        let mem = Memory::open(db.path()).unwrap();
+        assert_eq!(
+            mem.recent_conversation("agent_001", 5).unwrap()[0].content,
+            "kept"
+        );
+        mem.record_conversation(line("agent_001", "me", "new", None));
+        assert_eq!(mem.recent_conversation("agent_001", 5).unwrap().len(), 2);
+        mem.close().unwrap();
+        assert_eq!(
+            db.query_i64("SELECT MAX(version) FROM memory_schema"),
+            Memory::SCHEMA_VERSION
+        );
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let db = PostgresDb::new();
+        db.exec(
+            "CREATE TABLE memory_schema (version BIGINT NOT NULL);
+             INSERT INTO memory_schema (version) VALUES (1), (99);",
+        );
+        match Memory::open(db.path()) {
+            Err(MemoryError::SchemaTooNew { found, supported }) => {
+                assert_eq!((found, supported), (99, Memory::SCHEMA_VERSION));
+            }
+            Err(other) => panic!("expected SchemaTooNew, got {other}"),
+            Ok(_) => panic!("expected SchemaTooNew, got a memory"),
+        }
+        assert_eq!(
+            versions(&db),
+            [1, 99],
+            "a refused database is left as it was"
+        );
+    }
+
+    /// `err` is an `Open` error showing `shown` and never the password `secret`.
+    fn assert_open_error_without_password(result: Result<Memory, MemoryError>, shown: &str) {
+        match result {
+            Err(err @ MemoryError::Open { .. }) => {
+                let MemoryError::Open { path, message } = &err else {
+                    unreachable!()
+                };
+                assert_eq!(path, shown);
+                assert!(!message.is_empty());
+                assert!(!err.to_string().contains("secret"), "{err}");
+                assert!(!format!("{err:?}").contains("secret"), "{err:?}");
+            }
+            Err(other) => panic!("expected Open, got {other:?}"),
+            Ok(_) => panic!("opened {shown}"),
+        }
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_open_error_without_the_password() {
+        let port = agents_testkit::free_port();
+        let started = std::time::Instant::now();
+        assert_open_error_without_password(
+            Memory::open(format!("postgres://agents:secret@127.0.0.1:{port}/world")),
+            &format!("postgres://agents:***@127.0.0.1:{port}/world"),
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "a refused connection fails at once"
+        );
+    }
+
+    #[test]
+    fn a_malformed_url_is_an_open_error_without_the_password() {
+        for (url, shown) in [
+            (
+                "postgres://agents:secret@127.0.0.1:notaport/world",
+                "postgres://agents:***@127.0.0.1:notaport/world",
+            ),
+            (
+                "postgresql://agents:secret@127.0.0.1/world?sslmode=sometimes",
+                "postgresql://agents:***@127.0.0.1/world?sslmode=sometimes",
+            ),
+            (
+                "postgres://agents:secret@127.0.0.1/world?connect_timeout=soon",
+                "postgres://agents:***@127.0.0.1/world?connect_timeout=soon",
+            ),
+        ] {
+            assert_open_error_without_password(Memory::open(url), shown);
+        }
+    }
+
+    #[test]
+    fn the_memory_shows_its_url_without_the_password() {
+        let db = PostgresDb::new();
+        // The test server trusts loopback connections: the password is not checked.
+        let with_password = url(&db).replacen("://agents@", "://agents:secret@", 1);
+        assert_ne!(with_password, url(&db));
+        let mem = Memory::open(&with_password).unwrap();
+        let shown = mem.path().display().to_string();
+        assert!(!shown.contains("secret"), "{shown}");
+        assert_eq!(shown, url(&db).replacen("://agents@", "://agents:***@", 1));
+        assert_eq!(mem.location(), &Location::Postgres(with_password.clone()));
+        assert_eq!(mem.location().to_string(), shown);
+        mem.close().unwrap();
+    }
+
+    /// Two handles on one database, as two processes of one world.
+    fn two_handles() -> (PostgresDb, Memory, Memory) {
+        let db = PostgresDb::new();
+        let a = Memory::open(db.path()).unwrap();
+        let b = Memory::open(db.path()).unwrap();
+        (db, a, b)
+    }
+
+    #[test]
+    fn two_processes_never_hand_out_the_same_id() {
+        let (db, a, b) = two_handles();
+        const PER_THREAD: usize = 300;
+        type Ids = (Vec<String>, Vec<i64>, Vec<i64>);
+        let all: Vec<Ids> = std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            for (name, mem) in [("a", &a), ("b", &b)] {
+                for t in 0..2 {
+                    handles.push(s.spawn(move || {
+                        let mut ids: Ids = Default::default();
+                        for n in 0..PER_THREAD {
+                            ids.0.push(mem.next_agent_id().unwrap());
+                            let owner = format!("agent_{name}{t}");
+                            let (task, _) = mem.assign_task(&owner, &format!("t{n}")).unwrap();
+                            ids.1.push(task.id);
+                            let (inbox, _) = mem
+                                .send_to_inbox(&owner, "player_0", &format!("m{n}"), "player")
+                                .unwrap();
+                            ids.2.push(inbox);
+                        }
+                        ids
+                    }));
+                }
+            }
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let total = 4 * PER_THREAD;
+        let agents: HashSet<&String> = all.iter().flat_map(|ids| &ids.0).collect();
+        let tasks: HashSet<i64> = all.iter().flat_map(|ids| ids.1.iter().copied()).collect();
+        let inbox: HashSet<i64> = all.iter().flat_map(|ids| ids.2.iter().copied()).collect();
+        assert_eq!(agents.len(), total, "agent ids handed out twice");
+        assert_eq!(tasks.len(), total, "task ids handed out twice");
+        assert_eq!(inbox.len(), total, "inbox ids handed out twice");
+        for ids in &all {
+            assert!(ids.1.windows(2).all(|w| w[0] < w[1]), "ids grow per thread");
+        }
+        // Every row reached the database (a shared id would have failed a batch).
+        a.flush().unwrap();
+        b.flush().unwrap();
+        assert_eq!(
+            db.query_i64("SELECT COUNT(*) FROM agent_tasks"),
+            total as i64
+        );
+        assert_eq!(
+            db.query_i64("SELECT COUNT(*) FROM agent_inbox"),
+            total as i64
+        );
+        a.close().unwrap();
+        b.close().unwrap();
+
+        // A process opening afterwards continues above every id of both.
+        let c = Memory::open(db.path()).unwrap();
+        let agent = c.next_agent_id().unwrap();
+        let number = agent_number(&agent).unwrap();
+        assert!(
+            agents.iter().all(|a| agent_number(a).unwrap() < number),
+            "{agent}"
+        );
+        let (task, _) = c.assign_task("agent_c", "later").unwrap();
+        assert!(tasks.iter().all(|&t| t < task.id), "{}", task.id);
+        let (line, _) = c.send_to_inbox("agent_c", "p", "later", "player").unwrap();
+        assert!(inbox.iter().all(|&i| i < line), "{line}");
+        c.close().unwrap();
+    }
+
+    #[test]
+    fn a_clean_close_gives_back_only_what_no_other_process_claimed_after() {
+        let (db, a, b) = two_handles();
+        assert_eq!(a.next_agent_id().unwrap(), "agent_001");
+        // B claims the block after A's.
+        let from_b = b.next_agent_id().unwrap();
+        assert_eq!(from_b, format!("agent_{:03}", ids::BLOCK + 1));
+        // A's unused ids cannot be given back (B claimed after them): they are skipped.
+        a.close().unwrap();
+        b.close().unwrap();
+        let c = Memory::open(db.path()).unwrap();
+        assert_eq!(
+            c.next_agent_id().unwrap(),
+            format!("agent_{:03}", ids::BLOCK + 2),
+            "B gave back the end of its claim; A's ids stay skipped"
+        );
+        c.close().unwrap();
+    }
+
+    #[test]
+    fn each_process_sees_the_rows_the_other_committed() {
+        let (_db, a, b) = two_handles();
+        let from_a = a.next_agent_id().unwrap();
+        let from_b = b.next_agent_id().unwrap();
+        a.save_agent(&record(&from_a, "Ada"));
+        b.save_agent(&record(&from_b, "Bob"));
+        a.record_conversation(line("agent_shared", "a", "from a", None));
+        a.flush().unwrap();
+        b.record_conversation(line("agent_shared", "b", "from b", None));
+        b.record_state_change("agent_shared", AgentState::Idle, AgentState::Thinking);
+        b.flush().unwrap();
+        for mem in [&a, &b] {
+            let names: Vec<String> = mem.agents().unwrap().into_iter().map(|r| r.name).collect();
+            assert_eq!(names, ["Ada", "Bob"]);
+            let lines: Vec<String> = mem
+                .recent_conversation("agent_shared", 10)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.content)
+                .collect();
+            assert_eq!(lines, ["from a", "from b"]);
+            assert_eq!(mem.state_history("agent_shared", 10).unwrap().len(), 1);
+            assert_eq!(mem.agent(&from_b).unwrap().unwrap().name, "Bob");
+        }
+        a.close().unwrap();
+        b.close().unwrap();
+    }
+
+    #[test]
+    fn a_task_assigned_in_one_process_is_completed_in_the_other() {
+        let (_db, a, b) = two_handles();
+        let (task, seq) = a.assign_task("agent_001", "cross").unwrap();
+        a.wait_committed(seq).unwrap();
+        assert_eq!(b.open_task(task.id), None, "B's index does not know it yet");
+        let (done, seq) = b.complete_task(task.id).unwrap();
+        assert_eq!(done.id, task.id);
+        assert_eq!(done.task_name, "cross");
+        assert_eq!(done.agent_id, "agent_001");
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert!(done.completed_at.is_some());
+        b.wait_committed(seq).unwrap();
+        assert!(matches!(
+            b.complete_task(task.id),
+            Err(MemoryError::TaskAlreadyCompleted(id)) if id == task.id
+        ));
+        // A reads what B committed.
+        let stored = a.tasks("agent_001").unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].status, TaskStatus::Completed);
+        assert_eq!(stored[0].completed_at, done.completed_at);
+        // Ids neither process handed out are unknown to both.
+        for mem in [&a, &b] {
+            assert!(matches!(
+                mem.complete_task(task.id + 1_000),
+                Err(MemoryError::UnknownTask(_))
+            ));
+        }
+        a.close().unwrap();
+        b.close().unwrap();
+    }
+
+    #[test]
+    fn a_task_completed_elsewhere_is_not_completed_again_by_its_assigner() {
+        let (db, a, b) = two_handles();
+        let (task, seq) = a.assign_task("agent_001", "cross").unwrap();
+        a.wait_committed(seq).unwrap();
+        let (done, seq) = b.complete_task(task.id).unwrap();
+        b.wait_committed(seq).unwrap();
+        // A's own index still lists the task as open; the database decides.
+        let again = a.complete_task(task.id);
+        assert!(
+            matches!(again, Err(MemoryError::TaskAlreadyCompleted(id)) if id == task.id),
+            "completed twice: {again:?}"
+        );
+        a.flush().unwrap();
+        assert_eq!(
+            db.query_i64("SELECT COUNT(*) FROM agent_tasks WHERE status = 'completed'"),
+            1
+        );
+        assert_eq!(
+            a.tasks("agent_001").unwrap()[0].completed_at,
+            done.completed_at
+        );
+        a.close().unwrap();
+        b.close().unwrap();
+    }
 }

@@ -936,6 +936,37 @@ impl Runtime {
         &self.inner.bus
     }
 
+    /// Follows an agent of another process in this process's world (the cluster bridge): a
+    /// spawned or moved agent is placed where it is, so this process's agents hear and see it;
+    /// a removed one leaves. Agents running here are never touched; others are not in `list`.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn follow_remote(&self, message: &BusMessage) {
+        let Some(agent_id) = message.agent_id() else {
+            return;
+        };
+        if self.inner.agents.read().contains_key(agent_id) {
+            return;
+        }
+        match message {
+            BusMessage::AgentSpawned {
+                name,
+                role,
+                position,
+                ..
+            } => self.inner.world.insert(
+                agent_id,
+                Placed {
+                    name: name.clone(),
+                    role: role.clone(),
+                    position: *position,
+                },
+            ),
+            BusMessage::AgentMoved { to, .. } => self.inner.world.update_position(agent_id, *to),
+            BusMessage::AgentRemoved { .. } => self.inner.world.remove(agent_id),
+            _ => {}
+        }
+    }
+
     /// The memory.
     pub fn memory(&self) -> &Memory {
         &self.inner.memory

@@ -115,3 +115,13 @@ impl Conn {
         self.rt.block_on(client.query_opt(&statement, params))
     }
 }
+
+/// An error with the server's reason (tokio-postgres's `Display` alone says "db error") or the
+/// cause (a refused connection).
+pub(crate) fn explain(error: &tokio_postgres::Error) -> String {
+    match (error.as_db_error(), std::error::Error::source(error)) {
+        (Some(db), _) => format!("{error}: {}", db.message()),
+        (None, Some(source)) => format!("{error}: {source}"),
+        (None, None) => error.to_string(),
+    }
+}

@@ -21,6 +21,7 @@
 mod conn;
 pub(crate) mod read;
 mod schema;
+mod text;
 mod write;
 
 use std::thread::JoinHandle;
@@ -33,6 +34,7 @@ use super::MemoryError;
 use super::ids::IdKind;
 use super::store::{Loaded, Queries};
 use conn::Conn;
+pub(crate) use conn::explain;
 pub(crate) use write::PgSink;
 
 /// Reader threads (and connections) per memory.
@@ -54,6 +56,25 @@ impl PgStore {
         url: &str,
         location: &super::Location,
     ) -> Result<(PgStore, PgSink, Loaded), MemoryError> {
+        // The first connection blocks on its own runtime: on a thread of its own, so that
+        // opening works from async code too. It then belongs to the writer thread.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| PgStore::open_here(url, location))
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(MemoryError::Open {
+                        path: location.to_string(),
+                        message: "the opening thread panicked".to_string(),
+                    })
+                })
+        })
+    }
+
+    fn open_here(
+        url: &str,
+        location: &super::Location,
+    ) -> Result<(PgStore, PgSink, Loaded), MemoryError> {
         let shown = location.to_string();
         let open_error = |message: String| MemoryError::Open {
             path: shown.clone(),
@@ -61,13 +82,13 @@ impl PgStore {
         };
         let config: Config = url
             .parse()
-            .map_err(|e: tokio_postgres::Error| open_error(e.to_string()))?;
-        let mut conn = Conn::connect(&config).map_err(|e| open_error(e.to_string()))?;
+            .map_err(|e: tokio_postgres::Error| open_error(explain(&e)))?;
+        let mut conn = Conn::connect(&config).map_err(|e| open_error(explain(&e)))?;
         schema::migrate(&mut conn)?;
         let loaded = read::load(&mut conn)?;
         let writer_id = format!(
             "{}-{}-{:016x}",
-            hostname(),
+            crate::time::hostname(),
             std::process::id(),
             rand::random::<u64>()
         );
@@ -102,6 +123,15 @@ impl PgStore {
     /// Claims ids (see [`read::claim`]).
     pub(crate) fn claim(&self, kind: IdKind, floor: i64, count: i64) -> Result<i64, MemoryError> {
         self.on_connection(move |conn| read::claim(conn, kind, floor, count))
+    }
+
+    /// Completes a task if it is still open (see [`read::complete_task`]).
+    pub(crate) fn complete_task(
+        &self,
+        id: i64,
+        completed_at: String,
+    ) -> Result<Option<super::TaskRow>, MemoryError> {
+        self.on_connection(move |conn| read::complete_task(conn, id, &completed_at))
     }
 
     /// Gives back the end of a claim (see [`read::release`]).
@@ -165,13 +195,4 @@ fn reader(config: Config, jobs: Receiver<Job>) {
         }
         job(Ok(conn.as_mut().expect("connected above")));
     }
-}
-
-/// This machine's name, for the writer's id (diagnostics only).
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".to_string())
 }

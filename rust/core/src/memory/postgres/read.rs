@@ -4,6 +4,7 @@
 use tokio_postgres::Row;
 
 use super::conn::Conn;
+use super::text::{Text, opt_text, text};
 use crate::geometry::Position;
 use crate::memory::ids::IdKind;
 use crate::memory::store::{self, Loaded, Queries, limit_of, newest_first_page, oldest_first_page};
@@ -18,32 +19,32 @@ pub(crate) struct Reader<'a>(pub &'a mut Conn);
 fn task_row(row: &Row) -> Result<TaskRow, MemoryError> {
     Ok(TaskRow {
         id: row.try_get(0)?,
-        agent_id: row.try_get(1)?,
-        task_name: row.try_get(2)?,
+        agent_id: text(row, 1)?,
+        task_name: text(row, 2)?,
         status: store::parse_status(row.try_get(3)?)?,
-        created_at: row.try_get(4)?,
-        completed_at: row.try_get(5)?,
+        created_at: text(row, 4)?,
+        completed_at: opt_text(row, 5)?,
     })
 }
 
 fn conversation_row(row: &Row) -> Result<ConversationRow, MemoryError> {
     Ok(ConversationRow {
         id: row.try_get(0)?,
-        agent_id: row.try_get(1)?,
-        timestamp: row.try_get(2)?,
-        sender: row.try_get(3)?,
-        content: row.try_get(4)?,
-        recipient: row.try_get(5)?,
+        agent_id: text(row, 1)?,
+        timestamp: text(row, 2)?,
+        sender: text(row, 3)?,
+        content: text(row, 4)?,
+        recipient: opt_text(row, 5)?,
     })
 }
 
 fn state_change_row(row: &Row) -> Result<StateChangeRow, MemoryError> {
     Ok(StateChangeRow {
         id: row.try_get(0)?,
-        agent_id: row.try_get(1)?,
+        agent_id: text(row, 1)?,
         old_state: store::parse_state(row.try_get(2)?)?,
         new_state: store::parse_state(row.try_get(3)?)?,
-        timestamp: row.try_get(4)?,
+        timestamp: text(row, 4)?,
     })
 }
 
@@ -51,16 +52,16 @@ fn agent_row(row: &Row) -> Result<AgentRecord, MemoryError> {
     let x: Option<f64> = row.try_get(6)?;
     let y: Option<f64> = row.try_get(7)?;
     Ok(AgentRecord {
-        agent_id: row.try_get(0)?,
-        name: row.try_get(1)?,
-        role: row.try_get(2)?,
-        prompt: row.try_get(3)?,
-        brain: row.try_get(4)?,
-        config: store::parse_config(row.try_get(5)?)?,
+        agent_id: text(row, 0)?,
+        name: text(row, 1)?,
+        role: text(row, 2)?,
+        prompt: text(row, 3)?,
+        brain: text(row, 4)?,
+        config: store::parse_config(&text(row, 5)?)?,
         position: Position::new(x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN)),
         state: store::parse_state(row.try_get(8)?)?,
-        created_at: row.try_get(9)?,
-        removed_at: row.try_get(10)?,
+        created_at: text(row, 9)?,
+        removed_at: opt_text(row, 10)?,
     })
 }
 
@@ -126,6 +127,22 @@ pub(crate) fn claim(
         .ok_or_else(|| MemoryError::WriteFailed("id claim returned no row".to_string()))
 }
 
+/// Marks a task completed if it is still `assigned` (committed when this returns); the task
+/// as it is now, or `None` when it is not open (completed already, or unknown).
+pub(crate) fn complete_task(
+    conn: &mut Conn,
+    id: i64,
+    completed_at: &str,
+) -> Result<Option<TaskRow>, MemoryError> {
+    let row = conn.query_opt(
+        "UPDATE agent_tasks SET status = 'completed', completed_at = $2
+         WHERE id = $1 AND status = 'assigned'
+         RETURNING id, agent_id, task_name, status, created_at, completed_at",
+        &[&id, &Text(completed_at)],
+    )?;
+    row.as_ref().map(task_row).transpose()
+}
+
 /// Gives back the unused end of the last claim (`last + 1 ..= claimed_to`) if no process has
 /// claimed after it, so that a clean restart continues without a gap.
 pub(crate) fn release(
@@ -153,7 +170,7 @@ impl Queries for Reader<'_> {
                  SELECT id, agent_id, timestamp, sender, content, recipient
                  FROM agent_conversations WHERE agent_id = $1 ORDER BY id DESC LIMIT $2
              ) AS recent ORDER BY id ASC",
-            &[&agent_id, &limit_of(limit)],
+            &[&Text(agent_id), &limit_of(limit)],
         )?;
         rows(found, conversation_row)
     }
@@ -166,7 +183,7 @@ impl Queries for Reader<'_> {
         let found = self.0.query(
             "SELECT id, agent_id, timestamp, sender, content, recipient
              FROM agent_conversations WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&agent_id, &before, &limit_of(limit.saturating_add(1))],
+            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
         )?;
         Ok(newest_first_page(
             rows(found, conversation_row)?,
@@ -184,7 +201,7 @@ impl Queries for Reader<'_> {
                  SELECT id, agent_id, old_state, new_state, timestamp
                  FROM agent_state_history WHERE agent_id = $1 ORDER BY id DESC LIMIT $2
              ) AS recent ORDER BY id ASC",
-            &[&agent_id, &limit_of(limit)],
+            &[&Text(agent_id), &limit_of(limit)],
         )?;
         rows(found, state_change_row)
     }
@@ -197,7 +214,7 @@ impl Queries for Reader<'_> {
         let found = self.0.query(
             "SELECT id, agent_id, old_state, new_state, timestamp
              FROM agent_state_history WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&agent_id, &before, &limit_of(limit.saturating_add(1))],
+            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
         )?;
         Ok(newest_first_page(
             rows(found, state_change_row)?,
@@ -209,7 +226,7 @@ impl Queries for Reader<'_> {
         let found = self.0.query(
             "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
              WHERE agent_id = $1 ORDER BY id ASC",
-            &[&agent_id],
+            &[&Text(agent_id)],
         )?;
         rows(found, task_row)
     }
@@ -222,7 +239,7 @@ impl Queries for Reader<'_> {
         let found = self.0.query(
             "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
              WHERE agent_id = $1 AND id > $2 ORDER BY id ASC LIMIT $3",
-            &[&agent_id, &after, &limit_of(limit.saturating_add(1))],
+            &[&Text(agent_id), &after, &limit_of(limit.saturating_add(1))],
         )?;
         let keyed = rows(found, |row| Ok((task_row(row)?, row.try_get::<_, i64>(0)?)))?;
         Ok(oldest_first_page(keyed, limit))
@@ -252,7 +269,7 @@ impl Queries for Reader<'_> {
             "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
                     removed_at
              FROM agents WHERE agent_id = $1",
-            &[&agent_id],
+            &[&Text(agent_id)],
         )?;
         found.as_ref().map(agent_row).transpose()
     }
@@ -275,7 +292,7 @@ impl Queries for Reader<'_> {
             "SELECT id, agent_id, provider, model, started_at, latency_ms, input_tokens,
                     output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply
              FROM brain_calls WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&agent_id, &before, &limit_of(limit.saturating_add(1))],
+            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
         )?;
         let count = |row: &Row, i: usize| -> Result<u64, MemoryError> {
             Ok(u64::try_from(row.try_get::<_, i64>(i)?).unwrap_or(0))
@@ -284,19 +301,19 @@ impl Queries for Reader<'_> {
             Ok(BrainCallRow {
                 id: row.try_get(0)?,
                 call: BrainCall {
-                    agent_id: row.try_get(1)?,
-                    provider: row.try_get(2)?,
-                    model: row.try_get(3)?,
-                    started_at: row.try_get(4)?,
+                    agent_id: text(row, 1)?,
+                    provider: text(row, 2)?,
+                    model: opt_text(row, 3)?,
+                    started_at: text(row, 4)?,
                     latency_ms: count(row, 5)?,
                     input_tokens: count(row, 6)?,
                     output_tokens: count(row, 7)?,
                     cached_tokens: count(row, 8)?,
                     outcome: store::parse_outcome(row.try_get(9)?)?,
                     repairs: u32::try_from(row.try_get::<_, i64>(10)?).unwrap_or(u32::MAX),
-                    error_code: row.try_get(11)?,
-                    prompt: row.try_get(12)?,
-                    reply: row.try_get(13)?,
+                    error_code: opt_text(row, 11)?,
+                    prompt: opt_text(row, 12)?,
+                    reply: opt_text(row, 13)?,
                 },
             })
         })?;
@@ -306,52 +323,52 @@ impl Queries for Reader<'_> {
         let found = self.0.query(
             "SELECT id, agent_id, sender, content, dialog_type, created_at FROM agent_inbox
              WHERE agent_id = $1 ORDER BY id ASC",
-            &[&agent_id],
+            &[&Text(agent_id)],
         )?;
         rows(found, |row| {
             Ok(InboxRow {
                 id: row.try_get(0)?,
-                agent_id: row.try_get(1)?,
-                sender: row.try_get(2)?,
-                content: row.try_get(3)?,
-                dialog_type: row.try_get(4)?,
-                created_at: row.try_get(5)?,
+                agent_id: text(row, 1)?,
+                sender: text(row, 2)?,
+                content: text(row, 3)?,
+                dialog_type: text(row, 4)?,
+                created_at: text(row, 5)?,
             })
         })
     }
     fn app(&mut self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
         let Some(row) = self.0.query_opt(
             "SELECT state, human_label FROM app_sessions WHERE app_id = $1",
-            &[&app_id],
+            &[&Text(app_id)],
         )?
         else {
             return Ok(None);
         };
-        let state: String = row.try_get(0)?;
-        let human_label: Option<String> = row.try_get(1)?;
+        let state = text(&row, 0)?;
+        let human_label = opt_text(&row, 1)?;
         let conn = &mut *self.0;
         store::stored_app(&state, human_label, |kind| {
             let found = conn.query(
                 "SELECT entry FROM app_log WHERE app_id = $1 AND kind = $2
                  ORDER BY id DESC LIMIT $3",
-                &[&app_id, &kind.as_str(), &limit_of(limit)],
+                &[&Text(app_id), &kind.as_str(), &limit_of(limit)],
             )?;
-            rows(found, |r| Ok(r.try_get::<_, String>(0)?))
+            rows(found, |r| text(r, 0))
         })
         .map(Some)
     }
     fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError> {
         let found = self.0.query_opt(
             "SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = $1",
-            &[&campaign_id],
+            &[&Text(campaign_id)],
         )?;
         Ok(found.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
     }
     fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
         let found = self.0.query(
             "SELECT entry FROM campaign_turns WHERE campaign_id = $1 ORDER BY id",
-            &[&campaign_id],
+            &[&Text(campaign_id)],
         )?;
-        rows(found, |r| Ok(r.try_get::<_, String>(0)?))
+        rows(found, |r| text(r, 0))
     }
 }

@@ -131,16 +131,35 @@ const MIGRATIONS: &[&str] = &[
 /// The key of the advisory lock migrations run under ("agents" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6167_656e_7473;
 
-/// The database's schema version (0 for a new database).
+/// The database's schema version (0 for a new database). The version table is created under
+/// the migration lock: concurrent `CREATE TABLE IF NOT EXISTS` of one table can fail in
+/// PostgreSQL.
 pub(crate) fn version(conn: &mut Conn) -> Result<i64, tokio_postgres::Error> {
     conn.run(|client| async move {
-        client
-            .batch_execute("CREATE TABLE IF NOT EXISTS memory_schema (version BIGINT NOT NULL)")
-            .await?;
-        let row = client
-            .query_opt("SELECT MAX(version) FROM memory_schema", &[])
-            .await?;
-        Ok(row.and_then(|r| r.get::<_, Option<i64>>(0)).unwrap_or(0))
+        client.batch_execute("BEGIN").await?;
+        let outcome = async {
+            client
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .await?;
+            client
+                .batch_execute("CREATE TABLE IF NOT EXISTS memory_schema (version BIGINT NOT NULL)")
+                .await?;
+            let row = client
+                .query_one("SELECT COALESCE(MAX(version), 0) FROM memory_schema", &[])
+                .await?;
+            Ok::<i64, tokio_postgres::Error>(row.get(0))
+        }
+        .await;
+        match outcome {
+            Ok(version) => {
+                client.batch_execute("COMMIT").await?;
+                Ok(version)
+            }
+            Err(error) => {
+                let _ = client.batch_execute("ROLLBACK").await;
+                Err(error)
+            }
+        }
     })?
 }
 

@@ -13,6 +13,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, Statement};
 
 use super::conn::Conn;
+use super::text::Text;
 use crate::memory::store::Sink;
 use crate::memory::writer::{Op, Queued};
 
@@ -51,7 +52,10 @@ impl PgSink {
                     return Ok(());
                 }
                 Err(error) if Instant::now() >= deadline => {
-                    return Err(format!("cannot reconnect to PostgreSQL: {error}"));
+                    return Err(format!(
+                        "cannot reconnect to PostgreSQL: {}",
+                        super::explain(&error)
+                    ));
                 }
                 Err(error) => {
                     tracing::warn!(%error, "memory writer: PostgreSQL unreachable; retrying");
@@ -107,11 +111,11 @@ impl Sink for PgSink {
                 self.reconnect()?;
                 match self.committed_here() {
                     Ok(done) if done >= last => Ok(()),
-                    Ok(_) => self.try_commit(batch).map_err(|e| e.to_string()),
-                    Err(error) => Err(error.to_string()),
+                    Ok(_) => self.try_commit(batch).map_err(|e| super::explain(&e)),
+                    Err(error) => Err(super::explain(&error)),
                 }
             }
-            Err(error) => Err(error.to_string()),
+            Err(error) => Err(super::explain(&error)),
         }
     }
 }
@@ -133,7 +137,7 @@ async fn pipeline(
             calls.push(client.execute_raw(statement, params));
         }
     }
-    let mark_params: Vec<Param<'_>> = vec![Box::new(writer_id), Box::new(last)];
+    let mark_params: Vec<Param<'_>> = vec![Box::new(Text(writer_id)), Box::new(last)];
     calls.push(client.execute_raw(mark, mark_params));
     // Every answer is awaited (none left behind on the connection); the first error wins.
     join_all(calls)
@@ -221,6 +225,12 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
     fn b<'a, T: ToSql + Sync + Send + 'a>(value: T) -> Param<'a> {
         Box::new(value)
     }
+    fn t(value: &str) -> Param<'_> {
+        Box::new(Text(value))
+    }
+    fn ot(value: &Option<String>) -> Param<'_> {
+        Box::new(value.as_deref().map(Text))
+    }
     match op {
         Op::Conversation {
             agent_id,
@@ -229,11 +239,11 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             content,
             recipient,
         } => vec![vec![
-            b(agent_id),
-            b(timestamp),
-            b(sender),
-            b(content),
-            b(recipient),
+            t(agent_id),
+            t(timestamp),
+            t(sender),
+            t(content),
+            ot(recipient),
         ]],
         Op::StateChange {
             agent_id,
@@ -241,32 +251,32 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             new,
             timestamp,
         } => vec![vec![
-            b(agent_id),
+            t(agent_id),
             b(old.as_str()),
             b(new.as_str()),
-            b(timestamp),
+            t(timestamp),
         ]],
         Op::AssignTask {
             id,
             agent_id,
             task_name,
             created_at,
-        } => vec![vec![b(id), b(agent_id), b(task_name), b(created_at)]],
-        Op::CompleteTask { id, completed_at } => vec![vec![b(id), b(completed_at)]],
+        } => vec![vec![b(id), t(agent_id), t(task_name), t(created_at)]],
+        Op::CompleteTask { id, completed_at } => vec![vec![b(id), t(completed_at)]],
         Op::SaveAgent(a) => vec![vec![
-            b(&a.agent_id),
+            t(&a.agent_id),
             b(a.seq),
-            b(&a.name),
-            b(&a.role),
-            b(&a.prompt),
-            b(&a.brain),
-            b(&a.config),
+            t(&a.name),
+            t(&a.role),
+            t(&a.prompt),
+            t(&a.brain),
+            t(&a.config),
             b(a.x),
             b(a.y),
             b(a.state.as_str()),
-            b(&a.created_at),
-            b(&a.updated_at),
-            b(&a.removed_at),
+            t(&a.created_at),
+            t(&a.updated_at),
+            ot(&a.removed_at),
         ]],
         Op::AgentPosition {
             agent_id,
@@ -275,16 +285,16 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             state,
             updated_at,
         } => vec![vec![
-            b(agent_id),
+            t(agent_id),
             b(x),
             b(y),
             b(state.as_str()),
-            b(updated_at),
+            t(updated_at),
         ]],
         Op::AgentRemoved {
             agent_id,
             removed_at,
-        } => vec![vec![b(agent_id), b(removed_at)]],
+        } => vec![vec![t(agent_id), t(removed_at)]],
         Op::BrainCall(call) => {
             let crate::memory::BrainCall {
                 agent_id,
@@ -302,19 +312,19 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
                 reply,
             } = &**call;
             vec![vec![
-                b(agent_id),
-                b(provider),
-                b(model),
-                b(started_at),
+                t(agent_id),
+                t(provider),
+                ot(model),
+                t(started_at),
                 b(int(*latency_ms)),
                 b(int(*input_tokens)),
                 b(int(*output_tokens)),
                 b(int(*cached_tokens)),
                 b(outcome.as_str()),
                 b(i64::from(*repairs)),
-                b(error_code),
-                b(prompt),
-                b(reply),
+                ot(error_code),
+                ot(prompt),
+                ot(reply),
             ]]
         }
         Op::App(row) => {
@@ -330,43 +340,43 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
                 updated_at,
             } = &**row;
             vec![vec![
-                b(app_id),
-                b(agent_id),
-                b(mode),
-                b(control_mode),
-                b(role_prompt),
-                b(human_label),
-                b(state),
-                b(actions),
-                b(updated_at),
+                t(app_id),
+                ot(agent_id),
+                t(mode),
+                t(control_mode),
+                t(role_prompt),
+                ot(human_label),
+                t(state),
+                t(actions),
+                t(updated_at),
             ]]
         }
         Op::AppLog {
             app_id,
             kind,
             entry,
-        } => vec![vec![b(app_id), b(kind.as_str()), b(entry)]],
+        } => vec![vec![t(app_id), b(kind.as_str()), t(entry)]],
         Op::CampaignTurn {
             campaign_id,
             turn_id,
             entry,
-        } => vec![vec![b(campaign_id), b(turn_id), b(entry)]],
+        } => vec![vec![t(campaign_id), t(turn_id), t(entry)]],
         Op::IdBlock { .. } => vec![],
         Op::Inbox(line) => vec![
             vec![
                 b(line.id),
-                b(&line.agent_id),
-                b(&line.sender),
-                b(&line.content),
-                b(&line.dialog_type),
-                b(&line.created_at),
+                t(&line.agent_id),
+                t(&line.sender),
+                t(&line.content),
+                t(&line.dialog_type),
+                t(&line.created_at),
             ],
             vec![
-                b(&line.agent_id),
-                b(&line.created_at),
-                b(&line.sender),
-                b(&line.content),
-                b(&line.agent_id),
+                t(&line.agent_id),
+                t(&line.created_at),
+                t(&line.sender),
+                t(&line.content),
+                t(&line.agent_id),
             ],
         ],
         Op::InboxDone { id } => vec![vec![b(id)]],

@@ -1,0 +1,260 @@
+//! One world on several runtimes over a real NATS server and one real PostgreSQL database
+//! (both started by the test): events cross processes, speech reaches an agent elsewhere and
+//! is answered, subscriptions narrow what a process receives, and a NATS restart is survived.
+//!
+//! The runtimes share this test process but nothing else: each has its own bus, its own
+//! connection to NATS and its own connections to the database, as separate processes would.
+
+#![cfg(feature = "cluster")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::bus::{BusMessage, Filter, MessageKind, Received, Subscription};
+use agents_core::cluster::{Cluster, ClusterConfig};
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use agents_testkit::{nats, postgres};
+use serde_json::json;
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+const WITHIN: Duration = Duration::from_secs(15);
+
+fn runtime(url: &str) -> Arc<Runtime> {
+    Arc::new(
+        Runtime::start_on(
+            Handle::current(),
+            RuntimeOptions {
+                database: url.into(),
+                idle_think_seconds: 1000.0,
+                speaking_seconds: 0.05,
+                ..RuntimeOptions::default()
+            },
+        )
+        .unwrap(),
+    )
+}
+
+fn agent(name: &str, x: f64) -> AgentConfig {
+    AgentConfig::from_json(&json!({
+        "name": name, "role": "villager", "prompt": "You live here.",
+        "initial_position": {"x": x, "y": 10}, "brain": "scripted"
+    }))
+    .unwrap()
+}
+
+async fn join(rt: &Arc<Runtime>, nats: &str, world: &str) -> Cluster {
+    Cluster::join(rt.clone(), ClusterConfig::new(nats, world))
+        .await
+        .unwrap()
+}
+
+/// The next message `pick` accepts, with its envelope's origin.
+async fn until(
+    sub: &mut Subscription,
+    mut pick: impl FnMut(&BusMessage) -> bool,
+) -> (BusMessage, Option<String>) {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(Received::Message(env))) if pick(&env.message) => {
+                return (
+                    env.message.clone(),
+                    env.origin.as_deref().map(str::to_string),
+                );
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("bus closed"),
+            Err(_) => panic!("nothing matched within {WITHIN:?}"),
+        }
+    }
+}
+
+/// Waits until `check` holds (the bridges subscribe asynchronously).
+async fn eventually(mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WITHIN;
+    while !check() {
+        assert!(
+            Instant::now() < deadline,
+            "condition not met within {WITHIN:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn events_cross_processes_and_speech_reaches_an_agent_elsewhere() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cb) = (
+        join(&a, &nats.url, "town").await,
+        join(&b, &nats.url, "town").await,
+    );
+    let mut on_b = b.subscribe(Filter::all());
+    // B's bridge listens to everything once its interest (the subscription above) is in.
+    eventually(|| cb.stats().patterns >= 1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let ada = a.spawn(agent("Ada", 10.0)).unwrap();
+    let bob = b.spawn(agent("Bob", 12.0)).unwrap();
+    assert_ne!(ada, bob, "one id space for the world");
+
+    let (spawned, origin) = until(
+        &mut on_b,
+        |m| matches!(m, BusMessage::AgentSpawned { agent_id, .. } if *agent_id == ada),
+    )
+    .await;
+    assert_eq!(origin.as_deref(), Some(ca.config().process_id.as_str()));
+    assert!(matches!(spawned, BusMessage::AgentSpawned { .. }));
+
+    // Bob, on B, speaks to Ada, on A; Ada hears it through her own subscription and answers
+    // Bob, which B's subscribers see.
+    eventually(|| ca.stats().patterns >= 2).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    b.bus().publish(BusMessage::AgentSpoke {
+        agent_id: bob.clone(),
+        content: "Good morning, Ada!".to_string(),
+        recipients: vec![ada.clone()],
+        dialog_type: "chat".to_string(),
+        inbox_id: None,
+    });
+    let (answer, origin) = until(&mut on_b, |m| {
+        matches!(m, BusMessage::AgentSpoke { agent_id, recipients, .. }
+            if *agent_id == ada && recipients.contains(&bob))
+    })
+    .await;
+    assert_eq!(origin.as_deref(), Some(ca.config().process_id.as_str()));
+    let BusMessage::AgentSpoke { content, .. } = answer else {
+        unreachable!()
+    };
+    assert!(!content.is_empty());
+    // Ada's memory, in the shared database, holds what Bob said to her.
+    let heard = a.memory().recent_conversation(&ada, 20).unwrap();
+    assert!(
+        heard
+            .iter()
+            .any(|l| l.sender == bob && l.content == "Good morning, Ada!"),
+        "{heard:#?}"
+    );
+
+    let (sa, sb) = (ca.stats(), cb.stats());
+    assert!(sa.exported > 0 && sb.imported > 0, "{sa:?} {sb:?}");
+    assert_eq!(sa.garbage + sb.garbage, 0);
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_process_receives_what_its_subscribers_want_and_nothing_else() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, c) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cc) = (
+        join(&a, &nats.url, "quiet").await,
+        join(&c, &nats.url, "quiet").await,
+    );
+    // C's only subscriber wants what agent_xyz says.
+    let mut on_c = c.subscribe(
+        Filter::all()
+            .senders(["agent_xyz"])
+            .kinds([MessageKind::AgentSpoke]),
+    );
+    // Where agents are (spawned, moved, removed) and this one.
+    eventually(|| cc.stats().patterns == 4).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // A's agents chatter: state changes, speech among themselves.
+    let ada = a.spawn(agent("Ada", 0.0)).unwrap();
+    let eve = a.spawn(agent("Eve", 1.0)).unwrap();
+    for n in 0..5 {
+        a.bus().publish(BusMessage::AgentSpoke {
+            agent_id: ada.clone(),
+            content: format!("line {n}"),
+            recipients: vec![eve.clone()],
+            dialog_type: "chat".to_string(),
+            inbox_id: None,
+        });
+    }
+    a.bus().publish(BusMessage::AgentSpoke {
+        agent_id: "agent_xyz".to_string(),
+        content: "for C".to_string(),
+        recipients: vec![],
+        dialog_type: "chat".to_string(),
+        inbox_id: None,
+    });
+    let (message, _) = until(&mut on_c, |m| matches!(m, BusMessage::AgentSpoke { .. })).await;
+    assert!(matches!(message, BusMessage::AgentSpoke { ref content, .. } if content == "for C"));
+    // Only the two spawns (where agents are) and the one line reached C, though A sent more.
+    eventually(|| cc.stats().imported >= 3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (sa, sc) = (ca.stats(), cc.stats());
+    assert!(sa.exported >= 8, "{sa:?}");
+    assert_eq!(sc.imported, 3, "{sc:?}");
+    ca.leave().await;
+    cc.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    c.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_world_goes_on_after_nats_restarts() {
+    let mut nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cb) = (
+        join(&a, &nats.url, "restart").await,
+        join(&b, &nats.url, "restart").await,
+    );
+    let mut on_b = b.subscribe(Filter::all().kinds([MessageKind::AgentSpawned]));
+    eventually(|| cb.stats().patterns >= 1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let first = a.spawn(agent("Before", 0.0)).unwrap();
+    until(&mut on_b, |m| m.agent_id() == Some(first.as_str())).await;
+
+    nats.restart();
+    // Both reconnect (the client retries for ever) and subscribe again; until they have, a
+    // spawn may go unseen, so spawn until one is seen on the other side.
+    let deadline = Instant::now() + WITHIN;
+    let mut n = 0;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "nothing crossed after the restart"
+        );
+        n += 1;
+        let after = a.spawn(agent(&format!("After {n}"), 1.0)).unwrap();
+        let seen = tokio::time::timeout(Duration::from_millis(500), async {
+            until(&mut on_b, |m| m.agent_id() == Some(after.as_str())).await
+        })
+        .await;
+        if seen.is_ok() {
+            break;
+        }
+    }
+    assert!(ca.is_connected() && cb.is_connected());
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joining_fails_clearly() {
+    let db = postgres::database();
+    let a = runtime(&db.url);
+    let bad = Cluster::join(a.clone(), ClusterConfig::new("nats://127.0.0.1:1", "w"))
+        .await
+        .err()
+        .expect("no NATS there");
+    assert!(bad.to_string().contains("nats://127.0.0.1:1"), "{bad}");
+    let nats = nats::Server::start();
+    let bad = Cluster::join(a.clone(), ClusterConfig::new(&nats.url, "my.world"))
+        .await
+        .err()
+        .expect("a dot in a world name");
+    assert!(bad.to_string().contains("'my.world'"), "{bad}");
+    a.shutdown(Duration::from_secs(5));
+}
