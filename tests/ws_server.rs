@@ -3,16 +3,12 @@
 
 mod support;
 
+use support::server::ServerProc;
+
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use parking_lot_free::Lines;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -36,119 +32,6 @@ const EVENT_TYPES: &[&str] = &[
 ];
 
 /// Collected stderr lines (a tiny mutex-protected vector).
-mod parking_lot_free {
-    use std::sync::Mutex;
-
-    /// The server's stderr so far.
-    #[derive(Default)]
-    pub struct Lines(pub Mutex<Vec<String>>);
-
-    impl Lines {
-        pub fn contains(&self, needle: &str) -> bool {
-            self.0
-                .lock()
-                .map(|l| l.iter().any(|s| s.contains(needle)))
-                .unwrap_or(false)
-        }
-        pub fn text(&self) -> String {
-            self.0.lock().map(|l| l.join("\n")).unwrap_or_default()
-        }
-    }
-}
-
-/// A running `agents-server serve`.
-struct ServerProc {
-    child: Child,
-    addr: String,
-    stderr: Arc<Lines>,
-}
-
-impl ServerProc {
-    fn start(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> ServerProc {
-        let mut cmd = Command::new(support::server_bin());
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--db"])
-            .arg(db)
-            .args(["--log-level", "info"])
-            .args(extra)
-            .env_remove("AGENTS_SERVER_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("spawn agents-server serve");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let lines = Arc::new(Lines::default());
-        let (tx, rx) = mpsc::channel();
-        let sink = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(addr) = line
-                    .strip_prefix("listening on ws://")
-                    .and_then(|rest| rest.strip_suffix("/ws"))
-                {
-                    let _ = tx.send(addr.to_owned());
-                }
-                if let Ok(mut v) = sink.0.lock() {
-                    v.push(line);
-                }
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| panic!("the server did not start:\n{}", lines.text()));
-        ServerProc {
-            child,
-            addr,
-            stderr: lines,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    fn addr(&self) -> String {
-        self.addr.to_string()
-    }
-
-    /// SIGTERM, then wait for a clean exit.
-    fn terminate(&mut self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success());
-        for _ in 0..200 {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                assert!(status.success(), "exit {status}:\n{}", self.stderr.text());
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("the server did not stop:\n{}", self.stderr.text());
-    }
-
-    async fn wait_log(&self, needle: &str) {
-        for _ in 0..400 {
-            if self.stderr.contains(needle) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("no log line with {needle:?}:\n{}", self.stderr.text());
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A protocol client: replies are matched by `request_id`, events are kept.
@@ -323,7 +206,7 @@ fn quiet_agent(name: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_and_every_event_between_two_clients() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
     // The raw welcome.
     let (mut raw, _) = tokio_tungstenite::connect_async(server.url())
         .await
@@ -622,7 +505,7 @@ async fn every_request_and_every_event_between_two_clients() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_error_code_leaves_the_connection_usable() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
     let mut c = Client::connect(&server.url()).await;
     let agent = spawn(&mut c, quiet_agent("Cy")).await;
 
@@ -741,7 +624,7 @@ async fn every_error_code_leaves_the_connection_usable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribe_filters_by_event_type_and_agent() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerProc::start(&dir.path().join("agents.db"), &[], &[]);
+    let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
     let mut actor = Client::connect(&server.url()).await;
     let mut by_type = Client::connect(&server.url()).await;
     let mut by_agent = Client::connect(&server.url()).await;
@@ -812,7 +695,7 @@ async fn subscribe_filters_by_event_type_and_agent() {
 async fn a_token_is_required_when_set() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(
-        &dir.path().join("agents.db"),
+        dir.path().join("agents.db"),
         &[],
         &[("AGENTS_SERVER_TOKEN", "s3cret")],
     );
@@ -955,7 +838,7 @@ async fn raw_upgrade(addr: &str, path: &str, headers: &[(&str, &str)]) -> String
 async fn web_pages_need_an_allowed_origin_and_a_loopback_host() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(
-        &dir.path().join("agents.db"),
+        dir.path().join("agents.db"),
         &["--allow-origin", "https://game.example"],
         &[],
     );
@@ -1097,7 +980,7 @@ impl Raw {
 async fn oversize_and_garbage_frames_close_with_the_right_code() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(
-        &dir.path().join("agents.db"),
+        dir.path().join("agents.db"),
         &["--max-frame-bytes", "65536"],
         &[],
     );
@@ -1128,7 +1011,7 @@ async fn oversize_and_garbage_frames_close_with_the_right_code() {
 async fn a_slow_client_is_disconnected_and_others_keep_working() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(
-        &dir.path().join("agents.db"),
+        dir.path().join("agents.db"),
         &["--outbound-queue", "16", "--rate-limit", "1000000"],
         &[],
     );
@@ -1154,7 +1037,7 @@ async fn a_flooding_client_is_rate_limited_then_closed_and_others_keep_working()
     let dir = tempfile::tempdir().unwrap();
     // 5 requests/s with a burst of 5: a client whose rejected requests within one second exceed
     // 10 × 5 = 50 is closed.
-    let server = ServerProc::start(&dir.path().join("agents.db"), &["--rate-limit", "5"], &[]);
+    let server = ServerProc::start(dir.path().join("agents.db"), &["--rate-limit", "5"], &[]);
     let mut other = Client::connect(&server.url()).await;
     let mut flood = Client::connect(&server.url()).await;
     for id in 0..100 {
@@ -1264,7 +1147,7 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
     // provider): install the provider as the library does.
     agents_llm::client::install_tls_provider();
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerProc::start(&dir.path().join("mcp.db"), &["--token", "mcp-secret"], &[]);
+    let server = ServerProc::start(dir.path().join("mcp.db"), &["--token", "mcp-secret"], &[]);
     let url = format!("http://{}/mcp", server.addr);
 
     // Without the token: no session.
@@ -1298,7 +1181,7 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_mcp_leaves_the_route_unserved() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerProc::start(&dir.path().join("nomcp.db"), &["--no-mcp"], &[]);
+    let server = ServerProc::start(dir.path().join("nomcp.db"), &["--no-mcp"], &[]);
     let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let request = format!(
@@ -1391,7 +1274,7 @@ async fn brain_profiles_from_a_file_are_used_by_name_and_as_the_default() {
     )
     .unwrap();
     let server = ServerProc::start(
-        &dir.path().join("profiles.db"),
+        dir.path().join("profiles.db"),
         &[
             "--brains",
             brains.to_str().unwrap(),

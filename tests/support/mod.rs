@@ -11,6 +11,8 @@
 // Each test file includes this module and uses a different part of it.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -159,6 +159,24 @@ pub struct ServeArgs {
     /// processes may share it). The password never appears in messages or logs.
     #[arg(long, value_name = "PATH|URL", default_value = "agents.db")]
     pub db: std::path::PathBuf,
+    /// Serve one world with other `agents-server` processes: the NATS server (or servers,
+    /// comma-separated) they share, `nats://HOST:4222`. Needs a PostgreSQL `--db` (the world's
+    /// memory is shared). Every client of any process sees the events of the agents of every
+    /// process. Without it, nothing changes.
+    #[arg(long, value_name = "NATS_URL")]
+    pub cluster: Option<String>,
+    /// The world's name in the cluster (letters, digits, `_`, `-`); processes with the same
+    /// `--cluster` and `--world` serve one world.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "default",
+        requires = "cluster"
+    )]
+    pub world: String,
+    /// This process's name in the world (default: host name, PID and a random number).
+    #[arg(long, value_name = "NAME", requires = "cluster")]
+    pub process_id: Option<String>,
     /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`,
     /// or from a browser as the subprotocols `godot-agents` and `agents.token.TOKEN`; others get
     /// HTTP 401 (a token in the URL, `?token=` or `?access_token=`, is refused with 400). For

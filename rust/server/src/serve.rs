@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agents_core::cluster::{Cluster, ClusterConfig};
 use agents_core::net::{Server, ServerConfig};
 use agents_core::runtime::{Runtime, RuntimeOptions};
 
@@ -46,6 +47,40 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot resume the stored agents: {e}"))?;
         tracing::info!("resumed {} agent(s): {}", resumed.len(), resumed.join(", "));
     }
+    let cluster = match &args.cluster {
+        None => None,
+        Some(url) => {
+            if !matches!(
+                agents_core::memory::Location::of(&args.db),
+                agents_core::memory::Location::Postgres(_)
+            ) {
+                runtime.shutdown(SHUTDOWN_TIMEOUT);
+                return Err(format!(
+                    "--cluster needs the world's memory shared by every process: a PostgreSQL \
+                     --db (postgres://USER:PASSWORD@HOST:PORT/DATABASE), not {}",
+                    args.db.display()
+                ));
+            }
+            let mut config = ClusterConfig::new(url, &args.world);
+            if let Some(id) = &args.process_id {
+                config.process_id = id.clone();
+            }
+            match rt.block_on(Cluster::join(runtime.clone(), config)) {
+                Ok(cluster) => {
+                    eprintln!(
+                        "joined world '{}' on {url} as {}",
+                        args.world,
+                        cluster.config().process_id
+                    );
+                    Some(cluster)
+                }
+                Err(e) => {
+                    runtime.shutdown(SHUTDOWN_TIMEOUT);
+                    return Err(e.to_string());
+                }
+            }
+        }
+    };
     let tools = Arc::new(crate::server_tools());
     let config = ServerConfig {
         bind: args.bind,
@@ -66,6 +101,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let server = match Server::start(runtime.clone(), tools, config, rt.handle()) {
         Ok(server) => server,
         Err(e) => {
+            if let Some(cluster) = cluster {
+                rt.block_on(cluster.leave());
+            }
             runtime.shutdown(SHUTDOWN_TIMEOUT);
             return Err(e.to_string());
         }
@@ -77,6 +115,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let signal = rt.block_on(shutdown_signal());
     eprintln!("{signal}: shutting down");
     server.shutdown(SHUTDOWN_TIMEOUT);
+    if let Some(cluster) = cluster {
+        rt.block_on(cluster.leave());
+    }
     runtime.shutdown(SHUTDOWN_TIMEOUT);
     drop(runtime);
     rt.shutdown_timeout(Duration::from_secs(1));

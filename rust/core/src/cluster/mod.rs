@@ -106,6 +106,14 @@ impl Cluster {
         .map_err(|_| connect_error(format!("no answer within {CONNECT_TIMEOUT:?}")))?
         .map_err(|e| connect_error(e.to_string()))?;
         let process: Arc<str> = Arc::from(config.process_id.as_str());
+        let probe = client.clone();
+        runtime.add_readiness_check(
+            "nats",
+            Arc::new(move || match probe.connection_state() {
+                async_nats::connection::State::Connected => Ok(()),
+                state => Err(format!("not connected to NATS ({state})")),
+            }),
+        );
         let bridge = bridge::Bridge::start(runtime, client.clone(), subjects, process);
         Ok(Cluster {
             config,

@@ -582,6 +582,15 @@ impl Memory {
         &self.inner.shown
     }
 
+    /// Whether the memory works now: its writer has not failed, and the database answers a
+    /// query (a PostgreSQL server may be unreachable).
+    pub fn check(&self) -> Result<(), MemoryError> {
+        if let Some(failure) = self.inner.commit.failure() {
+            return Err(MemoryError::WriteFailed(failure));
+        }
+        self.inner.store.read(|q| q.ping())
+    }
+
     /// Where the memory lives.
     pub fn location(&self) -> &Location {
         &self.inner.location

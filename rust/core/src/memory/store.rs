@@ -77,6 +77,8 @@ pub(crate) trait Queries {
     fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError>;
     /// A campaign's turn-log entries (JSON), oldest first.
     fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError>;
+    /// Whether the database answers.
+    fn ping(&mut self) -> Result<(), MemoryError>;
 }
 
 /// The writer's side of a backend: commits one batch of queued writes in one transaction, all

@@ -307,6 +307,8 @@ impl Server {
         let app = Router::new()
             .route("/ws", get(upgrade))
             .route("/", get(upgrade))
+            .route("/healthz", get(healthz))
+            .route("/readyz", get(readyz))
             .with_state(shared.clone())
             .merge(routes.layer(axum::middleware::from_fn_with_state(
                 shared.clone(),
@@ -413,6 +415,45 @@ async fn stop(
 }
 
 /// `GET /ws` and `GET /`: authenticate, then upgrade.
+/// `GET /healthz`: the process serves (liveness). Always `200 {"status":"ok"}`; no token
+/// needed, nothing revealed.
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+}
+
+fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `GET /readyz`: whether the runtime can serve now (readiness): `200` when every check of
+/// [`Runtime::readiness`] passes, else `503`; the body names each check and, for a failing one,
+/// why (`{"status":"unready","checks":{"memory":"ok","nats":"disconnected"}}`). No token needed.
+async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
+    let runtime = shared.runtime.clone();
+    let checks = tokio::task::spawn_blocking(move || runtime.readiness())
+        .await
+        .unwrap_or_else(|_| vec![("runtime".to_string(), Err("the check panicked".to_string()))]);
+    let ready = checks.iter().all(|(_, r)| r.is_ok());
+    let body = serde_json::json!({
+        "status": if ready { "ready" } else { "unready" },
+        "checks": checks
+            .into_iter()
+            .map(|(name, r)| (name, serde_json::Value::String(r.err().unwrap_or_else(|| "ok".to_string()))))
+            .collect::<serde_json::Map<String, serde_json::Value>>(),
+    });
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(status, &body)
+}
+
 async fn upgrade(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

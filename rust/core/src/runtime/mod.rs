@@ -266,7 +266,12 @@ pub(crate) struct Inner {
     campaigns: campaigns::CampaignHub,
     tracker: TaskTracker,
     closed: AtomicBool,
+    /// Checks of what the runtime depends on besides its memory (see [`Runtime::readiness`]).
+    readiness: RwLock<Vec<(String, ReadinessCheck)>>,
 }
+
+/// A check of something the runtime depends on: `Err` says why it is not ready.
+pub type ReadinessCheck = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// The runtime. `Send + Sync` (share it in an `Arc`); shut down explicitly with [`Runtime::shutdown`] or by dropping it.
 pub struct Runtime {
@@ -308,6 +313,7 @@ impl Runtime {
             memory,
             options,
             agents: RwLock::new(HashMap::new()),
+            readiness: RwLock::new(Vec::new()),
             brains: RwLock::new(BrainRegistry::with_builtins()),
             tool_sets: RwLock::new(ToolSets::with_builtins()),
             model_calls,
@@ -965,6 +971,31 @@ impl Runtime {
             BusMessage::AgentRemoved { .. } => self.inner.world.remove(agent_id),
             _ => {}
         }
+    }
+
+    /// Adds a readiness check (a connection the runtime needs, say), named `name` in
+    /// [`Runtime::readiness`].
+    pub fn add_readiness_check(&self, name: impl Into<String>, check: ReadinessCheck) {
+        self.inner.readiness.write().push((name.into(), check));
+    }
+
+    /// Whether the runtime can serve now, check by check: `runtime` (not shut down), `memory`
+    /// (the writer has not failed and the database answers), then the added checks. What an
+    /// orchestrator's readiness probe asks (`/readyz` of the WebSocket server).
+    pub fn readiness(&self) -> Vec<(String, Result<(), String>)> {
+        let mut checks = vec![
+            (
+                "runtime".to_string(),
+                self.check_open().map_err(|e| e.to_string()),
+            ),
+            (
+                "memory".to_string(),
+                self.inner.memory.check().map_err(|e| e.to_string()),
+            ),
+        ];
+        let added: Vec<(String, ReadinessCheck)> = self.inner.readiness.read().clone();
+        checks.extend(added.into_iter().map(|(name, check)| (name, check())));
+        checks
     }
 
     /// The memory.

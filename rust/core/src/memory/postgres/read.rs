@@ -371,4 +371,8 @@ impl Queries for Reader<'_> {
         )?;
         rows(found, |r| text(r, 0))
     }
+    fn ping(&mut self) -> Result<(), MemoryError> {
+        self.0.query_opt("SELECT 1", &[])?;
+        Ok(())
+    }
 }

@@ -462,4 +462,7 @@ impl Queries for Reader<'_> {
     fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
         Ok(campaign_turns(self.0, campaign_id)?)
     }
+    fn ping(&mut self) -> Result<(), MemoryError> {
+        Ok(self.0.query_row("SELECT 1", [], |_| Ok(()))?)
+    }
 }

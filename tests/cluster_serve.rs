@@ -1,0 +1,221 @@
+//! Three `agents-server serve --cluster` processes on one real NATS server and one real
+//! PostgreSQL database (both started by the test): a client of any process sees the agents
+//! spawned on every process, ids never collide, `/healthz` and `/readyz` answer for an
+//! orchestrator, and a NATS restart is reported unready, then ready again, with events crossing
+//! afterwards.
+
+mod support;
+
+use std::time::Duration;
+
+use agents_testkit::{nats, postgres};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use support::server::ServerProc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+
+const WITHIN: Duration = Duration::from_secs(15);
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A protocol client that keeps what it did not wait for yet (an event may come before the
+/// reply a test waits for).
+struct Client {
+    ws: Ws,
+    kept: Vec<Value>,
+}
+
+impl Client {
+    async fn connect(server: &ServerProc) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(server.url())
+            .await
+            .expect("connect");
+        Client {
+            ws,
+            kept: Vec::new(),
+        }
+    }
+
+    /// The first message (kept or new) `pick` accepts.
+    async fn next(&mut self, mut pick: impl FnMut(&Value) -> bool) -> Value {
+        if let Some(i) = self.kept.iter().position(&mut pick) {
+            return self.kept.remove(i);
+        }
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            let frame = match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Ok(frame) => frame.expect("connection open").expect("a frame"),
+                Err(_) => {
+                    let kept: Vec<String> = self
+                        .kept
+                        .iter()
+                        .map(|v| format!("{} {}", v["type"], v["agent_id"]))
+                        .collect();
+                    panic!("nothing matched within {WITHIN:?}; kept: {kept:?}")
+                }
+            };
+            if let Message::Text(text) = frame {
+                let value: Value = serde_json::from_str(&text).expect("JSON");
+                if pick(&value) {
+                    return value;
+                }
+                self.kept.push(value);
+            }
+        }
+    }
+
+    async fn spawn(&mut self, name: &str, request_id: i64) -> String {
+        let request = json!({"type": "agent_spawn_request", "request_id": request_id,
+            "agent_config": {"name": name, "role": "villager", "idle_think_seconds": 600}});
+        self.ws
+            .send(Message::text(request.to_string()))
+            .await
+            .unwrap();
+        let reply = self.next(|v| v["request_id"] == request_id).await;
+        assert_eq!(reply["type"], "agent_spawn_response", "{reply}");
+        reply["agent_id"].as_str().expect("agent_id").to_string()
+    }
+
+    async fn spawned(&mut self, agent_id: &str) {
+        self.next(|v| v["type"] == "agent_spawned" && v["agent_id"] == agent_id)
+            .await;
+    }
+}
+
+/// `GET path` over plain HTTP: the status code and the body.
+async fn get(server: &ServerProc, path: &str) -> (u16, Value) {
+    let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).await.unwrap();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn serve(db: &str, nats: &str, name: &str) -> ServerProc {
+    ServerProc::start(
+        db,
+        &["--cluster", nats, "--world", "e2e", "--process-id", name],
+        &[],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_serve_one_world() {
+    let mut nats = nats::Server::start();
+    let db = postgres::database();
+    let servers: Vec<ServerProc> = ["p1", "p2", "p3"]
+        .iter()
+        .map(|name| serve(&db.url, &nats.url, name))
+        .collect();
+    for (server, name) in servers.iter().zip(["p1", "p2", "p3"]) {
+        server
+            .wait_log(&format!("joined world 'e2e' on {} as {name}", nats.url))
+            .await;
+        assert_eq!(
+            get(server, "/healthz").await,
+            (200, json!({"status": "ok"}))
+        );
+        let (status, body) = get(server, "/readyz").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            body,
+            json!({"status": "ready", "checks": {"runtime": "ok", "memory": "ok", "nats": "ok"}})
+        );
+    }
+    let mut clients = Vec::new();
+    for server in &servers {
+        clients.push(Client::connect(server).await);
+    }
+    // Every client subscribes to everything (the default): give the bridges a moment to
+    // listen for it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // An agent on each process; each client sees all three.
+    let mut ids = Vec::new();
+    for (n, client) in clients.iter_mut().enumerate() {
+        ids.push(client.spawn(&format!("Villager {n}"), 100 + n as i64).await);
+    }
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), 3, "one id space: {ids:?}");
+    for client in clients.iter_mut() {
+        for id in &ids {
+            client.spawned(id).await;
+        }
+    }
+
+    // NATS goes away: every process says it is not ready (and still alive), then recovers.
+    nats.stop();
+    for server in &servers {
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            let (status, body) = get(server, "/readyz").await;
+            if status == 503 {
+                assert_eq!(body["status"], "unready");
+                assert_eq!(body["checks"]["memory"], "ok");
+                assert!(
+                    body["checks"]["nats"]
+                        .as_str()
+                        .unwrap()
+                        .contains("not connected")
+                );
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still ready without NATS: {body}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(get(server, "/healthz").await.0, 200);
+    }
+    nats.restart();
+    for server in &servers {
+        let deadline = Instant::now() + WITHIN;
+        while get(server, "/readyz").await.0 != 200 {
+            assert!(
+                Instant::now() < deadline,
+                "not ready again after NATS came back"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = clients[2].spawn("After the restart", 200).await;
+    clients[0].spawned(&after).await;
+    clients[1].spawned(&after).await;
+
+    for mut server in servers {
+        server.terminate();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_needs_a_shared_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::server_bin())
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--cluster",
+            "nats://127.0.0.1:1",
+        ])
+        .arg("--db")
+        .arg(dir.path().join("local.db"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--cluster needs"), "{stderr}");
+    assert!(stderr.contains("postgres://"), "{stderr}");
+}
