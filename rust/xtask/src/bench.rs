@@ -57,19 +57,32 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::All => {}
     }
     ensure_python_chess();
-    for (package, bench) in [
-        ("agents-games", "engines"),
-        ("agents-core", "tool_calls"),
-        ("agents-core", "bus"),
-        ("agents-core", "memory"),
-        ("agents-core", "runtime"),
-        ("agents-core", "brains"),
-        ("agents-core", "apps"),
-        ("agents-core", "campaign"),
+    crate::packages::ensure_postgres()?;
+    crate::packages::ensure_nats()?;
+    // `memory` measures PostgreSQL beside SQLite, `cluster` the bus over NATS (issue 14).
+    for (package, bench, features) in [
+        ("agents-games", "engines", ""),
+        ("agents-core", "tool_calls", ""),
+        ("agents-core", "bus", ""),
+        ("agents-core", "memory", "postgres"),
+        ("agents-core", "cluster", "cluster"),
+        ("agents-core", "runtime", ""),
+        ("agents-core", "brains", ""),
+        ("agents-core", "apps", ""),
+        ("agents-core", "campaign", ""),
     ] {
-        println!("xtask: cargo bench -p {package} --bench {bench}");
+        let features: &[&str] = if features.is_empty() {
+            &[]
+        } else {
+            &["--features", features]
+        };
+        println!(
+            "xtask: cargo bench -p {package} --bench {bench} {}",
+            features.join(" ")
+        );
         let status = Command::new(cargo())
             .args(["bench", "-p", package, "--bench", bench])
+            .args(features)
             .current_dir(&ctx.root)
             .status()
             .map_err(|e| format!("cannot run cargo bench: {e}"))?;
