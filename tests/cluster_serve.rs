@@ -1,8 +1,9 @@
 //! Three `agents-server serve --cluster` processes on one real NATS server and one real
 //! PostgreSQL database (both started by the test): a client of any process sees the agents
-//! spawned on every process, ids never collide, `/healthz` and `/readyz` answer for an
-//! orchestrator, and a NATS restart is reported unready, then ready again, with events crossing
-//! afterwards.
+//! spawned on every process, ids never collide, requests about an agent of another process are
+//! answered by it, `/healthz` and `/readyz` answer for an orchestrator, a NATS restart is
+//! reported unready, then ready again, with events crossing afterwards, and the agents of a
+//! killed process are reported unreachable.
 
 mod support;
 
@@ -67,14 +68,21 @@ impl Client {
         }
     }
 
-    async fn spawn(&mut self, name: &str, request_id: i64) -> String {
-        let request = json!({"type": "agent_spawn_request", "request_id": request_id,
-            "agent_config": {"name": name, "role": "villager", "idle_think_seconds": 600}});
+    /// Sends `request` with `request_id` and returns the reply.
+    async fn request(&mut self, mut request: Value, request_id: i64) -> Value {
+        request["request_id"] = json!(request_id);
         self.ws
             .send(Message::text(request.to_string()))
             .await
             .unwrap();
-        let reply = self.next(|v| v["request_id"] == request_id).await;
+        self.next(|v| v["request_id"] == request_id).await
+    }
+
+    async fn spawn(&mut self, name: &str, request_id: i64) -> String {
+        let request = json!({"type": "agent_spawn_request",
+            "agent_config": {"name": name, "role": "villager", "idle_think_seconds": 600,
+                             "thinking_seconds": 0.05, "speaking_seconds": 0.05}});
+        let reply = self.request(request, request_id).await;
         assert_eq!(reply["type"], "agent_spawn_response", "{reply}");
         reply["agent_id"].as_str().expect("agent_id").to_string()
     }
@@ -153,6 +161,39 @@ async fn three_processes_serve_one_world() {
         }
     }
 
+    // Requests about an agent of another process are answered by that process: a line to the
+    // agent on p2 from a client of p1 is acknowledged, and the agent's answer reaches p1.
+    let said = clients[0]
+        .request(
+            json!({"type": "send_message", "agent_id": ids[1], "content": "Hello from p1"}),
+            300,
+        )
+        .await;
+    assert_eq!(said["type"], "send_message_response", "{said}");
+    clients[0]
+        .next(|v| v["type"] == "agent_speech" && v["agent_id"] == ids[1].as_str())
+        .await;
+    let state = clients[0]
+        .request(json!({"type": "get_agent_state", "agent_id": ids[2]}), 301)
+        .await;
+    assert_eq!(state["type"], "get_agent_state_response", "{state}");
+    assert_eq!(state["agent"]["name"], "Villager 2");
+    // p3's agent, terminated from p1: gone everywhere.
+    let gone = clients[0]
+        .request(
+            json!({"type": "agent_terminate_request", "agent_id": ids[2]}),
+            302,
+        )
+        .await;
+    assert_eq!(gone["type"], "agent_terminate_response", "{gone}");
+    clients[1]
+        .next(|v| v["type"] == "agent_removed" && v["agent_id"] == ids[2].as_str())
+        .await;
+    let unknown = clients[0]
+        .request(json!({"type": "get_agent_state", "agent_id": ids[2]}), 303)
+        .await;
+    assert_eq!(unknown["code"], "unknown_agent", "{unknown}");
+
     // NATS goes away: every process says it is not ready (and still alive), then recovers.
     nats.stop();
     for server in &servers {
@@ -194,6 +235,16 @@ async fn three_processes_serve_one_world() {
     clients[0].spawned(&after).await;
     clients[1].spawned(&after).await;
 
+    // A process killed: requests for its agents fail clearly, they do not hang.
+    let mut servers = servers;
+    let mut p2 = servers.remove(1);
+    let _ = p2.child.kill();
+    let _ = p2.child.wait();
+    let lost = clients[0]
+        .request(json!({"type": "get_agent_state", "agent_id": ids[1]}), 400)
+        .await;
+    assert_eq!(lost["code"], "agent_unreachable", "{lost}");
+    assert!(lost["message"].as_str().unwrap().contains("p2"), "{lost}");
     for mut server in servers {
         server.terminate();
     }

@@ -98,16 +98,18 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     };
     // MCP over Streamable HTTP at /mcp: the same registry (and handler) as `agents-server mcp`.
     let mcp = config.mcp;
-    let server = match Server::start(runtime.clone(), tools, config, rt.handle()) {
-        Ok(server) => server,
-        Err(e) => {
-            if let Some(cluster) = cluster {
-                rt.block_on(cluster.leave());
+    let remote = cluster.as_ref().map(Cluster::remote);
+    let server =
+        match Server::start_with_remote(runtime.clone(), tools, config, rt.handle(), remote) {
+            Ok(server) => server,
+            Err(e) => {
+                if let Some(cluster) = cluster {
+                    rt.block_on(cluster.leave());
+                }
+                runtime.shutdown(SHUTDOWN_TIMEOUT);
+                return Err(e.to_string());
             }
-            runtime.shutdown(SHUTDOWN_TIMEOUT);
-            return Err(e.to_string());
-        }
-    };
+        };
     eprintln!("listening on ws://{}/ws", server.local_addr());
     if mcp {
         eprintln!("MCP over HTTP on http://{}/mcp", server.local_addr());

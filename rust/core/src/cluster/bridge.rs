@@ -11,6 +11,7 @@
 //!   patterns follow within [`INTEREST_DEBOUNCE`]. Each message received is published on the
 //!   local bus with its origin ([`Bus::publish_from`]), once: a message that arrives on two
 //!   matching subjects is dropped the second time by its `(origin, seq)`.
+//! - **Who runs which agent** is learned on the way in (the directory of `router.rs`).
 //! - **Garbage** (a payload that is not a bus message, missing headers) is counted and logged,
 //!   never published.
 //! - **A lost connection** is the client's to repair: async-nats reconnects and subscribes again;
@@ -28,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::router::Directory;
 use super::subjects::Subjects;
 use crate::bus::{BusMessage, Filter, MessageKind, Received};
 use crate::runtime::Runtime;
@@ -86,6 +88,7 @@ impl Bridge {
         client: async_nats::Client,
         subjects: Subjects,
         process: Arc<str>,
+        directory: Arc<Directory>,
     ) -> Bridge {
         let counters = Arc::new(Counters::default());
         let cancel = CancellationToken::new();
@@ -112,6 +115,7 @@ impl Bridge {
                 runtime,
                 rx,
                 process,
+                directory,
                 counters.clone(),
                 cancel.clone(),
             )),
@@ -294,6 +298,7 @@ async fn import(
     runtime: Arc<Runtime>,
     mut rx: mpsc::Receiver<async_nats::Message>,
     process: Arc<str>,
+    directory: Arc<Directory>,
     counters: Arc<Counters>,
     cancel: CancellationToken,
 ) {
@@ -342,6 +347,7 @@ async fn import(
             }
         };
         runtime.follow_remote(&bus_message);
+        directory.learn(&bus_message, &origin);
         runtime.bus().publish_from(bus_message, origin);
         counters.imported.fetch_add(1, Ordering::Relaxed);
     }

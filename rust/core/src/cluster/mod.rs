@@ -6,13 +6,15 @@
 //! theirs that its subscribers want come in (see `bridge.rs` for how, and `subjects.rs` for the
 //! subjects and how filters become wildcards). Agents stay where they were spawned; an agent
 //! of another process is followed in this process's world (its position, for hearing and for
-//! the "nearby" of local agents), not run here.
+//! the "nearby" of local agents), not run here; requests about it are answered by the process
+//! that runs it (`router.rs`, [`Cluster::remote`]).
 //!
 //! Why core NATS and not JetStream: what must survive a restart (every acknowledged line, task
 //! and state) is already in the shared memory, committed before it is acknowledged; the bus
 //! carries live events, which a process that was away does not need replayed.
 
 mod bridge;
+mod router;
 pub mod subjects;
 
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 use crate::runtime::Runtime;
 pub use bridge::{BridgeStats, ORIGIN_HEADER, SEQ_HEADER};
+pub use router::FORWARD_TIMEOUT;
 use subjects::Subjects;
 
 /// How long joining waits for the first connection to NATS.
@@ -79,6 +82,9 @@ pub struct Cluster {
     config: ClusterConfig,
     client: async_nats::Client,
     bridge: bridge::Bridge,
+    router: Arc<router::Router>,
+    cancel: tokio_util::sync::CancellationToken,
+    answering: tokio::task::JoinHandle<()>,
 }
 
 impl Cluster {
@@ -114,11 +120,27 @@ impl Cluster {
                 state => Err(format!("not connected to NATS ({state})")),
             }),
         );
-        let bridge = bridge::Bridge::start(runtime, client.clone(), subjects, process);
+        let directory = Arc::new(router::Directory::default());
+        let router = Arc::new(router::Router::new(
+            client.clone(),
+            subjects.clone(),
+            process.clone(),
+            directory.clone(),
+        ));
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let answering = router
+            .serve(runtime.clone(), cancel.clone())
+            .await
+            .map_err(|e| connect_error(e.to_string()))?;
+        let bridge = bridge::Bridge::start(runtime, client.clone(), subjects, process, directory);
+        router.learn_directory().await;
         Ok(Cluster {
             config,
             client,
             bridge,
+            router,
+            cancel,
+            answering,
         })
     }
 
@@ -137,9 +159,18 @@ impl Cluster {
         self.bridge.stats()
     }
 
+    /// The agents of the other processes, for the WebSocket server
+    /// ([`Server::start_with_remote`](crate::net::Server::start_with_remote)): requests about
+    /// them are answered by the process that runs them.
+    pub fn remote(&self) -> Arc<dyn crate::net::Remote> {
+        self.router.clone()
+    }
+
     /// Leaves the world: the bridge stops, what is queued for NATS is sent first.
     pub async fn leave(self) {
         let _ = self.client.flush().await;
+        self.cancel.cancel();
+        let _ = self.answering.await;
         self.bridge.stop().await;
         let _ = self.client.drain().await;
     }

@@ -432,6 +432,13 @@ async fn answer(
     context: &Context<'_>,
 ) -> Option<ServerMessage> {
     let filter = context.filter;
+    if let Some(remote) = &shared.remote
+        && let Some(agent_id) = request.routed_agent()
+        && shared.runtime.state(agent_id).is_none()
+        && let Some(owner) = remote.owner(agent_id)
+    {
+        return Some(remote.forward(owner, request, request_id).await);
+    }
     if let ClientRequest::AppUnregister { app_id } = &request {
         context.apps.0.lock().retain(|a| a != app_id);
     }

@@ -66,6 +66,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+
+use crate::protocol::{ClientRequest, RequestId, ServerMessage};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, State};
@@ -233,6 +235,8 @@ pub enum NetError {
 pub(crate) struct Shared {
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) tools: Arc<ToolRegistry>,
+    /// The agents of the other processes of the world, when there are some.
+    pub(crate) remote: Option<Arc<dyn Remote>>,
     pub(crate) config: ServerConfig,
     /// Cancelled by [`ServerHandle::shutdown`]; each connection watches a child token.
     pub(crate) shutdown: CancellationToken,
@@ -243,6 +247,21 @@ pub(crate) struct Shared {
     pub(crate) access: access::Access,
     /// Every event, serialised once (see `fanout.rs`).
     pub(crate) events: tokio::sync::broadcast::Sender<Arc<fanout::Fanned>>,
+}
+
+/// The agents that live in other processes of the world (`crate::cluster`): requests about one
+/// of them ([`ClientRequest::routed_agent`]) are answered by the process that runs it.
+pub trait Remote: Send + Sync {
+    /// The process running `agent_id`, when another process does.
+    fn owner(&self, agent_id: &str) -> Option<Arc<str>>;
+    /// Has `owner` answer `request` and returns its reply (an `agent_unreachable` error when it
+    /// does not answer in time).
+    fn forward(
+        &self,
+        owner: Arc<str>,
+        request: ClientRequest,
+        request_id: Option<RequestId>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send + 'static>>;
 }
 
 /// The WebSocket server.
@@ -257,6 +276,18 @@ impl Server {
         tools: Arc<ToolRegistry>,
         config: ServerConfig,
         handle: &Handle,
+    ) -> Result<ServerHandle, NetError> {
+        Server::start_with_remote(runtime, tools, config, handle, None)
+    }
+
+    /// Like [`Server::start`], for one process of a world served by several: requests about an
+    /// agent of another process go to it through `remote`.
+    pub fn start_with_remote(
+        runtime: Arc<Runtime>,
+        tools: Arc<ToolRegistry>,
+        config: ServerConfig,
+        handle: &Handle,
+        remote: Option<Arc<dyn Remote>>,
     ) -> Result<ServerHandle, NetError> {
         config.validate().map_err(NetError::InvalidConfig)?;
         let addr = config.bind;
@@ -296,6 +327,7 @@ impl Server {
         let shared = Arc::new(Shared {
             runtime,
             tools,
+            remote,
             config,
             access,
             events,

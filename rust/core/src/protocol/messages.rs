@@ -485,6 +485,20 @@ impl ClientRequest {
             ClientRequest::CampaignState { .. } => "campaign_state",
         }
     }
+    /// The running agent the request is about, for the requests only the process running it
+    /// can answer (in a world served by several processes they are routed to it).
+    pub fn routed_agent(&self) -> Option<&str> {
+        match self {
+            ClientRequest::AgentTerminateRequest { agent_id }
+            | ClientRequest::GetAgentState { agent_id }
+            | ClientRequest::SendMessage { agent_id, .. }
+            | ClientRequest::AssignTask { agent_id, .. } => Some(agent_id),
+            ClientRequest::GetTokenUsage { agent_id }
+            | ClientRequest::SetTokenBudget { agent_id, .. } => agent_id.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether answering the request writes to the agent memory. The reply to such a request
     /// reports a write, so a front end sends it only once that write is committed
     /// ([`crate::memory::Memory::committed`]): acknowledged means durable.

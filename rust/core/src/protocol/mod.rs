@@ -115,6 +115,9 @@ pub enum ErrorCode {
     DatabaseError,
     /// The runtime is shutting down.
     ShutDown,
+    /// The agent runs on another process of the world (`--cluster`), which did not answer in
+    /// time (it may have stopped).
+    AgentUnreachable,
     /// A bug on the server side (reported, never a crash).
     InternalError,
 }
@@ -151,6 +154,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::DatabaseError => "database_error",
             ErrorCode::ShutDown => "shut_down",
+            ErrorCode::AgentUnreachable => "agent_unreachable",
             ErrorCode::InternalError => "internal_error",
         }
     }

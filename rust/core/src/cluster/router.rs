@@ -1,0 +1,303 @@
+//! Requests about agents of other processes.
+//!
+//! - **The directory**: which process runs which agent, learned from the bus (an
+//!   `agent_spawned` from a process means it runs the agent, an `agent_removed` that it stopped)
+//!   and, when a process joins, from every process's answer on `<root>.dir`.
+//! - **Answering**: each process answers on `<root>.rpc.<process>` the requests routed to it —
+//!   the client's request as it would have been sent to this process, run by the same dispatcher
+//!   as a WebSocket request, the reply sent once its writes are committed (acknowledged means
+//!   durable, whichever process a client talks to).
+//! - **Routing**: [`Remote`] for the WebSocket server: a request about an agent that is not
+//!   running here but runs on another process ([`ClientRequest::routed_agent`]) is sent there
+//!   with NATS request/reply; no answer within [`FORWARD_TIMEOUT`] is `agent_unreachable`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use parking_lot::RwLock;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::subjects::Subjects;
+use crate::bus::BusMessage;
+use crate::net::Remote;
+use crate::protocol::dispatch::{self, Handled};
+use crate::protocol::{ClientRequest, ErrorCode, RequestId, ServerMessage, parse_request};
+use crate::runtime::Runtime;
+use crate::tools::ToolRegistry;
+
+/// How long a routed request waits for the process running the agent.
+pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a joining process collects the other processes' agent lists.
+const DIRECTORY_WAIT: Duration = Duration::from_millis(300);
+
+/// Which process runs which agent.
+#[derive(Default)]
+pub(crate) struct Directory {
+    owners: RwLock<HashMap<String, Arc<str>>>,
+}
+
+impl Directory {
+    /// Learns from a message of another process.
+    pub(crate) fn learn(&self, message: &BusMessage, origin: &Arc<str>) {
+        match message {
+            BusMessage::AgentSpawned { agent_id, .. } => {
+                self.owners.write().insert(agent_id.clone(), origin.clone());
+            }
+            BusMessage::AgentRemoved { agent_id, .. } => {
+                let mut owners = self.owners.write();
+                if owners.get(agent_id).is_some_and(|o| o == origin) {
+                    owners.remove(agent_id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn extend(&self, process: &Arc<str>, agents: Vec<String>) {
+        let mut owners = self.owners.write();
+        for agent in agents {
+            owners.entry(agent).or_insert_with(|| process.clone());
+        }
+    }
+
+    fn owner(&self, agent_id: &str) -> Option<Arc<str>> {
+        self.owners.read().get(agent_id).cloned()
+    }
+}
+
+/// One process's answer on `<root>.dir`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct AgentList {
+    process: String,
+    agents: Vec<String>,
+}
+
+/// The routing of one process.
+pub(crate) struct Router {
+    client: async_nats::Client,
+    subjects: Subjects,
+    process: Arc<str>,
+    directory: Arc<Directory>,
+}
+
+impl Router {
+    pub(crate) fn new(
+        client: async_nats::Client,
+        subjects: Subjects,
+        process: Arc<str>,
+        directory: Arc<Directory>,
+    ) -> Router {
+        Router {
+            client,
+            subjects,
+            process,
+            directory,
+        }
+    }
+
+    /// Asks the processes already in the world which agents they run.
+    pub(crate) async fn learn_directory(&self) {
+        let inbox = self.client.new_inbox();
+        let Ok(mut answers) = self.client.subscribe(inbox.clone()).await else {
+            return;
+        };
+        let dir = format!("{}.dir", self.subjects.root());
+        if self
+            .client
+            .publish_with_reply(dir, inbox, bytes::Bytes::new())
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + DIRECTORY_WAIT;
+        while let Ok(Some(answer)) = tokio::time::timeout_at(deadline, answers.next()).await {
+            if let Ok(list) = serde_json::from_slice::<AgentList>(&answer.payload)
+                && list.process != *self.process
+            {
+                self.directory
+                    .extend(&Arc::from(list.process.as_str()), list.agents);
+            }
+        }
+    }
+
+    /// Answers `<root>.dir` and `<root>.rpc.<process>` until cancelled.
+    pub(crate) async fn serve(
+        &self,
+        runtime: Arc<Runtime>,
+        cancel: CancellationToken,
+    ) -> Result<JoinHandle<()>, async_nats::SubscribeError> {
+        let mut dir = self
+            .client
+            .subscribe(format!("{}.dir", self.subjects.root()))
+            .await?;
+        let mut rpc = self
+            .client
+            .subscribe(self.subjects.rpc(&self.process))
+            .await?;
+        let client = self.client.clone();
+        let process = self.process.to_string();
+        let tools = Arc::new(ToolRegistry::new());
+        Ok(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    Some(ask) = dir.next() => {
+                        if let Some(reply) = ask.reply {
+                            let list = AgentList { process: process.clone(), agents: runtime.agent_ids() };
+                            let payload = serde_json::to_vec(&list).unwrap_or_default();
+                            let _ = client.publish(reply, payload.into()).await;
+                        }
+                    }
+                    Some(request) = rpc.next() => {
+                        let Some(reply) = request.reply else { continue };
+                        let (client, runtime, tools) = (client.clone(), runtime.clone(), tools.clone());
+                        tokio::spawn(async move {
+                            let answer = answer(&runtime, &tools, &request.payload).await;
+                            let payload = serde_json::to_vec(&answer).unwrap_or_default();
+                            let _ = client.publish(reply, payload.into()).await;
+                        });
+                    }
+                    else => return,
+                }
+            }
+        }))
+    }
+}
+
+/// Runs a routed request here, as the WebSocket server would.
+async fn answer(
+    runtime: &Arc<Runtime>,
+    tools: &Arc<ToolRegistry>,
+    payload: &[u8],
+) -> ServerMessage {
+    let text = String::from_utf8_lossy(payload);
+    let (request, request_id) = match parse_request(&text) {
+        Ok(parsed) => parsed,
+        Err(e) => return e.to_message(),
+    };
+    let writes = request.writes();
+    let (rt, tools_here, id) = (runtime.clone(), tools.clone(), request_id.clone());
+    let handled =
+        tokio::task::spawn_blocking(move || dispatch::handle(request, id, &rt, &tools_here)).await;
+    let message = match handled {
+        Ok(Handled::Reply(message)) => message,
+        Ok(_) => {
+            return dispatch::error(
+                ErrorCode::InternalError,
+                "this request is not routed to another process",
+                request_id,
+            );
+        }
+        Err(e) => {
+            tracing::error!("a routed request failed: {e}");
+            return dispatch::error(
+                ErrorCode::InternalError,
+                "the request handler failed",
+                request_id,
+            );
+        }
+    };
+    if writes && !matches!(message, ServerMessage::Error(_)) {
+        let seq = runtime.memory().submitted_seq();
+        if let Err(e) = runtime.memory().committed(seq).await {
+            return dispatch::error(ErrorCode::DatabaseError, e.to_string(), request_id);
+        }
+    }
+    message
+}
+
+impl Remote for Router {
+    fn owner(&self, agent_id: &str) -> Option<Arc<str>> {
+        self.directory
+            .owner(agent_id)
+            .filter(|owner| **owner != *self.process)
+    }
+
+    fn forward(
+        &self,
+        owner: Arc<str>,
+        request: ClientRequest,
+        request_id: Option<RequestId>,
+    ) -> Pin<Box<dyn Future<Output = ServerMessage> + Send + 'static>> {
+        let client = self.client.clone();
+        let subject = self.subjects.rpc(&owner);
+        Box::pin(async move {
+            let unreachable = |why: String| {
+                dispatch::error(
+                    ErrorCode::AgentUnreachable,
+                    format!(
+                        "agent {} runs on process {owner}, which did not answer: {why}",
+                        request.routed_agent().unwrap_or("?")
+                    ),
+                    request_id.clone(),
+                )
+            };
+            let mut value = match serde_json::to_value(&request) {
+                Ok(value) => value,
+                Err(e) => return unreachable(e.to_string()),
+            };
+            if let (Some(object), Some(id)) = (value.as_object_mut(), &request_id) {
+                object.insert(
+                    "request_id".to_string(),
+                    serde_json::to_value(id).unwrap_or_default(),
+                );
+            }
+            let payload = serde_json::to_vec(&value).unwrap_or_default();
+            match tokio::time::timeout(FORWARD_TIMEOUT, client.request(subject, payload.into()))
+                .await
+            {
+                Err(_) => unreachable(format!("no answer within {FORWARD_TIMEOUT:?}")),
+                Ok(Err(e)) => unreachable(e.to_string()),
+                Ok(Ok(reply)) => serde_json::from_slice::<ServerMessage>(&reply.payload)
+                    .unwrap_or_else(|e| unreachable(format!("its answer did not parse: {e}"))),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_state::AgentState;
+    use crate::geometry::Position;
+
+    #[test]
+    fn the_directory_follows_spawns_and_removals_of_their_owner() {
+        let directory = Directory::default();
+        let (p1, p2): (Arc<str>, Arc<str>) = (Arc::from("p1"), Arc::from("p2"));
+        let spawned = BusMessage::AgentSpawned {
+            agent_id: "agent_001".into(),
+            name: "A".into(),
+            role: "r".into(),
+            position: Position::new(0.0, 0.0),
+            state: AgentState::Idle,
+            resumed: false,
+        };
+        directory.learn(&spawned, &p1);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p1"));
+        // Resumed elsewhere: the new owner.
+        directory.learn(&spawned, &p2);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p2"));
+        // A late removal from the old owner does not forget the new one.
+        let removed = BusMessage::AgentRemoved {
+            agent_id: "agent_001".into(),
+            reason: "shutdown".into(),
+        };
+        directory.learn(&removed, &p1);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p2"));
+        directory.learn(&removed, &p2);
+        assert_eq!(directory.owner("agent_001"), None);
+        // What a joining process hears does not override what it learned live.
+        directory.learn(&spawned, &p1);
+        directory.extend(&p2, vec!["agent_001".into(), "agent_002".into()]);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p1"));
+        assert_eq!(directory.owner("agent_002").as_deref(), Some("p2"));
+    }
+}
