@@ -112,7 +112,16 @@ async fn get(server: &ServerProc, path: &str) -> (u16, Value) {
 fn serve(db: &str, nats: &str, name: &str) -> ServerProc {
     ServerProc::start(
         db,
-        &["--cluster", nats, "--world", "e2e", "--process-id", name],
+        &[
+            "--cluster",
+            nats,
+            "--world",
+            "e2e",
+            "--process-id",
+            name,
+            "--lease-seconds",
+            "3",
+        ],
         &[],
     )
 }
@@ -235,7 +244,8 @@ async fn three_processes_serve_one_world() {
     clients[0].spawned(&after).await;
     clients[1].spawned(&after).await;
 
-    // A process killed: requests for its agents fail clearly, they do not hang.
+    // A process killed (SIGKILL): requests for its agents fail clearly, they do not hang; once
+    // its leases expire (3 s), another process resumes them, with what they had acknowledged.
     let mut servers = servers;
     let mut p2 = servers.remove(1);
     let _ = p2.child.kill();
@@ -245,6 +255,38 @@ async fn three_processes_serve_one_world() {
         .await;
     assert_eq!(lost["code"], "agent_unreachable", "{lost}");
     assert!(lost["message"].as_str().unwrap().contains("p2"), "{lost}");
+    let resumed = clients[0]
+        .next(|v| v["type"] == "agent_spawned" && v["agent_id"] == ids[1].as_str())
+        .await;
+    assert_eq!(resumed["resumed"], true, "{resumed}");
+    let state = clients[0]
+        .request(json!({"type": "get_agent_state", "agent_id": ids[1]}), 401)
+        .await;
+    assert_eq!(state["type"], "get_agent_state_response", "{state}");
+    let said = clients[0]
+        .request(
+            json!({"type": "get_conversation", "agent_id": ids[1], "limit": 50}),
+            402,
+        )
+        .await;
+    let lines = said["messages"].as_array().expect("messages");
+    assert!(
+        lines.iter().any(|l| l["content"] == "Hello from p1"),
+        "the acknowledged line is kept: {said}"
+    );
+    // It runs on exactly one of the two processes left.
+    let mut running_on = 0;
+    for (n, i) in [0usize, 2].into_iter().enumerate() {
+        let listed = clients[i]
+            .request(json!({"type": "list_agents"}), 500 + n as i64)
+            .await;
+        let agents = listed["agents"].as_array().expect("agents");
+        running_on += agents
+            .iter()
+            .filter(|a| a["agent_id"] == ids[1].as_str())
+            .count();
+    }
+    assert_eq!(running_on, 1, "the agent runs once");
     for mut server in servers {
         server.terminate();
     }

@@ -258,3 +258,35 @@ async fn joining_fails_clearly() {
     assert!(bad.to_string().contains("'my.world'"), "{bad}");
     a.shutdown(Duration::from_secs(5));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_started_twice_keeps_running_only_where_its_lease_is() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let lease = |rt: &Arc<Runtime>| {
+        let mut config = ClusterConfig::new(&nats.url, "leases");
+        config.lease = Duration::from_secs(1);
+        Cluster::join(rt.clone(), config)
+    };
+    let (ca, cb) = (lease(&a).await.unwrap(), lease(&b).await.unwrap());
+    let ada = a.spawn(agent("Ada", 0.0)).unwrap();
+    a.flush().unwrap();
+    // A holds Ada's lease (its loop renews at once when she starts).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut on_b = b.subscribe(Filter::all().kinds([MessageKind::AgentRemoved]));
+    // Someone resumes Ada on B as well: B finds the lease held by a live process and releases
+    // her there, while she keeps running on A.
+    let again = b
+        .spawn(AgentConfig::from_json(&json!({"agent_id": ada.clone()})).unwrap())
+        .unwrap();
+    assert_eq!(again, ada);
+    let (removed, origin) = until(&mut on_b, |m| m.agent_id() == Some(ada.as_str())).await;
+    assert!(origin.is_none(), "released by B itself: {removed:?}");
+    assert!(b.state(&ada).is_none());
+    assert!(a.state(&ada).is_some(), "still running where the lease is");
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+}

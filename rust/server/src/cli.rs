@@ -177,6 +177,15 @@ pub struct ServeArgs {
     /// This process's name in the world (default: host name, PID and a random number).
     #[arg(long, value_name = "NAME", requires = "cluster")]
     pub process_id: Option<String>,
+    /// How long an agent's lease lasts: when a process dies, another one resumes its agents
+    /// within about this time (at least 1).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        requires = "cluster"
+    )]
+    pub lease_seconds: f64,
     /// A shared secret clients must present at the upgrade, as `Authorization: Bearer TOKEN`,
     /// or from a browser as the subprotocols `godot-agents` and `agents.token.TOKEN`; others get
     /// HTTP 401 (a token in the URL, `?token=` or `?access_token=`, is refused with 400). For

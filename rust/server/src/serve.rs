@@ -61,7 +61,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                     args.db.display()
                 ));
             }
+            if !(args.lease_seconds.is_finite() && args.lease_seconds >= 1.0) {
+                runtime.shutdown(SHUTDOWN_TIMEOUT);
+                return Err(format!(
+                    "--lease-seconds must be a number of seconds, at least 1, not {}",
+                    args.lease_seconds
+                ));
+            }
             let mut config = ClusterConfig::new(url, &args.world);
+            config.lease = Duration::from_secs_f64(args.lease_seconds);
             if let Some(id) = &args.process_id {
                 config.process_id = id.clone();
             }

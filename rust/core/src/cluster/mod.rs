@@ -7,13 +7,15 @@
 //! subjects and how filters become wildcards). Agents stay where they were spawned; an agent
 //! of another process is followed in this process's world (its position, for hearing and for
 //! the "nearby" of local agents), not run here; requests about it are answered by the process
-//! that runs it (`router.rs`, [`Cluster::remote`]).
+//! that runs it (`router.rs`, [`Cluster::remote`]). Each agent runs on exactly one process,
+//! held by a lease; a dead process's agents are resumed by another one (`leases.rs`).
 //!
 //! Why core NATS and not JetStream: what must survive a restart (every acknowledged line, task
 //! and state) is already in the shared memory, committed before it is acknowledged; the bus
 //! carries live events, which a process that was away does not need replayed.
 
 mod bridge;
+mod leases;
 mod router;
 pub mod subjects;
 
@@ -24,6 +26,9 @@ use crate::runtime::Runtime;
 pub use bridge::{BridgeStats, ORIGIN_HEADER, SEQ_HEADER};
 pub use router::FORWARD_TIMEOUT;
 use subjects::Subjects;
+
+/// The default lease of an agent.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// How long joining waits for the first connection to NATS.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,6 +46,9 @@ pub struct ClusterConfig {
     /// This process's name in the world (unique; [`ClusterConfig::new`] makes one from the
     /// host name, the PID and a random number).
     pub process_id: String,
+    /// How long an agent's lease lasts (10 s by default): a process that died loses its agents
+    /// to another process within about this time (see `leases.rs`).
+    pub lease: Duration,
 }
 
 impl ClusterConfig {
@@ -57,6 +65,7 @@ impl ClusterConfig {
                 std::process::id(),
                 rand::random::<u32>()
             ),
+            lease: DEFAULT_LEASE,
         }
     }
 }
@@ -67,6 +76,12 @@ pub enum ClusterError {
     /// The world or prefix cannot be a subject token.
     #[error(transparent)]
     BadName(#[from] subjects::BadName),
+    /// The runtime's memory is not shared (a world's processes share a PostgreSQL database).
+    #[error("a world served by several processes needs a shared PostgreSQL memory, not {0}")]
+    NotShared(String),
+    /// The lease is too short to be renewed in time.
+    #[error("the lease must be at least 1 second, not {0:?}")]
+    BadLease(Duration),
     /// NATS could not be reached.
     #[error("cannot connect to NATS at {url}: {message}")]
     Connect {
@@ -85,6 +100,7 @@ pub struct Cluster {
     router: Arc<router::Router>,
     cancel: tokio_util::sync::CancellationToken,
     answering: tokio::task::JoinHandle<()>,
+    leasing: tokio::task::JoinHandle<()>,
 }
 
 impl Cluster {
@@ -96,6 +112,13 @@ impl Cluster {
         config: ClusterConfig,
     ) -> Result<Cluster, ClusterError> {
         let subjects = Subjects::new(&config.prefix, &config.world)?;
+        let url = match runtime.memory().location() {
+            crate::memory::Location::Postgres(url) => url.clone(),
+            other => return Err(ClusterError::NotShared(other.to_string())),
+        };
+        if config.lease < Duration::from_secs(1) {
+            return Err(ClusterError::BadLease(config.lease));
+        }
         let connect_error = |message: String| ClusterError::Connect {
             url: config.nats_url.clone(),
             message,
@@ -132,8 +155,15 @@ impl Cluster {
             .serve(runtime.clone(), cancel.clone())
             .await
             .map_err(|e| connect_error(e.to_string()))?;
-        let bridge = bridge::Bridge::start(runtime, client.clone(), subjects, process, directory);
+        let bridge = bridge::Bridge::start(
+            runtime.clone(),
+            client.clone(),
+            subjects,
+            process.clone(),
+            directory,
+        );
         router.learn_directory().await;
+        let leasing = leases::start(runtime, url, process, config.lease, cancel.clone());
         Ok(Cluster {
             config,
             client,
@@ -141,6 +171,7 @@ impl Cluster {
             router,
             cancel,
             answering,
+            leasing,
         })
     }
 
@@ -171,6 +202,7 @@ impl Cluster {
         let _ = self.client.flush().await;
         self.cancel.cancel();
         let _ = self.answering.await;
+        let _ = self.leasing.await;
         self.bridge.stop().await;
         let _ = self.client.drain().await;
     }

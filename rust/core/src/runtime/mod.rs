@@ -731,6 +731,32 @@ impl Runtime {
         Ok(())
     }
 
+    /// Stops an agent in this process without terminating it, as a shutdown stops it: its task
+    /// stops, its position is saved, it stays resumable (by this process or another one), and
+    /// subscribers get `AgentRemoved` with reason `shutdown`. For a world served by several
+    /// processes, when this process no longer holds the agent's lease.
+    pub fn release(&self, agent_id: &str) -> Result<(), RuntimeError> {
+        self.check_open()?;
+        let entry = self
+            .inner
+            .agents
+            .write()
+            .remove(agent_id)
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))?;
+        entry.shared.set_removal(Removal::Shutdown);
+        let (state, position) = entry.shared.state_and_position();
+        self.inner
+            .memory
+            .save_agent_position(agent_id, position, state);
+        entry.cancel.cancel();
+        self.inner.world.remove(agent_id);
+        self.inner.bus.publish(BusMessage::AgentRemoved {
+            agent_id: agent_id.to_string(),
+            reason: Removal::Shutdown.as_str().into(),
+        });
+        Ok(())
+    }
+
     /// A running agent's snapshot.
     pub fn state(&self, agent_id: &str) -> Option<AgentSnapshot> {
         let shared = self
