@@ -182,6 +182,10 @@ async fn three_processes_serve_one_world() {
     clients[0]
         .next(|v| v["type"] == "agent_speech" && v["agent_id"] == ids[1].as_str())
         .await;
+    // The request can be followed through both processes' logs by its trace id.
+    servers[0].wait_log("trace_id=p1-1 from=p1 to=p2").await;
+    servers[1].wait_log("trace_id=p1-1 from=p1 to=p2").await;
+    servers[1].wait_log("answering a routed request").await;
     let state = clients[0]
         .request(json!({"type": "get_agent_state", "agent_id": ids[2]}), 301)
         .await;

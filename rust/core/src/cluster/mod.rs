@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::runtime::Runtime;
 pub use bridge::{BridgeStats, ORIGIN_HEADER, SEQ_HEADER};
-pub use router::FORWARD_TIMEOUT;
+pub use router::{FORWARD_TIMEOUT, TRACE_HEADER};
 use subjects::Subjects;
 
 /// The default lease of an agent.

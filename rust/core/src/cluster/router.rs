@@ -10,17 +10,22 @@
 //! - **Routing**: [`Remote`] for the WebSocket server: a request about an agent that is not
 //!   running here but runs on another process ([`ClientRequest::routed_agent`]) is sent there
 //!   with NATS request/reply; no answer within [`FORWARD_TIMEOUT`] is `agent_unreachable`.
+//! - **Tracing**: a routed request is a `routed_request` span on both sides with the same
+//!   `trace_id` (`<process>-<n>`, sent in the [`TRACE_HEADER`] header), so one request can be
+//!   followed through the logs of both processes.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use parking_lot::RwLock;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::subjects::Subjects;
 use crate::bus::BusMessage;
@@ -32,6 +37,10 @@ use crate::tools::ToolRegistry;
 
 /// How long a routed request waits for the process running the agent.
 pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Header: the id of a routed request, the same in the logs of both processes (the
+/// `routed_request` span's `trace_id`).
+pub const TRACE_HEADER: &str = "Agents-Trace";
 
 /// How long a joining process collects the other processes' agent lists.
 const DIRECTORY_WAIT: Duration = Duration::from_millis(300);
@@ -84,6 +93,7 @@ pub(crate) struct Router {
     subjects: Subjects,
     process: Arc<str>,
     directory: Arc<Directory>,
+    next_trace: AtomicU64,
 }
 
 impl Router {
@@ -98,6 +108,7 @@ impl Router {
             subjects,
             process,
             directory,
+            next_trace: AtomicU64::new(1),
         }
     }
 
@@ -158,11 +169,31 @@ impl Router {
                     Some(request) = rpc.next() => {
                         let Some(reply) = request.reply else { continue };
                         let (client, runtime, tools) = (client.clone(), runtime.clone(), tools.clone());
-                        tokio::spawn(async move {
-                            let answer = answer(&runtime, &tools, &request.payload).await;
-                            let payload = serde_json::to_vec(&answer).unwrap_or_default();
-                            let _ = client.publish(reply, payload.into()).await;
-                        });
+                        let header = |name: &str| {
+                            request
+                                .headers
+                                .as_ref()
+                                .and_then(|h| h.get(name))
+                                .map(|v| v.as_str().to_string())
+                                .unwrap_or_default()
+                        };
+                        // The span of the request the forwarding process opened, continued here.
+                        let span = tracing::info_span!(
+                            "routed_request",
+                            trace_id = %header(TRACE_HEADER),
+                            from = %header(super::ORIGIN_HEADER),
+                            to = %process,
+                        );
+                        tokio::spawn(
+                            async move {
+                                tracing::info!("answering a routed request");
+                                let answer = answer(&runtime, &tools, &request.payload).await;
+                                tracing::info!(ok = !matches!(answer, ServerMessage::Error(_)), "answered");
+                                let payload = serde_json::to_vec(&answer).unwrap_or_default();
+                                let _ = client.publish(reply, payload.into()).await;
+                            }
+                            .instrument(span),
+                        );
                     }
                     else => return,
                 }
@@ -228,37 +259,64 @@ impl Remote for Router {
     ) -> Pin<Box<dyn Future<Output = ServerMessage> + Send + 'static>> {
         let client = self.client.clone();
         let subject = self.subjects.rpc(&owner);
-        Box::pin(async move {
-            let unreachable = |why: String| {
-                dispatch::error(
-                    ErrorCode::AgentUnreachable,
-                    format!(
-                        "agent {} runs on process {owner}, which did not answer: {why}",
-                        request.routed_agent().unwrap_or("?")
-                    ),
-                    request_id.clone(),
+        let trace_id = format!(
+            "{}-{}",
+            self.process,
+            self.next_trace.fetch_add(1, Ordering::Relaxed)
+        );
+        let span = tracing::info_span!(
+            "routed_request",
+            trace_id = %trace_id,
+            from = %self.process,
+            to = %owner,
+            agent = request.routed_agent().unwrap_or(""),
+        );
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(TRACE_HEADER, trace_id.as_str());
+        headers.insert(super::ORIGIN_HEADER, &*self.process);
+        Box::pin(
+            async move {
+                tracing::info!("forwarding a request to the process running its agent");
+                let unreachable = |why: String| {
+                    dispatch::error(
+                        ErrorCode::AgentUnreachable,
+                        format!(
+                            "agent {} runs on process {owner}, which did not answer: {why}",
+                            request.routed_agent().unwrap_or("?")
+                        ),
+                        request_id.clone(),
+                    )
+                };
+                let mut value = match serde_json::to_value(&request) {
+                    Ok(value) => value,
+                    Err(e) => return unreachable(e.to_string()),
+                };
+                if let (Some(object), Some(id)) = (value.as_object_mut(), &request_id) {
+                    object.insert(
+                        "request_id".to_string(),
+                        serde_json::to_value(id).unwrap_or_default(),
+                    );
+                }
+                let payload = serde_json::to_vec(&value).unwrap_or_default();
+                let reply = match tokio::time::timeout(
+                    FORWARD_TIMEOUT,
+                    client.request_with_headers(subject, headers, payload.into()),
                 )
-            };
-            let mut value = match serde_json::to_value(&request) {
-                Ok(value) => value,
-                Err(e) => return unreachable(e.to_string()),
-            };
-            if let (Some(object), Some(id)) = (value.as_object_mut(), &request_id) {
-                object.insert(
-                    "request_id".to_string(),
-                    serde_json::to_value(id).unwrap_or_default(),
-                );
-            }
-            let payload = serde_json::to_vec(&value).unwrap_or_default();
-            match tokio::time::timeout(FORWARD_TIMEOUT, client.request(subject, payload.into()))
                 .await
-            {
-                Err(_) => unreachable(format!("no answer within {FORWARD_TIMEOUT:?}")),
-                Ok(Err(e)) => unreachable(e.to_string()),
-                Ok(Ok(reply)) => serde_json::from_slice::<ServerMessage>(&reply.payload)
-                    .unwrap_or_else(|e| unreachable(format!("its answer did not parse: {e}"))),
+                {
+                    Err(_) => unreachable(format!("no answer within {FORWARD_TIMEOUT:?}")),
+                    Ok(Err(e)) => unreachable(e.to_string()),
+                    Ok(Ok(reply)) => serde_json::from_slice::<ServerMessage>(&reply.payload)
+                        .unwrap_or_else(|e| unreachable(format!("its answer did not parse: {e}"))),
+                };
+                tracing::info!(
+                    ok = !matches!(reply, ServerMessage::Error(_)),
+                    "the routed request was answered"
+                );
+                reply
             }
-        })
+            .instrument(span),
+        )
     }
 }
 
