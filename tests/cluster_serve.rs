@@ -248,6 +248,24 @@ async fn three_processes_serve_one_world() {
     clients[0].spawned(&after).await;
     clients[1].spawned(&after).await;
 
+    // Load on p2's agent from the clients of p1 and p3: every line acknowledged (committed)
+    // before p2 is killed must be in its memory afterwards.
+    let mut acknowledged = Vec::new();
+    for n in 0..20 {
+        let i = if n % 2 == 0 { 0 } else { 2 };
+        let content = format!("load line {n}");
+        let said = clients[i]
+            .request(
+                json!({"type": "send_message", "agent_id": ids[1], "content": content}),
+                600 + n,
+            )
+            .await;
+        if said["type"] == "send_message_response" {
+            acknowledged.push(content);
+        }
+    }
+    assert_eq!(acknowledged.len(), 20, "p2 was up: every line acknowledged");
+
     // A process killed (SIGKILL): requests for its agents fail clearly, they do not hang; once
     // its leases expire (3 s), another process resumes them, with what they had acknowledged.
     let mut servers = servers;
@@ -269,15 +287,21 @@ async fn three_processes_serve_one_world() {
     assert_eq!(state["type"], "get_agent_state_response", "{state}");
     let said = clients[0]
         .request(
-            json!({"type": "get_conversation", "agent_id": ids[1], "limit": 50}),
+            json!({"type": "get_conversation", "agent_id": ids[1], "limit": 200}),
             402,
         )
         .await;
     let lines = said["messages"].as_array().expect("messages");
-    assert!(
-        lines.iter().any(|l| l["content"] == "Hello from p1"),
-        "the acknowledged line is kept: {said}"
-    );
+    for content in acknowledged
+        .iter()
+        .map(String::as_str)
+        .chain(["Hello from p1"])
+    {
+        assert!(
+            lines.iter().any(|l| l["content"] == content),
+            "the acknowledged line {content:?} is kept: {said}"
+        );
+    }
     // It runs on exactly one of the two processes left.
     let mut running_on = 0;
     for (n, i) in [0usize, 2].into_iter().enumerate() {
