@@ -162,6 +162,35 @@ fn record(agent_id: &str, name: &str) -> AgentRecord {
     }
 }
 
+/// The tables and indexes of the schema, by type and name (both backends; PostgreSQL adds two
+/// tables of its own).
+const SCHEMA_OBJECTS: &[(&str, &str)] = &[
+    ("index", "idx_agent_conversations_agent"),
+    ("index", "idx_agent_inbox_agent"),
+    ("index", "idx_agent_state_history_agent"),
+    ("index", "idx_agent_tasks_agent_status"),
+    ("index", "idx_app_log"),
+    ("index", "idx_brain_calls_agent"),
+    ("index", "idx_campaign_turns"),
+    ("table", "agent_conversations"),
+    ("table", "agent_inbox"),
+    ("table", "agent_state_history"),
+    ("table", "agent_tasks"),
+    ("table", "agents"),
+    ("table", "app_log"),
+    ("table", "app_sessions"),
+    ("table", "brain_calls"),
+    ("table", "campaign_turns"),
+    ("table", "id_blocks"),
+];
+
+fn owned(objects: &[(&str, &str)]) -> Vec<(String, String)> {
+    objects
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect()
+}
+
 fn schema_objects(path: &Path) -> Vec<(String, String)> {
     let conn = Connection::open(path).unwrap();
     let mut stmt = conn
@@ -202,29 +231,7 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
     assert_eq!(raw_user_version(&path), Memory::SCHEMA_VERSION);
     let second = schema_objects(&path);
     assert_eq!(first, second);
-    let expected: Vec<(String, String)> = [
-        ("index", "idx_agent_conversations_agent"),
-        ("index", "idx_agent_inbox_agent"),
-        ("index", "idx_agent_state_history_agent"),
-        ("index", "idx_agent_tasks_agent_status"),
-        ("index", "idx_app_log"),
-        ("index", "idx_brain_calls_agent"),
-        ("index", "idx_campaign_turns"),
-        ("table", "agent_conversations"),
-        ("table", "agent_inbox"),
-        ("table", "agent_state_history"),
-        ("table", "agent_tasks"),
-        ("table", "agents"),
-        ("table", "app_log"),
-        ("table", "app_sessions"),
-        ("table", "brain_calls"),
-        ("table", "campaign_turns"),
-        ("table", "id_blocks"),
-    ]
-    .iter()
-    .map(|(t, n)| (t.to_string(), n.to_string()))
-    .collect();
-    assert_eq!(second, expected);
+    assert_eq!(second, owned(SCHEMA_OBJECTS));
 
     let conn = Connection::open(&path).unwrap();
     let mode: String = conn
@@ -1179,30 +1186,11 @@ mod postgres_only {
         assert_eq!(versions(&db), all, "reopening migrates nothing");
         let second = schema_objects(&db);
         assert_eq!(first, second);
-        let expected: Vec<(String, String)> = [
-            ("index", "idx_agent_conversations_agent"),
-            ("index", "idx_agent_inbox_agent"),
-            ("index", "idx_agent_state_history_agent"),
-            ("index", "idx_agent_tasks_agent_status"),
-            ("index", "idx_app_log"),
-            ("index", "idx_brain_calls_agent"),
-            ("index", "idx_campaign_turns"),
-            ("table", "agent_conversations"),
-            ("table", "agent_inbox"),
-            ("table", "agent_state_history"),
-            ("table", "agent_tasks"),
-            ("table", "agents"),
-            ("table", "app_log"),
-            ("table", "app_sessions"),
-            ("table", "brain_calls"),
-            ("table", "campaign_turns"),
-            ("table", "id_blocks"),
+        let mut expected = owned(SCHEMA_OBJECTS);
+        expected.extend(owned(&[
             ("table", "memory_schema"),
             ("table", "memory_writers"),
-        ]
-        .iter()
-        .map(|(t, n)| (t.to_string(), n.to_string()))
-        .collect();
+        ]));
         assert_eq!(second, expected);
         assert_eq!(
             db.query_i64("SELECT COUNT(*) FROM agent_conversations"),
