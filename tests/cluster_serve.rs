@@ -110,20 +110,7 @@ async fn get(server: &ServerProc, path: &str) -> (u16, Value) {
 }
 
 fn serve(db: &str, nats: &str, name: &str) -> ServerProc {
-    ServerProc::start(
-        db,
-        &[
-            "--cluster",
-            nats,
-            "--world",
-            "e2e",
-            "--process-id",
-            name,
-            "--lease-seconds",
-            "3",
-        ],
-        &[],
-    )
+    support::cluster::serve(db, nats, "e2e", name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 
 mod support;
 
+use support::cluster::World;
 use support::server::ServerProc;
 
 use std::collections::BTreeSet;
@@ -207,10 +208,16 @@ fn quiet_agent(name: &str) -> Value {
 async fn every_request_and_every_event_between_two_clients() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
+    every_request_and_every_event_scenario(&server.url(), &server.url()).await;
+}
+
+/// Every request and every event type, between a client `c1` of `c1_url` that spawns the
+/// agents and an observer `c2` of `c2_url` (the same server, or another process of the same
+/// world: then every event crosses processes and `c2`'s requests about `c1`'s agents are
+/// routed). Assumes a world with no agents yet (it counts them).
+async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     // The raw welcome.
-    let (mut raw, _) = tokio_tungstenite::connect_async(server.url())
-        .await
-        .unwrap();
+    let (mut raw, _) = tokio_tungstenite::connect_async(c1_url).await.unwrap();
     let Some(Ok(Message::Text(text))) = raw.next().await else {
         panic!("no welcome")
     };
@@ -242,8 +249,8 @@ async fn every_request_and_every_event_between_two_clients() {
     assert_eq!(welcome["events"], json!(EVENT_TYPES));
     drop(raw);
 
-    let mut c1 = Client::connect(&server.url()).await;
-    let mut c2 = Client::connect(&server.url()).await;
+    let mut c1 = Client::connect(c1_url).await;
+    let mut c2 = Client::connect(c2_url).await;
 
     // Ids: a string and an integer, echoed unchanged.
     c1.send(&json!({"type": "ping", "request_id": "abc"})).await;
@@ -506,7 +513,12 @@ async fn every_request_and_every_event_between_two_clients() {
 async fn every_error_code_leaves_the_connection_usable() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
-    let mut c = Client::connect(&server.url()).await;
+    every_error_code_scenario(&server.url()).await;
+}
+
+/// Every error code, each followed by a request that works, from one client of `url`.
+async fn every_error_code_scenario(url: &str) {
+    let mut c = Client::connect(url).await;
     let agent = spawn(&mut c, quiet_agent("Cy")).await;
 
     let cases: Vec<(String, &str)> = vec![
@@ -625,9 +637,16 @@ async fn every_error_code_leaves_the_connection_usable() {
 async fn subscribe_filters_by_event_type_and_agent() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProc::start(dir.path().join("agents.db"), &[], &[]);
-    let mut actor = Client::connect(&server.url()).await;
-    let mut by_type = Client::connect(&server.url()).await;
-    let mut by_agent = Client::connect(&server.url()).await;
+    subscribe_filters_scenario(&server.url(), &server.url()).await;
+}
+
+/// Subscriptions filtered by event type and by agent: an `actor` client of `actor_url` spawns
+/// and drives the agents, two observers of `observer_url` (the same server, or another process
+/// of the same world) subscribe with filters and get only what they asked for.
+async fn subscribe_filters_scenario(actor_url: &str, observer_url: &str) {
+    let mut actor = Client::connect(actor_url).await;
+    let mut by_type = Client::connect(observer_url).await;
+    let mut by_agent = Client::connect(observer_url).await;
     let x = spawn(&mut actor, quiet_agent("X")).await;
 
     let r = by_type
@@ -689,6 +708,44 @@ async fn subscribe_filters_by_event_type_and_agent() {
         .await;
     by_agent.event(|e| e["task_name"] == "again").await;
     assert!(by_type.drain(Duration::from_millis(200)).await.is_empty());
+}
+
+/// The protocol scenarios above against a world served by three processes on one NATS and one
+/// PostgreSQL: each scenario in a world (and a database) of its own, so that what it counts is
+/// its own; every process serves some client.
+/// - every request and every event: `c1` on p1 spawns, `c2` on p2 observes and acts on p1's
+///   agents (every event crosses processes, every request about an agent is routed);
+/// - every error code: one client of p3;
+/// - filtered subscriptions: the actor on p3, the observers on p2 (the filters must hold for
+///   events coming from another process).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_scenarios_pass_against_any_process_of_a_cluster() {
+    let started = std::time::Instant::now();
+    let nats = agents_testkit::nats::Server::start();
+    let ids = ["p1", "p2", "p3"];
+
+    let world = World::start(&nats.url, "ws_every_request", &ids).await;
+    every_request_and_every_event_scenario(&world.url("p1"), &world.url("p2")).await;
+    // c2's requests about Bo (assign_task, send_message) were answered by p1, which runs him.
+    let (p1, p2) = (world.process("p1"), world.process("p2"));
+    p2.wait_log("trace_id=p2-1 from=p2 to=p1").await;
+    p1.wait_log("trace_id=p2-1 from=p2 to=p1").await;
+    p1.wait_log("answering a routed request").await;
+    drop(world);
+    eprintln!(
+        "every request and every event: done at {:?}",
+        started.elapsed()
+    );
+
+    let world = World::start(&nats.url, "ws_every_error", &ids).await;
+    every_error_code_scenario(&world.url("p3")).await;
+    drop(world);
+    eprintln!("every error code: done at {:?}", started.elapsed());
+
+    let world = World::start(&nats.url, "ws_subscribe", &ids).await;
+    subscribe_filters_scenario(&world.url("p3"), &world.url("p2")).await;
+    drop(world);
+    eprintln!("filtered subscriptions: done at {:?}", started.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

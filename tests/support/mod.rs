@@ -11,6 +11,7 @@
 // Each test file includes this module and uses a different part of it.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod server;
 
 use std::io::Write;

@@ -290,3 +290,232 @@ async fn an_agent_started_twice_keeps_running_only_where_its_lease_is() {
     a.shutdown(Duration::from_secs(5));
     b.shutdown(Duration::from_secs(5));
 }
+
+/// A WebSocket client of one process's server: replies by `request_id`, the rest dropped.
+struct Ws(
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+);
+
+impl Ws {
+    async fn connect(server: &agents_core::net::ServerHandle) -> Ws {
+        let url = format!("ws://{}/ws", server.local_addr());
+        Ws(tokio_tungstenite::connect_async(&url).await.unwrap().0)
+    }
+
+    async fn request(&mut self, mut request: serde_json::Value, id: i64) -> serde_json::Value {
+        use futures_util::{SinkExt, StreamExt};
+        request["request_id"] = json!(id);
+        self.0
+            .send(tokio_tungstenite::tungstenite::Message::text(
+                request.to_string(),
+            ))
+            .await
+            .unwrap();
+        let deadline = Instant::now() + WITHIN;
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.0.next())
+                .await
+                .expect("a reply in time")
+                .unwrap()
+                .unwrap();
+            if let tokio_tungstenite::tungstenite::Message::Text(text) = frame {
+                let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                if value["request_id"] == id {
+                    return value;
+                }
+            }
+        }
+    }
+}
+
+fn serve(rt: &Arc<Runtime>, cluster: &Cluster) -> agents_core::net::ServerHandle {
+    agents_core::net::Server::start_with_remote(
+        rt.clone(),
+        Arc::new(agents_core::tools::ToolRegistry::new()),
+        agents_core::net::ServerConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            ..Default::default()
+        },
+        &Handle::current(),
+        Some(cluster.remote()),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tasks_apps_and_campaigns_reach_the_agents_of_other_processes() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cb) = (
+        join(&a, &nats.url, "placed").await,
+        join(&b, &nats.url, "placed").await,
+    );
+    let (sa, sb) = (serve(&a, &ca), serve(&b, &cb));
+    let (mut on_a, mut on_b) = (Ws::connect(&sa).await, Ws::connect(&sb).await);
+    let mut removed_on_b = b.subscribe(Filter::all().kinds([MessageKind::AgentRemoved]));
+    let ada = b.spawn(agent("Ada", 0.0)).unwrap();
+    let bo = b.spawn(agent("Bo", 5.0)).unwrap();
+    // A learns where they run.
+    let mut known = json!(null);
+    for attempt in 0..100 {
+        known = on_a
+            .request(json!({"type": "get_agent_state", "agent_id": ada}), attempt)
+            .await;
+        if known["type"] == "get_agent_state_response" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(known["type"], "get_agent_state_response", "{known}");
+
+    // complete_task from A for a task of B's agent: completed by B, whose agent knows at once.
+    let assigned = on_a
+        .request(
+            json!({"type": "assign_task", "agent_id": ada, "task_name": "fetch water"}),
+            200,
+        )
+        .await;
+    assert_eq!(assigned["type"], "assign_task_response", "{assigned}");
+    let task_id = assigned["task"]["id"].as_i64().unwrap();
+    assert_eq!(b.memory().open_tasks(&ada).len(), 1);
+    let done = on_a
+        .request(json!({"type": "complete_task", "task_id": task_id}), 201)
+        .await;
+    assert_eq!(done["type"], "complete_task_response", "{done}");
+    assert!(b.memory().open_tasks(&ada).is_empty(), "B's index follows");
+    let again = on_a
+        .request(json!({"type": "complete_task", "task_id": task_id}), 202)
+        .await;
+    assert_eq!(again["code"], "task_already_completed", "{again}");
+    let unknown = on_a
+        .request(json!({"type": "complete_task", "task_id": 987654}), 203)
+        .await;
+    assert_eq!(unknown["code"], "unknown_task", "{unknown}");
+
+    // An app registered on A, Ada (of B) attached to it: B hands her over, she runs on A.
+    let said = on_a
+        .request(
+            json!({"type": "send_message", "agent_id": ada, "content": "before the move"}),
+            204,
+        )
+        .await;
+    assert_eq!(said["type"], "send_message_response", "{said}");
+    let app = json!({"type": "app_register", "app_id": "board",
+        "actions": [{"name": "wave", "description": "Wave."}]});
+    assert_eq!(
+        on_a.request(app, 300).await["type"],
+        "app_register_response"
+    );
+    let attached = on_a
+        .request(
+            json!({"type": "app_attach", "app_id": "board", "agent_id": ada}),
+            301,
+        )
+        .await;
+    assert_eq!(attached["type"], "app_attach_response", "{attached}");
+    assert!(a.state(&ada).is_some(), "Ada runs on A now");
+    assert!(b.state(&ada).is_none(), "and not on B");
+    let (removed, origin) = until(&mut removed_on_b, |m| m.agent_id() == Some(ada.as_str())).await;
+    assert!(origin.is_none(), "B stopped her itself: {removed:?}");
+    assert_eq!(a.agent_app(&ada).unwrap().as_deref(), Some("board"));
+    let lines = a.conversation(&ada, 50).unwrap();
+    assert!(
+        lines.iter().any(|l| l.content == "before the move"),
+        "her memory came with her: {lines:?}"
+    );
+    // A request for her from B now goes to A.
+    let state = on_b
+        .request(json!({"type": "get_agent_state", "agent_id": ada}), 302)
+        .await;
+    assert_eq!(state["type"], "get_agent_state_response", "{state}");
+    // Her lease stays with A (B's lease loop does not take her back).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(a.state(&ada).is_some() && b.state(&ada).is_none());
+
+    // Bo plays an app on B: he is not taken from it.
+    let cards = json!({"type": "app_register", "app_id": "cards",
+        "actions": [{"name": "draw", "description": "Draw."}]});
+    assert_eq!(
+        on_b.request(cards, 400).await["type"],
+        "app_register_response"
+    );
+    let bo_plays = on_b
+        .request(
+            json!({"type": "app_attach", "app_id": "cards", "agent_id": bo}),
+            401,
+        )
+        .await;
+    assert_eq!(bo_plays["type"], "app_attach_response", "{bo_plays}");
+    let other = json!({"type": "app_register", "app_id": "dice"});
+    assert_eq!(
+        on_a.request(other, 402).await["type"],
+        "app_register_response"
+    );
+    let refused = on_a
+        .request(
+            json!({"type": "app_attach", "app_id": "dice", "agent_id": bo}),
+            403,
+        )
+        .await;
+    assert_eq!(refused["code"], "app_attached", "{refused}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("'cards'") && message.contains("detach it there first"),
+        "{message}"
+    );
+    assert!(
+        b.state(&bo).is_some() && a.state(&bo).is_none(),
+        "Bo stays on B"
+    );
+
+    // A campaign loaded on B, its GM (running on A) brought to B for the turn.
+    let loaded = on_b
+        .request(
+            json!({"type": "campaign_load", "campaign": {"id": "camp_x"}}),
+            500,
+        )
+        .await;
+    assert_eq!(loaded["type"], "campaign_load_response", "{loaded}");
+    let carl = a.spawn(agent("Carl", 9.0)).unwrap();
+    let mut seen = false;
+    for _ in 0..100 {
+        let state = on_b
+            .request(json!({"type": "get_agent_state", "agent_id": carl}), 501)
+            .await;
+        if state["type"] == "get_agent_state_response" {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "B learns that Carl runs on A");
+    let turn = on_b
+        .request(
+            json!({"type": "campaign_turn", "campaign_id": "camp_x", "gm_agent_id": carl,
+                   "user_input": "Where are we?"}),
+            502,
+        )
+        .await;
+    assert_eq!(turn["type"], "campaign_turn_response", "{turn}");
+    assert!(
+        b.state(&carl).is_some() && a.state(&carl).is_none(),
+        "the GM runs on B"
+    );
+
+    // An agent no process runs: this process's answer.
+    let nobody = on_a
+        .request(
+            json!({"type": "app_attach", "app_id": "dice", "agent_id": "agent_999999"}),
+            600,
+        )
+        .await;
+    assert_eq!(nobody["code"], "unknown_agent", "{nobody}");
+
+    sa.shutdown_async(Duration::from_secs(5)).await;
+    sb.shutdown_async(Duration::from_secs(5)).await;
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+}

@@ -201,15 +201,52 @@ async fn take_over(
 /// Resumes agents whose leases this process took.
 async fn resume(runtime: &Arc<Runtime>, ids: Vec<String>) {
     for agent_id in ids {
-        let runtime = runtime.clone();
-        let config = AgentConfig {
-            agent_id: Some(agent_id.clone()),
-            ..Default::default()
-        };
-        match tokio::task::spawn_blocking(move || runtime.spawn(config)).await {
-            Ok(Ok(_)) => tracing::info!(agent = %agent_id, "leases: resumed here"),
-            Ok(Err(error)) => tracing::warn!(agent = %agent_id, %error, "leases: could not resume"),
-            Err(error) => tracing::error!(agent = %agent_id, %error, "leases: resume panicked"),
+        match resume_one(runtime, &agent_id).await {
+            Ok(()) => tracing::info!(agent = %agent_id, "leases: resumed here"),
+            Err(error) => tracing::warn!(agent = %agent_id, %error, "leases: could not resume"),
         }
     }
+}
+
+/// Resumes one stored agent here from the shared memory (its unanswered lines first).
+pub(crate) async fn resume_one(runtime: &Arc<Runtime>, agent_id: &str) -> Result<(), String> {
+    let runtime = runtime.clone();
+    let config = AgentConfig {
+        agent_id: Some(agent_id.to_string()),
+        ..Default::default()
+    };
+    match tokio::task::spawn_blocking(move || runtime.spawn(config)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(error) => Err(format!("the resume panicked: {error}")),
+    }
+}
+
+/// Gives the lease of `agent_id` from process `from` to process `to` for `lease` (a hand-over:
+/// `from` has stopped the agent). Fails when a third process holds a live lease on it. Opens
+/// its own connection: hand-overs are rare, and the lease loop's connection is its own.
+pub(crate) async fn transfer(
+    url: &str,
+    agent_id: &str,
+    from: &str,
+    to: &str,
+    lease: Duration,
+) -> Result<(), String> {
+    let db = connect(url).await.map_err(|e| e.to_string())?;
+    let given = db
+        .query(
+            "INSERT INTO agent_leases (agent_id, process_id, expires_at)
+             VALUES ($1, $3, now() + make_interval(secs => $4::float8))
+             ON CONFLICT (agent_id) DO UPDATE SET
+                 process_id = excluded.process_id, expires_at = excluded.expires_at
+             WHERE agent_leases.process_id IN ($2, $3) OR agent_leases.expires_at < now()
+             RETURNING agent_id",
+            &[&agent_id, &from, &to, &lease.as_secs_f64()],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    if given.is_empty() {
+        return Err(format!("another process holds the lease of {agent_id}"));
+    }
+    Ok(())
 }

@@ -15,6 +15,7 @@
 //! carries live events, which a process that was away does not need replayed.
 
 mod bridge;
+mod handover;
 mod leases;
 mod router;
 pub mod subjects;
@@ -144,15 +145,18 @@ impl Cluster {
             }),
         );
         let directory = Arc::new(router::Directory::default());
-        let router = Arc::new(router::Router::new(
-            client.clone(),
-            subjects.clone(),
-            process.clone(),
-            directory.clone(),
-        ));
+        let router = Arc::new(router::Router::new(router::RouterParts {
+            client: client.clone(),
+            subjects: subjects.clone(),
+            process: process.clone(),
+            directory: directory.clone(),
+            runtime: runtime.clone(),
+            db_url: url.clone(),
+            lease: config.lease,
+        }));
         let cancel = tokio_util::sync::CancellationToken::new();
         let answering = router
-            .serve(runtime.clone(), cancel.clone())
+            .serve(cancel.clone())
             .await
             .map_err(|e| connect_error(e.to_string()))?;
         let bridge = bridge::Bridge::start(

@@ -27,9 +27,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::handover;
+use super::leases;
 use super::subjects::Subjects;
 use crate::bus::BusMessage;
-use crate::net::Remote;
+use crate::net::{Remote, RemoteError};
 use crate::protocol::dispatch::{self, Handled};
 use crate::protocol::{ClientRequest, ErrorCode, RequestId, ServerMessage, parse_request};
 use crate::runtime::Runtime;
@@ -94,22 +96,57 @@ pub(crate) struct Router {
     process: Arc<str>,
     directory: Arc<Directory>,
     next_trace: AtomicU64,
+    runtime: Arc<Runtime>,
+    /// The shared database (for hand-overs' leases) and the lease time.
+    db_url: String,
+    lease: Duration,
+}
+
+/// What a [`Router`] is made of.
+pub(crate) struct RouterParts {
+    pub client: async_nats::Client,
+    pub subjects: Subjects,
+    pub process: Arc<str>,
+    pub directory: Arc<Directory>,
+    pub runtime: Arc<Runtime>,
+    pub db_url: String,
+    pub lease: Duration,
 }
 
 impl Router {
-    pub(crate) fn new(
-        client: async_nats::Client,
-        subjects: Subjects,
-        process: Arc<str>,
-        directory: Arc<Directory>,
-    ) -> Router {
+    pub(crate) fn new(parts: RouterParts) -> Router {
+        let RouterParts {
+            client,
+            subjects,
+            process,
+            directory,
+            runtime,
+            db_url,
+            lease,
+        } = parts;
         Router {
             client,
             subjects,
             process,
             directory,
             next_trace: AtomicU64::new(1),
+            runtime,
+            db_url,
+            lease,
         }
+    }
+
+    /// A fresh trace id and the headers carrying it (and this process's name).
+    fn trace(&self) -> (String, async_nats::HeaderMap) {
+        let trace_id = format!(
+            "{}-{}",
+            self.process,
+            self.next_trace.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(TRACE_HEADER, trace_id.as_str());
+        headers.insert(super::ORIGIN_HEADER, &*self.process);
+        (trace_id, headers)
     }
 
     /// Asks the processes already in the world which agents they run.
@@ -138,10 +175,10 @@ impl Router {
         }
     }
 
-    /// Answers `<root>.dir` and `<root>.rpc.<process>` until cancelled.
+    /// Answers `<root>.dir`, `<root>.rpc.<process>` and `<root>.move.<process>` until
+    /// cancelled.
     pub(crate) async fn serve(
         &self,
-        runtime: Arc<Runtime>,
         cancel: CancellationToken,
     ) -> Result<JoinHandle<()>, async_nats::SubscribeError> {
         let mut dir = self
@@ -152,13 +189,35 @@ impl Router {
             .client
             .subscribe(self.subjects.rpc(&self.process))
             .await?;
+        let mut moves = self
+            .client
+            .subscribe(self.subjects.moves(&self.process))
+            .await?;
         let client = self.client.clone();
         let process = self.process.to_string();
+        let runtime = self.runtime.clone();
+        let (db_url, lease) = (self.db_url.clone(), self.lease);
         let tools = Arc::new(ToolRegistry::new());
         Ok(tokio::spawn(async move {
             loop {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
+                    Some(ask) = moves.next() => {
+                        let Some(reply) = ask.reply else { continue };
+                        let (client, runtime, db_url, here) =
+                            (client.clone(), runtime.clone(), db_url.clone(), process.clone());
+                        tokio::spawn(async move {
+                            let answer = match serde_json::from_slice::<handover::MoveRequest>(&ask.payload) {
+                                Ok(request) => handover::give(&runtime, &db_url, &here, lease, request).await,
+                                Err(e) => handover::MoveAnswer::Refused {
+                                    code: ErrorCode::InvalidRequest,
+                                    message: format!("not a hand-over request: {e}"),
+                                },
+                            };
+                            let payload = serde_json::to_vec(&answer).unwrap_or_default();
+                            let _ = client.publish(reply, payload.into()).await;
+                        });
+                    }
                     Some(ask) = dir.next() => {
                         if let Some(reply) = ask.reply {
                             let list = AgentList { process: process.clone(), agents: runtime.agent_ids() };
@@ -254,26 +313,20 @@ impl Remote for Router {
     fn forward(
         &self,
         owner: Arc<str>,
+        agent_id: String,
         request: ClientRequest,
         request_id: Option<RequestId>,
     ) -> Pin<Box<dyn Future<Output = ServerMessage> + Send + 'static>> {
         let client = self.client.clone();
         let subject = self.subjects.rpc(&owner);
-        let trace_id = format!(
-            "{}-{}",
-            self.process,
-            self.next_trace.fetch_add(1, Ordering::Relaxed)
-        );
+        let (trace_id, headers) = self.trace();
         let span = tracing::info_span!(
             "routed_request",
             trace_id = %trace_id,
             from = %self.process,
             to = %owner,
-            agent = request.routed_agent().unwrap_or(""),
+            agent = %agent_id,
         );
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert(TRACE_HEADER, trace_id.as_str());
-        headers.insert(super::ORIGIN_HEADER, &*self.process);
         Box::pin(
             async move {
                 tracing::info!("forwarding a request to the process running its agent");
@@ -281,8 +334,7 @@ impl Remote for Router {
                     dispatch::error(
                         ErrorCode::AgentUnreachable,
                         format!(
-                            "agent {} runs on process {owner}, which did not answer: {why}",
-                            request.routed_agent().unwrap_or("?")
+                            "agent {agent_id} runs on process {owner}, which did not answer: {why}"
                         ),
                         request_id.clone(),
                     )
@@ -314,6 +366,64 @@ impl Remote for Router {
                     "the routed request was answered"
                 );
                 reply
+            }
+            .instrument(span),
+        )
+    }
+
+    fn bring_here(
+        &self,
+        owner: Arc<str>,
+        agent_id: String,
+    ) -> Pin<Box<dyn Future<Output = Result<(), RemoteError>> + Send + 'static>> {
+        let client = self.client.clone();
+        let subject = self.subjects.moves(&owner);
+        let runtime = self.runtime.clone();
+        let here = self.process.to_string();
+        let (trace_id, headers) = self.trace();
+        let span = tracing::info_span!(
+            "agent_handover",
+            trace_id = %trace_id,
+            from = %owner,
+            to = %here,
+            agent = %agent_id,
+        );
+        Box::pin(
+            async move {
+                tracing::info!("asking the process running the agent to hand it over");
+                let unreachable = |why: String| {
+                    RemoteError::new(
+                        ErrorCode::AgentUnreachable,
+                        format!("agent {agent_id} runs on process {owner}, which did not hand it over: {why}"),
+                    )
+                };
+                let request = handover::MoveRequest {
+                    agent_id: agent_id.clone(),
+                    to: here.clone(),
+                };
+                let payload = serde_json::to_vec(&request).unwrap_or_default();
+                let answer = tokio::time::timeout(
+                    handover::MOVE_TIMEOUT,
+                    client.request_with_headers(subject, headers, payload.into()),
+                )
+                .await
+                .map_err(|_| unreachable(format!("no answer within {:?}", handover::MOVE_TIMEOUT)))?
+                .map_err(|e| unreachable(e.to_string()))?;
+                match serde_json::from_slice::<handover::MoveAnswer>(&answer.payload) {
+                    Ok(handover::MoveAnswer::Moved) => {}
+                    Ok(handover::MoveAnswer::Refused { code, message }) => {
+                        return Err(RemoteError::new(code, message));
+                    }
+                    Err(e) => return Err(unreachable(format!("its answer did not parse: {e}"))),
+                }
+                leases::resume_one(&runtime, &agent_id).await.map_err(|why| {
+                    RemoteError::new(
+                        ErrorCode::InternalError,
+                        format!("agent {agent_id} was handed over by process {owner} but did not start on {here}: {why}"),
+                    )
+                })?;
+                tracing::info!("the agent runs here now");
+                Ok(())
             }
             .instrument(span),
         )

@@ -7,6 +7,8 @@
 //! | `<root>.ev.<kind>.<sender>` | every bus message published in any process, once |
 //! | `<root>.to.<recipient>.<kind>.<sender>` | the same message again for each of its recipients |
 //! | `<root>.rpc.<process>` | requests for the agents a process owns (request/reply) |
+//! | `<root>.move.<process>` | requests that a process hand one of its agents over (request/reply) |
+//! | `<root>.dir` | asks every process which agents it runs (each answers its list) |
 //!
 //! `<kind>` is the message type (`agent_spoke`), `<sender>` [`BusMessage::sender`]. A token
 //! is the id itself when it is made of `A-Z a-z 0-9 _ -`, else every other byte is written
@@ -118,6 +120,11 @@ impl Subjects {
     /// The subject of the requests for the agents `process` owns.
     pub fn rpc(&self, process: &str) -> String {
         format!("{}.rpc.{}", self.root, token(process))
+    }
+
+    /// The subject of the requests that `process` hand one of its agents over.
+    pub fn moves(&self, process: &str) -> String {
+        format!("{}.move.{}", self.root, token(process))
     }
 
     /// The patterns that receive every message `filter` matches (perhaps more: the local

@@ -869,6 +869,14 @@ impl Memory {
     pub fn open_task(&self, task_id: i64) -> Option<TaskRow> {
         self.inner.tasks.lock().open.get(&task_id).cloned()
     }
+    /// The task with this id, open or completed: from the in-memory index when it is open here,
+    /// else from the database (where another process of a shared database may have written it).
+    pub fn task(&self, task_id: i64) -> Result<Option<TaskRow>, MemoryError> {
+        if let Some(row) = self.open_task(task_id) {
+            return Ok(Some(row));
+        }
+        self.inner.store.read(move |q| q.task(task_id))
+    }
     /// Accepts a line for an agent: one write holds both its inbox row (kept until
     /// [`Memory::inbox_done`]) and its conversation row. Returns the inbox row id and the
     /// write's sequence number; once that is committed, the line survives a crash and is

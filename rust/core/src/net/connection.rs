@@ -432,13 +432,15 @@ async fn answer(
     context: &Context<'_>,
 ) -> Option<ServerMessage> {
     let filter = context.filter;
-    if let Some(remote) = &shared.remote
-        && let Some(agent_id) = request.routed_agent()
-        && shared.runtime.state(agent_id).is_none()
-        && let Some(owner) = remote.owner(agent_id)
-    {
-        return Some(remote.forward(owner, request, request_id).await);
-    }
+    let request = match &shared.remote {
+        Some(remote) => {
+            match super::routing::route(&**remote, &shared.runtime, request, &request_id).await {
+                super::routing::Routed::Here(request) => request,
+                super::routing::Routed::Answered(reply) => return Some(reply),
+            }
+        }
+        None => request,
+    };
     if let ClientRequest::AppUnregister { app_id } = &request {
         context.apps.0.lock().retain(|a| a != app_id);
     }

@@ -49,6 +49,7 @@ mod access;
 mod connection;
 mod fanout;
 mod limits;
+mod routing;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -250,18 +251,49 @@ pub(crate) struct Shared {
 }
 
 /// The agents that live in other processes of the world (`crate::cluster`): requests about one
-/// of them ([`ClientRequest::routed_agent`]) are answered by the process that runs it.
+/// of them ([`ClientRequest::routed_agent`]) are answered by the process that runs it, and
+/// requests binding one to something of this process ([`ClientRequest::placed_agent`]) bring
+/// it here first.
 pub trait Remote: Send + Sync {
     /// The process running `agent_id`, when another process does.
     fn owner(&self, agent_id: &str) -> Option<Arc<str>>;
-    /// Has `owner` answer `request` and returns its reply (an `agent_unreachable` error when it
-    /// does not answer in time).
+    /// Has `owner` answer `request` (about its agent `agent_id`) and returns its reply (an
+    /// `agent_unreachable` error when it does not answer in time).
     fn forward(
         &self,
         owner: Arc<str>,
+        agent_id: String,
         request: ClientRequest,
         request_id: Option<RequestId>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send + 'static>>;
+    /// Has `owner` hand its agent `agent_id` over, and resumes it here; resolves once it runs
+    /// here.
+    fn bring_here(
+        &self,
+        owner: Arc<str>,
+        agent_id: String,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<(), RemoteError>> + Send + 'static>,
+    >;
+}
+
+/// Why another process did not do what a [`Remote`] asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteError {
+    /// The protocol error the client's request is answered with.
+    pub code: crate::protocol::ErrorCode,
+    /// What happened, naming the agent and the processes.
+    pub message: String,
+}
+
+impl RemoteError {
+    /// An error with this code and message.
+    pub fn new(code: crate::protocol::ErrorCode, message: impl Into<String>) -> RemoteError {
+        RemoteError {
+            code,
+            message: message.into(),
+        }
+    }
 }
 
 /// The WebSocket server.

@@ -499,6 +499,18 @@ impl ClientRequest {
         }
     }
 
+    /// The agent the request binds to something that lives on the process the client is
+    /// connected to (an app: `app_attach`; a loaded campaign: the GM agent of
+    /// `campaign_turn`). In a world served by several processes such an agent is brought to
+    /// this process first (handed over by the process running it).
+    pub fn placed_agent(&self) -> Option<&str> {
+        match self {
+            ClientRequest::AppAttach { agent_id, .. } => Some(agent_id),
+            ClientRequest::CampaignTurn { gm_agent_id, .. } => Some(gm_agent_id),
+            _ => None,
+        }
+    }
+
     /// Whether answering the request writes to the agent memory. The reply to such a request
     /// reports a write, so a front end sends it only once that write is committed
     /// ([`crate::memory::Memory::committed`]): acknowledged means durable.

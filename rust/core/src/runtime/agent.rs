@@ -108,6 +108,8 @@ pub(crate) struct AgentShared {
     paused: std::sync::atomic::AtomicBool,
     /// Its last decisions, for a debugger.
     pub journal: Journal,
+    /// Cancelled when its task has ended (after its last write was submitted).
+    pub stopped: tokio_util::sync::CancellationToken,
 }
 
 impl AgentShared {
@@ -144,6 +146,7 @@ impl AgentShared {
             app: parking_lot::RwLock::new(None),
             paused: std::sync::atomic::AtomicBool::new(false),
             journal: Journal::default(),
+            stopped: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -357,7 +360,9 @@ pub(crate) async fn run(
         errors: std::cell::RefCell::new(Vec::new()),
     };
     agent.main_loop().await;
+    let stopped = agent.shared.stopped.clone();
     agent.finish();
+    stopped.cancel();
 }
 
 impl Agent {

@@ -246,6 +246,23 @@ struct AgentEntry {
     cancel: CancellationToken,
 }
 
+/// The end of a released agent's task ([`Runtime::release`]).
+#[derive(Clone, Debug)]
+pub struct Stopped(CancellationToken);
+
+impl Stopped {
+    /// Resolves once the agent's task has ended: every write it made is submitted to memory
+    /// ([`Memory::committed`] of [`Memory::submitted_seq`] then says when they are durable).
+    pub async fn wait(&self) {
+        self.0.cancelled().await
+    }
+
+    /// Whether the task has ended.
+    pub fn is_done(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
 /// State shared by the runtime handle and every agent task.
 pub(crate) struct Inner {
     handle: Handle,
@@ -734,8 +751,9 @@ impl Runtime {
     /// Stops an agent in this process without terminating it, as a shutdown stops it: its task
     /// stops, its position is saved, it stays resumable (by this process or another one), and
     /// subscribers get `AgentRemoved` with reason `shutdown`. For a world served by several
-    /// processes, when this process no longer holds the agent's lease.
-    pub fn release(&self, agent_id: &str) -> Result<(), RuntimeError> {
+    /// processes, when this process no longer holds the agent's lease, or hands the agent to
+    /// another process. The returned [`Stopped`] says when its task has ended.
+    pub fn release(&self, agent_id: &str) -> Result<Stopped, RuntimeError> {
         self.check_open()?;
         let entry = self
             .inner
@@ -754,7 +772,7 @@ impl Runtime {
             agent_id: agent_id.to_string(),
             reason: Removal::Shutdown.as_str().into(),
         });
-        Ok(())
+        Ok(Stopped(entry.shared.stopped.clone()))
     }
 
     /// A running agent's snapshot.
