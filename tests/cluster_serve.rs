@@ -235,30 +235,51 @@ async fn three_processes_serve_one_world() {
     clients[0].spawned(&after).await;
     clients[1].spawned(&after).await;
 
-    // Load on p2's agent from the clients of p1 and p3: every line acknowledged (committed)
-    // before p2 is killed must be in its memory afterwards.
-    let mut acknowledged = Vec::new();
-    for n in 0..20 {
-        let i = if n % 2 == 0 { 0 } else { 2 };
-        let content = format!("load line {n}");
-        let said = clients[i]
-            .request(
-                json!({"type": "send_message", "agent_id": ids[1], "content": content}),
-                600 + n,
-            )
-            .await;
-        if said["type"] == "send_message_response" {
-            acknowledged.push(content);
-        }
+    // Load on p2's agent from a client of p3, before, while and after p2 is killed (SIGKILL):
+    // every line acknowledged (committed) must be in the agent's memory afterwards; requests
+    // for it fail clearly while it has no process, they do not hang; once its lease expires
+    // (3 s), another process resumes it with what it had acknowledged.
+    let mut loader = Client::connect(&servers[2]).await;
+    let target = ids[1].clone();
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (acked, stop) = (acked.clone(), stop.clone());
+        tokio::spawn(async move {
+            let (mut acknowledged, mut refused) = (Vec::new(), Vec::new());
+            for n in 0.. {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                let content = format!("load line {n}");
+                let said = loader
+                    .request(
+                        json!({"type": "send_message", "agent_id": target, "content": content}),
+                        10_000 + n,
+                    )
+                    .await;
+                if said["type"] == "send_message_response" {
+                    acknowledged.push(content);
+                    acked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                } else {
+                    refused.push(said);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            (acknowledged, refused)
+        })
+    };
+    let acked_now = || acked.load(std::sync::atomic::Ordering::SeqCst);
+    let deadline = Instant::now() + WITHIN;
+    while acked_now() < 10 {
+        assert!(Instant::now() < deadline, "p2 was up: lines acknowledged");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(acknowledged.len(), 20, "p2 was up: every line acknowledged");
-
-    // A process killed (SIGKILL): requests for its agents fail clearly, they do not hang; once
-    // its leases expire (3 s), another process resumes them, with what they had acknowledged.
     let mut servers = servers;
     let mut p2 = servers.remove(1);
     let _ = p2.child.kill();
     let _ = p2.child.wait();
+    let killed_at = acked_now();
     let lost = clients[0]
         .request(json!({"type": "get_agent_state", "agent_id": ids[1]}), 400)
         .await;
@@ -268,17 +289,32 @@ async fn three_processes_serve_one_world() {
         .next(|v| v["type"] == "agent_spawned" && v["agent_id"] == ids[1].as_str())
         .await;
     assert_eq!(resumed["resumed"], true, "{resumed}");
+    // The load goes on on its new process.
+    let deadline = Instant::now() + WITHIN;
+    while acked_now() < killed_at + 10 {
+        assert!(
+            Instant::now() < deadline,
+            "lines acknowledged again after the takeover"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (acknowledged, refused) = load.await.unwrap();
+    for said in &refused {
+        assert_eq!(said["code"], "agent_unreachable", "{said}");
+    }
     let state = clients[0]
         .request(json!({"type": "get_agent_state", "agent_id": ids[1]}), 401)
         .await;
     assert_eq!(state["type"], "get_agent_state_response", "{state}");
     let said = clients[0]
         .request(
-            json!({"type": "get_conversation", "agent_id": ids[1], "limit": 200}),
+            json!({"type": "get_conversation", "agent_id": ids[1], "limit": 500}),
             402,
         )
         .await;
     let lines = said["messages"].as_array().expect("messages");
+    assert!(lines.len() < 500, "the whole conversation fits one page");
     for content in acknowledged
         .iter()
         .map(String::as_str)
@@ -289,6 +325,38 @@ async fn three_processes_serve_one_world() {
             "the acknowledged line {content:?} is kept: {said}"
         );
     }
+    // The state history says who ran the agent when: p2 until it was killed, then one other
+    // process — never two at once.
+    let history = postgres::query_text(
+        &db.url,
+        &format!(
+            "SELECT process, timestamp FROM agent_state_history WHERE agent_id = '{}' ORDER BY id",
+            ids[1]
+        ),
+    )
+    .unwrap();
+    let runs: Vec<(String, String)> = history
+        .into_iter()
+        .map(|row| (row[0].clone().expect("process"), row[1].clone().unwrap()))
+        .collect();
+    let mut owners: Vec<&str> = runs.iter().map(|(p, _)| p.as_str()).collect();
+    owners.dedup();
+    assert_eq!(owners.len(), 2, "one hand-over: {owners:?}");
+    assert_eq!(owners[0], "p2", "{owners:?}");
+    assert!(owners[1] == "p1" || owners[1] == "p3", "{owners:?}");
+    eprintln!(
+        "load: {} lines acknowledged, {} refused while the agent had no process; \
+         state history: {} changes, {owners:?}",
+        acknowledged.len(),
+        refused.len(),
+        runs.len()
+    );
+    let last_on_p2 = runs.iter().rfind(|(p, _)| p == "p2").unwrap();
+    let first_after = runs.iter().find(|(p, _)| p != "p2").unwrap();
+    assert!(
+        last_on_p2.1 <= first_after.1,
+        "p2's last change {last_on_p2:?} comes before the new owner's first {first_after:?}"
+    );
     // It runs on exactly one of the two processes left.
     let mut running_on = 0;
     for (n, i) in [0usize, 2].into_iter().enumerate() {

@@ -220,6 +220,30 @@ fn with_client<T: Send>(
     })
 }
 
+/// Every row of `sql` on `url`, each column as text (`NULL` as `None`): select text columns,
+/// or cast (`x::text`).
+pub fn query_text(url: &str, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
+    let sql = sql.to_string();
+    with_client(url, move |client| {
+        Box::pin(async move {
+            let rows = client
+                .query(sql.as_str(), &[])
+                .await
+                .map_err(|e| explain(&e))?;
+            rows.iter()
+                .map(|row| {
+                    (0..row.len())
+                        .map(|i| {
+                            row.try_get::<_, Option<String>>(i)
+                                .map_err(|e| e.to_string())
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+    })
+}
+
 /// The first column of the first row of `sql` on `url`, as an integer.
 pub fn query_i64(url: &str, sql: &str) -> Result<i64, String> {
     let sql = sql.to_string();

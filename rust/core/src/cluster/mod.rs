@@ -136,6 +136,7 @@ impl Cluster {
         .map_err(|_| connect_error(format!("no answer within {CONNECT_TIMEOUT:?}")))?
         .map_err(|e| connect_error(e.to_string()))?;
         let process: Arc<str> = Arc::from(config.process_id.as_str());
+        runtime.memory().set_process(&process);
         let probe = client.clone();
         runtime.add_readiness_check(
             "nats",

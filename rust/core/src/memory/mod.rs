@@ -330,6 +330,8 @@ struct Inner {
     /// database.
     last_inbox_id: AtomicI64,
     inbox_ids: Option<Mutex<Claimed>>,
+    /// The process writing, for a world served by several ([`Memory::set_process`]).
+    process: std::sync::OnceLock<String>,
 }
 
 /// The number in a canonical agent id (`agent_001` → 1, `agent_1234` → 1234); `None` for any
@@ -571,6 +573,7 @@ impl Memory {
                 last_inbox_id: AtomicI64::new(loaded.max_inbox_id),
                 inbox_ids,
                 store,
+                process: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -735,14 +738,27 @@ impl Memory {
         let app_id = app_id.to_string();
         self.inner.read(move |q| q.app(&app_id, limit))
     }
-    /// Queues a state transition row (timestamped now).
+    /// Queues a state transition row (timestamped now, and naming this process when it is one
+    /// of several: [`Memory::set_process`]).
     pub fn record_state_change(&self, agent_id: &str, old: AgentState, new: AgentState) -> u64 {
         self.inner.submit(writer::Op::StateChange {
             agent_id: agent_id.to_string(),
             old,
             new,
             timestamp: crate::time::now_iso(),
+            process: self.inner.process.get().cloned(),
         })
+    }
+    /// Names the process writing this memory, in a world served by several processes sharing
+    /// one database: from now on each state change row records it (`agent_state_history`'s
+    /// `process` column, NULL otherwise), so the history says which process ran an agent when
+    /// (and shows that no agent ran on two at once). Set once; returns whether this call set it.
+    pub fn set_process(&self, process: &str) -> bool {
+        self.inner.process.set(process.to_string()).is_ok()
+    }
+    /// The process named by [`Memory::set_process`], if any.
+    pub fn process(&self) -> Option<&str> {
+        self.inner.process.get().map(String::as_str)
     }
     /// Assigns a task: allocates its id (never handed out before, as for
     /// [`Memory::next_agent_id`]), queues the row (`assigned`), returns the row and the write's

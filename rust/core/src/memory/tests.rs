@@ -116,6 +116,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     every_table_persists_across_reopen,
+    state_changes_name_the_process_once_it_is_set,
     save_agent_replaces_but_keeps_created_at,
     agent_ids_continue_within_a_session_and_after_reopen,
     agent_ids_are_unique_across_threads,
@@ -325,6 +326,35 @@ fn missing_parent_directories_are_created() {
 }
 
 // The behaviour, on each backend (`on_both_backends!` above).
+
+fn state_changes_name_the_process_once_it_is_set<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    assert_eq!(mem.process(), None);
+    mem.record_state_change("agent_001", AgentState::Idle, AgentState::Thinking);
+    assert!(mem.set_process("p-7"));
+    assert!(!mem.set_process("p-8"), "set once");
+    assert_eq!(mem.process(), Some("p-7"));
+    mem.record_state_change("agent_001", AgentState::Thinking, AgentState::Idle);
+    mem.flush().unwrap();
+    let count = |sql: &str| db.query_i64(sql);
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM agent_state_history WHERE process IS NULL AND new_state = 'thinking'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM agent_state_history WHERE process = 'p-7' AND new_state = 'idle'"
+        ),
+        1
+    );
+    // The rows read back as before.
+    let rows = mem.state_history("agent_001", 10).unwrap();
+    assert_eq!(rows.len(), 2);
+    mem.close().unwrap();
+}
 
 fn every_table_persists_across_reopen<D: TestDb>() {
     let db = D::new();

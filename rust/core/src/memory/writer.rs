@@ -34,6 +34,8 @@ pub(crate) enum Op {
         old: AgentState,
         new: AgentState,
         timestamp: String,
+        /// The process that ran the agent ([`super::Memory::set_process`]).
+        process: Option<String>,
     },
     AssignTask {
         id: i64,

@@ -126,6 +126,8 @@ const MIGRATIONS: &[&str] = &[
         entry TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS idx_campaign_turns ON campaign_turns (campaign_id, id);",
+    // v6: the process that ran the agent, on each state change.
+    "ALTER TABLE agent_state_history ADD COLUMN IF NOT EXISTS process TEXT;",
 ];
 
 /// The key of the advisory lock migrations run under ("agents" in ASCII).

@@ -152,8 +152,8 @@ fn statements_of(op: &Op) -> &'static [&'static str] {
     match op {
         Op::Conversation { .. } => &[INSERT_CONVERSATION],
         Op::StateChange { .. } => &[
-            "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp)
-             VALUES ($1, $2, $3, $4)",
+            "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp, process)
+             VALUES ($1, $2, $3, $4, $5)",
         ],
         Op::AssignTask { .. } => &[
             "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at, completed_at)
@@ -250,11 +250,13 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             old,
             new,
             timestamp,
+            process,
         } => vec![vec![
             t(agent_id),
             b(old.as_str()),
             b(new.as_str()),
             t(timestamp),
+            ot(process),
         ]],
         Op::AssignTask {
             id,

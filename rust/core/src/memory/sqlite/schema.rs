@@ -133,6 +133,9 @@ const MIGRATIONS: &[&str] = &[
         entry TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS idx_campaign_turns ON campaign_turns (campaign_id, id);",
+    // v6: the process that ran the agent, on each state change (NULL for one process): in a
+    // world served by several processes, who ran an agent when.
+    "ALTER TABLE agent_state_history ADD COLUMN process TEXT;",
 ];
 
 /// The newest schema version (the number of migrations).

@@ -43,12 +43,13 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
             old,
             new,
             timestamp,
+            process,
         } => {
             conn.prepare_cached(
-                "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp)
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp, process)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![agent_id, old.as_str(), new.as_str(), timestamp])?;
+            .execute(params![agent_id, old.as_str(), new.as_str(), timestamp, process])?;
         }
         Op::AssignTask {
             id,
