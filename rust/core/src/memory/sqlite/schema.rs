@@ -17,8 +17,10 @@ use super::MemoryError;
 /// How long a connection waits on a lock held by another connection before `SQLITE_BUSY`.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Migration `i + 1` is `MIGRATIONS[i]`. Statements are idempotent (`IF NOT EXISTS`) as well, so
-/// a file whose tables were created by hand with a lower `user_version` still migrates.
+/// Migration `i + 1` is `MIGRATIONS[i]`. The table-creating steps (1–5) are idempotent (`IF NOT
+/// EXISTS`) as well, so a file whose tables were created by hand with a lower `user_version`
+/// still migrates; step 6 adds a column (SQLite has no `ADD COLUMN IF NOT EXISTS`) and relies on
+/// the version alone.
 const MIGRATIONS: &[&str] = &[
     // v1: the three tables of the spec, the resume records, and the indexes of the queries run.
     "CREATE TABLE IF NOT EXISTS agent_conversations (
