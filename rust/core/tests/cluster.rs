@@ -519,3 +519,68 @@ async fn tasks_apps_and_campaigns_reach_the_agents_of_other_processes() {
     a.shutdown(Duration::from_secs(5));
     b.shutdown(Duration::from_secs(5));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_process_that_leaves_hands_its_agents_to_the_others() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    // A long lease: the hand-over at leave does not wait for it to run out (B's next tick, a
+    // third of it, takes the agents over).
+    let lease = Duration::from_secs(12);
+    let join_with = |rt: &Arc<Runtime>, name: &str| {
+        let mut config = ClusterConfig::new(&nats.url, "leaving");
+        config.lease = lease;
+        config.process_id = name.to_string();
+        Cluster::join(rt.clone(), config)
+    };
+    let (ca, cb) = (
+        join_with(&a, "pa").await.unwrap(),
+        join_with(&b, "pb").await.unwrap(),
+    );
+    let ada = a.spawn(agent("Ada", 0.0)).unwrap();
+    let gone = a.spawn(agent("Gone", 2.0)).unwrap();
+    a.send_message(&ada, "remember the well").unwrap();
+    // Leases are taken at once when agents start; a terminated agent is not handed over.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.terminate(&gone).unwrap();
+    a.flush().unwrap();
+    let mut spawned_on_b = b.subscribe(Filter::all().kinds([MessageKind::AgentSpawned]));
+    let left = Instant::now();
+    ca.leave().await;
+    let (resumed, origin) = until(&mut spawned_on_b, |m| m.agent_id() == Some(ada.as_str())).await;
+    assert!(origin.is_none(), "resumed by B itself: {resumed:?}");
+    assert!(
+        left.elapsed() < lease,
+        "taken over before the lease would have run out: {:?}",
+        left.elapsed()
+    );
+    assert!(b.state(&ada).is_some());
+    assert!(a.state(&ada).is_none());
+    let lines = b.conversation(&ada, 10).unwrap();
+    assert!(
+        lines.iter().any(|l| l.content == "remember the well"),
+        "{lines:?}"
+    );
+    b.send_message(&ada, "and now?").unwrap();
+    // The terminated agent stays terminated.
+    tokio::time::sleep(lease / 3 + Duration::from_millis(500)).await;
+    b.flush().unwrap();
+    assert!(b.state(&gone).is_none());
+    // Who ran Ada: pa, then pb.
+    let history = postgres::query_text(
+        &db.url,
+        &format!("SELECT process FROM agent_state_history WHERE agent_id = '{ada}' ORDER BY id"),
+    )
+    .unwrap();
+    let mut owners: Vec<Option<String>> = history.into_iter().map(|row| row[0].clone()).collect();
+    owners.dedup();
+    assert_eq!(
+        owners,
+        vec![Some("pa".to_string()), Some("pb".to_string())],
+        "one hand-over"
+    );
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+}

@@ -7,7 +7,9 @@
 //!
 //! 1. **Renews** the leases of the agents it runs (`INSERT … ON CONFLICT DO UPDATE … WHERE` the
 //!    lease is its own or has expired). An agent whose lease another live process holds is
-//!    released here at once ([`Runtime::release`]: stopped, not terminated).
+//!    released here at once ([`Runtime::release`]: stopped, not terminated). A terminated
+//!    agent's lease is deleted; a released agent's lease stays until it runs out (or moves, in
+//!    a hand-over), so that some process always resumes it.
 //! 2. **Fences itself**: when it could not renew for 80 % of the lease time (the database is
 //!    unreachable from here), it releases every agent it runs, since another process may take
 //!    them over once their leases expire. No agent runs twice.
@@ -16,8 +18,9 @@
 //!    resumes those agents from the shared memory, as `resume` does: their unanswered lines
 //!    first.
 //!
-//! A process that leaves cleanly drops its leases: its agents stop with it (as one process's
-//! agents do at shutdown), and `--resume` on any process brings them back.
+//! A process that leaves cleanly stops its agents, commits their last writes, and marks their
+//! leases expired: the other processes resume them at their next tick, without waiting for the
+//! lease to run out ([`hand_over_at_leave`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,15 +135,52 @@ async fn run(
             },
         }
     }
-    if let Some(db) = &client
-        && let Err(error) = db
-            .execute(
-                "DELETE FROM agent_leases WHERE process_id = $1",
-                &[&process.as_ref()],
-            )
-            .await
+    hand_over_at_leave(&runtime, client.as_ref(), &process).await;
+}
+
+/// How long a leaving process waits for its agents' tasks to end.
+const LEAVE_WAIT: Duration = Duration::from_secs(5);
+
+/// A process leaving the world stops its agents, waits until their tasks have ended and their
+/// writes are committed, then marks their leases expired: the other processes take them over at
+/// their next tick (a third of the lease) and resume them, as after a death but without waiting
+/// for the lease to run out. A rolling restart keeps every agent running somewhere; when the
+/// last process leaves, the first one to start again resumes them.
+async fn hand_over_at_leave(runtime: &Arc<Runtime>, db: Option<&Client>, process: &str) {
+    let stopped: Vec<_> = runtime
+        .agent_ids()
+        .iter()
+        .filter_map(|agent_id| runtime.release(agent_id).ok())
+        .collect();
+    let ended = tokio::time::timeout(LEAVE_WAIT, async {
+        for agent in &stopped {
+            agent.wait().await;
+        }
+    })
+    .await
+    .is_ok();
+    let memory = runtime.memory();
+    let committed = memory.committed(memory.submitted_seq()).await.is_ok();
+    if !(ended && committed) {
+        // Their last writes may still be on the way: the leases run out by themselves instead.
+        tracing::warn!(
+            agents = stopped.len(),
+            "leases: agents not stopped cleanly at leave; their leases expire by themselves"
+        );
+        return;
+    }
+    let Some(db) = db else {
+        return;
+    };
+    match db
+        .execute(
+            "UPDATE agent_leases SET expires_at = now() WHERE process_id = $1",
+            &[&process],
+        )
+        .await
     {
-        tracing::warn!(%error, "leases: not dropped at leave (they expire)");
+        Ok(n) => tracing::info!(agents = n, "leases: handed over at leave"),
+        Err(error) => tracing::warn!(%error, "leases: not handed over at leave (they expire)"),
     }
 }
 
@@ -167,9 +207,14 @@ async fn renew(
         .iter()
         .map(|row| row.get(0))
         .collect();
-    // Agents no longer running here (terminated, released) give their leases back.
+    // Terminated agents give their leases back. The lease of an agent stopped here without
+    // being terminated (released: fenced, handed over, started elsewhere) stays until it runs
+    // out or moves, so that some process always resumes it.
     db.execute(
-        "DELETE FROM agent_leases WHERE process_id = $1 AND NOT (agent_id = ANY($2::text[]))",
+        "DELETE FROM agent_leases AS l
+         WHERE l.process_id = $1 AND NOT (l.agent_id = ANY($2::text[]))
+           AND EXISTS (SELECT 1 FROM agents a WHERE a.agent_id = l.agent_id
+                                                AND a.removed_at IS NOT NULL)",
         &[&process, &ids],
     )
     .await?;

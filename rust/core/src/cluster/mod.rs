@@ -202,7 +202,9 @@ impl Cluster {
         self.router.clone()
     }
 
-    /// Leaves the world: the bridge stops, what is queued for NATS is sent first.
+    /// Leaves the world: this process's agents stop and their leases are marked expired once
+    /// their last writes are committed, so that the other processes resume them at their next
+    /// lease tick (see `leases.rs`); then the bridge stops, what is queued for NATS sent first.
     pub async fn leave(self) {
         let _ = self.client.flush().await;
         self.cancel.cancel();
