@@ -263,18 +263,24 @@ async fn joining_fails_clearly() {
 async fn an_agent_started_twice_keeps_running_only_where_its_lease_is() {
     let nats = nats::Server::start();
     let db = postgres::database();
-    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let (a, b, c) = (runtime(&db.url), runtime(&db.url), runtime(&db.url));
     let lease = |rt: &Arc<Runtime>| {
         let mut config = ClusterConfig::new(&nats.url, "leases");
         config.lease = Duration::from_secs(1);
         Cluster::join(rt.clone(), config)
     };
     let (ca, cb) = (lease(&a).await.unwrap(), lease(&b).await.unwrap());
+    // A third process, watching: it routes requests for Ada to A before and after.
+    let cc = lease(&c).await.unwrap();
+    let remote = cc.remote();
+    let on_a = Some(ca.config().process_id.clone());
     let ada = a.spawn(agent("Ada", 0.0)).unwrap();
     a.flush().unwrap();
     // A holds Ada's lease (its loop renews at once when she starts).
     tokio::time::sleep(Duration::from_millis(500)).await;
     let mut on_b = b.subscribe(Filter::all().kinds([MessageKind::AgentRemoved]));
+    let mut removed_on_c = c.subscribe(Filter::all().kinds([MessageKind::AgentRemoved]));
+    eventually(|| remote.owner(&ada).map(|p| p.to_string()) == on_a).await;
     // Someone resumes Ada on B as well: B finds the lease held by a live process and releases
     // her there, while she keeps running on A.
     let again = b
@@ -285,10 +291,16 @@ async fn an_agent_started_twice_keeps_running_only_where_its_lease_is() {
     assert!(origin.is_none(), "released by B itself: {removed:?}");
     assert!(b.state(&ada).is_none());
     assert!(a.state(&ada).is_some(), "still running where the lease is");
+    // C heard B announce her and take her back: she runs on A.
+    let (_, origin) = until(&mut removed_on_c, |m| m.agent_id() == Some(ada.as_str())).await;
+    assert_eq!(origin, Some(cb.config().process_id.clone()));
+    assert_eq!(remote.owner(&ada).map(|p| p.to_string()), on_a);
+    cc.leave().await;
     ca.leave().await;
     cb.leave().await;
     a.shutdown(Duration::from_secs(5));
     b.shutdown(Duration::from_secs(5));
+    c.shutdown(Duration::from_secs(5));
 }
 
 /// A WebSocket client of one process's server: replies by `request_id`, the rest dropped.

@@ -50,20 +50,59 @@ const DIRECTORY_WAIT: Duration = Duration::from_millis(300);
 /// Which process runs which agent.
 #[derive(Default)]
 pub(crate) struct Directory {
-    owners: RwLock<HashMap<String, Arc<str>>>,
+    owners: RwLock<HashMap<String, Owner>>,
 }
+
+/// The process running an agent, and the one that ran it before while that one may still run it
+/// (an agent started on a second process is announced there, then released there at once when
+/// its lease is found held: the first process still runs it). A removal from `now` within
+/// [`SECOND_START_WINDOW`] of its start gives the agent back to `before`; later, `before` is
+/// history (a process that died and whose agent was taken over, say).
+struct Owner {
+    now: Arc<str>,
+    before: Option<(Arc<str>, std::time::Instant)>,
+}
+
+/// How soon after its start on a second process an agent is released there, at most (the lease
+/// loop checks a starting agent's lease at once).
+const SECOND_START_WINDOW: Duration = Duration::from_secs(10);
 
 impl Directory {
     /// Learns from a message of another process.
     pub(crate) fn learn(&self, message: &BusMessage, origin: &Arc<str>) {
         match message {
             BusMessage::AgentSpawned { agent_id, .. } => {
-                self.owners.write().insert(agent_id.clone(), origin.clone());
+                let mut owners = self.owners.write();
+                let before = owners
+                    .get(agent_id)
+                    .map(|o| o.now.clone())
+                    .filter(|before| before != origin)
+                    .map(|before| (before, std::time::Instant::now()));
+                owners.insert(
+                    agent_id.clone(),
+                    Owner {
+                        now: origin.clone(),
+                        before,
+                    },
+                );
             }
             BusMessage::AgentRemoved { agent_id, .. } => {
                 let mut owners = self.owners.write();
-                if owners.get(agent_id).is_some_and(|o| o == origin) {
-                    owners.remove(agent_id);
+                let Some(owner) = owners.get_mut(agent_id) else {
+                    return;
+                };
+                if owner.now == *origin {
+                    match owner.before.take() {
+                        Some((before, since)) if since.elapsed() < SECOND_START_WINDOW => {
+                            owner.now = before;
+                        }
+                        _ => {
+                            owners.remove(agent_id);
+                        }
+                    }
+                } else if owner.before.as_ref().is_some_and(|(b, _)| b == origin) {
+                    // The process that ran it before stopped it: it moved for good.
+                    owner.before = None;
                 }
             }
             _ => {}
@@ -73,12 +112,15 @@ impl Directory {
     fn extend(&self, process: &Arc<str>, agents: Vec<String>) {
         let mut owners = self.owners.write();
         for agent in agents {
-            owners.entry(agent).or_insert_with(|| process.clone());
+            owners.entry(agent).or_insert_with(|| Owner {
+                now: process.clone(),
+                before: None,
+            });
         }
     }
 
     fn owner(&self, agent_id: &str) -> Option<Arc<str>> {
-        self.owners.read().get(agent_id).cloned()
+        self.owners.read().get(agent_id).map(|o| o.now.clone())
     }
 }
 
@@ -458,6 +500,20 @@ mod tests {
             agent_id: "agent_001".into(),
             reason: "shutdown".into(),
         };
+        directory.learn(&removed, &p1);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p2"));
+        directory.learn(&removed, &p2);
+        assert_eq!(directory.owner("agent_001"), None);
+        // Started on a second process and released there (its lease is held by the first): the
+        // first one still runs it.
+        directory.learn(&spawned, &p1);
+        directory.learn(&spawned, &p2);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p2"));
+        directory.learn(&removed, &p2);
+        assert_eq!(directory.owner("agent_001").as_deref(), Some("p1"));
+        // Moved for good (p1's removal seen after p2's start): a later removal from p2 does not
+        // bring p1 back.
+        directory.learn(&spawned, &p2);
         directory.learn(&removed, &p1);
         assert_eq!(directory.owner("agent_001").as_deref(), Some("p2"));
         directory.learn(&removed, &p2);
