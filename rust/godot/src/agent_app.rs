@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use crate::agent_action::AgentAction;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
+use crate::guard::put;
 
 /// Most outbound items (actions, records, events, chat lines) handled per frame; the rest wait.
 const MAX_OUTBOUND_PER_FRAME: usize = 1024;
@@ -41,18 +42,7 @@ const MAX_SHOWN_CHARS: usize = 80;
 
 /// Runs `f`, turning a panic into an error message.
 pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let detail = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown cause".to_string());
-        Err(format!("internal error in {what}: {detail}"))
-    })
-}
-
-fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
-    dict.set(&key.to_variant(), &value);
+    crate::guard::guarded(what, f, |message| message)
 }
 
 fn rt_error(what: &str, error: RuntimeError) -> String {

@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::agent_brain::AgentBrain;
 use crate::agent_config::AgentConfig;
 use crate::convert;
+use crate::guard::put;
 
 /// How long `stop`, `exit_tree` and drop wait for the agents and the writer thread.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -35,26 +36,12 @@ type Failure = (&'static str, String);
 
 /// Runs `f`, turning a panic into an `internal_error` failure.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let detail = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown cause".to_string());
-        Err((
-            "internal_error",
-            format!("internal error in {what}: {detail}"),
-        ))
-    })
+    crate::guard::guarded(what, f, |message| ("internal_error", message))
 }
 
 /// The runtime's error as a failure.
 fn failure(error: RuntimeError) -> Failure {
     (error.code().as_str(), error.to_string())
-}
-
-fn put(dict: &mut VarDictionary, key: &str, value: Variant) {
-    dict.set(&key.to_variant(), &value);
 }
 
 /// `path` as an operating-system path: `user://` and `res://` through

@@ -41,6 +41,7 @@ pub mod convert;
 pub mod debugger;
 pub mod docs;
 pub mod game_tools;
+mod guard;
 
 use godot::prelude::*;
 
