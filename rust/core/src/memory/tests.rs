@@ -74,30 +74,18 @@ impl TestDb for PostgresDb {
         agents_testkit::postgres::execute(&self.0.url, sql).unwrap();
     }
     fn query_i64(&self, sql: &str) -> i64 {
-        pg_query(&self.0.url, sql, |row| row.get::<_, i64>(0))
-            .into_iter()
-            .next()
-            .expect("one row")
+        agents_testkit::postgres::query_i64(&self.0.url, sql).expect(sql)
     }
 }
 
-/// The rows of `sql` on `url` (a connection of its own, closed after), each mapped by `map`.
+/// The rows of `sql` on `url`, every column as text (a connection of its own).
 #[cfg(feature = "postgres")]
-fn pg_query<T>(url: &str, sql: &str, map: impl Fn(&tokio_postgres::Row) -> T) -> Vec<T> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime");
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect to the test server");
-        let driver = tokio::spawn(connection);
-        let rows = client.query(sql, &[]).await.expect(sql);
-        drop(client);
-        let _ = driver.await;
-        rows.iter().map(map).collect()
-    })
+fn pg_rows(url: &str, sql: &str) -> Vec<Vec<String>> {
+    agents_testkit::postgres::query_text(url, sql)
+        .expect(sql)
+        .into_iter()
+        .map(|row| row.into_iter().map(Option::unwrap_or_default).collect())
+        .collect()
 }
 
 /// `#[test]`s running each generic test on SQLite and (with the `postgres` feature) on
@@ -1171,18 +1159,20 @@ mod postgres_only {
 
     /// Every version row of `memory_schema`, in order.
     fn versions(db: &PostgresDb) -> Vec<i64> {
-        pg_query(
+        pg_rows(
             url(db),
-            "SELECT version FROM memory_schema ORDER BY version",
-            |r| r.get(0),
+            "SELECT version::TEXT FROM memory_schema ORDER BY version",
         )
+        .iter()
+        .map(|row| row[0].parse().expect("a version number"))
+        .collect()
     }
 
     /// The tables and indexes of the public schema, as `(kind, name)`: what `sqlite_master`
     /// lists on SQLite (the indexes of primary keys and unique columns left out, as SQLite's
     /// automatic ones are).
     fn schema_objects(db: &PostgresDb) -> Vec<(String, String)> {
-        pg_query(
+        pg_rows(
             url(db),
             "SELECT 'index', indexname::TEXT FROM pg_indexes
                  WHERE schemaname = 'public' AND indexname LIKE 'idx_%'
@@ -1190,8 +1180,10 @@ mod postgres_only {
              SELECT 'table', table_name::TEXT FROM information_schema.tables
                  WHERE table_schema = 'public'
              ORDER BY 1, 2",
-            |r| (r.get(0), r.get(1)),
         )
+        .into_iter()
+        .map(|row| (row[0].clone(), row[1].clone()))
+        .collect()
     }
 
     #[test]
