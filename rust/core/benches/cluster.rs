@@ -8,6 +8,12 @@
 //!   over the runtimes; the aggregate deliveries per second until every subscriber has every
 //!   message.
 //!
+//! - **Hand-over**: an agent of one runtime brought to another (`app_attach` with an agent of
+//!   another process does this): asked over NATS, stopped, its writes committed, its lease
+//!   given, resumed from PostgreSQL; 50 agents one after the other, p50 and p99. And a runtime
+//!   leaving with 50 agents: the time until the other one runs all of them (bounded by its
+//!   lease tick, a third of the 3 s lease here).
+//!
 //! The runtimes share this benchmark's process (and its two cores) but nothing else: each has
 //! its own bus, NATS connection and database connections, as separate processes would; so the
 //! numbers include every serialisation, socket and NATS hop a second process adds.
@@ -21,7 +27,7 @@ use std::time::{Duration, Instant};
 use agents_core::bus::{BusMessage, Filter, Received, Subscription};
 use agents_core::cluster::{Cluster, ClusterConfig};
 use agents_core::geometry::Position;
-use agents_core::runtime::{Runtime, RuntimeOptions};
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
 use agents_testkit::{nats, postgres};
 
 const LATENCY_SAMPLES: usize = 5_000;
@@ -157,6 +163,70 @@ async fn fanout(k: usize, nats: &str, db: &str) -> (f64, f64) {
     )
 }
 
+const HANDOVERS: usize = 50;
+
+fn quiet_agent(n: usize) -> AgentConfig {
+    AgentConfig::from_json(&serde_json::json!({
+        "name": format!("Mover {n}"), "role": "villager", "idle_think_seconds": 600,
+        "brain": "scripted"
+    }))
+    .expect("config")
+}
+
+async fn join_with_lease(rt: &Arc<Runtime>, nats: &str, world: &str, lease: Duration) -> Cluster {
+    let mut config = ClusterConfig::new(nats, world);
+    config.lease = lease;
+    Cluster::join(rt.clone(), config).await.expect("join")
+}
+
+/// Hand-over p50 and p99 (ms), then the time (ms) until every agent of a leaving runtime runs on
+/// the other one.
+async fn handover(nats: &str, db: &str) -> (f64, f64, f64) {
+    let lease = Duration::from_secs(3);
+    let (a, b) = (runtime(db), runtime(db));
+    let ca = join_with_lease(&a, nats, "handover", lease).await;
+    let cb = join_with_lease(&b, nats, "handover", lease).await;
+    let ids: Vec<String> = (0..HANDOVERS)
+        .map(|n| b.spawn(quiet_agent(n)).expect("spawn"))
+        .collect();
+    let remote = ca.remote();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ids.iter().any(|id| remote.owner(id).is_none()) {
+        assert!(
+            Instant::now() < deadline,
+            "A did not learn where the agents run"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut samples = Vec::with_capacity(HANDOVERS);
+    for id in &ids {
+        let owner = remote.owner(id).expect("owner");
+        let start = Instant::now();
+        remote
+            .bring_here(owner, id.clone())
+            .await
+            .expect("hand-over");
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+        assert!(a.state(id).is_some() && b.state(id).is_none());
+    }
+    samples.sort_by(f64::total_cmp);
+    // A leaves with all of them: B runs them again.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let start = Instant::now();
+    ca.leave().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ids.iter().any(|id| b.state(id).is_none()) {
+        assert!(Instant::now() < deadline, "B did not resume the agents");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let left = start.elapsed().as_secs_f64() * 1e3;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+    (percentile(&samples, 0.5), percentile(&samples, 0.99), left)
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -192,6 +262,10 @@ fn main() {
             cross_p50 / local_p50,
             cross_p99 / local_p99
         );
+
+        let (p50, p99, left) = handover(&nats.url, &db.url).await;
+        println!("Hand-over of an agent to another runtime, {HANDOVERS} one after the other: p50 {p50:.1} ms, p99 {p99:.1} ms");
+        println!("A runtime leaving with {HANDOVERS} agents: all running on the other one after {left:.0} ms (3 s lease, 1 s tick)\n");
 
         println!("Fan-out: {FANOUT_MESSAGES} messages spread over the runtimes, one subscriber to everything on each\n");
         println!("| runtimes | deliveries/s (all subscribers, all messages) | publish rate | vs 1 |");
