@@ -349,12 +349,17 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
             .unwrap()
             .is_empty()
     );
-    let done = c1
+    // Completed by c2 (on a cluster: another process than Bo's, which completes it).
+    let done = c2
         .request(json!({"type": "complete_task", "task_id": task_id}))
         .await;
     ok(&done, "complete_task_response");
-    c2.event(|e| e["type"] == "task_completed" && e["task_name"] == "sweep the yard")
+    c1.event(|e| e["type"] == "task_completed" && e["task_name"] == "sweep the yard")
         .await;
+    let again = c2
+        .request(json!({"type": "complete_task", "task_id": task_id}))
+        .await;
+    assert_eq!(ok(&again, "error")["code"], "task_already_completed");
 
     let said = c2
         .request(json!({"type": "send_message", "agent_id": bo, "content": "Hello Bo"}))
@@ -473,10 +478,12 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     let runtime = c1.request(json!({"type": "get_token_usage"})).await;
     assert_eq!(ok(&runtime, "get_token_usage_response")["spent"], spent);
 
-    let gone = c1
+    let gone = c2
         .request(json!({"type": "agent_terminate_request", "agent_id": bo}))
         .await;
     ok(&gone, "agent_terminate_response");
+    c1.event(|e| e["type"] == "agent_removed" && e["agent_id"] == bo.as_str())
+        .await;
     c2.event(|e| e["type"] == "agent_removed" && e["agent_id"] == bo.as_str())
         .await;
     c2.event(|e| e["type"] == "agent_state_update").await;
