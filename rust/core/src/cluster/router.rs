@@ -248,6 +248,13 @@ impl Router {
                         let Some(reply) = ask.reply else { continue };
                         let (client, runtime, db_url, here) =
                             (client.clone(), runtime.clone(), db_url.clone(), process.clone());
+                        // The asking process's `agent_handover` span, continued here.
+                        let span = tracing::info_span!(
+                            "agent_handover",
+                            trace_id = %header_of(ask.headers.as_ref(), TRACE_HEADER),
+                            from = %process,
+                            to = %header_of(ask.headers.as_ref(), super::ORIGIN_HEADER),
+                        );
                         tokio::spawn(async move {
                             let answer = match serde_json::from_slice::<handover::MoveRequest>(&ask.payload) {
                                 Ok(request) => handover::give(&runtime, &db_url, &here, lease, request).await,
@@ -256,9 +263,10 @@ impl Router {
                                     message: format!("not a hand-over request: {e}"),
                                 },
                             };
+                            tracing::info!(moved = matches!(answer, handover::MoveAnswer::Moved), "answered a hand-over");
                             let payload = serde_json::to_vec(&answer).unwrap_or_default();
                             let _ = client.publish(reply, payload.into()).await;
-                        });
+                        }.instrument(span));
                     }
                     Some(ask) = dir.next() => {
                         if let Some(reply) = ask.reply {
@@ -270,19 +278,11 @@ impl Router {
                     Some(request) = rpc.next() => {
                         let Some(reply) = request.reply else { continue };
                         let (client, runtime, tools) = (client.clone(), runtime.clone(), tools.clone());
-                        let header = |name: &str| {
-                            request
-                                .headers
-                                .as_ref()
-                                .and_then(|h| h.get(name))
-                                .map(|v| v.as_str().to_string())
-                                .unwrap_or_default()
-                        };
                         // The span of the request the forwarding process opened, continued here.
                         let span = tracing::info_span!(
                             "routed_request",
-                            trace_id = %header(TRACE_HEADER),
-                            from = %header(super::ORIGIN_HEADER),
+                            trace_id = %header_of(request.headers.as_ref(), TRACE_HEADER),
+                            from = %header_of(request.headers.as_ref(), super::ORIGIN_HEADER),
                             to = %process,
                         );
                         tokio::spawn(
@@ -301,6 +301,14 @@ impl Router {
             }
         }))
     }
+}
+
+/// A header of a NATS message (`headers`), empty when missing.
+fn header_of(headers: Option<&async_nats::HeaderMap>, name: &str) -> String {
+    headers
+        .and_then(|h| h.get(name))
+        .map(|v| v.as_str().to_string())
+        .unwrap_or_default()
 }
 
 /// Runs a routed request here, as the WebSocket server would.
