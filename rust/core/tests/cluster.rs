@@ -338,6 +338,25 @@ impl Ws {
             }
         }
     }
+
+    /// Asks for `agent_id`'s state until its process answers it (it has learned where the
+    /// agent runs), 5 s at most.
+    async fn wait_until_it_knows(&mut self, agent_id: &str) {
+        let mut state = json!(null);
+        for attempt in 0..100 {
+            state = self
+                .request(
+                    json!({"type": "get_agent_state", "agent_id": agent_id}),
+                    attempt,
+                )
+                .await;
+            if state["type"] == "get_agent_state_response" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the process never learned where {agent_id} runs: {state}");
+    }
 }
 
 fn serve(rt: &Arc<Runtime>, cluster: &Cluster) -> agents_core::net::ServerHandle {
@@ -369,17 +388,7 @@ async fn tasks_apps_and_campaigns_reach_the_agents_of_other_processes() {
     let ada = b.spawn(agent("Ada", 0.0)).unwrap();
     let bo = b.spawn(agent("Bo", 5.0)).unwrap();
     // A learns where they run.
-    let mut known = json!(null);
-    for attempt in 0..100 {
-        known = on_a
-            .request(json!({"type": "get_agent_state", "agent_id": ada}), attempt)
-            .await;
-        if known["type"] == "get_agent_state_response" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(known["type"], "get_agent_state_response", "{known}");
+    on_a.wait_until_it_knows(&ada).await;
 
     // complete_task from A for a task of B's agent: completed by B, whose agent knows at once.
     let assigned = on_a
@@ -490,18 +499,7 @@ async fn tasks_apps_and_campaigns_reach_the_agents_of_other_processes() {
         .await;
     assert_eq!(loaded["type"], "campaign_load_response", "{loaded}");
     let carl = a.spawn(agent("Carl", 9.0)).unwrap();
-    let mut seen = false;
-    for _ in 0..100 {
-        let state = on_b
-            .request(json!({"type": "get_agent_state", "agent_id": carl}), 501)
-            .await;
-        if state["type"] == "get_agent_state_response" {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(seen, "B learns that Carl runs on A");
+    on_b.wait_until_it_knows(&carl).await;
     let turn = on_b
         .request(
             json!({"type": "campaign_turn", "campaign_id": "camp_x", "gm_agent_id": carl,

@@ -303,6 +303,26 @@ impl Router {
     }
 }
 
+/// Sends `payload` to `subject` as a NATS request and parses the JSON answer; the error says
+/// why there is none (no answer within `timeout`, no process listening, an answer that does not
+/// parse).
+async fn ask<T: serde::de::DeserializeOwned>(
+    client: &async_nats::Client,
+    subject: String,
+    headers: async_nats::HeaderMap,
+    payload: Vec<u8>,
+    timeout: Duration,
+) -> Result<T, String> {
+    let answer = tokio::time::timeout(
+        timeout,
+        client.request_with_headers(subject, headers, payload.into()),
+    )
+    .await
+    .map_err(|_| format!("no answer within {timeout:?}"))?
+    .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&answer.payload).map_err(|e| format!("its answer did not parse: {e}"))
+}
+
 /// A header of a NATS message (`headers`), empty when missing.
 fn header_of(headers: Option<&async_nats::HeaderMap>, name: &str) -> String {
     headers
@@ -400,17 +420,10 @@ impl Remote for Router {
                     );
                 }
                 let payload = serde_json::to_vec(&value).unwrap_or_default();
-                let reply = match tokio::time::timeout(
-                    FORWARD_TIMEOUT,
-                    client.request_with_headers(subject, headers, payload.into()),
-                )
-                .await
-                {
-                    Err(_) => unreachable(format!("no answer within {FORWARD_TIMEOUT:?}")),
-                    Ok(Err(e)) => unreachable(e.to_string()),
-                    Ok(Ok(reply)) => serde_json::from_slice::<ServerMessage>(&reply.payload)
-                        .unwrap_or_else(|e| unreachable(format!("its answer did not parse: {e}"))),
-                };
+                let reply =
+                    ask::<ServerMessage>(&client, subject, headers, payload, FORWARD_TIMEOUT)
+                        .await
+                        .unwrap_or_else(unreachable);
                 tracing::info!(
                     ok = !matches!(reply, ServerMessage::Error(_)),
                     "the routed request was answered"
@@ -452,19 +465,11 @@ impl Remote for Router {
                     to: here.clone(),
                 };
                 let payload = serde_json::to_vec(&request).unwrap_or_default();
-                let answer = tokio::time::timeout(
-                    handover::MOVE_TIMEOUT,
-                    client.request_with_headers(subject, headers, payload.into()),
-                )
-                .await
-                .map_err(|_| unreachable(format!("no answer within {:?}", handover::MOVE_TIMEOUT)))?
-                .map_err(|e| unreachable(e.to_string()))?;
-                match serde_json::from_slice::<handover::MoveAnswer>(&answer.payload) {
-                    Ok(handover::MoveAnswer::Moved) => {}
-                    Ok(handover::MoveAnswer::Refused { code, message }) => {
-                        return Err(RemoteError::new(code, message));
-                    }
-                    Err(e) => return Err(unreachable(format!("its answer did not parse: {e}"))),
+                let answer = ask(&client, subject, headers, payload, handover::MOVE_TIMEOUT)
+                    .await
+                    .map_err(unreachable)?;
+                if let handover::MoveAnswer::Refused { code, message } = answer {
+                    return Err(RemoteError::new(code, message));
                 }
                 leases::resume_one(&runtime, &agent_id).await.map_err(|why| {
                     RemoteError::new(

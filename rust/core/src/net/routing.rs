@@ -31,7 +31,7 @@ pub(crate) async fn route(
     request: ClientRequest,
     request_id: &Option<RequestId>,
 ) -> Routed {
-    let runs_here = |agent: &str| runtime.state(agent).is_some();
+    let runs_here = |agent: &str| runtime.is_running(agent);
     if let Some(agent) = request.placed_agent() {
         let Some(owner) = remote.owner(agent).filter(|_| !runs_here(agent)) else {
             return Routed::Here(request);

@@ -735,13 +735,7 @@ impl Runtime {
     /// terminated in the database (so [`Runtime::resume_all`] skips it; spawning its id resumes
     /// it), and subscribers get `AgentRemoved` with reason `terminated`.
     pub fn terminate(&self, agent_id: &str) -> Result<(), RuntimeError> {
-        self.check_open()?;
-        let entry = self
-            .inner
-            .agents
-            .write()
-            .remove(agent_id)
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))?;
+        let entry = self.remove_entry(agent_id)?;
         entry.shared.set_removal(Removal::Terminated);
         self.inner.memory.mark_agent_removed(agent_id);
         entry.cancel.cancel();
@@ -754,13 +748,24 @@ impl Runtime {
     /// processes, when this process no longer holds the agent's lease, or hands the agent to
     /// another process. The returned [`Stopped`] says when its task has ended.
     pub fn release(&self, agent_id: &str) -> Result<Stopped, RuntimeError> {
+        let entry = self.remove_entry(agent_id)?;
+        self.stop(agent_id, &entry);
+        Ok(Stopped(entry.shared.stopped.clone()))
+    }
+
+    /// Takes a running agent out of the table (its task still runs until cancelled).
+    fn remove_entry(&self, agent_id: &str) -> Result<AgentEntry, RuntimeError> {
         self.check_open()?;
-        let entry = self
-            .inner
+        self.inner
             .agents
             .write()
             .remove(agent_id)
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))?;
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent_id.to_string()))
+    }
+
+    /// Stops a removed agent as a shutdown does: removal `shutdown`, its position saved, its
+    /// task cancelled, out of the world, `AgentRemoved` published.
+    fn stop(&self, agent_id: &str, entry: &AgentEntry) {
         entry.shared.set_removal(Removal::Shutdown);
         let (state, position) = entry.shared.state_and_position();
         self.inner
@@ -772,7 +777,11 @@ impl Runtime {
             agent_id: agent_id.to_string(),
             reason: Removal::Shutdown.as_str().into(),
         });
-        Ok(Stopped(entry.shared.stopped.clone()))
+    }
+
+    /// Whether an agent runs in this runtime (no snapshot taken).
+    pub fn is_running(&self, agent_id: &str) -> bool {
+        self.inner.is_running(agent_id)
     }
 
     /// A running agent's snapshot.
@@ -1075,15 +1084,7 @@ impl Runtime {
         let mut entries = entries;
         entries.sort_by(|a, b| id_order(&a.0, &b.0));
         for (id, entry) in &entries {
-            entry.shared.set_removal(Removal::Shutdown);
-            let (state, position) = entry.shared.state_and_position();
-            self.inner.memory.save_agent_position(id, position, state);
-            entry.cancel.cancel();
-            self.inner.world.remove(id);
-            self.inner.bus.publish(BusMessage::AgentRemoved {
-                agent_id: id.clone(),
-                reason: Removal::Shutdown.as_str().into(),
-            });
+            self.stop(id, entry);
         }
         self.inner.tracker.close();
         let in_async = Handle::try_current().is_ok();
