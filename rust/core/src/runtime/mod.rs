@@ -256,11 +256,6 @@ impl Stopped {
     pub async fn wait(&self) {
         self.0.cancelled().await
     }
-
-    /// Whether the task has ended.
-    pub fn is_done(&self) -> bool {
-        self.0.is_cancelled()
-    }
 }
 
 /// State shared by the runtime handle and every agent task.
