@@ -121,6 +121,14 @@ pub enum Behaviour {
         /// The error's message.
         message: String,
     },
+    /// Starts answering `text`, then stops before the answer's end: streamed, the text goes out
+    /// in pieces of 7 characters and the stream closes without its terminator (OpenAI: no
+    /// `finish_reason`, no `data: [DONE]`; Anthropic: no `message_delta`, no `message_stop`), as
+    /// when a connection is cut mid-answer; not streamed, the first half of the JSON body.
+    Truncated {
+        /// The text.
+        text: String,
+    },
     /// Never answers.
     Hang,
     /// `200 OK` with a body that is not JSON.
@@ -637,6 +645,30 @@ async fn answer_now(
                     chunk,
                 )),
             }
+        }
+        Behaviour::Truncated { text } => {
+            let usage = Usage {
+                input: 1,
+                cached: 0,
+                output: tokens(text.chars().count()),
+            };
+            if stream {
+                let mut events = match route {
+                    Route::OpenAi => openai_stream(&model, n, &text, &[], usage, 7, false),
+                    Route::Anthropic => anthropic_stream(&model, n, &text, &[], usage, 7),
+                };
+                // Without the last two: OpenAI's finishing chunk and `[DONE]`, Anthropic's
+                // `message_delta` and `message_stop`.
+                events.truncate(events.len() - 2);
+                return sse_response(events);
+            }
+            let whole = match route {
+                Route::OpenAi => openai_whole(&model, n, &text, &[], usage),
+                Route::Anthropic => anthropic_whole(&model, n, &text, &[], usage),
+            }
+            .to_string();
+            let half: String = whole.chars().take(whole.chars().count() / 2).collect();
+            ([(header::CONTENT_TYPE, "application/json")], half).into_response()
         }
         Behaviour::OllamaReply { text, tool_calls } => {
             let (input, cached) = prompt_usage(shared, route, &request);

@@ -19,7 +19,9 @@
 //! `content_block_start` (a text block, or a `tool_use` block with its id and name),
 //! `content_block_delta` (`text_delta`, or `input_json_delta` whose `partial_json` pieces join
 //! into the call's arguments), `content_block_stop`, `message_delta` (`stop_reason`, output
-//! usage), `message_stop`, `ping` (ignored), and `error` (the API giving up mid-stream).
+//! usage), `message_stop`, `ping` (ignored), and `error` (the API giving up mid-stream). A
+//! stream that ends before `message_stop` was cut off ([`StreamAccumulator::is_done`] is
+//! false): the client treats it as a broken connection, not as an answer.
 //!
 //! Usage: `input_tokens` reported here counts the whole prompt — Anthropic's `input_tokens`
 //! plus `cache_creation_input_tokens` plus `cache_read_input_tokens` —, and `cached` is

@@ -5,6 +5,20 @@
 //! they arrive and every [`StreamEvent`] is handed to the caller at once. Dropping the future
 //! drops the connection: that is how an interrupted or terminated agent cancels its call.
 //!
+//! # What a server may send
+//!
+//! An answer is read with a cap, never allocated whole first: a body, or a whole event stream
+//! (its framing included), longer than [`MAX_RESPONSE_BYTES`] fails the call with
+//! `brain_invalid_response` as soon as the cap is passed (a `Content-Length` over it fails before
+//! anything is read). An error status's body is read up to [`MAX_ERROR_BODY_BYTES`] only, to quote
+//! it. A stream that ends without its terminator — OpenAI's `data: [DONE]` (or at least a
+//! `finish_reason`), Anthropic's `message_stop` — is not a complete answer: the call fails as a
+//! lost connection does (`brain_unreachable`, retryable). What the caller is handed while a
+//! stream arrives is bounded too: at most [`MAX_STREAMED_TEXT_CHARS`] characters of
+//! [`StreamEvent::TextDelta`] in all (the rest of the text is still in the reply), and at most
+//! [`MAX_STREAMED_TOOL_CALLS`] [`StreamEvent::ToolCallStarted`], their ids and names cut to
+//! [`MAX_STREAMED_NAME_CHARS`] characters.
+//!
 //! Keys are [`Secret`]s: their `Debug` and `Display` print `***`, and no error message ever
 //! contains one (the errors quote the server's message and the URL, never a header).
 
@@ -17,6 +31,25 @@ use serde_json::Value;
 
 use crate::sse::SseDecoder;
 use crate::{ModelReply, ModelRequest, StreamEvent, WireError, anthropic, openai};
+
+/// The most bytes read of one answer: a JSON body, or a whole event stream with its framing
+/// (a token per event costs OpenAI's format some 200 bytes, so this leaves room for about
+/// 80,000 streamed tokens). More fails the call.
+pub const MAX_RESPONSE_BYTES: usize = 16 << 20;
+
+/// The most bytes of an error status's body that are read (to quote the server's message).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// The most characters of text handed to the caller as [`StreamEvent::TextDelta`]s during one
+/// answer (the same as the `speak` limit of the agent runtime: a streamed preview is never
+/// longer than the line an answer may say).
+pub const MAX_STREAMED_TEXT_CHARS: usize = 1_000;
+
+/// The most [`StreamEvent::ToolCallStarted`] handed to the caller during one answer.
+pub const MAX_STREAMED_TOOL_CALLS: usize = 64;
+
+/// The most characters of a call's id or tool name in a [`StreamEvent::ToolCallStarted`].
+pub const MAX_STREAMED_NAME_CHARS: usize = 64;
 
 /// The API a server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,13 +379,21 @@ impl Client {
             message: without_url(&e),
         })?;
         let status = response.status().as_u16();
+        let broken = |e: reqwest::Error| CallError::Unreachable {
+            url: url.to_string(),
+            message: format!("the answer broke off: {}", without_url(&e)),
+        };
         if !(200..300).contains(&status) {
             let retry_after = response
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
-            let text = response.text().await.unwrap_or_default();
+            let body = read_capped(response, MAX_ERROR_BODY_BYTES)
+                .await
+                .map(|(body, _)| body)
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body);
             let message = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| crate::error_message(&v))
@@ -368,11 +409,20 @@ impl Client {
                 _ => CallError::BadRequest { status, message },
             });
         }
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+        {
+            return Err(too_large());
+        }
         if !request.stream {
-            let text = response.text().await.map_err(|e| CallError::Unreachable {
-                url: url.to_string(),
-                message: without_url(&e),
-            })?;
+            let (body, over) = read_capped(response, MAX_RESPONSE_BYTES)
+                .await
+                .map_err(broken)?;
+            if over {
+                return Err(too_large());
+            }
+            let text = String::from_utf8_lossy(&body);
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 CallError::InvalidResponse(format!(
                     "the answer is not JSON ({e}): {}",
@@ -387,22 +437,30 @@ impl Client {
         let mut decoder = SseDecoder::new();
         let mut openai_acc = openai::StreamAccumulator::new();
         let mut anthropic_acc = anthropic::StreamAccumulator::new();
+        let mut announcer = Announcer::default();
         let mut feed = |event: &crate::sse::SseEvent| -> Result<(), CallError> {
             let events = match endpoint.provider {
                 Provider::OpenAi => openai_acc.on_event(event)?,
                 Provider::Anthropic => anthropic_acc.on_event(event)?,
             };
             for e in events {
-                on_event(e);
+                if let Some(e) = announcer.pass(e) {
+                    on_event(e);
+                }
             }
             Ok(())
         };
         let mut bytes = response.bytes_stream();
+        let mut received = 0usize;
         while let Some(chunk) = bytes.next().await {
             let chunk = chunk.map_err(|e| CallError::Unreachable {
                 url: url.to_string(),
                 message: format!("the stream broke: {}", without_url(&e)),
             })?;
+            received += chunk.len();
+            if received > MAX_RESPONSE_BYTES {
+                return Err(too_large());
+            }
             for event in decoder.feed(&chunk) {
                 feed(&event)?;
             }
@@ -410,10 +468,86 @@ impl Client {
         if let Some(event) = decoder.finish() {
             feed(&event)?;
         }
+        let complete = match endpoint.provider {
+            Provider::OpenAi => openai_acc.is_complete(),
+            Provider::Anthropic => anthropic_acc.is_done(),
+        };
+        if !complete {
+            return Err(CallError::Unreachable {
+                url: url.to_string(),
+                message: format!(
+                    "the stream ended without its terminator ({}): the answer is incomplete",
+                    match endpoint.provider {
+                        Provider::OpenAi => "no finish_reason and no data: [DONE]",
+                        Provider::Anthropic => "no message_stop event",
+                    }
+                ),
+            });
+        }
         Ok(match endpoint.provider {
             Provider::OpenAi => openai_acc.finish()?,
             Provider::Anthropic => anthropic_acc.finish()?,
         })
+    }
+}
+
+/// The error for an answer over [`MAX_RESPONSE_BYTES`].
+fn too_large() -> CallError {
+    CallError::InvalidResponse(format!(
+        "the answer is longer than {MAX_RESPONSE_BYTES} bytes (the limit of one answer)"
+    ))
+}
+
+/// Reads a response's body, at most `cap` bytes of it; the flag says whether more came (the
+/// rest is not read: the connection is dropped).
+async fn read_capped(
+    response: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut kept = Vec::new();
+    let mut bytes = response.bytes_stream();
+    while let Some(chunk) = bytes.next().await {
+        let chunk = chunk?;
+        let room = cap - kept.len();
+        if chunk.len() > room {
+            kept.extend_from_slice(&chunk[..room]);
+            return Ok((kept, true));
+        }
+        kept.extend_from_slice(&chunk);
+    }
+    Ok((kept, false))
+}
+
+/// What of a stream's events the caller is handed: text up to [`MAX_STREAMED_TEXT_CHARS`]
+/// characters in all (the delta that reaches it is cut on a character boundary), calls up to
+/// [`MAX_STREAMED_TOOL_CALLS`], ids and names cut to [`MAX_STREAMED_NAME_CHARS`].
+#[derive(Debug, Default)]
+struct Announcer {
+    text_chars: usize,
+    calls: usize,
+}
+
+impl Announcer {
+    fn pass(&mut self, event: StreamEvent) -> Option<StreamEvent> {
+        match event {
+            StreamEvent::TextDelta(text) => {
+                let room = MAX_STREAMED_TEXT_CHARS - self.text_chars;
+                let cut: String = text.chars().take(room).collect();
+                self.text_chars += cut.chars().count();
+                (!cut.is_empty()).then_some(StreamEvent::TextDelta(cut))
+            }
+            StreamEvent::ToolCallStarted { index, id, name } => {
+                if self.calls == MAX_STREAMED_TOOL_CALLS {
+                    return None;
+                }
+                self.calls += 1;
+                Some(StreamEvent::ToolCallStarted {
+                    index,
+                    id: crate::excerpt(&id, MAX_STREAMED_NAME_CHARS),
+                    name: crate::excerpt(&name, MAX_STREAMED_NAME_CHARS),
+                })
+            }
+        }
     }
 }
 

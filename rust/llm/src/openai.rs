@@ -19,7 +19,9 @@
 //! first piece of a call has its `id`, `type` and `function.name`, later ones only more
 //! `function.arguments` text —; `finish_reason` comes last; with `include_usage` a final chunk
 //! with empty `choices` carries `usage`; `data: [DONE]` ends the stream. An `{"error": …}` chunk
-//! is the server giving up mid-stream.
+//! is the server giving up mid-stream. A stream that ends before `[DONE]` and before any
+//! `finish_reason` was cut off ([`StreamAccumulator::is_complete`] is false): the client treats
+//! it as a broken connection, not as an answer.
 //!
 //! Quirks handled, each tested below:
 //! - arguments split over many chunks, joined per `index`;
@@ -235,6 +237,13 @@ impl StreamAccumulator {
     /// True once `data: [DONE]` arrived.
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// True when the stream said it is over: `data: [DONE]`, or a `finish_reason` (some
+    /// compatible servers close the stream after the finishing chunk without `[DONE]`). A stream
+    /// that ends before either was cut off: its answer is not complete.
+    pub fn is_complete(&self) -> bool {
+        self.done || self.stop_reason.is_some()
     }
 
     /// Takes one event; returns what it adds for a watching game (text, a call starting).
@@ -644,6 +653,27 @@ mod tests {
         assert!(
             matches!(reply, Err(WireError::InvalidResponse(ref m)) if m.contains("without function.name"))
         );
+    }
+
+    #[test]
+    fn a_stream_is_complete_at_done_or_a_finish_reason_only() {
+        let feed = |text: &str| {
+            let mut decoder = SseDecoder::new();
+            let mut acc = StreamAccumulator::new();
+            for event in decoder.feed(text.as_bytes()) {
+                acc.on_event(&event).unwrap();
+            }
+            acc
+        };
+        let cut = chunk(json!({"content": "Half a li"}), Value::Null);
+        assert!(!feed(&cut).is_complete(), "cut off mid-answer");
+        let finished = cut.clone() + &chunk(json!({}), json!("stop"));
+        assert!(
+            feed(&finished).is_complete(),
+            "a finish_reason without [DONE]"
+        );
+        assert!(!feed(&finished).is_done());
+        assert!(feed(&(cut + "data: [DONE]\n\n")).is_complete());
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //! are ignored (the providers do not resume streams). Lines end with `\n`, `\r\n` or `\r`. A
 //! single space after the colon is not part of the value. `data: [DONE]` is ordinary data: the
 //! provider modules give it its meaning.
+//!
+//! The decoder holds at most the line being read and the data of the event being read; it does
+//! not bound them itself. The client caps the bytes of a whole stream
+//! ([`crate::client::MAX_RESPONSE_BYTES`]), which bounds both.
 
 /// One event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
