@@ -17,7 +17,8 @@ use super::server::ServerProc;
 pub const LEASE_SECONDS: &str = "3";
 
 /// Starts `agents-server serve --cluster NATS --world WORLD --process-id PROCESS --lease-seconds
-/// 3 --db DB` and waits until it listens (which it does after joining the world).
+/// 3 --allow-client-brains --db DB` and waits until it listens (which it does after joining the
+/// world). Client brain objects are allowed: the protocol scenarios spawn one (a fake model).
 pub fn serve(db: &str, nats: &str, world: &str, process: &str) -> ServerProc {
     ServerProc::start(
         db,
@@ -30,6 +31,7 @@ pub fn serve(db: &str, nats: &str, world: &str, process: &str) -> ServerProc {
             process,
             "--lease-seconds",
             LEASE_SECONDS,
+            "--allow-client-brains",
         ],
         &[],
     )

@@ -13,6 +13,7 @@
 
 pub mod cluster;
 pub mod server;
+pub mod ws;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -18,6 +18,8 @@ pub const MAX_ROLE_CHARS: usize = 200;
 pub const MAX_PROMPT_CHARS: usize = 16_384;
 /// A brain name.
 pub const MAX_BRAIN_NAME_CHARS: usize = 64;
+/// The longest inline API key a brain object may carry (`api_key`), in characters.
+pub const MAX_API_KEY_CHARS: usize = 1024;
 /// A seed given as a string.
 pub const MAX_SEED_CHARS: usize = 256;
 /// Replies in an agent's `script`.

@@ -216,6 +216,8 @@ impl AgentBrain {
             model: text(&self.model),
             base_url: text(&self.base_url),
             api_key_env: text(&self.api_key_env),
+            // A resource is saved with the scene: it names the key's variable, never a key.
+            api_key: None,
             temperature: (self.temperature >= 0.0 || self.temperature.is_nan())
                 .then_some(self.temperature),
             // Negative becomes 0, which validation refuses by name.

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agents_core::brain::ClientBrainPolicy;
 use agents_core::bus::{AgentErrorCode, BusMessage, Filter, Received, Subscription};
 use agents_core::memory::AgentRecord;
 use agents_core::net::{Server, ServerConfig, ServerHandle};
@@ -343,6 +344,23 @@ pub struct AgentRuntime {
     /// reaching a `0.0.0.0` bind by a LAN address or name needs it listed here.
     #[export]
     websocket_allowed_hosts: PackedStringArray,
+    /// Let the server's clients spawn agents with a brain object of their own: `openai` or
+    /// `anthropic` only, with the client's own key as `api_key` (kept in memory, never stored).
+    /// Off: clients name a profile of [member brain_profiles] (or a preset). A client never
+    /// sets `api_key_env`, `headers`, `command` or `cli_backend` in a brain object. Your own
+    /// code is not concerned: [method spawn_agent] takes any brain.
+    #[export_subgroup(name = "Client brains")]
+    #[export]
+    allow_client_brains: bool,
+    /// The origins (`https://api.openai.com`, `http://127.0.0.1:11434`) a client's brain
+    /// object may call when [member allow_client_brains] is on; empty: any.
+    #[export]
+    client_brain_origins: PackedStringArray,
+    /// Accept the preset brain names `scripted` and `claude` from the server's clients. Off:
+    /// clients name a profile of [member brain_profiles] only.
+    #[export]
+    #[init(val = true)]
+    client_brain_presets: bool,
     /// Also serve MCP over Streamable HTTP at `/mcp` on the WebSocket server's port (the game
     /// tools, for LLM hosts; behind the same token). Read at [method start].
     #[export_subgroup(name = "")]
@@ -1195,10 +1213,34 @@ impl AgentRuntime {
                 .map(|h| h.to_string())
                 .collect(),
             mcp: self.mcp_enabled,
+            client_brains: self.client_brain_policy()?,
             ..ServerConfig::default()
         };
         config.validate()?;
         Ok(Some(config))
+    }
+
+    /// What the server's clients may choose as a brain, from the properties.
+    fn client_brain_policy(&self) -> Result<ClientBrainPolicy, String> {
+        let origins = if self.client_brain_origins.is_empty() {
+            None
+        } else {
+            let list: Vec<String> = self
+                .client_brain_origins
+                .as_slice()
+                .iter()
+                .map(|o| o.to_string())
+                .collect();
+            Some(
+                agents_core::brain::policy::parse_origins(&list.join(","))
+                    .map_err(|e| format!("client_brain_origins: {e}"))?,
+            )
+        };
+        Ok(ClientBrainPolicy {
+            objects: self.allow_client_brains,
+            origins,
+            presets: self.client_brain_presets,
+        })
     }
 
     /// The runtime options from the properties.

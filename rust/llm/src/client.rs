@@ -248,6 +248,23 @@ impl CallError {
         )
     }
 
+    /// What may be told to someone who is not the operator (a client of the server, an
+    /// agent's `agent_error`): the kind of failure and the HTTP status, never the URL, the
+    /// connection's details or the provider's words (which the operator's log has).
+    pub fn public_message(&self) -> String {
+        match self {
+            CallError::Unreachable { .. } => "the provider could not be reached".into(),
+            CallError::Timeout { seconds, .. } => format!("no answer within {seconds} s"),
+            CallError::RateLimited { .. } => "rate limited (429)".into(),
+            CallError::Server { status, .. } => format!("server error ({status})"),
+            CallError::Auth { status, .. } => format!("authentication failed ({status})"),
+            CallError::ModelNotFound { .. } => "model not found (404)".into(),
+            CallError::BadRequest { status, .. } => format!("request refused ({status})"),
+            CallError::Provider(_) => "the provider reported an error in its answer".into(),
+            CallError::InvalidResponse(_) => "the answer was not in the provider's format".into(),
+        }
+    }
+
     /// The server's `Retry-After`, for a 429.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

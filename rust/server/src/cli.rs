@@ -243,6 +243,20 @@ pub struct ServeArgs {
     /// docs/brains.md). `default` becomes the brain of agents whose config names none.
     #[arg(long, value_name = "FILE")]
     pub brains: Option<std::path::PathBuf>,
+    /// Let clients spawn agents with a brain object of their own: `openai` or `anthropic` only,
+    /// carrying the client's own key as `api_key` (kept in memory, never stored or logged).
+    /// Off: clients name a profile of --brains (or a preset). Never from a client, even then:
+    /// `api_key_env`, `headers`, `command`, `cli_backend` in an object.
+    #[arg(long)]
+    pub allow_client_brains: bool,
+    /// The origins (`scheme://host[:port]`, comma-separated) a client's brain object may call,
+    /// e.g. `https://api.openai.com,http://127.0.0.1:11434`. Unset: any.
+    #[arg(long, value_name = "ORIGIN,...", requires = "allow_client_brains",
+          value_parser = client_brain_origins)]
+    pub client_brain_origins: Option<Origins>,
+    /// Refuse the preset brain names `scripted` and `claude` from clients (profiles only).
+    #[arg(long)]
+    pub no_client_presets: bool,
     /// How many model requests may be in flight at once across every agent (the rest queue).
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_model_calls: u32,
@@ -286,6 +300,10 @@ pub struct ToolArgs {
 /// Arguments of `agents-server mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// The directory the GM tools' `campaign` argument names files in, by relative path (the
+    /// MCP host is not trusted with other files). Without it, the GM tools refuse every path.
+    #[arg(long, value_name = "DIR")]
+    pub campaign_dir: Option<std::path::PathBuf>,
     /// How much the server logs to stderr.
     #[arg(long, value_enum, default_value_t = LogLevel::Warn)]
     pub log_level: LogLevel,
@@ -630,4 +648,13 @@ mod tests {
         assert_eq!(serve.max_frame_bytes, 1024 * 1024);
         assert!(Cli::try_parse_from(["agents-server", "serve", "--bind", "nowhere"]).is_err());
     }
+}
+
+/// The origins of `--client-brain-origins`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origins(pub Vec<agents_core::brain::policy::Origin>);
+
+/// `--client-brain-origins`: a comma-separated list of origins.
+fn client_brain_origins(list: &str) -> Result<Origins, String> {
+    agents_core::brain::policy::parse_origins(list).map(Origins)
 }

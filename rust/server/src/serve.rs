@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agents_core::brain::ClientBrainPolicy;
+use agents_core::campaign::file_tools::CampaignFiles;
 use agents_core::cluster::{Cluster, ClusterConfig};
 use agents_core::net::{Server, ServerConfig};
 use agents_core::runtime::{Runtime, RuntimeOptions};
@@ -89,7 +91,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             }
         }
     };
-    let tools = Arc::new(crate::server_tools());
+    // Clients name campaign files only inside --campaign-dir.
+    let tools = Arc::new(crate::server_tools(CampaignFiles::for_clients(
+        args.campaign_dir.clone(),
+    )));
     let config = ServerConfig {
         bind: args.bind,
         token: args.token.filter(|t| !t.is_empty()),
@@ -102,6 +107,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         outbound_queue: args.outbound_queue,
         write_timeout: std::time::Duration::from_secs_f64(args.write_timeout_seconds),
         mcp: !args.no_mcp,
+        client_brains: ClientBrainPolicy {
+            objects: args.allow_client_brains,
+            origins: args.client_brain_origins.map(|list| list.0),
+            presets: !args.no_client_presets,
+        },
         ..ServerConfig::default()
     };
     // MCP over Streamable HTTP at /mcp: the same registry (and handler) as `agents-server mcp`.

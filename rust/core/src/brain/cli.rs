@@ -207,6 +207,23 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// The failure without what the command printed or the system said (for `agent_error`,
+    /// which reaches every client; the log has the whole [`std::fmt::Display`] text).
+    pub fn public_message(&self) -> String {
+        match self {
+            CliError::NotFound { program, .. } => format!("the program '{program}' was not found"),
+            CliError::Spawn { program, .. } => format!("'{program}' could not be started"),
+            CliError::Timeout { .. } | CliError::OutputTooLarge { .. } => self.to_string(),
+            CliError::Exit {
+                program, status, ..
+            } => format!("'{program}' exited with {status}"),
+            CliError::InvalidOutput { program, .. } => {
+                format!("'{program}' answered something that is not the contract")
+            }
+            CliError::Reported { program, .. } => format!("'{program}' reported an error"),
+        }
+    }
+
     /// The code the `brain_calls` trace records.
     pub fn code(&self) -> &'static str {
         match self {
@@ -222,7 +239,13 @@ impl CliError {
 }
 
 /// Fields of a brain object that belong to the HTTP providers; a `cli` brain refuses them.
-const HTTP_ONLY: [&str; 4] = ["base_url", "api_key_env", "headers", "max_retries"];
+const HTTP_ONLY: [&str; 5] = [
+    "base_url",
+    "api_key_env",
+    "api_key",
+    "headers",
+    "max_retries",
+];
 
 /// What a checked `cli` brain object runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -382,7 +405,11 @@ pub struct CliFactory;
 impl super::BrainFactory for CliFactory {
     /// Refuses HTTP-only fields, an unknown preset, a missing command, options the preset's
     /// program lacks, and a program that is not found.
-    fn check(&self, options: &Value) -> Result<(), BrainError> {
+    fn check(
+        &self,
+        options: &Value,
+        _api_key: Option<&agents_llm::client::Secret>,
+    ) -> Result<(), BrainError> {
         let plan = Plan::read(options)?;
         if find_program(plan.program()).is_none() {
             return Err(BrainError::Invalid(format!(

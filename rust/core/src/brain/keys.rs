@@ -8,6 +8,11 @@
 //! resource, a log line, an error, an event or a trace, and they are gone when the process
 //! ends. A game that asks its player for a key hands it over this way instead of setting an
 //! environment variable.
+//!
+//! A brain object may also carry its key itself ([`InlineKey`], the object's `api_key`): the
+//! way a client of the WebSocket server brings its own key, since the server's keys and
+//! environment are never lent to a client's brain. An inline key is kept in memory like a key
+//! handed over; the stored agent record says only that there was one (`"***"`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -56,9 +61,104 @@ impl ApiKeys {
     }
 }
 
+/// What a stored or serialized brain object writes instead of an inline key.
+pub const WITHHELD_KEY: &str = "***";
+
+/// A brain object's own API key (`api_key`): the key itself as given, or, read back from a
+/// stored record, the mark that one was given and not stored.
+///
+/// Serialized, a key is never written: a non-empty key becomes [`WITHHELD_KEY`], an empty one
+/// (a server that needs no key) stays `""`. Read, [`WITHHELD_KEY`] is [`InlineKey::Withheld`],
+/// anything else the key. Debug output never shows a key.
+#[derive(Clone, Debug)]
+pub enum InlineKey {
+    /// The key (empty: send none).
+    Given(Secret),
+    /// A key was given once and not stored: the brain cannot be built again without it.
+    Withheld,
+}
+
+impl InlineKey {
+    /// The key as given (empty: send none); an error naming the field when it was withheld
+    /// (a stored agent whose brain brought its own key).
+    pub fn key(&self) -> Result<Secret, super::BrainError> {
+        match self {
+            InlineKey::Given(key) => Ok(key.clone()),
+            InlineKey::Withheld => Err(super::BrainError::Invalid(
+                "brain.api_key was given with the brain object and is not stored: give the brain \
+                 object with its api_key again to run this agent"
+                    .into(),
+            )),
+        }
+    }
+}
+
+impl PartialEq for InlineKey {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (InlineKey::Given(a), InlineKey::Given(b)) => a.expose() == b.expose(),
+            (InlineKey::Withheld, InlineKey::Withheld) => true,
+            _ => false,
+        }
+    }
+}
+
+impl serde::Serialize for InlineKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            InlineKey::Given(key) if key.expose().is_empty() => serializer.serialize_str(""),
+            _ => serializer.serialize_str(WITHHELD_KEY),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for InlineKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        Ok(if key == WITHHELD_KEY {
+            InlineKey::Withheld
+        } else {
+            InlineKey::Given(Secret::new(key.trim()))
+        })
+    }
+}
+
+impl schemars::JsonSchema for InlineKey {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InlineKey".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "maxLength": crate::limits::MAX_API_KEY_CHARS,
+            "description": "The API key itself (kept in memory, never stored or logged); an \
+                empty string for a server that needs none."
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inline_key_is_never_written() {
+        let key: InlineKey = serde_json::from_value(serde_json::json!(" sk-inline ")).unwrap();
+        assert_eq!(key.key().unwrap().expose(), "sk-inline");
+        assert_eq!(serde_json::to_value(&key).unwrap(), WITHHELD_KEY);
+        assert!(!format!("{key:?}").contains("sk-inline"));
+        let stored: InlineKey = serde_json::from_value(serde_json::json!(WITHHELD_KEY)).unwrap();
+        assert_eq!(stored, InlineKey::Withheld);
+        assert!(stored.key().is_err());
+        let none: InlineKey = serde_json::from_value(serde_json::json!("")).unwrap();
+        assert_eq!(none.key().unwrap().expose(), "");
+        assert_eq!(serde_json::to_value(&none).unwrap(), "");
+    }
 
     #[test]
     fn a_key_handed_over_comes_before_the_environment_and_blank_removes_it() {

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod gate;
 pub mod keys;
 pub mod llm;
+pub mod policy;
 pub mod scripted;
 pub mod spec;
 
@@ -20,7 +21,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
-pub use keys::ApiKeys;
+pub use keys::{ApiKeys, InlineKey};
+pub use policy::{BrainRefusal, ClientBrainPolicy};
 pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
@@ -182,6 +184,23 @@ pub enum BrainError {
 }
 
 impl BrainError {
+    /// What an agent's `agent_error` says (it reaches every client): the failure without the
+    /// upstream's own words — no provider error body, no command's standard error, no URL
+    /// or connection detail. The whole text ([`std::fmt::Display`]) goes to the log.
+    pub fn public_message(&self) -> String {
+        match self {
+            BrainError::Call(e) => format!(
+                "the model call failed: {} (the server's log has the provider's answer)",
+                e.public_message()
+            ),
+            BrainError::Cli(e) => format!(
+                "the command-line model failed: {} (the server's log has the details)",
+                e.public_message()
+            ),
+            other => other.to_string(),
+        }
+    }
+
     /// The code an agent reports this failure with: `brain_auth_failed` (401/403),
     /// `brain_model_not_found` (404), else `brain_error`.
     pub fn agent_error_code(&self) -> crate::bus::AgentErrorCode {
@@ -265,6 +284,9 @@ pub struct BrainSettings {
     pub gate: gate::ModelGate,
     /// Where a streaming brain reports text and tool calls as they arrive.
     pub events: BrainEvents,
+    /// The key the brain object carried itself ([`BrainSpec::api_key`]; empty: none), taken
+    /// out of its options by [`BrainRegistry::resolve`] so that the options never hold it.
+    pub api_key: Option<agents_llm::client::Secret>,
 }
 
 /// Where a streaming brain reports what arrives while it answers (the runtime publishes it as
@@ -305,6 +327,9 @@ pub struct ResolvedBrain {
     pub options: serde_json::Value,
     /// How snapshots and the stored record name it: the name given, or `provider:model`.
     pub label: String,
+    /// The key the brain object carried ([`BrainSpec::api_key`]), for
+    /// [`BrainSettings::api_key`]; `options` only say that there is one (`"***"`).
+    pub api_key: Option<agents_llm::client::Secret>,
 }
 
 /// Makes the brains of one kind (`scripted`, a provider). Registered by name in a
@@ -314,9 +339,14 @@ pub struct ResolvedBrain {
 /// whose brains take no options.
 pub trait BrainFactory: Send + Sync {
     /// Checks a brain's options (`null` when the agent names the brain with a plain string) and
-    /// the environment they need, naming what is wrong. The runtime calls it at spawn before
-    /// the agent gets an id, so a misconfigured brain is refused and uses no id.
-    fn check(&self, options: &serde_json::Value) -> Result<(), BrainError>;
+    /// the environment they need, naming what is wrong. `api_key` is the key the brain object
+    /// carried itself, if any (its options say only `"***"`). The runtime calls it at spawn
+    /// before the agent gets an id, so a misconfigured brain is refused and uses no id.
+    fn check(
+        &self,
+        options: &serde_json::Value,
+        api_key: Option<&agents_llm::client::Secret>,
+    ) -> Result<(), BrainError>;
 
     /// Builds one agent's brain (after [`BrainFactory::check`] passed).
     fn build(
@@ -330,7 +360,11 @@ impl<F> BrainFactory for F
 where
     F: Fn(&BrainSettings) -> Result<Box<dyn Brain>, BrainError> + Send + Sync,
 {
-    fn check(&self, _options: &serde_json::Value) -> Result<(), BrainError> {
+    fn check(
+        &self,
+        _options: &serde_json::Value,
+        _api_key: Option<&agents_llm::client::Secret>,
+    ) -> Result<(), BrainError> {
         Ok(())
     }
 
@@ -454,11 +488,12 @@ impl BrainRegistry {
                 if let Some(spec) = profiles.get(name) {
                     (spec.clone(), name.clone())
                 } else if self.contains(name) {
-                    self.check(name, &serde_json::Value::Null)?;
+                    self.check(name, &serde_json::Value::Null, None)?;
                     return Ok(ResolvedBrain {
                         provider: name.clone(),
                         options: serde_json::Value::Null,
                         label: name.clone(),
+                        api_key: None,
                     });
                 } else if name == spec::CLAUDE_PRESET {
                     (BrainSpec::claude_preset(), name.clone())
@@ -483,19 +518,30 @@ impl BrainRegistry {
                 self.names().join(", ")
             )));
         }
+        let api_key = spec
+            .api_key
+            .as_ref()
+            .map(keys::InlineKey::key)
+            .transpose()?;
         let options =
             serde_json::to_value(&spec).map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
-        self.check(&spec.provider, &options)?;
+        self.check(&spec.provider, &options, api_key.as_ref())?;
         Ok(ResolvedBrain {
             provider: spec.provider,
             options,
             label,
+            api_key,
         })
     }
 
     /// Checks that `name` exists and accepts `options` ([`BrainFactory::check`]).
-    pub fn check(&self, name: &str, options: &serde_json::Value) -> Result<(), BrainError> {
-        self.factory(name)?.check(options)
+    pub fn check(
+        &self,
+        name: &str,
+        options: &serde_json::Value,
+        api_key: Option<&agents_llm::client::Secret>,
+    ) -> Result<(), BrainError> {
+        self.factory(name)?.check(options, api_key)
     }
 
     /// Builds the brain called `name`. An unknown name is [`BrainError::Unknown`] listing the

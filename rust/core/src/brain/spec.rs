@@ -154,10 +154,17 @@ pub struct BrainSpec {
     #[schemars(length(max = 2048))]
     pub base_url: Option<String>,
     /// The environment variable holding the API key (defaults `OPENAI_API_KEY`,
-    /// `ANTHROPIC_API_KEY`). A loopback `base_url` may go without a key.
+    /// `ANTHROPIC_API_KEY`). A loopback `base_url` may go without a key. Never taken from a
+    /// client of the server ([`super::policy`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 256))]
     pub api_key_env: Option<String>,
+    /// The API key itself, instead of `api_key_env`: how a client of the server brings its own
+    /// key (`""` for a server that needs none). Kept in memory only; the stored agent record
+    /// and every serialization write `"***"` instead ([`super::keys::InlineKey`]), so an agent
+    /// whose brain brought its key needs it again to be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<super::keys::InlineKey>,
     /// Sampling temperature, 0 to 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 2.0))]
@@ -256,6 +263,18 @@ impl BrainSpec {
             && r > 10
         {
             return Err(format!("brain.max_retries must be at most 10, got {r}"));
+        }
+        if self.api_key.is_some() && self.api_key_env.is_some() {
+            return Err(
+                "brain.api_key and brain.api_key_env both name a key: give one of the two".into(),
+            );
+        }
+        if let Some(super::keys::InlineKey::Given(key)) = &self.api_key {
+            crate::limits::check_chars(
+                "brain.api_key",
+                key.expose(),
+                crate::limits::MAX_API_KEY_CHARS,
+            )?;
         }
         for (field, value) in [
             ("model", &self.model),

@@ -441,6 +441,18 @@ async fn answer(
         }
         None => request,
     };
+    if let ClientRequest::AgentSpawnRequest { agent_config } = &request
+        && let Err(refusal) = shared
+            .config
+            .client_brains
+            .check(agent_config.brain.as_ref(), &shared.runtime.options().brain_profiles)
+    {
+        return Some(dispatch::error(
+            ErrorCode::BrainNotAllowed,
+            refusal.to_string(),
+            request_id,
+        ));
+    }
     if let ClientRequest::AppUnregister { app_id } = &request {
         context.apps.0.lock().retain(|a| a != app_id);
     }

@@ -152,6 +152,9 @@ pub struct ServerConfig {
     pub write_timeout: Duration,
     /// Serve MCP over Streamable HTTP at `/mcp` on the same port (default on).
     pub mcp: bool,
+    /// The brains clients may choose in `agent_spawn_request` (default: the operator's
+    /// profiles and the presets by name, no brain objects; see [`crate::brain::policy`]).
+    pub client_brains: crate::brain::ClientBrainPolicy,
 }
 
 impl Default for ServerConfig {
@@ -169,6 +172,7 @@ impl Default for ServerConfig {
             close_timeout: Duration::from_secs(2),
             write_timeout: Duration::from_secs(10),
             mcp: true,
+            client_brains: crate::brain::ClientBrainPolicy::default(),
         }
     }
 }

@@ -79,6 +79,9 @@ pub enum ErrorCode {
     InvalidConfig,
     /// No brain with that name.
     UnknownBrain,
+    /// The server does not let clients choose this brain (a brain object, a field of one, a
+    /// `base_url` origin, a preset): the message names what and the switch that allows it.
+    BrainNotAllowed,
     /// The brain failed.
     BrainError,
     /// No task with that id.
@@ -137,6 +140,7 @@ impl ErrorCode {
             ErrorCode::AlreadyRunning => "already_running",
             ErrorCode::InvalidConfig => "invalid_config",
             ErrorCode::UnknownBrain => "unknown_brain",
+            ErrorCode::BrainNotAllowed => "brain_not_allowed",
             ErrorCode::BrainError => "brain_error",
             ErrorCode::UnknownTask => "unknown_task",
             ErrorCode::TaskAlreadyCompleted => "task_already_completed",

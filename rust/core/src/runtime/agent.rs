@@ -481,7 +481,10 @@ impl Agent {
                 entry.repairs = repairs;
                 let reply = match reply {
                     Ok(reply) => reply,
-                    Err(e) => break 'decision Err((e.agent_error_code(), e.to_string())),
+                    Err(e) => {
+                        tracing::warn!(agent = %self.shared.id, brain = %self.shared.brain, "{e}");
+                        break 'decision Err((e.agent_error_code(), e.public_message()));
+                    }
                 };
                 match decision::check(&reply, &tools, &self.tool_context()) {
                     Err(feedback) if repairs < self.inner.options.max_repairs => {

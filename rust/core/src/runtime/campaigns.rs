@@ -90,6 +90,7 @@ impl Runtime {
                 agent_budget: Arc::new(TokenBudget::new(None)),
             },
             events: BrainEvents::default(),
+            api_key: resolved.api_key.clone(),
         };
         Ok(brains.create(&resolved.provider, &resolved.options, &settings)?)
     }

@@ -434,6 +434,7 @@ impl Runtime {
             script: std::mem::take(&mut effective.script),
             gate: gate.clone(),
             events: stream_events(&inner.bus, &agent_id),
+            api_key: resolved.api_key.clone(),
         };
         let brain = inner
             .brains

@@ -19,7 +19,7 @@ pub mod reply;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use agents_llm::client::{CallError, Client, Endpoint, Provider, backoff};
+use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -122,25 +122,78 @@ impl ProviderFactory {
                 "brain.base_url must start with http:// or https://, got '{base_url}'"
             )));
         }
-        let key_env = spec
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| self.default_key_env().to_string());
+        let key = match spec.api_key {
+            Some(_) => KeySource::Inline,
+            None => KeySource::Env(
+                spec.api_key_env
+                    .clone()
+                    .unwrap_or_else(|| self.default_key_env().to_string()),
+            ),
+        };
         Ok(Checked {
             needs_key: !is_loopback(&base_url),
             spec,
             model,
             base_url,
-            key_env,
+            key,
         })
     }
+
+    /// The key to send: the brain object's own (`api_key`, never the runtime's keys or the
+    /// environment, even when empty), else the one handed over or in the environment under
+    /// its variable. An error when a key is needed and there is none.
+    fn key(
+        &self,
+        checked: &Checked,
+        inline: Option<&Secret>,
+    ) -> Result<Option<Secret>, BrainError> {
+        let key = match &checked.key {
+            KeySource::Inline => {
+                let key = inline.ok_or_else(|| {
+                    BrainError::Invalid(
+                        "brain.api_key is not stored: give the brain object with its api_key \
+                         again to run this agent"
+                            .into(),
+                    )
+                })?;
+                Some(key.clone()).filter(|k| !k.expose().is_empty())
+            }
+            KeySource::Env(name) => self.keys.get(name),
+        };
+        if checked.needs_key && key.is_none() {
+            return Err(BrainError::Invalid(match &checked.key {
+                KeySource::Inline => format!(
+                    "brain.api_key is empty; the {} provider needs a key for {} (only a \
+                     loopback base_url may go without one)",
+                    self.name(),
+                    checked.base_url
+                ),
+                KeySource::Env(name) => format!(
+                    "brain: the environment variable {name} is not set; the {} provider needs \
+                     an API key there, or handed to the runtime with set_api_key (set \
+                     api_key_env to use another variable; a loopback base_url may go without a \
+                     key)",
+                    self.name()
+                ),
+            }));
+        }
+        Ok(key)
+    }
+}
+
+/// Where a brain's key comes from.
+enum KeySource {
+    /// The brain object's own `api_key`.
+    Inline,
+    /// A key handed to the runtime, else the environment, under this variable name.
+    Env(String),
 }
 
 struct Checked {
     spec: BrainSpec,
     model: String,
     base_url: String,
-    key_env: String,
+    key: KeySource,
     needs_key: bool,
 }
 
@@ -164,18 +217,13 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl super::BrainFactory for ProviderFactory {
-    fn check(&self, options: &serde_json::Value) -> Result<(), BrainError> {
+    fn check(
+        &self,
+        options: &serde_json::Value,
+        api_key: Option<&Secret>,
+    ) -> Result<(), BrainError> {
         let checked = self.read(options)?;
-        if checked.needs_key && !self.keys.has(&checked.key_env) {
-            return Err(BrainError::Invalid(format!(
-                "brain: the environment variable {} is not set; the {} provider needs an API key \
-                 there, or handed to the runtime with set_api_key (set api_key_env to use another \
-                 variable; a loopback base_url may go without a key)",
-                checked.key_env,
-                self.name()
-            )));
-        }
-        Ok(())
+        self.key(&checked, api_key).map(drop)
     }
 
     fn build(
@@ -184,13 +232,7 @@ impl super::BrainFactory for ProviderFactory {
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
         let checked = self.read(options)?;
-        let api_key = self.keys.get(&checked.key_env);
-        if checked.needs_key && api_key.is_none() {
-            return Err(BrainError::Invalid(format!(
-                "brain: the environment variable {} is not set",
-                checked.key_env
-            )));
-        }
+        let api_key = self.key(&checked, settings.api_key.as_ref())?;
         let spec = &checked.spec;
         Ok(Box::new(ModelBrain {
             provider: self.name(),

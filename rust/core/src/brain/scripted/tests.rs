@@ -247,7 +247,7 @@ fn the_builtin_registry_builds_scripted_by_name() {
         Ok(_) => panic!("gpt-9 is not a brain"),
     }
     assert!(brains.create("Scripted", &none, &settings(1)).is_err());
-    assert!(brains.check("scripted", &none).is_ok());
+    assert!(brains.check("scripted", &none, None).is_ok());
 }
 
 #[test]

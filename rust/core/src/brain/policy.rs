@@ -1,0 +1,492 @@
+//! What a client of the server may choose as an agent's brain.
+//!
+//! The game's own code (GDScript calling `AgentRuntime`, the Rust API) and the operator's
+//! configuration (`--brains FILE`, `AgentRuntime.brain_profiles`, the flags below) are trusted:
+//! they may name any brain object, a command line, an environment variable. What arrives over
+//! the wire (the WebSocket protocol's `agent_spawn_request`) is not, and a brain is the most
+//! powerful thing a request can name: a `cli` brain runs a program, a model brain sends a key
+//! to an address and reads what comes back. So a client's `brain` is checked against a
+//! [`ClientBrainPolicy`] before the runtime sees it:
+//!
+//! - **A name** is the operator's: a profile is always accepted, and so is the default brain
+//!   (a config that names none). The presets — `scripted` and `claude`, the names the spec's
+//!   `cli_backend` uses — run a fixed program, never one the client chose, and are accepted
+//!   unless the operator turns them off ([`ClientBrainPolicy::presets`],
+//!   `--no-client-presets`). Any other name is left to the runtime (a brain the application
+//!   registered, or `unknown_brain`).
+//! - **A brain object** is refused unless the operator allows them
+//!   ([`ClientBrainPolicy::objects`], `--allow-client-brains`). Then only the `openai` and
+//!   `anthropic` providers, only the fields in [`CLIENT_FIELDS`] (never `api_key_env`,
+//!   `headers`, `command`, `cli_backend`, nor any field added later until it is listed), with
+//!   the client's own key inline (`api_key`, required: the server's keys and environment are
+//!   never lent to a client's brain), and a `base_url` whose origin the operator listed
+//!   ([`ClientBrainPolicy::origins`], `--client-brain-origins`) when there is a list.
+//!
+//! Refusals are [`BrainRefusal`]s: the protocol's `brain_not_allowed`, naming the field and
+//! the switch that would allow it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use super::spec::{BrainChoice, BrainSpec, CLAUDE_PRESET};
+
+/// The fields a client's brain object may set. Anything else is refused by name, so a field
+/// added to [`BrainSpec`] later stays the operator's until it is listed here.
+pub const CLIENT_FIELDS: &[&str] = &[
+    "provider",
+    "model",
+    "base_url",
+    "api_key",
+    "temperature",
+    "max_tokens",
+    "timeout_seconds",
+    "max_retries",
+    "token_budget",
+    "trace_prompts",
+];
+
+/// The providers a client's brain object may use.
+pub const CLIENT_PROVIDERS: &[&str] = &[super::llm::OPENAI, super::llm::ANTHROPIC];
+
+/// The preset names a client may use (unless presets are off): the spec's `cli_backend`
+/// values.
+pub const PRESETS: &[&str] = &[super::scripted::NAME, CLAUDE_PRESET];
+
+/// What brains clients of a server may choose. The default is the safe one: profiles and
+/// presets by name, no brain objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientBrainPolicy {
+    /// Accept brain objects from clients (`openai` / `anthropic`, with their own key).
+    /// Default off.
+    pub objects: bool,
+    /// The origins a client's brain object may point at; `None`: any (once objects are
+    /// allowed). An empty list allows none.
+    pub origins: Option<Vec<Origin>>,
+    /// Accept the preset names `scripted` and `claude` from clients. Default on.
+    pub presets: bool,
+}
+
+impl Default for ClientBrainPolicy {
+    fn default() -> Self {
+        ClientBrainPolicy {
+            objects: false,
+            origins: None,
+            presets: true,
+        }
+    }
+}
+
+/// Why a client's brain was refused (`brain_not_allowed`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BrainRefusal(pub String);
+
+impl ClientBrainPolicy {
+    /// Checks a client's `brain` (`None`: the default brain, always accepted) against this
+    /// policy; `profiles` are the operator's. Only the policy is checked here: the runtime then
+    /// resolves the brain as for any spawn (an unknown name, a missing model…).
+    pub fn check(
+        &self,
+        brain: Option<&BrainChoice>,
+        profiles: &BTreeMap<String, BrainSpec>,
+    ) -> Result<(), BrainRefusal> {
+        match brain {
+            None => Ok(()),
+            Some(BrainChoice::Named(name)) => self.check_name(name, profiles),
+            Some(BrainChoice::Spec(spec)) => self.check_object(spec, profiles),
+        }
+    }
+
+    fn check_name(
+        &self,
+        name: &str,
+        profiles: &BTreeMap<String, BrainSpec>,
+    ) -> Result<(), BrainRefusal> {
+        if profiles.contains_key(name) || self.presets || !PRESETS.contains(&name) {
+            return Ok(());
+        }
+        Err(BrainRefusal(format!(
+            "brain '{name}' is a preset, and this server takes no presets from clients: name \
+             one of its brain profiles ({})",
+            profile_list(profiles)
+        )))
+    }
+
+    fn check_object(
+        &self,
+        spec: &BrainSpec,
+        profiles: &BTreeMap<String, BrainSpec>,
+    ) -> Result<(), BrainRefusal> {
+        if !self.objects {
+            return Err(BrainRefusal(format!(
+                "this server takes no brain objects from clients: name one of its brain \
+                 profiles ({}) as `brain`; an operator allows brain objects with \
+                 `agents-server serve --allow-client-brains` (AgentRuntime.allow_client_brains \
+                 in a game)",
+                profile_list(profiles)
+            )));
+        }
+        if !CLIENT_PROVIDERS.contains(&spec.provider.as_str()) {
+            let hint = if PRESETS.contains(&spec.provider.as_str()) {
+                format!(" (name the preset as the string \"{}\")", spec.provider)
+            } else {
+                String::from(" (command-line brains come from the operator's profiles only)")
+            };
+            return Err(BrainRefusal(format!(
+                "brain.provider: a client's brain object may use {} only, not '{}'{hint}",
+                CLIENT_PROVIDERS.join(" or "),
+                spec.provider
+            )));
+        }
+        let fields = serde_json::to_value(spec).unwrap_or_default();
+        if let Some(field) = fields
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys())
+            .find(|k| !CLIENT_FIELDS.contains(&k.as_str()))
+        {
+            let hint = match field.as_str() {
+                "api_key_env" => ": bring the key itself as brain.api_key",
+                _ => "",
+            };
+            return Err(BrainRefusal(format!(
+                "brain.{field} is not taken from a client (a client's brain object may set {})\
+                 {hint}",
+                CLIENT_FIELDS.join(", ")
+            )));
+        }
+        if spec.api_key.is_none() {
+            return Err(BrainRefusal(
+                "brain.api_key is required in a client's brain object: the server's keys are \
+                 never lent to a client's brain (give \"\" for a server that needs no key)"
+                    .into(),
+            ));
+        }
+        if let Some(allowed) = &self.origins {
+            let url = spec
+                .base_url
+                .as_deref()
+                .unwrap_or_else(|| default_base_url(&spec.provider));
+            let origin =
+                Origin::of_url(url).map_err(|e| BrainRefusal(format!("brain.base_url: {e}")))?;
+            if !allowed.contains(&origin) {
+                return Err(BrainRefusal(format!(
+                    "brain.base_url: {origin} is not an origin this server lets clients' brains \
+                     call ({}; the operator lists them with --client-brain-origins)",
+                    if allowed.is_empty() {
+                        "none is".to_string()
+                    } else {
+                        format!("allowed: {}", origin_list(allowed))
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn default_base_url(provider: &str) -> &'static str {
+    if provider == super::llm::ANTHROPIC {
+        agents_llm::anthropic::DEFAULT_BASE_URL
+    } else {
+        agents_llm::openai::DEFAULT_BASE_URL
+    }
+}
+
+fn profile_list(profiles: &BTreeMap<String, BrainSpec>) -> String {
+    if profiles.is_empty() {
+        "it has none".into()
+    } else {
+        profiles.keys().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn origin_list(origins: &[Origin]) -> String {
+    origins
+        .iter()
+        .map(Origin::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An HTTP origin: `scheme://host[:port]`, scheme `http` or `https`, the host normalised as
+/// URLs normalise it (lower case, IP addresses in their canonical form), the scheme's default
+/// port left out. `https://API.openai.com:443` is `https://api.openai.com`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Origin(String);
+
+impl Origin {
+    /// The origin of a URL (a `base_url`). A URL with a user name or password is refused:
+    /// credentials do not belong in a URL a policy compares.
+    pub fn of_url(url: &str) -> Result<Origin, String> {
+        let parsed =
+            url::Url::parse(url.trim()).map_err(|e| format!("'{url}' is not a URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("'{url}' is not an http:// or https:// URL"));
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(format!(
+                "a URL with a user name or password is not accepted ('{}')",
+                parsed.host_str().unwrap_or_default()
+            ));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(format!("'{url}' names no host"));
+        }
+        Ok(Origin(parsed.origin().ascii_serialization()))
+    }
+}
+
+impl FromStr for Origin {
+    type Err = String;
+
+    /// `scheme://host[:port]`, nothing after the host but an optional `/`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        let origin = Origin::of_url(text)?;
+        let parsed = url::Url::parse(text).map_err(|e| e.to_string())?;
+        if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(format!(
+                "'{text}' is not an origin: give scheme://host[:port] with no path ({origin})"
+            ));
+        }
+        Ok(origin)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads a comma-separated list of origins (`--client-brain-origins`): blanks around entries
+/// are ignored, an empty entry or one that is not an origin is an error naming it.
+pub fn parse_origins(list: &str) -> Result<Vec<Origin>, String> {
+    let mut origins = Vec::new();
+    for (i, entry) in list.split(',').enumerate() {
+        if entry.trim().is_empty() {
+            return Err(format!("origin {} of the list is empty", i + 1));
+        }
+        let origin: Origin = entry.parse()?;
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn profiles() -> BTreeMap<String, BrainSpec> {
+        let mut profiles = BTreeMap::new();
+        let mut local = BrainSpec::provider("cli");
+        local.command = Some(vec!["my-model".into()]);
+        profiles.insert("local".to_string(), local);
+        profiles
+    }
+
+    fn object(value: serde_json::Value) -> BrainChoice {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn refusal(policy: &ClientBrainPolicy, brain: serde_json::Value) -> String {
+        policy
+            .check(Some(&object(brain)), &profiles())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn by_default_names_pass_and_objects_are_refused_naming_the_switch() {
+        let policy = ClientBrainPolicy::default();
+        for name in ["local", "scripted", "claude", "registered-by-the-game"] {
+            assert_eq!(
+                policy.check(Some(&BrainChoice::named(name)), &profiles()),
+                Ok(())
+            );
+        }
+        assert_eq!(policy.check(None, &profiles()), Ok(()));
+        let e = refusal(
+            &policy,
+            json!({"provider": "openai", "model": "m", "api_key": "k"}),
+        );
+        assert!(e.contains("--allow-client-brains"), "{e}");
+        assert!(e.contains("profiles (local)"), "{e}");
+        let e = refusal(
+            &policy,
+            json!({"provider": "cli", "command": ["sh", "-c", "id"]}),
+        );
+        assert!(e.contains("no brain objects"), "{e}");
+    }
+
+    #[test]
+    fn presets_can_be_turned_off_but_a_profile_of_that_name_stays() {
+        let policy = ClientBrainPolicy {
+            presets: false,
+            ..ClientBrainPolicy::default()
+        };
+        let e = policy
+            .check(Some(&BrainChoice::named("claude")), &profiles())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("preset") && e.contains("(local)"), "{e}");
+        assert!(
+            policy
+                .check(Some(&BrainChoice::named("scripted")), &profiles())
+                .is_err()
+        );
+        let mut with_scripted = profiles();
+        with_scripted.insert("scripted".into(), BrainSpec::provider("scripted"));
+        assert_eq!(
+            policy.check(Some(&BrainChoice::named("scripted")), &with_scripted),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check(Some(&BrainChoice::named("local")), &profiles()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn allowed_objects_are_model_brains_with_their_own_key_and_client_fields_only() {
+        let policy = ClientBrainPolicy {
+            objects: true,
+            ..ClientBrainPolicy::default()
+        };
+        let ok = json!({"provider": "openai", "model": "m", "api_key": "sk-client",
+                        "base_url": "http://10.0.0.9/v1", "temperature": 0.5});
+        assert_eq!(policy.check(Some(&object(ok)), &profiles()), Ok(()));
+        let ok = json!({"provider": "anthropic", "model": "m", "api_key": ""});
+        assert_eq!(policy.check(Some(&object(ok)), &profiles()), Ok(()));
+        for (brain, says) in [
+            (
+                json!({"provider": "cli", "command": ["sh", "-c", "id"]}),
+                "may use openai or anthropic only, not 'cli'",
+            ),
+            (
+                json!({"provider": "cli", "cli_backend": "claude"}),
+                "not 'cli'",
+            ),
+            (
+                json!({"provider": "scripted"}),
+                "name the preset as the string \"scripted\"",
+            ),
+            (
+                json!({"provider": "openai", "model": "m", "api_key_env": "DB_PASSWORD"}),
+                "brain.api_key_env is not taken from a client",
+            ),
+            (
+                json!({"provider": "openai", "model": "m", "api_key": "k",
+                       "headers": {"X-Forwarded-For": "1"}}),
+                "brain.headers is not taken from a client",
+            ),
+            (
+                json!({"provider": "openai", "model": "m"}),
+                "brain.api_key is required",
+            ),
+        ] {
+            let e = refusal(&policy, brain.clone());
+            assert!(e.contains(says), "{brain}: {e}");
+        }
+    }
+
+    #[test]
+    fn listed_origins_confine_the_base_url() {
+        let policy = ClientBrainPolicy {
+            objects: true,
+            origins: Some(
+                parse_origins("https://api.openai.com, http://127.0.0.1:11434/").unwrap(),
+            ),
+            ..ClientBrainPolicy::default()
+        };
+        let with_url = |url: &str| {
+            object(json!({"provider": "openai", "model": "m", "api_key": "k", "base_url": url}))
+        };
+        for url in [
+            "https://api.openai.com/v1",
+            "HTTPS://API.OPENAI.COM:443/v1",
+            "http://127.0.0.1:11434/v1",
+        ] {
+            assert_eq!(
+                policy.check(Some(&with_url(url)), &profiles()),
+                Ok(()),
+                "{url}"
+            );
+        }
+        // The provider's default base URL is api.openai.com: allowed.
+        let default = object(json!({"provider": "openai", "model": "m", "api_key": "k"}));
+        assert_eq!(policy.check(Some(&default), &profiles()), Ok(()));
+        let anthropic = object(json!({"provider": "anthropic", "model": "m", "api_key": "k"}));
+        let e = policy
+            .check(Some(&anthropic), &profiles())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("https://api.anthropic.com is not an origin"),
+            "{e}"
+        );
+        for (url, says) in [
+            (
+                "http://127.0.0.1:9/v1",
+                "http://127.0.0.1:9 is not an origin",
+            ),
+            ("http://api.openai.com/v1", "http://api.openai.com is not"),
+            ("https://api.openai.com.evil.test/v1", "is not an origin"),
+            ("http://2130706433:11434/v1", "http://127.0.0.1:11434"),
+            ("https://user:pw@api.openai.com/v1", "user name or password"),
+            ("file:///etc/passwd", "not an http:// or https:// URL"),
+            ("not a url", "is not a URL"),
+        ] {
+            let result = policy.check(Some(&with_url(url)), &profiles());
+            if url.starts_with("http://2130706433") {
+                // The decimal form of 127.0.0.1 is the same origin, normalised.
+                assert_eq!(result, Ok(()), "{url}");
+                assert_eq!(Origin::of_url(url).unwrap().to_string(), says, "normalised");
+                continue;
+            }
+            let e = result.unwrap_err().to_string();
+            assert!(e.contains(says), "{url}: {e}");
+        }
+        let none = ClientBrainPolicy {
+            origins: Some(Vec::new()),
+            ..policy
+        };
+        let e = none
+            .check(Some(&default), &profiles())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("none is"), "{e}");
+    }
+
+    #[test]
+    fn origin_lists_are_read_strictly() {
+        let origins = parse_origins(" https://a.test ,http://b.test:8080").unwrap();
+        assert_eq!(
+            origins.iter().map(Origin::to_string).collect::<Vec<_>>(),
+            ["https://a.test", "http://b.test:8080"]
+        );
+        assert_eq!(
+            parse_origins("https://a.test,https://A.test:443")
+                .unwrap()
+                .len(),
+            1
+        );
+        for (bad, says) in [
+            ("", "origin 1 of the list is empty"),
+            ("https://a.test,", "origin 2 of the list is empty"),
+            ("https://a.test/v1", "is not an origin"),
+            ("https://a.test/?q=1", "is not an origin"),
+            ("ftp://a.test", "not an http:// or https:// URL"),
+            ("a.test", "is not a URL"),
+        ] {
+            let e = parse_origins(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}

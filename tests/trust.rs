@@ -1,0 +1,352 @@
+//! Trust boundaries of `agents-server serve`, end to end: what a client holding the token may
+//! make the server do with a brain. A loopback listener stands in for an attacker's server and
+//! a command that would write a marker file for a command run; each refusal is checked
+//! together with its consequence — nothing reached the listener, nothing ran, no secret left.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agents_fakellm::{Behaviour, FakeServer};
+use serde_json::{Value, json};
+use support::server::ServerProc;
+use support::ws::{Client, ok, quiet_agent, spawn};
+
+/// A variable only the server's environment has.
+const OPERATOR_SECRET: &str = "operator-db-password-7f3a";
+/// The operator's own model key, in the server's environment.
+const OPERATOR_KEY: &str = "sk-operator-key-91c2";
+
+/// An address a client names: every connection is counted and what it sent kept; it answers
+/// 404 with a body that must never reach a client.
+struct Attacker {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+    received: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Attacker {
+    fn start() -> Attacker {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let (count, sink) = (connections.clone(), received.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+                let mut buf = [0u8; 8192];
+                if let Ok(n) = stream.read(&mut buf) {
+                    sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+                let body = "INTERNAL-ONLY: db at 10.0.0.7, token tok-internal";
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 404 Not Found\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Attacker {
+            port,
+            connections,
+            received,
+        }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    fn received(&self) -> String {
+        String::from_utf8_lossy(&self.received.lock().unwrap()).into_owned()
+    }
+}
+
+/// `serve` with the operator's secrets in its environment.
+fn serve(dir: &Path, extra: &[&str]) -> ServerProc {
+    ServerProc::start(
+        dir.join("agents.db"),
+        extra,
+        &[
+            ("OPERATOR_DB_PASSWORD", OPERATOR_SECRET),
+            ("OPENAI_API_KEY", OPERATOR_KEY),
+            ("ANTHROPIC_API_KEY", OPERATOR_KEY),
+        ],
+    )
+}
+
+/// A spawn request with `brain`; the reply.
+async fn spawn_with(client: &mut Client, brain: Value) -> Value {
+    let mut config = quiet_agent("Probe");
+    config["brain"] = brain;
+    client
+        .request(json!({"type": "agent_spawn_request", "agent_config": config}))
+        .await
+}
+
+fn refused(reply: &Value, says: &str) {
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert_eq!(reply["code"], "brain_not_allowed", "{reply}");
+    let message = reply["message"].as_str().unwrap();
+    assert!(message.contains(says), "{says:?} not in {message}");
+}
+
+/// Every byte of the database files (the WAL included): where a stored key would be.
+fn database_bytes(dir: &Path) -> String {
+    let mut all = Vec::new();
+    for name in ["agents.db", "agents.db-wal"] {
+        if let Ok(bytes) = std::fs::read(dir.join(name)) {
+            all.extend(bytes);
+        }
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+/// The brains that, on the current main before this policy, made the server leak a variable,
+/// run a command or call an address: all refused by default, and none of it happens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_client_names_brains_and_builds_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let attacker = Attacker::start();
+    let marker = dir.path().join("ran");
+    let server = serve(dir.path(), &[]);
+    let mut c = Client::connect(&server.url()).await;
+
+    let leak = json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m",
+                      "api_key_env": "OPERATOR_DB_PASSWORD"});
+    refused(&spawn_with(&mut c, leak).await, "--allow-client-brains");
+    let run = json!({"provider": "cli",
+                     "command": ["sh", "-c", format!("id > {}", marker.display())]});
+    refused(&spawn_with(&mut c, run).await, "no brain objects");
+    let default_key = json!({"provider": "anthropic", "base_url": attacker.base_url(),
+                             "model": "m"});
+    refused(&spawn_with(&mut c, default_key).await, "no brain objects");
+    // The spec's spawn message: `cli_backend` names a preset, which is accepted.
+    let scripted = c
+        .request(json!({"type": "agent_spawn_request",
+                        "agent_config": {"name": "Ada", "cli_backend": "scripted"}}))
+        .await;
+    ok(&scripted, "agent_spawn_response");
+    let claude = spawn_with(&mut c, json!("claude")).await;
+    assert_ne!(claude["code"], "brain_not_allowed", "{claude}");
+    c.assert_usable().await;
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(attacker.connections(), 0, "the server called the address");
+    assert!(!marker.exists(), "the command ran");
+    assert!(!server.stderr.text().contains(OPERATOR_SECRET));
+}
+
+/// With `--allow-client-brains`, a client builds model brains with its own key and nothing
+/// else: never a variable, a header, a command or the operator's key; an upstream's error body
+/// goes to the log, not to the client; the key is never stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_client_brains_bring_their_own_key_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let attacker = Attacker::start();
+    let marker = dir.path().join("ran");
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let mut server = serve(dir.path(), &["--allow-client-brains"]);
+    let mut c = Client::connect(&server.url()).await;
+
+    for (brain, says) in [
+        (
+            json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m",
+                   "api_key_env": "OPERATOR_DB_PASSWORD"}),
+            "brain.api_key_env is not taken from a client",
+        ),
+        (
+            json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m",
+                   "api_key": "k", "headers": {"X-Api-Key": "x"}}),
+            "brain.headers is not taken from a client",
+        ),
+        (
+            json!({"provider": "cli",
+                   "command": ["sh", "-c", format!("id > {}", marker.display())]}),
+            "not 'cli'",
+        ),
+        (
+            json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m"}),
+            "brain.api_key is required",
+        ),
+    ] {
+        refused(&spawn_with(&mut c, brain).await, says);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(attacker.connections(), 0, "the server called the address");
+    assert!(!marker.exists(), "the command ran");
+
+    // The client's own key, to the client's own model: it thinks, with that key only.
+    fake.push(Behaviour::text("Hello from the client's model."));
+    let own = json!({"provider": "openai", "base_url": fake.openai_base(), "model": "fake-1",
+                     "api_key": "sk-client-own-5d1e"});
+    let reply = spawn_with(&mut c, own).await;
+    let id = ok(&reply, "agent_spawn_response")["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ok(
+        &c.request(json!({"type": "send_message", "agent_id": id, "content": "Hi"}))
+            .await,
+        "send_message_response",
+    );
+    c.event(|m| m["type"] == "agent_speech" && m["agent_id"] == id.as_str())
+        .await;
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-client-own-5d1e")
+    );
+
+    // A key of the client's, to an address that answers 404 with internal details: the
+    // client learns the status and the provider, the log has the body.
+    let probe = json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m",
+                       "api_key": "sk-client-probe", "max_retries": 0});
+    let reply = spawn_with(&mut c, probe).await;
+    let probe_id = ok(&reply, "agent_spawn_response")["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ok(
+        &c.request(json!({"type": "send_message", "agent_id": probe_id, "content": "Hi"}))
+            .await,
+        "send_message_response",
+    );
+    let error = c
+        .event(|m| m["type"] == "agent_error" && m["agent_id"] == probe_id.as_str())
+        .await;
+    let message = error["message"].as_str().unwrap();
+    assert_eq!(error["code"], "brain_model_not_found", "{error}");
+    assert!(message.contains("404"), "{message}");
+    assert!(!message.contains("INTERNAL-ONLY"), "{message}");
+    assert!(!message.contains("127.0.0.1"), "{message}");
+    server.wait_log("INTERNAL-ONLY").await;
+    let sent = attacker.received();
+    assert!(sent.contains("Bearer sk-client-probe"), "{sent}");
+    assert!(!sent.contains(OPERATOR_KEY) && !sent.contains(OPERATOR_SECRET));
+
+    c.assert_usable().await;
+    server.terminate();
+    let stored = database_bytes(dir.path());
+    assert!(stored.contains(&id), "the agent is stored");
+    assert!(!stored.contains("sk-client-own-5d1e") && !stored.contains("sk-client-probe"));
+    let log = server.stderr.text();
+    assert!(!log.contains("sk-client") && !log.contains(OPERATOR_KEY));
+}
+
+/// A resumed agent whose brain brought its own key needs the key again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inline_key_is_not_stored_so_a_resume_asks_for_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let brain = json!({"provider": "openai", "base_url": fake.openai_base(), "model": "fake-1",
+                       "api_key": "sk-client-resume"});
+    let id = {
+        let mut server = serve(dir.path(), &["--allow-client-brains"]);
+        let mut c = Client::connect(&server.url()).await;
+        let id = ok(
+            &spawn_with(&mut c, brain.clone()).await,
+            "agent_spawn_response",
+        )["agent_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        drop(c);
+        server.terminate();
+        id
+    };
+    let server = serve(dir.path(), &["--allow-client-brains"]);
+    let mut c = Client::connect(&server.url()).await;
+    let again = c
+        .request(json!({"type": "agent_spawn_request", "agent_config": {"agent_id": id}}))
+        .await;
+    assert_eq!(again["code"], "invalid_config", "{again}");
+    assert!(
+        again["message"]
+            .as_str()
+            .unwrap()
+            .contains("brain.api_key was given with the brain object and is not stored"),
+        "{again}"
+    );
+    let mut config = json!({"agent_id": id});
+    config["brain"] = brain;
+    let resumed = c
+        .request(json!({"type": "agent_spawn_request", "agent_config": config}))
+        .await;
+    assert_eq!(
+        ok(&resumed, "agent_spawn_response")["agent_id"],
+        id.as_str()
+    );
+}
+
+/// `--client-brain-origins` confines where a client's brain object may point, and
+/// `--no-client-presets` leaves clients the operator's profiles only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origins_and_presets_are_the_operators_to_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let attacker = Attacker::start();
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let brains = dir.path().join("brains.json");
+    std::fs::write(
+        &brains,
+        json!({"profiles": {"local": {"provider": "scripted"}}}).to_string(),
+    )
+    .unwrap();
+    let server = serve(
+        dir.path(),
+        &[
+            "--brains",
+            brains.to_str().unwrap(),
+            "--allow-client-brains",
+            "--client-brain-origins",
+            &fake.url(),
+            "--no-client-presets",
+        ],
+    );
+    let mut c = Client::connect(&server.url()).await;
+    let elsewhere = json!({"provider": "openai", "base_url": attacker.base_url(),
+                           "model": "m", "api_key": "k"});
+    refused(
+        &spawn_with(&mut c, elsewhere).await,
+        &format!("http://127.0.0.1:{} is not an origin", attacker.port),
+    );
+    let listed = json!({"provider": "openai", "base_url": fake.openai_base(),
+                        "model": "m", "api_key": ""});
+    ok(&spawn_with(&mut c, listed).await, "agent_spawn_response");
+    refused(&spawn_with(&mut c, json!("claude")).await, "(local)");
+    refused(&spawn_with(&mut c, json!("scripted")).await, "preset");
+    spawn(&mut c, json!({"name": "Bo", "brain": "local"})).await;
+    assert_eq!(attacker.connections(), 0);
+}
+
+/// A bad origin list stops the server before it listens, naming the entry.
+#[test]
+fn a_bad_origin_list_is_refused_at_start() {
+    let out = std::process::Command::new(support::server_bin())
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--allow-client-brains",
+            "--client-brain-origins",
+            "https://api.openai.com/v1",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not an origin"), "{stderr}");
+}
