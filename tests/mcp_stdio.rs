@@ -22,8 +22,13 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect() -> Client {
+    connect_with(&[]).await
+}
+
+/// `agents-server mcp` with `args`.
+async fn connect_with(args: &[&str]) -> Client {
     let cmd = tokio::process::Command::new(server_bin()).configure(|c| {
-        c.arg("mcp");
+        c.arg("mcp").args(args);
     });
     let transport = TokioChildProcess::new(cmd).expect("spawn agents-server mcp");
     tokio::time::timeout(TIMEOUT, ().serve(transport))
@@ -520,20 +525,25 @@ fn every_bad_line_gets_its_json_rpc_error() {
     reader.join().unwrap();
 }
 
-/// The GM tools on a campaign file over MCP: `move_options` read-only, a `move` applied and
-/// saved, a refused call an error result with the spec's feedback, the state check before the
-/// arguments.
+/// The GM tools on a campaign file over MCP, the file named inside `--campaign-dir`:
+/// `move_options` read-only, a `move` applied and saved, a refused call an error result with the
+/// spec's feedback, the state check before the arguments.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gm_tools_act_on_a_campaign_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("campaign.json");
-    let path_str = path.to_str().unwrap().to_owned();
     let run = run_cli(
-        &["campaign", "new", "--party", "pc_001,pc_002", &path_str],
+        &[
+            "campaign",
+            "new",
+            "--party",
+            "pc_001,pc_002",
+            path.to_str().unwrap(),
+        ],
         None,
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let client = connect().await;
+    let client = connect_with(&["--campaign-dir", dir.path().to_str().unwrap()]).await;
     let tools = client.list_all_tools().await.unwrap();
     let options = tools
         .iter()
@@ -544,20 +554,21 @@ async fn gm_tools_act_on_a_campaign_file() {
         Some(true)
     );
 
-    let out = call_ok(&client, "move_options", json!({"campaign": path_str})).await;
+    let name = "campaign.json";
+    let out = call_ok(&client, "move_options", json!({"campaign": name})).await;
     assert_eq!(
         out["applied_actions"][0]["result"]["options"][0]["to_area_id"],
         "area_002"
     );
     let out = call_ok(&client, "move",
-        json!({"campaign": path_str, "actor_id": "pc_002", "to_area_id": "area_002", "turn_actor_id": "pc_002"})).await;
+        json!({"campaign": name, "actor_id": "pc_002", "to_area_id": "area_002", "turn_actor_id": "pc_002"})).await;
     assert_eq!(out["tool_feedback"], Value::Null);
     let saved = agents_core::campaign::file::load(&path).unwrap().campaign;
     assert_eq!(saved.actors["pc_002"].position.as_deref(), Some("area_002"));
 
     // Refused: an error result carrying the contract's feedback; the file unchanged.
     let refused = call(&client, "move",
-        json!({"campaign": path_str, "actor_id": "pc_002", "to_area_id": "area_001", "turn_actor_id": "pc_002"})).await;
+        json!({"campaign": name, "actor_id": "pc_002", "to_area_id": "area_001", "turn_actor_id": "pc_002"})).await;
     assert_eq!(refused.is_error, Some(true));
     let body = refused.structured_content.clone().unwrap();
     assert_eq!(
@@ -565,25 +576,93 @@ async fn gm_tools_act_on_a_campaign_file() {
         "invalid_args"
     );
     // A dying turn actor: the state decides before the (bad) arguments.
-    call_ok(&client, "hp_delta",
-        json!({"campaign": path_str, "target_character_id": "pc_001", "delta": -10, "cause": "trap"})).await;
+    call_ok(
+        &client,
+        "hp_delta",
+        json!({"campaign": name, "target_character_id": "pc_001", "delta": -10, "cause": "trap"}),
+    )
+    .await;
     let refused = call(
         &client,
         "map_generate",
-        json!({"campaign": path_str, "size": 99}),
+        json!({"campaign": name, "size": 99}),
     )
     .await;
     let body = refused.structured_content.clone().unwrap();
     assert_eq!(body["reason"], "actor_state_restricted");
-    let missing = call(
-        &client,
-        "hp_delta",
-        json!({"campaign": dir.path().join("none.json")}),
-    )
-    .await;
+    let missing = call(&client, "hp_delta", json!({"campaign": "none.json"})).await;
     assert_eq!(
         missing.structured_content.unwrap()["reason"],
-        "invalid_campaign"
+        "invalid_path"
     );
     close(client).await;
+}
+
+/// An MCP host is not trusted with the machine's files: without `--campaign-dir` every path is
+/// refused; with one, an absolute path, `..` and a symlink leading out are refused alike, a
+/// FIFO inside is refused without waiting, and no file outside changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gm_tools_never_reach_files_outside_the_campaign_dir() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    let outside = dir.path().join("outside.json");
+    std::fs::create_dir_all(&campaigns).unwrap();
+    let run = run_cli(&["campaign", "new", outside.to_str().unwrap()], None);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let before = std::fs::read(&outside).unwrap();
+    symlink(&outside, campaigns.join("link.json")).unwrap();
+    let fifo = campaigns.join("pipe.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let hurt = |campaign: &str| json!({"campaign": campaign, "target_character_id": "pc_001", "delta": -3, "cause": "x"});
+    let absolute = outside.to_str().unwrap();
+
+    let client = connect().await;
+    let refused = call(&client, "hp_delta", hurt(absolute)).await;
+    assert_eq!(refused.is_error, Some(true));
+    let body = refused.structured_content.unwrap();
+    assert_eq!(body["reason"], "invalid_path");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("no campaign directory"),
+        "{body}"
+    );
+    close(client).await;
+
+    let client = connect_with(&["--campaign-dir", campaigns.to_str().unwrap()]).await;
+    for (name, says) in [
+        (absolute, "must be relative to the campaign directory"),
+        (
+            "../outside.json",
+            "must be relative to the campaign directory",
+        ),
+        (
+            "link.json",
+            "no file 'link.json' inside the campaign directory",
+        ),
+        ("pipe.json", "'pipe.json' is a FIFO, not a regular file"),
+    ] {
+        let refused = call(&client, "hp_delta", hurt(name)).await;
+        assert_eq!(refused.is_error, Some(true), "{name}");
+        let body = refused.structured_content.unwrap();
+        assert_eq!(body["reason"], "invalid_path", "{name}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(says),
+            "{name}: {body}"
+        );
+    }
+    close(client).await;
+    assert_eq!(
+        std::fs::read(&outside).unwrap(),
+        before,
+        "the file outside is unchanged"
+    );
 }

@@ -54,6 +54,14 @@ pub const MAX_HUMAN_LABEL_CHARS: usize = 200;
 pub const MAX_EVENT_NAME_CHARS: usize = 64;
 /// An app event's payload, as compact JSON.
 pub const MAX_EVENT_PAYLOAD_BYTES: usize = 16 * 1024;
+/// A campaign file named by a client (`campaign_load`, the GM tools over `call_tool` and MCP):
+/// a larger file is refused before it is parsed.
+pub const MAX_CAMPAIGN_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// A campaign file's name as a client gives it (a path relative to the campaign directory).
+pub const MAX_CAMPAIGN_PATH_CHARS: usize = 1_024;
+/// Campaign requests waiting on one WebSocket connection (they run one at a time, in order);
+/// one more is refused with `rate_limited`.
+pub const MAX_QUEUED_CAMPAIGN_REQUESTS: usize = 64;
 
 /// `Err("{field} is N bytes of JSON; the limit is MAX")` when `value` written as compact JSON
 /// is longer than `max` bytes.

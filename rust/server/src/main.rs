@@ -22,6 +22,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agents_core::campaign::file_tools::CampaignFiles;
 use agents_core::tools::ToolRegistry;
 use clap::Parser;
 
@@ -29,10 +30,11 @@ use crate::cli::{Cli, Command};
 
 /// The tools the server offers (the command line, MCP, `call_tool`): the game tools, and the GM
 /// tools on campaign files (`move`, `move_options`, `hp_delta`, `map_generate` with a
-/// `campaign` path).
-pub fn server_tools() -> ToolRegistry {
+/// `campaign` path naming what `files` allows: any path for the operator's `tool` command, the
+/// campaign directory's files for MCP and WebSocket clients).
+pub fn server_tools(files: CampaignFiles) -> ToolRegistry {
     let mut registry = ToolRegistry::with_game_tools();
-    agents_core::campaign::file_tools::register(&mut registry);
+    agents_core::campaign::file_tools::register(&mut registry, files);
     registry
 }
 
@@ -40,7 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Tools(args) => {
-            let registry = server_tools();
+            let registry = server_tools(CampaignFiles::AnyPath);
             let stdout = std::io::stdout();
             match cli::print_definitions(&registry, args.format, &mut stdout.lock()) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -57,7 +59,8 @@ fn main() -> ExitCode {
             }
         }
         Command::Tool(args) => {
-            let registry = server_tools();
+            // The operator's own shell: any path.
+            let registry = server_tools(CampaignFiles::AnyPath);
             let outcome = cli::run_tool(
                 &registry,
                 &args.name,
@@ -70,7 +73,8 @@ fn main() -> ExitCode {
         }
         Command::Mcp(args) => {
             mcp::init_logging(args.log_level.into());
-            let registry = Arc::new(server_tools());
+            // An MCP host is not trusted: campaign files only inside --campaign-dir.
+            let registry = Arc::new(server_tools(CampaignFiles::for_clients(args.campaign_dir)));
             match mcp::run_stdio(registry) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

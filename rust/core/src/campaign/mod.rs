@@ -9,7 +9,8 @@
 //!   older `positions` / `hp` / `character_states` layout, normalisation, every problem listed)
 //!   and [`Campaign::to_json`] writes it (`connections` derived from the reachable lists).
 //! - [`file`] loads and saves files; a save is atomic (a crash mid-save leaves the previous file),
-//!   and an invalid map is never saved.
+//!   and an invalid map is never saved. [`dir`] is the way in for file names from untrusted
+//!   callers (WebSocket, MCP): regular campaign files inside one campaign directory only.
 //! - [`gm`] runs the GM tools (`move`, `move_options`, `hp_delta`, `map_generate`) on a
 //!   campaign: a batch for a turn actor, each call through the allowlist, the actor's state and
 //!   its arguments, in that order ([`Campaign::run_calls`]).
@@ -20,6 +21,7 @@
 //! Nothing here knows Godot, the runtime or the network: the surfaces (the `Campaign` resource,
 //! `agents-server campaign`, the protocol) call into this module.
 
+pub mod dir;
 pub mod file;
 pub mod file_tools;
 mod generate;
@@ -78,6 +80,62 @@ pub enum CampaignError {
         /// The party, comma-separated.
         party: String,
     },
+    /// A client named a campaign file, but the server has no campaign directory.
+    #[error(
+        "this server has no campaign directory (start it with --campaign-dir DIR), so campaign \
+         files cannot be named"
+    )]
+    NoCampaignDir,
+    /// A file name refused before the file system is asked: empty, absolute, with `..`, or
+    /// longer than [`crate::limits::MAX_CAMPAIGN_PATH_CHARS`].
+    #[error(
+        "path '{0}' must be relative to the campaign directory, without '..', and at most \
+         {max} characters long",
+        max = crate::limits::MAX_CAMPAIGN_PATH_CHARS
+    )]
+    PathNotRelative(String),
+    /// No campaign file of that name inside the campaign directory: nothing there, or a
+    /// symlink that leads out of it (the two are not told apart).
+    #[error("no file '{0}' inside the campaign directory")]
+    NoSuchFile(String),
+    /// The name is inside the directory but not a regular file.
+    #[error("'{path}' is {kind}, not a regular file")]
+    NotRegularFile {
+        /// The name as given.
+        path: String,
+        /// `a directory`, `a FIFO`, `a device`, `a socket`, `a symlink`.
+        kind: &'static str,
+    },
+    /// The file is longer than [`crate::limits::MAX_CAMPAIGN_FILE_BYTES`].
+    #[error("'{path}' is {bytes} bytes long; the limit is {limit}")]
+    TooLarge {
+        /// The name as given.
+        path: String,
+        /// Its length (at least this).
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// JSON that is not a campaign file: refused, and never overwritten.
+    #[error(
+        "'{0}' is not a campaign file (it needs a string id and one of selected, map, actors); \
+         it is left as it is"
+    )]
+    NotACampaign(String),
+}
+
+impl CampaignError {
+    /// The `reason` a GM tool on a file reports for this error: `invalid_path` when the file
+    /// name is refused, `invalid_campaign` when the file cannot be read as a campaign.
+    pub fn file_reason(&self) -> &'static str {
+        match self {
+            CampaignError::NoCampaignDir
+            | CampaignError::PathNotRelative(_)
+            | CampaignError::NoSuchFile(_)
+            | CampaignError::NotRegularFile { .. } => "invalid_path",
+            _ => "invalid_campaign",
+        }
+    }
 }
 
 /// `selected`: which world, map, party and active actor the campaign plays.

@@ -260,6 +260,7 @@ async fn read_loop(
     };
     let closer = &outbound.closer;
     let config = &shared.config;
+    let campaigns = super::campaign_queue::CampaignQueue::default();
     let mut bucket = TokenBucket::new(
         config.rate_limit_per_sec,
         config.rate_limit_burst,
@@ -332,6 +333,7 @@ async fn read_loop(
                     filter,
                     outbound,
                     apps,
+                    campaigns: &campaigns,
                 };
                 match answer(shared, request, request_id.clone(), &context).await {
                     Some(message) => {
@@ -360,6 +362,7 @@ struct Context<'a> {
     filter: &'a Arc<RwLock<EventFilter>>,
     outbound: &'a Outbound,
     apps: &'a ConnectionApps,
+    campaigns: &'a super::campaign_queue::CampaignQueue,
 }
 
 /// The apps this connection registered: it handles their actions, and they are unregistered
@@ -533,7 +536,9 @@ async fn answer(
         Handled::Campaign(request) => {
             let runtime = shared.runtime.clone();
             let outbound = context.outbound.clone();
-            tokio::spawn(async move {
+            // One at a time, in order, beside the connection's other requests.
+            let id = request_id.clone();
+            let queued = context.campaigns.push(async move {
                 let mut message = dispatch::campaign(*request, request_id.clone(), &runtime).await;
                 // Acknowledged means durable: a turn's log row is committed first.
                 if !matches!(message, ServerMessage::Error(_)) {
@@ -548,7 +553,18 @@ async fn answer(
                 }
                 outbound.push(&message);
             });
-            return None;
+            if queued {
+                return None;
+            }
+            dispatch::error(
+                ErrorCode::RateLimited,
+                format!(
+                    "too many campaign requests waiting on this connection: at most {}; wait \
+                     for their replies",
+                    crate::limits::MAX_QUEUED_CAMPAIGN_REQUESTS
+                ),
+                id,
+            )
         }
         Handled::HumanAction {
             app_id,

@@ -46,6 +46,7 @@
 //! with `try_send` on a bounded queue, and a writer task per connection drains it to the socket.
 
 mod access;
+mod campaign_queue;
 mod connection;
 mod fanout;
 mod limits;

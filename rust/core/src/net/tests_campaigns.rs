@@ -126,3 +126,300 @@ fn campaigns_over_the_protocol() {
     server.shutdown(std::time::Duration::from_secs(2));
     runtime.shutdown(std::time::Duration::from_secs(2));
 }
+
+/// A runtime with `campaigns` as its campaign directory, a server with the GM file tools
+/// confined to it, and a client runtime.
+fn serve_campaigns(
+    dir: &std::path::Path,
+    campaigns: &std::path::Path,
+) -> (Arc<Runtime>, ServerHandle, tokio::runtime::Runtime) {
+    let mut options = RuntimeOptions::with_database(dir.join("campaigns.db"));
+    options.idle_think_seconds = 1000.0;
+    options.thinking_seconds = 0.0;
+    options.campaign_dir = Some(campaigns.to_path_buf());
+    let runtime = Arc::new(Runtime::start(options).unwrap());
+    let mut tools = ToolRegistry::with_game_tools();
+    crate::campaign::file_tools::register(
+        &mut tools,
+        crate::campaign::file_tools::CampaignFiles::Inside(campaigns.to_path_buf()),
+    );
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..ServerConfig::default()
+    };
+    let handle = runtime.handle().clone();
+    let server = Server::start(runtime.clone(), Arc::new(tools), config, &handle).unwrap();
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    (runtime, server, client)
+}
+
+/// A client of `server` past its `welcome`.
+async fn connect(server: &ServerHandle) -> Client {
+    let url = format!("ws://{}/ws", server.local_addr());
+    let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let mut client = Client {
+        ws,
+        backlog: Vec::new(),
+    };
+    client.until(of_type("welcome")).await;
+    client
+}
+
+/// The reply to `request` (sent with `request_id`).
+async fn ask(
+    ws: &mut Client,
+    request_id: i64,
+    mut request: serde_json::Value,
+) -> serde_json::Value {
+    request["request_id"] = json!(request_id);
+    ws.send(request).await;
+    ws.until(|v| v["request_id"] == request_id).await
+}
+
+/// `campaign_load` and the GM file tools over `call_tool` reach only regular campaign files
+/// inside the campaign directory: a symlink out, a FIFO, a JSON file that is not a campaign, an
+/// absolute path and `..` are refused with specific errors, nothing outside changes, and a
+/// FIFO loaded twice blocks nothing (pings and a new connection are answered meanwhile).
+#[test]
+fn clients_reach_only_regular_campaign_files_inside_the_directory() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(campaigns.join("camp")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    file::save(
+        &campaigns.join("camp/campaign.json"),
+        &Campaign::new("camp_0001", &[]),
+    )
+    .unwrap();
+    file::save(
+        &outside.join("campaign.json"),
+        &Campaign::new("camp_0666", &[]),
+    )
+    .unwrap();
+    let outside_text = std::fs::read_to_string(outside.join("campaign.json")).unwrap();
+    symlink(outside.join("campaign.json"), campaigns.join("out.json")).unwrap();
+    let fifo = campaigns.join("pipe.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let package = "{\"name\": \"tool\", \"version\": \"1.0.0\"}\n";
+    std::fs::write(campaigns.join("package.json"), package).unwrap();
+    let absolute = outside.join("campaign.json").display().to_string();
+
+    let (runtime, server, client) = serve_campaigns(dir.path(), &campaigns);
+    client.block_on(async {
+        let mut ws = connect(&server).await;
+        // Two loads of the FIFO pipelined with a ping: all answered, none waits on the FIFO.
+        for id in [1, 2] {
+            ws.send(json!({"type": "campaign_load", "request_id": id, "path": "pipe.json"})).await;
+        }
+        ws.send(json!({"type": "ping", "request_id": 3})).await;
+        assert_eq!(ws.until(|v| v["request_id"] == 3).await["type"], "pong");
+        for id in [1, 2] {
+            let e = ws.until(|v| v["request_id"] == id).await;
+            assert_eq!(e["code"], "invalid_message", "{e}");
+            assert_eq!(e["message"], "'pipe.json' is a FIFO, not a regular file");
+        }
+        let mut other = connect(&server).await;
+        assert_eq!(ask(&mut other, 1, json!({"type": "ping"})).await["type"], "pong");
+
+        for (i, (path, says)) in [
+            ("out.json", "no file 'out.json' inside the campaign directory"),
+            ("package.json", "'package.json' is not a campaign file"),
+            (absolute.as_str(), "must be relative to the campaign directory"),
+            ("../outside/campaign.json", "must be relative to the campaign directory"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let id = 10 + i as i64;
+            let e = ask(&mut ws, id, json!({"type": "campaign_load", "path": path})).await;
+            assert_eq!(e["code"], "invalid_message", "{path}: {e}");
+            assert!(e["message"].as_str().unwrap().contains(says), "{path}: {e}");
+            // The GM tools over `call_tool`: the same refusal, as a failed tool result.
+            let out = ask(&mut ws, 100 + id, json!({"type": "call_tool", "name": "hp_delta",
+                "arguments": {"campaign": path, "target_character_id": "pc_001", "delta": -3, "cause": "x"}})).await;
+            assert_eq!(out["is_error"], true, "{path}: {out}");
+            let reason = if path == "package.json" { "invalid_campaign" } else { "invalid_path" };
+            assert_eq!(out["structured_content"]["reason"], reason, "{path}: {out}");
+            assert!(out["structured_content"]["error"].as_str().unwrap().contains(says), "{out}");
+            assert!(!out.to_string().contains(dir.path().to_str().unwrap()) || path == absolute,
+                "the server's own paths stay private: {out}");
+        }
+        // A file inside, by its relative name: applied and saved there.
+        let out = ask(&mut ws, 30, json!({"type": "call_tool", "name": "hp_delta",
+            "arguments": {"campaign": "camp/campaign.json", "target_character_id": "pc_001", "delta": -3, "cause": "x"}})).await;
+        assert_eq!(out["is_error"], false, "{out}");
+        assert_eq!(out["structured_content"]["applied_actions"][0]["result"]["new_hp"], 7);
+        assert_eq!(ask(&mut ws, 31, json!({"type": "ping"})).await["type"], "pong");
+    });
+    assert_eq!(
+        std::fs::read_to_string(outside.join("campaign.json")).unwrap(),
+        outside_text
+    );
+    assert_eq!(
+        std::fs::read_to_string(campaigns.join("package.json")).unwrap(),
+        package
+    );
+    assert_eq!(
+        file::load(&campaigns.join("camp/campaign.json"))
+            .unwrap()
+            .campaign
+            .actors["pc_001"]
+            .hp,
+        7
+    );
+    server.shutdown(std::time::Duration::from_secs(2));
+    runtime.shutdown(std::time::Duration::from_secs(2));
+}
+
+/// 60 GM turns on one campaign asked at once from 6 connections: 60 distinct turn ids,
+/// `turn_0001` to `turn_0060`, in the replies, in `turn_log.jsonl` and in the runtime's log.
+#[test]
+fn concurrent_turns_of_a_campaign_get_distinct_turn_ids() {
+    const CONNECTIONS: usize = 6;
+    const TURNS: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    std::fs::create_dir_all(campaigns.join("camp")).unwrap();
+    file::save(
+        &campaigns.join("camp/campaign.json"),
+        &Campaign::new("camp_0001", &[]),
+    )
+    .unwrap();
+    let (runtime, server, client) = serve_campaigns(dir.path(), &campaigns);
+    let replies = client.block_on(async {
+        let mut ws = connect(&server).await;
+        let loaded = ask(
+            &mut ws,
+            1,
+            json!({"type": "campaign_load", "path": "camp/campaign.json"}),
+        )
+        .await;
+        assert_eq!(loaded["campaign_id"], "camp_0001", "{loaded}");
+        let spawned = ask(
+            &mut ws,
+            2,
+            json!({"type": "agent_spawn_request",
+            "agent_config": {"name": "Morgana", "role": "game master"}}),
+        )
+        .await;
+        let gm = spawned["agent_id"].as_str().unwrap().to_string();
+        let mut clients = Vec::new();
+        for _ in 0..CONNECTIONS {
+            clients.push(connect(&server).await);
+        }
+        // Every turn sent before any reply is read.
+        for ws in &mut clients {
+            for t in 0..TURNS {
+                ws.send(
+                    json!({"type": "campaign_turn", "request_id": t, "campaign_id": "camp_0001",
+                    "gm_agent_id": gm, "user_input": "Where can I go?"}),
+                )
+                .await;
+            }
+        }
+        let mut ids = Vec::new();
+        for ws in &mut clients {
+            for t in 0..TURNS {
+                let reply = ws.until(|v| v["request_id"] == t).await;
+                assert_eq!(reply["type"], "campaign_turn_response", "{reply}");
+                ids.push(reply["entry"]["turn_id"].as_str().unwrap().to_string());
+            }
+        }
+        ids
+    });
+    let expected: Vec<String> = (1..=CONNECTIONS * TURNS)
+        .map(|n| format!("turn_{n:04}"))
+        .collect();
+    let mut sorted = replies.clone();
+    sorted.sort();
+    assert_eq!(sorted, expected, "the replies' turn ids");
+    let log = std::fs::read_to_string(campaigns.join("camp/turn_log.jsonl")).unwrap();
+    let logged: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["turn_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        logged, expected,
+        "turn_log.jsonl: one line a turn, in turn order"
+    );
+    let kept: Vec<String> = runtime
+        .campaign_turns("camp_0001")
+        .unwrap()
+        .into_iter()
+        .map(|e| e.turn_id)
+        .collect();
+    assert_eq!(kept, expected, "the runtime's log");
+    server.shutdown(std::time::Duration::from_secs(2));
+    runtime.shutdown(std::time::Duration::from_secs(2));
+}
+
+/// Campaign requests pipelined on one connection are answered in their order, each seeing what
+/// the one before it did: a `campaign_state` right behind its `campaign_load` finds the campaign,
+/// and a batch behind the state changes what the next state shows.
+#[test]
+fn a_connections_campaign_requests_are_answered_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    std::fs::create_dir_all(&campaigns).unwrap();
+    // 60 requests: fewer than the queue holds (MAX_QUEUED_CAMPAIGN_REQUESTS).
+    for i in 0..15 {
+        file::save(
+            &campaigns.join(format!("c{i}.json")),
+            &Campaign::new(format!("camp_{i:04}"), &[]),
+        )
+        .unwrap();
+    }
+    let (runtime, server, client) = serve_campaigns(dir.path(), &campaigns);
+    client.block_on(async {
+        let mut ws = connect(&server).await;
+        let mut sent = Vec::new();
+        for i in 0..15 {
+            let id = format!("camp_{i:04}");
+            let requests = [
+                json!({"type": "campaign_load", "path": format!("c{i}.json")}),
+                json!({"type": "campaign_state", "campaign_id": id}),
+                json!({"type": "campaign_tool_calls", "campaign_id": id, "calls": [
+                    {"id": "call_1", "tool": "move", "args": {"actor_id": "pc_001", "to_area_id": "area_002"}}]}),
+                json!({"type": "campaign_state", "campaign_id": id}),
+            ];
+            for mut request in requests {
+                let n = sent.len();
+                request["request_id"] = json!(n);
+                sent.push(request["type"].as_str().unwrap().to_string());
+                ws.send(request).await;
+            }
+        }
+        let mut replies = Vec::new();
+        while replies.len() < sent.len() {
+            replies.push(ws.until(|v| !v["request_id"].is_null()).await);
+        }
+        for (n, reply) in replies.iter().enumerate() {
+            assert_eq!(reply["request_id"], n, "replies in request order: {reply}");
+            assert_eq!(reply["type"], format!("{}_response", sent[n]), "{reply}");
+            if n % 4 == 1 {
+                assert_eq!(reply["campaign"]["actors"]["pc_001"]["position"], "area_001");
+            }
+            if n % 4 == 3 {
+                assert_eq!(reply["campaign"]["actors"]["pc_001"]["position"], "area_002");
+            }
+        }
+    });
+    server.shutdown(std::time::Duration::from_secs(2));
+    runtime.shutdown(std::time::Duration::from_secs(2));
+}

@@ -489,7 +489,8 @@ pub async fn campaign(
                 }
             };
             runtime
-                .load_campaign(source)
+                .load_campaign_async(source)
+                .await
                 .map(|loaded| ServerMessage::CampaignLoadResponse {
                     request_id: id.clone(),
                     campaign_id: loaded.campaign_id,

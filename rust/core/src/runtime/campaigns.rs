@@ -3,9 +3,15 @@
 //! ([`CampaignHub`]): `campaign_load`, `campaign_tool_calls`, `campaign_turn`,
 //! `campaign_state`. Every applied batch or turn is published on the bus as
 //! [`BusMessage::CampaignChanged`].
+//!
+//! A campaign loaded by path comes from the campaign directory through [`CampaignDir`] (a
+//! regular campaign file inside it, nothing else); its file is read, saved and its turn log
+//! appended on the blocking pool, never on the async workers. The turns of one campaign run one
+//! at a time, in the order they asked: each gets the next turn number (`turn_0001`, …; unique
+//! per campaign however many clients ask at once) and sees what the turn before it did.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,8 +20,9 @@ use super::{Runtime, RuntimeError};
 use crate::brain::gate::{ModelGate, TokenBudget};
 use crate::brain::{Brain, BrainChoice, BrainEvents, BrainSettings};
 use crate::bus::BusMessage;
+use crate::campaign::dir::{CampaignDir, CampaignFile};
 use crate::campaign::turn::{self, Decided, GmIdentity, TurnEntry, TurnRequest};
-use crate::campaign::{BatchOutcome, Campaign, CampaignError, file};
+use crate::campaign::{BatchOutcome, Campaign, CampaignError, Loaded};
 use crate::contract::ToolCall;
 
 /// Where a campaign to load comes from.
@@ -42,29 +49,79 @@ pub struct LoadedCampaign {
 /// One campaign and where it is saved.
 struct Hosted {
     campaign: Campaign,
-    path: Option<PathBuf>,
+    file: Option<CampaignFile>,
 }
+
+/// How many turns a campaign has taken (`None` until first asked of the memory), locked for
+/// the whole of a turn: one turn of a campaign at a time.
+type TurnSequence = Arc<tokio::sync::Mutex<Option<u64>>>;
 
 /// The campaigns loaded over the protocol, by id. Each is locked while a batch or a turn's
 /// answer is applied (a turn's model call runs on a copy, outside the lock).
 #[derive(Default)]
 pub(crate) struct CampaignHub {
     loaded: parking_lot::Mutex<HashMap<String, Arc<tokio::sync::Mutex<Hosted>>>>,
+    /// By campaign id; kept across reloads, so a reloaded campaign's turns count on.
+    turns: parking_lot::Mutex<HashMap<String, TurnSequence>>,
 }
 
-/// A path under `dir` that cannot leave it (relative, no `..`).
-fn inside(dir: &Path, relative: &str) -> Result<PathBuf, RuntimeError> {
-    let path = Path::new(relative);
-    let plain = !relative.is_empty()
-        && path
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    if !plain {
-        return Err(RuntimeError::InvalidMessage(format!(
-            "path '{relative}' must be relative to the campaign directory, without '..'"
-        )));
+impl CampaignHub {
+    fn turn_sequence(&self, campaign_id: &str) -> TurnSequence {
+        self.turns
+            .lock()
+            .entry(campaign_id.to_string())
+            .or_default()
+            .clone()
     }
-    Ok(dir.join(path))
+}
+
+/// Reads a campaign to load (blocking: the file system).
+fn read_source(
+    dir: Option<&Path>,
+    source: CampaignSource,
+) -> Result<(Loaded, Option<CampaignFile>), CampaignError> {
+    match source {
+        CampaignSource::Path(name) => {
+            let dir = dir.ok_or(CampaignError::NoCampaignDir)?;
+            let file = CampaignDir::new(dir).resolve(&name)?;
+            Ok((file.load()?, Some(file)))
+        }
+        CampaignSource::Inline(value) => Ok((Campaign::from_json(&value)?, None)),
+    }
+}
+
+/// Saves a campaign to its file (when `changed`) and appends its turn's entry to the log beside
+/// it, on the blocking pool.
+async fn persist(
+    hosted: &Hosted,
+    changed: bool,
+    entry: Option<&TurnEntry>,
+) -> Result<(), RuntimeError> {
+    let Some(file) = hosted.file.clone() else {
+        return Ok(());
+    };
+    let campaign = changed.then(|| hosted.campaign.clone());
+    let entry = entry.cloned();
+    tokio::task::spawn_blocking(move || {
+        if let Some(campaign) = &campaign {
+            file.save(campaign)?;
+        }
+        if let Some(entry) = &entry {
+            file.append_turn(entry)?;
+        }
+        Ok::<(), CampaignError>(())
+    })
+    .await
+    .map_err(join_failed)??;
+    Ok(())
+}
+
+/// A file task of the blocking pool that did not finish (a panic, the runtime shutting down).
+fn join_failed(e: tokio::task::JoinError) -> CampaignError {
+    CampaignError::Io {
+        path: "the campaign file".into(),
+        message: format!("its file task did not finish: {e}"),
+    }
 }
 
 impl Runtime {
@@ -146,38 +203,45 @@ impl Runtime {
     }
 
     /// Loads a campaign (from a file under [`super::RuntimeOptions::campaign_dir`], or inline)
-    /// and keeps it by its id, replacing one loaded before under the same id. Errors: no
-    /// campaign directory, a path that leaves it, an unreadable or invalid campaign (every
-    /// problem named).
+    /// and keeps it by its id, replacing one loaded before under the same id. Blocks on the file
+    /// system: async code calls [`Runtime::load_campaign_async`]. Errors: no campaign directory,
+    /// a path that leaves it or names no regular campaign file there (see
+    /// [`crate::campaign::dir`]), an unreadable or invalid campaign (every problem named).
     pub fn load_campaign(&self, source: CampaignSource) -> Result<LoadedCampaign, RuntimeError> {
-        let (loaded, path) = match source {
-            CampaignSource::Path(relative) => {
-                let dir = self.inner.options.campaign_dir.as_ref().ok_or_else(|| {
-                    RuntimeError::InvalidMessage(
-                        "this server has no campaign directory (start it with --campaign-dir \
-                         DIR), so campaigns load only inline"
-                            .into(),
-                    )
-                })?;
-                let path = inside(dir, &relative)?;
-                (file::load(&path)?, Some(path))
-            }
-            CampaignSource::Inline(value) => (Campaign::from_json(&value)?, None),
-        };
+        let dir = self.inner.options.campaign_dir.as_deref();
+        let (loaded, file) = read_source(dir, source)?;
+        Ok(self.host(loaded, file))
+    }
+
+    /// [`Runtime::load_campaign`], reading the file on the blocking pool.
+    pub async fn load_campaign_async(
+        &self,
+        source: CampaignSource,
+    ) -> Result<LoadedCampaign, RuntimeError> {
+        let dir = self.inner.options.campaign_dir.clone();
+        let (loaded, file) =
+            tokio::task::spawn_blocking(move || read_source(dir.as_deref(), source))
+                .await
+                .map_err(join_failed)??;
+        Ok(self.host(loaded, file))
+    }
+
+    /// Keeps a loaded campaign by its id.
+    fn host(&self, loaded: Loaded, file: Option<CampaignFile>) -> LoadedCampaign {
         let campaign_id = loaded.campaign.id.clone();
         let json = loaded.campaign.to_json();
         self.inner.campaigns.loaded.lock().insert(
             campaign_id.clone(),
             Arc::new(tokio::sync::Mutex::new(Hosted {
                 campaign: loaded.campaign,
-                path,
+                file,
             })),
         );
-        Ok(LoadedCampaign {
+        LoadedCampaign {
             campaign_id,
             warnings: loaded.warnings,
             campaign: json,
-        })
+        }
     }
 
     fn hosted(&self, campaign_id: &str) -> Result<Arc<tokio::sync::Mutex<Hosted>>, RuntimeError> {
@@ -210,7 +274,7 @@ impl Runtime {
         let mut hosted = hosted.lock().await;
         let outcome = hosted.campaign.run_calls(calls, actor)?;
         if !outcome.applied_actions.is_empty() {
-            save(&hosted)?;
+            persist(&hosted, outcome.changed_anything(), None).await?;
             self.inner.bus.publish(BusMessage::CampaignChanged {
                 campaign_id: campaign_id.to_string(),
                 turn_id: None,
@@ -223,7 +287,9 @@ impl Runtime {
 
     /// Runs a GM turn of agent `gm_agent` on a loaded campaign: the answer decided on a copy,
     /// applied to the campaign as it is then, the turn kept in SQLite (and in `turn_log.jsonl`
-    /// beside its file), the campaign saved when a call was applied, the change published.
+    /// beside its file), the campaign saved when a call was applied, the change published. The
+    /// turns of one campaign run one at a time, in the order they ask, each with the next turn
+    /// number; a turn that fails takes no number.
     pub async fn campaign_turn(
         &self,
         campaign_id: &str,
@@ -232,8 +298,15 @@ impl Runtime {
         actor: Option<&str>,
     ) -> Result<TurnEntry, RuntimeError> {
         let hosted = self.hosted(campaign_id)?;
+        let sequence = self.inner.campaigns.turn_sequence(campaign_id);
+        let mut taken = sequence.lock().await;
+        let done = match *taken {
+            Some(done) => done,
+            None => self.campaign_turn_count(campaign_id)?,
+        };
+        *taken = Some(done);
+        let number = done + 1;
         let snapshot = hosted.lock().await.campaign.clone();
-        let number = self.campaign_turn_count(campaign_id)? + 1;
         let request = TurnRequest {
             number,
             user_input,
@@ -249,13 +322,9 @@ impl Runtime {
                 .journal
                 .record(journal_entry(campaign_id, number, &entry, latency));
         }
-        if entry.changed() {
-            save(&hosted)?;
-        }
-        if let Some(path) = &hosted.path {
-            file::append_turn(&file::turn_log_path(path), &entry)?;
-        }
+        persist(&hosted, entry.changed(), Some(&entry)).await?;
         self.record_campaign_turn(campaign_id, &entry);
+        *taken = Some(number);
         if !entry.applied_actions.is_empty() {
             self.inner.bus.publish(BusMessage::CampaignChanged {
                 campaign_id: campaign_id.to_string(),
@@ -309,12 +378,4 @@ fn journal_entry(
     decision.latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
     decision.repairs = u32::try_from(entry.repairs).unwrap_or(u32::MAX);
     decision
-}
-
-/// Saves a hosted campaign to its file, if it has one.
-fn save(hosted: &Hosted) -> Result<(), CampaignError> {
-    match &hosted.path {
-        Some(path) => file::save(path, &hosted.campaign),
-        None => Ok(()),
-    }
 }

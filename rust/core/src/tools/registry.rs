@@ -184,7 +184,8 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// True when the tool only reads (MCP `readOnlyHint`).
     pub read_only: bool,
-    /// True when a call may take long (a search up to a time budget, the `suggest_*` AIs):
+    /// True when a call may take long (a search up to a time budget, the `suggest_*` AIs; the
+    /// file I/O of the GM tools on campaign files):
     /// [`ToolRegistry::call_async`] runs it on a blocking thread, servers keep it off their
     /// async workers. Every other synchronous tool answers in microseconds and runs inline.
     pub searches: bool,
