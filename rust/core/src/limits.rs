@@ -54,6 +54,22 @@ pub const MAX_HUMAN_LABEL_CHARS: usize = 200;
 pub const MAX_EVENT_NAME_CHARS: usize = 64;
 /// An app event's payload, as compact JSON.
 pub const MAX_EVENT_PAYLOAD_BYTES: usize = 16 * 1024;
+/// An app action's `params` JSON Schema, as compact JSON.
+pub const MAX_ACTION_PARAMS_BYTES: usize = 16 * 1024;
+/// How deeply an app action's `params` JSON Schema nests (objects and arrays; the schema's own
+/// object is level 1; `enum`, `const`, `default` and `examples` values are not counted).
+pub const MAX_ACTION_PARAMS_DEPTH: usize = 16;
+/// The largest `minItems` / `maxItems` in an app action's `params` JSON Schema.
+pub const MAX_SCHEMA_ITEMS: u64 = 1_000;
+/// The largest `minLength` in an app action's `params` JSON Schema.
+pub const MAX_SCHEMA_MIN_LENGTH: u64 = 4_000;
+/// The largest magnitude of a numeric bound (`minimum`, `maximum`, `exclusiveMinimum`,
+/// `exclusiveMaximum`) in an app action's `params` JSON Schema: 2^53 - 1, the largest integer
+/// a JSON number holds exactly.
+pub const MAX_SCHEMA_NUMBER: f64 = 9_007_199_254_740_991.0;
+/// About how many bytes of JSON the scripted brain's arguments for an app action reach at most,
+/// whatever the schema asks (half of [`MAX_TOOL_ARGUMENTS_BYTES`], so they stay callable).
+pub const MAX_SAMPLED_ARGUMENTS_BYTES: usize = MAX_TOOL_ARGUMENTS_BYTES / 2;
 /// A campaign file named by a client (`campaign_load`, the GM tools over `call_tool` and MCP):
 /// a larger file is refused before it is parsed.
 pub const MAX_CAMPAIGN_FILE_BYTES: u64 = 16 * 1024 * 1024;

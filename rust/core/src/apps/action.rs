@@ -17,7 +17,9 @@
 //! Shorthand types: `int` / `integer`, `number` / `float`, `string`, `bool` / `boolean`. A
 //! `params` that has `"type": "object"` or `properties` is a JSON Schema and is kept as it is;
 //! it must describe an object. No `params` (or `{}`, or `null`) is an action without arguments.
-//! A bad `params` is refused when the app sets its actions, naming the action and the field.
+//! A schema keeps within the bounds of [`super::schema_bounds`] (size, depth, array sizes,
+//! string lengths, numeric ranges). A bad `params` is refused when the app sets its actions,
+//! naming the action and the field.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -159,6 +161,7 @@ pub fn params_schema(params: &Value) -> Result<Value, String> {
                 "params must describe an object (\"type\": \"object\"), got \"type\": {kind}"
             ));
         }
+        super::schema_bounds::check(params)?;
         jsonschema::validator_for(params)
             .map_err(|e| format!("params is not a valid JSON Schema: {e}"))?;
         return Ok(params.clone());

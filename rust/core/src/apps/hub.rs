@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ActionDef, ActionOutcome, ActionRecord, ActionRequest, Actor, AppConfig, AppContext, AppError,
     AppHandler, AppMode, AppOutbound, AppSession, AppView, CHAT_LINES, ChatLine, ChatRole,
-    ControlMode, EventRecord, Refused, text,
+    ControlMode, EventRecord, Refused, Registration, text,
 };
 use crate::memory::{AppLogKind, AppRow, Memory};
 use crate::tools::{Refusal, ToolContext, ToolGuard, ToolOutput, ToolRegistry, ToolSpec};
@@ -23,6 +23,8 @@ use crate::tools::{Refusal, ToolContext, ToolGuard, ToolOutput, ToolRegistry, To
 pub struct AppHub {
     apps: RwLock<HashMap<String, Arc<AppEntry>>>,
     memory: Memory,
+    /// The last registration handed out.
+    registrations: AtomicU64,
 }
 
 impl AppHub {
@@ -31,6 +33,7 @@ impl AppHub {
         AppHub {
             apps: RwLock::new(HashMap::new()),
             memory,
+            registrations: AtomicU64::new(0),
         }
     }
 
@@ -88,6 +91,7 @@ impl AppHub {
             let (registry, offered) = tools_for(weak, &actions, config.control_mode);
             AppEntry {
                 id: config.app_id.clone(),
+                registration: Registration(self.registrations.fetch_add(1, Ordering::Relaxed) + 1),
                 handler,
                 outbound: tx,
                 memory: self.memory.clone(),
@@ -128,17 +132,20 @@ impl AppHub {
             .ok_or_else(|| AppError::UnknownApp(app_id.to_string()))
     }
 
-    /// Removes an app: its waiting actions fail, its session stays stored. Returns it, so the
-    /// runtime can detach its agent.
-    pub fn unregister(&self, app_id: &str) -> Result<Arc<AppEntry>, AppError> {
-        let entry = self
-            .apps
-            .write()
-            .remove(app_id)
-            .ok_or_else(|| AppError::UnknownApp(app_id.to_string()))?;
+    /// Removes `entry` (the runtime detached its agent first): its waiting actions fail, its
+    /// session stays stored. `unknown_app` when it is not registered any more (an app of the
+    /// same id registered since stays).
+    pub fn unregister(&self, entry: &Arc<AppEntry>) -> Result<(), AppError> {
+        {
+            let mut apps = self.apps.write();
+            match apps.get(&entry.id) {
+                Some(current) if Arc::ptr_eq(current, entry) => apps.remove(&entry.id),
+                _ => return Err(AppError::UnknownApp(entry.id.clone())),
+            };
+        }
         entry.removed.store(true, Ordering::SeqCst);
         entry.pending.lock().clear();
-        Ok(entry)
+        Ok(())
     }
 
     /// The registered ids, sorted.
@@ -248,6 +255,7 @@ impl Inner {
 /// One registered app.
 pub struct AppEntry {
     id: String,
+    registration: Registration,
     handler: AppHandler,
     outbound: mpsc::UnboundedSender<AppOutbound>,
     memory: Memory,
@@ -347,6 +355,11 @@ impl AppEntry {
     /// The app's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// This registration of the app.
+    pub fn registration(&self) -> Registration {
+        self.registration
     }
 
     /// The attached agent, if any.
@@ -515,13 +528,23 @@ impl AppEntry {
             .ok_or_else(|| AppError::Invalid("the action was cancelled".into()))
     }
 
-    /// Answers action `action_id` (sent out as [`AppOutbound::Action`]).
-    pub fn complete_action(&self, action_id: u64, outcome: ActionOutcome) -> Result<(), AppError> {
+    /// Answers action `action_id` (sent out as [`AppOutbound::Action`]). A bad answer (a
+    /// result or state over its limit, actions that [`super::action::normalize_all`] refuses)
+    /// is refused and the action keeps waiting for a good one.
+    pub fn complete_action(
+        &self,
+        action_id: u64,
+        mut outcome: ActionOutcome,
+    ) -> Result<(), AppError> {
         use crate::limits::*;
         check_json_bytes("result", &outcome.result, MAX_APP_STATE_BYTES)
             .map_err(AppError::Invalid)?;
         if let Some(state) = &outcome.state {
             check_json_bytes("state", state, MAX_APP_STATE_BYTES).map_err(AppError::Invalid)?;
+        }
+        if let Some(actions) = &outcome.actions {
+            outcome.actions =
+                Some(super::action::normalize_all(actions).map_err(AppError::Invalid)?);
         }
         let sender =
             self.pending

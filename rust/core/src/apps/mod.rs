@@ -39,6 +39,7 @@ pub mod action;
 pub mod games;
 mod hub;
 pub mod sample;
+pub mod schema_bounds;
 pub mod text;
 
 use std::fmt;
@@ -455,6 +456,13 @@ impl fmt::Debug for AppHandler {
         })
     }
 }
+
+/// One registration of an app. The same id registered again, after an unregister, is another
+/// registration: a front end keeps the one it got
+/// ([`Runtime::register_owned_app`](crate::runtime::Runtime::register_owned_app)) to act on
+/// the app it registered, and on no later app of the same id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Registration(u64);
 
 /// Why an action was not forwarded to the app (first failure wins, in this order).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -365,18 +365,64 @@ struct Context<'a> {
     campaigns: &'a super::campaign_queue::CampaignQueue,
 }
 
-/// The apps this connection registered: it handles their actions, and they are unregistered
-/// when it closes (their agents are told).
+/// The apps this connection registered, each as the registration it got: it handles their
+/// actions, it alone may change them (`app_not_owned` for the other connections, see
+/// [`ConnectionApps::refuse_unowned`]), and they are unregistered when it closes (their agents
+/// are told) — unless an app of the same id was registered since, which stays.
 #[derive(Default)]
-struct ConnectionApps(Mutex<Vec<String>>);
+struct ConnectionApps(Mutex<Vec<(String, crate::apps::Registration)>>);
 
 impl ConnectionApps {
     fn unregister_all(&self, runtime: &crate::runtime::Runtime) {
-        for app_id in std::mem::take(&mut *self.0.lock()) {
-            if let Err(e) = runtime.unregister_app(&app_id) {
+        for (app_id, registration) in std::mem::take(&mut *self.0.lock()) {
+            if let Err(e) = runtime.unregister_app_registration(&app_id, registration) {
                 tracing::debug!(app = %app_id, "not unregistered at close: {e}");
             }
         }
+    }
+
+    /// The `app_not_owned` error for a request that changes an app registered now, but not by
+    /// this connection (by another one, or by the game itself). Every app request changes its
+    /// app but `get_app_session` (open to all, as every read of the protocol is) and
+    /// `app_register`; so does a spawn whose `agent_config.app_id` attaches the new agent. A
+    /// request about an app that is not registered goes on, to be answered `unknown_app`.
+    fn refuse_unowned(
+        &self,
+        runtime: &crate::runtime::Runtime,
+        request: &ClientRequest,
+        request_id: &Option<RequestId>,
+    ) -> Option<ServerMessage> {
+        let app_id = changed_app(request)?;
+        let current = runtime.app_registration(app_id)?;
+        let owned = self.0.lock().contains(&(app_id.to_string(), current));
+        if owned {
+            return None;
+        }
+        Some(dispatch::error(
+            ErrorCode::AppNotOwned,
+            format!(
+                "app '{app_id}' was not registered by this connection: only its front end may \
+                 change it (any connection may read it with get_app_session)"
+            ),
+            request_id.clone(),
+        ))
+    }
+}
+
+/// The app a request changes or acts in, if any (see [`ConnectionApps::refuse_unowned`]).
+fn changed_app(request: &ClientRequest) -> Option<&str> {
+    match request {
+        ClientRequest::AppUnregister { app_id }
+        | ClientRequest::AppAttach { app_id, .. }
+        | ClientRequest::AppDetach { app_id }
+        | ClientRequest::AppSetContext { app_id, .. }
+        | ClientRequest::AppSetControlMode { app_id, .. }
+        | ClientRequest::AppEvent { app_id, .. }
+        | ClientRequest::AppActionResult { app_id, .. }
+        | ClientRequest::AppHumanAction { app_id, .. }
+        | ClientRequest::AppHumanSays { app_id, .. } => Some(app_id),
+        ClientRequest::AgentSpawnRequest { agent_config } => agent_config.app_id.as_deref(),
+        _ => None,
     }
 }
 
@@ -435,6 +481,12 @@ async fn answer(
     context: &Context<'_>,
 ) -> Option<ServerMessage> {
     let filter = context.filter;
+    if let Some(refused) = context
+        .apps
+        .refuse_unowned(&shared.runtime, &request, &request_id)
+    {
+        return Some(refused);
+    }
     let request = match &shared.remote {
         Some(remote) => {
             match super::routing::route(&**remote, &shared.runtime, request, &request_id).await {
@@ -457,7 +509,7 @@ async fn answer(
         ));
     }
     if let ClientRequest::AppUnregister { app_id } = &request {
-        context.apps.0.lock().retain(|a| a != app_id);
+        context.apps.0.lock().retain(|(a, _)| a != app_id);
     }
     // Requests that only read in-memory state, and tool calls that answer in microseconds, run
     // inline; the rest may touch SQLite or search (a `suggest_*` AI, up to its `timeMs`), so
@@ -503,7 +555,7 @@ async fn answer(
             // Registering reads a stored session from SQLite: off the async workers.
             let runtime = shared.runtime.clone();
             let registered = tokio::task::spawn_blocking(move || {
-                runtime.register_app(*config, crate::apps::AppHandler::Remote)
+                runtime.register_owned_app(*config, crate::apps::AppHandler::Remote)
             })
             .await
             .unwrap_or_else(|e| {
@@ -512,8 +564,8 @@ async fn answer(
                 )))
             });
             match registered {
-                Ok(from_app) => {
-                    context.apps.0.lock().push(app_id.clone());
+                Ok((registration, from_app)) => {
+                    context.apps.0.lock().push((app_id.clone(), registration));
                     tokio::spawn(forward_app(
                         app_id.clone(),
                         from_app,

@@ -520,3 +520,469 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
     server.shutdown(Duration::from_secs(5));
     runtime.shutdown(Duration::from_secs(5));
 }
+
+/// A client of `server` past its `welcome`, subscribed to the event types `events`.
+async fn connect(server: &ServerHandle, events: Value) -> Client {
+    let url = format!("ws://{}/ws", server.local_addr());
+    let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let mut client = Client {
+        ws,
+        backlog: Vec::new(),
+    };
+    client.until(of_type("welcome")).await;
+    client
+        .send(json!({"type": "subscribe", "events": events}))
+        .await;
+    client.until(of_type("subscribe_response")).await;
+    client
+}
+
+/// An object schema with these properties, all required.
+fn object_of(properties: Value) -> Value {
+    let required: Vec<&String> = properties.as_object().unwrap().keys().collect();
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// The app `app_id` with one action, `fill`, taking `params`.
+fn fill_app(request_id: u64, app_id: &str, params: Value) -> Value {
+    json!({"type": "app_register", "request_id": request_id, "app_id": app_id,
+           "actions": [{"name": "fill", "description": "Fill it in", "params": params}]})
+}
+
+#[test]
+fn hostile_action_schemas_are_refused_and_a_wild_allowed_one_is_still_played() {
+    use crate::limits::{
+        MAX_ACTION_PARAMS_BYTES, MAX_ACTION_PARAMS_DEPTH, MAX_SCHEMA_ITEMS, MAX_SCHEMA_MIN_LENGTH,
+        MAX_SCHEMA_NUMBER,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, server) = serve(&dir);
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    client.block_on(async {
+        let mut ws = connect(&server, json!(["agent_error"])).await;
+        let schema_file = dir.path().join("integer.schema.json");
+        std::fs::write(&schema_file, r#"{"type": "integer"}"#).unwrap();
+        let mut deep = json!({"type": "integer"});
+        for _ in 0..MAX_ACTION_PARAMS_DEPTH {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let many: serde_json::Map<String, Value> = (0..1000)
+            .map(|i| (format!("field_{i}"), json!({"type": "integer"})))
+            .collect();
+        let hostile = [
+            // Each of these crashed, filled or froze the server before.
+            (
+                json!({"a": {"type": "array", "minItems": 4e9}}),
+                format!(
+                    "params.properties.a.minItems: 4000000000.0 is over the limit; the limit \
+                     is {MAX_SCHEMA_ITEMS}"
+                ),
+            ),
+            (
+                json!({"s": {"type": "string", "minLength": 2e8}}),
+                format!(
+                    "params.properties.s.minLength: 200000000.0 is over the limit; the limit \
+                     is {MAX_SCHEMA_MIN_LENGTH}"
+                ),
+            ),
+            (
+                json!({"x": {"type": "number", "minimum": -1.7e308, "maximum": 1.7e308}}),
+                format!(
+                    "params.properties.x.minimum: -1.7e308 is out of range; a numeric bound is \
+                     at most {MAX_SCHEMA_NUMBER} in magnitude"
+                ),
+            ),
+            (
+                json!({"n": {"type": "integer", "minimum": 3, "maximum": 1}}),
+                "params.properties.n: minimum 3 and maximum 1 leave no value that fits".into(),
+            ),
+            (
+                json!({"a": deep}),
+                format!("levels deep; the limit is {MAX_ACTION_PARAMS_DEPTH}"),
+            ),
+            (
+                Value::Object(many),
+                format!("bytes of JSON; the limit is {MAX_ACTION_PARAMS_BYTES}"),
+            ),
+            // A schema names no file and no address to fetch: a real schema file is not read.
+            (
+                json!({"a": {"$ref": format!("file://{}", schema_file.display())}}),
+                "params is not a valid JSON Schema".into(),
+            ),
+            (
+                json!({"a": {"$ref": "http://127.0.0.1:9/schema.json"}}),
+                "params is not a valid JSON Schema".into(),
+            ),
+        ];
+        for (n, (properties, says)) in hostile.into_iter().enumerate() {
+            ws.send(fill_app(n as u64, "wild", object_of(properties)))
+                .await;
+            let e = ws.until(|v| v["request_id"] == n).await;
+            assert_eq!(e["code"], "invalid_config", "{e}");
+            let message = e["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("action 'fill': params") && message.contains(&says),
+                "{says}: {e}"
+            );
+        }
+        assert!(runtime.app_ids().is_empty());
+
+        // At every limit at once: allowed, and the scripted agent plays it.
+        let max = MAX_SCHEMA_NUMBER;
+        let wild = object_of(json!({
+            "n": {"type": "integer", "minimum": -max, "maximum": max},
+            "x": {"type": "number", "exclusiveMinimum": -max, "exclusiveMaximum": max},
+            "s": {"type": "string", "minLength": MAX_SCHEMA_MIN_LENGTH},
+            "list": {"type": "array", "minItems": MAX_SCHEMA_ITEMS, "maxItems": MAX_SCHEMA_ITEMS,
+                     "items": {"type": "integer", "minimum": 0, "maximum": 9}}}));
+        let validator = jsonschema::validator_for(&wild).unwrap();
+        ws.send(fill_app(20, "wild", wild)).await;
+        ws.until(of_type("app_register_response")).await;
+
+        // New actions over a limit are refused, and the old ones stay.
+        let too_long = object_of(json!({"s": {"type": "string", "minLength": 5000}}));
+        ws.send(
+            json!({"type": "app_set_context", "request_id": 21, "app_id": "wild",
+            "actions": [{"name": "fill", "params": too_long}]}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 21).await;
+        assert_eq!(e["code"], "invalid_config");
+        assert_eq!(
+            e["message"],
+            format!(
+                "action 'fill': params.properties.s.minLength: 5000 is over the limit; the limit \
+                 is {MAX_SCHEMA_MIN_LENGTH}"
+            )
+        );
+        let kept = runtime.app_session("wild").unwrap().actions;
+        assert_eq!(kept[0].params["properties"]["s"]["minLength"], 4000);
+
+        ws.send(json!({"type": "agent_spawn_request", "request_id": 22,
+            "agent_config": {"name": "Ivy", "role": "a clerk", "app_id": "wild"}}))
+            .await;
+        ws.until(of_type("agent_spawn_response")).await;
+        let action = ws.until(of_type("app_action")).await;
+        assert_eq!(action["name"], "fill");
+        assert!(validator.is_valid(&action["params"]), "{action}");
+
+        // An answer whose new actions break a limit is refused; the action still waits for a
+        // good answer, and gets it.
+        ws.send(
+            json!({"type": "app_action_result", "request_id": 23, "app_id": "wild",
+            "action_id": action["action_id"], "result": "filled",
+            "actions": [{"name": "fill", "params": too_long}]}),
+        )
+        .await;
+        let e = ws.until(|v| v["request_id"] == 23).await;
+        assert_eq!(e["code"], "invalid_config");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("action 'fill': params.properties.s.minLength: 5000"),
+            "{e}"
+        );
+        ws.send(
+            json!({"type": "app_action_result", "request_id": 24, "app_id": "wild",
+            "action_id": action["action_id"], "result": "filled", "state": {"round": 1}}),
+        )
+        .await;
+        let done = ws.until(|v| v["request_id"] == 24).await;
+        assert_eq!(done["type"], "app_action_result_response", "{done}");
+        // Static mode: the new state brings the agent's next action.
+        let next = ws.until(of_type("app_action")).await;
+        assert!(validator.is_valid(&next["params"]), "{next}");
+
+        // Allowed keyword by keyword, but no arguments within a tool call's size fit it (10^9
+        // integers): the agent's tries are refused, its decision ends with a brain error, and
+        // it does not stay thinking.
+        let item = |items: Value| {
+            json!({"type": "array", "minItems": MAX_SCHEMA_ITEMS,
+                                         "items": items})
+        };
+        let huge = object_of(json!({"cube": item(item(item(json!({"type": "integer"}))))}));
+        ws.send(fill_app(30, "cube", huge)).await;
+        ws.until(|v| v["request_id"] == 30).await;
+        ws.send(json!({"type": "agent_spawn_request", "request_id": 31,
+            "agent_config": {"name": "Rex", "role": "a clerk", "app_id": "cube"}}))
+            .await;
+        let rex = ws.until(|v| v["request_id"] == 31).await;
+        let rex = rex["agent_id"].as_str().unwrap().to_string();
+        let error = ws
+            .until(|v| v["type"] == "agent_error" && v["agent_id"] == rex.as_str())
+            .await;
+        assert_eq!(error["code"], "brain_invalid_reply", "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("invalid_args: Invalid arguments for fill: cube"),
+            "{error}"
+        );
+        let mut n = 100;
+        loop {
+            ws.send(json!({"type": "get_agent_state", "request_id": n, "agent_id": rex}))
+                .await;
+            let state = ws.until(|v| v["request_id"] == n).await;
+            if state["agent"]["state"] != "thinking" {
+                assert_eq!(state["agent"]["state"], "idle", "{state}");
+                break;
+            }
+            assert!(n < 200, "still thinking: {state}");
+            n += 1;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ws.ws.close(None).await.unwrap();
+    });
+    server.shutdown(Duration::from_secs(5));
+    runtime.shutdown(Duration::from_secs(5));
+}
+
+/// Waits until `pick` holds of the runtime, for up to 10 s.
+async fn until_runtime(what: &str, mut pick: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !pick() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[test]
+fn an_app_belongs_to_the_connection_that_registered_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, server) = serve(&dir);
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    client.block_on(async {
+        let mut a = connect(&server, json!([])).await;
+        let mut b = connect(&server, json!([])).await;
+        // The human holds the controls, so the agent never acts by itself here.
+        a.send(
+            json!({"type": "app_register", "request_id": 1, "app_id": "board",
+            "control_mode": "human", "actions": [{"name": "place",
+            "params": {"row": "int", "col": "int"}}]}),
+        )
+        .await;
+        a.until(of_type("app_register_response")).await;
+        a.send(json!({"type": "agent_spawn_request", "request_id": 2,
+            "agent_config": {"name": "Ivy", "role": "a player"}}))
+            .await;
+        let ivy = a.until(of_type("agent_spawn_response")).await["agent_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+
+        // Every request that changes the app, from the other connection: refused, and nothing
+        // of it happens.
+        let refused = [
+            json!({"type": "app_attach", "app_id": "board", "agent_id": ivy}),
+            json!({"type": "app_detach", "app_id": "board"}),
+            json!({"type": "app_set_context", "app_id": "board", "state": {"stolen": true},
+                   "human_label": "B was here"}),
+            json!({"type": "app_set_control_mode", "app_id": "board", "control_mode": "agent"}),
+            json!({"type": "app_event", "app_id": "board", "name": "hijacked"}),
+            json!({"type": "app_action_result", "app_id": "board", "action_id": 1,
+                   "result": "forged"}),
+            json!({"type": "app_human_action", "app_id": "board", "name": "place",
+                   "params": {"row": 0, "col": 0}}),
+            json!({"type": "app_human_says", "app_id": "board", "text": "I am the human now"}),
+            json!({"type": "app_unregister", "app_id": "board"}),
+            json!({"type": "agent_spawn_request",
+                   "agent_config": {"name": "Mole", "role": "a spy", "app_id": "board"}}),
+        ];
+        // Every app request is either here or one of the two open to all.
+        let covered: Vec<&str> = refused
+            .iter()
+            .map(|r| r["type"].as_str().unwrap())
+            .collect();
+        for kind in crate::protocol::REQUEST_TYPES {
+            if kind.starts_with("app_") || kind.contains("_app") {
+                assert!(
+                    covered.contains(kind) || ["app_register", "get_app_session"].contains(kind),
+                    "{kind}: is it refused to other connections? add it here"
+                );
+            }
+        }
+        for (n, mut request) in refused.into_iter().enumerate() {
+            request["request_id"] = json!(10 + n);
+            b.send(request.clone()).await;
+            let e = b.until(|v| v["request_id"] == 10 + n).await;
+            assert_eq!(e["type"], "error", "{request}: {e}");
+            assert_eq!(e["code"], "app_not_owned", "{request}: {e}");
+            assert_eq!(
+                e["message"],
+                "app 'board' was not registered by this connection: only its front end may \
+                 change it (any connection may read it with get_app_session)"
+            );
+        }
+        let session = runtime.app_session("board").unwrap();
+        assert_eq!(session.agent_id, None);
+        assert_eq!(session.state, Value::Null);
+        assert_eq!(session.human_label, None);
+        assert_eq!(session.control_mode, crate::apps::ControlMode::Human);
+        assert!(session.chat.is_empty() && session.events.is_empty());
+        assert!(session.history.is_empty());
+        assert_eq!(runtime.list().len(), 1, "the spy agent was not spawned");
+
+        // Reading stays open to all.
+        b.send(json!({"type": "get_app_session", "request_id": 30, "app_id": "board"}))
+            .await;
+        let read = b.until(|v| v["request_id"] == 30).await;
+        assert_eq!(read["session"]["app_id"], "board", "{read}");
+        // Asking about an app nobody registered is still `unknown_app`.
+        b.send(json!({"type": "app_event", "request_id": 31, "app_id": "nope", "name": "x"}))
+            .await;
+        assert_eq!(
+            b.until(|v| v["request_id"] == 31).await["code"],
+            "unknown_app"
+        );
+
+        // The owner does everything, the other connection sees none of it.
+        let steps = [
+            (
+                json!({"type": "app_attach", "app_id": "board", "agent_id": ivy}),
+                "app_attach_response",
+            ),
+            (
+                json!({"type": "app_set_context", "app_id": "board", "state": {"turn": 1},
+                    "human_label": "Round 1"}),
+                "app_set_context_response",
+            ),
+            (
+                json!({"type": "app_event", "app_id": "board", "name": "roundStarted"}),
+                "app_event_response",
+            ),
+            (
+                json!({"type": "app_human_says", "app_id": "board", "text": "Your move soon"}),
+                "app_human_says_response",
+            ),
+        ];
+        for (n, (mut request, answer)) in steps.into_iter().enumerate() {
+            request["request_id"] = json!(40 + n);
+            a.send(request).await;
+            let reply = a.until(|v| v["request_id"] == 40 + n).await;
+            assert_eq!(reply["type"], answer, "{reply}");
+        }
+        a.send(
+            json!({"type": "app_human_action", "request_id": 50, "app_id": "board",
+            "name": "place", "params": {"row": 1, "col": 1}}),
+        )
+        .await;
+        let action = a.until(of_type("app_action")).await;
+        a.send(
+            json!({"type": "app_action_result", "request_id": 51, "app_id": "board",
+            "action_id": action["action_id"], "result": "X at 1,1"}),
+        )
+        .await;
+        assert_eq!(
+            a.until(|v| v["request_id"] == 51).await["type"],
+            "app_action_result_response"
+        );
+        assert_eq!(
+            a.until(|v| v["request_id"] == 50).await["action"]["result"],
+            "X at 1,1"
+        );
+        a.send(
+            json!({"type": "app_set_control_mode", "request_id": 52, "app_id": "board",
+            "control_mode": "copilot"}),
+        )
+        .await;
+        assert_eq!(
+            a.until(|v| v["request_id"] == 52).await["type"],
+            "app_set_control_mode_response"
+        );
+        a.send(json!({"type": "app_detach", "request_id": 53, "app_id": "board"}))
+            .await;
+        assert_eq!(a.until(|v| v["request_id"] == 53).await["agent_id"], ivy);
+        // B asks something to flush what it was sent: no app message among it.
+        b.send(json!({"type": "ping", "request_id": 54})).await;
+        b.until(|v| v["request_id"] == 54).await;
+        assert!(
+            b.backlog
+                .iter()
+                .all(|m| !m["type"].as_str().unwrap().starts_with("app_")),
+            "{:?}",
+            b.backlog
+        );
+
+        // The owner unregisters; another connection registers the same id: it is the new
+        // owner's, and the old owner may not change it.
+        a.send(json!({"type": "app_unregister", "request_id": 60, "app_id": "board"}))
+            .await;
+        a.until(|v| v["request_id"] == 60).await;
+        b.send(json!({"type": "app_register", "request_id": 61, "app_id": "board"}))
+            .await;
+        b.until(of_type("app_register_response")).await;
+        a.send(json!({"type": "app_event", "request_id": 62, "app_id": "board", "name": "x"}))
+            .await;
+        assert_eq!(
+            a.until(|v| v["request_id"] == 62).await["code"],
+            "app_not_owned"
+        );
+
+        // The game removes A's app and B registers its id: A's old registration gives it no
+        // hold on B's app either.
+        a.send(json!({"type": "app_register", "request_id": 63, "app_id": "den"}))
+            .await;
+        a.until(of_type("app_register_response")).await;
+        runtime.unregister_app("den").unwrap();
+        b.send(json!({"type": "app_register", "request_id": 64, "app_id": "den"}))
+            .await;
+        b.until(of_type("app_register_response")).await;
+        a.send(
+            json!({"type": "app_set_context", "request_id": 65, "app_id": "den",
+            "human_label": "mine again?"}),
+        )
+        .await;
+        assert_eq!(
+            a.until(|v| v["request_id"] == 65).await["code"],
+            "app_not_owned"
+        );
+
+        // An app the game registered itself is no connection's to change.
+        let _outbound = runtime
+            .register_app(
+                crate::apps::AppConfig::new("lobby"),
+                crate::apps::AppHandler::local(|_| async { crate::apps::ActionOutcome::default() }),
+            )
+            .unwrap();
+        b.send(
+            json!({"type": "app_human_says", "request_id": 66, "app_id": "lobby",
+            "text": "hello"}),
+        )
+        .await;
+        assert_eq!(
+            b.until(|v| v["request_id"] == 66).await["code"],
+            "app_not_owned"
+        );
+
+        // A closes: its own app goes, B's apps of the ids A once held stay.
+        a.send(json!({"type": "app_register", "request_id": 67, "app_id": "a-only"}))
+            .await;
+        a.until(of_type("app_register_response")).await;
+        a.ws.close(None).await.unwrap();
+        until_runtime("A's app outlived its connection", || {
+            runtime.app_session("a-only").is_err()
+        })
+        .await;
+        assert_eq!(runtime.app_ids(), ["board", "den", "lobby"]);
+        for (n, app_id) in ["board", "den"].into_iter().enumerate() {
+            b.send(
+                json!({"type": "app_set_context", "request_id": 70 + n, "app_id": app_id,
+                "human_label": "still mine"}),
+            )
+            .await;
+            let reply = b.until(|v| v["request_id"] == 70 + n).await;
+            assert_eq!(reply["type"], "app_set_context_response", "{reply}");
+        }
+        b.ws.close(None).await.unwrap();
+    });
+    server.shutdown(Duration::from_secs(5));
+    runtime.shutdown(Duration::from_secs(5));
+}

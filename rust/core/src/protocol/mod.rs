@@ -101,6 +101,9 @@ pub enum ErrorCode {
     /// The app has another agent attached (or none, where one is needed), or the agent is
     /// attached to another app.
     AppAttached,
+    /// The request changes an app this connection did not register (its front end's own
+    /// requests; other connections may read it with `get_app_session`).
+    AppNotOwned,
     /// No action with that id is waiting for the app's answer.
     UnknownAction,
     /// No campaign with that id is loaded (`campaign_load` first).
@@ -151,6 +154,7 @@ impl ErrorCode {
             ErrorCode::UnknownApp => "unknown_app",
             ErrorCode::AppExists => "app_exists",
             ErrorCode::AppAttached => "app_attached",
+            ErrorCode::AppNotOwned => "app_not_owned",
             ErrorCode::UnknownAction => "unknown_action",
             ErrorCode::UnknownCampaign => "unknown_campaign",
             ErrorCode::InvalidFilter => "invalid_filter",

@@ -8,8 +8,8 @@ use tokio::sync::mpsc;
 
 use super::{Runtime, RuntimeError, WORLD_TOOLS};
 use crate::apps::{
-    ActionOutcome, ActionRecord, AppConfig, AppContext, AppError, AppHandler, AppOutbound,
-    AppSession, ChatRole, ControlMode, EventRecord,
+    ActionOutcome, ActionRecord, AppConfig, AppContext, AppEntry, AppError, AppHandler,
+    AppOutbound, AppSession, ChatRole, ControlMode, EventRecord, Registration,
 };
 
 /// Who tells an agent that its app closed.
@@ -28,16 +28,55 @@ impl Runtime {
         config: AppConfig,
         handler: AppHandler,
     ) -> Result<mpsc::UnboundedReceiver<AppOutbound>, RuntimeError> {
+        Ok(self.register_owned_app(config, handler)?.1)
+    }
+
+    /// [`Runtime::register_app`] for a front end that acts on the app it registered only, never
+    /// on a later app of the same id (a WebSocket connection): also returns the
+    /// [`Registration`], to compare with [`Runtime::app_registration`] and to unregister with
+    /// [`Runtime::unregister_app_registration`].
+    pub fn register_owned_app(
+        &self,
+        config: AppConfig,
+        handler: AppHandler,
+    ) -> Result<(Registration, mpsc::UnboundedReceiver<AppOutbound>), RuntimeError> {
         self.check_open()?;
-        let (_, outbound) = self.inner.apps.register(config, handler)?;
-        Ok(outbound)
+        let (app, outbound) = self.inner.apps.register(config, handler)?;
+        Ok((app.registration(), outbound))
+    }
+
+    /// The registration of the app registered under `app_id` now; `None` when there is none.
+    pub fn app_registration(&self, app_id: &str) -> Option<Registration> {
+        self.inner
+            .apps
+            .get(app_id)
+            .ok()
+            .map(|app| app.registration())
     }
 
     /// Removes an app (its session stays stored). Its agent is detached, keeps running, and
     /// is told by a line from `system`: "The app '<id>' closed; you are no longer playing it."
     pub fn unregister_app(&self, app_id: &str) -> Result<(), RuntimeError> {
-        // The agent leaves first: once the app is gone, it plays nothing.
+        self.remove_app(self.inner.apps.get(app_id)?)
+    }
+
+    /// [`Runtime::unregister_app`] of that registration only: `unknown_app` when the app
+    /// registered under `app_id` now is another one (registered since), which stays.
+    pub fn unregister_app_registration(
+        &self,
+        app_id: &str,
+        registration: Registration,
+    ) -> Result<(), RuntimeError> {
         let app = self.inner.apps.get(app_id)?;
+        if app.registration() != registration {
+            return Err(AppError::UnknownApp(app_id.to_string()).into());
+        }
+        self.remove_app(app)
+    }
+
+    fn remove_app(&self, app: Arc<AppEntry>) -> Result<(), RuntimeError> {
+        let app_id = app.id();
+        // The agent leaves first: once the app is gone, it plays nothing.
         if let Some(agent_id) = app.detach("unregistered")
             && let Ok(shared) = self.running(&agent_id)
         {
@@ -48,7 +87,7 @@ impl Runtime {
                 &format!("The app '{app_id}' closed; you are no longer playing it."),
             )?;
         }
-        self.inner.apps.unregister(app_id)?;
+        self.inner.apps.unregister(&app)?;
         Ok(())
     }
 
