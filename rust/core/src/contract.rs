@@ -3,6 +3,24 @@
 //!
 //! A leaf module: brains produce these types, the runtime executes them, the protocol and the
 //! schemas describe them.
+//!
+//! # Bounds
+//!
+//! A model's answer is untrusted: whatever it says, what it can put anywhere is bounded.
+//! [`BrainReply::bounded`] is applied by the model brains (`openai`, `anthropic`, `cli`) to
+//! every answer before the runtime sees it: `assistant_text` — which is spoken, stored in the
+//! conversation memory and sent in later prompts — is cut to the `speak` limit
+//! ([`limits::MAX_ASSISTANT_TEXT_CHARS`], 1,000 characters) on a character boundary, its last
+//! character then being [`limits::CUT_MARK`] (`…`); `dialog_type`, each call's `id`, `tool` and
+//! `reason` are cut the same way to their limits. A tool name cut so is no tool's name (a
+//! name's limit is [`limits::MAX_TOOL_NAME_CHARS`]), so the call is refused as
+//! `tool_not_allowed`. Arguments and the number of calls are left as they are: the runtime's
+//! check refuses an answer with too many calls, or arguments over
+//! [`limits::MAX_TOOL_ARGUMENTS_BYTES`], naming the limit. A [`FailedCall`] holds at most the
+//! same lengths, and its `message` at most [`MAX_FAILURE_MESSAGE_CHARS`] characters, whoever
+//! answered.
+
+use crate::limits;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +66,26 @@ pub struct BrainReply {
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
 }
+
+impl BrainReply {
+    /// This answer with every text cut to its limit (see the module docs): what a model's answer
+    /// may carry into the runtime.
+    pub fn bounded(mut self) -> BrainReply {
+        limits::cut_chars(&mut self.assistant_text, limits::MAX_ASSISTANT_TEXT_CHARS);
+        limits::cut_chars(&mut self.dialog_type, limits::MAX_DIALOG_TYPE_CHARS);
+        for call in &mut self.tool_calls {
+            limits::cut_chars(&mut call.id, limits::MAX_CALL_ID_CHARS);
+            limits::cut_chars(&mut call.tool, limits::MAX_TOOL_NAME_CHARS);
+            if let Some(reason) = &mut call.reason {
+                limits::cut_chars(reason, limits::MAX_CALL_REASON_CHARS);
+            }
+        }
+        self
+    }
+}
+
+/// The longest [`FailedCall::message`], in characters.
+pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1_000;
 
 /// How a refused call failed (tool-calls.md "Tool Feedback").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -130,14 +168,17 @@ pub struct FailedCall {
 }
 
 impl FailedCall {
-    /// A refused `call` for `reason`, explained by `message`.
+    /// A refused `call` for `reason`, explained by `message`; the id, the tool and the message
+    /// cut to their limits (see the module docs).
     pub fn new(call: &ToolCall, reason: FailureReason, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        limits::cut_chars(&mut message, MAX_FAILURE_MESSAGE_CHARS);
         FailedCall {
-            id: call.id.clone(),
-            tool: call.tool.clone(),
+            id: limits::cut_copy(&call.id, limits::MAX_CALL_ID_CHARS),
+            tool: limits::cut_copy(&call.tool, limits::MAX_TOOL_NAME_CHARS),
             status: reason.status(),
             reason,
-            message: message.into(),
+            message,
         }
     }
 }
@@ -197,6 +238,47 @@ mod tests {
         ] {
             assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
         }
+    }
+
+    #[test]
+    fn bounded_answers_cut_every_text_to_its_limit() {
+        let huge = "é".repeat(50_000);
+        let reply = BrainReply {
+            assistant_text: huge.clone(),
+            dialog_type: huge.clone(),
+            tool_calls: vec![ToolCall {
+                id: huge.clone(),
+                tool: huge.clone(),
+                args: serde_json::json!({"x": 1}),
+                reason: Some(huge.clone()),
+            }],
+        }
+        .bounded();
+        let cut = |max: usize| format!("{}…", "é".repeat(max - 1));
+        assert_eq!(reply.assistant_text, cut(limits::MAX_ASSISTANT_TEXT_CHARS));
+        assert_eq!(reply.assistant_text.chars().count(), 1_000);
+        assert_eq!(reply.dialog_type, cut(limits::MAX_DIALOG_TYPE_CHARS));
+        let call = &reply.tool_calls[0];
+        assert_eq!(call.id, cut(limits::MAX_CALL_ID_CHARS));
+        assert_eq!(call.tool, cut(limits::MAX_TOOL_NAME_CHARS));
+        assert_eq!(call.reason, Some(cut(limits::MAX_CALL_REASON_CHARS)));
+        assert_eq!(call.args, serde_json::json!({"x": 1}));
+        // Within the limits nothing changes.
+        let fine = BrainReply {
+            assistant_text: "Hello.".into(),
+            dialog_type: "reply".into(),
+            tool_calls: vec![ToolCall::new("c1", "move", serde_json::json!({}))],
+        };
+        assert_eq!(fine.clone().bounded(), fine);
+        // A refusal of an unbounded call is bounded too.
+        let failed = FailedCall::new(
+            &ToolCall::new(&huge, &huge, serde_json::json!({})),
+            FailureReason::ToolNotAllowed,
+            huge.clone(),
+        );
+        assert_eq!(failed.id.chars().count(), limits::MAX_CALL_ID_CHARS);
+        assert_eq!(failed.tool.chars().count(), limits::MAX_TOOL_NAME_CHARS);
+        assert_eq!(failed.message.chars().count(), MAX_FAILURE_MESSAGE_CHARS);
     }
 
     #[test]

@@ -38,6 +38,17 @@ pub const MAX_TOOL_SETS: usize = 16;
 pub const MAX_TOOL_SET_NAME_CHARS: usize = 64;
 /// A tool call's arguments, as compact JSON.
 pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 64 * 1024;
+/// What a brain's answer may carry (see [`crate::contract::BrainReply::bounded`]): its
+/// `assistant_text`, in characters — the `speak` limit, since the text is spoken.
+pub const MAX_ASSISTANT_TEXT_CHARS: usize = crate::tools::world::MAX_SPEAK_CHARS;
+/// A brain answer's `dialog_type`, in characters (the `speak` tool's limit).
+pub const MAX_DIALOG_TYPE_CHARS: usize = crate::tools::world::MAX_DIALOG_TYPE_CHARS;
+/// A tool call's id in a brain's answer, in characters.
+pub const MAX_CALL_ID_CHARS: usize = 64;
+/// A tool call's `reason` in a brain's answer, in characters.
+pub const MAX_CALL_REASON_CHARS: usize = 500;
+/// Tool calls in one brain answer; an answer with more is refused as a whole.
+pub const MAX_REPLY_TOOL_CALLS: usize = 64;
 /// Entries in a `subscribe` list (event types or agent ids).
 pub const MAX_FILTER_ENTRIES: usize = 1_000;
 /// Rows in one page of a list reply (`limit` above this is an error).
@@ -104,9 +115,64 @@ pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The mark a text cut by [`cut_chars`] ends with.
+pub const CUT_MARK: char = '…';
+
+/// Cuts `text` to at most `max` characters, on a character boundary: when it is longer, its
+/// first `max - 1` characters and [`CUT_MARK`]. Returns whether it was cut. Does not copy.
+pub fn cut_chars(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    match text.char_indices().nth(max) {
+        None => false,
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(max.saturating_sub(1))
+                .map_or(0, |(at, _)| at);
+            text.truncate(keep);
+            if max > 0 {
+                text.push(CUT_MARK);
+            }
+            true
+        }
+    }
+}
+
+/// [`cut_chars`] on a copy of `text`.
+pub fn cut_copy(text: &str, max: usize) -> String {
+    let end = text
+        .char_indices()
+        .nth(max)
+        .map_or(text.len(), |(at, _)| at);
+    let mut out = text[..end].to_string();
+    if end < text.len() {
+        out.push(CUT_MARK);
+        cut_chars(&mut out, max);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuts_keep_character_boundaries_and_the_limit() {
+        let mut short = "héllo".to_string();
+        assert!(!cut_chars(&mut short, 5));
+        assert_eq!(short, "héllo");
+        let mut long = "é".repeat(12);
+        assert!(cut_chars(&mut long, 10));
+        assert_eq!(long, format!("{}…", "é".repeat(9)));
+        assert_eq!(long.chars().count(), 10);
+        assert_eq!(cut_copy(&"日本".repeat(100), 7), "日本日本日本…");
+        assert_eq!(cut_copy("tiny", 7), "tiny");
+        let mut none = "abc".to_string();
+        assert!(cut_chars(&mut none, 0));
+        assert_eq!(none, "");
+    }
 
     #[test]
     fn check_chars_counts_characters_not_bytes() {

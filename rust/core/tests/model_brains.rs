@@ -13,7 +13,7 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 mod common;
-use common::{agent, runtime, spoke_by, until};
+use common::{agent, error_of, runtime, spoke_by, until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_openai_agent_moves_and_speaks_after_a_repair() {
@@ -422,5 +422,173 @@ async fn an_interrupted_or_terminated_decision_drops_its_request() {
     rt.terminate(&id).unwrap();
     abandoned(2).await;
     assert_eq!(fake.requests().len(), 3);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+/// The text of an agent's `agent_speech_delta`s among `events`.
+fn streamed(events: &[BusMessage]) -> String {
+    events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpeechDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_answer_is_spoken_stored_and_sent_again_bounded() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    // A few MB of text and no speak call.
+    let huge = "Bread! ".repeat(500_000);
+    fake.push(Behaviour::Reply {
+        text: huge.clone(),
+        tool_calls: Vec::new(),
+        chunk_chars: Some(64 * 1024),
+    });
+    fake.set_default(Behaviour::text("Anything else?"));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "openai", "model": "m", "base_url": fake.openai_base()}),
+        ))
+        .unwrap();
+    rt.send_message(&id, "What do you sell?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
+    let Some(BusMessage::AgentSpoke { content, .. }) = events.last() else {
+        unreachable!()
+    };
+    // Cut to the speak limit, on a character boundary, marked.
+    assert_eq!(content.chars().count(), 1_000);
+    assert!(content.ends_with('…'), "{content}");
+    assert!(huge.starts_with(content.trim_end_matches('…')));
+    // What streamed in while the model answered is bounded too.
+    assert!(streamed(&events).chars().count() <= 1_000);
+    assert!(huge.starts_with(&streamed(&events)));
+    // Stored as it was said.
+    let stored = rt.conversation(&id, 10).unwrap();
+    let line = stored
+        .iter()
+        .find(|row| row.sender == id)
+        .expect("the line is stored");
+    assert_eq!(&line.content, content);
+    // And the next request carries the bounded line, not the answer.
+    rt.send_message(&id, "And tomorrow?").unwrap();
+    until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
+    let next = fake.requests()[1].body.to_string();
+    assert!(next.contains(content.trim_end_matches('…')), "{next}");
+    assert!(next.len() < 64 * 1024, "{} bytes", next.len());
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_tool_name_gives_a_bounded_invalid_reply() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    // Every answer (the first and both repairs): a 2 MB tool name, and many unknown tools.
+    let mut calls = vec![FakeCall::new(&"n".repeat(2 << 20), json!({}))];
+    calls.extend((0..30).map(|n| FakeCall::new(&format!("fly_{n}"), json!({}))));
+    fake.set_default(Behaviour::Reply {
+        text: String::new(),
+        tool_calls: calls,
+        chunk_chars: Some(64 * 1024),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "anthropic", "model": "m", "base_url": fake.anthropic_base()}),
+        ))
+        .unwrap();
+    rt.send_message(&id, "Fly?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(20), |m| {
+        matches!(m, BusMessage::AgentError { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentError { code, message, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(code.as_str(), "brain_invalid_reply");
+    assert!(message.len() < 8 * 1024, "{} bytes", message.len());
+    assert!(message.contains("tool_not_allowed"), "{message}");
+    assert!(message.contains("… and 21 more"), "{message}");
+    // The calls announced while streaming name the tool cut short.
+    let announced: Vec<&str> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentToolCall { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        announced.iter().all(|t| t.chars().count() <= 65),
+        "{announced:?}"
+    );
+    // The repairs repeated the answer with the name cut short.
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 3, "the answer and two repairs");
+    assert!(sent[2].body.to_string().len() < 256 * 1024);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_stream_is_a_failed_call_for_both_providers() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    for (provider, base) in [
+        ("openai", fake.openai_base()),
+        ("anthropic", fake.anthropic_base()),
+    ] {
+        // Retried like a lost connection: the second try answers whole.
+        let sent = fake.requests().len();
+        fake.push_many([
+            Behaviour::Truncated {
+                text: "I would say that the".into(),
+            },
+            Behaviour::text("A whole line."),
+        ]);
+        let id = rt
+            .spawn(agent(
+                json!({"provider": provider, "model": "m", "base_url": base}),
+            ))
+            .unwrap();
+        rt.send_message(&id, "Hello?").unwrap();
+        let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
+        let Some(BusMessage::AgentSpoke { content, .. }) = events.last() else {
+            unreachable!()
+        };
+        assert_eq!(content, "A whole line.", "{provider}");
+        assert_eq!(fake.requests().len(), sent + 2, "{provider}");
+
+        // Without retries: an error, and nothing of the cut answer is said.
+        fake.push(Behaviour::Truncated {
+            text: "I would say that the".into(),
+        });
+        let id = rt
+            .spawn(agent(json!({"provider": provider, "model": "m",
+                                "base_url": base, "max_retries": 0})))
+            .unwrap();
+        rt.send_message(&id, "Hello?").unwrap();
+        let events = until(&mut sub, Duration::from_secs(20), error_of(&id)).await;
+        let Some(BusMessage::AgentError { code, .. }) = events.last() else {
+            unreachable!()
+        };
+        assert_eq!(code.as_str(), "brain_error", "{provider}");
+        assert!(
+            !events
+                .iter()
+                .any(|m| matches!(m, BusMessage::AgentSpoke { agent_id, .. } if *agent_id == id)),
+            "{provider}: {events:?}"
+        );
+        let trace = rt.agent_trace(&id, 10).unwrap();
+        assert_eq!(
+            trace[0].call.error_code.as_deref(),
+            Some("brain_unreachable")
+        );
+    }
     rt.shutdown(Duration::from_secs(2));
 }

@@ -4,10 +4,19 @@
 //! ([`AgentTools`]): the tool must be one the agent has (`tool_not_allowed`), its arguments a
 //! JSON object (`invalid_json`) that satisfies the tool's JSON Schema (`invalid_args`), and call
 //! ids unique within the answer (`duplicate_call_id`). An answer without calls must say
-//! something (the anti-silent rule). A failing answer becomes the contract's failure feedback
-//! ([`DecisionStep`] with `failed_calls`), which goes back to the brain to repair its answer;
-//! nothing of it runs. What the world itself may refuse (a target outside the bounds, a helper
-//! that is not running) is checked when the action runs.
+//! something (the anti-silent rule), and an answer with more than
+//! [`limits::MAX_REPLY_TOOL_CALLS`] calls is refused as a whole (none of its calls is checked).
+//! A failing answer becomes the contract's failure feedback ([`DecisionStep`] with
+//! `failed_calls`), which goes back to the brain to repair its answer; nothing of it runs. What
+//! the world itself may refuse (a target outside the bounds, a helper that is not running) is
+//! checked when the action runs.
+//!
+//! What goes back is bounded, whoever answered: the feedback's copy of the answer keeps at most
+//! [`limits::MAX_REPLY_TOOL_CALLS`] calls, and arguments over
+//! [`limits::MAX_TOOL_ARGUMENTS_BYTES`] are replaced there by a note of their size; each failure
+//! is bounded by [`FailedCall::new`]. The one-line [`summary`] of a refused answer (the
+//! `brain_invalid_reply` error) lists at most [`MAX_FAILURES_LISTED`] failures, each cut to
+//! [`MAX_FAILURE_LISTED_CHARS`] characters, then `… and N more`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -16,12 +25,19 @@ use serde_json::Value;
 
 use super::tools::{AgentTools, WORLD_TOOLS};
 use crate::contract::{BrainReply, DecisionStep, FailedCall, FailureReason, ToolCall};
+use crate::limits;
 use crate::tools::world::{self, Action};
 use crate::tools::{ToolContext, ToolRegistry};
 
 /// The text of the anti-silent rule's feedback.
 pub(crate) const SILENT_REPLY: &str = "the answer has no tool calls and no text: call a tool, or \
      say something in assistant_text (a reply without tool calls must not be empty)";
+
+/// The most failures [`summary`] lists.
+pub(crate) const MAX_FAILURES_LISTED: usize = 10;
+
+/// The most characters of one failure in [`summary`].
+pub(crate) const MAX_FAILURE_LISTED_CHARS: usize = 300;
 
 /// One checked call, ready to run.
 #[derive(Clone)]
@@ -66,8 +82,20 @@ pub(crate) fn check(
     tools: &AgentTools,
     ctx: &ToolContext,
 ) -> Result<Plan, Box<DecisionStep>> {
+    let count = reply.tool_calls.len();
+    if count > limits::MAX_REPLY_TOOL_CALLS {
+        return Err(Box::new(DecisionStep {
+            reply: feedback_copy(reply),
+            results: Vec::new(),
+            failed_calls: Vec::new(),
+            problem: Some(format!(
+                "the answer has {count} tool calls; the limit is {}: call fewer tools at once",
+                limits::MAX_REPLY_TOOL_CALLS
+            )),
+        }));
+    }
     let mut failed = Vec::new();
-    let mut calls = Vec::with_capacity(reply.tool_calls.len());
+    let mut calls = Vec::with_capacity(count);
     let mut ids = HashSet::new();
     for call in &reply.tool_calls {
         if !call.id.is_empty() && !ids.insert(call.id.as_str()) {
@@ -88,11 +116,35 @@ pub(crate) fn check(
         return Ok(Plan { calls });
     }
     Err(Box::new(DecisionStep {
-        reply: reply.clone(),
+        reply: feedback_copy(reply),
         results: Vec::new(),
         failed_calls: failed,
         problem: silent.then(|| SILENT_REPLY.to_string()),
     }))
+}
+
+/// The answer as the failure feedback repeats it: its first [`limits::MAX_REPLY_TOOL_CALLS`]
+/// calls, arguments over [`limits::MAX_TOOL_ARGUMENTS_BYTES`] replaced by a note of their size.
+fn feedback_copy(reply: &BrainReply) -> BrainReply {
+    BrainReply {
+        assistant_text: reply.assistant_text.clone(),
+        dialog_type: reply.dialog_type.clone(),
+        tool_calls: reply
+            .tool_calls
+            .iter()
+            .take(limits::MAX_REPLY_TOOL_CALLS)
+            .map(|call| {
+                match limits::check_json_bytes("args", &call.args, limits::MAX_TOOL_ARGUMENTS_BYTES)
+                {
+                    Ok(()) => call.clone(),
+                    Err(why) => ToolCall {
+                        args: Value::String(format!("({why}: not repeated)")),
+                        ..ToolCall::new(&call.id, &call.tool, Value::Null)
+                    },
+                }
+            })
+            .collect(),
+    }
 }
 
 fn check_call(
@@ -114,7 +166,7 @@ fn check_call(
             FailureReason::ToolNotAllowed,
             format!(
                 "no tool named '{}' is available to this agent (available: {})",
-                call.tool,
+                limits::cut_copy(&call.tool, limits::MAX_TOOL_NAME_CHARS),
                 available.join(", ")
             ),
         ));
@@ -164,23 +216,28 @@ fn check_call(
     })
 }
 
-/// One line naming what was wrong with an answer, for the `brain_invalid_reply` error.
+/// One line naming what was wrong with an answer, for the `brain_invalid_reply` error: the
+/// problem with the answer as a whole first, then at most [`MAX_FAILURES_LISTED`] failures,
+/// each cut to [`MAX_FAILURE_LISTED_CHARS`] characters, then `… and N more`.
 pub(crate) fn summary(step: &DecisionStep) -> String {
     let mut parts: Vec<String> = step
-        .failed_calls
+        .problem
         .iter()
-        .map(|f| {
-            format!(
-                "{} ({}): {}: {}",
-                f.id,
-                f.tool,
-                f.reason.as_str(),
-                f.message
-            )
-        })
+        .map(|p| limits::cut_copy(p, MAX_FAILURE_LISTED_CHARS))
         .collect();
-    if let Some(problem) = &step.problem {
-        parts.push(problem.clone());
+    parts.extend(step.failed_calls.iter().take(MAX_FAILURES_LISTED).map(|f| {
+        let line = format!(
+            "{} ({}): {}: {}",
+            f.id,
+            f.tool,
+            f.reason.as_str(),
+            f.message
+        );
+        limits::cut_copy(&line, MAX_FAILURE_LISTED_CHARS)
+    }));
+    let more = step.failed_calls.len().saturating_sub(MAX_FAILURES_LISTED);
+    if more > 0 {
+        parts.push(format!("… and {more} more"));
     }
     parts.join("; ")
 }
@@ -323,6 +380,66 @@ mod tests {
         assert!(messages[1].contains("x"), "{}", messages[1]);
         assert!(messages[3].contains("state"), "{}", messages[3]);
         assert_eq!(step.problem, None);
+    }
+
+    #[test]
+    fn what_a_refused_answer_sends_back_and_reports_is_bounded() {
+        // A huge tool name (as a trusted brain may pass it on), many failures, huge arguments.
+        let huge_name = "n".repeat(2 << 20);
+        let mut calls = vec![
+            call("c0", &huge_name, json!({})),
+            call(
+                "c1",
+                "legal_moves",
+                json!({"state": "s".repeat(limits::MAX_TOOL_ARGUMENTS_BYTES)}),
+            ),
+        ];
+        calls.extend((2..40).map(|n| call(&format!("c{n}"), "fly", json!({}))));
+        let step = check(&reply("", calls), &tools(), &ToolContext::anonymous())
+            .err()
+            .unwrap();
+        assert_eq!(step.failed_calls.len(), 40);
+        assert_eq!(step.failed_calls[0].tool.chars().count(), 64);
+        assert!(step.failed_calls[0].message.chars().count() <= 1_000);
+        assert_eq!(step.failed_calls[1].reason, FailureReason::InvalidArgs);
+        assert!(
+            step.failed_calls[1].message.contains("the limit is 65536"),
+            "{}",
+            step.failed_calls[1].message
+        );
+        // The answer repeated to the brain: names cut, oversized arguments not repeated.
+        assert_eq!(step.reply.tool_calls.len(), 40);
+        let size = limits::MAX_TOOL_ARGUMENTS_BYTES + "{\"state\":\"\"}".len();
+        assert_eq!(
+            step.reply.tool_calls[1].args,
+            json!(format!(
+                "(args is {size} bytes of JSON; the limit is 65536: not repeated)"
+            ))
+        );
+        let line = summary(&step);
+        assert!(line.chars().count() < 4_000, "{} characters", line.len());
+        assert!(line.ends_with("… and 30 more"), "{line}");
+        assert!(line.starts_with("c0 (nnnn"), "{line}");
+    }
+
+    #[test]
+    fn an_answer_with_too_many_calls_is_refused_as_a_whole() {
+        let calls: Vec<ToolCall> = (0..limits::MAX_REPLY_TOOL_CALLS + 1)
+            .map(|n| call(&format!("c{n}"), "wait", json!({})))
+            .collect();
+        let step = check(&reply("", calls), &tools(), &ToolContext::anonymous())
+            .err()
+            .unwrap();
+        assert!(step.failed_calls.is_empty());
+        assert_eq!(
+            step.problem.as_deref(),
+            Some("the answer has 65 tool calls; the limit is 64: call fewer tools at once")
+        );
+        assert_eq!(step.reply.tool_calls.len(), limits::MAX_REPLY_TOOL_CALLS);
+        let calls: Vec<ToolCall> = (0..limits::MAX_REPLY_TOOL_CALLS)
+            .map(|n| call(&format!("c{n}"), "wait", json!({})))
+            .collect();
+        assert!(check(&reply("", calls), &tools(), &ToolContext::anonymous()).is_ok());
     }
 
     #[test]
