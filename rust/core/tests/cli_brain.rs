@@ -304,3 +304,89 @@ async fn misconfigured_cli_brains_are_refused_at_spawn() {
     assert_eq!(id, "agent_001");
     rt.shutdown(Duration::from_secs(2));
 }
+
+/// A JSON-dialect command (`sh`) that starts four `sleep`s and writes their pids to
+/// `DIR/pids`: one in the background (holding the command's standard output), one in a session
+/// of its own (`setsid`), one orphaned at once (its parent subshell exits), one orphaned in a
+/// session of its own. Then it reads its input and answers (`answer`), or hangs (`hang`).
+const SPAWNER: &str = r#"dir="$1"
+sleep 300 & echo $! >> "$dir/pids"
+setsid sh -c 'echo $$ >> "$0/pids"; exec sleep 301' "$dir" &
+( sh -c 'echo $$ >> "$0/pids"; exec sleep 302' "$dir" & )
+( setsid sh -c 'echo $$ >> "$0/pids"; exec sleep 303' "$dir" < /dev/null > /dev/null 2>&1 & )
+while [ "$(cat "$dir/pids" | wc -l)" -lt 4 ]; do sleep 0.02; done
+cat > /dev/null
+if [ "$2" = hang ]; then sleep 600; fi
+echo '{"assistant_text": "Done, and nothing left behind."}'
+"#;
+
+/// A `cli` brain running [`SPAWNER`] in `mode`, writing into `dir`.
+fn spawner(dir: &Path, mode: &str) -> Value {
+    let script = dir.join("spawner.sh");
+    std::fs::write(&script, SPAWNER).unwrap();
+    json!({"provider": "cli", "command": [
+        "sh", script.to_str().unwrap(), dir.to_str().unwrap(), mode
+    ]})
+}
+
+/// The four pids [`SPAWNER`] wrote, once it wrote them all.
+async fn spawned(dir: &Path) -> Vec<u32> {
+    for _ in 0..400 {
+        let pids: Vec<u32> = std::fs::read_to_string(dir.join("pids"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if pids.len() == 4 {
+            return pids;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the command never started its four children");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_command_starts_outlives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+
+    // The command answers and exits: by the time its answer is said, all four are gone (not
+    // even zombies), the ones in sessions of their own included.
+    let work = tempfile::tempdir().unwrap();
+    let id = rt.spawn(agent(spawner(work.path(), "answer"))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(20), spoke_by(&id)).await;
+    assert!(
+        matches!(events.last(), Some(BusMessage::AgentSpoke { content, .. })
+            if content == "Done, and nothing left behind."),
+        "{events:?}"
+    );
+    let pids = spawned(work.path()).await;
+    let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "still running: {left:?} of {pids:?}");
+
+    // It hangs past its timeout: it and all four are killed.
+    let work = tempfile::tempdir().unwrap();
+    let mut hang = spawner(work.path(), "hang");
+    hang["timeout_seconds"] = json!(1.0);
+    let id = rt.spawn(agent(hang)).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let pids = spawned(work.path()).await;
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    let events = until(&mut sub, Duration::from_secs(20), error_of(&id)).await;
+    let (_, message) = last_error(&events);
+    assert!(message.contains("did not answer within 1 s"), "{message}");
+    let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "still running after the timeout: {left:?}");
+
+    // The decision is cancelled (the agent is terminated): all four go too.
+    let work = tempfile::tempdir().unwrap();
+    let id = rt.spawn(agent(spawner(work.path(), "hang"))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let pids = spawned(work.path()).await;
+    rt.terminate(&id).unwrap();
+    gone(&pids).await;
+    rt.shutdown(Duration::from_secs(2));
+}

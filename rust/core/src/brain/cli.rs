@@ -26,6 +26,9 @@
 //!   a model's text (the contract as JSON, possibly in a code fence, else a line to say). The
 //!   JSON dialect accepts this object too.
 //!
+//! Either way the answer is [bounded](crate::contract::BrainReply::bounded) like a model's: its
+//! text cut to the `speak` limit, its calls' ids, names and reasons to theirs.
+//!
 //! # Failures
 //!
 //! Each is a [`CliError`] with its own code in the `brain_calls` trace, and the agent reports
@@ -41,11 +44,15 @@
 //! # Processes
 //!
 //! The command inherits the process's environment and working directory (a relative program
-//! path is resolved against it). On Unix it runs in a process group of its own, and the whole
-//! group is killed when the answer is no longer wanted: on timeout, and when the decision is
-//! cancelled (a message interrupts it, the agent is terminated, the runtime shuts down). Every
-//! run takes one of the runtime's `max_concurrent_model_calls` permits while it runs. The
-//! answer is not streamed: no `agent_speech_delta` comes from a command.
+//! path is resolved against it). Nothing it starts outlives it ([`containment`]): on Linux,
+//! every descendant — ones that called `setsid` or were orphaned included — is killed when the
+//! command exits, when it times out, and when the decision is cancelled (a message interrupts
+//! it, the agent is terminated, the runtime shuts down); on other Unix systems its process
+//! group is killed on timeout and cancellation. Every run takes one of the runtime's
+//! `max_concurrent_model_calls` permits while it runs. The answer is not streamed: no
+//! `agent_speech_delta` comes from a command.
+
+mod containment;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -629,7 +636,7 @@ pub fn read_answer(program: &str, stdout: &[u8]) -> Result<(BrainReply, Usage), 
     }
     let reply: BrainReply =
         serde_json::from_value(Value::Object(object)).map_err(|e| invalid(e.to_string()))?;
-    Ok((reply, usage))
+    Ok((reply.bounded(), usage))
 }
 
 /// Claude Code's result object: `result` is the model's text.
@@ -709,10 +716,8 @@ async fn run(plan: &Plan, input: &[u8]) -> Result<Vec<u8>, CliError> {
         .args(&plan.argv[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
+        .stderr(Stdio::piped());
+    containment::contain(&mut command);
     let mut child = command.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => plan.not_found(),
         _ => CliError::Spawn {
@@ -720,7 +725,7 @@ async fn run(plan: &Plan, input: &[u8]) -> Result<Vec<u8>, CliError> {
             message: e.to_string(),
         },
     })?;
-    let mut group = ProcessGroup(child.id());
+    let mut contained = containment::Contained::new(child.id());
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -743,17 +748,20 @@ async fn run(plan: &Plan, input: &[u8]) -> Result<Vec<u8>, CliError> {
         );
         (out, err, status)
     };
-    let (out, err, status) = tokio::time::timeout(plan.timeout, work)
-        .await
-        .map_err(|_| CliError::Timeout {
-            program: program.clone(),
+    let Ok((out, err, status)) = tokio::time::timeout(plan.timeout, work).await else {
+        // Ended with everything it started before the timeout is reported.
+        contained.stop();
+        let _ = tokio::time::timeout(containment::STOP_WAIT, child.wait()).await;
+        return Err(CliError::Timeout {
+            program,
             seconds: plan.timeout.as_secs_f64(),
-        })?;
+        });
+    };
     let status = status.map_err(|e| CliError::Spawn {
         program: program.clone(),
         message: e.to_string(),
     })?;
-    group.0 = None;
+    contained.finished();
     let (stdout, over) = out.map_err(|e| CliError::Spawn {
         program: program.clone(),
         message: format!("reading its output failed: {e}"),
@@ -808,25 +816,6 @@ async fn read_capped(
         let room = cap.saturating_sub(kept.len());
         kept.extend_from_slice(&buf[..n.min(room)]);
         over |= n > room;
-    }
-}
-
-/// The command's process group, killed when dropped before the command finished (timeout,
-/// cancellation), so that its children go too.
-struct ProcessGroup(Option<u32>);
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0
-            && let Ok(pid) = i32::try_from(pid)
-        {
-            // SAFETY: kill(2) with a negative pid signals the process group the command leads
-            // (it was started with process_group(0)); it touches no memory.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
     }
 }
 
@@ -1010,6 +999,33 @@ mod tests {
                 .unwrap_or_else(|| panic!("{part} in {text}"));
             at += found + part.len();
         }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_commands_exit_is_reported_as_it_was() {
+        let run_sh = |script: &str| {
+            let plan = plan(json!({"provider": "cli", "command": ["sh", "-c", script]})).unwrap();
+            async move { run(&plan, b"{}").await }
+        };
+        assert_eq!(run_sh("cat > /dev/null; echo out").await.unwrap(), b"out\n");
+        let status = |e: CliError| match e {
+            CliError::Exit { status, stderr, .. } => format!("{status}{stderr}"),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            status(run_sh("echo broken >&2; exit 3").await.unwrap_err()),
+            "status 3: broken"
+        );
+        assert_eq!(
+            status(run_sh("kill -TERM $$").await.unwrap_err()),
+            "signal 15"
+        );
+        let missing = plan(json!({"provider": "cli", "command": ["./no/such/brain"]})).unwrap();
+        assert_eq!(
+            run(&missing, b"").await.unwrap_err().code(),
+            "cli_not_found"
+        );
     }
 
     #[test]
