@@ -423,3 +423,77 @@ fn a_connections_campaign_requests_are_answered_in_order() {
     server.shutdown(std::time::Duration::from_secs(2));
     runtime.shutdown(std::time::Duration::from_secs(2));
 }
+
+/// A GM turn whose model never answers holds up neither the connection's other requests (a
+/// `ping`, `list_agents`) nor another connection's campaign requests; the campaign requests
+/// behind it on its own connection wait for it.
+#[test]
+fn a_long_gm_turn_holds_up_no_other_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    std::fs::create_dir_all(&campaigns).unwrap();
+    let (runtime, server, client) = serve_campaigns(dir.path(), &campaigns);
+    let fake = runtime
+        .handle()
+        .block_on(agents_fakellm::FakeServer::start("127.0.0.1:0"))
+        .unwrap();
+    fake.push_many([agents_fakellm::Behaviour::Hang]);
+    let gm = runtime
+        .spawn(
+            crate::runtime::AgentConfig::from_json(&json!({
+                "name": "Morgana", "role": "game master",
+                "brain": {"provider": "openai", "model": "fake-1", "base_url": fake.openai_base()}
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    client.block_on(async {
+        let mut ws = connect(&server).await;
+        let loaded = ask(
+            &mut ws,
+            1,
+            json!({"type": "campaign_load", "campaign": {"id": "camp_slow", "map": null}}),
+        )
+        .await;
+        assert_eq!(loaded["type"], "campaign_load_response", "{loaded}");
+        ws.send(
+            json!({"type": "campaign_turn", "request_id": 2, "campaign_id": "camp_slow",
+            "gm_agent_id": gm, "user_input": "Where can I go?"}),
+        )
+        .await;
+        ws.send(json!({"type": "campaign_state", "request_id": 3, "campaign_id": "camp_slow"}))
+            .await;
+        // The model has the turn's request: the turn is waiting for it.
+        for _ in 0..1_000 {
+            if !fake.requests().is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(fake.requests().len(), 1, "the GM's model was asked");
+        assert_eq!(
+            ask(&mut ws, 4, json!({"type": "ping"})).await["type"],
+            "pong"
+        );
+        let agents = ask(&mut ws, 5, json!({"type": "list_agents"})).await;
+        assert_eq!(agents["type"], "list_agents_response", "{agents}");
+        let mut other = connect(&server).await;
+        let state = ask(
+            &mut other,
+            1,
+            json!({"type": "campaign_state", "campaign_id": "camp_slow"}),
+        )
+        .await;
+        assert_eq!(state["turns"], 0, "{state}");
+        // Nothing of the turn, nor of the state queued behind it, has come.
+        assert!(
+            ws.backlog
+                .iter()
+                .all(|m| m["request_id"] != 2 && m["request_id"] != 3),
+            "{:?}",
+            ws.backlog
+        );
+    });
+    server.shutdown(std::time::Duration::from_secs(2));
+    runtime.shutdown(std::time::Duration::from_secs(2));
+}
