@@ -292,3 +292,16 @@ fn saves_and_turn_logs_never_go_through_a_symlink_or_into_a_fifo() {
     // Nobody reads the FIFO: opened for reading without waiting, it holds nothing.
     assert_eq!(dirs.outside_files(), before, "nothing outside changed");
 }
+
+#[test]
+fn the_next_id_skips_what_is_not_a_regular_file_without_waiting() {
+    let dirs = Dirs::new();
+    file::save(
+        &dirs.inside.join("third.json"),
+        &Campaign::new("camp_0003", &[]),
+    )
+    .unwrap();
+    mkfifo(&dirs.inside.join("pipe.json"));
+    let dir = dirs.inside.clone();
+    assert_eq!(without_blocking(move || file::next_id(&dir)), "camp_0004");
+}

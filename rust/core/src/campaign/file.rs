@@ -85,12 +85,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CampaignError> {
 }
 
 /// The id a new campaign in `dir` gets: `camp_` and four digits, one more than the highest
-/// `camp_<digits>` id of the campaign files there (`camp_0001` in an empty directory).
+/// `camp_<digits>` id of the campaign files there (`camp_0001` in an empty directory). Only
+/// regular files of at most [`crate::limits::MAX_CAMPAIGN_FILE_BYTES`] are read (never a FIFO).
 pub fn next_id(dir: &Path) -> String {
     let highest = fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .filter(|entry| {
+            entry.file_type().is_ok_and(|t| t.is_file())
+                && entry
+                    .metadata()
+                    .is_ok_and(|m| m.len() <= crate::limits::MAX_CAMPAIGN_FILE_BYTES)
+        })
         .filter_map(|entry| {
             let text = fs::read_to_string(entry.path()).ok()?;
             let value: serde_json::Value = serde_json::from_str(&text).ok()?;
