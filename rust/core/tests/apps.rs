@@ -1,8 +1,9 @@
 //! The app bridge end to end (`shared/specs/app-bridge.md`, every scenario): an app registered
 //! with the runtime, an agent attached to it, its actions as the agent's tools, routing with the
 //! spec's texts, control modes, static and dynamic state delivery, events, labels, the session
-//! (kept in SQLite and read back), remote handlers with timeouts, and the scripted brain
-//! playing offline. Real SQLite, real time.
+//! (kept in SQLite and read back), remote handlers with timeouts (a bad answer refused, the
+//! action still waiting), registrations (an owner unregisters only its own), and the scripted
+//! brain playing offline. Real SQLite, real time.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -691,6 +692,94 @@ async fn bad_apps_are_refused_naming_the_field() {
     })
     .await;
     rt.attach_app("one", &b).unwrap();
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_is_unregistered_only_while_it_is_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let (first, _first_out) = rt
+        .register_owned_app(AppConfig::new("board"), AppHandler::Remote)
+        .unwrap();
+    assert_eq!(rt.app_registration("board"), Some(first));
+    // The game removes it, and the same id is registered again: another registration.
+    rt.unregister_app("board").unwrap();
+    assert_eq!(rt.app_registration("board"), None);
+    let (second, mut second_out) = rt
+        .register_owned_app(AppConfig::new("board"), AppHandler::Remote)
+        .unwrap();
+    assert_ne!(first, second);
+    let ivy = player(&rt, "scripted");
+    rt.attach_app("board", &ivy).unwrap();
+    // The first registration's owner lets go of it: the second app stays, and keeps its agent.
+    let e = rt.unregister_app_registration("board", first).unwrap_err();
+    assert_eq!(e.code().as_str(), "unknown_app");
+    assert_eq!(rt.app_registration("board"), Some(second));
+    assert_eq!(rt.agent_app(&ivy).unwrap().as_deref(), Some("board"));
+    // Its own owner's does remove it, detaching the agent.
+    rt.unregister_app_registration("board", second).unwrap();
+    assert!(rt.app_ids().is_empty());
+    assert_eq!(rt.agent_app(&ivy).unwrap(), None);
+    let mut detached = None;
+    while let Ok(message) = second_out.try_recv() {
+        if let AppOutbound::Detached { reason, .. } = message {
+            detached = Some(reason);
+        }
+    }
+    assert_eq!(detached.as_deref(), Some("unregistered"));
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_answer_is_refused_and_the_action_keeps_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    let mut config = AppConfig::new("board");
+    config.actions = vec![place()];
+    let mut out = rt.register_app(config, AppHandler::Remote).unwrap();
+    let ivy = player(&rt, "recorder");
+    brain.push(vec![call("place", json!({"row": 1, "col": 1}))]);
+    rt.attach_app("board", &ivy).unwrap();
+    let request = loop {
+        match tokio::time::timeout(Duration::from_secs(10), out.recv()).await {
+            Ok(Some(AppOutbound::Action(request))) => break request,
+            Ok(Some(_)) => continue,
+            other => panic!("no action came: {other:?}"),
+        }
+    };
+    let hostile = ActionDef::new("place", "").with_params(json!({"type": "object",
+        "properties": {"n": {"type": "integer", "minimum": -1.7e308}}}));
+    let e = rt
+        .complete_app_action(
+            "board",
+            request.action_id,
+            ActionOutcome::ok(json!("placed")).with_actions(vec![hostile]),
+        )
+        .unwrap_err();
+    assert_eq!(e.code().as_str(), "invalid_config");
+    assert!(
+        e.to_string()
+            .starts_with("action 'place': params.properties.n.minimum: -1.7e308 is out of range"),
+        "{e}"
+    );
+    rt.complete_app_action(
+        "board",
+        request.action_id,
+        ActionOutcome::ok(json!("placed")),
+    )
+    .unwrap();
+    until("the answer recorded", || {
+        rt.app_session("board").unwrap().history.len() == 1
+    })
+    .await;
+    let session = rt.app_session("board").unwrap();
+    assert_eq!(session.history[0].result, "placed");
+    assert_eq!(
+        session.actions[0].params["properties"]["row"]["type"],
+        "integer"
+    );
     rt.shutdown(Duration::from_secs(2));
 }
 
