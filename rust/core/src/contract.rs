@@ -84,6 +84,10 @@ impl BrainReply {
     }
 }
 
+// A streamed preview of an answer is never longer than the line the answer may say.
+const _: () =
+    assert!(agents_llm::client::MAX_STREAMED_TEXT_CHARS == limits::MAX_ASSISTANT_TEXT_CHARS);
+
 /// The longest [`FailedCall::message`], in characters.
 pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1_000;
 

@@ -751,6 +751,9 @@ async fn run(plan: &Plan, input: &[u8]) -> Result<Vec<u8>, CliError> {
     let Ok((out, err, status)) = tokio::time::timeout(plan.timeout, work).await else {
         // Ended with everything it started before the timeout is reported.
         contained.stop();
+        // Off Linux `child` is the command itself (on Linux, the supervisor: never SIGKILL it).
+        #[cfg(not(target_os = "linux"))]
+        let _ = child.start_kill();
         let _ = tokio::time::timeout(containment::STOP_WAIT, child.wait()).await;
         return Err(CliError::Timeout {
             program,

@@ -60,6 +60,7 @@ pub(super) fn contain(command: &mut tokio::process::Command) {
 
 /// A contained command that may still be running: dropping it ends the command and everything
 /// it started (see the module docs), unless [`Contained::finished`] said it is over.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(super) struct Contained(Option<u32>);
 
 impl Contained {
