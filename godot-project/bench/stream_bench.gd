@@ -47,6 +47,7 @@ func _initialize() -> void:
 	rt.idle_think_seconds = 0.2
 	rt.speaking_seconds = 0.1
 	rt.max_concurrent_model_calls = AGENTS
+	rt.max_concurrent_model_calls_per_endpoint = AGENTS
 	rt.default_brain_config = brain
 	var merge := "--merge-deltas" in OS.get_cmdline_user_args()
 	rt.merge_speech_deltas = merge

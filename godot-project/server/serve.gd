@@ -11,6 +11,10 @@
 ##   --insecure-no-token  serve a non-loopback --bind without a token (refused otherwise)
 ##   --allow-origin ORIGIN   a browser origin allowed to connect (repeatable; `null`, `*` for any)
 ##   --allow-host HOST    a Host name allowed besides the loopback ones (repeatable)
+##   --allow-client-brains   clients may spawn agents with a model brain object of their own
+##                        (openai / anthropic, with their own api_key); off: profiles and presets
+##   --client-brain-origins LIST   the origins such a brain may call (comma-separated; default any)
+##   --no-client-presets  clients may not name the presets `scripted` and `claude`
 ##   --idle-think-seconds S   seconds an idle agent waits before deciding on its own
 ##   --resume             resume the agents stored in the database
 ##   --stop-file PATH     quit cleanly once this file exists (for scripts and tests)
@@ -55,6 +59,10 @@ func _initialize() -> void:
 	_runtime.websocket_insecure_no_token = options.has("insecure-no-token")
 	_runtime.websocket_allowed_origins = PackedStringArray(options.get("allow-origin", []))
 	_runtime.websocket_allowed_hosts = PackedStringArray(options.get("allow-host", []))
+	_runtime.allow_client_brains = options.has("allow-client-brains")
+	if options.has("client-brain-origins"):
+		_runtime.client_brain_origins = PackedStringArray(String(options["client-brain-origins"]).split(","))
+	_runtime.client_brain_presets = not options.has("no-client-presets")
 	root.add_child(_runtime)
 	if not _runtime.start():
 		printerr("serve.gd: cannot start: %s" % _runtime.get_last_error())
@@ -88,9 +96,9 @@ func _shutdown(code: int) -> void:
 ## `--name value` pairs and `--flag`s into a Dictionary (a repeatable option's values as an
 ## Array); unknown options are an error.
 func _parse_options(args: PackedStringArray) -> Dictionary:
-	const VALUED := ["bind", "port", "db", "token", "idle-think-seconds", "stop-file", "max-seconds", "max-fps"]
+	const VALUED := ["bind", "port", "db", "token", "idle-think-seconds", "stop-file", "max-seconds", "max-fps", "client-brain-origins"]
 	const REPEATED := ["allow-origin", "allow-host"]
-	const FLAGS := ["resume", "insecure-no-token"]
+	const FLAGS := ["resume", "insecure-no-token", "allow-client-brains", "no-client-presets"]
 	var options := {}
 	var i := 0
 	while i < args.size():

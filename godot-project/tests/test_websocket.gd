@@ -194,3 +194,71 @@ func test_campaigns_load_from_the_campaign_dir() -> void:
 	assert_true(back.load_file(dir + "/camp_0001/campaign.json"))
 	assert_eq(back.get_actor("pc_001").position, "area_002", "saved back to the file")
 	peer.close()
+
+
+## The node's server draws the same line as agents-server: a client names the game's brain
+## profiles (or a preset) and builds no brain of its own — no command runs, no variable is
+## read — while the game's own code may spawn any brain.
+func test_a_client_names_brains_and_builds_none() -> void:
+	var marker := ProjectSettings.globalize_path("user://test_websocket/ran")
+	DirAccess.remove_absolute(marker)
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "brains")
+	rt.idle_think_seconds = 1000.0
+	rt.websocket_enabled = true
+	rt.websocket_port = 0
+	var local := AgentBrain.new()
+	local.provider = "scripted"
+	rt.brain_profiles = {"local": local}
+	add_to_tree(rt)
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
+	var run := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 1,
+		"agent_config": {"name": "Probe", "brain": {"provider": "cli",
+			"command": ["sh", "-c", "id > '%s'" % marker]}}}, "agent_spawn_response")
+	assert_eq(run.get("code"), "brain_not_allowed", "a command from a client: %s" % run)
+	assert_true(String(run.get("message", "")).contains("allow_client_brains"), "names the switch")
+	var leak := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 2,
+		"agent_config": {"name": "Probe", "brain": {"provider": "openai", "model": "m",
+			"base_url": "http://127.0.0.1:9/v1", "api_key_env": "HOME"}}}, "agent_spawn_response")
+	assert_eq(leak.get("code"), "brain_not_allowed", "a variable from a client: %s" % leak)
+	var named := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 3,
+		"agent_config": {"name": "Named", "brain": "local"}}, "agent_spawn_response")
+	assert_eq(named.get("type"), "agent_spawn_response", "a profile by name: %s" % named)
+	var preset := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 4,
+		"agent_config": {"name": "Preset", "cli_backend": "scripted"}}, "agent_spawn_response")
+	assert_eq(preset.get("type"), "agent_spawn_response", "the spec's cli_backend: %s" % preset)
+	# The game's own code is trusted: it may spawn a brain object.
+	var own := rt.spawn_agent({"name": "Own", "brain": {"provider": "openai", "model": "m",
+		"base_url": "http://127.0.0.1:9/v1"}})
+	assert_ne(own, "", "the game's own brain object: %s" % rt.get_last_error())
+	await tree.create_timer(0.3).timeout
+	assert_false(FileAccess.file_exists(marker), "the command never ran")
+
+
+## With allow_client_brains a client brings a model brain with its own key, to the origins the
+## game lists; presets can be turned off.
+func test_client_brains_follow_the_nodes_policy() -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "policy")
+	rt.idle_think_seconds = 1000.0
+	rt.websocket_enabled = true
+	rt.websocket_port = 0
+	rt.allow_client_brains = true
+	rt.client_brain_origins = PackedStringArray(["http://127.0.0.1:11434"])
+	rt.client_brain_presets = false
+	add_to_tree(rt)
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
+	var elsewhere := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 1,
+		"agent_config": {"brain": {"provider": "openai", "model": "m", "api_key": "k",
+			"base_url": "http://127.0.0.1:9/v1"}}}, "agent_spawn_response")
+	assert_eq(elsewhere.get("code"), "brain_not_allowed")
+	assert_true(String(elsewhere.get("message", "")).contains("http://127.0.0.1:9 is not an origin"), str(elsewhere))
+	var listed := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 2,
+		"agent_config": {"brain": {"provider": "openai", "model": "m", "api_key": "",
+			"base_url": "http://127.0.0.1:11434/v1"}}}, "agent_spawn_response")
+	assert_eq(listed.get("type"), "agent_spawn_response", "a listed origin: %s" % listed)
+	var preset := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 3,
+		"agent_config": {"brain": "scripted"}}, "agent_spawn_response")
+	assert_eq(preset.get("code"), "brain_not_allowed", "presets off: %s" % preset)

@@ -154,6 +154,7 @@ async fn crowd() {
         tokio::runtime::Handle::current(),
         RuntimeOptions {
             max_concurrent_model_calls: LIMIT,
+            max_concurrent_model_calls_per_endpoint: LIMIT,
             bus_capacity: 1 << 16,
             ..options(&dir)
         },

@@ -1117,3 +1117,25 @@ async fn a_gm_turn_goes_into_the_gm_agents_journal() {
     assert_eq!(d.calls[0].outcome, agents_core::runtime::CallOutcome::Done);
     assert_eq!(d.spoken, std::slice::from_ref(&entry.assistant_text));
 }
+
+#[tokio::test(start_paused = true)]
+async fn spawns_beyond_max_agents_are_refused_until_one_is_terminated() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            max_agents: 2,
+            ..options(&dir)
+        },
+    )
+    .unwrap();
+    let a = rt.spawn(AgentConfig::named("A", "tester")).unwrap();
+    rt.spawn(AgentConfig::named("B", "tester")).unwrap();
+    let refused = rt.spawn(AgentConfig::named("C", "tester")).unwrap_err();
+    assert_eq!(refused.code().as_str(), "limit_reached");
+    assert!(refused.to_string().contains("max_agents 2"), "{refused}");
+    rt.terminate(&a).unwrap();
+    let c = rt.spawn(AgentConfig::named("C", "tester")).unwrap();
+    assert_eq!(c, "agent_003", "the refused spawn used no id");
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -247,6 +247,17 @@ pub struct AgentRuntime {
     #[export(range = (1.0, 256.0, 1.0, or_greater))]
     #[init(val = 8)]
     max_concurrent_model_calls: i64,
+    /// How many of those may go to one endpoint (the scheme, host and port of a brain's
+    /// `base_url`) at once: a slow or hanging provider cannot hold every permit from the agents
+    /// of the others. Read at [method start].
+    #[export(range = (1.0, 256.0, 1.0, or_greater))]
+    #[init(val = 6)]
+    max_concurrent_model_calls_per_endpoint: i64,
+    /// How many agents may run at once; a spawn beyond fails (`limit_reached`) until one is
+    /// terminated. Read at [method start].
+    #[export(range = (1.0, 100000.0, 1.0, or_greater))]
+    #[init(val = 10_000)]
+    max_agents: i64,
     /// Tokens (input and output, as providers report them) every model brain together may
     /// spend; `0`: no limit. Read at [method start]; change it while running with
     /// [method set_token_budget].
@@ -1278,11 +1289,20 @@ impl AgentRuntime {
             f64::from(r.size.y),
         )
         .map_err(|e| format!("world_bounds: {e}"))?;
-        if self.max_concurrent_model_calls < 1 {
-            return Err(format!(
-                "max_concurrent_model_calls must be at least 1, got {}",
-                self.max_concurrent_model_calls
-            ));
+        for (name, value) in [
+            (
+                "max_concurrent_model_calls",
+                self.max_concurrent_model_calls,
+            ),
+            (
+                "max_concurrent_model_calls_per_endpoint",
+                self.max_concurrent_model_calls_per_endpoint,
+            ),
+            ("max_agents", self.max_agents),
+        ] {
+            if value < 1 {
+                return Err(format!("{name} must be at least 1, got {value}"));
+            }
         }
         let mut brain_profiles = std::collections::BTreeMap::new();
         for (name, brain) in self.brain_profiles.iter_shared() {
@@ -1318,6 +1338,11 @@ impl AgentRuntime {
             brain_profiles,
             max_concurrent_model_calls: usize::try_from(self.max_concurrent_model_calls)
                 .unwrap_or(usize::MAX),
+            max_concurrent_model_calls_per_endpoint: usize::try_from(
+                self.max_concurrent_model_calls_per_endpoint,
+            )
+            .unwrap_or(usize::MAX),
+            max_agents: usize::try_from(self.max_agents).unwrap_or(usize::MAX),
             token_budget: u64::try_from(self.runtime_token_budget)
                 .ok()
                 .filter(|&b| b > 0),

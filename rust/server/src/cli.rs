@@ -260,6 +260,15 @@ pub struct ServeArgs {
     /// How many model requests may be in flight at once across every agent (the rest queue).
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_model_calls: u32,
+    /// How many of those may go to one endpoint (scheme, host and port of a brain's base URL):
+    /// a slow or hanging provider cannot hold every permit.
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_model_calls_per_endpoint: u32,
+    /// How many agents may run at once; a spawn beyond is refused (`limit_reached`) until one
+    /// is terminated.
+    #[arg(long, value_name = "N", default_value_t = agents_core::runtime::DEFAULT_MAX_AGENTS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_agents: usize,
     /// Tokens every model brain together may spend (as providers report them); unset: no
     /// limit. Clients change it with `set_token_budget`.
     #[arg(long, value_name = "N")]

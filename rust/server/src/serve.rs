@@ -30,7 +30,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         crate::brains::apply(crate::brains::load(path)?, &mut options);
     }
     options.max_concurrent_model_calls = args.max_concurrent_model_calls as usize;
+    options.max_concurrent_model_calls_per_endpoint =
+        args.max_concurrent_model_calls_per_endpoint as usize;
     options.token_budget = args.token_budget;
+    options.max_agents = args.max_agents;
     options.campaign_dir = args.campaign_dir.clone();
     let runtime = Runtime::start_on(rt.handle().clone(), options.clone()).map_err(|e| {
         format!(

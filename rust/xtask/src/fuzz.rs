@@ -22,11 +22,12 @@ use crate::Ctx;
 use crate::process::{self, Echo};
 
 /// Every target in `fuzz/fuzz_targets/`.
-pub const TARGETS: [&str; 4] = [
+pub const TARGETS: [&str; 5] = [
     "protocol_request",
     "game_states",
     "agent_config",
     "mcp_line",
+    "brain_policy",
 ];
 
 /// Seconds per target of a plain `cargo xtask fuzz`.

@@ -155,7 +155,7 @@ commands:
                                   for a bounded time; a crash fails (its input is named)
        --seconds N                   seconds per target (default 60)
        --target NAME                 only this target (repeatable): protocol_request,
-                                     game_states, agent_config, mcp_line
+                                     game_states, agent_config, mcp_line, brain_policy
   package [options]               build the release library and write the zips to target/package/:
                                   godot-agents-<version>.zip (the addon, Asset Library layout) and
                                   godot-agents-demo-<version>.zip (the demo project)

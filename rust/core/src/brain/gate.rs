@@ -5,6 +5,11 @@
 //!   (`RuntimeOptions::max_concurrent_model_calls`, default 8) for the time of its HTTP
 //!   request — not while it waits to retry. A thousand agents deciding at once queue for it
 //!   instead of stampeding the provider.
+//! - **Per endpoint.** Before that, an HTTP call takes a permit of its endpoint (the scheme,
+//!   host and port of its `base_url`; `RuntimeOptions::max_concurrent_model_calls_per_endpoint`,
+//!   default 6), and waits for it without holding a runtime permit. So one slow or hanging
+//!   provider holds at most that many of the runtime's permits, and agents of every other
+//!   endpoint keep thinking.
 //! - **Budgets.** Tokens are counted from the usage the provider reports (input + output). The
 //!   runtime has a budget (`RuntimeOptions::token_budget`) and each agent one (its brain's
 //!   `token_budget`); both default to none. A decision whose agent or runtime budget is spent
@@ -12,13 +17,70 @@
 //!   raised (`Runtime::set_token_budget`, `Runtime::set_agent_token_budget`). A call that
 //!   started within budget finishes, so a budget can be overspent by one call.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::sync::Semaphore;
+use parking_lot::Mutex;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// The default of `RuntimeOptions::max_concurrent_model_calls`.
 pub const DEFAULT_MAX_CONCURRENT_MODEL_CALLS: usize = 8;
+/// The default of `RuntimeOptions::max_concurrent_model_calls_per_endpoint`.
+pub const DEFAULT_MAX_CONCURRENT_CALLS_PER_ENDPOINT: usize = 6;
+
+/// The permits of each model endpoint. An endpoint's semaphore is made on first use and
+/// forgotten once nobody holds or waits for it, so endpoints named by clients do not pile up.
+#[derive(Debug)]
+pub struct EndpointLimits {
+    per_endpoint: usize,
+    endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl EndpointLimits {
+    /// `per_endpoint` permits for each endpoint (at least 1).
+    pub fn new(per_endpoint: usize) -> Self {
+        EndpointLimits {
+            per_endpoint: per_endpoint.max(1),
+            endpoints: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The semaphore of `endpoint`.
+    fn of(&self, endpoint: &str) -> Arc<Semaphore> {
+        let mut endpoints = self.endpoints.lock();
+        if let Some(semaphore) = endpoints.get(endpoint) {
+            return semaphore.clone();
+        }
+        // Only this map holds an idle endpoint's semaphore: forget those.
+        endpoints.retain(|_, s| Arc::strong_count(s) > 1);
+        let semaphore = Arc::new(Semaphore::new(self.per_endpoint));
+        endpoints.insert(endpoint.to_string(), semaphore.clone());
+        semaphore
+    }
+
+    /// How many endpoints are known now (idle ones are forgotten at the next new one).
+    pub fn known(&self) -> usize {
+        self.endpoints.lock().len()
+    }
+}
+
+impl Default for EndpointLimits {
+    fn default() -> Self {
+        EndpointLimits::new(DEFAULT_MAX_CONCURRENT_CALLS_PER_ENDPOINT)
+    }
+}
+
+/// The two permits of one HTTP model call: its endpoint's and the runtime's.
+pub struct CallPermit<'a> {
+    _runtime: SemaphorePermit<'a>,
+    _endpoint: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// The runtime is shutting down (its semaphores are closed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the runtime is shutting down")]
+pub struct Closed;
 
 /// Tokens spent against an optional limit. Lock-free; shared between threads.
 #[derive(Debug)]
@@ -78,6 +140,8 @@ impl TokenBudget {
 pub struct ModelGate {
     /// The runtime's permits for concurrent model calls.
     pub calls: Arc<Semaphore>,
+    /// The permits of each endpoint, taken before the runtime's.
+    pub endpoints: Arc<EndpointLimits>,
     /// The runtime's token budget.
     pub runtime_budget: Arc<TokenBudget>,
     /// This agent's token budget.
@@ -89,6 +153,7 @@ impl Default for ModelGate {
     fn default() -> Self {
         ModelGate {
             calls: Arc::new(Semaphore::new(DEFAULT_MAX_CONCURRENT_MODEL_CALLS)),
+            endpoints: Arc::default(),
             runtime_budget: Arc::default(),
             agent_budget: Arc::default(),
         }
@@ -96,6 +161,22 @@ impl Default for ModelGate {
 }
 
 impl ModelGate {
+    /// Waits for a call's permits: `endpoint`'s first (holding nothing of the runtime's while
+    /// it waits), then the runtime's. Held for the time of one HTTP request.
+    pub async fn permit(&self, endpoint: &str) -> Result<CallPermit<'_>, Closed> {
+        let endpoint = self
+            .endpoints
+            .of(endpoint)
+            .acquire_owned()
+            .await
+            .map_err(|_| Closed)?;
+        let runtime = self.calls.acquire().await.map_err(|_| Closed)?;
+        Ok(CallPermit {
+            _runtime: runtime,
+            _endpoint: endpoint,
+        })
+    }
+
     /// Why no model may be called now, if a budget is spent.
     pub fn refusal(&self) -> Option<String> {
         let spent = |b: &TokenBudget| (b.spent(), b.limit().unwrap_or(0));
@@ -126,6 +207,40 @@ impl ModelGate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn one_endpoint_holds_at_most_its_share_of_the_runtimes_permits() {
+        let gate = ModelGate {
+            calls: Arc::new(Semaphore::new(4)),
+            endpoints: Arc::new(EndpointLimits::new(3)),
+            ..ModelGate::default()
+        };
+        let mut slow = Vec::new();
+        for _ in 0..3 {
+            slow.push(gate.permit("http://slow.test").await.unwrap());
+        }
+        // A fourth call to the slow endpoint waits for its endpoint, not for the runtime…
+        let waiting = gate.permit("http://slow.test");
+        tokio::pin!(waiting);
+        assert!(
+            futures_util::FutureExt::now_or_never(waiting.as_mut()).is_none(),
+            "the endpoint is full"
+        );
+        assert_eq!(gate.calls.available_permits(), 1);
+        // …so another endpoint still gets a call through.
+        let other = gate.permit("http://healthy.test").await.unwrap();
+        assert_eq!(gate.calls.available_permits(), 0);
+        drop(other);
+        drop(slow.pop());
+        let fourth = waiting.await.unwrap();
+        drop(fourth);
+        drop(slow);
+        // Idle endpoints are forgotten when a new one comes.
+        drop(gate.permit("http://third.test").await.unwrap());
+        assert_eq!(gate.endpoints.known(), 1);
+        gate.calls.close();
+        assert_eq!(gate.permit("http://slow.test").await.err(), Some(Closed));
+    }
 
     #[test]
     fn budgets_count_and_refuse_until_raised() {

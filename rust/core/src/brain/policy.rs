@@ -19,7 +19,8 @@
 //!   `anthropic` providers, only the fields in [`CLIENT_FIELDS`] (never `api_key_env`,
 //!   `headers`, `command`, `cli_backend`, nor any field added later until it is listed), with
 //!   the client's own key inline (`api_key`, required: the server's keys and environment are
-//!   never lent to a client's brain), and a `base_url` whose origin the operator listed
+//!   never lent to a client's brain), a `timeout_seconds` of at most
+//!   [`MAX_CLIENT_TIMEOUT_SECONDS`], and a `base_url` whose origin the operator listed
 //!   ([`ClientBrainPolicy::origins`], `--client-brain-origins`) when there is a list.
 //!
 //! Refusals are [`BrainRefusal`]s: the protocol's `brain_not_allowed`, naming the field and
@@ -45,6 +46,10 @@ pub const CLIENT_FIELDS: &[&str] = &[
     "token_budget",
     "trace_prompts",
 ];
+
+/// The longest `timeout_seconds` a client's brain object may ask for: a call to an address a
+/// client chose holds one of its endpoint's permits at most this long.
+pub const MAX_CLIENT_TIMEOUT_SECONDS: f64 = 120.0;
 
 /// The providers a client's brain object may use.
 pub const CLIENT_PROVIDERS: &[&str] = &[super::llm::OPENAI, super::llm::ANTHROPIC];
@@ -154,6 +159,14 @@ impl ClientBrainPolicy {
                 "brain.{field} is not taken from a client (a client's brain object may set {})\
                  {hint}",
                 CLIENT_FIELDS.join(", ")
+            )));
+        }
+        if let Some(t) = spec.timeout_seconds
+            && t > MAX_CLIENT_TIMEOUT_SECONDS
+        {
+            return Err(BrainRefusal(format!(
+                "brain.timeout_seconds: a client's brain may wait at most \
+                 {MAX_CLIENT_TIMEOUT_SECONDS} s for an answer, not {t}"
             )));
         }
         if spec.api_key.is_none() {
@@ -389,6 +402,11 @@ mod tests {
             (
                 json!({"provider": "openai", "model": "m"}),
                 "brain.api_key is required",
+            ),
+            (
+                json!({"provider": "openai", "model": "m", "api_key": "k",
+                       "timeout_seconds": 3600}),
+                "at most 120 s",
             ),
         ] {
             let e = refusal(&policy, brain.clone());

@@ -124,6 +124,9 @@ pub enum ErrorCode {
     /// The agent runs on another process of the world (`--cluster`), which did not answer in
     /// time (it may have stopped).
     AgentUnreachable,
+    /// One of the server's caps is reached (running agents, loaded campaigns): the message names
+    /// it and what frees room.
+    LimitReached,
     /// A bug on the server side (reported, never a crash).
     InternalError,
 }
@@ -163,6 +166,7 @@ impl ErrorCode {
             ErrorCode::DatabaseError => "database_error",
             ErrorCode::ShutDown => "shut_down",
             ErrorCode::AgentUnreachable => "agent_unreachable",
+            ErrorCode::LimitReached => "limit_reached",
             ErrorCode::InternalError => "internal_error",
         }
     }
@@ -188,6 +192,7 @@ impl ErrorCode {
             R::UnknownAction => ErrorCode::UnknownAction,
             R::ActionRefused => ErrorCode::ActionRefused,
             R::UnknownCampaign => ErrorCode::UnknownCampaign,
+            R::LimitReached => ErrorCode::LimitReached,
         }
     }
 }

@@ -50,24 +50,37 @@ impl List {
         format!("{}{key}", self.letter())
     }
 
-    /// The key of a cursor this list gave out.
+    /// The key of a cursor this list could have given out: after the list's letter, an id of
+    /// at most [`MAX_AGENT_ID_CHARS`](crate::limits::MAX_AGENT_ID_CHARS) characters.
     pub fn key(self, cursor: &str) -> Result<String, String> {
         match cursor.strip_prefix(self.letter()) {
-            Some(key) if !key.is_empty() => Ok(key.to_owned()),
-            _ => Err(format!(
-                "cursor '{}' is not a cursor of this list: pass the next_cursor of the previous page",
-                cursor.chars().take(80).collect::<String>()
-            )),
+            Some(key)
+                if !key.is_empty() && key.chars().count() <= crate::limits::MAX_AGENT_ID_CHARS =>
+            {
+                Ok(key.to_owned())
+            }
+            _ => Err(not_a_cursor(cursor)),
         }
     }
 
-    /// The numeric key of a cursor this list gave out.
+    /// The numeric key of a cursor this list could have given out: rows are numbered from 1, so
+    /// a key is a positive number written as the list writes it (`c0`, `c-5`, `c007`, `c+1`
+    /// are refused).
     pub fn number(self, cursor: &str) -> Result<i64, String> {
         let key = self.key(cursor)?;
-        key.parse().map_err(|_| {
-            format!("cursor '{cursor}' is not a cursor of this list: pass the next_cursor of the previous page")
-        })
+        match key.parse::<i64>() {
+            Ok(n) if n > 0 && n.to_string() == key => Ok(n),
+            _ => Err(not_a_cursor(cursor)),
+        }
     }
+}
+
+/// The refusal of a cursor no page gave out.
+fn not_a_cursor(cursor: &str) -> String {
+    format!(
+        "cursor '{}' is not a cursor of this list: pass the next_cursor of the previous page",
+        cursor.chars().take(80).collect::<String>()
+    )
 }
 
 /// The size of a row as compact JSON.
@@ -109,6 +122,14 @@ mod tests {
         assert!(List::Conversation.number(&c).is_err());
         assert!(List::Tasks.number("t").is_err());
         assert!(List::Tasks.number("tx").is_err());
+        for made_up in ["t0", "t-5", "t007", "t+1", "t 1", "t99999999999999999999"] {
+            assert!(List::Tasks.number(made_up).is_err(), "{made_up}");
+        }
+        assert!(
+            List::RunningAgents
+                .key(&format!("r{}", "a".repeat(65)))
+                .is_err()
+        );
         assert_eq!(
             List::RunningAgents.key(&List::RunningAgents.cursor("agent_007")),
             Ok("agent_007".into())

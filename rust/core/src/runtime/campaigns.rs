@@ -17,7 +17,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Runtime, RuntimeError};
-use crate::brain::gate::{ModelGate, TokenBudget};
 use crate::brain::{Brain, BrainChoice, BrainEvents, BrainSettings};
 use crate::bus::BusMessage;
 use crate::campaign::dir::{CampaignDir, CampaignFile};
@@ -141,11 +140,7 @@ impl Runtime {
             seed,
             thinking_seconds: 0.0,
             script: Vec::new(),
-            gate: ModelGate {
-                calls: inner.model_calls.clone(),
-                runtime_budget: inner.token_budget.clone(),
-                agent_budget: Arc::new(TokenBudget::new(None)),
-            },
+            gate: inner.model_gate(),
             events: BrainEvents::default(),
             api_key: resolved.api_key.clone(),
         };

@@ -199,16 +199,26 @@ pub struct RuntimeOptions {
     /// How many model calls may be in flight at once, runtime-wide (default 8); the others
     /// queue.
     pub max_concurrent_model_calls: usize,
+    /// How many of those may go to one endpoint (the scheme, host and port of a brain's
+    /// `base_url`) at once (default 6): a slow or hanging provider cannot take every permit
+    /// from the agents of the others. See [`crate::brain::gate`].
+    pub max_concurrent_model_calls_per_endpoint: usize,
     /// Tokens all model brains together may spend (as providers report them); `None`: no
     /// limit (the default). See [`crate::brain::gate`].
     pub token_budget: Option<u64>,
     /// How many brain answers one decision may take in all: the results of read-only calls go
     /// back to the brain, which answers again, up to this many times (default 4).
     pub max_steps: u32,
+    /// How many agents may run at once (default 10,000); a spawn beyond is refused with
+    /// `limit_reached` until one is terminated.
+    pub max_agents: usize,
     /// Where `campaign_load` finds campaign files by relative path (`None`: only inline
     /// campaigns can be loaded over the protocol). See [`Runtime::load_campaign`].
     pub campaign_dir: Option<PathBuf>,
 }
+
+/// The default of [`RuntimeOptions::max_agents`].
+pub const DEFAULT_MAX_AGENTS: usize = 10_000;
 
 /// The player's id unless the options name another.
 pub const DEFAULT_PLAYER_ID: &str = "player_0";
@@ -229,9 +239,12 @@ impl Default for RuntimeOptions {
             bus_capacity: 1024,
             worker_threads: 2,
             max_concurrent_model_calls: crate::brain::gate::DEFAULT_MAX_CONCURRENT_MODEL_CALLS,
+            max_concurrent_model_calls_per_endpoint:
+                crate::brain::gate::DEFAULT_MAX_CONCURRENT_CALLS_PER_ENDPOINT,
             token_budget: None,
             max_repairs: 2,
             max_steps: 4,
+            max_agents: DEFAULT_MAX_AGENTS,
             campaign_dir: None,
         }
     }
@@ -280,6 +293,12 @@ impl RuntimeOptions {
         }
         if self.max_concurrent_model_calls == 0 {
             return Err("max_concurrent_model_calls must be at least 1".into());
+        }
+        if self.max_concurrent_model_calls_per_endpoint == 0 {
+            return Err("max_concurrent_model_calls_per_endpoint must be at least 1".into());
+        }
+        if self.max_agents == 0 {
+            return Err("max_agents must be at least 1".into());
         }
         if self.max_steps == 0 {
             return Err("max_steps must be at least 1".into());

@@ -37,7 +37,7 @@ pub use crate::agent_state::{AgentState, ParseStateError, TransitionError};
 pub use crate::geometry::{Position, WorldBounds};
 /// The world tools (kept under their old path; they live in [`crate::tools::world`]).
 pub use crate::tools::world as actions;
-pub use config::{AgentConfig, DEFAULT_PLAYER_ID, RuntimeOptions};
+pub use config::{AgentConfig, DEFAULT_MAX_AGENTS, DEFAULT_PLAYER_ID, RuntimeOptions};
 pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
 use crate::brain::gate::{ModelGate, TokenBudget};
@@ -98,6 +98,10 @@ pub enum RuntimeError {
     /// No campaign is loaded under this id.
     #[error("unknown campaign '{0}' (load it with campaign_load)")]
     UnknownCampaign(String),
+    /// One of the runtime's caps is reached (running agents, loaded campaigns): the message
+    /// names the cap, its option and what frees room.
+    #[error("{0}")]
+    LimitReached(String),
 }
 
 /// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
@@ -139,6 +143,8 @@ pub enum RuntimeErrorCode {
     ActionRefused,
     /// `unknown_campaign`.
     UnknownCampaign,
+    /// `limit_reached`.
+    LimitReached,
 }
 
 impl RuntimeErrorCode {
@@ -163,6 +169,7 @@ impl RuntimeErrorCode {
             RuntimeErrorCode::UnknownAction => "unknown_action",
             RuntimeErrorCode::ActionRefused => "action_refused",
             RuntimeErrorCode::UnknownCampaign => "unknown_campaign",
+            RuntimeErrorCode::LimitReached => "limit_reached",
         }
     }
 }
@@ -207,6 +214,7 @@ impl RuntimeError {
             }
             RuntimeError::Campaign(_) => RuntimeErrorCode::InvalidMessage,
             RuntimeError::UnknownCampaign(_) => RuntimeErrorCode::UnknownCampaign,
+            RuntimeError::LimitReached(_) => RuntimeErrorCode::LimitReached,
             RuntimeError::App(e) => {
                 use crate::apps::AppError as A;
                 match e {
@@ -270,6 +278,8 @@ pub(crate) struct Inner {
     tool_sets: RwLock<ToolSets>,
     /// Permits for concurrent model calls ([`crate::brain::gate`]).
     model_calls: Arc<tokio::sync::Semaphore>,
+    /// Permits of each model endpoint ([`crate::brain::gate`]).
+    model_endpoints: Arc<crate::brain::gate::EndpointLimits>,
     /// The runtime-wide token budget.
     token_budget: Arc<TokenBudget>,
     /// The registered apps ([`crate::apps`]).
@@ -315,6 +325,9 @@ impl Runtime {
         let model_calls = Arc::new(tokio::sync::Semaphore::new(
             options.max_concurrent_model_calls,
         ));
+        let model_endpoints = Arc::new(crate::brain::gate::EndpointLimits::new(
+            options.max_concurrent_model_calls_per_endpoint,
+        ));
         let token_budget = Arc::new(TokenBudget::new(options.token_budget));
         let inner = Inner {
             handle,
@@ -329,6 +342,7 @@ impl Runtime {
             brains: RwLock::new(BrainRegistry::with_builtins()),
             tool_sets: RwLock::new(ToolSets::with_builtins()),
             model_calls,
+            model_endpoints,
             token_budget,
             tracker: TaskTracker::new(),
             closed: AtomicBool::new(false),
@@ -412,6 +426,10 @@ impl Runtime {
                 opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
             )));
         }
+        let running = inner.agents.read().len();
+        if running >= opts.max_agents {
+            return Err(too_many_agents(running, opts.max_agents));
+        }
         let agent_id = match &effective.agent_id {
             Some(id) => id.clone(),
             None => inner.memory.next_agent_id()?,
@@ -423,11 +441,7 @@ impl Runtime {
         let seed = effective.seed.as_ref().map(seed_value).unwrap_or_else(|| {
             opts.seed ^ agents_games::seed::Seed::Str(agent_id.clone()).to_u64()
         });
-        let gate = ModelGate {
-            calls: inner.model_calls.clone(),
-            runtime_budget: inner.token_budget.clone(),
-            agent_budget: Arc::new(TokenBudget::new(None)),
-        };
+        let gate = inner.model_gate();
         let settings = BrainSettings {
             seed,
             thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
@@ -468,6 +482,10 @@ impl Runtime {
             let mut agents = inner.agents.write();
             if agents.contains_key(&agent_id) {
                 return Err(RuntimeError::AlreadyRunning(agent_id));
+            }
+            // Checked above without the lock; a spawn that raced past it stops here.
+            if agents.len() >= opts.max_agents {
+                return Err(too_many_agents(agents.len(), opts.max_agents));
             }
             agents.insert(
                 agent_id.clone(),
@@ -1116,6 +1134,17 @@ impl Drop for Runtime {
 }
 
 impl Inner {
+    /// The limiter and budgets for one new model brain (an agent's, a GM turn's): the
+    /// runtime's permits and budget, and a budget of its own.
+    pub(crate) fn model_gate(&self) -> ModelGate {
+        ModelGate {
+            calls: self.model_calls.clone(),
+            endpoints: self.model_endpoints.clone(),
+            runtime_budget: self.token_budget.clone(),
+            agent_budget: Arc::new(TokenBudget::new(None)),
+        }
+    }
+
     pub(crate) fn assign_task(
         &self,
         agent_id: &str,
@@ -1153,6 +1182,14 @@ impl Inner {
             None => id.to_string(),
         }
     }
+}
+
+/// The refusal of a spawn beyond [`RuntimeOptions::max_agents`].
+fn too_many_agents(running: usize, max: usize) -> RuntimeError {
+    RuntimeError::LimitReached(format!(
+        "this runtime runs {running} agents, as many as it may (max_agents {max}): terminate \
+         one first"
+    ))
 }
 
 /// Fields set in `over` replace those of `base` (resume: the stored config under the given one).

@@ -9,9 +9,10 @@
 //! reaches SQLite, a log line, an error or the trace.
 //!
 //! Each decision is one streamed request ([`prompt`]), retried on passing failures (429 —
-//! honouring `Retry-After` —, 5xx, a lost connection, a timeout) with exponential backoff and
-//! jitter, up to `max_retries` times; the answer becomes the contract ([`reply`]). Every call is
-//! reported for the `brain_calls` trace.
+//! honouring `Retry-After` up to [`MAX_RETRY_WAIT`]: a longer one is not retried —, 5xx, a lost
+//! connection, a timeout) with exponential backoff and jitter, up to `max_retries` times; the
+//! answer becomes the contract ([`reply`]). Every HTTP request holds a permit of its endpoint and
+//! one of the runtime ([`super::gate`]). Every call is reported for the `brain_calls` trace.
 
 pub mod prompt;
 pub mod reply;
@@ -37,6 +38,9 @@ pub const ANTHROPIC: &str = "anthropic";
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
 /// Default `max_retries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// The longest a brain waits before a retry: a provider asking for a longer wait
+/// (`Retry-After`) gets no retry, and the call fails at once as rate limited.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
 /// The process's HTTP client (one connection pool for every agent).
 fn client() -> Result<&'static Client, BrainError> {
@@ -236,6 +240,9 @@ impl super::BrainFactory for ProviderFactory {
         let spec = &checked.spec;
         Ok(Box::new(ModelBrain {
             provider: self.name(),
+            endpoint_key: super::policy::Origin::of_url(&checked.base_url)
+                .map(|o| o.to_string())
+                .unwrap_or_else(|_| checked.base_url.clone()),
             endpoint: Endpoint {
                 provider: self.provider,
                 base_url: checked.base_url,
@@ -268,6 +275,8 @@ impl super::BrainFactory for ProviderFactory {
 pub struct ModelBrain {
     provider: &'static str,
     endpoint: Endpoint,
+    /// The endpoint's limiter key: its base URL's origin.
+    endpoint_key: String,
     options: RequestOptions,
     max_retries: u32,
     trace_prompts: bool,
@@ -295,17 +304,22 @@ impl Brain for ModelBrain {
             let result = loop {
                 let attempt = {
                     // One permit per HTTP request (not while waiting to retry).
-                    let _permit =
-                        self.gate.calls.acquire().await.map_err(|_| {
-                            BrainError::Backend("the runtime is shutting down".into())
-                        })?;
+                    let _permit = self
+                        .gate
+                        .permit(&self.endpoint_key)
+                        .await
+                        .map_err(|e| BrainError::Backend(e.to_string()))?;
                     let events = &self.events;
                     client
                         .complete(&self.endpoint, &request, &mut |event| events.report(&event))
                         .await
                 };
                 match attempt {
-                    Err(e) if e.retryable() && retries < self.max_retries => {
+                    Err(e)
+                        if e.retryable()
+                            && retries < self.max_retries
+                            && e.retry_after().is_none_or(|w| w <= MAX_RETRY_WAIT) =>
+                    {
                         retries += 1;
                         let jitter = self.rng.random_range(0.0..=1.0);
                         let wait = backoff(retries, e.retry_after(), jitter);
