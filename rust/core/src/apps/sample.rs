@@ -49,6 +49,7 @@ impl<R: Rng> Sampler<'_, R> {
         self.left = self.left.saturating_sub(n);
     }
 
+    /// A value for `schema`, `depth` schema levels down, paid for.
     fn at(&mut self, schema: &Value, depth: usize) -> Value {
         let value = self.draw(schema, depth);
         if !matches!(value, Value::Array(_) | Value::Object(_) | Value::String(_)) {
@@ -58,6 +59,7 @@ impl<R: Rng> Sampler<'_, R> {
         value
     }
 
+    /// A value for `schema` by its `const`, `enum`, first `oneOf` / `anyOf` branch or `type`.
     fn draw(&mut self, schema: &Value, depth: usize) -> Value {
         if depth > MAX_DEPTH {
             return Value::Null;
