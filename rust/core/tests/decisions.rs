@@ -248,6 +248,56 @@ async fn an_answer_still_invalid_after_the_repairs_fails_cleanly() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_flood_of_calls_is_refused_whole_and_reported_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    // 500 moves (over the limit of 64 per answer), then 200 unknown tools with huge names,
+    // then the same again: nothing of it may run, and the error stays short.
+    let flood = |n: usize| {
+        (0..n)
+            .map(|i| call(&format!("c{i}"), "move", json!({"x": 1, "y": 1})))
+            .collect::<Vec<_>>()
+    };
+    let unknown: Vec<ToolCall> = (0..60)
+        .map(|i| call(&format!("u{i}"), &"z".repeat(100_000), json!({})))
+        .collect();
+    recorder.answers.lock().extend([
+        reply("", flood(500)),
+        reply("", unknown.clone()),
+        reply("", unknown),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = spawn(&rt, agent(None));
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(moves(&events), [], "nothing ran");
+    let errs = errors(&events);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, "brain_invalid_reply");
+    assert!(errs[0].1.len() < 4_000, "{} bytes", errs[0].1.len());
+    assert!(errs[0].1.ends_with("… and 50 more"), "{}", errs[0].1);
+    // The first repair was asked for the whole answer, with a copy of at most 64 calls.
+    let seen = recorder.seen.lock();
+    let first = &seen[1].steps[0];
+    assert_eq!(
+        first.problem.as_deref(),
+        Some("the answer has 500 tool calls; the limit is 64: call fewer tools at once")
+    );
+    assert_eq!(first.reply.tool_calls.len(), 64);
+    // The second: each refusal names the tool cut to 64 characters.
+    let second = &seen[2].steps[1];
+    assert_eq!(second.failed_calls.len(), 60);
+    assert!(
+        second
+            .failed_calls
+            .iter()
+            .all(|f| f.tool.chars().count() == 64)
+    );
+    drop(seen);
+    assert_eq!(rt.state(&id).unwrap().state.to_string(), "idle");
+}
+
+#[tokio::test(start_paused = true)]
 async fn read_only_results_go_back_to_the_brain() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::default();
