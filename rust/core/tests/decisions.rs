@@ -251,7 +251,7 @@ async fn an_answer_still_invalid_after_the_repairs_fails_cleanly() {
 async fn a_flood_of_calls_is_refused_whole_and_reported_briefly() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::default();
-    // 500 moves (over the limit of 64 per answer), then 200 unknown tools with huge names,
+    // 500 moves (over the limit of 64 per answer), then 60 unknown tools with huge names,
     // then the same again: nothing of it may run, and the error stays short.
     let flood = |n: usize| {
         (0..n)
