@@ -426,7 +426,8 @@ fn a_connections_campaign_requests_are_answered_in_order() {
 
 /// A GM turn whose model never answers holds up neither the connection's other requests (a
 /// `ping`, `list_agents`) nor another connection's campaign requests; the campaign requests
-/// behind it on its own connection wait for it.
+/// behind it on its own connection wait for it, up to the queue's limit (one more is
+/// `rate_limited`).
 #[test]
 fn a_long_gm_turn_holds_up_no_other_request() {
     let dir = tempfile::tempdir().unwrap();
@@ -493,6 +494,19 @@ fn a_long_gm_turn_holds_up_no_other_request() {
             "{:?}",
             ws.backlog
         );
+        // The queue fills up behind the turn: one more than its limit waiting is refused.
+        let limit = crate::limits::MAX_QUEUED_CAMPAIGN_REQUESTS as i64;
+        for id in 100..100 + limit - 1 {
+            ws.send(json!({"type": "campaign_state", "request_id": id, "campaign_id": "camp_slow"}))
+                .await;
+        }
+        let refused = ask(&mut ws, 999, json!({"type": "campaign_state", "campaign_id": "camp_slow"})).await;
+        assert_eq!(refused["code"], "rate_limited", "{refused}");
+        assert_eq!(
+            refused["message"],
+            format!("too many campaign requests waiting on this connection: at most {limit}; wait for their replies")
+        );
+        assert_eq!(ask(&mut ws, 1000, json!({"type": "ping"})).await["type"], "pong");
     });
     server.shutdown(std::time::Duration::from_secs(2));
     runtime.shutdown(std::time::Duration::from_secs(2));
