@@ -346,7 +346,8 @@ async fn read_loop(
                         };
                         reply(seq, request_id, message).await
                     }
-                    // Answered later, outside the order (`app_human_action`).
+                    // Answered later, outside the order (`app_human_action`; a campaign
+                    // request, in order with the connection's other campaign requests).
                     None => true,
                 }
             }
@@ -473,7 +474,8 @@ async fn forward_app(
 }
 
 /// The reply to one parsed request; `None` when it is sent later by itself
-/// (`app_human_action`, answered once the app handled the action).
+/// (`app_human_action`, answered once the app handled the action; a campaign request, answered
+/// by the connection's [`CampaignQueue`](super::campaign_queue::CampaignQueue)).
 async fn answer(
     shared: &Arc<Shared>,
     request: ClientRequest,
