@@ -391,32 +391,27 @@ async fn nothing_a_command_starts_outlives_it() {
     rt.shutdown(Duration::from_secs(2));
 }
 
-/// The runtime that [`a_killed_runtime_leaves_nothing_behind`] runs in a process of its own and
-/// kills: an agent whose command hangs with its four children (a no-op when run on its own).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a helper process of a_killed_runtime_leaves_nothing_behind"]
-async fn helper_runtime_with_a_hanging_command() {
-    let Some(work) = std::env::var_os("AGENTS_CLI_HELPER_DIR") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir);
-    let id = rt.spawn(agent(spawner(Path::new(&work), "hang"))).unwrap();
-    rt.send_message(&id, "Hello?").unwrap();
-    tokio::time::sleep(Duration::from_secs(120)).await;
-}
+/// Set in the process [`a_killed_runtime_leaves_nothing_behind`] starts to be the runtime.
+const RUNTIME_DIR: &str = "AGENTS_CLI_TEST_RUNTIME_DIR";
 
+/// The runtime's process is SIGKILLed while its command hangs with its four children: they are
+/// killed too. The runtime runs in a process of its own: this test, run again by its binary
+/// with [`RUNTIME_DIR`] set.
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_runtime_leaves_nothing_behind() {
+    if let Some(work) = std::env::var_os(RUNTIME_DIR) {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = runtime(&dir);
+        let id = rt.spawn(agent(spawner(Path::new(&work), "hang"))).unwrap();
+        rt.send_message(&id, "Hello?").unwrap();
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        return;
+    }
     let work = tempfile::tempdir().unwrap();
     let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "helper_runtime_with_a_hanging_command",
-            "--ignored",
-        ])
-        .env("AGENTS_CLI_HELPER_DIR", work.path())
+        .args(["--exact", "a_killed_runtime_leaves_nothing_behind"])
+        .env(RUNTIME_DIR, work.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
