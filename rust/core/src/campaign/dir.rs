@@ -39,6 +39,9 @@ use crate::limits::{MAX_CAMPAIGN_FILE_BYTES, MAX_CAMPAIGN_PATH_CHARS};
 /// The keys of which a campaign file holds at least one (besides its `id`).
 const CAMPAIGN_KEYS: [&str; 4] = ["selected", "map", "actors", "positions"];
 
+/// How much of a refused name an error echoes back.
+const SHOWN_NAME_CHARS: usize = 64;
+
 /// The campaign directory the untrusted surfaces name files in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CampaignDir {
@@ -61,7 +64,12 @@ impl CampaignDir {
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !plain {
-            return Err(CampaignError::PathNotRelative(name.to_string()));
+            // Echoed back cut, whatever its length.
+            let mut shown: String = name.chars().take(SHOWN_NAME_CHARS).collect();
+            if shown.len() < name.len() {
+                shown.push('…');
+            }
+            return Err(CampaignError::PathNotRelative(shown));
         }
         let root = self.dir.canonicalize().map_err(|e| CampaignError::Io {
             path: "the campaign directory".into(),
@@ -291,6 +299,13 @@ mod tests {
                 matches!(dir.resolve(name), Err(CampaignError::PathNotRelative(_))),
                 "{name}"
             );
+        }
+        // A long name is echoed back cut.
+        match dir.resolve(&long) {
+            Err(CampaignError::PathNotRelative(shown)) => {
+                assert_eq!(shown, format!("{}…", &long[..SHOWN_NAME_CHARS]))
+            }
+            other => panic!("{other:?}"),
         }
     }
 
