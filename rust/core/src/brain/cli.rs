@@ -44,12 +44,12 @@
 //! # Processes
 //!
 //! The command inherits the process's environment and working directory (a relative program
-//! path is resolved against it). Nothing it starts outlives it ([`containment`]): on Linux,
-//! every descendant — ones that called `setsid` or were orphaned included — is killed when the
-//! command exits, when it times out, and when the decision is cancelled (a message interrupts
-//! it, the agent is terminated, the runtime shuts down); on other Unix systems its process
-//! group is killed on timeout and cancellation. Every run takes one of the runtime's
-//! `max_concurrent_model_calls` permits while it runs. The answer is not streamed: no
+//! path is resolved against it). Nothing it starts outlives it (`cli/containment.rs` says how):
+//! on Linux, every descendant — ones that called `setsid` or were orphaned included — is
+//! killed when the command exits, when it times out, and when the decision is cancelled (a
+//! message interrupts it, the agent is terminated, the runtime shuts down); on other Unix
+//! systems its process group is killed on timeout and cancellation. Every run takes one of the
+//! runtime's `max_concurrent_model_calls` permits while it runs. The answer is not streamed: no
 //! `agent_speech_delta` comes from a command.
 
 mod containment;
