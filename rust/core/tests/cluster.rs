@@ -530,6 +530,71 @@ async fn tasks_apps_and_campaigns_reach_the_agents_of_other_processes() {
     b.shutdown(Duration::from_secs(5));
 }
 
+/// `list_agents` answers for the world: a client of either process sees every agent of both,
+/// in id order, and pages through them each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn list_agents_lists_the_agents_of_every_process() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, b) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cb) = (
+        join(&a, &nats.url, "listed").await,
+        join(&b, &nats.url, "listed").await,
+    );
+    let (sa, sb) = (serve(&a, &ca), serve(&b, &cb));
+    let (mut on_a, mut on_b) = (Ws::connect(&sa).await, Ws::connect(&sb).await);
+    let mut ids = Vec::new();
+    for (i, rt) in [&a, &b, &b, &a, &b].into_iter().enumerate() {
+        ids.push(rt.spawn(agent(&format!("V{i}"), i as f64)).unwrap());
+    }
+    for id in &ids {
+        on_a.wait_until_it_knows(id).await;
+        on_b.wait_until_it_knows(id).await;
+    }
+    // Each process takes ids from its own block: the world's order is the ids' order.
+    ids.sort_by(|x, y| agents_core::runtime::id_order(x, y));
+    for client in [&mut on_a, &mut on_b] {
+        let all = client.request(json!({"type": "list_agents"}), 500).await;
+        let listed: Vec<&str> = all["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["agent_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, ids, "{all}");
+        assert_eq!(all["next_cursor"], json!(null));
+        // Two at a time: every agent once, in order.
+        let (mut paged, mut cursor) = (Vec::new(), json!(null));
+        for page in 0..10 {
+            let mut request = json!({"type": "list_agents", "limit": 2});
+            if !cursor.is_null() {
+                request["cursor"] = cursor.clone();
+            }
+            let reply = client.request(request, 510 + page).await;
+            assert_eq!(reply["type"], "list_agents_response", "{reply}");
+            for agent in reply["agents"].as_array().unwrap() {
+                paged.push(agent["agent_id"].as_str().unwrap().to_string());
+            }
+            cursor = reply["next_cursor"].clone();
+            if cursor.is_null() {
+                break;
+            }
+        }
+        assert_eq!(paged, ids);
+    }
+    let made_up = on_a
+        .request(json!({"type": "list_agents", "cursor": "c-5"}), 530)
+        .await;
+    assert_eq!(made_up["code"], "invalid_request", "{made_up}");
+    drop((on_a, on_b));
+    sa.shutdown_async(Duration::from_secs(5)).await;
+    sb.shutdown_async(Duration::from_secs(5)).await;
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(2));
+    b.shutdown(Duration::from_secs(2));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_process_that_leaves_hands_its_agents_to_the_others() {
     let nats = nats::Server::start();

@@ -40,6 +40,10 @@ use crate::tools::ToolRegistry;
 /// How long a routed request waits for the process running the agent.
 pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a list request waits for the other processes' lists; one that has not answered
+/// by then is left out of the page.
+pub const GATHER_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Header: the id of a routed request, the same in the logs of both processes (the
 /// `routed_request` span's `trace_id`).
 pub const TRACE_HEADER: &str = "Agents-Trace";
@@ -121,6 +125,15 @@ impl Directory {
 
     fn owner(&self, agent_id: &str) -> Option<Arc<str>> {
         self.owners.read().get(agent_id).map(|o| o.now.clone())
+    }
+
+    /// The processes known to run agents, each once.
+    fn processes(&self) -> Vec<Arc<str>> {
+        let mut processes: Vec<Arc<str>> =
+            self.owners.read().values().map(|o| o.now.clone()).collect();
+        processes.sort_unstable();
+        processes.dedup();
+        processes
     }
 }
 
@@ -432,6 +445,46 @@ impl Remote for Router {
             }
             .instrument(span),
         )
+    }
+
+    fn gather(
+        &self,
+        request: ClientRequest,
+    ) -> Pin<Box<dyn Future<Output = Vec<ServerMessage>> + Send + 'static>> {
+        let payload = serde_json::to_vec(&request).unwrap_or_default();
+        let asks: Vec<_> = self
+            .directory
+            .processes()
+            .into_iter()
+            .filter(|p| **p != *self.process)
+            .map(|process| {
+                let (client, subject) = (self.client.clone(), self.subjects.rpc(&process));
+                let (trace_id, headers) = self.trace();
+                let payload = payload.clone();
+                let kind = request.type_name();
+                async move {
+                    let reply =
+                        ask::<ServerMessage>(&client, subject, headers, payload, GATHER_TIMEOUT)
+                            .await;
+                    reply
+                        .inspect_err(|why| {
+                            tracing::warn!(
+                                %trace_id,
+                                %process,
+                                "{kind}: the process's part of the world is left out: {why}"
+                            );
+                        })
+                        .ok()
+                }
+            })
+            .collect();
+        Box::pin(async move {
+            futures_util::future::join_all(asks)
+                .await
+                .into_iter()
+                .flatten()
+                .collect()
+        })
     }
 
     fn bring_here(

@@ -271,6 +271,13 @@ pub trait Remote: Send + Sync {
         request: ClientRequest,
         request_id: Option<RequestId>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send + 'static>>;
+    /// Has every other process that runs agents answer `request` (a list request, each
+    /// answering for its own agents) and returns their replies; a process that does not answer
+    /// in time is left out (and logged).
+    fn gather(
+        &self,
+        request: ClientRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<ServerMessage>> + Send + 'static>>;
     /// Has `owner` hand its agent `agent_id` over, and resumes it here; resolves once it runs
     /// here.
     fn bring_here(

@@ -6,6 +6,10 @@
 //! - A request binding an agent to something of this process ([`ClientRequest::placed_agent`]:
 //!   an app, a loaded campaign) brings the agent here first (`cluster/handover.rs`), then runs
 //!   here.
+//! - `list_agents` answers for the whole world: every process lists its own agents after the
+//!   cursor, and the lists are merged here into one page in id order (a process that does not
+//!   answer in time is left out). A process's list that was cut (more agents follow it) bounds
+//!   the page, so paging goes through every agent of the world once.
 //! - Everything else runs here; so does a request about an agent no process is known to run
 //!   (it gets this process's answer: `unknown_agent`, `unknown_task`…).
 
@@ -13,8 +17,9 @@ use std::sync::Arc;
 
 use super::Remote;
 use crate::protocol::dispatch;
-use crate::protocol::{ClientRequest, RequestId, ServerMessage};
-use crate::runtime::Runtime;
+use crate::protocol::pages::List;
+use crate::protocol::{AgentInfo, ClientRequest, RequestId, ServerMessage};
+use crate::runtime::{Runtime, id_order};
 
 /// Where a request goes.
 pub(crate) enum Routed {
@@ -41,6 +46,23 @@ pub(crate) async fn route(
             Err(e) => Routed::Answered(dispatch::error(e.code, e.message, request_id.clone())),
         };
     }
+    if let ClientRequest::ListAgents { limit, cursor } = &request {
+        return match List::RunningAgents.key_of(cursor.as_deref()) {
+            // A bad cursor: this process's answer says so.
+            Err(_) => Routed::Here(request),
+            Ok(after) => {
+                let limit = limit.unwrap_or(dispatch::DEFAULT_LIST_LIMIT) as usize;
+                let others = remote.gather(request.clone()).await;
+                Routed::Answered(world_agents(
+                    runtime,
+                    others,
+                    after.as_deref(),
+                    limit,
+                    request_id.clone(),
+                ))
+            }
+        };
+    }
     let agent = match &request {
         ClientRequest::CompleteTask { task_id } => {
             let (runtime, task_id) = (runtime.clone(), *task_id);
@@ -63,4 +85,59 @@ pub(crate) async fn route(
         ),
         None => Routed::Here(request),
     }
+}
+
+/// One `list_agents` page of the world: this process's agents after `after` and the other
+/// processes' pages (`others`, their replies to the same request), merged in id order. A list
+/// that was cut — this process's beyond `limit`, another's with a `next_cursor` — ends where
+/// the page may end: agents past the first such end could be preceded by ones not listed yet.
+fn world_agents(
+    runtime: &Runtime,
+    others: Vec<ServerMessage>,
+    after: Option<&str>,
+    limit: usize,
+    request_id: Option<RequestId>,
+) -> ServerMessage {
+    let mut here: Vec<AgentInfo> = runtime
+        .list()
+        .into_iter()
+        .map(dispatch::agent_info)
+        .filter(|a| after.is_none_or(|after| id_order(&a.agent_id, after).is_gt()))
+        .take(limit.saturating_add(1))
+        .collect();
+    let mut bound: Option<String> = None;
+    let mut narrow = |last: Option<&AgentInfo>| {
+        if let Some(last) = last
+            && bound
+                .as_deref()
+                .is_none_or(|b| id_order(&last.agent_id, b).is_lt())
+        {
+            bound = Some(last.agent_id.clone());
+        }
+    };
+    if here.len() > limit {
+        here.truncate(limit);
+        narrow(here.last());
+    }
+    let mut agents = here;
+    for reply in others {
+        if let ServerMessage::ListAgentsResponse {
+            agents: theirs,
+            next_cursor,
+            ..
+        } = reply
+        {
+            if next_cursor.is_some() {
+                narrow(theirs.last());
+            }
+            agents.extend(theirs);
+        }
+    }
+    agents.sort_by(|a, b| id_order(&a.agent_id, &b.agent_id));
+    // An agent moving between processes may be listed by both.
+    agents.dedup_by(|a, b| a.agent_id == b.agent_id);
+    if let Some(bound) = &bound {
+        agents.retain(|a| id_order(&a.agent_id, bound).is_le());
+    }
+    dispatch::agents_page(agents, after, limit, bound.is_some(), request_id)
 }

@@ -240,33 +240,15 @@ pub fn handle(
                     Ok(after) => after,
                     Err(message) => return invalid(message, id),
                 };
+                let agents = runtime.list().into_iter().map(agent_info);
                 let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-                let mut agents: Vec<AgentInfo> = runtime
-                    .list()
-                    .into_iter()
-                    .filter(|a| {
-                        after.as_deref().is_none_or(|after| {
-                            crate::runtime::id_order(&a.agent_id, after).is_gt()
-                        })
-                    })
-                    .take(limit.saturating_add(1))
-                    .map(agent_info)
-                    .collect();
-                let more = agents.len() > limit;
-                agents.truncate(limit);
-                let cut = pages::fit_from_start(&mut agents);
-                let next_cursor = (more || cut)
-                    .then(|| {
-                        agents
-                            .last()
-                            .map(|a| List::RunningAgents.cursor(&a.agent_id))
-                    })
-                    .flatten();
-                Ok(ServerMessage::ListAgentsResponse {
-                    request_id: id.clone(),
+                Ok(agents_page(
                     agents,
-                    next_cursor,
-                })
+                    after.as_deref(),
+                    limit,
+                    false,
+                    id.clone(),
+                ))
             }
             ClientRequest::SendMessage {
                 agent_id,
@@ -488,15 +470,14 @@ pub async fn campaign(
                     );
                 }
             };
-            runtime
-                .load_campaign_async(source)
-                .await
-                .map(|loaded| ServerMessage::CampaignLoadResponse {
+            runtime.load_campaign_async(source).await.map(|loaded| {
+                ServerMessage::CampaignLoadResponse {
                     request_id: id.clone(),
                     campaign_id: loaded.campaign_id,
                     warnings: loaded.warnings,
                     campaign: loaded.campaign,
-                })
+                }
+            })
         }
         ClientRequest::CampaignToolCalls {
             campaign_id,
@@ -595,6 +576,38 @@ fn tool_code(e: &ToolError) -> ErrorCode {
         ToolError::Internal { .. }
         | ToolError::Asynchronous { .. }
         | ToolError::Cancelled { .. } => ErrorCode::InternalError,
+    }
+}
+
+/// One page of `list_agents` from running agents sorted by id: those after `after`, at most
+/// `limit`, within the page's byte budget. `more`: agents that are not in `agents` follow the
+/// last of them (a part of the world whose list was cut), so a `next_cursor` is given.
+pub fn agents_page(
+    agents: impl IntoIterator<Item = AgentInfo>,
+    after: Option<&str>,
+    limit: usize,
+    more: bool,
+    request_id: Option<RequestId>,
+) -> ServerMessage {
+    let mut agents: Vec<AgentInfo> = agents
+        .into_iter()
+        .filter(|a| after.is_none_or(|after| crate::runtime::id_order(&a.agent_id, after).is_gt()))
+        .take(limit.saturating_add(1))
+        .collect();
+    let more = more || agents.len() > limit;
+    agents.truncate(limit);
+    let cut = pages::fit_from_start(&mut agents);
+    let next_cursor = (more || cut)
+        .then(|| {
+            agents
+                .last()
+                .map(|a| List::RunningAgents.cursor(&a.agent_id))
+        })
+        .flatten();
+    ServerMessage::ListAgentsResponse {
+        request_id,
+        agents,
+        next_cursor,
     }
 }
 

@@ -63,6 +63,11 @@ impl List {
         }
     }
 
+    /// The key of an optional cursor (`None`: the first page).
+    pub fn key_of(self, cursor: Option<&str>) -> Result<Option<String>, String> {
+        cursor.map(|c| self.key(c)).transpose()
+    }
+
     /// The numeric key of a cursor this list could have given out: rows are numbered from 1, so
     /// a key is a positive number written as the list writes it (`c0`, `c-5`, `c007`, `c+1`
     /// are refused).

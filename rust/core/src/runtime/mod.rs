@@ -1276,7 +1276,7 @@ fn check_text(field: &str, text: &str, max: usize) -> Result<(), RuntimeError> {
 }
 
 /// Orders `agent_NNN` ids by number (then anything else by text).
-pub(crate) fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
+pub fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
     fn num(id: &str) -> Option<u64> {
         id.strip_prefix("agent_")?.parse().ok()
     }
