@@ -510,8 +510,15 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
         err.to_string(),
         "unknown brain 'slow' (available: anthropic, cli, fast, openai, recorder, scripted)"
     );
-    let err = config(json!({"provider": "recorder", "api_key": "sk-123"})).unwrap_err();
-    assert!(err.contains("unknown field `api_key`"), "{err}");
+    let err = config(json!({"provider": "recorder", "api_kee": "sk-123"})).unwrap_err();
+    assert!(err.contains("unknown field `api_kee`"), "{err}");
+    let err = rt
+        .spawn(
+            config(json!({"provider": "recorder", "api_key": "sk-123", "api_key_env": "K"}))
+                .unwrap(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("give one of the two"), "{err}");
     let next = rt.spawn(config(json!("scripted")).unwrap()).unwrap();
     assert_eq!(next, "agent_003", "the refused spawns used no id");
 }

@@ -240,7 +240,11 @@ async fn an_anthropic_agent_and_the_provider_errors() {
         unreachable!()
     };
     assert_eq!(code.as_str(), "brain_auth_failed");
-    assert!(message.contains("invalid x-api-key"), "{message}");
+    assert!(message.contains("authentication failed (401)"), "{message}");
+    assert!(
+        !message.contains("invalid x-api-key"),
+        "the provider's words stay in the log"
+    );
     assert_eq!(fake.requests().len(), 3, "no retry of a 401");
     let trace = rt.agent_trace(&id, 10).unwrap();
     assert_eq!(

@@ -116,7 +116,7 @@ fn the_key_never_leaves_memory() {
         // And nowhere else.
         let events = format!("{seen:?}");
         assert!(
-            events.contains("Incorrect API key provided"),
+            events.contains("authentication failed (401)"),
             "the 401 was reported"
         );
         assert!(!events.contains(KEY), "an event carries the key");

@@ -244,8 +244,19 @@ impl Origin {
                 parsed.host_str().unwrap_or_default()
             ));
         }
-        if parsed.host_str().is_none_or(str::is_empty) {
+        let host = parsed.host_str().unwrap_or_default();
+        if host.is_empty() {
             return Err(format!("'{url}' names no host"));
+        }
+        // A name, an IPv4 address or a bracketed IPv6 one: nothing a list could not hold
+        // (URL parsing lets a percent-encoded `,` through into a host).
+        if !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b))
+        {
+            return Err(format!(
+                "'{url}' names the host '{host}', which is not a host name or an IP address"
+            ));
         }
         Ok(Origin(parsed.origin().ascii_serialization()))
     }
@@ -502,6 +513,7 @@ mod tests {
             ("https://a.test/?q=1", "is not an origin"),
             ("ftp://a.test", "not an http:// or https:// URL"),
             ("a.test", "is not a URL"),
+            ("https:/%2c", "not a host name or an IP address"),
         ] {
             let e = parse_origins(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
