@@ -499,10 +499,10 @@ async fn answer(
         None => request,
     };
     if let ClientRequest::AgentSpawnRequest { agent_config } = &request
-        && let Err(refusal) = shared
-            .config
-            .client_brains
-            .check(agent_config.brain.as_ref(), &shared.runtime.options().brain_profiles)
+        && let Err(refusal) = shared.config.client_brains.check(
+            agent_config.brain.as_ref(),
+            &shared.runtime.options().brain_profiles,
+        )
     {
         return Some(dispatch::error(
             ErrorCode::BrainNotAllowed,
