@@ -621,3 +621,56 @@ async fn a_spent_budget_is_reported_once_not_at_every_try() {
     assert_eq!(errors[0].0, "budget_exhausted");
     rt.shutdown(Duration::from_secs(1));
 }
+
+/// A brain with a bug: it panics while deciding.
+struct Panicking;
+
+impl Brain for Panicking {
+    fn name(&self) -> &str {
+        "panicking"
+    }
+
+    fn decide<'a>(&'a mut self, _context: &'a BrainContext) -> DecideFuture<'a> {
+        Box::pin(async move { panic!("index out of bounds in the brain's secret table") })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_brain_fails_the_decision_and_the_agent_lives_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            idle_think_seconds: 1000.0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    rt.register_brain("panicking", |_: &BrainSettings| {
+        Ok(Box::new(Panicking) as Box<dyn Brain>)
+    })
+    .unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(AgentConfig {
+            brain: Some("panicking".into()),
+            ..agent(None)
+        })
+        .unwrap();
+    for line in ["Hello?", "Still there?"] {
+        rt.send_message(&id, line).unwrap();
+        let events = collect(&mut sub, Duration::from_secs(5)).await;
+        let errors = errors(&events);
+        assert_eq!(errors.len(), 1, "{events:?}");
+        assert_eq!(errors[0].0, "brain_error");
+        assert!(errors[0].1.contains("the brain panicked"), "{errors:?}");
+        assert!(!errors[0].1.contains("secret table"), "{errors:?}");
+        assert_eq!(
+            rt.state(&id).map(|s| s.state.to_string()).as_deref(),
+            Some("idle"),
+            "the agent is back to idle, not stuck thinking"
+        );
+    }
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -303,6 +303,21 @@ impl BrainSpec {
     }
 }
 
+/// A stored agent config as a client may read it (`list_stored_agents`): the values of its
+/// brain object's `headers` are written as `"***"`. The game's own brain objects may carry
+/// credentials there (the docs say not to, but a client never reads them back either way); an
+/// inline `api_key` is never stored in the first place.
+pub fn redact_stored_config(config: &mut serde_json::Value) {
+    if let Some(headers) = config
+        .pointer_mut("/brain/headers")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        for value in headers.values_mut() {
+            *value = super::keys::WITHHELD_KEY.into();
+        }
+    }
+}
+
 /// A file of named brains (`agents-server serve --brains FILE`, `brain-check --brains FILE`):
 ///
 /// ```json
@@ -473,6 +488,20 @@ mod tests {
                 .contains("not a valid header name")
         );
         assert!(BrainSpec::provider(" ").validate().is_err());
+    }
+
+    #[test]
+    fn stored_header_values_are_withheld_from_clients() {
+        let mut config = json!({"name": "Mira", "brain": {"provider": "openai", "model": "m",
+            "headers": {"X-Title": "town", "X-Gateway-Token": "gw-secret"}}});
+        redact_stored_config(&mut config);
+        assert_eq!(
+            config["brain"]["headers"],
+            json!({"X-Title": "***", "X-Gateway-Token": "***"})
+        );
+        let mut named = json!({"name": "Bo", "brain": "scripted"});
+        redact_stored_config(&mut named);
+        assert_eq!(named["brain"], "scripted");
     }
 
     #[test]

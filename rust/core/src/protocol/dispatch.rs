@@ -405,6 +405,9 @@ pub fn handle(
                 };
                 let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
                 runtime.stored_agents_page(after, limit).map(|mut page| {
+                    for row in &mut page.rows {
+                        crate::brain::spec::redact_stored_config(&mut row.config);
+                    }
                     if pages::fit_from_start(&mut page.rows) {
                         page.next = page
                             .rows

@@ -14,10 +14,12 @@
 //! An idle agent waits on three things only — its bus subscription, its idle deadline and its
 //! cancellation — so it costs nothing while it waits.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -594,7 +596,24 @@ impl Agent {
                     }
                 }
             }
-            let reply = brain.decide(&context).await;
+            // A brain is code of its own (a registered one may be the game's): its panic is this
+            // decision's failure, never the end of the agent's task.
+            let reply = match AssertUnwindSafe(brain.decide(&context))
+                .catch_unwind()
+                .await
+            {
+                Ok(reply) => reply,
+                Err(panic) => {
+                    tracing::error!(
+                        agent = %context.agent_id,
+                        "the brain panicked: {}",
+                        crate::tools::panic_message(&*panic)
+                    );
+                    Err(BrainError::Backend(
+                        "the brain panicked (the server's log has its message)".into(),
+                    ))
+                }
+            };
             (reply, context)
         };
         tokio::pin!(decide);

@@ -6,5 +6,5 @@ pub mod world;
 
 pub use registry::{
     Refusal, RegistryError, TIME_BUDGET_ARG, Tool, ToolContext, ToolError, ToolFuture, ToolGuard,
-    ToolOutput, ToolRegistry, ToolSpec,
+    ToolOutput, ToolRegistry, ToolSpec, panic_message,
 };

@@ -687,7 +687,8 @@ fn contain(tool: &str, run: impl FnOnce() -> ToolOutput) -> Result<ToolOutput, T
     })
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+/// The text of a caught panic (its `&str` or `String` payload), else `panic`.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())
