@@ -96,6 +96,20 @@ async fn spawn_with(client: &mut Client, brain: Value) -> Value {
         .await
 }
 
+/// Spawns an agent with `brain` (which must be accepted) and says "Hi" to it; its id.
+async fn spawn_and_greet(client: &mut Client, brain: Value) -> String {
+    let reply = spawn_with(client, brain).await;
+    let id = ok(&reply, "agent_spawn_response")["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let said = client
+        .request(json!({"type": "send_message", "agent_id": id, "content": "Hi"}))
+        .await;
+    ok(&said, "send_message_response");
+    id
+}
+
 fn refused(reply: &Value, says: &str) {
     assert_eq!(reply["type"], "error", "{reply}");
     assert_eq!(reply["code"], "brain_not_allowed", "{reply}");
@@ -192,16 +206,7 @@ async fn allowed_client_brains_bring_their_own_key_and_nothing_else() {
     fake.push(Behaviour::text("Hello from the client's model."));
     let own = json!({"provider": "openai", "base_url": fake.openai_base(), "model": "fake-1",
                      "api_key": "sk-client-own-5d1e"});
-    let reply = spawn_with(&mut c, own).await;
-    let id = ok(&reply, "agent_spawn_response")["agent_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    ok(
-        &c.request(json!({"type": "send_message", "agent_id": id, "content": "Hi"}))
-            .await,
-        "send_message_response",
-    );
+    let id = spawn_and_greet(&mut c, own).await;
     c.event(|m| m["type"] == "agent_speech" && m["agent_id"] == id.as_str())
         .await;
     let requests = fake.requests();
@@ -215,16 +220,7 @@ async fn allowed_client_brains_bring_their_own_key_and_nothing_else() {
     // client learns the status and the provider, the log has the body.
     let probe = json!({"provider": "openai", "base_url": attacker.base_url(), "model": "m",
                        "api_key": "sk-client-probe", "max_retries": 0});
-    let reply = spawn_with(&mut c, probe).await;
-    let probe_id = ok(&reply, "agent_spawn_response")["agent_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    ok(
-        &c.request(json!({"type": "send_message", "agent_id": probe_id, "content": "Hi"}))
-            .await,
-        "send_message_response",
-    );
+    let probe_id = spawn_and_greet(&mut c, probe).await;
     let error = c
         .event(|m| m["type"] == "agent_error" && m["agent_id"] == probe_id.as_str())
         .await;
