@@ -86,6 +86,25 @@ pub const MAX_SAMPLED_ARGUMENTS_BYTES: usize = MAX_TOOL_ARGUMENTS_BYTES / 2;
 pub const MAX_CAMPAIGN_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// A campaign file's name as a client gives it (a path relative to the campaign directory).
 pub const MAX_CAMPAIGN_PATH_CHARS: usize = 1_024;
+/// Campaigns one server holds loaded at once (`campaign_load`, by path or inline): loading
+/// another is refused with `limit_reached` until one is unloaded (`campaign_unload`). Loading
+/// again under a loaded id replaces that campaign and takes no more room.
+pub const MAX_LOADED_CAMPAIGNS: usize = 32;
+/// A campaign's id: a campaign with a longer one is refused at load.
+pub const MAX_CAMPAIGN_ID_CHARS: usize = 64;
+/// Areas in a campaign's map: a campaign with more is refused at load.
+pub const MAX_CAMPAIGN_AREAS: usize = 2_000;
+/// Actors in a campaign: a campaign with more is refused at load.
+pub const MAX_CAMPAIGN_ACTORS: usize = 1_000;
+/// One area or one actor of a campaign (its `meta` included), as compact JSON: a campaign with
+/// a larger one is refused at load, so a page of a campaign reply always has room for one.
+pub const MAX_CAMPAIGN_ENTRY_BYTES: usize = 8 * 1024;
+/// A campaign without its areas and actors (its settings, allowlist, goal, …), as compact
+/// JSON: a campaign with more is refused at load.
+pub const MAX_CAMPAIGN_HEAD_BYTES: usize = 16 * 1024;
+/// Rows of each kind (actions, events, chat lines) an app's log keeps in the database: writing
+/// one more removes the oldest of its kind.
+pub const MAX_APP_LOG_ROWS: usize = 1_000;
 /// Campaign requests waiting on one WebSocket connection (they run one at a time, in order);
 /// one more is refused with `rate_limited`.
 pub const MAX_QUEUED_CAMPAIGN_REQUESTS: usize = 64;

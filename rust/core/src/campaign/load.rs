@@ -178,6 +178,7 @@ impl Campaign {
             created_at,
         };
         r.problems.extend(campaign.problems());
+        r.problems.extend(super::bounds::problems(&campaign));
         if !r.problems.is_empty() {
             return Err(CampaignError::Invalid(r.problems));
         }
@@ -217,10 +218,21 @@ struct MapView<'a> {
     connections: Vec<ConnectionView<'a>>,
 }
 
+/// One connection, borrowed from the area it leaves.
 #[derive(Serialize)]
-struct ConnectionView<'a> {
+pub(super) struct ConnectionView<'a> {
     from_area_id: &'a str,
     to_area_id: &'a str,
+}
+
+impl<'a> ConnectionView<'a> {
+    /// The connection `from` → `to`.
+    pub(super) fn new(from: &'a str, to: &'a str) -> ConnectionView<'a> {
+        ConnectionView {
+            from_area_id: from,
+            to_area_id: to,
+        }
+    }
 }
 
 impl<'a> FileView<'a> {
@@ -232,10 +244,9 @@ impl<'a> FileView<'a> {
             .areas
             .values()
             .flat_map(|a| {
-                a.reachable_area_ids.iter().map(|to| ConnectionView {
-                    from_area_id: &a.id,
-                    to_area_id: to,
-                })
+                a.reachable_area_ids
+                    .iter()
+                    .map(|to| ConnectionView::new(&a.id, to))
             })
             .collect();
         FileView {

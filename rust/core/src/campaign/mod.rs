@@ -14,6 +14,9 @@
 //! - [`gm`] runs the GM tools (`move`, `move_options`, `hp_delta`, `map_generate`) on a
 //!   campaign: a batch for a turn actor, each call through the allowlist, the actor's state and
 //!   its arguments, in that order ([`Campaign::run_calls`]).
+//! - [`page`] cuts a campaign into pages that fit a reply's byte budget; every campaign loaded
+//!   is within the size limits of `bounds` (areas, actors, bytes per entry), so a page always
+//!   holds at least one area or actor.
 //! - [`map`] holds the areas and their validity rules; [`pyrandom`] is CPython's string-seeded
 //!   Mersenne Twister, so `map_generate` builds the same dungeon from the same seed as the
 //!   reference.
@@ -21,6 +24,7 @@
 //! Nothing here knows Godot, the runtime or the network: the surfaces (the `Campaign` resource,
 //! `agents-server campaign`, the protocol) call into this module.
 
+mod bounds;
 pub mod dir;
 pub mod file;
 pub mod file_tools;
@@ -28,6 +32,7 @@ mod generate;
 pub mod gm;
 mod load;
 pub mod map;
+pub mod page;
 pub mod pyrandom;
 pub mod turn;
 

@@ -60,6 +60,8 @@ mod tests_apps;
 #[cfg(test)]
 mod tests_campaigns;
 #[cfg(test)]
+mod tests_campaign_caps;
+#[cfg(test)]
 mod tests_fanout;
 
 use std::net::SocketAddr;

@@ -129,7 +129,7 @@ fn campaigns_over_the_protocol() {
 
 /// A runtime with `campaigns` as its campaign directory, a server with the GM file tools
 /// confined to it, and a client runtime.
-fn serve_campaigns(
+pub(super) fn serve_campaigns(
     dir: &std::path::Path,
     campaigns: &std::path::Path,
 ) -> (Arc<Runtime>, ServerHandle, tokio::runtime::Runtime) {
@@ -157,7 +157,7 @@ fn serve_campaigns(
 }
 
 /// A client of `server` past its `welcome`.
-async fn connect(server: &ServerHandle) -> Client {
+pub(super) async fn connect(server: &ServerHandle) -> Client {
     let url = format!("ws://{}/ws", server.local_addr());
     let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
     let mut client = Client {
@@ -169,7 +169,7 @@ async fn connect(server: &ServerHandle) -> Client {
 }
 
 /// The reply to `request` (sent with `request_id`).
-async fn ask(
+pub(super) async fn ask(
     ws: &mut Client,
     request_id: i64,
     mut request: serde_json::Value,

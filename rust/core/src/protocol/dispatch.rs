@@ -59,7 +59,8 @@ pub fn handle(
             request @ (ClientRequest::CampaignLoad { .. }
             | ClientRequest::CampaignToolCalls { .. }
             | ClientRequest::CampaignTurn { .. }
-            | ClientRequest::CampaignState { .. }) => {
+            | ClientRequest::CampaignState { .. }
+            | ClientRequest::CampaignUnload { .. }) => {
                 return Handled::Campaign(Box::new(request));
             }
             ClientRequest::AppRegister {
@@ -452,12 +453,13 @@ pub fn handle(
 }
 
 /// Answers a campaign request (`campaign_load`, `campaign_tool_calls`, `campaign_turn`,
-/// `campaign_state`); any other request is an internal error.
+/// `campaign_state`, `campaign_unload`); any other request is an internal error.
 pub async fn campaign(
     request: ClientRequest,
     request_id: Option<RequestId>,
     runtime: &Runtime,
 ) -> ServerMessage {
+    use crate::campaign::page::Cursor;
     use crate::runtime::CampaignSource;
     let id = request_id;
     let reply = match request {
@@ -474,11 +476,17 @@ pub async fn campaign(
                 }
             };
             runtime.load_campaign_async(source).await.map(|loaded| {
+                let page = loaded.page;
                 ServerMessage::CampaignLoadResponse {
                     request_id: id.clone(),
                     campaign_id: loaded.campaign_id,
                     warnings: loaded.warnings,
-                    campaign: loaded.campaign,
+                    warnings_left_out: loaded.warnings_left_out,
+                    campaign: page.campaign,
+                    campaign_truncated: page.truncated,
+                    area_count: page.area_count,
+                    actor_count: page.actor_count,
+                    next_cursor: page.next_cursor,
                 }
             })
         }
@@ -514,14 +522,33 @@ pub async fn campaign(
                 campaign_id,
                 entry: Box::new(entry),
             }),
-        ClientRequest::CampaignState { campaign_id } => runtime
-            .campaign_state(&campaign_id)
-            .await
-            .map(|(campaign, turns)| ServerMessage::CampaignStateResponse {
+        ClientRequest::CampaignState {
+            campaign_id,
+            cursor,
+        } => {
+            let after = match cursor.as_deref().map(Cursor::parse).transpose() {
+                Ok(after) => after,
+                Err(e) => return error(ErrorCode::InvalidRequest, e, id),
+            };
+            runtime
+                .campaign_state(&campaign_id, after.as_ref())
+                .await
+                .map(|(page, turns)| ServerMessage::CampaignStateResponse {
+                    request_id: id.clone(),
+                    campaign_id,
+                    campaign: page.campaign,
+                    turns,
+                    campaign_truncated: page.truncated,
+                    area_count: page.area_count,
+                    actor_count: page.actor_count,
+                    next_cursor: page.next_cursor,
+                })
+        }
+        ClientRequest::CampaignUnload { campaign_id } => runtime
+            .unload_campaign(&campaign_id)
+            .map(|()| ServerMessage::CampaignUnloadResponse {
                 request_id: id.clone(),
                 campaign_id,
-                campaign,
-                turns,
             }),
         other => {
             return error(

@@ -48,6 +48,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "campaign_tool_calls",
     "campaign_turn",
     "campaign_state",
+    "campaign_unload",
 ];
 
 /// The messages the server pushes to the connection that registered an app (whatever its
@@ -439,8 +440,20 @@ pub enum ClientRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         actor_id: Option<String>,
     },
-    /// A loaded campaign as its file holds it → `campaign_state_response`.
+    /// A loaded campaign as its file holds it → `campaign_state_response`: whole when it fits
+    /// a reply, otherwise a page of its areas and actors (`cursor`: the `next_cursor` of the
+    /// page before).
     CampaignState {
+        /// The campaign.
+        campaign_id: String,
+        /// Where the page starts: the `next_cursor` of the previous page (none: the first).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<String>,
+    },
+    /// Unload a campaign → `campaign_unload_response`: requests naming it are then answered
+    /// `unknown_campaign`, and its room counts toward the cap of loaded campaigns again. Its
+    /// file and its turn log are kept.
+    CampaignUnload {
         /// The campaign.
         campaign_id: String,
     },
@@ -483,6 +496,7 @@ impl ClientRequest {
             ClientRequest::CampaignToolCalls { .. } => "campaign_tool_calls",
             ClientRequest::CampaignTurn { .. } => "campaign_turn",
             ClientRequest::CampaignState { .. } => "campaign_state",
+            ClientRequest::CampaignUnload { .. } => "campaign_unload",
         }
     }
     /// The running agent the request is about, for the requests only the process running it
@@ -535,7 +549,8 @@ impl ClientRequest {
             | ClientRequest::CallTool { .. }
             | ClientRequest::Subscribe { .. }
             | ClientRequest::GetAppSession { .. }
-            | ClientRequest::CampaignState { .. } => false,
+            | ClientRequest::CampaignState { .. }
+            | ClientRequest::CampaignUnload { .. } => false,
             // Campaign files are saved before the reply; a turn's log row is committed first.
             ClientRequest::CampaignLoad { .. }
             | ClientRequest::CampaignToolCalls { .. }
@@ -969,10 +984,22 @@ pub enum ServerMessage {
         request_id: Option<RequestId>,
         /// The campaign's id, to name it in later requests.
         campaign_id: String,
-        /// What was normalised while loading (`actor:pc_002:position_missing_area`).
+        /// What was normalised while loading (`actor:pc_002:position_missing_area`): the first
+        /// that fit 4 KiB of JSON.
         warnings: Vec<String>,
-        /// The campaign as its file holds it.
+        /// How many more warnings there were (not sent).
+        warnings_left_out: usize,
+        /// The campaign as its file holds it; when it does not fit the reply, its first page
+        /// (`campaign_truncated`; read the rest with `campaign_state` and `next_cursor`).
         campaign: Value,
+        /// True when `campaign` leaves areas or actors out.
+        campaign_truncated: bool,
+        /// How many areas the campaign has.
+        area_count: usize,
+        /// How many actors the campaign has.
+        actor_count: usize,
+        /// Pass as `campaign_state`'s `cursor` for the next page; `null` when there is none.
+        next_cursor: Option<String>,
     },
     /// Reply to `campaign_tool_calls`.
     CampaignToolCallsResponse {
@@ -1000,10 +1027,26 @@ pub enum ServerMessage {
         request_id: Option<RequestId>,
         /// The campaign.
         campaign_id: String,
-        /// The campaign as its file holds it.
+        /// The campaign as its file holds it; when it does not fit the reply (or a `cursor`
+        /// was given), a page of it (`campaign_truncated`).
         campaign: Value,
         /// How many turns its log holds.
         turns: u64,
+        /// True when `campaign` leaves areas or actors out.
+        campaign_truncated: bool,
+        /// How many areas the campaign has.
+        area_count: usize,
+        /// How many actors the campaign has.
+        actor_count: usize,
+        /// Pass as `cursor` for the next page; `null` when there is none.
+        next_cursor: Option<String>,
+    },
+    /// Reply to `campaign_unload`.
+    CampaignUnloadResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The campaign unloaded.
+        campaign_id: String,
     },
     /// Event: GM tool calls were applied to a loaded campaign (a batch, or a turn).
     CampaignChanged {

@@ -302,6 +302,7 @@ fn every_request_type_parses() {
         json!({"type": "campaign_turn", "campaign_id": "camp_0001", "gm_agent_id": "a",
                "user_input": "Where can I go?", "actor_id": "pc_001"}),
         json!({"type": "campaign_state", "campaign_id": "camp_0001"}),
+        json!({"type": "campaign_unload", "campaign_id": "camp_0001"}),
     ];
     assert_eq!(examples.len(), REQUEST_TYPES.len());
     for (example, kind) in examples.iter().zip(REQUEST_TYPES) {

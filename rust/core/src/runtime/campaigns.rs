@@ -1,8 +1,14 @@
 //! Campaigns in the runtime: brains for game masters, GM turns through an agent, the turn log
 //! in SQLite (`campaign_turns`), and the campaigns loaded over the protocol
 //! ([`CampaignHub`]): `campaign_load`, `campaign_tool_calls`, `campaign_turn`,
-//! `campaign_state`. Every applied batch or turn is published on the bus as
+//! `campaign_state`, `campaign_unload`. Every applied batch or turn is published on the bus as
 //! [`BusMessage::CampaignChanged`].
+//!
+//! At most [`MAX_LOADED_CAMPAIGNS`] campaigns are loaded at once: loading another is refused
+//! with `limit_reached` until one is unloaded; loading again under a loaded id replaces that
+//! campaign. A campaign goes out in replies whole when it fits [`CAMPAIGN_REPLY_BYTES`], and
+//! otherwise in pages ([`crate::campaign::page`]); a load's warnings are cut to
+//! [`WARNINGS_BYTES`], the rest counted.
 //!
 //! A campaign loaded by path comes from the campaign directory through [`CampaignDir`] (a
 //! regular campaign file inside it, nothing else); its file is read, saved and its turn log
@@ -20,9 +26,20 @@ use super::{Runtime, RuntimeError};
 use crate::brain::{Brain, BrainChoice, BrainEvents, BrainSettings};
 use crate::bus::BusMessage;
 use crate::campaign::dir::{CampaignDir, CampaignFile};
+use crate::campaign::page::{Cursor, Page};
 use crate::campaign::turn::{self, Decided, GmIdentity, TurnEntry, TurnRequest};
 use crate::campaign::{BatchOutcome, Campaign, CampaignError, Loaded};
 use crate::contract::ToolCall;
+use crate::limits::MAX_LOADED_CAMPAIGNS;
+
+/// The most JSON a load's warnings take in a reply; the rest are counted, not sent.
+pub const WARNINGS_BYTES: usize = 4 * 1024;
+
+/// The most JSON the campaign takes in a `campaign_load` or `campaign_state` reply: a page of
+/// [`crate::protocol::pages::MAX_PAGE_BYTES`] less the warnings and 2 KiB for the reply's other
+/// fields, so the reply fits the 64 KiB a Godot client reads.
+pub const CAMPAIGN_REPLY_BYTES: usize =
+    crate::protocol::pages::MAX_PAGE_BYTES - WARNINGS_BYTES - 2 * 1024;
 
 /// Where a campaign to load comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,10 +56,13 @@ pub enum CampaignSource {
 pub struct LoadedCampaign {
     /// Its id.
     pub campaign_id: String,
-    /// What was normalised while loading.
+    /// What was normalised while loading, the first that fit [`WARNINGS_BYTES`].
     pub warnings: Vec<String>,
-    /// The campaign as its file holds it.
-    pub campaign: Value,
+    /// How many more warnings there were.
+    pub warnings_left_out: usize,
+    /// The campaign as its file holds it, or its first page when it does not fit
+    /// [`CAMPAIGN_REPLY_BYTES`].
+    pub page: Page,
 }
 
 /// One campaign and where it is saved.
@@ -72,6 +92,21 @@ impl CampaignHub {
             .or_default()
             .clone()
     }
+}
+
+/// The first warnings that fit [`WARNINGS_BYTES`] of JSON, and how many were left out.
+fn first_warnings(mut warnings: Vec<String>) -> (Vec<String>, usize) {
+    let mut used = 0;
+    let keep = warnings
+        .iter()
+        .position(|w| {
+            used += serde_json::to_string(w).map_or(0, |j| j.len()) + 1;
+            used > WARNINGS_BYTES
+        })
+        .unwrap_or(warnings.len());
+    let left_out = warnings.len() - keep;
+    warnings.truncate(keep);
+    (warnings, left_out)
 }
 
 /// Reads a campaign to load (blocking: the file system).
@@ -205,7 +240,7 @@ impl Runtime {
     pub fn load_campaign(&self, source: CampaignSource) -> Result<LoadedCampaign, RuntimeError> {
         let dir = self.inner.options.campaign_dir.as_deref();
         let (loaded, file) = read_source(dir, source)?;
-        Ok(self.host(loaded, file))
+        self.host(loaded, file)
     }
 
     /// [`Runtime::load_campaign`], reading the file on the blocking pool.
@@ -218,25 +253,66 @@ impl Runtime {
             tokio::task::spawn_blocking(move || read_source(dir.as_deref(), source))
                 .await
                 .map_err(join_failed)??;
-        Ok(self.host(loaded, file))
+        self.host(loaded, file)
     }
 
-    /// Keeps a loaded campaign by its id.
-    fn host(&self, loaded: Loaded, file: Option<CampaignFile>) -> LoadedCampaign {
+    /// Keeps a loaded campaign by its id, replacing one loaded under it. Errors:
+    /// `limit_reached` when [`MAX_LOADED_CAMPAIGNS`] other campaigns are loaded.
+    fn host(
+        &self,
+        loaded: Loaded,
+        file: Option<CampaignFile>,
+    ) -> Result<LoadedCampaign, RuntimeError> {
         let campaign_id = loaded.campaign.id.clone();
-        let json = loaded.campaign.to_json();
-        self.inner.campaigns.loaded.lock().insert(
+        let page = loaded.campaign.page(None, CAMPAIGN_REPLY_BYTES);
+        let mut hosted = self.inner.campaigns.loaded.lock();
+        if !hosted.contains_key(&campaign_id) && hosted.len() >= MAX_LOADED_CAMPAIGNS {
+            return Err(RuntimeError::LimitReached(format!(
+                "this server holds {} loaded campaigns, as many as it may \
+                 (MAX_LOADED_CAMPAIGNS {MAX_LOADED_CAMPAIGNS}): unload one with campaign_unload \
+                 first, or load again under a loaded id to replace it",
+                hosted.len()
+            )));
+        }
+        hosted.insert(
             campaign_id.clone(),
             Arc::new(tokio::sync::Mutex::new(Hosted {
                 campaign: loaded.campaign,
                 file,
             })),
         );
-        LoadedCampaign {
+        drop(hosted);
+        let (warnings, warnings_left_out) = first_warnings(loaded.warnings);
+        Ok(LoadedCampaign {
             campaign_id,
-            warnings: loaded.warnings,
-            campaign: json,
+            warnings,
+            warnings_left_out,
+            page,
+        })
+    }
+
+    /// Unloads a campaign: later requests naming it get `unknown_campaign` until it is loaded
+    /// again (a turn already running on it finishes, and saves to its file). Its turn log is
+    /// kept. Errors: `unknown_campaign`.
+    pub fn unload_campaign(&self, campaign_id: &str) -> Result<(), RuntimeError> {
+        let hub = &self.inner.campaigns;
+        if hub.loaded.lock().remove(campaign_id).is_none() {
+            return Err(RuntimeError::UnknownCampaign(campaign_id.to_string()));
         }
+        // The turn count is asked of the memory again after a reload, unless a turn holds it.
+        let mut turns = hub.turns.lock();
+        if turns
+            .get(campaign_id)
+            .is_some_and(|sequence| Arc::strong_count(sequence) == 1)
+        {
+            turns.remove(campaign_id);
+        }
+        Ok(())
+    }
+
+    /// How many campaigns are loaded.
+    pub fn loaded_campaign_count(&self) -> usize {
+        self.inner.campaigns.loaded.lock().len()
     }
 
     fn hosted(&self, campaign_id: &str) -> Result<Arc<tokio::sync::Mutex<Hosted>>, RuntimeError> {
@@ -249,12 +325,21 @@ impl Runtime {
             .ok_or_else(|| RuntimeError::UnknownCampaign(campaign_id.to_string()))
     }
 
-    /// A loaded campaign as its file holds it, and how many turns its log holds.
-    pub async fn campaign_state(&self, campaign_id: &str) -> Result<(Value, u64), RuntimeError> {
+    /// A loaded campaign as its file holds it — whole when it fits [`CAMPAIGN_REPLY_BYTES`] and
+    /// no cursor is given, otherwise the page after `after` — and how many turns its log holds.
+    pub async fn campaign_state(
+        &self,
+        campaign_id: &str,
+        after: Option<&Cursor>,
+    ) -> Result<(Page, u64), RuntimeError> {
         let hosted = self.hosted(campaign_id)?;
-        let json = hosted.lock().await.campaign.to_json();
+        let page = hosted
+            .lock()
+            .await
+            .campaign
+            .page(after, CAMPAIGN_REPLY_BYTES);
         let turns = self.campaign_turn_count(campaign_id)?;
-        Ok((json, turns))
+        Ok((page, turns))
     }
 
     /// Runs GM tool calls on a loaded campaign for the turn actor (`actor`, default the active
