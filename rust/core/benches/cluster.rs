@@ -14,12 +14,16 @@
 //!   leaving with 50 agents: the time until the other one runs all of them (bounded by its
 //!   lease tick, a third of the 3 s lease here).
 //!
+//! - **A list of the world**: `list_agents` on one runtime gathers the other runtime's page
+//!   over NATS (100 agents there): p50 and p99 of the gathering, against this runtime's own
+//!   list of 100 agents.
+//!
 //! The runtimes share this benchmark's process (and its two cores) but nothing else: each has
 //! its own bus, NATS connection and database connections, as separate processes would; so the
 //! numbers include every serialisation, socket and NATS hop a second process adds.
 //!
 //! `cargo bench -p agents-core --features cluster --bench cluster` (needs `nats-server` and
-//! PostgreSQL's binaries, as the tests do).
+//! PostgreSQL's binaries, as the tests do); `… --bench cluster -- list` runs only the list.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -227,7 +231,58 @@ async fn handover(nats: &str, db: &str) -> (f64, f64, f64) {
     (percentile(&samples, 0.5), percentile(&samples, 0.99), left)
 }
 
+/// Gathering another runtime's `list_agents` page (100 agents), p50 and p99 in ms, and this
+/// runtime's own list of 100 agents, p50 in µs.
+async fn world_list(nats: &str, db: &str) -> (f64, f64, f64) {
+    const AGENTS: usize = 100;
+    const SAMPLES: usize = 300;
+    let (a, b) = (runtime(db), runtime(db));
+    let (ca, cb) = (join(&a, nats, "list").await, join(&b, nats, "list").await);
+    let ids: Vec<String> = (0..AGENTS)
+        .map(|n| b.spawn(quiet_agent(n)).expect("spawn"))
+        .collect();
+    for n in 0..AGENTS {
+        a.spawn(quiet_agent(n)).expect("spawn");
+    }
+    let remote = ca.remote();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ids.iter().any(|id| remote.owner(id).is_none()) {
+        assert!(
+            Instant::now() < deadline,
+            "A did not learn where the agents run"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let request = agents_core::protocol::ClientRequest::ListAgents {
+        limit: None,
+        cursor: None,
+    };
+    let mut gathered = Vec::with_capacity(SAMPLES);
+    let mut own = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let start = Instant::now();
+        let replies = remote.gather(request.clone()).await;
+        gathered.push(start.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(replies.len(), 1, "B answers");
+        let start = Instant::now();
+        assert_eq!(a.list().len(), AGENTS);
+        own.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    gathered.sort_by(f64::total_cmp);
+    own.sort_by(f64::total_cmp);
+    ca.leave().await;
+    cb.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    b.shutdown(Duration::from_secs(5));
+    (
+        percentile(&gathered, 0.5),
+        percentile(&gathered, 0.99),
+        percentile(&own, 0.5),
+    )
+}
+
 fn main() {
+    let only_list = std::env::args().any(|a| a == "list");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -236,6 +291,12 @@ fn main() {
     rt.block_on(async {
         let nats = nats::Server::start();
         let db = postgres::database();
+
+        let (p50, p99, own) = world_list(&nats.url, &db.url).await;
+        println!("list_agents of a world of two runtimes, 100 agents each: gathering the other's page p50 {p50:.2} ms, p99 {p99:.2} ms (this runtime's own list: p50 {own:.0} µs)\n");
+        if only_list {
+            return;
+        }
 
         let a = runtime(&db.url);
         let b = runtime(&db.url);
