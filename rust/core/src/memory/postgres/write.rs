@@ -195,7 +195,13 @@ fn statements_of(op: &Op) -> &'static [&'static str] {
                  human_label = excluded.human_label, state = excluded.state,
                  actions = excluded.actions, updated_at = excluded.updated_at",
         ],
-        Op::AppLog { .. } => &["INSERT INTO app_log (app_id, kind, entry) VALUES ($1, $2, $3)"],
+        // Only the newest MAX_APP_LOG_ROWS of the app's rows of this kind are kept.
+        Op::AppLog { .. } => &[
+            "INSERT INTO app_log (app_id, kind, entry) VALUES ($1, $2, $3)",
+            "DELETE FROM app_log WHERE app_id = $1 AND kind = $2 AND id <= (
+             SELECT id FROM app_log WHERE app_id = $1 AND kind = $2 ORDER BY id DESC
+             LIMIT 1 OFFSET $3)",
+        ],
         Op::CampaignTurn { .. } => {
             &["INSERT INTO campaign_turns (campaign_id, turn_id, entry) VALUES ($1, $2, $3)"]
         }
@@ -357,7 +363,14 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             app_id,
             kind,
             entry,
-        } => vec![vec![t(app_id), b(kind.as_str()), t(entry)]],
+        } => vec![
+            vec![t(app_id), b(kind.as_str()), t(entry)],
+            vec![
+                t(app_id),
+                b(kind.as_str()),
+                b(i64::try_from(crate::limits::MAX_APP_LOG_ROWS).unwrap_or(i64::MAX)),
+            ],
+        ],
         Op::CampaignTurn {
             campaign_id,
             turn_id,

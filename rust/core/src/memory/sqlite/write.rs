@@ -6,6 +6,11 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use crate::memory::store::Sink;
 use crate::memory::writer::{Op, Queued};
 
+/// Removes an app's rows of one kind (`?1`, `?2`) older than its newest `?3`: the row `?3`
+/// places back from the newest and every row before it (the index `idx_app_log` walks them).
+const PRUNE_APP_LOG: &str = "DELETE FROM app_log WHERE app_id = ?1 AND kind = ?2 AND id <= (
+     SELECT id FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)";
+
 /// The writing connection.
 pub(crate) struct SqliteSink(pub Connection);
 
@@ -145,6 +150,12 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
         } => {
             conn.prepare_cached("INSERT INTO app_log (app_id, kind, entry) VALUES (?1, ?2, ?3)")?
                 .execute(params![app_id, kind.as_str(), entry])?;
+            // Only the newest MAX_APP_LOG_ROWS of the app's rows of this kind are kept.
+            conn.prepare_cached(PRUNE_APP_LOG)?.execute(params![
+                app_id,
+                kind.as_str(),
+                crate::limits::MAX_APP_LOG_ROWS as i64
+            ])?;
         }
         Op::CampaignTurn {
             campaign_id,
