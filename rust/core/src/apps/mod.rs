@@ -32,14 +32,16 @@
 //! - **The session** ([`AppSession`]): role prompt, state, actions, control mode, the last N
 //!   actions (default 10; the agent's and the human's, with params, results and who did them),
 //!   events, and the chat (agent, human and system lines; a changed `humanLabel` adds `🎮
-//!   <label>` once). It is kept in SQLite (`app_sessions`, `app_log`) and read back when an app
-//!   of the same id registers again.
+//!   <label>` once). It is kept in SQLite (`app_sessions`, `app_log`, the newest
+//!   [`MAX_APP_LOG_ROWS`](crate::limits::MAX_APP_LOG_ROWS) rows of each kind) and read back when
+//!   an app of the same id registers again. A reply cuts it to fit ([`session_fit`]).
 
 pub mod action;
 pub mod games;
 mod hub;
 pub mod sample;
 pub mod schema_bounds;
+pub mod session_fit;
 pub mod text;
 
 use std::fmt;

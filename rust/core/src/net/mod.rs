@@ -56,6 +56,8 @@ mod tests;
 #[cfg(test)]
 mod tests_acked;
 #[cfg(test)]
+mod tests_app_caps;
+#[cfg(test)]
 mod tests_apps;
 #[cfg(test)]
 mod tests_campaigns;

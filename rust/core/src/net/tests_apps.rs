@@ -300,7 +300,7 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
 
 /// A runtime on a temporary database whose agents wait to be spoken to, and a server on
 /// loopback in front of it.
-fn serve(dir: &tempfile::TempDir) -> (Arc<Runtime>, ServerHandle) {
+pub(super) fn serve(dir: &tempfile::TempDir) -> (Arc<Runtime>, ServerHandle) {
     let mut options = RuntimeOptions::with_database(dir.path().join("apps.db"));
     options.idle_think_seconds = 1000.0;
     options.thinking_seconds = 0.0;
@@ -522,7 +522,7 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
 }
 
 /// A client of `server` past its `welcome`, subscribed to the event types `events`.
-async fn connect(server: &ServerHandle, events: Value) -> Client {
+pub(super) async fn connect(server: &ServerHandle, events: Value) -> Client {
     let url = format!("ws://{}/ws", server.local_addr());
     let (ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
     let mut client = Client {

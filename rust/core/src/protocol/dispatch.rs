@@ -199,12 +199,17 @@ pub fn handle(
                     app_id,
                 }),
             ClientRequest::GetAppSession { app_id } => {
-                runtime
-                    .app_session(&app_id)
-                    .map(|session| ServerMessage::GetAppSessionResponse {
+                runtime.app_session(&app_id).map(|mut session| {
+                    let left = session.fit(super::pages::MAX_PAGE_BYTES);
+                    ServerMessage::GetAppSessionResponse {
                         request_id: id.clone(),
-                        session,
-                    })
+                        session: Box::new(session),
+                        history_left_out: left.history,
+                        events_left_out: left.events,
+                        chat_left_out: left.chat,
+                        state_left_out: left.state,
+                    }
+                })
             }
             ClientRequest::Ping {} => Ok(ServerMessage::Pong {
                 request_id: id.clone(),

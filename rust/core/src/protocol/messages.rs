@@ -975,8 +975,17 @@ pub enum ServerMessage {
     GetAppSessionResponse {
         /// Echoed.
         request_id: Option<RequestId>,
-        /// The session.
-        session: AppSession,
+        /// The session; when it would not fit the reply, its newest actions, events and chat
+        /// lines that fit (and, if even that is too much, without its `state`).
+        session: Box<AppSession>,
+        /// Older actions left out of `session.history`.
+        history_left_out: usize,
+        /// Older events left out of `session.events`.
+        events_left_out: usize,
+        /// Older chat lines left out of `session.chat`.
+        chat_left_out: usize,
+        /// True when `session.state` was left out (`null`): the game holds it.
+        state_left_out: bool,
     },
     /// Reply to `campaign_load`.
     CampaignLoadResponse {
