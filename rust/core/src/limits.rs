@@ -92,8 +92,11 @@ pub const MAX_CAMPAIGN_PATH_CHARS: usize = 1_024;
 pub const MAX_LOADED_CAMPAIGNS: usize = 32;
 /// A campaign's id: a campaign with a longer one is refused at load.
 pub const MAX_CAMPAIGN_ID_CHARS: usize = 64;
-/// Areas in a campaign's map: a campaign with more is refused at load.
+/// Areas in a campaign's map: a campaign with more is refused at load, and a `map_generate`
+/// that would pass it is invalid.
 pub const MAX_CAMPAIGN_AREAS: usize = 2_000;
+/// A `map_generate` theme (its areas' names begin with it), in characters.
+pub const MAX_MAP_THEME_CHARS: usize = 200;
 /// Actors in a campaign: a campaign with more is refused at load.
 pub const MAX_CAMPAIGN_ACTORS: usize = 1_000;
 /// One area or one actor of a campaign (its `meta` included), as compact JSON: a campaign with

@@ -837,3 +837,43 @@ fn files_round_trip_and_saves_are_atomic() {
     assert_eq!(names.len(), 1, "{names:?}");
     assert_eq!(file::next_id(dir.path()), "camp_0002");
 }
+
+/// `map_generate` keeps a campaign within the size it may be loaded with: a layer that would
+/// take the map past `MAX_CAMPAIGN_AREAS`, or an over-long theme, is `invalid_args` naming the
+/// limit, and the map is left as it was.
+#[test]
+fn map_generate_stops_at_the_campaign_size_limits() {
+    use agents_core::limits::{MAX_CAMPAIGN_AREAS, MAX_MAP_THEME_CHARS};
+    let mut c = fresh();
+    while c.map.areas.len() + 30 <= MAX_CAMPAIGN_AREAS {
+        run(&mut c, "map_generate", json!({"size": 30, "seed": "s"})).unwrap();
+    }
+    let before = c.clone();
+    let left = MAX_CAMPAIGN_AREAS - c.map.areas.len();
+    for (args, says) in [
+        (
+            json!({"size": left + 1}),
+            format!("past the limit of {MAX_CAMPAIGN_AREAS}"),
+        ),
+        (
+            json!({"size": 1, "theme": "t".repeat(MAX_MAP_THEME_CHARS + 1)}),
+            format!(
+                "theme is {} characters long; the limit is {MAX_MAP_THEME_CHARS}",
+                MAX_MAP_THEME_CHARS + 1
+            ),
+        ),
+    ] {
+        let out = c.run_calls(&[call("map_generate", args)], None).unwrap();
+        let failed = serde_json::to_value(&out.tool_feedback.unwrap().failed_calls[0]).unwrap();
+        assert_eq!(failed["reason"], "invalid_args", "{failed}");
+        assert!(
+            failed["message"].as_str().unwrap().contains(&says),
+            "{says}: {failed}"
+        );
+        assert_eq!(c, before);
+    }
+    run(&mut c, "map_generate", json!({"size": left})).unwrap();
+    assert_eq!(c.map.areas.len(), MAX_CAMPAIGN_AREAS);
+    let reloaded = Campaign::from_json(&c.to_json()).unwrap();
+    assert_eq!(reloaded.campaign.map.areas.len(), MAX_CAMPAIGN_AREAS);
+}

@@ -12,12 +12,16 @@
 //! - Directed edges: the chain; for size ≥ 4 the branches drawn with [`PyRandom`]; the anchor to
 //!   the existing layer; in a child layer the parent and every new area both ways.
 //! - The map is validated after; on any problem it is restored and the call is invalid.
+//! - A layer that would take the map past [`MAX_CAMPAIGN_AREAS`] areas, or a theme longer than
+//!   [`MAX_MAP_THEME_CHARS`], is invalid (`invalid_args`, naming the limit): a campaign stays
+//!   within the size it may be loaded with.
 
 use serde_json::{Value, json};
 
 use super::load::strict_int;
 use super::pyrandom::PyRandom;
 use super::{Area, Campaign};
+use crate::limits::{MAX_CAMPAIGN_AREAS, MAX_MAP_THEME_CHARS};
 
 /// The layer to build, read from the arguments.
 struct Request {
@@ -61,7 +65,10 @@ fn read(campaign: &Campaign, args: &Value) -> Result<Request, String> {
             warnings.push("theme_defaulted");
             "Generated".to_string()
         }
-        Some(Value::String(t)) => t.trim().to_string(),
+        Some(Value::String(t)) => {
+            crate::limits::check_chars("map_generate: theme", t.trim(), MAX_MAP_THEME_CHARS)?;
+            t.trim().to_string()
+        }
         Some(other) => {
             return Err(format!(
                 "map_generate: theme must be a string or null, got {}",
@@ -143,6 +150,14 @@ fn new_ids(campaign: &Campaign, size: usize) -> Vec<String> {
 /// of the map was valid before).
 pub(super) fn map_generate(campaign: &mut Campaign, args: &Value) -> Result<Value, String> {
     let request = read(campaign, args)?;
+    let areas = campaign.map.areas.len();
+    if areas + request.size > MAX_CAMPAIGN_AREAS {
+        return Err(format!(
+            "map_generate: the map has {areas} areas and size {} would take it past the limit \
+             of {MAX_CAMPAIGN_AREAS}",
+            request.size
+        ));
+    }
     let parent = request.parent.as_deref();
     // The smallest existing area of the layer's group (areas are kept sorted by id).
     let first_sibling: Option<String> = campaign
