@@ -182,3 +182,51 @@ impl Campaign {
         page
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_anything_else_is_refused() {
+        for c in [
+            Cursor::Area("area_007".into()),
+            Cursor::Actor("pc:1".into()),
+        ] {
+            assert_eq!(Cursor::parse(&c.write()), Ok(c));
+        }
+        let e = Cursor::parse(&format!("t{}", "x".repeat(100))).unwrap_err();
+        assert!(e.contains("is not a campaign cursor"), "{e}");
+        assert!(e.len() < 160, "the cursor is echoed cut: {e}");
+    }
+
+    #[test]
+    fn a_small_campaign_is_whole_and_a_tight_budget_pages_it_from_any_cursor() {
+        let c = Campaign::new("camp_0001", &["pc_001".into(), "pc_002".into()]);
+        let whole = c.page(None, 60 * 1024);
+        assert!(!whole.truncated);
+        assert_eq!(whole.campaign, c.to_json());
+        assert_eq!(whole.next_cursor, None);
+        // One entry a page: area_001, area_002, pc_001, pc_002.
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = c.page(after.as_ref(), 1);
+            assert!(page.truncated);
+            assert_eq!((page.area_count, page.actor_count), (2, 2));
+            let areas = page.campaign["map"]["areas"].as_object().unwrap();
+            let actors = page.campaign["actors"].as_object().unwrap();
+            seen.extend(areas.keys().chain(actors.keys()).cloned());
+            assert_eq!(areas.len() + actors.len(), 1);
+            match page.next_cursor {
+                Some(next) => after = Some(Cursor::parse(&next).unwrap()),
+                None => break,
+            }
+        }
+        assert_eq!(seen, ["area_001", "area_002", "pc_001", "pc_002"]);
+        // After the last actor: nothing left, no next page.
+        let end = c.page(Some(&Cursor::Actor("pc_002".into())), 60 * 1024);
+        assert!(end.campaign["actors"].as_object().unwrap().is_empty());
+        assert_eq!(end.next_cursor, None);
+    }
+}

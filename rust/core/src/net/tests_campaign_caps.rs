@@ -103,6 +103,23 @@ fn loaded_campaigns_are_capped_and_unloading_frees_room() {
             assert_eq!(e["code"], "unknown_campaign", "{e}");
             assert!(e["message"].as_str().unwrap().contains("camp_0000"), "{e}");
         }
+        // An unloaded campaign's turn log is kept: loaded again, its turns count on.
+        let spawned = ask(&mut ws, 130, json!({"type": "agent_spawn_request",
+            "agent_config": {"name": "Morgana", "role": "game master"}})).await;
+        let gm = spawned["agent_id"].as_str().unwrap().to_string();
+        let turn = json!({"type": "campaign_turn", "campaign_id": "camp_0001", "gm_agent_id": gm,
+            "user_input": "Onwards", "actor_id": "pc_001"});
+        let first = ask(&mut ws, 131, turn.clone()).await;
+        assert_eq!(first["entry"]["turn_id"], "turn_0001", "{first}");
+        ask(&mut ws, 132, json!({"type": "campaign_unload", "campaign_id": "camp_0001"})).await;
+        let e = ask(&mut ws, 133, turn.clone()).await;
+        assert_eq!(e["code"], "unknown_campaign", "{e}");
+        ask(&mut ws, 134, json!({"type": "campaign_load", "campaign": {"id": "camp_0001"}})).await;
+        let second = ask(&mut ws, 135, turn).await;
+        assert_eq!(second["entry"]["turn_id"], "turn_0002", "{second}");
+        let state = ask(&mut ws, 136, json!({"type": "campaign_state", "campaign_id": "camp_0001"})).await;
+        assert_eq!(state["turns"], 2);
+
         let loaded = ask(&mut ws, 120, over).await;
         assert_eq!(loaded["type"], "campaign_load_response", "{loaded}");
         assert_eq!(loaded["campaign_id"], "camp_over");
