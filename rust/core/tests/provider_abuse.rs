@@ -304,7 +304,7 @@ async fn terminating_an_agent_mid_stream_drops_the_connection_at_once() {
     }
     let after = server.dropped()[0] - terminated;
     assert!(
-        after < Duration::from_millis(500),
+        after < Duration::from_secs(1),
         "dropped {after:?} after terminate"
     );
     assert!(rt.state(&id).is_none(), "the agent is gone");
