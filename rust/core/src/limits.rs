@@ -8,6 +8,8 @@
 //! reaches the runtime, and the published schemas document them. Lengths are in characters
 //! (Unicode scalar values), as JSON Schema counts them. `docs/protocol.md` has the table.
 
+/// A request's `request_id` given as a string (every reply echoes it).
+pub const MAX_REQUEST_ID_CHARS: usize = 128;
 /// An agent id (`agent_001`, or one a game chose).
 pub const MAX_AGENT_ID_CHARS: usize = 64;
 /// An agent's display name.

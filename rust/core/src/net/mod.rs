@@ -60,9 +60,9 @@ mod tests_app_caps;
 #[cfg(test)]
 mod tests_apps;
 #[cfg(test)]
-mod tests_campaigns;
-#[cfg(test)]
 mod tests_campaign_caps;
+#[cfg(test)]
+mod tests_campaigns;
 #[cfg(test)]
 mod tests_fanout;
 

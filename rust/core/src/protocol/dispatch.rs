@@ -467,102 +467,103 @@ pub async fn campaign(
     use crate::campaign::page::Cursor;
     use crate::runtime::CampaignSource;
     let id = request_id;
-    let reply = match request {
-        ClientRequest::CampaignLoad { path, campaign } => {
-            let source = match (path, campaign) {
-                (Some(path), None) => CampaignSource::Path(path),
-                (None, Some(campaign)) => CampaignSource::Inline(campaign),
-                _ => {
-                    return error(
-                        ErrorCode::InvalidRequest,
-                        "campaign_load needs exactly one of path and campaign",
-                        id,
-                    );
-                }
-            };
-            runtime.load_campaign_async(source).await.map(|loaded| {
-                let page = loaded.page;
-                ServerMessage::CampaignLoadResponse {
-                    request_id: id.clone(),
-                    campaign_id: loaded.campaign_id,
-                    warnings: loaded.warnings,
-                    warnings_left_out: loaded.warnings_left_out,
-                    campaign: page.campaign,
-                    campaign_truncated: page.truncated,
-                    area_count: page.area_count,
-                    actor_count: page.actor_count,
-                    next_cursor: page.next_cursor,
-                }
-            })
-        }
-        ClientRequest::CampaignToolCalls {
-            campaign_id,
-            calls,
-            actor_id,
-        } => {
-            let calls = match crate::campaign::turn::parse_calls(&calls) {
-                Ok(calls) => calls,
-                Err(e) => return error(ErrorCode::InvalidRequest, format!("calls: {e}"), id),
-            };
-            runtime
-                .campaign_tool_calls(&campaign_id, &calls, actor_id.as_deref())
+    let reply =
+        match request {
+            ClientRequest::CampaignLoad { path, campaign } => {
+                let source = match (path, campaign) {
+                    (Some(path), None) => CampaignSource::Path(path),
+                    (None, Some(campaign)) => CampaignSource::Inline(campaign),
+                    _ => {
+                        return error(
+                            ErrorCode::InvalidRequest,
+                            "campaign_load needs exactly one of path and campaign",
+                            id,
+                        );
+                    }
+                };
+                runtime.load_campaign_async(source).await.map(|loaded| {
+                    let page = loaded.page;
+                    ServerMessage::CampaignLoadResponse {
+                        request_id: id.clone(),
+                        campaign_id: loaded.campaign_id,
+                        warnings: loaded.warnings,
+                        warnings_left_out: loaded.warnings_left_out,
+                        campaign: page.campaign,
+                        campaign_truncated: page.truncated,
+                        area_count: page.area_count,
+                        actor_count: page.actor_count,
+                        next_cursor: page.next_cursor,
+                    }
+                })
+            }
+            ClientRequest::CampaignToolCalls {
+                campaign_id,
+                calls,
+                actor_id,
+            } => {
+                let calls = match crate::campaign::turn::parse_calls(&calls) {
+                    Ok(calls) => calls,
+                    Err(e) => return error(ErrorCode::InvalidRequest, format!("calls: {e}"), id),
+                };
+                runtime
+                    .campaign_tool_calls(&campaign_id, &calls, actor_id.as_deref())
+                    .await
+                    .map(|outcome| ServerMessage::CampaignToolCallsResponse {
+                        request_id: id.clone(),
+                        campaign_id,
+                        applied_actions: outcome.applied_actions,
+                        tool_feedback: outcome.tool_feedback,
+                    })
+            }
+            ClientRequest::CampaignTurn {
+                campaign_id,
+                gm_agent_id,
+                user_input,
+                actor_id,
+            } => runtime
+                .campaign_turn(&campaign_id, &gm_agent_id, &user_input, actor_id.as_deref())
                 .await
-                .map(|outcome| ServerMessage::CampaignToolCallsResponse {
+                .map(|entry| ServerMessage::CampaignTurnResponse {
                     request_id: id.clone(),
                     campaign_id,
-                    applied_actions: outcome.applied_actions,
-                    tool_feedback: outcome.tool_feedback,
-                })
-        }
-        ClientRequest::CampaignTurn {
-            campaign_id,
-            gm_agent_id,
-            user_input,
-            actor_id,
-        } => runtime
-            .campaign_turn(&campaign_id, &gm_agent_id, &user_input, actor_id.as_deref())
-            .await
-            .map(|entry| ServerMessage::CampaignTurnResponse {
-                request_id: id.clone(),
+                    entry: Box::new(entry),
+                }),
+            ClientRequest::CampaignState {
                 campaign_id,
-                entry: Box::new(entry),
-            }),
-        ClientRequest::CampaignState {
-            campaign_id,
-            cursor,
-        } => {
-            let after = match cursor.as_deref().map(Cursor::parse).transpose() {
-                Ok(after) => after,
-                Err(e) => return error(ErrorCode::InvalidRequest, e, id),
-            };
-            runtime
-                .campaign_state(&campaign_id, after.as_ref())
-                .await
-                .map(|(page, turns)| ServerMessage::CampaignStateResponse {
+                cursor,
+            } => {
+                let after = match cursor.as_deref().map(Cursor::parse).transpose() {
+                    Ok(after) => after,
+                    Err(e) => return error(ErrorCode::InvalidRequest, e, id),
+                };
+                runtime
+                    .campaign_state(&campaign_id, after.as_ref())
+                    .await
+                    .map(|(page, turns)| ServerMessage::CampaignStateResponse {
+                        request_id: id.clone(),
+                        campaign_id,
+                        campaign: page.campaign,
+                        turns,
+                        campaign_truncated: page.truncated,
+                        area_count: page.area_count,
+                        actor_count: page.actor_count,
+                        next_cursor: page.next_cursor,
+                    })
+            }
+            ClientRequest::CampaignUnload { campaign_id } => runtime
+                .unload_campaign(&campaign_id)
+                .map(|()| ServerMessage::CampaignUnloadResponse {
                     request_id: id.clone(),
                     campaign_id,
-                    campaign: page.campaign,
-                    turns,
-                    campaign_truncated: page.truncated,
-                    area_count: page.area_count,
-                    actor_count: page.actor_count,
-                    next_cursor: page.next_cursor,
-                })
-        }
-        ClientRequest::CampaignUnload { campaign_id } => runtime
-            .unload_campaign(&campaign_id)
-            .map(|()| ServerMessage::CampaignUnloadResponse {
-                request_id: id.clone(),
-                campaign_id,
-            }),
-        other => {
-            return error(
-                ErrorCode::InternalError,
-                format!("'{}' is not a campaign request", other.type_name()),
-                id,
-            );
-        }
-    };
+                }),
+            other => {
+                return error(
+                    ErrorCode::InternalError,
+                    format!("'{}' is not a campaign request", other.type_name()),
+                    id,
+                );
+            }
+        };
     match reply {
         Ok(message) => message,
         Err(e) => error(ErrorCode::from_runtime(&e), e.to_string(), id),

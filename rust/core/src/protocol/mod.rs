@@ -38,8 +38,9 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub enum RequestId {
     /// `"request_id": 7`
     Int(i64),
-    /// `"request_id": "abc"`
-    Str(String),
+    /// `"request_id": "abc"` (at most [`MAX_REQUEST_ID_CHARS`](crate::limits::MAX_REQUEST_ID_CHARS)
+    /// characters: every reply echoes it)
+    Str(#[schemars(length(max = crate::limits::MAX_REQUEST_ID_CHARS))] String),
 }
 
 /// Error codes of `error` messages. The wire form is the snake_case name.
@@ -255,6 +256,17 @@ pub fn parse_request(text: &str) -> Result<(ClientRequest, Option<RequestId>), R
     let request_id = match object.remove("request_id") {
         None | Some(Value::Null) => None,
         Some(v) => match serde_json::from_value::<RequestId>(v.clone()) {
+            Ok(RequestId::Str(id)) if id.chars().count() > crate::limits::MAX_REQUEST_ID_CHARS => {
+                return Err(RequestError {
+                    code: ErrorCode::InvalidRequest,
+                    message: format!(
+                        "request_id is {} characters long; the limit is {}",
+                        id.chars().count(),
+                        crate::limits::MAX_REQUEST_ID_CHARS
+                    ),
+                    request_id: None,
+                });
+            }
             Ok(id) => Some(id),
             Err(_) => {
                 return Err(RequestError {

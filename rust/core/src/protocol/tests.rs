@@ -239,6 +239,17 @@ fn bad_request_id() {
         assert!(e.message.contains(kind), "{text}: {}", e.message);
         assert_eq!(e.request_id, None);
     }
+    // Every reply echoes it: a string id is bounded.
+    let long = format!(r#"{{"type": "ping", "request_id": "{}"}}"#, "x".repeat(129));
+    let e = err(&long);
+    assert_eq!(e.code, ErrorCode::InvalidRequest);
+    assert_eq!(
+        e.message,
+        "request_id is 129 characters long; the limit is 128"
+    );
+    assert_eq!(e.request_id, None);
+    let (_, id) = parse_request(&long.replace(&"x".repeat(129), &"x".repeat(128))).unwrap();
+    assert!(id.is_some());
 }
 
 #[test]
