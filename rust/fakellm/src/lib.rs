@@ -288,6 +288,12 @@ impl FakeServer {
         self.shared.requests.lock().clone()
     }
 
+    /// Forgets the requests received so far (a long run keeps the record small); the queue,
+    /// the default answer, the latency and the cache accounting stay.
+    pub fn clear_requests(&self) {
+        self.shared.requests.lock().clear();
+    }
+
     /// The most model requests that were being answered at the same time (a request counts
     /// from its arrival until its answer starts).
     pub fn max_in_flight(&self) -> usize {
