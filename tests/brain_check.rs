@@ -105,8 +105,14 @@ async fn each_failure_says_what_to_check() {
         "{}",
         run.stdout
     );
+    // The provider's words: in the log (stderr), not in the agent's error.
     assert!(
-        run.stdout.contains("try pulling it first"),
+        run.stderr.contains("try pulling it first"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("try pulling it first"),
         "{}",
         run.stdout
     );
