@@ -469,6 +469,7 @@ impl Client {
         };
         let mut bytes = response.bytes_stream();
         let mut received = 0usize;
+        let mut events_seen = 0usize;
         while let Some(chunk) = bytes.next().await {
             let chunk = chunk.map_err(|e| CallError::Unreachable {
                 url: url.to_string(),
@@ -479,11 +480,21 @@ impl Client {
                 return Err(too_large());
             }
             for event in decoder.feed(&chunk) {
+                events_seen += 1;
                 feed(&event)?;
             }
         }
         if let Some(event) = decoder.finish() {
+            events_seen += 1;
             feed(&event)?;
+        }
+        if events_seen == 0 {
+            // Not a stream cut short but no stream at all (an HTML error page, a JSON body):
+            // asking again would get the same.
+            return Err(CallError::InvalidResponse(format!(
+                "the answer to a streamed request holds no event ({received} bytes, none of \
+                 them an SSE `data:` line)"
+            )));
         }
         let complete = match endpoint.provider {
             Provider::OpenAi => openai_acc.is_complete(),

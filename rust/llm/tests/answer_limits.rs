@@ -166,3 +166,25 @@ async fn a_long_stream_hands_over_a_bounded_preview_and_the_whole_answer() {
         assert!(started[0].ends_with('…'), "{}", started[0]);
     }
 }
+
+/// A 200 answer to a streamed request that is no event stream at all (an HTML page from a
+/// proxy) is an invalid response, not a stream cut short: asking again would get the same.
+#[tokio::test]
+async fn a_streamed_request_answered_without_any_event_is_an_invalid_response() {
+    let server = FakeServer::start("127.0.0.1:0").await.unwrap();
+    for provider in PROVIDERS {
+        server.push(Behaviour::Garbage {
+            body: "<html><body>502 Bad Gateway</body></html>".into(),
+        });
+        let (result, events) = call(&server, provider, true).await;
+        let err = result.expect_err("an error");
+        assert_eq!(
+            err.code(),
+            CallErrorCode::InvalidResponse,
+            "{provider:?}: {err}"
+        );
+        assert!(!err.retryable(), "{err}");
+        assert!(err.to_string().contains("holds no event"), "{err}");
+        assert!(events.is_empty());
+    }
+}
