@@ -1,4 +1,4 @@
-//! App bridge benchmarks (issue 11):
+//! App bridge benchmarks:
 //!
 //! - `routing`: one agent action through the bridge in core — the guard and the schema check,
 //!   the route, the app's handler answering at once with a new state, the session updated (its

@@ -1,4 +1,4 @@
-//! Campaign GM tool benchmarks (issue 12), on a campaign of 1,000 areas built with
+//! Campaign GM tool benchmarks, on a campaign of 1,000 areas built with
 //! `map_generate` (33 layers of 30 and one of 8 on the 2-area starter map, child and root layers
 //! alternating, so each child layer's parent and its areas are linked both ways):
 //!

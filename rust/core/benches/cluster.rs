@@ -1,4 +1,4 @@
-//! The bus over NATS against the bus in one process (issue 14), on this machine:
+//! The bus over NATS against the bus in one process, on this machine:
 //!
 //! - **Latency**: a message published on one runtime's bus and received by a subscriber of
 //!   another runtime (its own NATS connection and bridge; a real `nats-server` on loopback), p50

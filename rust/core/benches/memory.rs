@@ -10,8 +10,8 @@
 //! (PostgreSQL's default: not even that).
 //!
 //! Run with `cargo bench -p agents-core --bench memory` (release profile; add
-//! `--features postgres` for PostgreSQL). Target from issue 3: ≥ 50,000 conversation rows/s on
-//! SQLite; issue 14 asks for PostgreSQL's rows/s against SQLite's.
+//! `--features postgres` for PostgreSQL). Target: ≥ 50,000 conversation rows/s on
+//! SQLite; PostgreSQL's rows/s are reported against SQLite's.
 
 use std::time::{Duration, Instant};
 

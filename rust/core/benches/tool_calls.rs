@@ -1,8 +1,8 @@
 //! Tool-call throughput through the registry, JSON text in → JSON text out, one thread, plus the
 //! python-chess comparison (same FEN → push UCI → FEN/SAN work, same inputs, same run).
 //!
-//! Run with `cargo bench -p agents-core --bench tool_calls` (release profile). Targets from
-//! issue 2: `apply_chess_move` ≥ 100,000 calls/s; `legal_*` for checkers, four-in-a-row,
+//! Run with `cargo bench -p agents-core --bench tool_calls` (release profile). Targets:
+//! `apply_chess_move` ≥ 100,000 calls/s; `legal_*` for checkers, four-in-a-row,
 //! tic-tac-toe and mancala ≥ 250,000 calls/s.
 
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! An app that emits 100,000 events (issue 24, "Trust boundaries": `app_event` arrives over the
+//! An app that emits 100,000 events (`app_event` arrives over the
 //! wire): nothing is lost on the way — every event is accepted and goes out to the app's front
 //! end, in order, once — while what is kept stays bounded however many came: in memory and in
 //! the agent's prompt the app's `history` (the last events), in the database the newest

@@ -1,4 +1,4 @@
-//! NATS down for ten seconds (issue 24, "Trust boundaries"): two runtimes of one world on a real
+//! NATS down for ten seconds: two runtimes of one world on a real
 //! NATS server and one real PostgreSQL database. While NATS is down each process goes on on its
 //! own — agents spawn and hear messages, every write is acknowledged in the shared memory and
 //! seen by the other process there, once — and when NATS is back both reconnect by themselves

@@ -1,4 +1,4 @@
-//! PostgreSQL restarted under traffic (issue 24, "Trust boundaries"): a memory keeps writing
+//! PostgreSQL restarted under traffic: a memory keeps writing
 //! conversation rows while the server it writes to shuts down, stays down for a while and
 //! starts again on the same data and port. The writer reconnects and finishes its batch once:
 //! afterwards every row written — the ones acknowledged before the restart, and the ones queued

@@ -1,5 +1,5 @@
 //! What a broken or hostile model provider can do to an agent, and what must keep holding
-//! (issue 24, "Trust boundaries"): the provider is a hand-made HTTP server on loopback that
+//!: the provider is a hand-made HTTP server on loopback that
 //! writes exactly the bytes a test scripts — an event stream that drips one byte at a time or
 //! stops mid-answer, invalid UTF-8, an HTML page, JSON nested 100,000 deep — or the fake
 //! provider answering 10,000 tool calls at once. Each time the call ends with a clean

@@ -1,4 +1,4 @@
-//! The soak (issue 24, "Trust boundaries"): 200 agents thinking with the fake provider (a real
+//! The soak: 200 agents thinking with the fake provider (a real
 //! HTTP server on loopback) are spoken to for three minutes — each one a line every five
 //! seconds, so about 40 model calls a second — and this process's resident memory (`VmRSS`) is
 //! sampled every five seconds. It must be flat in the last minute: whatever the runtime keeps

@@ -1,6 +1,6 @@
 //! Engine benchmarks: checkers perft(10) from the start position (target ≤ 2 s) and the time
 //! the `hard` AIs take per move at the default budget (100 ms; four-in-a-row's worst case is the
-//! number issue 2 asks for).
+//! number with a target).
 //!
 //! Run with `cargo bench -p agents-games --bench engines` (release profile).
 

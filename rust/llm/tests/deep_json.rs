@@ -1,4 +1,4 @@
-//! JSON nested 100,000 deep from a provider (issue 24, "Trust boundaries"), against the fake
+//! JSON nested 100,000 deep from a provider, against the fake
 //! provider on loopback: a whole answer that is such JSON — bare, or hidden in a tool call's
 //! arguments inside an answer of the right shape — fails the call with
 //! `brain_invalid_response`, for both providers, without a stack overflow; the error quotes a

@@ -16,12 +16,12 @@
 //!    thread sends request `n` at `t0 + n / rate` whether or not earlier replies came back;
 //!    latency is measured from that *scheduled* time to the reply's arrival (no coordinated
 //!    omission), and also from the actual send, for comparison.
-//! 5. **Acknowledged writes** (issue 9) — 16 connections pipelining `assign_task` and
+//! 5. **Acknowledged writes** — 16 connections pipelining `assign_task` and
 //!    `send_message` to 50 running agents, 16 requests in flight each; every reply is sent only
 //!    after the SQLite commit holding its write, so this is the rate of durable acknowledgements
 //!    and their latency (send → reply).
 //!
-//! 6. **Wide fan-out** (issue 9) — 1,500 connections subscribed to every event of 200 agents
+//! 6. **Wide fan-out** — 1,500 connections subscribed to every event of 200 agents
 //!    (default agent settings), and one more, well-behaved connection sending a `ping` every
 //!    10 ms: its round-trip p50/p99/max while the server fans out, and what the 1,500 received.
 //!
@@ -1061,7 +1061,7 @@ async fn acked_client(
 }
 
 async fn acked_writes(server: &ServerProc) -> Result<(), String> {
-    println!("### Acknowledged writes (issue 9: every write reply waits for its commit)\n");
+    println!("### Acknowledged writes (every write reply waits for its commit)\n");
     let mut control = connect(&server.url).await?;
     subscribe(&mut control, &[]).await?;
     let mut agents = Vec::new();

@@ -59,7 +59,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     ensure_python_chess();
     crate::packages::ensure_postgres()?;
     crate::packages::ensure_nats()?;
-    // `memory` measures PostgreSQL beside SQLite, `cluster` the bus over NATS (issue 14).
+    // `memory` measures PostgreSQL beside SQLite, `cluster` the bus over NATS.
     for (package, bench, features) in [
         ("agents-games", "engines", ""),
         ("agents-core", "tool_calls", ""),
