@@ -34,6 +34,14 @@ impl Client {
         send(&mut self.ws, value).await
     }
 
+    /// Sends `value` (which carries a `request_id`) and returns its reply or `error`, keeping
+    /// what arrives before it.
+    pub(super) async fn request(&mut self, value: Value) -> Value {
+        let id = value["request_id"].clone();
+        self.send(value).await;
+        self.until(|v| v["request_id"] == id).await
+    }
+
     /// The first message, kept or new, that `pick` accepts (others are kept for later asks),
     /// within 10 s: replies and pushed messages may come in any order.
     pub(super) async fn until(&mut self, mut pick: impl FnMut(&Value) -> bool) -> Value {
@@ -252,24 +260,24 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
         );
 
         // Garbage stays an error and the connection stays usable.
-        ws.send(
-            json!({"type": "app_event", "request_id": 29, "app_id": "nope",
+        let e = ws
+            .request(
+                json!({"type": "app_event", "request_id": 29, "app_id": "nope",
             "name": "x"}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 29).await;
+            )
+            .await;
         assert_eq!(e["code"], "unknown_app");
-        ws.send(
-            json!({"type": "app_action_result", "request_id": 30, "app_id": "board",
+        let e = ws
+            .request(
+                json!({"type": "app_action_result", "request_id": 30, "app_id": "board",
             "action_id": 999}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 30).await;
+            )
+            .await;
         assert_eq!(e["code"], "unknown_action");
-        ws.send(json!({"type": "app_set_control_mode", "request_id": 31,
+        let e = ws
+            .request(json!({"type": "app_set_control_mode", "request_id": 31,
             "app_id": "board", "control_mode": "pilot"}))
             .await;
-        let e = ws.until(|v| v["request_id"] == 31).await;
         assert_eq!(e["code"], "invalid_request");
         // The connection closes: the app goes with it.
         ws.ws.close(None).await.unwrap();
@@ -363,12 +371,12 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
 
         // The line: replied to, pushed to the registering connection as a `human` chat line.
         let line = "Nice move! Now take the corner.";
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 4, "app_id": "board",
+        let reply = ws
+            .request(
+                json!({"type": "app_human_says", "request_id": 4, "app_id": "board",
             "text": line}),
-        )
-        .await;
-        let reply = ws.until(|v| v["request_id"] == 4).await;
+            )
+            .await;
         assert_eq!(
             reply,
             json!({"type": "app_human_says_response", "request_id": 4, "app_id": "board"})
@@ -394,9 +402,9 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
 
         // The agent got it as a message from the player: its conversation holds it (stored
         // with the line's inbox entry before the reply), and the agent answers in the chat.
-        ws.send(json!({"type": "get_conversation", "request_id": 6, "agent_id": agent_id}))
+        let conversation = ws
+            .request(json!({"type": "get_conversation", "request_id": 6, "agent_id": agent_id}))
             .await;
-        let conversation = ws.until(|v| v["request_id"] == 6).await;
         assert!(
             conversation["messages"]
                 .as_array()
@@ -413,25 +421,27 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
         assert!(!answer["text"].as_str().unwrap().is_empty(), "{answer}");
 
         // Bad requests get their own errors and the connection stays usable.
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 7, "app_id": "nope",
+        let e = ws
+            .request(
+                json!({"type": "app_human_says", "request_id": 7, "app_id": "nope",
             "text": "hello?"}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 7).await;
+            )
+            .await;
         assert_eq!(e["type"], "error");
         assert_eq!(e["code"], "unknown_app");
         assert_eq!(e["message"], "unknown app 'nope'");
-        ws.send(json!({"type": "ping", "request_id": 8})).await;
-        assert_eq!(ws.until(|v| v["request_id"] == 8).await["type"], "pong");
+        assert_eq!(
+            ws.request(json!({"type": "ping", "request_id": 8})).await["type"],
+            "pong"
+        );
 
         let max = crate::limits::MAX_MESSAGE_CHARS;
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 9, "app_id": "board",
+        let e = ws
+            .request(
+                json!({"type": "app_human_says", "request_id": 9, "app_id": "board",
             "text": "x".repeat(max + 1)}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 9).await;
+            )
+            .await;
         assert_eq!(e["code"], "invalid_request");
         assert_eq!(
             e["message"],
@@ -440,20 +450,20 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
                 max + 1
             )
         );
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 10, "app_id": "board",
+        let e = ws
+            .request(
+                json!({"type": "app_human_says", "request_id": 10, "app_id": "board",
             "text": 7}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 10).await;
+            )
+            .await;
         assert_eq!(e["code"], "invalid_request");
         assert_eq!(
             e["message"],
             "invalid app_human_says: text: expected a string, found a number"
         );
-        ws.send(json!({"type": "app_human_says", "request_id": 11, "app_id": "board"}))
+        let e = ws
+            .request(json!({"type": "app_human_says", "request_id": 11, "app_id": "board"}))
             .await;
-        let e = ws.until(|v| v["request_id"] == 11).await;
         assert_eq!(e["code"], "invalid_request");
         assert!(
             e["message"]
@@ -462,28 +472,27 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
                 .contains("missing field `text`"),
             "{e}"
         );
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 12, "app_id": "board",
+        let e = ws
+            .request(
+                json!({"type": "app_human_says", "request_id": 12, "app_id": "board",
             "text": "   "}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 12).await;
+            )
+            .await;
         assert_eq!(e["code"], "invalid_message");
         assert_eq!(e["message"], "text must not be empty");
 
         // A line at the limit passes; none of the refused ones reached the chat.
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 13, "app_id": "board",
-            "text": "é".repeat(max)}),
-        )
-        .await;
         assert_eq!(
-            ws.until(|v| v["request_id"] == 13).await["type"],
+            ws.request(
+                json!({"type": "app_human_says", "request_id": 13, "app_id": "board",
+            "text": "é".repeat(max)})
+            )
+            .await["type"],
             "app_human_says_response"
         );
-        ws.send(json!({"type": "get_app_session", "request_id": 14, "app_id": "board"}))
+        let session = ws
+            .request(json!({"type": "get_app_session", "request_id": 14, "app_id": "board"}))
             .await;
-        let session = ws.until(|v| v["request_id"] == 14).await;
         let human: Vec<&str> = session["session"]["chat"]
             .as_array()
             .unwrap()
@@ -497,13 +506,12 @@ fn a_client_says_a_human_line_that_joins_the_chat_and_reaches_the_agent() {
         ws.send(json!({"type": "app_detach", "request_id": 15, "app_id": "board"}))
             .await;
         ws.until(of_type("app_detach_response")).await;
-        ws.send(
-            json!({"type": "app_human_says", "request_id": 16, "app_id": "board",
-            "text": "anyone there?"}),
-        )
-        .await;
         assert_eq!(
-            ws.until(|v| v["request_id"] == 16).await["type"],
+            ws.request(
+                json!({"type": "app_human_says", "request_id": 16, "app_id": "board",
+            "text": "anyone there?"})
+            )
+            .await["type"],
             "app_human_says_response"
         );
         ws.ws.close(None).await.unwrap();
@@ -644,12 +652,12 @@ fn hostile_action_schemas_are_refused_and_a_wild_allowed_one_is_still_played() {
 
         // New actions over a limit are refused, and the old ones stay.
         let too_long = object_of(json!({"s": {"type": "string", "minLength": 5000}}));
-        ws.send(
-            json!({"type": "app_set_context", "request_id": 21, "app_id": "wild",
+        let e = ws
+            .request(
+                json!({"type": "app_set_context", "request_id": 21, "app_id": "wild",
             "actions": [{"name": "fill", "params": too_long}]}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 21).await;
+            )
+            .await;
         assert_eq!(e["code"], "invalid_config");
         assert_eq!(
             e["message"],
@@ -671,13 +679,13 @@ fn hostile_action_schemas_are_refused_and_a_wild_allowed_one_is_still_played() {
 
         // An answer whose new actions break a limit is refused; the action still waits for a
         // good answer, and gets it.
-        ws.send(
-            json!({"type": "app_action_result", "request_id": 23, "app_id": "wild",
+        let e = ws
+            .request(
+                json!({"type": "app_action_result", "request_id": 23, "app_id": "wild",
             "action_id": action["action_id"], "result": "filled",
             "actions": [{"name": "fill", "params": too_long}]}),
-        )
-        .await;
-        let e = ws.until(|v| v["request_id"] == 23).await;
+            )
+            .await;
         assert_eq!(e["code"], "invalid_config");
         assert!(
             e["message"]
@@ -686,12 +694,12 @@ fn hostile_action_schemas_are_refused_and_a_wild_allowed_one_is_still_played() {
                 .starts_with("action 'fill': params.properties.s.minLength: 5000"),
             "{e}"
         );
-        ws.send(
-            json!({"type": "app_action_result", "request_id": 24, "app_id": "wild",
+        let done = ws
+            .request(
+                json!({"type": "app_action_result", "request_id": 24, "app_id": "wild",
             "action_id": action["action_id"], "result": "filled", "state": {"round": 1}}),
-        )
-        .await;
-        let done = ws.until(|v| v["request_id"] == 24).await;
+            )
+            .await;
         assert_eq!(done["type"], "app_action_result_response", "{done}");
         // Static mode: the new state brings the agent's next action.
         let next = ws.until(of_type("app_action")).await;
@@ -707,10 +715,10 @@ fn hostile_action_schemas_are_refused_and_a_wild_allowed_one_is_still_played() {
         let huge = object_of(json!({"cube": item(item(item(json!({"type": "integer"}))))}));
         ws.send(fill_app(30, "cube", huge)).await;
         ws.until(|v| v["request_id"] == 30).await;
-        ws.send(json!({"type": "agent_spawn_request", "request_id": 31,
+        let rex = ws
+            .request(json!({"type": "agent_spawn_request", "request_id": 31,
             "agent_config": {"name": "Rex", "role": "a clerk", "app_id": "cube"}}))
             .await;
-        let rex = ws.until(|v| v["request_id"] == 31).await;
         let rex = rex["agent_id"].as_str().unwrap().to_string();
         let error = ws
             .until(|v| v["type"] == "agent_error" && v["agent_id"] == rex.as_str())
@@ -831,15 +839,16 @@ fn an_app_belongs_to_the_connection_that_registered_it() {
         assert_eq!(runtime.list().len(), 1, "the spy agent was not spawned");
 
         // Reading stays open to all.
-        b.send(json!({"type": "get_app_session", "request_id": 30, "app_id": "board"}))
+        let read = b
+            .request(json!({"type": "get_app_session", "request_id": 30, "app_id": "board"}))
             .await;
-        let read = b.until(|v| v["request_id"] == 30).await;
         assert_eq!(read["session"]["app_id"], "board", "{read}");
         // Asking about an app nobody registered is still `unknown_app`.
-        b.send(json!({"type": "app_event", "request_id": 31, "app_id": "nope", "name": "x"}))
-            .await;
         assert_eq!(
-            b.until(|v| v["request_id"] == 31).await["code"],
+            b.request(
+                json!({"type": "app_event", "request_id": 31, "app_id": "nope", "name": "x"})
+            )
+            .await["code"],
             "unknown_app"
         );
 
@@ -875,34 +884,33 @@ fn an_app_belongs_to_the_connection_that_registered_it() {
         )
         .await;
         let action = a.until(of_type("app_action")).await;
-        a.send(
-            json!({"type": "app_action_result", "request_id": 51, "app_id": "board",
-            "action_id": action["action_id"], "result": "X at 1,1"}),
-        )
-        .await;
         assert_eq!(
-            a.until(|v| v["request_id"] == 51).await["type"],
+            a.request(
+                json!({"type": "app_action_result", "request_id": 51, "app_id": "board",
+            "action_id": action["action_id"], "result": "X at 1,1"})
+            )
+            .await["type"],
             "app_action_result_response"
         );
         assert_eq!(
             a.until(|v| v["request_id"] == 50).await["action"]["result"],
             "X at 1,1"
         );
-        a.send(
-            json!({"type": "app_set_control_mode", "request_id": 52, "app_id": "board",
-            "control_mode": "copilot"}),
-        )
-        .await;
         assert_eq!(
-            a.until(|v| v["request_id"] == 52).await["type"],
+            a.request(
+                json!({"type": "app_set_control_mode", "request_id": 52, "app_id": "board",
+            "control_mode": "copilot"})
+            )
+            .await["type"],
             "app_set_control_mode_response"
         );
-        a.send(json!({"type": "app_detach", "request_id": 53, "app_id": "board"}))
-            .await;
-        assert_eq!(a.until(|v| v["request_id"] == 53).await["agent_id"], ivy);
+        assert_eq!(
+            a.request(json!({"type": "app_detach", "request_id": 53, "app_id": "board"}))
+                .await["agent_id"],
+            ivy
+        );
         // B asks something to flush what it was sent: no app message among it.
-        b.send(json!({"type": "ping", "request_id": 54})).await;
-        b.until(|v| v["request_id"] == 54).await;
+        b.request(json!({"type": "ping", "request_id": 54})).await;
         assert!(
             b.backlog
                 .iter()
@@ -913,16 +921,16 @@ fn an_app_belongs_to_the_connection_that_registered_it() {
 
         // The owner unregisters; another connection registers the same id: it is the new
         // owner's, and the old owner may not change it.
-        a.send(json!({"type": "app_unregister", "request_id": 60, "app_id": "board"}))
+        a.request(json!({"type": "app_unregister", "request_id": 60, "app_id": "board"}))
             .await;
-        a.until(|v| v["request_id"] == 60).await;
         b.send(json!({"type": "app_register", "request_id": 61, "app_id": "board"}))
             .await;
         b.until(of_type("app_register_response")).await;
-        a.send(json!({"type": "app_event", "request_id": 62, "app_id": "board", "name": "x"}))
-            .await;
         assert_eq!(
-            a.until(|v| v["request_id"] == 62).await["code"],
+            a.request(
+                json!({"type": "app_event", "request_id": 62, "app_id": "board", "name": "x"})
+            )
+            .await["code"],
             "app_not_owned"
         );
 
@@ -935,13 +943,12 @@ fn an_app_belongs_to_the_connection_that_registered_it() {
         b.send(json!({"type": "app_register", "request_id": 64, "app_id": "den"}))
             .await;
         b.until(of_type("app_register_response")).await;
-        a.send(
-            json!({"type": "app_set_context", "request_id": 65, "app_id": "den",
-            "human_label": "mine again?"}),
-        )
-        .await;
         assert_eq!(
-            a.until(|v| v["request_id"] == 65).await["code"],
+            a.request(
+                json!({"type": "app_set_context", "request_id": 65, "app_id": "den",
+            "human_label": "mine again?"})
+            )
+            .await["code"],
             "app_not_owned"
         );
 
@@ -952,13 +959,12 @@ fn an_app_belongs_to_the_connection_that_registered_it() {
                 crate::apps::AppHandler::local(|_| async { crate::apps::ActionOutcome::default() }),
             )
             .unwrap();
-        b.send(
-            json!({"type": "app_human_says", "request_id": 66, "app_id": "lobby",
-            "text": "hello"}),
-        )
-        .await;
         assert_eq!(
-            b.until(|v| v["request_id"] == 66).await["code"],
+            b.request(
+                json!({"type": "app_human_says", "request_id": 66, "app_id": "lobby",
+            "text": "hello"})
+            )
+            .await["code"],
             "app_not_owned"
         );
 
