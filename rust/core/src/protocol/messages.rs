@@ -411,6 +411,7 @@ pub enum ClientRequest {
     CampaignLoad {
         /// A file under the campaign directory (`camp_0001/campaign.json`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = crate::limits::MAX_CAMPAIGN_PATH_CHARS))]
         path: Option<String>,
         /// The campaign (`campaign.json`'s object).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -420,24 +421,30 @@ pub enum ClientRequest {
     /// `campaign_changed` event when a call was applied).
     CampaignToolCalls {
         /// The campaign.
+        #[schemars(length(max = crate::limits::MAX_CAMPAIGN_ID_CHARS))]
         campaign_id: String,
         /// `[{id?, tool, args?, reason?}]`.
         calls: Value,
         /// The turn actor (a party member; default the active actor).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         actor_id: Option<String>,
     },
     /// One GM turn on a loaded campaign, answered by agent `gm_agent_id` →
     /// `campaign_turn_response` with the turn-log entry (sent once the GM answered).
     CampaignTurn {
         /// The campaign.
+        #[schemars(length(max = crate::limits::MAX_CAMPAIGN_ID_CHARS))]
         campaign_id: String,
         /// The agent acting as game master.
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         gm_agent_id: String,
         /// What the player says.
+        #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
         user_input: String,
         /// The turn actor (a party member; default the active actor).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
         actor_id: Option<String>,
     },
     /// A loaded campaign as its file holds it → `campaign_state_response`: whole when it fits
@@ -445,9 +452,11 @@ pub enum ClientRequest {
     /// page before).
     CampaignState {
         /// The campaign.
+        #[schemars(length(max = crate::limits::MAX_CAMPAIGN_ID_CHARS))]
         campaign_id: String,
         /// Where the page starts: the `next_cursor` of the previous page (none: the first).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = 128))]
         cursor: Option<String>,
     },
     /// Unload a campaign → `campaign_unload_response`: requests naming it are then answered
@@ -455,6 +464,7 @@ pub enum ClientRequest {
     /// file and its turn log are kept.
     CampaignUnload {
         /// The campaign.
+        #[schemars(length(max = crate::limits::MAX_CAMPAIGN_ID_CHARS))]
         campaign_id: String,
     },
 }

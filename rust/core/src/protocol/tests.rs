@@ -1493,3 +1493,34 @@ async fn token_budgets_are_read_and_set_for_the_runtime_and_for_one_agent() {
         assert!(e.message.contains(says), "{}", e.message);
     }
 }
+
+#[test]
+fn campaign_requests_are_bounded() {
+    for (text, field) in [
+        (
+            format!(
+                r#"{{"type": "campaign_unload", "campaign_id": "{}"}}"#,
+                "c".repeat(65)
+            ),
+            "campaign_id",
+        ),
+        (
+            format!(
+                r#"{{"type": "campaign_turn", "campaign_id": "c", "gm_agent_id": "agent_001", "user_input": "{}"}}"#,
+                "x".repeat(4_001)
+            ),
+            "user_input",
+        ),
+        (
+            format!(
+                r#"{{"type": "campaign_load", "path": "{}"}}"#,
+                "p".repeat(1_025)
+            ),
+            "path",
+        ),
+    ] {
+        let e = err(&text);
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{field}");
+        assert!(e.message.contains(field), "{field}: {}", e.message);
+    }
+}
