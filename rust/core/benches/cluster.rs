@@ -253,10 +253,11 @@ async fn world_list(nats: &str, db: &str) -> (f64, f64, f64) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let request = agents_core::protocol::ClientRequest::ListAgents {
-        limit: None,
-        cursor: None,
-    };
+    let request =
+        agents_core::protocol::ClientRequest::from(agents_core::protocol::requests::ListAgents {
+            limit: None,
+            cursor: None,
+        });
     let mut gathered = Vec::with_capacity(SAMPLES);
     let mut own = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {

@@ -8,13 +8,66 @@ use serde::{Deserialize, Serialize};
 use crate::agent_state::AgentState;
 use crate::geometry::Position;
 
-/// One bus message. Serialized with a `type` tag in snake_case (`{"type":"agent_spoke",…}`), the
-/// same names as [`MessageKind`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum BusMessage {
+/// Declares every event once: its variant of [`BusMessage`] (with its fields), its
+/// [`MessageKind`], and its wire name (the serde tag, the protocol event's `type`, a
+/// `subscribe` filter's entry, [`MessageKind::as_str`]). The protocol pushes a bus message as
+/// it is (`ServerMessage::Event`), and its schema, the `welcome` list and the `subscribe`
+/// check follow from here ([`EVENT_TYPES`]).
+macro_rules! events {
+    ($(
+        $(#[$doc:meta])*
+        $Variant:ident = $wire:literal {
+            $($(#[$field_meta:meta])* $field:ident : $Type:ty),* $(,)?
+        }
+    ),* $(,)?) => {
+        /// One bus message: an event. Serialized with a `type` tag, its wire name
+        /// ([`MessageKind::as_str`]: `{"type":"agent_speech",…}`), exactly as the protocol
+        /// pushes it.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[serde(tag = "type")]
+        pub enum BusMessage {
+            $($(#[$doc])* #[serde(rename = $wire)] $Variant { $($(#[$field_meta])* $field: $Type),* },)*
+        }
+
+        /// The kind of a [`BusMessage`], for filtering. Wire names are the serde tags.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[repr(u8)]
+        pub enum MessageKind {
+            $(#[doc = concat!("[`BusMessage::", stringify!($Variant), "`] (`", $wire, "`).")]
+            #[serde(rename = $wire)]
+            $Variant,)*
+        }
+
+        /// The wire name of every event (what `subscribe.events` may name), in declaration
+        /// order.
+        pub const EVENT_TYPES: &[&str] = &[$($wire),*];
+
+        impl MessageKind {
+            /// Every kind, in declaration order.
+            pub const ALL: [MessageKind; EVENT_TYPES.len()] = [$(MessageKind::$Variant),*];
+
+            /// The wire name (`agent_speech`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(MessageKind::$Variant => $wire,)*
+                }
+            }
+        }
+
+        impl BusMessage {
+            /// This message's kind.
+            pub fn kind(&self) -> MessageKind {
+                match self {
+                    $(BusMessage::$Variant { .. } => MessageKind::$Variant,)*
+                }
+            }
+        }
+    };
+}
+
+events! {
     /// A new or resumed agent is running.
-    AgentSpawned {
+    AgentSpawned = "agent_spawned" {
         /// The agent.
         agent_id: String,
         /// Display name.
@@ -28,20 +81,14 @@ pub enum BusMessage {
         /// True when an agent stored in the database was resumed.
         resumed: bool,
     },
-    /// An agent stopped: terminated, or the runtime shut down.
-    AgentRemoved {
-        /// The agent.
-        agent_id: String,
-        /// `terminated` (by request; it will not resume with `resume_all`) or `shutdown`.
-        reason: String,
-    },
     /// An agent changed state (every transition; also written to `agent_state_history`).
-    AgentStateChanged {
+    AgentStateChanged = "agent_state_update" {
         /// The agent.
         agent_id: String,
         /// State before.
         old_state: AgentState,
-        /// State after.
+        /// State after (`state` on the wire).
+        #[serde(rename = "state")]
         new_state: AgentState,
         /// Position at the time.
         position: Position,
@@ -49,7 +96,7 @@ pub enum BusMessage {
         current_task: Option<String>,
     },
     /// An agent moved.
-    AgentMoved {
+    AgentMoved = "agent_moved" {
         /// The agent.
         agent_id: String,
         /// Where it was.
@@ -58,7 +105,7 @@ pub enum BusMessage {
         to: Position,
     },
     /// Someone said something: an agent, or the player (`agent_id` is then the player id).
-    AgentSpoke {
+    AgentSpoke = "agent_speech" {
         /// The speaker.
         agent_id: String,
         /// What was said.
@@ -70,11 +117,19 @@ pub enum BusMessage {
         /// For a line sent to an agent from outside (the game, the player, a client): its row in
         /// the recipient's stored inbox, removed once a decision answered it. `None` for speech
         /// between agents.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Never serialized: only the process that stored the line answers it.
+        #[serde(skip)]
         inbox_id: Option<i64>,
     },
+    /// An agent stopped: terminated, or the runtime shut down.
+    AgentRemoved = "agent_removed" {
+        /// The agent.
+        agent_id: String,
+        /// `terminated` (by request; it will not resume with `resume_all`) or `shutdown`.
+        reason: String,
+    },
     /// A task was assigned to an agent (by the game, the player or another agent).
-    TaskAssigned {
+    TaskAssigned = "task_assigned" {
         /// The agent that owns the task.
         agent_id: String,
         /// The task's id (`agent_tasks.id`).
@@ -85,7 +140,7 @@ pub enum BusMessage {
         assigned_by: String,
     },
     /// A task was completed.
-    TaskCompleted {
+    TaskCompleted = "task_completed" {
         /// The agent that owned the task.
         agent_id: String,
         /// The task's id.
@@ -96,7 +151,7 @@ pub enum BusMessage {
         completed_at: String,
     },
     /// An agent asked another one to help with a task (the helper was assigned the task).
-    CollaborationRequested {
+    CollaborationRequested = "collaboration_requested" {
         /// The agent asking.
         agent_id: String,
         /// The agent asked.
@@ -108,9 +163,18 @@ pub enum BusMessage {
         /// What the asking agent said.
         message: String,
     },
+    /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
+    AgentError = "agent_error" {
+        /// The agent concerned, if any.
+        agent_id: Option<String>,
+        /// Machine-readable code.
+        code: AgentErrorCode,
+        /// Human-readable explanation.
+        message: String,
+    },
     /// A piece of text a model brain is generating, as it streams in (before the decision's
     /// `AgentSpoke`). Ephemeral: for a UI that shows the line as it is written; not stored.
-    AgentSpeechDelta {
+    AgentSpeechDelta = "agent_speech_delta" {
         /// The agent whose brain is answering.
         agent_id: String,
         /// The new text.
@@ -120,7 +184,7 @@ pub enum BusMessage {
     },
     /// A model brain started a tool call (its arguments are still streaming): a UI can show
     /// "thinking…". Ephemeral; the call may still be refused and repaired.
-    AgentToolCall {
+    AgentToolCall = "agent_tool_call" {
         /// The agent whose brain is answering.
         agent_id: String,
         /// The tool.
@@ -130,7 +194,7 @@ pub enum BusMessage {
     },
     /// GM tool calls were applied to a campaign loaded in the runtime (a `campaign_tool_calls`
     /// batch, or a GM turn).
-    CampaignChanged {
+    CampaignChanged = "campaign_changed" {
         /// The campaign.
         campaign_id: String,
         /// The turn (`turn_0003`), or `None` for a batch of calls.
@@ -139,15 +203,6 @@ pub enum BusMessage {
         applied_actions: Vec<crate::campaign::AppliedAction>,
         /// What they did.
         effects: Vec<crate::campaign::Effect>,
-    },
-    /// Something went wrong: a refused transition or action, a brain failure, a lagged reader.
-    AgentError {
-        /// The agent concerned, if any.
-        agent_id: Option<String>,
-        /// Machine-readable code.
-        code: AgentErrorCode,
-        /// Human-readable explanation.
-        message: String,
     },
 }
 
@@ -225,73 +280,8 @@ impl std::fmt::Display for AgentErrorCode {
     }
 }
 
-/// The kind of a [`BusMessage`], for filtering. Wire names are the serde tags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[repr(u8)]
-pub enum MessageKind {
-    /// [`BusMessage::AgentSpawned`].
-    AgentSpawned,
-    /// [`BusMessage::AgentRemoved`].
-    AgentRemoved,
-    /// [`BusMessage::AgentStateChanged`].
-    AgentStateChanged,
-    /// [`BusMessage::AgentMoved`].
-    AgentMoved,
-    /// [`BusMessage::AgentSpoke`].
-    AgentSpoke,
-    /// [`BusMessage::TaskAssigned`].
-    TaskAssigned,
-    /// [`BusMessage::TaskCompleted`].
-    TaskCompleted,
-    /// [`BusMessage::CollaborationRequested`].
-    CollaborationRequested,
-    /// [`BusMessage::AgentError`].
-    AgentError,
-    /// [`BusMessage::AgentSpeechDelta`].
-    AgentSpeechDelta,
-    /// [`BusMessage::AgentToolCall`].
-    AgentToolCall,
-    /// [`BusMessage::CampaignChanged`].
-    CampaignChanged,
-}
-
 impl MessageKind {
-    /// Every kind.
-    pub const ALL: [MessageKind; 12] = [
-        MessageKind::AgentSpawned,
-        MessageKind::AgentRemoved,
-        MessageKind::AgentStateChanged,
-        MessageKind::AgentMoved,
-        MessageKind::AgentSpoke,
-        MessageKind::TaskAssigned,
-        MessageKind::TaskCompleted,
-        MessageKind::CollaborationRequested,
-        MessageKind::AgentError,
-        MessageKind::AgentSpeechDelta,
-        MessageKind::AgentToolCall,
-        MessageKind::CampaignChanged,
-    ];
-
-    /// The wire name (`agent_spoke`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageKind::AgentSpawned => "agent_spawned",
-            MessageKind::AgentRemoved => "agent_removed",
-            MessageKind::AgentStateChanged => "agent_state_changed",
-            MessageKind::AgentMoved => "agent_moved",
-            MessageKind::AgentSpoke => "agent_spoke",
-            MessageKind::TaskAssigned => "task_assigned",
-            MessageKind::TaskCompleted => "task_completed",
-            MessageKind::CollaborationRequested => "collaboration_requested",
-            MessageKind::AgentError => "agent_error",
-            MessageKind::AgentSpeechDelta => "agent_speech_delta",
-            MessageKind::AgentToolCall => "agent_tool_call",
-            MessageKind::CampaignChanged => "campaign_changed",
-        }
-    }
-
-    /// Index `0..12`, for bit sets and per-kind tables.
+    /// Index `0..EVENT_TYPES.len()`, for bit sets and per-kind tables.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -320,24 +310,6 @@ impl FromStr for MessageKind {
 }
 
 impl BusMessage {
-    /// This message's kind.
-    pub fn kind(&self) -> MessageKind {
-        match self {
-            BusMessage::AgentSpawned { .. } => MessageKind::AgentSpawned,
-            BusMessage::AgentRemoved { .. } => MessageKind::AgentRemoved,
-            BusMessage::AgentStateChanged { .. } => MessageKind::AgentStateChanged,
-            BusMessage::AgentMoved { .. } => MessageKind::AgentMoved,
-            BusMessage::AgentSpoke { .. } => MessageKind::AgentSpoke,
-            BusMessage::TaskAssigned { .. } => MessageKind::TaskAssigned,
-            BusMessage::TaskCompleted { .. } => MessageKind::TaskCompleted,
-            BusMessage::CollaborationRequested { .. } => MessageKind::CollaborationRequested,
-            BusMessage::AgentError { .. } => MessageKind::AgentError,
-            BusMessage::AgentSpeechDelta { .. } => MessageKind::AgentSpeechDelta,
-            BusMessage::AgentToolCall { .. } => MessageKind::AgentToolCall,
-            BusMessage::CampaignChanged { .. } => MessageKind::CampaignChanged,
-        }
-    }
-
     /// Who the message is from, for sender filters: the speaking / acting agent, the assigner of
     /// a task, or `runtime` for an error without an agent.
     pub fn sender(&self) -> &str {

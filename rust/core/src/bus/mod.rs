@@ -56,7 +56,7 @@ use parking_lot::RwLock;
 use index::Index;
 use queue::{Push, SubEntry};
 
-pub use message::{AgentErrorCode, BusMessage, MessageKind, ParseKindError};
+pub use message::{AgentErrorCode, BusMessage, EVENT_TYPES, MessageKind, ParseKindError};
 
 /// A published message with its envelope data. Subscribers receive `Arc<Envelope>`.
 #[derive(Debug)]

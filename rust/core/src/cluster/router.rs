@@ -32,7 +32,7 @@ use super::leases;
 use super::subjects::Subjects;
 use crate::bus::BusMessage;
 use crate::net::{Remote, RemoteError};
-use crate::protocol::dispatch::{self, Handled};
+use crate::protocol::requests::{self as dispatch, Handled};
 use crate::protocol::{ClientRequest, ErrorCode, RequestId, ServerMessage, parse_request};
 use crate::runtime::Runtime;
 use crate::tools::ToolRegistry;

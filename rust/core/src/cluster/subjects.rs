@@ -10,7 +10,7 @@
 //! | `<root>.move.<process>` | requests that a process hand one of its agents over (request/reply) |
 //! | `<root>.dir` | asks every process which agents it runs (each answers its list) |
 //!
-//! `<kind>` is the message type (`agent_spoke`), `<sender>` [`BusMessage::sender`]. A token
+//! `<kind>` is the message type (`agent_speech`), `<sender>` [`BusMessage::sender`]. A token
 //! is the id itself when it is made of `A-Z a-z 0-9 _ -`, else every other byte is written
 //! `%XX` (so `player.1` is `player%2E1`, and no id can open a wildcard or a new token).
 //!
@@ -259,9 +259,9 @@ mod tests {
         assert_eq!(
             s.of_message(&spoke("agent_001", &["agent_002", "player.0", "agent_002"])),
             vec![
-                "agents.town.ev.agent_spoke.agent_001",
-                "agents.town.to.agent_002.agent_spoke.agent_001",
-                "agents.town.to.player%2E0.agent_spoke.agent_001",
+                "agents.town.ev.agent_speech.agent_001",
+                "agents.town.to.agent_002.agent_speech.agent_001",
+                "agents.town.to.player%2E0.agent_speech.agent_001",
             ]
         );
         assert_eq!(s.rpc("p-1"), "agents.town.rpc.p-1");
@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(s.patterns(&Filter::all()), vec!["agents.town.ev.*.*"]);
         assert_eq!(
             s.patterns(&Filter::all().kinds([MessageKind::AgentSpoke])),
-            vec!["agents.town.ev.agent_spoke.*"]
+            vec!["agents.town.ev.agent_speech.*"]
         );
         assert_eq!(
             s.patterns(&Filter::all().senders(["agent_003"])),
@@ -286,14 +286,14 @@ mod tests {
             .with_broadcasts(false);
         assert_eq!(
             s.patterns(&agent),
-            vec!["agents.town.to.agent_002.agent_spoke.*"]
+            vec!["agents.town.to.agent_002.agent_speech.*"]
         );
         let with_broadcasts = agent.clone().with_broadcasts(true);
         assert_eq!(
             s.patterns(&with_broadcasts),
             vec![
-                "agents.town.to.agent_002.agent_spoke.*",
-                "agents.town.ev.agent_spoke.*"
+                "agents.town.to.agent_002.agent_speech.*",
+                "agents.town.ev.agent_speech.*"
             ]
         );
         assert!(s.patterns(&Filter::all().kinds([])).is_empty());
@@ -357,7 +357,7 @@ mod tests {
             s.interest(&filters).into_iter().collect::<Vec<_>>(),
             vec![
                 "agents.w.ev.*.agent_001",
-                "agents.w.ev.agent_spoke.*",
+                "agents.w.ev.agent_speech.*",
                 "agents.w.to.agent_002.*.*"
             ]
         );

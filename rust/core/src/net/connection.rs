@@ -29,8 +29,10 @@ use super::{
     CLOSE_PROTOCOL_ERROR, REASON_FLOOD, REASON_SHUTDOWN, REASON_TOO_SLOW, REASON_WRITE_TIMEOUT,
     Shared,
 };
-use crate::protocol::dispatch::{self, Handled};
 use crate::protocol::events::EventFilter;
+use crate::protocol::requests::{
+    self as dispatch, AgentSpawnRequest, AppUnregister, Handled, Runs,
+};
 use crate::protocol::{
     ClientRequest, EVENT_TYPES, ErrorCode, PROTOCOL_VERSION, REQUEST_TYPES, RequestId,
     ServerMessage, parse_request, to_text,
@@ -393,7 +395,7 @@ impl ConnectionApps {
         request: &ClientRequest,
         request_id: &Option<RequestId>,
     ) -> Option<ServerMessage> {
-        let app_id = changed_app(request)?;
+        let app_id = request.app()?;
         let current = runtime.app_registration(app_id)?;
         let owned = self.0.lock().contains(&(app_id.to_string(), current));
         if owned {
@@ -407,23 +409,6 @@ impl ConnectionApps {
             ),
             request_id.clone(),
         ))
-    }
-}
-
-/// The app a request changes or acts in, if any (see [`ConnectionApps::refuse_unowned`]).
-fn changed_app(request: &ClientRequest) -> Option<&str> {
-    match request {
-        ClientRequest::AppUnregister { app_id }
-        | ClientRequest::AppAttach { app_id, .. }
-        | ClientRequest::AppDetach { app_id }
-        | ClientRequest::AppSetContext { app_id, .. }
-        | ClientRequest::AppSetControlMode { app_id, .. }
-        | ClientRequest::AppEvent { app_id, .. }
-        | ClientRequest::AppActionResult { app_id, .. }
-        | ClientRequest::AppHumanAction { app_id, .. }
-        | ClientRequest::AppHumanSays { app_id, .. } => Some(app_id),
-        ClientRequest::AgentSpawnRequest { agent_config } => agent_config.app_id.as_deref(),
-        _ => None,
     }
 }
 
@@ -498,7 +483,7 @@ async fn answer(
         }
         None => request,
     };
-    if let ClientRequest::AgentSpawnRequest { agent_config } = &request
+    if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &request
         && let Err(refusal) = shared.config.client_brains.check(
             agent_config.brain.as_ref(),
             &shared.runtime.options().brain_profiles,
@@ -510,23 +495,13 @@ async fn answer(
             request_id,
         ));
     }
-    if let ClientRequest::AppUnregister { app_id } = &request {
+    if let ClientRequest::AppUnregister(AppUnregister { app_id }) = &request {
         context.apps.0.lock().retain(|(a, _)| a != app_id);
     }
     // Requests that only read in-memory state, and tool calls that answer in microseconds, run
     // inline; the rest may touch SQLite or search (a `suggest_*` AI, up to its `timeMs`), so
     // they go to the blocking pool and never stall the async workers.
-    let inline = match &request {
-        ClientRequest::Ping {}
-        | ClientRequest::GetAgentState { .. }
-        | ClientRequest::ListAgents { .. }
-        | ClientRequest::Subscribe { .. }
-        | ClientRequest::ListTools {} => true,
-        ClientRequest::CallTool { name, .. } => {
-            shared.tools.get(name).is_none_or(|tool| !tool.searches())
-        }
-        _ => false,
-    };
+    let inline = request.runs(&shared.tools) == Runs::Inline;
     let handled = if inline {
         dispatch::handle(request, request_id.clone(), &shared.runtime, &shared.tools)
     } else {
@@ -587,13 +562,13 @@ async fn answer(
                 Err(e) => failed(e, request_id),
             }
         }
-        Handled::Campaign(request) => {
+        Handled::Later(answer) => {
             let runtime = shared.runtime.clone();
             let outbound = context.outbound.clone();
             // One at a time, in order, beside the connection's other requests.
             let id = request_id.clone();
             let queued = context.campaigns.push(async move {
-                let mut message = dispatch::campaign(*request, request_id.clone(), &runtime).await;
+                let mut message = answer(runtime.clone(), request_id.clone()).await;
                 // Acknowledged means durable: a turn's log row is committed first.
                 if !matches!(message, ServerMessage::Error(_)) {
                     let seq = runtime.memory().submitted_seq();

@@ -23,7 +23,7 @@
 //!
 //! The first message is `welcome`. Each text frame is one request: it is parsed
 //! ([`protocol::parse_request`](crate::protocol::parse_request)), answered
-//! ([`protocol::dispatch::handle`](crate::protocol::dispatch::handle)) and the reply queued.
+//! ([`protocol::requests::handle`](crate::protocol::requests::handle)) and the reply queued.
 //! One renderer serialises each bus event once for every connection (`fanout.rs`); a connection
 //! forwards the events that pass its `subscribe` filter (default: every event); a connection
 //! that lags becomes `events_dropped`. Requests of one connection are answered in order, a reply
@@ -260,9 +260,8 @@ pub(crate) struct Shared {
 }
 
 /// The agents that live in other processes of the world (`crate::cluster`): requests about one
-/// of them ([`ClientRequest::routed_agent`]) are answered by the process that runs it, and
-/// requests binding one to something of this process ([`ClientRequest::placed_agent`]) bring
-/// it here first.
+/// of them are answered by the process that runs it, and requests binding one to something of
+/// this process bring it here first ([`ClientRequest::route`]).
 pub trait Remote: Send + Sync {
     /// The process running `agent_id`, when another process does.
     fn owner(&self, agent_id: &str) -> Option<Arc<str>>;

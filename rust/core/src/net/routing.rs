@@ -1,23 +1,24 @@
 //! Where a request is answered in a world served by several processes ([`Remote`]).
 //!
-//! - A request about a running agent ([`ClientRequest::routed_agent`]; for `complete_task`, the
-//!   agent the task belongs to, read from the shared memory) is answered by the process running
-//!   the agent, when that is another one.
-//! - A request binding an agent to something of this process ([`ClientRequest::placed_agent`]:
-//!   an app, a loaded campaign) brings the agent here first (`cluster/handover.rs`), then runs
-//!   here.
-//! - `list_agents` answers for the whole world: every process lists its own agents after the
-//!   cursor, and the lists are merged here into one page in id order (a process that does not
-//!   answer in time is left out). A process's list that was cut (more agents follow it) bounds
-//!   the page, so paging goes through every agent of the world once.
-//! - Everything else runs here; so does a request about an agent no process is known to run
+//! Each request says where it is answered ([`ClientRequest::route`]):
+//!
+//! - A request about a running agent ([`Route::Agent`]; [`Route::Task`] for `complete_task`,
+//!   the agent the task belongs to, read from the shared memory) is answered by the process
+//!   running the agent, when that is another one.
+//! - A request binding an agent to something of this process ([`Route::BringHere`]: an app, a
+//!   loaded campaign) brings the agent here first (`cluster/handover.rs`), then runs here.
+//! - `list_agents` ([`Route::World`]) answers for the whole world: every process lists its own
+//!   agents after the cursor, and the lists are merged here into one page in id order (a
+//!   process that does not answer in time is left out). A process's list that was cut (more
+//!   agents follow it) bounds the page, so paging goes through every agent of the world once.
+//! - Everything else ([`Route::Here`]) runs here; so does a request about an agent no process is known to run
 //!   (it gets this process's answer: `unknown_agent`, `unknown_task`…).
 
 use std::sync::Arc;
 
 use super::Remote;
-use crate::protocol::dispatch;
 use crate::protocol::pages::List;
+use crate::protocol::requests::{self, Route};
 use crate::protocol::{AgentInfo, ClientRequest, RequestId, ServerMessage};
 use crate::runtime::{Runtime, id_order};
 
@@ -37,45 +38,47 @@ pub(crate) async fn route(
     request_id: &Option<RequestId>,
 ) -> Routed {
     let runs_here = |agent: &str| runtime.is_running(agent);
-    if let Some(agent) = request.placed_agent() {
-        let Some(owner) = remote.owner(agent).filter(|_| !runs_here(agent)) else {
-            return Routed::Here(request);
-        };
-        return match remote.bring_here(owner, agent.to_string()).await {
-            Ok(()) => Routed::Here(request),
-            Err(e) => Routed::Answered(dispatch::error(e.code, e.message, request_id.clone())),
-        };
-    }
-    if let ClientRequest::ListAgents { limit, cursor } = &request {
-        return match List::RunningAgents.key_of(cursor.as_deref()) {
-            // A bad cursor: this process's answer says so.
-            Err(_) => Routed::Here(request),
-            Ok(after) => {
-                let limit = limit.unwrap_or(dispatch::DEFAULT_LIST_LIMIT) as usize;
-                let others = remote.gather(request.clone()).await;
-                Routed::Answered(world_agents(
-                    runtime,
-                    others,
-                    after.as_deref(),
-                    limit,
-                    request_id.clone(),
-                ))
-            }
-        };
-    }
-    let agent = match &request {
-        ClientRequest::CompleteTask { task_id } => {
-            let (runtime, task_id) = (runtime.clone(), *task_id);
+    let agent = match request.route() {
+        Route::Here => return Routed::Here(request),
+        Route::BringHere(agent) => {
+            let Some(owner) = remote.owner(agent).filter(|_| !runs_here(agent)) else {
+                return Routed::Here(request);
+            };
+            return match remote.bring_here(owner, agent.to_string()).await {
+                Ok(()) => Routed::Here(request),
+                Err(e) => Routed::Answered(requests::error(e.code, e.message, request_id.clone())),
+            };
+        }
+        Route::World => {
+            let ClientRequest::ListAgents(list) = &request else {
+                // Only `list_agents` is answered by the whole world.
+                return Routed::Here(request);
+            };
+            return match List::RunningAgents.key_of(list.cursor.as_deref()) {
+                // A bad cursor: this process's answer says so.
+                Err(_) => Routed::Here(request),
+                Ok(after) => {
+                    let limit = list.limit.unwrap_or(requests::DEFAULT_LIST_LIMIT) as usize;
+                    let others = remote.gather(request.clone()).await;
+                    Routed::Answered(world_agents(
+                        runtime,
+                        others,
+                        after.as_deref(),
+                        limit,
+                        request_id.clone(),
+                    ))
+                }
+            };
+        }
+        Route::Agent(agent) => agent.to_string(),
+        Route::Task(task_id) => {
+            let runtime = runtime.clone();
             match tokio::task::spawn_blocking(move || runtime.memory().task(task_id)).await {
                 Ok(Ok(Some(task))) => task.agent_id,
                 // Unknown, or unreadable: this process's answer says so.
                 _ => return Routed::Here(request),
             }
         }
-        other => match other.routed_agent() {
-            Some(agent) => agent.to_string(),
-            None => return Routed::Here(request),
-        },
     };
     match remote.owner(&agent).filter(|_| !runs_here(&agent)) {
         Some(owner) => Routed::Answered(
@@ -101,7 +104,7 @@ fn world_agents(
     let mut here: Vec<AgentInfo> = runtime
         .list()
         .into_iter()
-        .map(dispatch::agent_info)
+        .map(requests::agent_info)
         .filter(|a| after.is_none_or(|after| id_order(&a.agent_id, after).is_gt()))
         .take(limit.saturating_add(1))
         .collect();
@@ -139,5 +142,5 @@ fn world_agents(
     if let Some(bound) = &bound {
         agents.retain(|a| id_order(&a.agent_id, bound).is_le());
     }
-    dispatch::agents_page(agents, after, limit, bound.is_some(), request_id)
+    requests::agents_page(agents, after, limit, bound.is_some(), request_id)
 }

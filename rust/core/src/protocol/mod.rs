@@ -9,19 +9,21 @@
 //!
 //! One implementation serves both the `agents-server serve` binary and an `AgentRuntime` node
 //! with its server enabled: [`parse_request`] turns a text frame into a request or an
-//! [`ErrorCode`]d error, [`dispatch::handle`] runs it against a [`Runtime`](crate::runtime::Runtime)
+//! [`ErrorCode`]d error, [`requests::handle`] runs it against a [`Runtime`](crate::runtime::Runtime)
 //! and the tool registry, and [`events::event_message`] turns bus messages into events.
 
-pub mod dispatch;
 pub mod events;
 pub mod json;
 mod messages;
 pub mod pages;
+pub mod requests;
 pub mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use crate::bus::EVENT_TYPES;
 pub use messages::*;
+pub use requests::{ClientRequest, REQUEST_TYPES};
 
 use crate::json_kind::json_kind;
 use serde::Deserialize;

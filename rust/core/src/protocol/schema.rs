@@ -70,11 +70,50 @@ pub fn client_request() -> Value {
 /// The schema of every message the server sends: a `oneOf` with one object schema per `type`
 /// (the `welcome`, the responses, the events and `error`), describing the serialized form.
 pub fn server_message() -> Value {
-    SchemaSettings::draft2020_12()
+    let mut root = SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator()
         .into_root_schema_for::<ServerMessage>()
-        .to_value()
+        .to_value();
+    inline_events(&mut root);
+    root
+}
+
+/// The events are one variant of [`ServerMessage`] (`Event`, untagged: a bus message as it
+/// is), which schemars writes as an `anyOf` branch referring to the bus message's own `oneOf`.
+/// On the wire every message has its own `type`: the event branches take that branch's place
+/// in one `oneOf`, and the bus message's definition goes.
+fn inline_events(root: &mut Value) {
+    let Some(Value::Object(root)) = Some(root) else {
+        return;
+    };
+    let bus = root
+        .get_mut("$defs")
+        .and_then(Value::as_object_mut)
+        .and_then(|defs| defs.remove("BusMessage"));
+    let events: Vec<Value> = bus
+        .as_ref()
+        .and_then(|b| b.get("oneOf"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let branches = root
+        .remove("anyOf")
+        .or_else(|| root.remove("oneOf"))
+        .and_then(|v| match v {
+            Value::Array(items) => Some(items),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut all = Vec::with_capacity(branches.len() + events.len());
+    for branch in branches {
+        if branch.get("$ref").and_then(Value::as_str) == Some("#/$defs/BusMessage") {
+            all.extend(events.iter().cloned());
+        } else {
+            all.push(branch);
+        }
+    }
+    root.insert("oneOf".into(), Value::Array(all));
 }
 
 /// The schema of the `error` message `{"type":"error","code":…,"message":…,"request_id":…}`.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use agents_core::protocol::{ClientRequest, ErrorCode, ServerMessage};
+use agents_core::protocol::{ClientRequest, ErrorCode, ServerMessage, requests};
 use agents_core::runtime::{AgentConfig, Position};
 use serde_json::Value;
 
@@ -168,25 +168,25 @@ impl Client {
         let agent_id = self.agents[self.rng.index(self.agents.len())].clone();
         if roll < 40 {
             let task_name = self.unique(round, 't');
-            let request = ClientRequest::AssignTask {
+            let request = ClientRequest::from(requests::AssignTask {
                 agent_id: agent_id.clone(),
                 task_name,
-            };
+            });
             return Some((Op::Assign { agent_id }, request));
         }
         if roll < 60 && !self.open_tasks.is_empty() {
             let (task_id, inherited) = self
                 .open_tasks
                 .swap_remove(self.rng.index(self.open_tasks.len()));
-            let request = ClientRequest::CompleteTask { task_id };
+            let request = ClientRequest::from(requests::CompleteTask { task_id });
             return Some((Op::Complete { task_id, inherited }, request));
         }
         let content = format!("{} hello", self.unique(round, 'm'));
-        let request = ClientRequest::SendMessage {
+        let request = ClientRequest::from(requests::SendMessage {
             agent_id: agent_id.clone(),
             content: content.clone(),
             sender: None,
-        };
+        });
         Some((Op::Send { agent_id, content }, request))
     }
 
@@ -205,9 +205,9 @@ impl Client {
             hearing_radius: Some(0.0),
             ..AgentConfig::default()
         };
-        let request = ClientRequest::AgentSpawnRequest {
+        let request = ClientRequest::from(requests::AgentSpawnRequest {
             agent_config: Box::new(config),
-        };
+        });
         (Op::Spawn { name }, request)
     }
 

@@ -1,0 +1,457 @@
+//! Requests about running agents: spawn, terminate, state, the list, speech, tasks, token
+//! budgets.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Cx, Handled, Request, Route, Runs};
+use crate::protocol::pages::{self, List};
+use crate::protocol::{AgentInfo, ErrorCode, RequestId, ServerMessage};
+use crate::runtime::{AgentConfig, AgentSnapshot, Runtime, RuntimeError};
+use crate::tools::ToolRegistry;
+
+/// Default `limit` of `list_agents`, `list_stored_agents` and `get_tasks`.
+pub const DEFAULT_LIST_LIMIT: u32 = crate::limits::MAX_PAGE as u32;
+
+/// Liveness check → `pong`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ping {}
+
+impl Request for Ping {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::Here
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        Handled::Reply(ServerMessage::Pong {
+            request_id: cx.id(),
+        })
+    }
+}
+
+/// Spawn (or, with `agent_config.agent_id`, resume) an agent → `agent_spawn_response`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpawnRequest {
+    /// `{name, role, prompt, brain | cli_backend, initial_position: {x, y}, …}`.
+    pub agent_config: Box<AgentConfig>,
+}
+
+impl Request for AgentSpawnRequest {
+    const WRITES: bool = true;
+
+    fn route(&self) -> Route<'_> {
+        Route::Here
+    }
+
+    fn app(&self) -> Option<&str> {
+        self.agent_config.app_id.as_deref()
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(cx.runtime.spawn(*self.agent_config).map(|agent_id| {
+            ServerMessage::AgentSpawnResponse {
+                request_id: cx.id(),
+                agent_id,
+            }
+        }))
+    }
+}
+
+/// Terminate an agent → `agent_terminate_response` (then the `agent_removed` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentTerminateRequest {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+}
+
+impl Request for AgentTerminateRequest {
+    const WRITES: bool = true;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        let agent_id = self.agent_id;
+        cx.reply(
+            cx.runtime
+                .terminate(&agent_id)
+                .map(|()| ServerMessage::AgentTerminateResponse {
+                    request_id: cx.id(),
+                    agent_id,
+                }),
+        )
+    }
+}
+
+/// One running agent's state → `get_agent_state_response`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetAgentState {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+}
+
+impl Request for GetAgentState {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(match cx.runtime.state(&self.agent_id) {
+            Some(s) => Ok(ServerMessage::GetAgentStateResponse {
+                request_id: cx.id(),
+                agent: agent_info(s),
+            }),
+            None => Err(RuntimeError::UnknownAgent(self.agent_id)),
+        })
+    }
+}
+
+/// Running agents, by id, a page at a time → `list_agents_response`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListAgents {
+    /// Rows per page (default 500, at most 500).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = crate::limits::MAX_PAGE))]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page; absent: the first page.
+    #[serde(default)]
+    #[schemars(length(max = 128))]
+    pub cursor: Option<String>,
+}
+
+impl Request for ListAgents {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::World
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        let after = match self
+            .cursor
+            .as_deref()
+            .map(|c| List::RunningAgents.key(c))
+            .transpose()
+        {
+            Ok(after) => after,
+            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
+        };
+        let agents = cx.runtime.list().into_iter().map(agent_info);
+        let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+        Handled::Reply(agents_page(agents, after.as_deref(), limit, false, cx.id()))
+    }
+}
+
+/// Say something to an agent (as the player unless `sender` is given) →
+/// `send_message_response`; the agent answers with an `agent_speech` event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendMessage {
+    /// The agent spoken to.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+    /// The line.
+    #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
+    pub content: String,
+    /// Who speaks (default: the runtime's player id, `player_0`).
+    #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_SENDER_CHARS))]
+    pub sender: Option<String>,
+}
+
+impl Request for SendMessage {
+    const WRITES: bool = true;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        let result = match &self.sender {
+            Some(sender) => cx
+                .runtime
+                .send_message_from(sender, &self.agent_id, &self.content),
+            None => cx.runtime.send_message(&self.agent_id, &self.content),
+        };
+        cx.reply(result.map(|()| ServerMessage::SendMessageResponse {
+            request_id: cx.id(),
+            agent_id: self.agent_id,
+        }))
+    }
+}
+
+/// Assign a task → `assign_task_response` (and the `task_assigned` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssignTask {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+    /// The task.
+    #[schemars(length(max = crate::limits::MAX_TASK_NAME_CHARS))]
+    pub task_name: String,
+}
+
+impl Request for AssignTask {
+    const WRITES: bool = true;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(
+            cx.runtime
+                .assign_task(&self.agent_id, &self.task_name)
+                .map(|task| ServerMessage::AssignTaskResponse {
+                    request_id: cx.id(),
+                    task,
+                }),
+        )
+    }
+}
+
+/// Complete a task → `complete_task_response` (and the `task_completed` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteTask {
+    /// The task's id.
+    pub task_id: i64,
+}
+
+impl Request for CompleteTask {
+    const WRITES: bool = true;
+
+    fn route(&self) -> Route<'_> {
+        Route::Task(self.task_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(cx.runtime.complete_task(self.task_id).map(|task| {
+            ServerMessage::CompleteTaskResponse {
+                request_id: cx.id(),
+                task,
+            }
+        }))
+    }
+}
+
+/// Tokens spent by model brains and the budget → `get_token_usage_response`: the
+/// runtime's, or with `agent_id` a running agent's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetTokenUsage {
+    /// A running agent; absent: the whole runtime.
+    #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: Option<String>,
+}
+
+impl Request for GetTokenUsage {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(
+            token_usage(cx.runtime, self.agent_id.as_deref()).map(|(spent, limit)| {
+                ServerMessage::GetTokenUsageResponse {
+                    request_id: cx.id(),
+                    agent_id: self.agent_id,
+                    spent,
+                    limit,
+                }
+            }),
+        )
+    }
+}
+
+/// Sets, raises, lowers or removes a token budget → `set_token_budget_response`: the
+/// runtime's, or with `agent_id` a running agent's. An agent stopped by a spent budget
+/// thinks again once the budget allows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetTokenBudget {
+    /// A running agent; absent: the whole runtime.
+    #[serde(default)]
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: Option<String>,
+    /// The most tokens (input and output, as providers report them) in all; `null` or
+    /// absent: no limit.
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+impl Request for SetTokenBudget {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Blocking
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        let set = match &self.agent_id {
+            Some(agent) => cx.runtime.set_agent_token_budget(agent, self.limit),
+            None => {
+                cx.runtime.set_token_budget(self.limit);
+                Ok(())
+            }
+        };
+        cx.reply(
+            set.and_then(|()| token_usage(cx.runtime, self.agent_id.as_deref()))
+                .map(|(spent, limit)| ServerMessage::SetTokenBudgetResponse {
+                    request_id: cx.id(),
+                    agent_id: self.agent_id,
+                    spent,
+                    limit,
+                }),
+        )
+    }
+}
+
+/// Tokens spent and the budget: a running agent's, or the runtime's.
+fn token_usage(
+    runtime: &Runtime,
+    agent_id: Option<&str>,
+) -> Result<(u64, Option<u64>), RuntimeError> {
+    match agent_id {
+        Some(agent) => runtime.agent_token_usage(agent),
+        None => Ok(runtime.token_usage()),
+    }
+}
+
+/// One page of `list_agents` from running agents sorted by id: those after `after`, at most
+/// `limit`, within the page's byte budget. `more`: agents that are not in `agents` follow the
+/// last of them (a part of the world whose list was cut), so a `next_cursor` is given.
+pub fn agents_page(
+    agents: impl IntoIterator<Item = AgentInfo>,
+    after: Option<&str>,
+    limit: usize,
+    more: bool,
+    request_id: Option<RequestId>,
+) -> ServerMessage {
+    let mut agents: Vec<AgentInfo> = agents
+        .into_iter()
+        .filter(|a| after.is_none_or(|after| crate::runtime::id_order(&a.agent_id, after).is_gt()))
+        .take(limit.saturating_add(1))
+        .collect();
+    let more = more || agents.len() > limit;
+    agents.truncate(limit);
+    let cut = pages::fit_from_start(&mut agents);
+    let next_cursor = (more || cut)
+        .then(|| {
+            agents
+                .last()
+                .map(|a| List::RunningAgents.cursor(&a.agent_id))
+        })
+        .flatten();
+    ServerMessage::ListAgentsResponse {
+        request_id,
+        agents,
+        next_cursor,
+    }
+}
+
+/// A runtime snapshot as protocol `AgentInfo`.
+pub fn agent_info(s: AgentSnapshot) -> AgentInfo {
+    AgentInfo {
+        agent_id: s.agent_id,
+        name: s.name,
+        role: s.role,
+        brain: s.brain,
+        state: s.state,
+        position: s.position,
+        current_task_id: s.current_task.as_ref().map(|t| t.id),
+        current_task: s.current_task.map(|t| t.task_name),
+    }
+}
