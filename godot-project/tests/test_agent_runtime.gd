@@ -6,7 +6,7 @@ extends "res://tests/test_base.gd"
 const DB_DIR := "user://test_agent_runtime"
 const SIGNALS := [
 	"agent_spawned", "agent_state_changed", "agent_moved", "agent_spoke", "agent_removed",
-	"task_assigned", "task_completed", "collaboration_requested", "agent_error",
+	"task_assigned", "task_completed", "collaboration_requested", "agent_error", "agent_replied",
 ]
 
 ## Every signal received, in order: `[signal_name, arg0, arg1, …]`.
@@ -46,6 +46,7 @@ func _record_signals(rt: AgentRuntime) -> void:
 	rt.task_completed.connect(func(id, task_id, task): events.append(["task_completed", id, task_id, task]))
 	rt.collaboration_requested.connect(func(id, helper, task): events.append(["collaboration_requested", id, helper, task]))
 	rt.agent_error.connect(func(id, code, message): events.append(["agent_error", id, code, message]))
+	rt.agent_replied.connect(func(id, in_reply_to, reply): events.append(["agent_replied", id, in_reply_to, reply]))
 
 
 ## The recorded events of `kind` whose leading arguments equal `args` (`null` matches anything).
@@ -232,6 +233,17 @@ func test_player_message_gets_an_answer() -> void:
 	assert_ne(answer[2], "")
 	await _expect("agent_state_changed", [id, "thinking", "speaking"])
 	await _expect("agent_state_changed", [id, "speaking", "idle"])
+	# The decision's reply names the line it answered and carries what was said.
+	var replied := await _expect("agent_replied", [id])
+	assert_eq(replied[2].size(), 1, "one line answered")
+	assert_type(replied[2], TYPE_PACKED_INT64_ARRAY)
+	assert_eq(replied[3]["text"], answer[2])
+	assert_eq(replied[3]["error"], {}, "no failure")
+	var tools := []
+	for action in replied[3]["actions"]:
+		tools.append(action["tool"])
+		assert_eq(action["outcome"], "done")
+	assert_contains(tools, "speak")
 	var lines := rt.get_conversation(id)
 	var senders := []
 	for row in lines:

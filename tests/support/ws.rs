@@ -25,6 +25,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_error",
     "agent_speech_delta",
     "agent_tool_call",
+    "agent_replied",
     "campaign_changed",
 ];
 

@@ -260,6 +260,7 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
             | BusMessage::AgentRemoved { .. }
             | BusMessage::AgentSpeechDelta { .. }
             | BusMessage::AgentToolCall { .. }
+            | BusMessage::AgentReplied { .. }
             | BusMessage::CampaignChanged { .. } => continue,
         };
         println!("{t:6.1}s  {line}");

@@ -591,11 +591,23 @@ async fn a_failing_brain_is_asked_again_after_a_growing_wait_not_in_a_loop() {
     assert_eq!(errors.len(), 6, "every failure is reported: {errors:?}");
     assert_eq!(errors[0].0, "brain_error");
     assert!(errors[0].1.contains("connection refused"), "{errors:?}");
-    // A message still wakes it at once.
+    // A message still wakes it at once, and the reply to it says why there is no answer.
     let before = brain.calls.lock().len();
-    rt.send_message(&id, "Are you there?").unwrap();
-    collect(&mut sub, Duration::from_millis(100)).await;
+    let line = rt.send_message(&id, "Are you there?").unwrap();
+    let events = collect(&mut sub, Duration::from_millis(100)).await;
     assert_eq!(brain.calls.lock().len(), before + 1);
+    let reply = events.iter().find_map(|m| match m {
+        BusMessage::AgentReplied {
+            in_reply_to,
+            text,
+            error: Some(error),
+            ..
+        } if in_reply_to == &[line] && text.is_empty() => Some(error.clone()),
+        _ => None,
+    });
+    let error = reply.unwrap_or_else(|| panic!("no failed reply to the line: {events:?}"));
+    assert_eq!(error.code.as_str(), "brain_error");
+    assert!(error.message.contains("connection refused"), "{error:?}");
     rt.shutdown(Duration::from_secs(1));
 }
 

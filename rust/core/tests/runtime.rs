@@ -1139,3 +1139,104 @@ async fn spawns_beyond_max_agents_are_refused_until_one_is_terminated() {
     assert_eq!(c, "agent_003", "the refused spawn used no id");
     rt.shutdown(Duration::from_secs(1));
 }
+
+/// An `AgentReplied`'s `in_reply_to`, text, actions and failure.
+type Replied = (
+    Vec<i64>,
+    String,
+    Vec<agents_core::runtime::DecidedCall>,
+    Option<agents_core::bus::ReplyFailure>,
+);
+
+/// The `AgentReplied` of `agent`.
+fn replied(message: &BusMessage, agent: &str) -> Option<Replied> {
+    match message {
+        BusMessage::AgentReplied {
+            agent_id,
+            in_reply_to,
+            text,
+            actions,
+            error,
+        } if agent_id == agent => Some((
+            in_reply_to.clone(),
+            text.clone(),
+            actions.clone(),
+            error.clone(),
+        )),
+        _ => None,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_names_the_line_it_answers_with_what_was_said_and_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(scripted(
+            "Mira",
+            vec![reply(
+                "",
+                vec![
+                    call("c1", "move", json!({"x": 60.0, "y": 50.0})),
+                    call("c2", "speak", json!({"content": "Fresh bread at noon."})),
+                ],
+            )],
+        ))
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let line = rt.send_message(&id, "Is the bread ready?").unwrap();
+    let (in_reply_to, text, actions, error) =
+        expect(&mut sub, Duration::from_secs(5), |m| replied(m, &id)).await;
+    assert_eq!(in_reply_to, [line]);
+    assert_eq!(text, "Fresh bread at noon.");
+    let tools: Vec<(&str, agents_core::runtime::CallOutcome)> = actions
+        .iter()
+        .map(|c| (c.tool.as_str(), c.outcome))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("move", agents_core::runtime::CallOutcome::Done),
+            ("speak", agents_core::runtime::CallOutcome::Done)
+        ]
+    );
+    assert_eq!(error, None);
+    rt.shutdown(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn lines_in_flight_are_each_answered_by_the_decision_that_heard_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let a = rt.spawn(AgentConfig::named("Mira", "baker")).unwrap();
+    let b = rt.spawn(AgentConfig::named("Tom", "smith")).unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let to_a = rt.send_message(&a, "Good morning!").unwrap();
+    let to_b = rt.send_message(&b, "Is the forge hot?").unwrap();
+    // Said while Mira is thinking: it interrupts, and one decision answers both lines.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let again = rt.send_message(&a, "And the bread?").unwrap();
+    assert!(
+        to_a < to_b && to_b < again,
+        "ids increase: {to_a} {to_b} {again}"
+    );
+    let events = collect(&mut sub, Duration::from_secs(6)).await;
+    let for_a: Vec<Vec<i64>> = events
+        .iter()
+        .filter_map(|m| replied(m, &a))
+        .map(|r| r.0)
+        .collect();
+    let for_b: Vec<Vec<i64>> = events
+        .iter()
+        .filter_map(|m| replied(m, &b))
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(for_a, [vec![to_a, again]], "{events:?}");
+    assert_eq!(for_b, [vec![to_b]]);
+    // An autonomous decision answers no line: no reply event.
+    let quiet = collect(&mut sub, Duration::from_secs(12)).await;
+    assert!(quiet.iter().all(|m| replied(m, &a).is_none()), "{quiet:?}");
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -153,6 +153,29 @@ fn snapshot_to_dictionary(s: &AgentSnapshot) -> VarDictionary {
     d
 }
 
+/// An `AgentReplied` as [signal AgentRuntime.agent_replied]'s `reply`: `text`, `actions`,
+/// `error` (`{code, message}`, or empty).
+pub(crate) fn reply_to_dictionary(message: &BusMessage) -> VarDictionary {
+    let mut d = VarDictionary::new();
+    let BusMessage::AgentReplied {
+        text,
+        actions,
+        error,
+        ..
+    } = message
+    else {
+        return d;
+    };
+    put(&mut d, "text", text.to_variant());
+    put(&mut d, "actions", rows_to_array(actions).to_variant());
+    let error = error
+        .as_ref()
+        .map(convert::serialize_to_dictionary)
+        .unwrap_or_default();
+    put(&mut d, "error", error.to_variant());
+    d
+}
+
 /// A stored agent as a Dictionary, `position` as a Vector2.
 fn record_to_dictionary(r: &AgentRecord) -> VarDictionary {
     let mut d = convert::serialize_to_dictionary(r);
@@ -553,6 +576,15 @@ impl AgentRuntime {
     /// `database_error`, `not_running`, `invalid_options`, `startup_failed`, `shut_down`.
     #[signal]
     fn agent_error(agent_id: GString, code: GString, message: GString);
+
+    /// An agent's decision answered lines sent to it ([method send_message]):
+    /// [param in_reply_to] holds their message ids,
+    /// [param reply] is `{"text": String, "actions": Array, "error": Dictionary}` — what it
+    /// said (its lines joined by a newline), its calls (`{id, tool, args, outcome, detail}`,
+    /// `outcome` `done`, `failed` or `refused`), and, when it could not decide, `{code,
+    /// message}` (otherwise empty: nothing of the decision ran then).
+    #[signal]
+    fn agent_replied(agent_id: GString, in_reply_to: PackedInt64Array, reply: VarDictionary);
 
     /// Starts the runtime with the current properties (done in `_ready` when [member autostart]
     /// is on): opens the database, and with [member resume_agents] resumes the stored agents.
@@ -1582,6 +1614,17 @@ impl AgentRuntime {
                 tool.as_str(),
                 call_id.as_str(),
             ),
+            BusMessage::AgentReplied {
+                agent_id,
+                in_reply_to,
+                ..
+            } => {
+                let ids: PackedInt64Array = in_reply_to.iter().copied().collect();
+                let reply = reply_to_dictionary(&envelope.message);
+                self.signals()
+                    .agent_replied()
+                    .emit(agent_id.as_str(), &ids, &reply);
+            }
             BusMessage::CampaignChanged {
                 campaign_id,
                 turn_id,

@@ -274,7 +274,9 @@ impl DebuggerLink {
                     self.next_report = None;
                     Ok(())
                 }
-                Command::Send { agent_id, text } => runtime.send_message(agent_id, text),
+                Command::Send { agent_id, text } => {
+                    runtime.send_message(agent_id, text).map(|_| ())
+                }
                 Command::Pause { agent_id, paused } => runtime.set_paused(agent_id, *paused),
                 Command::Terminate { agent_id } => runtime.terminate(agent_id),
             };

@@ -192,6 +192,22 @@ events! {
         /// The call's id.
         call_id: String,
     },
+    /// An agent's decision answered lines sent to it from outside (`send_message`, an
+    /// `AgentNode`'s `ask`): what it said and did, or why it could not decide. One per
+    /// decision, after its speech and its actions; `in_reply_to` names the lines, so an answer
+    /// is matched to the line that caused it even when several are in flight.
+    AgentReplied = "agent_replied" {
+        /// The agent.
+        agent_id: String,
+        /// The lines answered: the `message_id`s their `send_message` returned, oldest first.
+        in_reply_to: Vec<i64>,
+        /// What it said, its lines joined by a newline (empty when it said nothing).
+        text: String,
+        /// The calls of its decision (world actions, tools) and what came of each.
+        actions: Vec<crate::runtime::DecidedCall>,
+        /// Why it could not decide (then nothing of the decision ran); `null` when it did.
+        error: Option<ReplyFailure>,
+    },
     /// GM tool calls were applied to a campaign loaded in the runtime (a `campaign_tool_calls`
     /// batch, or a GM turn).
     CampaignChanged = "campaign_changed" {
@@ -204,6 +220,16 @@ events! {
         /// What they did.
         effects: Vec<crate::campaign::Effect>,
     },
+}
+
+/// Why a decision that answered lines failed ([`BusMessage::AgentReplied`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReplyFailure {
+    /// What went wrong (`brain_error`, `budget_exhausted`, …; the same code as the
+    /// decision's `agent_error`).
+    pub code: AgentErrorCode,
+    /// Explanation.
+    pub message: String,
 }
 
 /// The code of an [`BusMessage::AgentError`] (wire form: the snake_case name, [`Self::as_str`]).
@@ -322,7 +348,8 @@ impl BusMessage {
             | BusMessage::TaskCompleted { agent_id, .. }
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
-            | BusMessage::AgentToolCall { agent_id, .. } => agent_id,
+            | BusMessage::AgentToolCall { agent_id, .. }
+            | BusMessage::AgentReplied { agent_id, .. } => agent_id,
             BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
             BusMessage::CampaignChanged { .. } => "runtime",
@@ -354,7 +381,8 @@ impl BusMessage {
             | BusMessage::TaskCompleted { agent_id, .. }
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
-            | BusMessage::AgentToolCall { agent_id, .. } => Some(agent_id),
+            | BusMessage::AgentToolCall { agent_id, .. }
+            | BusMessage::AgentReplied { agent_id, .. } => Some(agent_id),
         }
     }
 }

@@ -56,7 +56,9 @@ use parking_lot::RwLock;
 use index::Index;
 use queue::{Push, SubEntry};
 
-pub use message::{AgentErrorCode, BusMessage, EVENT_TYPES, MessageKind, ParseKindError};
+pub use message::{
+    AgentErrorCode, BusMessage, EVENT_TYPES, MessageKind, ParseKindError, ReplyFailure,
+};
 
 /// A published message with its envelope data. Subscribers receive `Arc<Envelope>`.
 #[derive(Debug)]

@@ -94,6 +94,9 @@ pub enum ServerMessage {
         request_id: Option<RequestId>,
         /// The agent spoken to.
         agent_id: String,
+        /// The line's id: the `agent_replied` event of the decision that answers it lists it
+        /// in `in_reply_to`.
+        message_id: i64,
     },
     /// Reply to `assign_task`.
     AssignTaskResponse {

@@ -467,9 +467,10 @@ async fn messages_and_tasks() {
     let f = Fixture::new();
     let id = f.spawn("Mira");
     let out = f.send(json!({"type": "send_message", "agent_id": id, "content": "Good morning!"}));
+    let message_id = out["message_id"].as_i64().expect("a message id");
     assert_eq!(
         out,
-        json!({"type": "send_message_response", "request_id": null, "agent_id": id})
+        json!({"type": "send_message_response", "request_id": null, "agent_id": id, "message_id": message_id})
     );
     let out = f.send(json!({
         "type": "send_message", "agent_id": id, "content": "hello", "sender": "player_7"
@@ -749,6 +750,16 @@ fn every_bus_message() -> Vec<BusMessage> {
             agent_id: "agent_001".into(),
             tool: "move".into(),
             call_id: "call_1".into(),
+        },
+        BusMessage::AgentReplied {
+            agent_id: "agent_001".into(),
+            in_reply_to: vec![42],
+            text: String::new(),
+            actions: Vec::new(),
+            error: Some(crate::bus::ReplyFailure {
+                code: crate::bus::AgentErrorCode::BrainError,
+                message: "the model server is unreachable".into(),
+            }),
         },
         BusMessage::CampaignChanged {
             campaign_id: "camp_0001".into(),

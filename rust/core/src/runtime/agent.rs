@@ -34,7 +34,7 @@ use crate::apps::{APP_TOOLS, AppEntry, ChatRole};
 use crate::brain::{
     Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
 };
-use crate::bus::{AgentErrorCode, BusMessage, Received, Subscription};
+use crate::bus::{AgentErrorCode, BusMessage, Received, ReplyFailure, Subscription};
 use crate::contract::{CallResult, DecisionStep};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
@@ -545,6 +545,7 @@ impl Agent {
         let (answering, inbox): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
+        let mut failure = None;
         let outcome = match result {
             Ok((reply, plan)) => {
                 self.failures = 0;
@@ -553,6 +554,10 @@ impl Agent {
             }
             Err((code, message)) => {
                 entry.failure = Some(format!("{}: {message}", code.as_str()));
+                failure = Some(ReplyFailure {
+                    code,
+                    message: message.clone(),
+                });
                 self.failures = self.failures.saturating_add(1);
                 let message = format!("{} could not decide: {message}", self.shared.id);
                 if code == AgentErrorCode::BudgetExhausted && self.last_failure == Some(code) {
@@ -566,9 +571,19 @@ impl Agent {
                 Outcome::Idle(error_backoff(self.failures, self.shared.idle_think))
             }
         };
+        let in_reply_to: Vec<i64> = inbox.into_iter().flatten().collect();
+        if !in_reply_to.is_empty() {
+            self.inner.bus.publish(BusMessage::AgentReplied {
+                agent_id: self.shared.id.clone(),
+                in_reply_to: in_reply_to.clone(),
+                text: entry.spoken.join("\n"),
+                actions: entry.calls.clone(),
+                error: failure,
+            });
+        }
         self.shared.journal.record(entry);
         // Answered (or failed with an error event): not delivered again after a restart.
-        for id in inbox.into_iter().flatten() {
+        for id in in_reply_to {
             self.inner.memory.inbox_done(id);
         }
         outcome

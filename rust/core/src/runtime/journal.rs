@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Decisions an agent keeps (older ones are dropped).
@@ -29,7 +29,7 @@ pub enum Trigger {
 }
 
 /// How one call of a decision ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CallOutcome {
     /// It ran.
@@ -41,7 +41,7 @@ pub enum CallOutcome {
 }
 
 /// One call of a decision and what came of it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DecidedCall {
     /// The call's id in the brain's answer.
     pub id: String,
@@ -52,7 +52,7 @@ pub struct DecidedCall {
     /// How it ended.
     pub outcome: CallOutcome,
     /// The failure's reason, or a read-only tool's result.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 

@@ -838,20 +838,24 @@ impl Runtime {
         self.inner.agents.read().len()
     }
 
-    /// Sends a line from the player (`options.player_id`) to an agent.
-    pub fn send_message(&self, agent_id: &str, content: &str) -> Result<(), RuntimeError> {
+    /// Sends a line from the player (`options.player_id`) to an agent; returns its message id
+    /// (see [`Runtime::send_message_from`]).
+    pub fn send_message(&self, agent_id: &str, content: &str) -> Result<i64, RuntimeError> {
         self.send_message_from(&self.inner.options.player_id, agent_id, content)
     }
 
     /// Sends a line from `sender` (the player, an agent, any id) to a running agent. It is
     /// published as `AgentSpoke` addressed to the agent (dialog type `player` when the sender is the
     /// player, else `message`); the agent listens, acknowledges (records it) and answers.
+    ///
+    /// Returns the line's message id: the [`BusMessage::AgentReplied`] of the decision that
+    /// answers it lists the id in `in_reply_to`.
     pub fn send_message_from(
         &self,
         sender: &str,
         agent_id: &str,
         content: &str,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<i64, RuntimeError> {
         self.check_open()?;
         if sender.trim().is_empty() {
             return Err(RuntimeError::InvalidMessage(
@@ -880,7 +884,7 @@ impl Runtime {
             dialog_type: dialog_type.into(),
             inbox_id: Some(inbox_id),
         });
-        Ok(())
+        Ok(inbox_id)
     }
 
     /// Assigns a task to a running agent (row `assigned`; `TaskAssigned` from the player id).

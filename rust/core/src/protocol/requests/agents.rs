@@ -191,7 +191,8 @@ impl Request for ListAgents {
 }
 
 /// Say something to an agent (as the player unless `sender` is given) →
-/// `send_message_response`; the agent answers with an `agent_speech` event.
+/// `send_message_response` with the line's `message_id`; the agent answers with an
+/// `agent_speech` event, then an `agent_replied` event whose `in_reply_to` names the line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendMessage {
@@ -229,9 +230,10 @@ impl Request for SendMessage {
                 .send_message_from(sender, &self.agent_id, &self.content),
             None => cx.runtime.send_message(&self.agent_id, &self.content),
         };
-        cx.reply(result.map(|()| ServerMessage::SendMessageResponse {
+        cx.reply(result.map(|message_id| ServerMessage::SendMessageResponse {
             request_id: cx.id(),
             agent_id: self.agent_id,
+            message_id,
         }))
     }
 }
