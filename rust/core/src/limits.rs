@@ -12,6 +12,8 @@
 pub const MAX_REQUEST_ID_CHARS: usize = 128;
 /// An agent id (`agent_001`, or one a game chose).
 pub const MAX_AGENT_ID_CHARS: usize = 64;
+/// Characters of an agent's `key` (the game's stable name for it).
+pub const MAX_AGENT_KEY_CHARS: usize = 128;
 /// An agent's display name.
 pub const MAX_NAME_CHARS: usize = 100;
 /// An agent's role.

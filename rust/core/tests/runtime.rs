@@ -1240,3 +1240,92 @@ async fn lines_in_flight_are_each_answered_by_the_decision_that_heard_them() {
     assert!(quiet.iter().all(|m| replied(m, &a).is_none()), "{quiet:?}");
     rt.shutdown(Duration::from_secs(1));
 }
+
+fn keyed(key: &str, name: &str) -> AgentConfig {
+    AgentConfig {
+        key: Some(key.into()),
+        ..AgentConfig::named(name, "baker")
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_resumes_the_same_stored_agent_and_is_unique_while_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = {
+        let rt = start(&dir);
+        let id = rt.spawn(keyed("baker_tom", "Tom")).unwrap();
+        let other = rt.spawn(keyed("smith_ann", "Ann")).unwrap();
+        assert_ne!(id, other);
+        // One running agent per key: the error names the key and the agent that has it.
+        let taken = rt.spawn(keyed("baker_tom", "Tom again")).unwrap_err();
+        assert_eq!(taken.code().as_str(), "already_running");
+        let text = taken.to_string();
+        assert!(text.contains("'baker_tom'") && text.contains(&id), "{text}");
+        rt.send_message(&id, "Remember the rye.").unwrap();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        // Released (a scene change): the key is free again and resumes the same agent.
+        rt.release(&id).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(rt.spawn(keyed("baker_tom", "Tom")).unwrap(), id);
+        rt.shutdown(Duration::from_secs(1));
+        id
+    };
+    // The next run (the same database): the key finds the same agent and its memory.
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentSpawned]));
+    let again = rt.spawn(keyed("baker_tom", "")).unwrap();
+    assert_eq!(again, first);
+    let (name, resumed) = expect(&mut sub, Duration::from_secs(1), |m| match m {
+        BusMessage::AgentSpawned { name, resumed, .. } => Some((name.clone(), *resumed)),
+        _ => None,
+    })
+    .await;
+    assert_eq!((name.as_str(), resumed), ("Tom", true));
+    assert_eq!(
+        rt.conversation(&first, 10).unwrap()[0].content,
+        "Remember the rye."
+    );
+    // Terminated, the key starts over with a new agent.
+    rt.terminate(&first).unwrap();
+    let fresh = rt.spawn(keyed("baker_tom", "Tom")).unwrap();
+    assert_ne!(fresh, first);
+    assert!(rt.conversation(&fresh, 10).unwrap().is_empty());
+    // An empty key is a config error, not an anonymous agent.
+    let empty = rt.spawn(keyed("  ", "Nobody")).unwrap_err();
+    assert_eq!(empty.code().as_str(), "invalid_config");
+    assert!(empty.to_string().contains("key"), "{empty}");
+    rt.shutdown(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reactive_agent_decides_only_when_spoken_to_and_stays_so_when_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentStateChanged]));
+    let id = rt
+        .spawn(AgentConfig {
+            autonomous: Some(false),
+            idle_think_seconds: Some(1.0),
+            ..AgentConfig::named("Guard", "guard")
+        })
+        .unwrap();
+    let idle = collect(&mut sub, Duration::from_secs(30)).await;
+    assert!(transitions(&idle, &id).is_empty(), "{idle:?}");
+    rt.send_message(&id, "Halt! Who goes there?").unwrap();
+    let spoken = collect(&mut sub, Duration::from_secs(5)).await;
+    assert!(
+        transitions(&spoken, &id).contains(&(Listening, Thinking)),
+        "{spoken:?}"
+    );
+    // Stored: a resumed agent is still reactive.
+    rt.release(&id).unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    rt.spawn(AgentConfig {
+        agent_id: Some(id.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let resumed = collect(&mut sub, Duration::from_secs(30)).await;
+    assert!(transitions(&resumed, &id).is_empty(), "{resumed:?}");
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -632,6 +632,11 @@ impl Memory {
             prompt: record.prompt.clone(),
             brain: record.brain.clone(),
             config: record.config.to_string(),
+            key: record
+                .config
+                .get("key")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
             x: record.position.x,
             y: record.position.y,
             state: record.state,
@@ -1051,6 +1056,12 @@ impl Memory {
     pub fn agent(&self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
         let agent_id = agent_id.to_string();
         self.inner.read(move |q| q.agent(&agent_id))
+    }
+    /// The newest stored agent that is not terminated and has this `key`
+    /// ([`crate::runtime::AgentConfig::key`]).
+    pub fn agent_by_key(&self, key: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        let key = key.to_string();
+        self.inner.read(move |q| q.agent_by_key(&key))
     }
     /// Every stored agent, by id.
     pub fn agents(&self) -> Result<Vec<AgentRecord>, MemoryError> {

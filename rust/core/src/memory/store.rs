@@ -59,6 +59,8 @@ pub(crate) trait Queries {
     fn agents_after(&mut self, after: i64, limit: usize) -> Result<Page<AgentRecord>, MemoryError>;
     /// One stored agent.
     fn agent(&mut self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError>;
+    /// The newest stored agent, not terminated, whose config has this `key`.
+    fn agent_by_key(&mut self, key: &str) -> Result<Option<AgentRecord>, MemoryError>;
     /// Every stored agent, by number.
     fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError>;
     /// The newest `limit` traced model calls of an agent with an id below `before`, as a page.

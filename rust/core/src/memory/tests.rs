@@ -104,6 +104,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     every_table_persists_across_reopen,
+    an_agent_is_found_by_its_key_unless_terminated,
     state_changes_name_the_process_once_it_is_set,
     save_agent_replaces_but_keeps_created_at,
     agent_ids_continue_within_a_session_and_after_reopen,
@@ -158,6 +159,7 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("index", "idx_agent_inbox_agent"),
     ("index", "idx_agent_state_history_agent"),
     ("index", "idx_agent_tasks_agent_status"),
+    ("index", "idx_agents_key"),
     ("index", "idx_app_log"),
     ("index", "idx_brain_calls_agent"),
     ("index", "idx_campaign_turns"),
@@ -260,11 +262,14 @@ fn newer_schema_is_refused() {
     let (_dir, path) = temp();
     Connection::open(&path)
         .unwrap()
-        .pragma_update(None, "user_version", 7)
+        .pragma_update(None, "user_version", Memory::SCHEMA_VERSION + 1)
         .unwrap();
     match Memory::open(&path) {
         Err(MemoryError::SchemaTooNew { found, supported }) => {
-            assert_eq!((found, supported), (7, Memory::SCHEMA_VERSION));
+            assert_eq!(
+                (found, supported),
+                (Memory::SCHEMA_VERSION + 1, Memory::SCHEMA_VERSION)
+            );
         }
         Err(other) => panic!("expected SchemaTooNew, got {other}"),
         Ok(_) => panic!("expected SchemaTooNew, got a memory"),
@@ -314,6 +319,30 @@ fn missing_parent_directories_are_created() {
 }
 
 // The behaviour, on each backend (`on_both_backends!` above).
+
+fn an_agent_is_found_by_its_key_unless_terminated<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    let keyed = |id: &str, key: &str| AgentRecord {
+        config: serde_json::json!({"name": "Tom", "key": key}),
+        ..record(id, "Tom")
+    };
+    let first = mem.next_agent_id().unwrap();
+    mem.save_agent(&keyed(&first, "baker_tom"));
+    let other = mem.next_agent_id().unwrap();
+    mem.save_agent(&keyed(&other, "smith_ann"));
+    let found = |key: &str| mem.agent_by_key(key).unwrap().map(|a| a.agent_id);
+    assert_eq!(found("baker_tom").as_deref(), Some(first.as_str()));
+    assert_eq!(found("smith_ann").as_deref(), Some(other.as_str()));
+    assert_eq!(found("nobody"), None);
+    // Terminated: not found; a newer agent with the key is.
+    mem.mark_agent_removed(&first);
+    assert_eq!(found("baker_tom"), None);
+    let second = mem.next_agent_id().unwrap();
+    mem.save_agent(&keyed(&second, "baker_tom"));
+    assert_eq!(found("baker_tom").as_deref(), Some(second.as_str()));
+    mem.close().unwrap();
+}
 
 fn state_changes_name_the_process_once_it_is_set<D: TestDb>() {
     let db = D::new();

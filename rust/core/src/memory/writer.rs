@@ -107,6 +107,8 @@ pub(crate) struct SaveAgent {
     pub prompt: String,
     pub brain: String,
     pub config: String,
+    /// The game's key for the agent (`config.key`), its own column to be found by.
+    pub key: Option<String>,
     pub x: f64,
     pub y: f64,
     pub state: AgentState,

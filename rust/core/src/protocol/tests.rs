@@ -1111,6 +1111,8 @@ fn agent_config_round_trips_through_the_spawn_schema() {
     // A config with every field set validates: the schema knows every field serde accepts.
     let config = AgentConfig {
         agent_id: None,
+        key: Some("baker_mira".into()),
+        autonomous: Some(false),
         name: "Mira".into(),
         role: "baker".into(),
         prompt: "You bake.".into(),

@@ -88,6 +88,8 @@ struct Status {
 /// What the runtime handle and the agent task share.
 pub(crate) struct AgentShared {
     pub id: String,
+    /// The game's stable name for it ([`AgentConfig::key`]).
+    pub key: Option<String>,
     pub name: String,
     pub role: String,
     pub prompt: String,
@@ -126,6 +128,7 @@ impl AgentShared {
     ) -> Self {
         AgentShared {
             id: id.to_string(),
+            key: config.key.clone(),
             name: config.name.clone(),
             role: config.role.clone(),
             prompt: config.prompt.clone(),
@@ -146,7 +149,8 @@ impl AgentShared {
             removal: AtomicU8::new(Removal::None as u8),
             app_wake: Arc::new(tokio::sync::Notify::new()),
             app: parking_lot::RwLock::new(None),
-            paused: std::sync::atomic::AtomicBool::new(false),
+            // Not autonomous: it decides only when spoken to, as a paused agent does.
+            paused: std::sync::atomic::AtomicBool::new(config.autonomous == Some(false)),
             journal: Journal::default(),
             stopped: tokio_util::sync::CancellationToken::new(),
         }

@@ -18,6 +18,14 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
     pub agent_id: Option<String>,
+    /// The game's stable name for this agent (`"baker_tom"`), so that the same character gets
+    /// the same stored agent, and its memory, in every run. A spawn with a key resumes the
+    /// stored agent that has it (the newest one not terminated), or creates one that keeps it.
+    /// At most one running agent has a given key (`already_running`). Ignored when `agent_id`
+    /// names the agent to resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = crate::limits::MAX_AGENT_KEY_CHARS))]
+    pub key: Option<String>,
     /// Display name (`"Mira"`). Defaults to the agent id.
     #[serde(default)]
     #[schemars(length(max = crate::limits::MAX_NAME_CHARS))]
@@ -42,6 +50,11 @@ pub struct AgentConfig {
     /// Where the agent starts. Unset: the stored position when resuming, else the world's centre.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_position: Option<Position>,
+    /// Whether the agent decides on its own when idle (unset: yes). `false`: it decides only
+    /// when spoken to (as a paused agent does), so an NPC nobody talks to spends no tokens.
+    /// Stored: a resumed agent keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autonomous: Option<bool>,
     /// Seconds idle before an autonomous decision. Unset: the runtime's `idle_think_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_think_seconds: Option<f64>,
@@ -129,6 +142,12 @@ impl AgentConfig {
         }
         if let Some(app_id) = &self.app_id {
             check_chars("app_id", app_id, MAX_APP_ID_CHARS)?;
+        }
+        if let Some(key) = &self.key {
+            if key.trim().is_empty() {
+                return Err("key must not be empty (leave it out for an agent without one)".into());
+            }
+            check_chars("key", key, MAX_AGENT_KEY_CHARS)?;
         }
         check_chars("name", &self.name, MAX_NAME_CHARS)?;
         check_chars("role", &self.role, MAX_ROLE_CHARS)?;

@@ -62,6 +62,17 @@ pub enum RuntimeError {
     /// The id is already running.
     #[error("agent '{0}' is already running")]
     AlreadyRunning(String),
+    /// A running agent has this key already.
+    #[error(
+        "key '{key}' is taken by the running agent '{agent_id}': two agents (two AgentNodes) \
+         may not share a key in one runtime"
+    )]
+    KeyInUse {
+        /// The key.
+        key: String,
+        /// The running agent that has it.
+        agent_id: String,
+    },
     /// The config is invalid.
     #[error("{0}")]
     InvalidConfig(String),
@@ -185,7 +196,9 @@ impl RuntimeError {
     pub fn code(&self) -> RuntimeErrorCode {
         match self {
             RuntimeError::UnknownAgent(_) => RuntimeErrorCode::UnknownAgent,
-            RuntimeError::AlreadyRunning(_) => RuntimeErrorCode::AlreadyRunning,
+            RuntimeError::AlreadyRunning(_) | RuntimeError::KeyInUse { .. } => {
+                RuntimeErrorCode::AlreadyRunning
+            }
             RuntimeError::InvalidConfig(_) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::InvalidOptions(_) => RuntimeErrorCode::InvalidOptions,
             RuntimeError::Brain(crate::brain::BrainError::Unknown { .. }) => {
@@ -370,12 +383,24 @@ impl Runtime {
     ///
     /// Errors: `invalid_config` (bad numbers, unknown brain), `unknown_agent` (an `agent_id`
     /// that is not stored), `already_running`, `shut_down`.
-    pub fn spawn(&self, config: AgentConfig) -> Result<String, RuntimeError> {
+    pub fn spawn(&self, mut config: AgentConfig) -> Result<String, RuntimeError> {
         self.check_open()?;
         config
             .validate()
             .map_err(|e| RuntimeError::InvalidConfig(format!("invalid agent config: {e}")))?;
         let inner = &self.inner;
+        // A key names the stored agent to resume, unless an id does.
+        if config.agent_id.is_none()
+            && let Some(key) = &config.key
+        {
+            if let Some(agent_id) = inner.running_with_key(key) {
+                return Err(RuntimeError::KeyInUse {
+                    key: key.clone(),
+                    agent_id,
+                });
+            }
+            config.agent_id = inner.memory.agent_by_key(key)?.map(|a| a.agent_id);
+        }
         let opts = &inner.options;
         let given_position = config.initial_position;
 
@@ -482,6 +507,16 @@ impl Runtime {
             let mut agents = inner.agents.write();
             if agents.contains_key(&agent_id) {
                 return Err(RuntimeError::AlreadyRunning(agent_id));
+            }
+            // Checked above without the lock; a spawn with the same key that raced past it
+            // stops here.
+            if let Some(key) = &shared.key
+                && let Some(other) = agents.values().find(|a| a.shared.key.as_ref() == Some(key))
+            {
+                return Err(RuntimeError::KeyInUse {
+                    key: key.clone(),
+                    agent_id: other.shared.id.clone(),
+                });
             }
             // Checked above without the lock; a spawn that raced past it stops here.
             if agents.len() >= opts.max_agents {
@@ -1180,6 +1215,15 @@ impl Inner {
         self.agents.read().contains_key(agent_id)
     }
 
+    /// The running agent with this key, if any (a scan: keyed spawns only).
+    fn running_with_key(&self, key: &str) -> Option<String> {
+        self.agents
+            .read()
+            .values()
+            .find(|a| a.shared.key.as_deref() == Some(key))
+            .map(|a| a.shared.id.clone())
+    }
+
     pub(crate) fn display_name(&self, id: &str) -> String {
         match self.agents.read().get(id) {
             Some(e) => e.shared.name.clone(),
@@ -1200,6 +1244,8 @@ fn too_many_agents(running: usize, max: usize) -> RuntimeError {
 fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
     AgentConfig {
         agent_id: over.agent_id.or(base.agent_id),
+        key: over.key.or(base.key),
+        autonomous: over.autonomous.or(base.autonomous),
         name: if over.name.trim().is_empty() {
             base.name
         } else {

@@ -273,6 +273,16 @@ impl Queries for Reader<'_> {
         )?;
         found.as_ref().map(agent_row).transpose()
     }
+    fn agent_by_key(&mut self, key: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        let found = self.0.query_opt(
+            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
+                    removed_at
+             FROM agents WHERE agent_key = $1 AND removed_at IS NULL
+             ORDER BY seq DESC LIMIT 1",
+            &[&Text(key)],
+        )?;
+        found.as_ref().map(agent_row).transpose()
+    }
     fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError> {
         let found = self.0.query(
             "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,

@@ -128,6 +128,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS idx_campaign_turns ON campaign_turns (campaign_id, id);",
     // v6: the process that ran the agent, on each state change.
     "ALTER TABLE agent_state_history ADD COLUMN IF NOT EXISTS process TEXT;",
+    // v7: agents by the game's key (`config.key`, also in its own column).
+    "ALTER TABLE agents ADD COLUMN IF NOT EXISTS agent_key TEXT;
+    CREATE INDEX IF NOT EXISTS idx_agents_key ON agents (agent_key) WHERE removed_at IS NULL;",
 ];
 
 /// The key of the advisory lock migrations run under ("agents" in ASCII).

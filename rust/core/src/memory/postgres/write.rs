@@ -165,13 +165,13 @@ fn statements_of(op: &Op) -> &'static [&'static str] {
         ],
         Op::SaveAgent(_) => &[
             "INSERT INTO agents (agent_id, seq, name, role, prompt, brain, config, x, y, state,
-                                 created_at, updated_at, removed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                                 created_at, updated_at, removed_at, agent_key)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
              ON CONFLICT (agent_id) DO UPDATE SET
                  name = excluded.name, role = excluded.role, prompt = excluded.prompt,
                  brain = excluded.brain, config = excluded.config, x = excluded.x,
                  y = excluded.y, state = excluded.state, updated_at = excluded.updated_at,
-                 removed_at = excluded.removed_at",
+                 removed_at = excluded.removed_at, agent_key = excluded.agent_key",
         ],
         Op::AgentPosition { .. } => {
             &["UPDATE agents SET x = $2, y = $3, state = $4, updated_at = $5 WHERE agent_id = $1"]
@@ -285,6 +285,7 @@ fn params_of(op: &Op) -> Vec<Vec<Param<'_>>> {
             t(&a.created_at),
             t(&a.updated_at),
             ot(&a.removed_at),
+            ot(&a.key),
         ]],
         Op::AgentPosition {
             agent_id,

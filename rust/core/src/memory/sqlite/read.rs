@@ -266,6 +266,17 @@ pub(crate) fn agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<Optio
     .optional()
 }
 
+/// The newest agent, not terminated, whose config has this key (index `idx_agents_key`).
+fn agent_by_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<AgentRecord>> {
+    conn.prepare_cached(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents
+         WHERE agent_key = ?1 AND removed_at IS NULL
+         ORDER BY seq DESC LIMIT 1"
+    ))?
+    .query_row(params![key], agent_row)
+    .optional()
+}
+
 pub(crate) fn agents(conn: &Connection) -> rusqlite::Result<Vec<AgentRecord>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {AGENT_COLUMNS} FROM agents ORDER BY seq ASC, agent_id ASC"
@@ -438,6 +449,9 @@ impl Queries for Reader<'_> {
     }
     fn agent(&mut self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
         Ok(agent(self.0, agent_id)?)
+    }
+    fn agent_by_key(&mut self, key: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        Ok(agent_by_key(self.0, key)?)
     }
     fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError> {
         Ok(agents(self.0)?)

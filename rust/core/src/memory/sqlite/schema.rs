@@ -138,6 +138,10 @@ const MIGRATIONS: &[&str] = &[
     // v6: the process that ran the agent, on each state change (NULL for one process): in a
     // world served by several processes, who ran an agent when.
     "ALTER TABLE agent_state_history ADD COLUMN process TEXT;",
+    // v7: agents by the game's key (`config.key`, also in its own column), for a keyed spawn to
+    // find its stored agent.
+    "ALTER TABLE agents ADD COLUMN agent_key TEXT;
+    CREATE INDEX IF NOT EXISTS idx_agents_key ON agents (agent_key) WHERE removed_at IS NULL;",
 ];
 
 /// The newest schema version (the number of migrations).

@@ -78,13 +78,13 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
         Op::SaveAgent(a) => {
             conn.prepare_cached(
                 "INSERT INTO agents (agent_id, seq, name, role, prompt, brain, config, x, y, state,
-                                     created_at, updated_at, removed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                                     created_at, updated_at, removed_at, agent_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                  ON CONFLICT (agent_id) DO UPDATE SET
                      name = excluded.name, role = excluded.role, prompt = excluded.prompt,
                      brain = excluded.brain, config = excluded.config, x = excluded.x,
                      y = excluded.y, state = excluded.state, updated_at = excluded.updated_at,
-                     removed_at = excluded.removed_at",
+                     removed_at = excluded.removed_at, agent_key = excluded.agent_key",
             )?
             .execute(params![
                 a.agent_id,
@@ -99,7 +99,8 @@ fn apply(conn: &Connection, op: &Op) -> rusqlite::Result<()> {
                 a.state.as_str(),
                 a.created_at,
                 a.updated_at,
-                a.removed_at
+                a.removed_at,
+                a.key
             ])?;
         }
         Op::AgentPosition {
