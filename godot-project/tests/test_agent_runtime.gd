@@ -114,7 +114,8 @@ func test_defaults_and_config_resource() -> void:
 	rt.free()
 
 	var cfg := AgentConfig.new()
-	assert_eq(cfg.to_dictionary(), {"name": "", "role": "", "prompt": "", "initial_position": {"x": 0, "y": 0}})
+	assert_eq(cfg.to_dictionary(), {"name": "", "role": "", "prompt": "", "initial_position": {"x": 0, "y": 0},
+		"autonomous": true})
 	cfg.name = "Mira"
 	cfg.role = "baker"
 	cfg.prompt = "You bake bread.\nYou are cheerful."
@@ -125,11 +126,12 @@ func test_defaults_and_config_resource() -> void:
 	cfg.seed = 7
 	cfg.agent_id = "agent_004"
 	cfg.tool_sets = PackedStringArray(["world", "games"])
+	cfg.autonomous = false
 	assert_eq(cfg.to_dictionary(), {
 		"name": "Mira", "role": "baker", "prompt": "You bake bread.\nYou are cheerful.",
 		"brain": "scripted", "initial_position": {"x": 10, "y": 20.5},
 		"idle_think_seconds": 3.0, "hearing_radius": 0.0, "seed": 7, "agent_id": "agent_004",
-		"tools": ["world", "games"]})
+		"tools": ["world", "games"], "autonomous": false})
 	cfg.use_initial_position = false
 	assert_false(cfg.to_dictionary().has("initial_position"))
 

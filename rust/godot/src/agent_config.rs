@@ -55,9 +55,14 @@ pub struct AgentConfig {
     #[export]
     #[init(val = true)]
     use_initial_position: bool,
+    /// Whether the agent decides on its own when idle. Off: it decides only when spoken to, so
+    /// an NPC nobody talks to spends no tokens. Stored with the agent: it resumes so.
+    #[export_group(name = "Autonomy")]
+    #[export]
+    #[init(val = true)]
+    autonomous: bool,
     /// Seconds idle before the agent decides on its own; negative: the runtime's
     /// [member AgentRuntime.idle_think_seconds].
-    #[export_group(name = "Runtime Overrides")]
     #[export(range = (-1.0, 600.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = -1.0)]
     idle_think_seconds: f64,
@@ -115,9 +120,9 @@ fn optional_text(s: &GString) -> Option<String> {
 impl AgentConfig {
     /// The config in the runtime's Dictionary form (the shape [method AgentRuntime.spawn_agent]
     /// also accepts and the WebSocket protocol's `agent_config` uses): `name`, `role`, `prompt`,
-    /// and only the optional keys that are set (`brain`, `initial_position` as `{x, y}`,
-    /// `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`, `hearing_radius`, `seed`,
-    /// `tools`, `agent_id`, `app_id`).
+    /// `autonomous`, and only the optional keys that are set (`brain`, `initial_position` as
+    /// `{x, y}`, `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`,
+    /// `hearing_radius`, `seed`, `tools`, `agent_id`, `app_id`).
     /// `brain` is the name, or the [member brain_config] object as a Dictionary. Empty when
     /// the brain config is invalid.
     #[func]
@@ -159,6 +164,7 @@ impl AgentConfig {
                     .collect()
             }),
             app_id: optional_text(&self.app_id),
+            autonomous: Some(self.autonomous),
             ..CoreConfig::default()
         })
     }

@@ -410,6 +410,8 @@ pub struct AgentRuntime {
     last_frame_drain_usec: i64,
     last_frame_drain_cpu_usec: i64,
     debugger: crate::debugger::DebuggerLink,
+    /// The [AgentNode] of each agent spawned by one: agent id → node.
+    nodes: std::collections::HashMap<String, InstanceId>,
     base: Base<Node>,
 }
 
@@ -577,6 +579,11 @@ impl AgentRuntime {
     #[signal]
     fn agent_error(agent_id: GString, code: GString, message: GString);
 
+    /// The runtime started ([method start], or `_ready` with [member autostart]): agents can be
+    /// spawned. [AgentNode]s waiting for it spawn their agents then.
+    #[signal]
+    fn started();
+
     /// An agent's decision answered lines sent to it ([method send_message]):
     /// [param in_reply_to] holds their message ids,
     /// [param reply] is `{"text": String, "actions": Array, "error": Dictionary}` — what it
@@ -655,6 +662,7 @@ impl AgentRuntime {
             // The runtime runs even when resuming fails; the error is reported.
             let _ = self.call_runtime("", "resume_agents", |rt| rt.resume_all().map_err(failure));
         }
+        self.signals().started().emit();
         true
     }
 
@@ -1502,6 +1510,44 @@ impl AgentRuntime {
             delta,
             i64::try_from(seq).unwrap_or(i64::MAX),
         );
+        if self.nodes.contains_key(agent_id) {
+            self.deliver_to_node(&BusMessage::AgentSpeechDelta {
+                agent_id: agent_id.to_string(),
+                delta: delta.to_string(),
+                seq,
+            });
+        }
+    }
+
+    /// Hands an event about an agent to its [AgentNode], if one spawned it; the node is gone
+    /// from the table once its agent stopped.
+    fn deliver_to_node(&mut self, message: &BusMessage) {
+        let Some(agent_id) = message.agent_id() else {
+            return;
+        };
+        let Some(&id) = self.nodes.get(agent_id) else {
+            return;
+        };
+        if matches!(message, BusMessage::AgentRemoved { .. }) {
+            self.nodes.remove(agent_id);
+        }
+        let Ok(mut node) = Gd::<crate::agent_node::AgentNode>::try_from_instance_id(id) else {
+            self.nodes.remove(agent_id);
+            return;
+        };
+        // The node's handlers may call back into this runtime.
+        let _reentrant = self.base_mut();
+        node.bind_mut().deliver(message);
+    }
+
+    /// Registers the [AgentNode] that spawned `agent_id`: its events go to it.
+    pub(crate) fn bind_node(&mut self, agent_id: &str, node: InstanceId) {
+        self.nodes.insert(agent_id.to_string(), node);
+    }
+
+    /// Forgets the node of `agent_id` (it left the tree).
+    pub(crate) fn unbind_node(&mut self, agent_id: &str) {
+        self.nodes.remove(agent_id);
     }
 
     fn emit(&mut self, received: Received) {
@@ -1641,6 +1687,10 @@ impl AgentRuntime {
                     &actions,
                 );
             }
+        }
+        // Speech pieces reach the node through `emit_delta`.
+        if !matches!(envelope.message, BusMessage::AgentSpeechDelta { .. }) {
+            self.deliver_to_node(&envelope.message);
         }
     }
 

@@ -10,6 +10,9 @@
 //!   (autonomous agents, message bus, SQLite memory); spawn, terminate, query, talk to agents and
 //!   assign tasks; bus events are drained on the main thread every frame and emitted as typed
 //!   signals.
+//! - [`AgentNode`](agent_node::AgentNode) (`Node`): one agent under the character it drives,
+//!   spawned while the node is in the tree, with its own signals and an awaitable `ask`
+//!   ([`AgentAsk`](agent_node::AgentAsk), `RefCounted`).
 //! - [`AgentConfig`](agent_config::AgentConfig) (`Resource`): one agent's set-up, editable in the
 //!   inspector and savable as `.tres`.
 //! - [`AgentBrain`](agent_brain::AgentBrain) (`Resource`): a brain object (provider, model, …)
@@ -35,6 +38,7 @@ pub mod agent_action;
 pub mod agent_app;
 pub mod agent_brain;
 pub mod agent_config;
+pub mod agent_node;
 pub mod agent_runtime;
 pub mod campaign;
 pub mod convert;

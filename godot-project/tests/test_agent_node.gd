@@ -1,0 +1,196 @@
+## AgentNode and AgentAsk end to end: a node under a character spawns its agent when it enters
+## the tree, has its own signals, answers an awaited ask (matched to its line, several in flight),
+## keeps a stored agent by key, refuses a duplicate key, finds an autoload runtime, and every
+## failure resolves an ask instead of hanging. The scripted brain, short timings.
+extends "res://tests/test_base.gd"
+
+const DB_DIR := "user://test_agent_node"
+
+
+func before_each() -> void:
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
+
+
+## An AgentRuntime on `db` with short timings (not added to the tree).
+func _runtime(db: String) -> AgentRuntime:
+	var rt := AgentRuntime.new()
+	rt.database_path = db
+	rt.idle_think_seconds = 60.0
+	rt.thinking_seconds = 0.05
+	rt.speaking_seconds = 0.05
+	return rt
+
+
+## A character (Node2D) named `name` carrying an AgentNode with a config for `name`.
+func _npc(name: String, key := "", role := "villager") -> Node2D:
+	var body := Node2D.new()
+	body.name = name
+	var agent := AgentNode.new()
+	agent.name = "AgentNode"
+	var config := AgentConfig.new()
+	config.name = name
+	config.role = role
+	config.use_initial_position = false
+	agent.config = config
+	agent.key = key
+	body.add_child(agent)
+	return body
+
+
+func _agent(npc: Node) -> AgentNode:
+	return npc.get_node("AgentNode") as AgentNode
+
+
+func test_a_node_under_a_character_spawns_and_answers_an_awaited_ask() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "ask"))
+	var baker := _npc("Mira", "", "baker")
+	rt.add_child(baker)
+	add_to_tree(rt)
+	var agent := _agent(baker)
+	var spawned := []
+	agent.spawned.connect(func(id, resumed): spawned.append([id, resumed]))
+	var spoken := []
+	agent.spoke.connect(func(text, to): spoken.append([text, to]))
+	var states := []
+	agent.state_changed.connect(func(old, new): states.append([old, new]))
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0), "spawned: " + agent.get_last_error())
+	assert_eq(agent.get_runtime(), rt, "the ancestor runtime")
+	assert_true(agent.get_agent_id().begins_with("agent_"), agent.get_agent_id())
+	assert_eq(rt.get_agent_state(agent.get_agent_id())["name"], "Mira")
+	var reply: Dictionary = await agent.ask("Good morning, is the bread ready?")
+	assert_has_keys(reply, ["ok", "text", "actions", "error", "message_id", "agent_id"])
+	assert_true(reply.ok, str(reply))
+	assert_ne(reply.text, "", "it said something")
+	assert_eq(reply.agent_id, agent.get_agent_id())
+	assert_true(reply.message_id > 0, "the line's id")
+	assert_eq(reply.error, {})
+	assert_eq(spawned, [[agent.get_agent_id(), false]])
+	assert_eq(spoken.size(), 1, "its own speech only: %s" % [spoken])
+	assert_eq(spoken[0][0], reply.text)
+	assert_contains(spoken[0][1], "player_0")
+	assert_contains(states, ["thinking", "speaking"])
+	# say() does not wait; replied names its line.
+	var replied := []
+	agent.replied.connect(func(r): replied.append(r))
+	var line := agent.say("And the rye?")
+	assert_true(line > reply.message_id, "ids increase")
+	assert_true(await wait_until(func(): return replied.size() == 1, 5.0), "replied")
+	assert_eq(replied[0].message_id, line)
+	assert_eq(replied[0].in_reply_to, PackedInt64Array([line]))
+
+
+func test_asks_in_flight_resolve_to_their_own_agents() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "flight"))
+	var a := _npc("Ann")
+	var b := _npc("Bob")
+	rt.add_child(a)
+	rt.add_child(b)
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return _agent(a).is_spawned() and _agent(b).is_spawned(), 5.0))
+	var ask_a := _agent(a).ask_async("Hello Ann")
+	var ask_b := _agent(b).ask_async("Hello Bob")
+	assert_false(ask_a.is_finished(), "not before the agent answered")
+	assert_true(await wait_until(func(): return ask_a.is_finished() and ask_b.is_finished(), 5.0))
+	assert_eq(ask_a.get_reply().agent_id, _agent(a).get_agent_id())
+	assert_eq(ask_b.get_reply().agent_id, _agent(b).get_agent_id())
+	assert_eq(ask_a.get_reply().message_id, ask_a.get_message_id())
+	assert_true(ask_a.get_reply().ok and ask_b.get_reply().ok)
+
+
+func test_a_key_keeps_the_stored_agent_and_is_unique() -> void:
+	var db := fresh_db(DB_DIR, "key")
+	var rt := _runtime(db)
+	var first := _npc("Tom", "baker_tom")
+	rt.add_child(first)
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return _agent(first).is_spawned(), 5.0))
+	var id := _agent(first).get_agent_id()
+	var reply: Dictionary = await _agent(first).ask("Remember the rye.")
+	assert_true(reply.ok)
+	# A second node with the key is refused, clearly; its ask resolves (no hang).
+	var twin := _npc("Tom again", "baker_tom")
+	var errors := []
+	_agent(twin).error_occurred.connect(func(code, message): errors.append([code, message]))
+	rt.add_child(twin)
+	assert_true(await wait_until(func(): return errors.size() > 0, 5.0), "refused")
+	assert_eq(errors[0][0], "already_running")
+	assert_true("baker_tom" in errors[0][1] and id in errors[0][1], errors[0][1])
+	assert_false(_agent(twin).is_spawned())
+	var nothing: Dictionary = await _agent(twin).ask("Hello?")
+	assert_false(nothing.ok)
+	assert_eq(nothing.error.code, "not_spawned")
+	twin.free()
+	# The node leaves the tree (a scene change): the agent is released, not terminated...
+	first.free()
+	await wait_frames(2)
+	assert_false(id in rt.list_agents(), "stopped")
+	# ...and a new node with the key resumes it, with its memory.
+	var again := _npc("Tom", "baker_tom")
+	var resumed := []
+	_agent(again).spawned.connect(func(agent_id, was_resumed): resumed.append([agent_id, was_resumed]))
+	rt.add_child(again)
+	assert_true(await wait_until(func(): return _agent(again).is_spawned(), 5.0))
+	assert_eq(_agent(again).get_agent_id(), id, "the same stored agent")
+	assert_true(await wait_until(func(): return resumed.size() == 1, 5.0))
+	assert_eq(resumed, [[id, true]])
+	assert_eq(rt.get_conversation(id)[0]["content"], "Remember the rye.")
+
+
+func test_terminate_on_exit_and_an_ask_cut_short() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "terminate"))
+	rt.thinking_seconds = 2.0
+	var npc := _npc("Guard", "guard_1")
+	_agent(npc).terminate_on_exit = true
+	rt.add_child(npc)
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return _agent(npc).is_spawned(), 5.0))
+	var id := _agent(npc).get_agent_id()
+	var ask := _agent(npc).ask_async("Halt?")
+	await wait_frames(2)
+	npc.free()
+	assert_true(ask.is_finished(), "finished when the node left")
+	assert_false(ask.get_reply().ok)
+	assert_eq(ask.get_reply().error.code, "agent_stopped")
+	await wait_frames(2)
+	assert_false(id in rt.list_agents())
+	var stored := rt.get_stored_agents().filter(func(a): return a["agent_id"] == id)
+	assert_ne(stored[0]["removed_at"], null, "terminated")
+
+
+func test_an_autoload_runtime_is_found_and_no_runtime_is_an_error() -> void:
+	# No runtime anywhere: a clear error, and an ask that resolves.
+	var lonely := add_to_tree(_npc("Lonely"))
+	var agent := _agent(lonely)
+	await wait_frames(2)
+	assert_false(agent.is_spawned())
+	assert_true("found no AgentRuntime" in agent.get_last_error(), agent.get_last_error())
+	var reply: Dictionary = await agent.ask("Anyone?")
+	assert_eq(reply.error.code, "not_spawned")
+	lonely.free()
+	# A runtime that is a child of the root (what an autoload is) serves nodes anywhere.
+	var rt: AgentRuntime = add_to_tree(_runtime(fresh_db(DB_DIR, "autoload")))
+	var level := add_to_tree(Node.new())
+	var npc := _npc("Pip")
+	level.add_child(npc)
+	assert_true(await wait_until(func(): return _agent(npc).is_spawned(), 5.0), _agent(npc).get_last_error())
+	assert_eq(_agent(npc).get_runtime(), rt)
+
+
+func test_a_runtime_started_later_spawns_its_waiting_nodes() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "later"))
+	rt.autostart = false
+	var npc := _npc("Late")
+	rt.add_child(npc)
+	add_to_tree(rt)
+	await wait_frames(3)
+	assert_false(_agent(npc).is_spawned(), "waits for the runtime")
+	assert_true(rt.start())
+	assert_true(await wait_until(func(): return _agent(npc).is_spawned(), 5.0))
+	# Stopped with its runtime, and back when it starts again.
+	var removed := []
+	_agent(npc).removed.connect(func(reason): removed.append(reason))
+	rt.stop()
+	assert_true(await wait_until(func(): return removed == ["shutdown"], 5.0), str(removed))
+	assert_false(_agent(npc).is_spawned())
+	assert_true(rt.start())
+	assert_true(await wait_until(func(): return _agent(npc).is_spawned(), 5.0))

@@ -1,0 +1,592 @@
+//! `AgentNode`: one agent as a node under the character it drives, and `AgentAsk`, an awaited
+//! question to it.
+//!
+//! Threading and borrows: the node talks to the core runtime through the `Arc` its
+//! [AgentRuntime] hands out (never binding the runtime node while it emits), and the runtime
+//! delivers the node's events on the main thread as it drains its queue
+//! ([`AgentNode::deliver`]), with the runtime made re-entrant first, so a handler may call back
+//! into either node.
+
+use std::sync::Arc;
+
+use agents_core::bus::BusMessage;
+use agents_core::runtime::{AgentConfig as CoreConfig, Runtime};
+use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
+use godot::prelude::*;
+
+use crate::agent_config::AgentConfig;
+use crate::agent_runtime::{AgentRuntime, reply_to_dictionary};
+use crate::convert;
+use crate::guard::put;
+
+/// The `code` of an ask that could not be sent: the node has no running agent (no
+/// [AgentRuntime] found, the runtime not started, the spawn failed).
+const NOT_SPAWNED: &str = "not_spawned";
+/// The `code` of an ask whose agent stopped (terminated, the runtime stopped, the node left
+/// the tree) before it answered.
+const AGENT_STOPPED: &str = "agent_stopped";
+
+/// One question to an agent, in flight: [method AgentNode.ask] returns its [signal finished],
+/// so `await` waits for the answer to that line; [method AgentNode.ask_async] returns the
+/// object itself, to poll or to keep. It always finishes: with the agent's answer, or with a
+/// failure (the agent could not decide, stopped before answering, or had never started).
+///
+/// ```gdscript
+/// var reply: Dictionary = await $Baker/AgentNode.ask("Is the bread ready?")
+/// print(reply.text if reply.ok else reply.error.message)
+///
+/// var pending: AgentAsk = $Baker/AgentNode.ask_async("And the rye?")
+/// # … later, in _process:
+/// if pending.is_finished():
+///     print(pending.get_reply().text)
+/// ```
+#[derive(GodotClass)]
+#[class(init, base = RefCounted)]
+pub struct AgentAsk {
+    /// The line's message id (`0` when it could not be sent).
+    message_id: i64,
+    /// The reply, once finished.
+    reply: VarDictionary,
+    finished: bool,
+    base: Base<RefCounted>,
+}
+
+#[godot_api]
+impl IRefCounted for AgentAsk {}
+
+#[godot_api]
+impl AgentAsk {
+    /// The answer: `{"ok": bool, "text": String, "actions": Array, "error": Dictionary,
+    /// "message_id": int, "agent_id": String}`. `text` is what the agent said (its lines joined
+    /// by a newline), `actions` its calls (`{id, tool, args, outcome, detail}`); when `ok` is
+    /// false, `error` is `{code, message}`: `not_spawned`, `agent_stopped`, `invalid_message`,
+    /// or the agent's failure (`brain_error`, `budget_exhausted`, …).
+    #[signal]
+    fn finished(reply: VarDictionary);
+
+    /// Whether it has finished.
+    #[func]
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The line's message id (`0` when it could not be sent).
+    #[func]
+    pub fn get_message_id(&self) -> i64 {
+        self.message_id
+    }
+
+    /// The reply once finished (see [signal finished]); empty before.
+    #[func]
+    pub fn get_reply(&self) -> VarDictionary {
+        self.reply.clone()
+    }
+
+    /// Emits [signal finished] (deferred from `finish`; `_keep` holds this object alive until
+    /// then).
+    #[func(rename = _emit_finished)]
+    fn emit_finished(&mut self, _keep: Variant) {
+        let reply = self.reply.clone();
+        self.signals().finished().emit(&reply);
+    }
+}
+
+impl AgentAsk {
+    /// Finishes it (once): the reply is readable now, and [signal finished] is emitted at the
+    /// next idle time — after the caller began to await it, and never while the runtime or the
+    /// node is busy, so the awaiting code may do anything (free the node, ask again).
+    fn finish(&mut self, reply: VarDictionary) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        self.reply = reply;
+        let keep = self.to_gd().to_variant();
+        self.base_mut().call_deferred("_emit_finished", &[keep]);
+    }
+}
+
+/// A failed reply: `ok` false and `error` `{code, message}`.
+fn failed_reply(agent_id: &str, message_id: i64, code: &str, message: &str) -> VarDictionary {
+    let mut d = VarDictionary::new();
+    put(&mut d, "ok", false.to_variant());
+    put(&mut d, "text", "".to_variant());
+    put(&mut d, "actions", VarArray::new().to_variant());
+    let mut error = VarDictionary::new();
+    put(&mut error, "code", code.to_variant());
+    put(&mut error, "message", message.to_variant());
+    put(&mut d, "error", error.to_variant());
+    put(&mut d, "message_id", message_id.to_variant());
+    put(&mut d, "agent_id", agent_id.to_variant());
+    d
+}
+
+/// One agent as a node: add it under the character it drives (any `Node2D` or `Node3D`,
+/// typically a `CharacterBody2D`), give it an [AgentConfig], and the agent runs while the node
+/// is in the tree — spawned when it enters, released (or terminated) when it leaves.
+///
+/// ```gdscript
+/// @onready var baker: AgentNode = $Baker/AgentNode
+///
+/// func _ready() -> void:
+///     baker.spoke.connect(func(text, _to): $Baker/Bubble.text = text)
+///
+/// func _on_talk_pressed() -> void:
+///     var reply: Dictionary = await baker.ask("Is the bread ready?")
+///     if reply.ok:
+///         print(reply.text)
+///     else:
+///         print("no answer: ", reply.error.message)
+/// ```
+///
+/// The node finds its runtime itself: the nearest [AgentRuntime] among its ancestors, else one
+/// that is an autoload (a child of the root: add an `AgentRuntime` scene in Project Settings →
+/// Autoload, so agents outlive scene changes). It spawns once that runtime runs.
+///
+/// Give it a [member key] so the same character gets the same stored agent, and its memory, in
+/// every run (a saved game resumes it); two nodes with one key in one runtime are refused. Its
+/// signals are about its own agent only: no filtering by id.
+#[derive(GodotClass)]
+#[class(tool, init, base = Node)]
+pub struct AgentNode {
+    /// How the agent is set up (name, role, prompt, brain, timings, tool sets, autonomy).
+    #[export]
+    config: Option<Gd<AgentConfig>>,
+    /// The game's stable name for this character (`"baker_tom"`): the node resumes the stored
+    /// agent with this key (the newest one not terminated) or creates one that keeps it, so its
+    /// memory carries over between runs. Empty: a new agent every time the node enters the
+    /// tree. At most one running agent per key (a second node is refused with
+    /// `already_running`).
+    #[export(placeholder = "a new agent each run")]
+    key: GString,
+    /// What happens to the agent when the node leaves the tree: off (default), it is released —
+    /// stopped and stored, resumed the next time a node with its [member key] enters; on, it is
+    /// terminated (its history stays readable, it does not resume).
+    #[export]
+    terminate_on_exit: bool,
+
+    agent_id: String,
+    /// The runtime node it found (by id: the runtime may be freed first).
+    runtime: Option<InstanceId>,
+    core: Option<Arc<Runtime>>,
+    asks: Vec<(i64, Gd<AgentAsk>)>,
+    last_error: String,
+    base: Base<Node>,
+}
+
+#[godot_api]
+impl INode for AgentNode {
+    fn enter_tree(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
+        // Deferred: an AgentRuntime ancestor is ready (and started) after its children. Every
+        // time it enters: a node moved to another parent spawns again.
+        self.base_mut().call_deferred("_attach", &[]);
+    }
+
+    fn exit_tree(&mut self) {
+        if Engine::singleton().is_editor_hint() {
+            return;
+        }
+        self.detach();
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        let mut warnings = PackedStringArray::new();
+        if self.config.is_none() {
+            warnings
+                .push("Set a config (an AgentConfig resource): the agent's name, role and brain.");
+        }
+        if self.find_runtime().is_none() && !has_autoloads() {
+            warnings.push(
+                "No AgentRuntime: add one as an ancestor of this node, or as an autoload \
+                 (Project Settings → Autoload) so agents survive scene changes.",
+            );
+        }
+        let key = self.key.to_string();
+        if key.trim() != key {
+            warnings.push("The key has spaces at its ends: they are part of it.");
+        }
+        warnings
+    }
+}
+
+#[godot_api]
+impl AgentNode {
+    /// Its agent runs: [param agent_id] (`agent_007`), [param resumed] when it came back with
+    /// its stored memory.
+    #[signal]
+    fn spawned(agent_id: GString, resumed: bool);
+
+    /// It said [param text] to [param recipients] (agent ids or the player id; empty: to no one
+    /// in particular).
+    #[signal]
+    fn spoke(text: GString, recipients: PackedStringArray);
+
+    /// Its state changed: `idle`, `listening`, `thinking` or `speaking`.
+    #[signal]
+    fn state_changed(old_state: GString, new_state: GString);
+
+    /// It moved in the runtime's world, from [param from] to [param to].
+    #[signal]
+    fn moved(from: Vector2, to: Vector2);
+
+    /// A decision answered lines said to it: [param reply] as [signal AgentAsk.finished] gives
+    /// it (with `message_id` the first line's, `in_reply_to` them all).
+    #[signal]
+    fn replied(reply: VarDictionary);
+
+    /// A piece of the line its model brain is writing, before [signal spoke].
+    #[signal]
+    fn speech_streamed(delta: GString);
+
+    /// Its model brain started a call of [param tool] (arguments still streaming).
+    #[signal]
+    fn tool_called(tool: GString, call_id: GString);
+
+    /// Something went wrong for this agent: [param code] is one of the codes of
+    /// [signal AgentRuntime.agent_error] (`brain_error`, `invalid_action`, …), or of a failed
+    /// spawn (`already_running` for a key in use, `invalid_config`, `unknown_brain`,
+    /// `not_spawned` when no runtime was found).
+    #[signal]
+    fn error_occurred(code: GString, message: GString);
+
+    /// Its agent stopped: `terminated`, or `shutdown` (released; it resumes with its key).
+    #[signal]
+    fn removed(reason: GString);
+
+    /// Asks the agent [param text] as the player and returns the signal to await for its answer
+    /// to that line: `var reply = await npc.ask("Hello?")` (see [signal AgentAsk.finished] for
+    /// the Dictionary). Answers are matched to their line, even with several in flight; a
+    /// failure resolves it too (never a hang).
+    #[func]
+    pub fn ask(&mut self, text: GString) -> Signal {
+        let ask = self.ask_object(text);
+        Signal::from_object_signal(&ask, "finished")
+    }
+
+    /// Like [method ask], returning the [AgentAsk] itself (its [method AgentAsk.is_finished],
+    /// its reply once finished).
+    #[func]
+    pub fn ask_async(&mut self, text: GString) -> Gd<AgentAsk> {
+        self.ask_object(text)
+    }
+
+    /// Says [param text] to the agent as the player without waiting: returns the line's message
+    /// id ([signal replied] names it), or `0` on an error ([method get_last_error]).
+    #[func]
+    pub fn say(&mut self, text: GString) -> i64 {
+        match self.send(&text.to_string()) {
+            Ok(id) => id,
+            Err((code, message)) => {
+                self.fail(code, &message);
+                0
+            }
+        }
+    }
+
+    /// Its agent's id (`agent_007`); empty while it does not run.
+    #[func]
+    pub fn get_agent_id(&self) -> GString {
+        self.agent_id.as_str().into()
+    }
+
+    /// Whether its agent runs.
+    #[func]
+    pub fn is_spawned(&self) -> bool {
+        !self.agent_id.is_empty()
+    }
+
+    /// The [AgentRuntime] it found (null before it entered the tree, or when there is none).
+    #[func]
+    pub fn get_runtime(&self) -> Option<Gd<AgentRuntime>> {
+        self.runtime_node().or_else(|| self.find_runtime())
+    }
+
+    /// The last error's message (empty when the last call succeeded).
+    #[func]
+    pub fn get_last_error(&self) -> GString {
+        self.last_error.as_str().into()
+    }
+
+    /// Finds the runtime and spawns the agent, now if it runs, else when it starts (called
+    /// deferred when the node is ready).
+    #[func(rename = _attach)]
+    fn attach(&mut self) {
+        if !self.agent_id.is_empty() || !self.base().is_inside_tree() {
+            return;
+        }
+        let Some(runtime) = self.find_runtime() else {
+            let path = self.base().get_path();
+            self.fail(
+                NOT_SPAWNED,
+                &format!(
+                    "AgentNode {path} found no AgentRuntime: add one as an ancestor, or as an \
+                     autoload (Project Settings → Autoload)"
+                ),
+            );
+            return;
+        };
+        self.runtime = Some(runtime.instance_id());
+        let core = runtime.bind().core_runtime();
+        let Some(core) = core else {
+            // Not started yet (autostart off): spawn when it starts.
+            let callable = Callable::from_object_method(&self.to_gd(), "_attach");
+            let mut node = runtime.upcast::<Node>();
+            if !node.is_connected("started", &callable) {
+                node.connect_flags(
+                    "started",
+                    &callable,
+                    godot::classes::object::ConnectFlags::DEFERRED
+                        | godot::classes::object::ConnectFlags::ONE_SHOT,
+                );
+            }
+            return;
+        };
+        let config = match self.core_config() {
+            Ok(config) => config,
+            Err(message) => {
+                self.fail("invalid_config", &message);
+                return;
+            }
+        };
+        match crate::guard::guarded(
+            "AgentNode spawn",
+            || {
+                core.spawn(config)
+                    .map_err(|e| (e.code().as_str(), e.to_string()))
+            },
+            |message| ("internal_error", message),
+        ) {
+            Ok(agent_id) => {
+                self.agent_id = agent_id.clone();
+                self.core = Some(core);
+                self.last_error.clear();
+                let id = self.base().instance_id();
+                runtime.clone().bind_mut().bind_node(&agent_id, id);
+            }
+            Err((code, message)) => self.fail(code, &message),
+        }
+    }
+}
+
+impl AgentNode {
+    /// The nearest [AgentRuntime] ancestor, else one that is a child of the root (an autoload).
+    fn find_runtime(&self) -> Option<Gd<AgentRuntime>> {
+        let mut at = self.base().get_parent();
+        while let Some(node) = at {
+            match node.try_cast::<AgentRuntime>() {
+                Ok(runtime) => return Some(runtime),
+                Err(node) => at = node.get_parent(),
+            }
+        }
+        let root = self.base().get_node_or_null("/root")?;
+        root.get_children()
+            .iter_shared()
+            .find_map(|child| child.try_cast::<AgentRuntime>().ok())
+    }
+
+    /// The runtime node it attached to, while it exists.
+    fn runtime_node(&self) -> Option<Gd<AgentRuntime>> {
+        self.runtime
+            .and_then(|id| Gd::<AgentRuntime>::try_from_instance_id(id).ok())
+    }
+
+    /// The config to spawn with: the resource's, with the node's key.
+    fn core_config(&self) -> Result<CoreConfig, String> {
+        let mut config = match &self.config {
+            Some(config) => config.bind().to_core()?,
+            None => CoreConfig::default(),
+        };
+        if config.name.trim().is_empty() {
+            config.name = self.base().get_parent().map_or_else(
+                || self.base().get_name().to_string(),
+                |p| p.get_name().to_string(),
+            );
+        }
+        let key = self.key.to_string();
+        if !key.is_empty() {
+            config.key = Some(key);
+        }
+        Ok(config)
+    }
+
+    /// Sends a line as the player; returns its message id.
+    fn send(&self, text: &str) -> Result<i64, (&'static str, String)> {
+        let Some(core) = self.core.as_ref().filter(|_| !self.agent_id.is_empty()) else {
+            return Err((
+                NOT_SPAWNED,
+                format!(
+                    "AgentNode {} has no running agent (see its error_occurred signal)",
+                    self.base().get_name()
+                ),
+            ));
+        };
+        core.send_message(&self.agent_id, text)
+            .map_err(|e| (e.code().as_str(), e.to_string()))
+    }
+
+    fn ask_object(&mut self, text: GString) -> Gd<AgentAsk> {
+        let mut ask = AgentAsk::new_gd();
+        match self.send(&text.to_string()) {
+            Ok(message_id) => {
+                ask.bind_mut().message_id = message_id;
+                self.asks.push((message_id, ask.clone()));
+            }
+            Err((code, message)) => {
+                self.last_error = message.clone();
+                let reply = failed_reply(&self.agent_id, 0, code, &message);
+                ask.bind_mut().finish(reply);
+            }
+        }
+        ask
+    }
+
+    /// Records and reports an error of this node.
+    fn fail(&mut self, code: &str, message: &str) {
+        self.last_error = message.to_string();
+        godot_error!("AgentNode: {message}");
+        self.signals().error_occurred().emit(code, message);
+    }
+
+    /// Releases or terminates the agent, and finishes every open ask.
+    fn detach(&mut self) {
+        let agent_id = std::mem::take(&mut self.agent_id);
+        if !agent_id.is_empty()
+            && let Some(mut runtime) = self.runtime_node()
+        {
+            runtime.bind_mut().unbind_node(&agent_id);
+        }
+        if let Some(core) = self.core.take()
+            && !agent_id.is_empty()
+        {
+            let _ = if self.terminate_on_exit {
+                core.terminate(&agent_id)
+            } else {
+                core.release(&agent_id).map(|_| ())
+            };
+        }
+        self.finish_all(
+            &agent_id,
+            AGENT_STOPPED,
+            "the agent stopped before it answered (its AgentNode left the tree)",
+        );
+    }
+
+    /// Finishes every open ask with a failure.
+    fn finish_all(&mut self, agent_id: &str, code: &str, message: &str) {
+        for (message_id, mut ask) in std::mem::take(&mut self.asks) {
+            let reply = failed_reply(agent_id, message_id, code, message);
+            ask.bind_mut().finish(reply);
+        }
+    }
+
+    /// One event about its agent, from the runtime's drain.
+    pub(crate) fn deliver(&mut self, message: &BusMessage) {
+        let v2 = convert::position_to_vector2;
+        match message {
+            BusMessage::AgentSpawned {
+                agent_id, resumed, ..
+            } => self.signals().spawned().emit(agent_id.as_str(), *resumed),
+            BusMessage::AgentStateChanged {
+                old_state,
+                new_state,
+                ..
+            } => self
+                .signals()
+                .state_changed()
+                .emit(old_state.as_str(), new_state.as_str()),
+            BusMessage::AgentMoved { from, to, .. } => {
+                self.signals().moved().emit(v2(*from), v2(*to))
+            }
+            BusMessage::AgentSpoke {
+                agent_id,
+                content,
+                recipients,
+                ..
+            } if *agent_id == self.agent_id => self
+                .signals()
+                .spoke()
+                .emit(content.as_str(), &convert::strings_to_packed(recipients)),
+            BusMessage::AgentSpoke { .. } => {}
+            BusMessage::AgentReplied {
+                agent_id,
+                in_reply_to,
+                error,
+                ..
+            } => {
+                let mut reply = reply_to_dictionary(message);
+                put(&mut reply, "ok", error.is_none().to_variant());
+                put(&mut reply, "agent_id", agent_id.to_variant());
+                let ids: PackedInt64Array = in_reply_to.iter().copied().collect();
+                put(&mut reply, "in_reply_to", ids.to_variant());
+                let first = in_reply_to.first().copied().unwrap_or(0);
+                let (answered, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.asks)
+                    .into_iter()
+                    .partition(|(id, _)| in_reply_to.contains(id));
+                self.asks = open;
+                for (message_id, mut ask) in answered {
+                    let mut own = reply.duplicate_shallow();
+                    put(&mut own, "message_id", message_id.to_variant());
+                    ask.bind_mut().finish(own);
+                }
+                put(&mut reply, "message_id", first.to_variant());
+                self.signals().replied().emit(&reply);
+            }
+            BusMessage::AgentSpeechDelta { delta, .. } => {
+                self.signals().speech_streamed().emit(delta.as_str())
+            }
+            BusMessage::AgentToolCall { tool, call_id, .. } => self
+                .signals()
+                .tool_called()
+                .emit(tool.as_str(), call_id.as_str()),
+            BusMessage::AgentError { code, message, .. } => self
+                .signals()
+                .error_occurred()
+                .emit(code.as_str(), message.as_str()),
+            BusMessage::AgentRemoved { agent_id, reason } => {
+                let agent_id = agent_id.clone();
+                self.agent_id.clear();
+                self.core = None;
+                self.finish_all(
+                    &agent_id,
+                    AGENT_STOPPED,
+                    &format!("the agent stopped ({reason}) before it answered"),
+                );
+                self.signals().removed().emit(reason.as_str());
+                // Stopped with its runtime: spawn again when the runtime starts again.
+                if reason != "terminated"
+                    && let Some(runtime) = self.runtime_node()
+                {
+                    let callable = Callable::from_object_method(&self.to_gd(), "_attach");
+                    let mut node = runtime.upcast::<Node>();
+                    if !node.is_connected("started", &callable) {
+                        node.connect_flags(
+                            "started",
+                            &callable,
+                            godot::classes::object::ConnectFlags::DEFERRED
+                                | godot::classes::object::ConnectFlags::ONE_SHOT,
+                        );
+                    }
+                }
+            }
+            BusMessage::TaskAssigned { .. }
+            | BusMessage::TaskCompleted { .. }
+            | BusMessage::CollaborationRequested { .. }
+            | BusMessage::CampaignChanged { .. } => {}
+        }
+    }
+}
+
+/// Whether the project has autoloads (one may be an AgentRuntime scene; the editor cannot
+/// tell without instancing it).
+fn has_autoloads() -> bool {
+    let Some(settings) = Engine::singleton().get_singleton("ProjectSettings") else {
+        return false;
+    };
+    settings.get_property_list().iter_shared().any(|p| {
+        p.get("name")
+            .is_some_and(|n| n.to_string().starts_with("autoload/"))
+    })
+}
