@@ -194,3 +194,29 @@ func test_a_runtime_started_later_spawns_its_waiting_nodes() -> void:
 	assert_false(_agent(npc).is_spawned())
 	assert_true(rt.start())
 	assert_true(await wait_until(func(): return _agent(npc).is_spawned(), 5.0))
+
+
+func test_the_body_position_is_the_agents() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "positions"))
+	var walker := _npc("Walker")
+	walker.position = Vector2(500, 300)
+	var spatial := Node3D.new()
+	spatial.name = "Knight"
+	var knight := AgentNode.new()
+	knight.config = AgentConfig.new()
+	spatial.add_child(knight)
+	spatial.position = Vector3(1, 2, 3)
+	var fixed := _npc("Statue")
+	fixed.position = Vector2(900, 900)
+	_agent(fixed).sync_position = false
+	rt.add_child(walker)
+	rt.add_child(spatial)
+	rt.add_child(fixed)
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return _agent(walker).is_spawned() and knight.is_spawned() and _agent(fixed).is_spawned(), 5.0))
+	var at := func(node: AgentNode) -> Vector2: return rt.get_agent_state(node.get_agent_id())["position"]
+	assert_true(await wait_until(func(): return at.call(_agent(walker)) == Vector2(500, 300), 2.0), str(at.call(_agent(walker))))
+	assert_eq(at.call(knight), Vector2(1, 3), "a Node3D reports x and z")
+	assert_eq(at.call(_agent(fixed)), Vector2(50, 50), "sync off: the runtime world's centre")
+	walker.position += Vector2(40, -20)
+	assert_true(await wait_until(func(): return at.call(_agent(walker)) == Vector2(540, 280), 2.0), "follows the body")

@@ -1329,3 +1329,53 @@ async fn a_reactive_agent_decides_only_when_spoken_to_and_stays_so_when_resumed(
     assert!(transitions(&resumed, &id).is_empty(), "{resumed:?}");
     rt.shutdown(Duration::from_secs(1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn positions_the_game_reports_decide_who_hears_whom() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentSpoke]));
+    let crier = rt
+        .spawn(scripted(
+            "Crier",
+            vec![reply(
+                "",
+                vec![call("c1", "speak", json!({"content": "Fresh bread!"}))],
+            )],
+        ))
+        .unwrap();
+    let near = rt.spawn(AgentConfig::named("Near", "listener")).unwrap();
+    let far = rt.spawn(AgentConfig::named("Far", "listener")).unwrap();
+    // The game's coordinates, well outside the runtime's 100×100 world.
+    rt.set_position(&crier, Position::new(1000.0, 1000.0))
+        .unwrap();
+    rt.set_position(&near, Position::new(1005.0, 1000.0))
+        .unwrap();
+    rt.set_position(&far, Position::new(10.0, 10.0)).unwrap();
+    assert_eq!(
+        rt.state(&near).unwrap().position,
+        Position::new(1005.0, 1000.0)
+    );
+    let to = expect(&mut sub, Duration::from_secs(10), |m| match m {
+        BusMessage::AgentSpoke {
+            agent_id,
+            recipients,
+            ..
+        } if agent_id == &crier => Some(recipients.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(to, [near.clone()], "only the agent near it hears it");
+    let bad = rt
+        .set_position(&near, Position::new(f64::NAN, 0.0))
+        .unwrap_err();
+    assert_eq!(bad.code().as_str(), "invalid_config");
+    assert_eq!(
+        rt.set_position("agent_404", Position::new(0.0, 0.0))
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "unknown_agent"
+    );
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use agents_core::bus::BusMessage;
-use agents_core::runtime::{AgentConfig as CoreConfig, Runtime};
-use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
+use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime};
+use godot::classes::{Engine, INode, IRefCounted, Node, Node2D, Node3D, RefCounted};
 use godot::prelude::*;
 
 use crate::agent_config::AgentConfig;
@@ -106,6 +106,45 @@ impl AgentAsk {
     }
 }
 
+/// The body an [AgentNode] reports the position of: its parent, 2D or 3D.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// A `Node2D`: its global position.
+    Flat(InstanceId),
+    /// A `Node3D`: its global position's `x` and `z` (the ground plane).
+    Spatial(InstanceId),
+}
+
+/// An [AgentNode] as its runtime keeps it: the node, its body, and the position last reported.
+#[derive(Debug)]
+pub(crate) struct BoundNode {
+    /// The node (its events go to it).
+    pub node: InstanceId,
+    body: Option<Body>,
+    /// The position last reported to the agent.
+    pub reported: Option<Position>,
+}
+
+impl BoundNode {
+    /// Where the body is now (`None`: it reports none, or it is gone).
+    pub fn body_position(&self) -> Option<Position> {
+        match self.body? {
+            Body::Flat(id) => {
+                let p = Gd::<Node2D>::try_from_instance_id(id)
+                    .ok()?
+                    .get_global_position();
+                Some(Position::new(f64::from(p.x), f64::from(p.y)))
+            }
+            Body::Spatial(id) => {
+                let p = Gd::<Node3D>::try_from_instance_id(id)
+                    .ok()?
+                    .get_global_position();
+                Some(Position::new(f64::from(p.x), f64::from(p.z)))
+            }
+        }
+    }
+}
+
 /// A failed reply: `ok` false and `error` `{code, message}`.
 fn failed_reply(agent_id: &str, message_id: i64, code: &str, message: &str) -> VarDictionary {
     let mut d = VarDictionary::new();
@@ -164,6 +203,13 @@ pub struct AgentNode {
     /// terminated (its history stays readable, it does not resume).
     #[export]
     terminate_on_exit: bool,
+    /// Report the parent's global position to the agent every frame it moved (a `Node2D`'s
+    /// `global_position`; a `Node3D`'s `x` and `z`): who hears whom, and the `nearby` agents
+    /// its brain is shown, follow the game's characters. Off: the agent lives in the runtime's
+    /// own world ([member AgentRuntime.world_bounds]) and moves there.
+    #[export]
+    #[init(val = true)]
+    sync_position: bool,
 
     agent_id: String,
     /// The runtime node it found (by id: the runtime may be freed first).
@@ -363,8 +409,12 @@ impl AgentNode {
                 self.agent_id = agent_id.clone();
                 self.core = Some(core);
                 self.last_error.clear();
-                let id = self.base().instance_id();
-                runtime.clone().bind_mut().bind_node(&agent_id, id);
+                let bound = BoundNode {
+                    node: self.base().instance_id(),
+                    body: self.body(),
+                    reported: None,
+                };
+                runtime.clone().bind_mut().bind_node(&agent_id, bound);
             }
             Err((code, message)) => self.fail(code, &message),
         }
@@ -385,6 +435,19 @@ impl AgentNode {
         root.get_children()
             .iter_shared()
             .find_map(|child| child.try_cast::<AgentRuntime>().ok())
+    }
+
+    /// The body whose position it reports: its parent, when [member sync_position] is on.
+    fn body(&self) -> Option<Body> {
+        if !self.sync_position {
+            return None;
+        }
+        let parent = self.base().get_parent()?;
+        let id = parent.instance_id();
+        match parent.try_cast::<Node2D>() {
+            Ok(_) => Some(Body::Flat(id)),
+            Err(parent) => parent.try_cast::<Node3D>().ok().map(|_| Body::Spatial(id)),
+        }
     }
 
     /// The runtime node it attached to, while it exists.

@@ -411,7 +411,7 @@ pub struct AgentRuntime {
     last_frame_drain_cpu_usec: i64,
     debugger: crate::debugger::DebuggerLink,
     /// The [AgentNode] of each agent spawned by one: agent id → node.
-    nodes: std::collections::HashMap<String, InstanceId>,
+    nodes: std::collections::HashMap<String, crate::agent_node::BoundNode>,
     base: Base<Node>,
 }
 
@@ -486,6 +486,7 @@ impl INode for AgentRuntime {
             .ok()
             .filter(|usec| *usec > 0)
             .map(|usec| started + std::time::Duration::from_micros(usec));
+        self.sync_positions();
         let events = self.drain(limit, deadline);
         self.last_frame_events = events;
         self.last_frame_drain_usec =
@@ -1525,7 +1526,7 @@ impl AgentRuntime {
         let Some(agent_id) = message.agent_id() else {
             return;
         };
-        let Some(&id) = self.nodes.get(agent_id) else {
+        let Some(id) = self.nodes.get(agent_id).map(|b| b.node) else {
             return;
         };
         if matches!(message, BusMessage::AgentRemoved { .. }) {
@@ -1540,9 +1541,29 @@ impl AgentRuntime {
         node.bind_mut().deliver(message);
     }
 
-    /// Registers the [AgentNode] that spawned `agent_id`: its events go to it.
-    pub(crate) fn bind_node(&mut self, agent_id: &str, node: InstanceId) {
+    /// Registers the [AgentNode] that spawned `agent_id`: its events go to it, and its body's
+    /// position to the agent.
+    pub(crate) fn bind_node(&mut self, agent_id: &str, node: crate::agent_node::BoundNode) {
         self.nodes.insert(agent_id.to_string(), node);
+    }
+
+    /// Reports where the bodies of the [AgentNode]s' agents are (those that sync it) to their
+    /// agents, when they moved since the last frame.
+    fn sync_positions(&mut self) {
+        let Some(runtime) = &self.runtime else {
+            return;
+        };
+        for (agent_id, bound) in &mut self.nodes {
+            let Some(position) = bound.body_position() else {
+                continue;
+            };
+            if bound.reported == Some(position) {
+                continue;
+            }
+            if runtime.set_position(agent_id, position).is_ok() {
+                bound.reported = Some(position);
+            }
+        }
     }
 
     /// Forgets the node of `agent_id` (it left the tree).

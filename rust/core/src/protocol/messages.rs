@@ -178,6 +178,15 @@ pub enum ServerMessage {
         /// The budget now; `null`: no limit.
         limit: Option<u64>,
     },
+    /// Reply to `set_agent_position`.
+    SetAgentPositionResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Where it is now.
+        position: Position,
+    },
     /// Reply to `list_stored_agents`.
     ListStoredAgentsResponse {
         /// Echoed.

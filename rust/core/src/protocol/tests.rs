@@ -288,6 +288,7 @@ fn every_request_type_parses() {
         json!({"type": "get_agent_trace", "agent_id": "a", "limit": 3}),
         json!({"type": "get_token_usage"}),
         json!({"type": "set_token_budget", "agent_id": "a", "limit": 5000}),
+        json!({"type": "set_agent_position", "agent_id": "a", "position": {"x": 1, "y": 2}}),
         json!({"type": "list_stored_agents"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
@@ -459,6 +460,34 @@ async fn spawn_errors() {
     );
     // A failed spawn allocates no id.
     assert_eq!(f.spawn("Next"), "agent_002");
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn a_client_that_owns_the_world_sets_positions() {
+    let f = Fixture::new();
+    let id = f.spawn("Mira");
+    let out = f.send(json!({
+        "type": "set_agent_position", "agent_id": id, "position": {"x": 412.5, "y": -96.25}
+    }));
+    assert_eq!(
+        out,
+        json!({"type": "set_agent_position_response", "request_id": null, "agent_id": id,
+               "position": {"x": 412.5, "y": -96.25}})
+    );
+    let state = f.send(json!({"type": "get_agent_state", "agent_id": id}));
+    assert_eq!(state["agent"]["position"], json!({"x": 412.5, "y": -96.25}));
+    f.send_err(
+        json!({"type": "set_agent_position", "agent_id": "agent_404", "position": {"x": 1, "y": 2}}),
+        "unknown_agent",
+    );
+    let bad = parse_request(
+        &json!({"type": "set_agent_position", "agent_id": id, "position": {"x": "far"}})
+            .to_string(),
+    )
+    .unwrap_err();
+    assert_eq!(bad.code, ErrorCode::InvalidRequest);
+    assert!(bad.message.contains("position.x"), "{bad:?}");
     f.runtime.shutdown(std::time::Duration::from_secs(1));
 }
 

@@ -244,6 +244,11 @@ impl AgentShared {
     }
 
     /// Pauses or resumes its autonomous loop; resuming wakes it to decide at once.
+    /// Sets its position (reported by the game).
+    pub(crate) fn set_position(&self, position: Position) {
+        self.status.lock().position = position;
+    }
+
     pub(crate) fn set_paused(&self, paused: bool) {
         if self.paused.swap(paused, Ordering::AcqRel) && !paused {
             self.app_wake.notify_one();

@@ -756,6 +756,24 @@ impl Runtime {
         Ok(())
     }
 
+    /// Sets where a running agent is, as the game sees it: a game that moves its characters
+    /// itself (physics, navigation) reports their positions, and "who is near me" (hearing,
+    /// the brain's `nearby`) uses them. Nothing is published (a game may report every frame);
+    /// the position is stored when the agent stops. Any finite position is accepted: the
+    /// runtime's world bounds limit its own moves, not the game's.
+    pub fn set_position(&self, agent_id: &str, position: Position) -> Result<(), RuntimeError> {
+        self.check_open()?;
+        if !position.is_finite() {
+            return Err(RuntimeError::InvalidConfig(format!(
+                "position must have finite x and y, got {position}"
+            )));
+        }
+        let shared = self.running(agent_id)?;
+        shared.set_position(position);
+        self.inner.world.update_position(agent_id, position);
+        Ok(())
+    }
+
     /// Whether a running agent's autonomous loop is paused ([`Runtime::set_paused`]).
     pub fn is_paused(&self, agent_id: &str) -> Result<bool, RuntimeError> {
         Ok(self.running(agent_id)?.is_paused())

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Cx, Handled, Request, Route, Runs};
+use crate::geometry::Position;
 use crate::protocol::pages::{self, List};
 use crate::protocol::{AgentInfo, ErrorCode, RequestId, ServerMessage};
 use crate::runtime::{AgentConfig, AgentSnapshot, Runtime, RuntimeError};
@@ -396,6 +397,47 @@ impl Request for SetTokenBudget {
                     agent_id: self.agent_id,
                     spent,
                     limit,
+                }),
+        )
+    }
+}
+
+/// Set where a running agent is, as the client that owns the world sees it (its physics, its
+/// navigation) → `set_agent_position_response`. "Who is near me" (hearing, the brain's
+/// `nearby`) uses it; no event is sent, so a client may report every frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAgentPosition {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+    /// Where it is (world units; any finite position).
+    pub position: Position,
+}
+
+impl Request for SetAgentPosition {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(
+            cx.runtime
+                .set_position(&self.agent_id, self.position)
+                .map(|()| ServerMessage::SetAgentPositionResponse {
+                    request_id: cx.id(),
+                    agent_id: self.agent_id,
+                    position: self.position,
                 }),
         )
     }

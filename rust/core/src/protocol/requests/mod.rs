@@ -263,6 +263,7 @@ requests! {
     "get_agent_trace" => GetAgentTrace,
     "get_token_usage" => GetTokenUsage,
     "set_token_budget" => SetTokenBudget,
+    "set_agent_position" => SetAgentPosition,
     "list_stored_agents" => ListStoredAgents,
     "list_tools" => ListTools,
     "call_tool" => CallTool,
