@@ -48,7 +48,7 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 35, "{requests:?}");
+    assert_eq!(requests.len(), 36, "{requests:?}");
     for kind in [
         "get_agent_trace",
         "get_token_usage",

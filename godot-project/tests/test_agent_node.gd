@@ -220,3 +220,23 @@ func test_the_body_position_is_the_agents() -> void:
 	assert_eq(at.call(_agent(fixed)), Vector2(50, 50), "sync off: the runtime world's centre")
 	walker.position += Vector2(40, -20)
 	assert_true(await wait_until(func(): return at.call(_agent(walker)) == Vector2(540, 280), 2.0), "follows the body")
+
+
+func test_an_observation_is_accepted_and_bad_ones_are_errors() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "observe"))
+	var npc := _npc("Scout")
+	rt.add_child(npc)
+	add_to_tree(rt)
+	var agent := _agent(npc)
+	var errors := []
+	agent.error_occurred.connect(func(code, message): errors.append(code))
+	assert_false(agent.observe("Too early."), "not spawned yet")
+	assert_eq(errors, ["not_spawned"])
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0))
+	assert_true(agent.observe("The cellar door is locked."))
+	assert_true(rt.observe(agent.get_agent_id(), "Smoke rises from the bakery."))
+	assert_false(agent.observe("   "), "empty")
+	assert_eq(errors, ["not_spawned", "invalid_message"])
+	assert_false(rt.observe("agent_404", "Hello"))
+	var reply: Dictionary = await agent.ask("What do you see?")
+	assert_true(reply.ok, "it still answers: %s" % [reply])

@@ -686,3 +686,55 @@ async fn a_panicking_brain_fails_the_decision_and_the_agent_lives_on() {
     }
     rt.shutdown(Duration::from_secs(1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn observations_reach_the_next_decision_once_and_do_not_wake_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    let id = rt.spawn(agent(None)).unwrap();
+    rt.observe(&id, "The cellar door is locked.").unwrap();
+    rt.observe(&id, "  Smoke rises from the bakery.  ").unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        recorder.seen.lock().is_empty(),
+        "an observation is not a message"
+    );
+    rt.send_message(&id, "What is going on?").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    rt.send_message(&id, "Anything else?").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let seen = recorder.seen.lock().clone();
+    assert_eq!(seen.len(), 2, "{} decisions", seen.len());
+    assert_eq!(
+        seen[0].observations,
+        ["The cellar door is locked.", "Smoke rises from the bakery."]
+    );
+    assert!(seen[1].observations.is_empty(), "shown once");
+    // Refused: empty, too long, an unknown agent.
+    assert_eq!(
+        rt.observe(&id, " ").unwrap_err().code().as_str(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.observe(&id, &"x".repeat(4001))
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.observe("agent_404", "hi").unwrap_err().code().as_str(),
+        "unknown_agent"
+    );
+    // Only the newest 32 wait.
+    for i in 0..40 {
+        rt.observe(&id, &format!("tick {i}")).unwrap();
+    }
+    rt.send_message(&id, "And now?").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let last = recorder.seen.lock().last().unwrap().observations.clone();
+    assert_eq!(last.len(), 32);
+    assert_eq!(last[0], "tick 8");
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -1365,7 +1365,11 @@ async fn positions_the_game_reports_decide_who_hears_whom() {
         _ => None,
     })
     .await;
-    assert_eq!(to, std::slice::from_ref(&near), "only the agent near it hears it");
+    assert_eq!(
+        to,
+        std::slice::from_ref(&near),
+        "only the agent near it hears it"
+    );
     let bad = rt
         .set_position(&near, Position::new(f64::NAN, 0.0))
         .unwrap_err();

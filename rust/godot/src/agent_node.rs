@@ -332,6 +332,29 @@ impl AgentNode {
         }
     }
 
+    /// Tells the agent what it perceives ("The cellar door is locked."): shown to its next
+    /// decision, once, without making it decide or answer. Returns `false` (and
+    /// [signal error_occurred]) when it does not run or the text is empty.
+    #[func]
+    pub fn observe(&mut self, text: GString) -> bool {
+        let result = match self.core.as_ref().filter(|_| !self.agent_id.is_empty()) {
+            Some(core) => core
+                .observe(&self.agent_id, &text.to_string())
+                .map_err(|e| (e.code().as_str(), e.to_string())),
+            None => Err((
+                NOT_SPAWNED,
+                "the AgentNode has no running agent".to_string(),
+            )),
+        };
+        match result {
+            Ok(()) => true,
+            Err((code, message)) => {
+                self.fail(code, &message);
+                false
+            }
+        }
+    }
+
     /// Its agent's id (`agent_007`); empty while it does not run.
     #[func]
     pub fn get_agent_id(&self) -> GString {

@@ -759,6 +759,18 @@ impl AgentRuntime {
         .is_ok()
     }
 
+    /// Tells a running agent what it perceives ([param text]: "The cellar door is locked."):
+    /// the line is shown to its next decision, once. It is not a message — the agent neither
+    /// decides because of it nor answers it. The newest 32 wait. Returns `false` for an agent
+    /// that is not running or an empty text.
+    #[func]
+    pub fn observe(&mut self, agent_id: GString, text: GString) -> bool {
+        let id = agent_id.to_string();
+        let text = text.to_string();
+        self.call_runtime(&id, "observe", |rt| rt.observe(&id, &text).map_err(failure))
+            .is_ok()
+    }
+
     /// Pauses ([param paused] `true`) or resumes a running agent's autonomous loop. A paused
     /// agent decides nothing on its own — its idle time passes, its app's news waits — but still
     /// listens and answers [method send_message]; resuming makes it decide at once. The editor's

@@ -95,6 +95,10 @@ pub struct BrainContext {
     pub recent_messages: Vec<ConversationRow>,
     /// Messages acknowledged since the last decision, to answer now.
     pub incoming: Vec<IncomingMessage>,
+    /// What the game told it it perceives since its last decision, oldest first ("The door to
+    /// the cellar is locked."; [`crate::runtime::Runtime::observe`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observations: Vec<String>,
     /// Agents within hearing radius, nearest first.
     pub nearby: Vec<NearbyAgent>,
     /// The player's id (`player_0`).
@@ -133,6 +137,7 @@ impl BrainContext {
             current_task: None,
             other_tasks: Vec::new(),
             recent_messages: Vec::new(),
+            observations: Vec::new(),
             incoming: Vec::new(),
             nearby: Vec::new(),
             player_id: crate::runtime::DEFAULT_PLAYER_ID.to_string(),

@@ -187,6 +187,13 @@ pub enum ServerMessage {
         /// Where it is now.
         position: Position,
     },
+    /// Reply to `observe`: the line waits for the agent's next decision.
+    ObserveResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+    },
     /// Reply to `list_stored_agents`.
     ListStoredAgentsResponse {
         /// Echoed.

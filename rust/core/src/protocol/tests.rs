@@ -289,6 +289,7 @@ fn every_request_type_parses() {
         json!({"type": "get_token_usage"}),
         json!({"type": "set_token_budget", "agent_id": "a", "limit": 5000}),
         json!({"type": "set_agent_position", "agent_id": "a", "position": {"x": 1, "y": 2}}),
+        json!({"type": "observe", "agent_id": "a", "text": "The door is locked."}),
         json!({"type": "list_stored_agents"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
@@ -477,6 +478,16 @@ async fn a_client_that_owns_the_world_sets_positions() {
     );
     let state = f.send(json!({"type": "get_agent_state", "agent_id": id}));
     assert_eq!(state["agent"]["position"], json!({"x": 412.5, "y": -96.25}));
+    let seen =
+        f.send(json!({"type": "observe", "agent_id": id, "text": "A cart blocks the road."}));
+    assert_eq!(
+        seen,
+        json!({"type": "observe_response", "request_id": null, "agent_id": id})
+    );
+    f.send_err(
+        json!({"type": "observe", "agent_id": id, "text": ""}),
+        "invalid_message",
+    );
     f.send_err(
         json!({"type": "set_agent_position", "agent_id": "agent_404", "position": {"x": 1, "y": 2}}),
         "unknown_agent",

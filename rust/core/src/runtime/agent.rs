@@ -112,6 +112,10 @@ pub(crate) struct AgentShared {
     paused: std::sync::atomic::AtomicBool,
     /// Its last decisions, for a debugger.
     pub journal: Journal,
+    /// What the game told it it perceives, not yet shown to a decision: numbered, oldest
+    /// first, at most [`MAX_OBSERVATIONS`].
+    /// The last number given, and the waiting observations.
+    observations: Mutex<(u64, std::collections::VecDeque<(u64, String)>)>,
     /// Cancelled when its task has ended (after its last write was submitted).
     pub stopped: tokio_util::sync::CancellationToken,
 }
@@ -149,6 +153,7 @@ impl AgentShared {
             removal: AtomicU8::new(Removal::None as u8),
             app_wake: Arc::new(tokio::sync::Notify::new()),
             app: parking_lot::RwLock::new(None),
+            observations: Mutex::new((0, std::collections::VecDeque::new())),
             // Not autonomous: it decides only when spoken to, as a paused agent does.
             paused: std::sync::atomic::AtomicBool::new(config.autonomous == Some(false)),
             journal: Journal::default(),
@@ -244,6 +249,37 @@ impl AgentShared {
     }
 
     /// Pauses or resumes its autonomous loop; resuming wakes it to decide at once.
+    /// Adds what the game says it perceives; the oldest goes when [`MAX_OBSERVATIONS`] wait.
+    pub(crate) fn observe(&self, text: String) {
+        let mut guard = self.observations.lock();
+        let (last, queue) = &mut *guard;
+        *last += 1;
+        if queue.len() >= MAX_OBSERVATIONS {
+            queue.pop_front();
+        }
+        queue.push_back((*last, text));
+    }
+
+    /// The observations waiting, oldest first.
+    pub(crate) fn observations(&self) -> Vec<String> {
+        self.observations
+            .lock()
+            .1
+            .iter()
+            .map(|(_, text)| text.clone())
+            .collect()
+    }
+
+    /// The number of the newest observation waiting (0: none).
+    pub(crate) fn last_observation(&self) -> u64 {
+        self.observations.lock().1.back().map_or(0, |(seq, _)| *seq)
+    }
+
+    /// Forgets the observations up to number `seen` (those a decision was shown).
+    pub(crate) fn forget_observations(&self, seen: u64) {
+        self.observations.lock().1.retain(|(seq, _)| *seq > seen);
+    }
+
     /// Sets its position (reported by the game).
     pub(crate) fn set_position(&self, position: Position) {
         self.status.lock().position = position;
@@ -319,6 +355,9 @@ struct Agent {
     /// The errors reported since the current call of a decision began (for the journal).
     errors: std::cell::RefCell<Vec<String>>,
 }
+
+/// Observations an agent keeps until a decision sees them (older ones are dropped).
+pub(crate) const MAX_OBSERVATIONS: usize = 32;
 
 /// The first wait after a failed decision; it doubles with each failure in a row.
 pub(crate) const ERROR_BACKOFF_START: Duration = Duration::from_millis(500);
@@ -456,8 +495,10 @@ impl Agent {
     async fn think(&mut self) -> Outcome {
         let mut entry;
         let started = Instant::now();
+        let mut seen_observations;
         let result = 'decision: loop {
             let tools = self.shared.decision_tools();
+            seen_observations = self.shared.last_observation();
             let mut context = self.context_base(&tools);
             let trigger = if context.incoming.is_empty() {
                 Trigger::Autonomous
@@ -580,6 +621,8 @@ impl Agent {
                 Outcome::Idle(error_backoff(self.failures, self.shared.idle_think))
             }
         };
+        // Shown to this decision's brain (a failed one's too): not shown again.
+        self.shared.forget_observations(seen_observations);
         let in_reply_to: Vec<i64> = inbox.into_iter().flatten().collect();
         if !in_reply_to.is_empty() {
             self.inner.bus.publish(BusMessage::AgentReplied {
@@ -716,6 +759,7 @@ impl Agent {
             current_task,
             other_tasks: open.collect(),
             recent_messages: Vec::new(),
+            observations: self.shared.observations(),
             incoming: self.pending.iter().map(|(m, _)| m.clone()).collect(),
             nearby,
             player_id: self.inner.options.player_id.clone(),

@@ -774,6 +774,17 @@ impl Runtime {
         Ok(())
     }
 
+    /// Tells a running agent what it perceives ("The cellar door is locked.", "Smoke rises
+    /// from the bakery."): the line is shown to its next decision (not a message: it does not
+    /// make the agent decide, nor is it answered). At most 32 wait;
+    /// the oldest goes first.
+    pub fn observe(&self, agent_id: &str, text: &str) -> Result<(), RuntimeError> {
+        self.check_open()?;
+        check_text("observation", text, MAX_MESSAGE_CHARS)?;
+        self.running(agent_id)?.observe(text.trim().to_string());
+        Ok(())
+    }
+
     /// Whether a running agent's autonomous loop is paused ([`Runtime::set_paused`]).
     pub fn is_paused(&self, agent_id: &str) -> Result<bool, RuntimeError> {
         Ok(self.running(agent_id)?.is_paused())

@@ -228,6 +228,9 @@ pub fn situation(context: &BrainContext) -> String {
             quoted(&r.content)
         );
     }
+    for o in &context.observations {
+        let _ = write!(out, "\nYou notice: {o}");
+    }
     for m in &context.incoming {
         match &m.kind {
             crate::brain::IncomingKind::Speech => {
@@ -371,6 +374,7 @@ mod tests {
             current_task: None,
             other_tasks: vec![],
             recent_messages: vec![],
+            observations: Vec::new(),
             incoming: vec![IncomingMessage {
                 sender: "player_0".into(),
                 sender_name: "player_0".into(),
@@ -437,6 +441,23 @@ mod tests {
         let again = super::request(&later, &RequestOptions::default());
         assert_eq!(again.system, request.system);
         assert_eq!(again.tools, request.tools);
+    }
+
+    #[test]
+    fn observations_come_before_the_lines_to_answer() {
+        let mut ctx = context();
+        ctx.observations = vec!["The cellar door is locked.".into()];
+        let request = request(&ctx, &RequestOptions::default());
+        let [ModelMessage::User { text }] = request.messages.as_slice() else {
+            panic!("one user message: {:?}", request.messages)
+        };
+        assert!(
+            text.ends_with(
+                "\nYou notice: The cellar door is locked.\n\
+                 Just now, player_0 (player_0) to you: \"Any bread left?\""
+            ),
+            "{text}"
+        );
     }
 
     fn call(id: &str, tool: &str, args: Value) -> ToolCall {

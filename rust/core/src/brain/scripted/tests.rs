@@ -29,6 +29,7 @@ fn ctx() -> BrainContext {
         current_task: None,
         other_tasks: Vec::new(),
         recent_messages: Vec::new(),
+        observations: Vec::new(),
         incoming: Vec::new(),
         nearby: Vec::new(),
         player_id: PLAYER.into(),

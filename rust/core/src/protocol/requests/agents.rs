@@ -443,6 +443,45 @@ impl Request for SetAgentPosition {
     }
 }
 
+/// Tell a running agent what it perceives ("The cellar door is locked.") →
+/// `observe_response`. The line is shown to its next decision; it is not a message: the agent
+/// neither decides because of it nor answers it. The newest 32 wait.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Observe {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+    /// What it perceives (not empty).
+    #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
+    pub text: String,
+}
+
+impl Request for Observe {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        cx.reply(cx.runtime.observe(&self.agent_id, &self.text).map(|()| {
+            ServerMessage::ObserveResponse {
+                request_id: cx.id(),
+                agent_id: self.agent_id,
+            }
+        }))
+    }
+}
+
 /// Tokens spent and the budget: a running agent's, or the runtime's.
 fn token_usage(
     runtime: &Runtime,

@@ -264,6 +264,7 @@ requests! {
     "get_token_usage" => GetTokenUsage,
     "set_token_budget" => SetTokenBudget,
     "set_agent_position" => SetAgentPosition,
+    "observe" => Observe,
     "list_stored_agents" => ListStoredAgents,
     "list_tools" => ListTools,
     "call_tool" => CallTool,
