@@ -56,11 +56,12 @@ impl IRefCounted for AgentAsk {}
 
 #[godot_api]
 impl AgentAsk {
-    /// The answer: `{"ok": bool, "text": String, "actions": Array, "error": Dictionary,
-    /// "message_id": int, "agent_id": String}`. `text` is what the agent said (its lines joined
-    /// by a newline), `actions` its calls (`{id, tool, args, outcome, detail}`); when `ok` is
-    /// false, `error` is `{code, message}`: `not_spawned`, `agent_stopped`, `invalid_message`,
-    /// or the agent's failure (`brain_error`, `budget_exhausted`, …).
+    /// The answer, a Dictionary with `ok` (bool), `text` (String), `actions` (Array), `error`
+    /// (Dictionary), `message_id` (int) and `agent_id` (String). `text` is what the agent said
+    /// (its lines joined by a newline), `actions` its calls (each with `id`, `tool`, `args`,
+    /// `outcome`, `detail`); when `ok` is false, `error` is `{code, message}`: `not_spawned`,
+    /// `agent_stopped`, `invalid_message`, or the agent's failure (`brain_error`,
+    /// `budget_exhausted`, …).
     #[signal]
     fn finished(reply: VarDictionary);
 

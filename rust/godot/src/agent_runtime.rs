@@ -586,11 +586,11 @@ impl AgentRuntime {
     fn started();
 
     /// An agent's decision answered lines sent to it ([method send_message]):
-    /// [param in_reply_to] holds their message ids,
-    /// [param reply] is `{"text": String, "actions": Array, "error": Dictionary}` — what it
-    /// said (its lines joined by a newline), its calls (`{id, tool, args, outcome, detail}`,
-    /// `outcome` `done`, `failed` or `refused`), and, when it could not decide, `{code,
-    /// message}` (otherwise empty: nothing of the decision ran then).
+    /// [param in_reply_to] holds their message ids, and [param reply] has `text` (String),
+    /// `actions` (Array) and `error` (Dictionary) — what it said (its lines joined by a
+    /// newline), its calls (`{id, tool, args, outcome, detail}`, `outcome` `done`, `failed` or
+    /// `refused`), and, when it could not decide, `{code, message}` (otherwise empty; nothing
+    /// of the decision ran then).
     #[signal]
     fn agent_replied(agent_id: GString, in_reply_to: PackedInt64Array, reply: VarDictionary);
 

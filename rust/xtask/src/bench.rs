@@ -45,6 +45,9 @@ pub enum Selection {
     OnlyStream,
     /// Only the Agents debugger's frame cost (`--only-debugger`).
     OnlyDebugger,
+    /// Only AgentNode's costs: 500 NPC nodes' frame cost and the `ask` round trip
+    /// (`--only-nodes`).
+    OnlyNodes,
 }
 
 /// Runs the selected benchmarks, streaming their output.
@@ -54,6 +57,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::OnlyWs => return ws_bench(ctx),
         Selection::OnlyStream => return godot_stream_bench(ctx),
         Selection::OnlyDebugger => return debugger_bench(ctx),
+        Selection::OnlyNodes => return node_bench(ctx),
         Selection::All => {}
     }
     ensure_python_chess();
@@ -95,6 +99,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     godot_drain_bench(ctx)?;
     godot_stream_bench(ctx)?;
     debugger_bench(ctx)?;
+    node_bench(ctx)?;
     ws_bench(ctx)
 }
 
@@ -108,9 +113,12 @@ const GDSCRIPT_SERVER: &str = "bench/ws_gdscript_server.gd";
 const NODE_SERVER: &str = "server/serve.gd";
 /// The debugger bench's script, relative to `godot-project/`.
 const DEBUGGER_SCRIPT: &str = "bench/debugger_bench.gd";
+/// AgentNode's bench script, relative to `godot-project/`.
+const NODE_SCRIPT: &str = "bench/node_bench.gd";
 /// The scripts the release bench project carries.
-const BENCH_SCRIPTS: [&str; 5] = [
+const BENCH_SCRIPTS: [&str; 6] = [
     DRAIN_SCRIPT,
+    NODE_SCRIPT,
     STREAM_SCRIPT,
     DEBUGGER_SCRIPT,
     GDSCRIPT_SERVER,
@@ -213,6 +221,40 @@ pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
     } else {
         Err(format!(
             "the Godot drain bench failed:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
+
+/// AgentNode's costs on the release extension: `godot-project/bench/node_bench.gd` headless in
+/// the release bench project (500 NPC nodes' main-thread cost per frame, then the `ask` round
+/// trip on the scripted brain).
+pub fn node_bench(ctx: &Ctx) -> Result<(), String> {
+    let release_lib = build::build_extension(ctx, true)?;
+    let godot = godot::find_or_install(ctx)?;
+    println!("xtask: using {}", godot.describe());
+    let project = make_release_project(ctx, &release_lib)?;
+    godot_tests::import_project(&godot, &project)?;
+    println!("xtask: godot --headless --script res://{NODE_SCRIPT} (release extension)");
+    let mut cmd = godot.command();
+    cmd.args(["--headless", "--path"])
+        .arg(&project)
+        .args(["--script", &format!("res://{NODE_SCRIPT}")]);
+    let out = process::run(&mut cmd, Some(Duration::from_secs(600)), Echo::Stream)?;
+    let mut problems = godot_tests::scan_output(&out.output);
+    if !out.success() {
+        problems.push(format!("the node bench ended with {}", out.ending()));
+    }
+    for marker in ["NODE_BENCH frame ", "NODE_BENCH ask "] {
+        if !out.output.contains(marker) {
+            problems.push(format!("the node bench printed no `{marker}` line"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the Godot node bench failed:\n  {}",
             problems.join("\n  ")
         ))
     }

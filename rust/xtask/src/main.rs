@@ -12,7 +12,8 @@
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
 //!   an `AgentRuntime` serving in another Godot process, then the package smoke test (suite
 //!   `package`); the last line printed is `N passed, N failed`.
-//! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger]` — the release-build
+//! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes]` — the
+//!   release-build
 //!   benchmarks recorded
 //!   in `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-stream`: only
 //!   the Godot drain with 100 agents streaming from the fake provider; `--only-ws`: only the
@@ -138,13 +139,14 @@ commands:
                                      package: only the release zips' smoke test)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot | --only-stream | --only-ws | --only-debugger]
+  bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes]
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
                                   just the Godot drain bench; --only-stream: just the Godot drain
                                   with 100 agents streaming from the fake model; --only-ws: just
                                   the WebSocket bench; --only-debugger: the Agents debugger's
-                                  frame cost with 1,000 agents, with and without a session)
+                                  frame cost with 1,000 agents, with and without a session;
+                                  --only-nodes: 500 AgentNodes' frame cost and the ask round trip)
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -185,6 +187,8 @@ struct Opts {
     only_stream: bool,
     /// `bench --only-debugger`.
     only_debugger: bool,
+    /// `bench --only-nodes`.
+    only_nodes: bool,
     /// `demo --fake-model`.
     fake_model: bool,
 }
@@ -207,6 +211,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--only-ws" => opts.only_ws = true,
             "--only-stream" => opts.only_stream = true,
             "--only-debugger" => opts.only_debugger = true,
+            "--only-nodes" => opts.only_nodes = true,
             "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
@@ -228,6 +233,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         opts.only_ws,
         opts.only_stream,
         opts.only_debugger,
+        opts.only_nodes,
     ]
     .iter()
     .filter(|&&on| on)
@@ -235,7 +241,9 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         > 1
     {
         return Err(
-            "--only-godot, --only-stream, --only-ws and --only-debugger exclude each other".into(),
+            "--only-godot, --only-stream, --only-ws, --only-debugger and --only-nodes exclude each \
+             other"
+                .into(),
         );
     }
     Ok(opts)
@@ -362,6 +370,8 @@ fn bench_selection(opts: &Opts) -> bench::Selection {
         bench::Selection::OnlyStream
     } else if opts.only_debugger {
         bench::Selection::OnlyDebugger
+    } else if opts.only_nodes {
+        bench::Selection::OnlyNodes
     } else if opts.skip_cargo {
         bench::Selection::OnlyGodot
     } else {

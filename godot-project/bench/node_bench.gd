@@ -1,0 +1,127 @@
+## AgentNode's costs: `cargo xtask bench --only-nodes` runs it headless on a release build of
+## the extension: `godot --headless --path <project> --script res://bench/node_bench.gd
+## [-- --npcs N --frames F --asks A]`.
+##
+## 1. N NPCs (default 500): a Node2D each, walking a little every frame, with an AgentNode
+##    whose agent runs the scripted brain (autonomous, deciding every 2 s). Over F frames
+##    (default 600) it samples the runtime's own measurement of its main-thread work per frame
+##    — the position sync of every body that moved plus the drain of the frame's events into
+##    the runtime's and the nodes' signals (`get_last_frame_drain_cpu_usec()`) — and prints
+##    `NODE_BENCH frame npcs=… frames=… p50_us=… p99_us=… max_us=… events=…`.
+## 2. One AgentNode whose scripted brain thinks and speaks in 0 s: A asks (default 200) awaited
+##    one after the other; prints `NODE_BENCH ask asks=… p50_ms=… p99_ms=…` (the round trip:
+##    the line stored, the agent's decision, its reply matched and the awaiting code resumed).
+## Exits 0, or 1 when something went missing.
+extends SceneTree
+
+const DB := "user://bench_nodes.db"
+
+var failed := false
+
+
+func _initialize() -> void:
+	for suffix in ["", "-wal", "-shm"]:
+		var file := ProjectSettings.globalize_path(DB + suffix)
+		if FileAccess.file_exists(file):
+			DirAccess.remove_absolute(file)
+	var npcs := _arg("--npcs", 500)
+	var frames := _arg("--frames", 600)
+	var asks := _arg("--asks", 200)
+	await _frame_cost(npcs, frames)
+	await _ask_round_trip(asks)
+	quit(1 if failed else 0)
+
+
+func _frame_cost(npcs: int, frames: int) -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = DB
+	rt.idle_think_seconds = 2.0
+	rt.world_bounds = Rect2(0, 0, 2000, 2000)
+	rt.max_drain_usec_per_frame = 0
+	var events := [0]
+	rt.agent_state_changed.connect(func(_id, _o, _n): events[0] += 1)
+	var bodies: Array[Node2D] = []
+	for i in npcs:
+		var body := Node2D.new()
+		body.position = Vector2(40 * (i % 40), 40 * (i / 40))
+		var agent := AgentNode.new()
+		var config := AgentConfig.new()
+		config.name = "villager %d" % i
+		config.role = "villager"
+		config.use_initial_position = false
+		agent.config = config
+		agent.key = "villager_%d" % i
+		agent.spoke.connect(func(_text, _to): events[0] += 1)
+		body.add_child(agent)
+		rt.add_child(body)
+		bodies.append(body)
+	root.add_child(rt)
+	var spawned := func() -> bool:
+		for body in bodies:
+			if not (body.get_child(0) as AgentNode).is_spawned():
+				return false
+		return true
+	var deadline := Time.get_ticks_msec() + 30000
+	while not spawned.call():
+		if Time.get_ticks_msec() > deadline:
+			printerr("the NPCs did not spawn: %s" % rt.get_last_error())
+			failed = true
+			rt.free()
+			return
+		await process_frame
+	await process_frame
+	events[0] = 0
+	var samples := PackedInt64Array()
+	for f in frames:
+		for i in bodies.size():
+			bodies[i].position += Vector2(0.5, 0.25) if (f + i) % 2 == 0 else Vector2(-0.5, -0.25)
+		await process_frame
+		samples.append(rt.get_last_frame_drain_cpu_usec())
+	samples.sort()
+	print("NODE_BENCH frame npcs=%d frames=%d p50_us=%d p99_us=%d max_us=%d events=%d" % [
+		npcs, frames, samples[samples.size() / 2], samples[int(samples.size() * 0.99)],
+		samples[samples.size() - 1], events[0]])
+	if events[0] == 0:
+		printerr("no agent decided during the frames")
+		failed = true
+	rt.free()
+
+
+func _ask_round_trip(asks: int) -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = DB
+	rt.idle_think_seconds = 3600.0
+	rt.thinking_seconds = 0.0
+	rt.speaking_seconds = 0.0
+	var body := Node2D.new()
+	var agent := AgentNode.new()
+	var config := AgentConfig.new()
+	config.name = "Mira"
+	config.role = "baker"
+	config.autonomous = false
+	agent.config = config
+	body.add_child(agent)
+	rt.add_child(body)
+	root.add_child(rt)
+	while not agent.is_spawned():
+		await process_frame
+	var times := PackedFloat64Array()
+	for i in asks:
+		var started := Time.get_ticks_usec()
+		var reply: Dictionary = await agent.ask("Is the bread ready? (%d)" % i)
+		times.append((Time.get_ticks_usec() - started) / 1000.0)
+		if not reply.ok:
+			printerr("ask %d failed: %s" % [i, reply.error])
+			failed = true
+			break
+	times.sort()
+	print("NODE_BENCH ask asks=%d p50_ms=%.2f p99_ms=%.2f" % [
+		times.size(), times[times.size() / 2], times[int(times.size() * 0.99)]])
+	rt.free()
+
+
+## The integer user argument `--name N` (after `--`), or `default`.
+func _arg(name: String, default: int) -> int:
+	var args := OS.get_cmdline_user_args()
+	var i := args.find(name)
+	return int(args[i + 1]) if i >= 0 and i + 1 < args.size() else default
