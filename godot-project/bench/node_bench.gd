@@ -1,16 +1,22 @@
 ## AgentNode's costs: `cargo xtask bench --only-nodes` runs it headless on a release build of
 ## the extension: `godot --headless --path <project> --script res://bench/node_bench.gd
-## [-- --npcs N --frames F --asks A]`.
+## [-- --npcs N --frames F --seconds S --asks A]`.
 ##
 ## 1. N NPCs (default 500): a Node2D each, walking a little every frame, with an AgentNode
-##    whose agent runs the scripted brain (autonomous, deciding every 2 s). Over F frames
-##    (default 600) it samples the runtime's own measurement of its main-thread work per frame
+##    whose agent runs the scripted brain (autonomous, deciding every 2 s). Over at least F
+##    frames and S seconds (`--frames`, default 600; `--seconds`, default 10) it samples the runtime's own measurement of its main-thread work per frame
 ##    — the position sync of every body that moved plus the drain of the frame's events into
 ##    the runtime's and the nodes' signals (`get_last_frame_drain_cpu_usec()`) — and prints
 ##    `NODE_BENCH frame npcs=… frames=… p50_us=… p99_us=… max_us=… events=…`.
 ## 2. One AgentNode whose scripted brain thinks and speaks in 0 s: A asks (default 200) awaited
-##    one after the other; prints `NODE_BENCH ask asks=… p50_ms=… p99_ms=…` (the round trip:
-##    the line stored, the agent's decision, its reply matched and the awaiting code resumed).
+##    one after the other; prints `NODE_BENCH ask asks=… p50_ms=… p99_ms=… frames=…` (the round
+##    trip: the line stored, the agent's decision, its reply drained at the next frame, matched,
+##    and the awaiting code resumed at the end of that frame; `frames`: frames per ask, p50).
+##    Then the same pipeline without a frame: A asks drained on demand (`drain_events()`) until
+##    each is matched: `NODE_BENCH ask_polled asks=… p50_ms=… p99_ms=…`.
+## Phase 1 runs twice: at a game's pace (a 16.7 ms sleep between frames, `pace=paced_60fps`) and
+## back to back (`pace=back_to_back`). The asks run back to back, so the round trip is not a
+## frame sleep.
 ## Exits 0, or 1 when something went missing.
 extends SceneTree
 
@@ -20,19 +26,27 @@ var failed := false
 
 
 func _initialize() -> void:
+	# Headless Godot sleeps between frames (`low_processor_usage_mode_sleep_usec`): each phase
+	# sets its pace.
+	OS.low_processor_usage_mode = false
 	for suffix in ["", "-wal", "-shm"]:
 		var file := ProjectSettings.globalize_path(DB + suffix)
 		if FileAccess.file_exists(file):
 			DirAccess.remove_absolute(file)
 	var npcs := _arg("--npcs", 500)
 	var frames := _arg("--frames", 600)
+	var seconds := _arg("--seconds", 10)
 	var asks := _arg("--asks", 200)
-	await _frame_cost(npcs, frames)
+	# A game's pace (headless Godot sleeps this long between frames), then back to back.
+	OS.low_processor_usage_mode_sleep_usec = 16667
+	await _frame_cost(npcs, frames, seconds, "paced_60fps")
+	OS.low_processor_usage_mode_sleep_usec = 0
+	await _frame_cost(npcs, frames, seconds, "back_to_back")
 	await _ask_round_trip(asks)
 	quit(1 if failed else 0)
 
 
-func _frame_cost(npcs: int, frames: int) -> void:
+func _frame_cost(npcs: int, frames: int, seconds: int, pace: String) -> void:
 	var rt := AgentRuntime.new()
 	rt.database_path = DB
 	rt.idle_think_seconds = 2.0
@@ -51,6 +65,7 @@ func _frame_cost(npcs: int, frames: int) -> void:
 		config.use_initial_position = false
 		agent.config = config
 		agent.key = "villager_%d" % i
+		agent.sync_position = _arg("--no-sync", 0) == 0
 		agent.spoke.connect(func(_text, _to): events[0] += 1)
 		body.add_child(agent)
 		rt.add_child(body)
@@ -72,14 +87,17 @@ func _frame_cost(npcs: int, frames: int) -> void:
 	await process_frame
 	events[0] = 0
 	var samples := PackedInt64Array()
-	for f in frames:
+	var until := Time.get_ticks_msec() + seconds * 1000
+	var f := 0
+	while f < frames or Time.get_ticks_msec() < until:
 		for i in bodies.size():
 			bodies[i].position += Vector2(0.5, 0.25) if (f + i) % 2 == 0 else Vector2(-0.5, -0.25)
 		await process_frame
 		samples.append(rt.get_last_frame_drain_cpu_usec())
+		f += 1
 	samples.sort()
-	print("NODE_BENCH frame npcs=%d frames=%d p50_us=%d p99_us=%d max_us=%d events=%d" % [
-		npcs, frames, samples[samples.size() / 2], samples[int(samples.size() * 0.99)],
+	print("NODE_BENCH frame pace=%s npcs=%d frames=%d p50_us=%d p99_us=%d max_us=%d events=%d" % [
+		pace, npcs, samples.size(), samples[samples.size() / 2], samples[int(samples.size() * 0.99)],
 		samples[samples.size() - 1], events[0]])
 	if events[0] == 0:
 		printerr("no agent decided during the frames")
@@ -106,17 +124,38 @@ func _ask_round_trip(asks: int) -> void:
 	while not agent.is_spawned():
 		await process_frame
 	var times := PackedFloat64Array()
+	var frame_counts := PackedInt64Array()
 	for i in asks:
 		var started := Time.get_ticks_usec()
+		var first_frame := Engine.get_process_frames()
 		var reply: Dictionary = await agent.ask("Is the bread ready? (%d)" % i)
 		times.append((Time.get_ticks_usec() - started) / 1000.0)
+		frame_counts.append(Engine.get_process_frames() - first_frame)
 		if not reply.ok:
 			printerr("ask %d failed: %s" % [i, reply.error])
 			failed = true
 			break
+	# The pipeline alone, without waiting for a frame: drain on demand until the reply is
+	# matched (`is_finished()` is true as soon as it is; `finished` follows at the frame's end).
+	var polled := PackedFloat64Array()
+	for i in asks:
+		var started := Time.get_ticks_usec()
+		var pending := agent.ask_async("And the rye? (%d)" % i)
+		while not pending.is_finished():
+			rt.drain_events()
+		polled.append((Time.get_ticks_usec() - started) / 1000.0)
+		if not pending.get_reply().ok:
+			printerr("polled ask %d failed: %s" % [i, pending.get_reply().error])
+			failed = true
+			break
+	polled.sort()
+	print("NODE_BENCH ask_polled asks=%d p50_ms=%.3f p99_ms=%.3f" % [
+		polled.size(), polled[polled.size() / 2], polled[int(polled.size() * 0.99)]])
 	times.sort()
-	print("NODE_BENCH ask asks=%d p50_ms=%.2f p99_ms=%.2f" % [
-		times.size(), times[times.size() / 2], times[int(times.size() * 0.99)]])
+	frame_counts.sort()
+	print("NODE_BENCH ask asks=%d p50_ms=%.2f p99_ms=%.2f frames=%d" % [
+		times.size(), times[times.size() / 2], times[int(times.size() * 0.99)],
+		frame_counts[frame_counts.size() / 2]])
 	rt.free()
 
 

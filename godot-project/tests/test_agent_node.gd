@@ -216,10 +216,16 @@ func test_the_body_position_is_the_agents() -> void:
 	assert_true(await wait_until(func(): return _agent(walker).is_spawned() and knight.is_spawned() and _agent(fixed).is_spawned(), 5.0))
 	var at := func(node: AgentNode) -> Vector2: return rt.get_agent_state(node.get_agent_id())["position"]
 	assert_true(await wait_until(func(): return at.call(_agent(walker)) == Vector2(500, 300), 2.0), str(at.call(_agent(walker))))
-	assert_eq(at.call(knight), Vector2(1, 3), "a Node3D reports x and z")
+	assert_true(await wait_until(func(): return at.call(knight) == Vector2(1, 3), 2.0), "a Node3D reports x and z")
 	assert_eq(at.call(_agent(fixed)), Vector2(50, 50), "sync off: the runtime world's centre")
 	walker.position += Vector2(40, -20)
 	assert_true(await wait_until(func(): return at.call(_agent(walker)) == Vector2(540, 280), 2.0), "follows the body")
+	# Every body within position_sync_interval; 0: every frame.
+	assert_eq(rt.position_sync_interval, 0.1)
+	rt.position_sync_interval = 0.0
+	walker.position += Vector2(1, 1)
+	await wait_frames(1)
+	assert_eq(at.call(_agent(walker)), Vector2(541, 281), "read the next frame")
 
 
 func test_an_observation_is_accepted_and_bad_ones_are_errors() -> void:

@@ -1370,6 +1370,18 @@ async fn positions_the_game_reports_decide_who_hears_whom() {
         std::slice::from_ref(&near),
         "only the agent near it hears it"
     );
+    // Released there, it resumes there: a stored position outside the bounds is the game's.
+    rt.release(&near).unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    rt.spawn(AgentConfig {
+        agent_id: Some(near.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(
+        rt.state(&near).unwrap().position,
+        Position::new(1005.0, 1000.0)
+    );
     let bad = rt
         .set_position(&near, Position::new(f64::NAN, 0.0))
         .unwrap_err();

@@ -107,13 +107,14 @@ impl AgentAsk {
     }
 }
 
-/// The body an [AgentNode] reports the position of: its parent, 2D or 3D.
-#[derive(Clone, Copy, Debug)]
+/// The body an [AgentNode] reports the position of: its parent, 2D or 3D (held typed, so the
+/// per-frame read is one validity check and one call, no class lookup).
+#[derive(Debug)]
 enum Body {
     /// A `Node2D`: its global position.
-    Flat(InstanceId),
+    Flat(Gd<Node2D>),
     /// A `Node3D`: its global position's `x` and `z` (the ground plane).
-    Spatial(InstanceId),
+    Spatial(Gd<Node3D>),
 }
 
 /// An [AgentNode] as its runtime keeps it: the node, its body, and the position last reported.
@@ -129,19 +130,16 @@ pub(crate) struct BoundNode {
 impl BoundNode {
     /// Where the body is now (`None`: it reports none, or it is gone).
     pub fn body_position(&self) -> Option<Position> {
-        match self.body? {
-            Body::Flat(id) => {
-                let p = Gd::<Node2D>::try_from_instance_id(id)
-                    .ok()?
-                    .get_global_position();
+        match self.body.as_ref()? {
+            Body::Flat(body) if body.is_instance_valid() => {
+                let p = body.get_global_position();
                 Some(Position::new(f64::from(p.x), f64::from(p.y)))
             }
-            Body::Spatial(id) => {
-                let p = Gd::<Node3D>::try_from_instance_id(id)
-                    .ok()?
-                    .get_global_position();
+            Body::Spatial(body) if body.is_instance_valid() => {
+                let p = body.get_global_position();
                 Some(Position::new(f64::from(p.x), f64::from(p.z)))
             }
+            _ => None,
         }
     }
 }
@@ -467,10 +465,9 @@ impl AgentNode {
             return None;
         }
         let parent = self.base().get_parent()?;
-        let id = parent.instance_id();
         match parent.try_cast::<Node2D>() {
-            Ok(_) => Some(Body::Flat(id)),
-            Err(parent) => parent.try_cast::<Node3D>().ok().map(|_| Body::Spatial(id)),
+            Ok(body) => Some(Body::Flat(body)),
+            Err(parent) => parent.try_cast::<Node3D>().ok().map(Body::Spatial),
         }
     }
 

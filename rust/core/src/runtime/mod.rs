@@ -440,12 +440,15 @@ impl Runtime {
                 .into());
             }
         }
-        // A resumed agent comes back where it was, unless the caller places it somewhere.
+        // A resumed agent comes back where it was, unless the caller places it somewhere. A
+        // stored position may lie outside the bounds (the game reported it,
+        // `Runtime::set_position`): only a position the caller asks for is checked.
         let position = given_position
             .or(stored_position)
             .or(effective.initial_position)
             .unwrap_or_else(|| opts.bounds.center());
-        if !opts.bounds.contains(position) {
+        let placed_by_caller = given_position.is_some() || stored_position.is_none();
+        if placed_by_caller && !opts.bounds.contains(position) {
             return Err(RuntimeError::InvalidConfig(format!(
                 "initial_position {position} is outside the world bounds ({}, {})..({}, {})",
                 opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
@@ -783,6 +786,30 @@ impl Runtime {
         check_text("observation", text, MAX_MESSAGE_CHARS)?;
         self.running(agent_id)?.observe(text.trim().to_string());
         Ok(())
+    }
+
+    /// [`Runtime::set_position`] for many agents at once, under one lock of each table (a game
+    /// reporting all its characters every frame). Agents that do not run and positions that
+    /// are not finite are skipped; returns how many were set.
+    pub fn set_positions<'a>(&self, positions: &[(&'a str, Position)]) -> usize {
+        if self.is_shut_down() {
+            return 0;
+        }
+        let mut applied: Vec<(&'a str, Position)> = Vec::with_capacity(positions.len());
+        {
+            let agents = self.inner.agents.read();
+            for &(agent_id, position) in positions {
+                if let Some(entry) = agents.get(agent_id)
+                    && position.is_finite()
+                {
+                    entry.shared.set_position(position);
+                    applied.push((agent_id, position));
+                }
+            }
+        }
+        let count = applied.len();
+        self.inner.world.update_positions(applied);
+        count
     }
 
     /// Whether a running agent's autonomous loop is paused ([`Runtime::set_paused`]).

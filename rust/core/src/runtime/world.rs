@@ -63,17 +63,24 @@ impl World {
 
     /// Moves an agent (no-op if it is not in the index).
     pub fn update_position(&self, agent_id: &str, position: Position) {
-        let cell = self.cell(position);
+        self.update_positions([(agent_id, position)]);
+    }
+
+    /// Moves several agents under one lock (those not in the index are skipped).
+    pub fn update_positions<'a>(&self, moves: impl IntoIterator<Item = (&'a str, Position)>) {
         let mut guard = self.grid.write();
         let g = &mut *guard;
-        let Some((placed, old)) = g.agents.get_mut(agent_id) else {
-            return;
-        };
-        placed.position = position;
-        let old = std::mem::replace(old, cell);
-        if old != cell {
-            remove_from_cell(&mut g.cells, old, agent_id);
-            g.cells.entry(cell).or_default().push(agent_id.to_string());
+        for (agent_id, position) in moves {
+            let cell = self.cell(position);
+            let Some((placed, old)) = g.agents.get_mut(agent_id) else {
+                continue;
+            };
+            placed.position = position;
+            let old = std::mem::replace(old, cell);
+            if old != cell {
+                remove_from_cell(&mut g.cells, old, agent_id);
+                g.cells.entry(cell).or_default().push(agent_id.to_string());
+            }
         }
     }
 
