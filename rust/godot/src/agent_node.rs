@@ -202,10 +202,11 @@ pub struct AgentNode {
     /// terminated (its history stays readable, it does not resume).
     #[export]
     terminate_on_exit: bool,
-    /// Report the parent's global position to the agent every frame it moved (a `Node2D`'s
+    /// Report the parent's global position to the agent as it moves (a `Node2D`'s
     /// `global_position`; a `Node3D`'s `x` and `z`): who hears whom, and the `nearby` agents
-    /// its brain is shown, follow the game's characters. Off: the agent lives in the runtime's
-    /// own world ([member AgentRuntime.world_bounds]) and moves there.
+    /// its brain is shown, follow the game's characters. The runtime reads the bodies in turns,
+    /// each within [member AgentRuntime.position_sync_interval]. Off: the agent lives in the
+    /// runtime's own world ([member AgentRuntime.world_bounds]) and moves there.
     #[export]
     #[init(val = true)]
     sync_position: bool,
