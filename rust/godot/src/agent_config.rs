@@ -17,7 +17,7 @@ use crate::convert;
 /// baker.name = "Mira"
 /// baker.role = "baker"
 /// baker.initial_position = Vector2(20, 30)
-/// var id := $AgentRuntime.spawn_agent(baker)   # "agent_001"
+/// var id: String = $AgentRuntime.spawn_agent(baker)   # "agent_001"
 /// ```
 ///
 /// Numeric fields set to a negative value (the default, `-1`) and text fields left empty take the
