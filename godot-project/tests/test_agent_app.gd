@@ -1,4 +1,4 @@
-## AgentApp, AgentAction and AgentChatPanel end to end (the app bridge, shared/specs/app-bridge.md):
+## AgentApp, AgentAction and AgentChatPanel end to end (the app bridge, docs/apps.md):
 ## registering, attaching a scripted agent, actions through action_requested and action_handler,
 ## static and dynamic state delivery, the spec's scenarios with its exact texts, the human's
 ## actions in every control mode, the session, the chat panel's lines, auto-registration through

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// The tool names `shared/specs/game-tools.md` defines.
+/// The tool names of the game-tools contract.
 pub const SPEC_TOOLS: &[&str] = &[
     "new_chess_game",
     "apply_chess_move",
@@ -67,7 +67,7 @@ pub const SUGGEST_GAMES: &[&str] = &[
     "sea_battle",
 ];
 
-/// The tabletop GM tools (`tool-calls.md`), on campaign files.
+/// The tabletop GM tools, on campaign files.
 pub const GM_TOOLS: &[&str] = &["move", "move_options", "hp_delta", "map_generate"];
 
 /// Every tool the server must list: the specification's tools, the `suggest_*` tools and the GM

@@ -1,4 +1,4 @@
-//! The tool-call contract (tool-calls.md): what a brain answers, `{assistant_text, dialog_type,
+//! The tool-call contract: what a brain answers, `{assistant_text, dialog_type,
 //! tool_calls:[{id, tool, args, reason?}]}`.
 //!
 //! A leaf module: brains produce these types, the runtime executes them, the protocol and the
@@ -91,7 +91,7 @@ const _: () =
 /// The longest [`FailedCall::message`], in characters.
 pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1_000;
 
-/// How a refused call failed (tool-calls.md "Tool Feedback").
+/// How a refused call failed (the contract's tool feedback).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureStatus {
@@ -101,7 +101,7 @@ pub enum FailureStatus {
     Error,
 }
 
-/// Why a call was refused, as the contract's `reason` (tool-calls.md lists a non-exhaustive set).
+/// Why a call was refused, as the contract's `reason` (the contract's set is open-ended).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureReason {

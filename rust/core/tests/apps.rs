@@ -1,4 +1,4 @@
-//! The app bridge end to end (`shared/specs/app-bridge.md`, every scenario): an app registered
+//! The app bridge end to end (`docs/apps.md`, every scenario): an app registered
 //! with the runtime, an agent attached to it, its actions as the agent's tools, routing with the
 //! spec's texts, control modes, static and dynamic state delivery, events, labels, the session
 //! (kept in SQLite and read back), remote handlers with timeouts (a bad answer refused, the

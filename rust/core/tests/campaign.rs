@@ -1,4 +1,4 @@
-//! Campaigns and the GM tools against `shared/specs/campaign.md` and `tool-calls.md`: the
+//! Campaigns and the GM tools against the campaign format and the tool-call contract: the
 //! conformance vectors of `map_generate`, every row of the state matrix, every reason, the check
 //! order, and the file format (defaults, migration, round trips, atomic saves).
 

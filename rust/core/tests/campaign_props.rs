@@ -1,4 +1,4 @@
-//! Property tests of campaigns and the GM tools (`shared/specs/campaign.md`): random valid
+//! Property tests of campaigns and the GM tools (`docs/campaigns.md`): random valid
 //! campaigns (maps grown by random `map_generate` layers, actors with random hp, states and
 //! positions, random allowlists), then random batches of calls — sometimes valid, sometimes junk
 //! (wrong JSON types, floats, booleans, nulls, missing keys, `from_area_id`, unknown tools) — for

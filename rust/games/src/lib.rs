@@ -3,7 +3,7 @@
 //! Every engine here is free of I/O, async and Godot. Each game module offers:
 //!
 //! - a state type that implements [`std::str::FromStr`] (parsing the state string of
-//!   `shared/specs/game-tools.md`, failing with a [`ParseError`]) and [`std::fmt::Display`]
+//!   game tools, failing with a [`ParseError`]) and [`std::fmt::Display`]
 //!   (serialising it back; `parse(s).to_string() == s` for every canonical string);
 //! - `legal_moves()` (read-only) and `apply(..)` (failing with a [`MoveError`] that carries the
 //!   document's message and a machine-readable reason);

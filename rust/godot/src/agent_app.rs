@@ -1,5 +1,5 @@
-//! `AgentApp`: a game ("app") that an agent plays, as a Godot node (`docs/apps.md`, the app
-//! bridge of `shared/specs/app-bridge.md`).
+//! `AgentApp`: a game ("app") that an agent plays through the app bridge, as a Godot node
+//! (`docs/apps.md`).
 //!
 //! Threading: the node registers its app with the core [`Runtime`] of an [`AgentRuntime`] as a
 //! remote app ([`AppHandler::Remote`]) and keeps the receiver of what goes out to it

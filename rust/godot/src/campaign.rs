@@ -1,5 +1,4 @@
-//! `Campaign`: a tabletop campaign as a Godot resource (`docs/campaigns.md`,
-//! `shared/specs/campaign.md`).
+//! `Campaign`: a tabletop campaign as a Godot resource (`docs/campaigns.md`).
 //!
 //! The data and the rules are the core's ([`agents_core::campaign`]); this class converts at the
 //! edges and turns the core's effects into signals. GM tool calls run synchronously on the main

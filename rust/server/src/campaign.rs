@@ -1,4 +1,4 @@
-//! `agents-server campaign`: campaigns from the command line (`shared/specs/campaign.md`).
+//! `agents-server campaign`: campaigns from the command line (`docs/campaigns.md`).
 //!
 //! - `campaign new [--party pc_001,pc_002] FILE` writes a fresh campaign (the starter map, the
 //!   party in `area_001`); an existing file is refused unless `--force`.

@@ -1,7 +1,7 @@
 //! An app's actions, and their parameters as JSON Schema.
 //!
-//! An action is `{name, description, params, humanOnly, agentOnly}` (app-bridge.md). `params`
-//! is a JSON Schema object, or the spec's shorthand — an object whose values name types:
+//! An action is `{name, description, params, humanOnly, agentOnly}` (the app bridge's shape).
+//! `params` is a JSON Schema object, or the spec's shorthand — an object whose values name types:
 //!
 //! ```json
 //! {"row": "int", "col": "int"}
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn the_spec_shorthand_becomes_a_schema() {
-        // app-bridge.md, "Static mode tool generation".
+        // The app bridge's static-mode tool generation.
         let place = ActionDef::new("place", "Place mark")
             .with_params(json!({"row": "int", "col": "int"}))
             .normalized()

@@ -1,4 +1,4 @@
-//! The app bridge (`shared/specs/app-bridge.md`): a game — an "app" — exposes its state and
+//! The app bridge (`docs/apps.md`): a game — an "app" — exposes its state and
 //! actions, the agent attached to it plays through them, and a human can share the controls.
 //!
 //! # Design

@@ -1,7 +1,7 @@
 //! The texts the app bridge shows an agent and a chat: events as system messages, human labels.
 //!
-//! An event reaches the agent as `Event: <name> — <payload>` (app-bridge.md, "Game event
-//! notification"), the payload written the way the spec writes `{ winner: "X" }` when it shows
+//! An event reaches the agent as `Event: <name> — <payload>` (the app bridge's game event
+//! notification), the payload written the way the spec writes `{ winner: "X" }` when it shows
 //! it: objects as `{ key: value, … }`, strings without quotes, arrays as `[a, b]`, numbers,
 //! booleans and `null` as they are. An empty object is `{}`; an event without a payload
 //! (`null`) is just `Event: <name>`. Keys come in alphabetical order (as JSON objects are kept).
@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn events_read_as_the_spec_shows_them() {
-        // app-bridge.md, "Game event notification".
+        // The app bridge's game event notification.
         assert_eq!(
             event_message("roundEnded", &json!({"winner": "X"})),
             "Event: roundEnded — { winner: X }"
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn labels_are_prefixed() {
-        // app-bridge.md, "Context change with label".
+        // The app bridge's context change with a label.
         assert_eq!(
             label_line("⚔️ Combat: Lv.15 Goblin"),
             "🎮 ⚔️ Combat: Lv.15 Goblin"

@@ -1,5 +1,5 @@
 //! The GM tools on a campaign file, as tools of a [`ToolRegistry`]: what `agents-server` offers
-//! over MCP and `call_tool` (`tool-calls.md` names, plus a `campaign` argument).
+//! over MCP and `call_tool` (the GM tools' names, plus a `campaign` argument).
 //!
 //! Each tool takes the GM tool's own arguments plus `campaign` (a campaign file) and optionally
 //! `turn_actor_id` (a party member; default the active actor). It loads the file, runs the one

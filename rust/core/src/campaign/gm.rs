@@ -1,5 +1,5 @@
 //! The GM tools on a campaign: `move`, `move_options`, `hp_delta`, `map_generate`
-//! (`tool-calls.md`, `campaign.md` "Running tool calls").
+//! (their arguments, checks and reasons: `docs/campaigns.md`).
 //!
 //! A batch runs in order for the **turn actor** (the active actor unless the turn names another
 //! party member; one outside the party fails the whole turn). Calls are independent: a failure

@@ -1,5 +1,5 @@
-//! Tabletop campaigns and the game master's tools (`shared/specs/campaign.md`,
-//! `shared/specs/tool-calls.md`).
+//! Tabletop campaigns and the game master's tools: the campaign format, the GM tools and the
+//! tool-call contract a GM turn follows (`docs/campaigns.md`).
 //!
 //! A campaign is a party of actors on a map of areas with **directed** reachability, an
 //! allowlist of GM tools, a goal and a milestone, kept in one `campaign.json` that a file written

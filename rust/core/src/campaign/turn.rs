@@ -1,4 +1,5 @@
-//! A GM turn (`campaign.md`, "The model-output contract in a GM turn"; `tool-calls.md`).
+//! A GM turn: the model's answer follows the tool-call contract (`docs/campaigns.md`, "A GM
+//! turn").
 //!
 //! User input and the turn actor go in; the GM's brain answers the contract
 //! `{assistant_text, dialog_type, tool_calls}` from a [`GmView`] of the campaign; the calls run
@@ -46,7 +47,7 @@ pub const SILENT_FALLBACK: &str = "The game master pauses. What do you do next?"
 /// The anti-silent problem sent back to a GM that answered nothing.
 pub const SILENT_PROBLEM: &str = "tool_calls is empty and assistant_text is empty: answer with a non-empty GM response, or call a tool";
 
-/// The three examples of `tool-calls.md`, verbatim, for the model's instructions.
+/// The tool-call contract's three examples, verbatim, for the model's instructions.
 pub const EXAMPLES: &str = r#"Example 1 (move intent is explicit and IDs are known; assistant_text empty; actor_id/to_area_id must come from Context.selected.active_actor_id and the user's target; from_area_id is derived by the backend):
 {"assistant_text":"","dialog_type":"scene_description","tool_calls":[{"id":"call_move_1","tool":"move","args":{"actor_id":"pc_001","to_area_id":"area_002"}}]}
 
@@ -56,7 +57,7 @@ Example 2 (target unclear or user asks where they can go; use move_options; no m
 Example 3 (no tool call required; MUST respond with non-empty assistant_text):
 {"assistant_text":"You are currently in area_002. The corridor is quiet. What do you do next?","dialog_type":"scene_description","tool_calls":[]}"#;
 
-/// The GM's instructions: the output contract and its rules (`tool-calls.md`).
+/// The GM's instructions: the output contract and its rules.
 pub const GM_CONTRACT: &str = "\
 You are the game master of a tabletop campaign. Answer with one JSON object: \
 {\"assistant_text\": string, \"dialog_type\": one of scene_description, action_prompt, \

@@ -17,7 +17,7 @@ use crate::tools::{Tool, ToolRegistry};
 
 /// The built-in set of world actions (`move`, `wait`, `speak`, `collaborate`, `complete_task`).
 pub const WORLD_TOOLS: &str = "world";
-/// The built-in set of game tools (every tool of game-tools.md and the AIs).
+/// The built-in set of game tools (every game tool and the AIs).
 pub const GAME_TOOLS: &str = "games";
 
 /// Why a tool set could not be registered, attached or detached.

@@ -441,8 +441,8 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// A registry holding every game tool of `shared/specs/game-tools.md` plus the built-in AI
-    /// tools.
+    /// A registry holding every game tool (nine games: `new_*`, `apply_*`, `legal_*`,
+    /// `choose_*`) plus the built-in AI tools.
     pub fn with_game_tools() -> Self {
         let mut registry = ToolRegistry::new();
         super::games::register_all(&mut registry);

@@ -123,7 +123,7 @@ pub fn system_prompt(context: &BrainContext) -> String {
     text
 }
 
-/// A game master's instructions: who it is, the GM contract of `tool-calls.md` and its three
+/// A game master's instructions: who it is, the GM tool-call contract and its three
 /// examples.
 fn gm_system_prompt(context: &BrainContext, view: &crate::campaign::turn::GmView) -> String {
     use crate::campaign::turn::{EXAMPLES, GM_CONTRACT};

@@ -2,7 +2,7 @@
 //! `choose_chess_opponent_move` and `suggest_chess_move`.
 //!
 //! The state is a FEN string (see [`agents_games::chess`] for the grammar and the rules).
-//! Outputs follow `shared/specs/game-tools.md` with `NOTES.md`; extra fields:
+//! Outputs follow the game-tools contract (the fields every game tool returns); extra fields:
 //!
 //! - `new_chess_game`: `playerSide` (`"white"`/`"black"`, the side the user plays).
 //! - `apply_chess_move`: `check` always, `winner` and `reason` (`checkmate`, `stalemate`,

@@ -1,5 +1,5 @@
-//! The game tools of `shared/specs/game-tools.md` (with `NOTES.md`), plus one built-in-AI tool
-//! per board game (`suggest_<game>_move`).
+//! The game tools of the nine games (`new_*`, `apply_*`, `legal_*`, `choose_*`), plus one
+//! built-in-AI tool per board game (`suggest_<game>_move`).
 //!
 //! Each submodule registers one game's tools; [`common`] holds the argument parsing and output
 //! pieces they share, so every game answers in the same way (game ids, seeds, levels, candidate
