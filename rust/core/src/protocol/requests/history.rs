@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::agents::DEFAULT_LIST_LIMIT;
 use super::{Cx, Handled, Request, Route, Runs};
+use crate::memory::Page;
 use crate::protocol::pages::{self, List};
 use crate::protocol::{ErrorCode, ServerMessage};
+use crate::runtime::RuntimeError;
 use crate::tools::ToolRegistry;
 
 /// Default `limit` of `get_conversation`.
@@ -48,31 +50,21 @@ impl Request for GetConversation {
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
-        let key = match self
-            .cursor
-            .as_deref()
-            .map(|c| List::Conversation.number(c))
-            .transpose()
-        {
-            Ok(key) => key,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
-        };
         let limit = self.limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
         let agent_id = self.agent_id;
-        cx.reply(
-            cx.runtime
-                .conversation_page(&agent_id, key, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
-                    }
-                    ServerMessage::GetConversationResponse {
-                        request_id: cx.id(),
-                        agent_id,
-                        messages: page.rows,
-                        next_cursor: page.next.map(|k| List::Conversation.cursor(k)),
-                    }
-                }),
+        page(
+            cx,
+            List::Conversation,
+            self.cursor.as_deref(),
+            Keep::Newest,
+            |key| cx.runtime.conversation_page(&agent_id, key, limit),
+            |row| Some(row.id),
+            |messages, next_cursor| ServerMessage::GetConversationResponse {
+                request_id: cx.id(),
+                agent_id: agent_id.clone(),
+                messages,
+                next_cursor,
+            },
         )
     }
 }
@@ -110,31 +102,21 @@ impl Request for GetTasks {
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
-        let key = match self
-            .cursor
-            .as_deref()
-            .map(|c| List::Tasks.number(c))
-            .transpose()
-        {
-            Ok(key) => key,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
-        };
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
         let agent_id = self.agent_id;
-        cx.reply(
-            cx.runtime
-                .tasks_page(&agent_id, key, limit)
-                .map(|mut page| {
-                    if pages::fit_from_start(&mut page.rows) {
-                        page.next = page.rows.last().map(|r| r.id);
-                    }
-                    ServerMessage::GetTasksResponse {
-                        request_id: cx.id(),
-                        agent_id,
-                        tasks: page.rows,
-                        next_cursor: page.next.map(|k| List::Tasks.cursor(k)),
-                    }
-                }),
+        page(
+            cx,
+            List::Tasks,
+            self.cursor.as_deref(),
+            Keep::Oldest,
+            |key| cx.runtime.tasks_page(&agent_id, key, limit),
+            |row| Some(row.id),
+            |tasks, next_cursor| ServerMessage::GetTasksResponse {
+                request_id: cx.id(),
+                agent_id: agent_id.clone(),
+                tasks,
+                next_cursor,
+            },
         )
     }
 }
@@ -172,31 +154,21 @@ impl Request for GetStateHistory {
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
-        let key = match self
-            .cursor
-            .as_deref()
-            .map(|c| List::StateHistory.number(c))
-            .transpose()
-        {
-            Ok(key) => key,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
-        };
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
         let agent_id = self.agent_id;
-        cx.reply(
-            cx.runtime
-                .state_history_page(&agent_id, key, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
-                    }
-                    ServerMessage::GetStateHistoryResponse {
-                        request_id: cx.id(),
-                        agent_id,
-                        transitions: page.rows,
-                        next_cursor: page.next.map(|k| List::StateHistory.cursor(k)),
-                    }
-                }),
+        page(
+            cx,
+            List::StateHistory,
+            self.cursor.as_deref(),
+            Keep::Newest,
+            |key| cx.runtime.state_history_page(&agent_id, key, limit),
+            |row| Some(row.id),
+            |transitions, next_cursor| ServerMessage::GetStateHistoryResponse {
+                request_id: cx.id(),
+                agent_id: agent_id.clone(),
+                transitions,
+                next_cursor,
+            },
         )
     }
 }
@@ -234,31 +206,21 @@ impl Request for GetAgentTrace {
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
-        let key = match self
-            .cursor
-            .as_deref()
-            .map(|c| List::Trace.number(c))
-            .transpose()
-        {
-            Ok(key) => key,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
-        };
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
         let agent_id = self.agent_id;
-        cx.reply(
-            cx.runtime
-                .agent_trace_page(&agent_id, key, limit)
-                .map(|mut page| {
-                    if pages::fit_from_end(&mut page.rows) {
-                        page.next = page.rows.first().map(|r| r.id);
-                    }
-                    ServerMessage::GetAgentTraceResponse {
-                        request_id: cx.id(),
-                        agent_id,
-                        calls: page.rows,
-                        next_cursor: page.next.map(|k| List::Trace.cursor(k)),
-                    }
-                }),
+        page(
+            cx,
+            List::Trace,
+            self.cursor.as_deref(),
+            Keep::Newest,
+            |key| cx.runtime.agent_trace_page(&agent_id, key, limit),
+            |row| Some(row.id),
+            |calls, next_cursor| ServerMessage::GetAgentTraceResponse {
+                request_id: cx.id(),
+                agent_id: agent_id.clone(),
+                calls,
+                next_cursor,
+            },
         )
     }
 }
@@ -294,31 +256,62 @@ impl Request for ListStoredAgents {
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
-        let after = match self
-            .cursor
-            .as_deref()
-            .map(|c| List::StoredAgents.number(c))
-            .transpose()
-        {
-            Ok(after) => after,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
-        };
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-        cx.reply(cx.runtime.stored_agents_page(after, limit).map(|mut page| {
-            for row in &mut page.rows {
-                crate::brain::spec::redact_stored_config(&mut row.config);
-            }
-            if pages::fit_from_start(&mut page.rows) {
-                page.next = page
-                    .rows
-                    .last()
-                    .and_then(|a| crate::memory::agent_number(&a.agent_id));
-            }
-            ServerMessage::ListStoredAgentsResponse {
+        page(
+            cx,
+            List::StoredAgents,
+            self.cursor.as_deref(),
+            Keep::Oldest,
+            |after| {
+                let mut page = cx.runtime.stored_agents_page(after, limit)?;
+                for row in &mut page.rows {
+                    crate::brain::spec::redact_stored_config(&mut row.config);
+                }
+                Ok(page)
+            },
+            |row| crate::memory::agent_number(&row.agent_id),
+            |agents, next_cursor| ServerMessage::ListStoredAgentsResponse {
                 request_id: cx.id(),
-                agents: page.rows,
-                next_cursor: page.next.map(|k| List::StoredAgents.cursor(k)),
-            }
-        }))
+                agents,
+                next_cursor,
+            },
+        )
     }
+}
+
+/// Which end of a page stays when it is cut to the reply's size.
+enum Keep {
+    /// The newest rows (lists read backwards: the next page holds older rows).
+    Newest,
+    /// The oldest rows (lists read forwards).
+    Oldest,
+}
+
+/// One page of a stored list: `cursor` read as a key of `list`, the rows fetched after (or
+/// before) it, cut to the reply's byte budget keeping `keep`'s end — the next page then starts
+/// at the row the cut stopped at (`key` of a row) — and the reply made of the rows and the next
+/// cursor. A bad cursor is `invalid_request`.
+fn page<T: Serialize>(
+    cx: &Cx<'_>,
+    list: List,
+    cursor: Option<&str>,
+    keep: Keep,
+    fetch: impl FnOnce(Option<i64>) -> Result<Page<T>, RuntimeError>,
+    key: impl Fn(&T) -> Option<i64>,
+    reply: impl FnOnce(Vec<T>, Option<String>) -> ServerMessage,
+) -> Handled {
+    let start = match cursor.map(|c| list.number(c)).transpose() {
+        Ok(start) => start,
+        Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
+    };
+    cx.reply(fetch(start).map(|mut page| {
+        let (cut, edge) = match keep {
+            Keep::Newest => (pages::fit_from_end(&mut page.rows), page.rows.first()),
+            Keep::Oldest => (pages::fit_from_start(&mut page.rows), page.rows.last()),
+        };
+        if cut {
+            page.next = edge.and_then(&key);
+        }
+        reply(page.rows, page.next.map(|k| list.cursor(k)))
+    }))
 }
