@@ -401,16 +401,7 @@ impl AgentNode {
         let core = runtime.bind().core_runtime();
         let Some(core) = core else {
             // Not started yet (autostart off): spawn when it starts.
-            let callable = Callable::from_object_method(&self.to_gd(), "_attach");
-            let mut node = runtime.upcast::<Node>();
-            if !node.is_connected("started", &callable) {
-                node.connect_flags(
-                    "started",
-                    &callable,
-                    godot::classes::object::ConnectFlags::DEFERRED
-                        | godot::classes::object::ConnectFlags::ONE_SHOT,
-                );
-            }
+            self.attach_when_started(runtime);
             return;
         };
         let config = match self.core_config() {
@@ -469,6 +460,20 @@ impl AgentNode {
         match parent.try_cast::<Node2D>() {
             Ok(body) => Some(Body::Flat(body)),
             Err(parent) => parent.try_cast::<Node3D>().ok().map(Body::Spatial),
+        }
+    }
+
+    /// Spawns (`_attach`, deferred) the next time `runtime` emits `started`.
+    fn attach_when_started(&self, runtime: Gd<AgentRuntime>) {
+        let callable = Callable::from_object_method(&self.to_gd(), "_attach");
+        let mut node = runtime.upcast::<Node>();
+        if !node.is_connected("started", &callable) {
+            node.connect_flags(
+                "started",
+                &callable,
+                godot::classes::object::ConnectFlags::DEFERRED
+                    | godot::classes::object::ConnectFlags::ONE_SHOT,
+            );
         }
     }
 
@@ -644,16 +649,7 @@ impl AgentNode {
                 if reason != "terminated"
                     && let Some(runtime) = self.runtime_node()
                 {
-                    let callable = Callable::from_object_method(&self.to_gd(), "_attach");
-                    let mut node = runtime.upcast::<Node>();
-                    if !node.is_connected("started", &callable) {
-                        node.connect_flags(
-                            "started",
-                            &callable,
-                            godot::classes::object::ConnectFlags::DEFERRED
-                                | godot::classes::object::ConnectFlags::ONE_SHOT,
-                        );
-                    }
+                    self.attach_when_started(runtime);
                 }
             }
             BusMessage::TaskAssigned { .. }
