@@ -48,7 +48,7 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 36, "{requests:?}");
+    assert_eq!(requests.len(), 37, "{requests:?}");
     for kind in [
         "get_agent_trace",
         "get_token_usage",
@@ -222,6 +222,56 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     );
     c2.event(|e| e["type"] == "agent_speech" && e["content"] == "On my way")
         .await;
+
+    // Dee's moves are carried out by the client that owns the world: asked for, then finished
+    // by c2 (on a cluster: routed to Dee's process), and told to Dee's next decision.
+    let dee = spawn(
+        &mut c1,
+        json!({
+            "name": "Dee", "role": "courier", "initial_position": {"x": 10, "y": 10},
+            "movement": "requested", "idle_think_seconds": 600, "thinking_seconds": 0.05,
+            "script": [{"assistant_text": "", "tool_calls": [
+                {"id": "m1", "tool": "move", "args": {"x": 40, "y": 12}}]}]
+        }),
+    )
+    .await;
+    c1.request(json!({"type": "send_message", "agent_id": dee, "content": "Fetch the mail"}))
+        .await;
+    let requested = c2
+        .event(|e| e["type"] == "agent_move_requested" && e["agent_id"] == dee.as_str())
+        .await;
+    assert_eq!(requested["move_id"], 1, "{requested}");
+    assert_eq!(requested["to"], json!({"x": 40, "y": 12}), "{requested}");
+    let unreasoned = c2
+        .request(
+            json!({"type": "finish_move", "agent_id": dee, "move_id": 1, "outcome": "blocked"}),
+        )
+        .await;
+    assert_eq!(
+        ok(&unreasoned, "error")["code"],
+        "invalid_message",
+        "{unreasoned}"
+    );
+    let finished = c2
+        .request(json!({"type": "finish_move", "agent_id": dee, "move_id": 1,
+                        "outcome": "blocked", "reason": "the bridge is out"}))
+        .await;
+    assert_eq!(ok(&finished, "finish_move_response")["move_id"], 1);
+    let event = c1
+        .event(|e| e["type"] == "agent_move_finished" && e["agent_id"] == dee.as_str())
+        .await;
+    assert_eq!(
+        (event["outcome"].as_str(), event["reason"].as_str()),
+        (Some("blocked"), Some("the bridge is out")),
+        "{event}"
+    );
+    c2.event(|e| e["type"] == "agent_move_finished").await;
+    let again = c2
+        .request(
+            json!({"type": "finish_move", "agent_id": dee, "move_id": 1, "outcome": "arrived"}),
+        )
+        .await;
+    assert_eq!(ok(&again, "error")["code"], "unknown_move", "{again}");
 
     // An agent with a brain object thinks with a model (the fake provider, in this process):
     // its text streams to the clients before its line.

@@ -246,3 +246,154 @@ func test_an_observation_is_accepted_and_bad_ones_are_errors() -> void:
 	assert_false(rt.observe("agent_404", "Hello"))
 	var reply: Dictionary = await agent.ask("What do you see?")
 	assert_true(reply.ok, "it still answers: %s" % [reply])
+
+
+## A character whose agent's first decision is a move to `to` (its config's scripted reply).
+func _mover(name: String, to: Vector2) -> Node2D:
+	var npc := _npc(name)
+	var config: AgentConfig = _agent(npc).config
+	config.autonomous = false
+	config.scripted_replies = [{"assistant_text": "", "tool_calls": [
+		{"id": "m1", "tool": "move", "args": {"x": to.x, "y": to.y}}]}]
+	return npc
+
+
+func test_a_move_walks_the_body_and_its_arrival_reaches_the_agent() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "walk"))
+	rt.world_bounds = Rect2(-1000, -1000, 2000, 2000)
+	var npc := _mover("Courier", Vector2(160, 40))
+	npc.position = Vector2(100, 40)
+	rt.add_child(npc)
+	add_to_tree(rt)
+	var agent := _agent(npc)
+	agent.move_speed = 120.0
+	var requested := []
+	agent.move_requested.connect(func(target): requested.append(target))
+	var finished := []
+	agent.move_finished.connect(func(arrived, reason): finished.append([arrived, reason]))
+	var runtime_finished := []
+	rt.agent_move_finished.connect(func(id, move_id, outcome, reason): runtime_finished.append([id, move_id, outcome, reason]))
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0), agent.get_last_error())
+	var moved := []
+	rt.agent_moved.connect(func(id, from, to): moved.append(id))
+	agent.say("Take this letter to the mill.")
+	assert_true(await wait_until(func(): return requested.size() == 1, 5.0), "move_requested")
+	assert_eq(requested[0], Vector2(160, 40), "a Vector2 for a Node2D")
+	assert_true(agent.is_moving())
+	assert_eq(agent.get_move_target(), Vector2(160, 40))
+	assert_true(await wait_until(func(): return finished.size() == 1, 5.0), "move_finished")
+	assert_eq(finished[0], [true, ""])
+	assert_eq(runtime_finished, [[agent.get_agent_id(), 1, "arrived", ""]])
+	assert_true(npc.position.distance_to(Vector2(160, 40)) < 0.01, "walked there: %s" % [npc.position])
+	assert_false(agent.is_moving())
+	assert_eq(agent.get_move_target(), null)
+	assert_eq(moved, [], "the runtime moved no one itself")
+	assert_false(agent.report_arrived(), "nothing under way")
+	# The agent knows where it is: the body's position was synced.
+	assert_true(await wait_until(func(): return rt.get_agent_state(agent.get_agent_id())["position"] == Vector2(160, 40), 2.0))
+
+
+func test_the_game_can_carry_out_moves_and_report_a_blocked_path() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "blocked"))
+	rt.world_bounds = Rect2(-1000, -1000, 2000, 2000)
+	var npc := _mover("Guard", Vector2(300, 0))
+	rt.add_child(npc)
+	add_to_tree(rt)
+	var agent := _agent(npc)
+	agent.drive_movement = false
+	var errors := []
+	agent.error_occurred.connect(func(code, message): errors.append(code))
+	var finished := []
+	agent.move_finished.connect(func(arrived, reason): finished.append([arrived, reason]))
+	# The game's handler answers at once, inside the signal.
+	agent.move_requested.connect(func(_target): agent.report_blocked("the gate is locked"))
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0))
+	var reply: Dictionary = await agent.ask("Open the gate.")
+	assert_true(reply.ok, str(reply))
+	assert_eq(reply.actions[0].tool, "move")
+	assert_true(await wait_until(func(): return finished.size() == 1, 5.0), "move_finished")
+	assert_eq(finished[0], [false, "the gate is locked"])
+	assert_eq(npc.position, Vector2.ZERO, "the game did not move it")
+	assert_false(agent.report_arrived(), "already finished")
+	assert_false(agent.report_blocked(""), "needs a reason, and nothing is under way")
+	assert_eq(errors, ["unknown_move", "unknown_move"])
+	# The runtime's own method reports an unknown move as an error too.
+	assert_false(rt.finish_move(agent.get_agent_id(), 7))
+
+
+func test_a_navigation_agent_is_followed_and_a_target_off_the_map_is_blocked() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "navigation"))
+	rt.world_bounds = Rect2(-1000, -1000, 2000, 2000)
+	# A walkable square 0..200 × 0..200.
+	var region := NavigationRegion2D.new()
+	var polygon := NavigationPolygon.new()
+	polygon.vertices = PackedVector2Array([Vector2(0, 0), Vector2(200, 0), Vector2(200, 200), Vector2(0, 200)])
+	polygon.add_polygon(PackedInt32Array([0, 1, 2, 3]))
+	region.navigation_polygon = polygon
+	rt.add_child(region)
+	var npc := _mover("Ranger", Vector2(150, 150))
+	npc.position = Vector2(20, 20)
+	var nav := NavigationAgent2D.new()
+	npc.add_child(nav)
+	var lost := _mover("Lost", Vector2(600, 600))
+	lost.position = Vector2(100, 100)
+	lost.add_child(NavigationAgent2D.new())
+	rt.add_child(npc)
+	rt.add_child(lost)
+	add_to_tree(rt)
+	var finished := {}
+	for body in [npc, lost]:
+		var agent := _agent(body)
+		agent.move_speed = 400.0
+		agent.move_finished.connect(func(arrived, reason): finished[body.name] = [arrived, reason])
+	assert_true(await wait_until(func(): return _agent(npc).is_spawned() and _agent(lost).is_spawned(), 5.0))
+	_agent(npc).say("Patrol the far corner.")
+	_agent(lost).say("Go home.")
+	assert_true(await wait_until(func(): return finished.size() == 2, 5.0), str(finished))
+	assert_eq(finished["Ranger"], [true, ""], "followed the path")
+	assert_true(npc.position.distance_to(Vector2(150, 150)) <= nav.target_desired_distance + 0.5, str(npc.position))
+	assert_false(finished["Lost"][0])
+	assert_true(finished["Lost"][1].begins_with("(600, 600) is off the navigation map"), finished["Lost"][1])
+	assert_eq(lost.position, Vector2(100, 100), "it did not set off")
+
+
+func test_a_body_that_makes_no_headway_is_blocked() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "stuck"))
+	rt.world_bounds = Rect2(-1000, -1000, 2000, 2000)
+	var wall := StaticBody2D.new()
+	var wall_shape := CollisionShape2D.new()
+	var rect := RectangleShape2D.new()
+	rect.size = Vector2(20, 400)
+	wall_shape.shape = rect
+	wall.add_child(wall_shape)
+	wall.position = Vector2(100, 0)
+	rt.add_child(wall)
+	var body := CharacterBody2D.new()
+	body.name = "Mule"
+	var shape := CollisionShape2D.new()
+	var circle := CircleShape2D.new()
+	circle.radius = 8.0
+	shape.shape = circle
+	body.add_child(shape)
+	var agent := AgentNode.new()
+	agent.name = "AgentNode"
+	var config := AgentConfig.new()
+	config.name = "Mule"
+	config.use_initial_position = false
+	config.autonomous = false
+	config.scripted_replies = [{"assistant_text": "", "tool_calls": [
+		{"id": "m1", "tool": "move", "args": {"x": 200, "y": 0}}]}]
+	agent.config = config
+	agent.move_speed = 200.0
+	agent.stuck_seconds = 0.3
+	body.add_child(agent)
+	rt.add_child(body)
+	add_to_tree(rt)
+	var finished := []
+	agent.move_finished.connect(func(arrived, reason): finished.append([arrived, reason]))
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0))
+	agent.say("Cross the wall.")
+	assert_true(await wait_until(func(): return finished.size() == 1, 5.0), "blocked")
+	assert_false(finished[0][0])
+	assert_true(finished[0][1].begins_with("stuck at"), finished[0][1])
+	assert_true(body.position.x < 100.0 - 10.0 + 0.5, "the wall held: %s" % [body.position])

@@ -17,6 +17,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_spawned",
     "agent_state_update",
     "agent_moved",
+    "agent_move_requested",
+    "agent_move_finished",
     "agent_speech",
     "agent_removed",
     "task_assigned",

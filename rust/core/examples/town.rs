@@ -197,6 +197,18 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
             BusMessage::AgentMoved { agent_id, to, .. } => {
                 format!("{} walks to {to}", name(agent_id))
             }
+            BusMessage::AgentMoveRequested { agent_id, to, .. } => {
+                format!("{} sets off for {to}", name(agent_id))
+            }
+            BusMessage::AgentMoveFinished {
+                agent_id,
+                to,
+                reason,
+                ..
+            } => match reason {
+                None => format!("{} arrives at {to}", name(agent_id)),
+                Some(why) => format!("{} cannot get to {to}: {why}", name(agent_id)),
+            },
             BusMessage::AgentSpoke {
                 agent_id,
                 content,

@@ -34,6 +34,7 @@ pub mod json_kind;
 pub mod limits;
 pub mod mcp;
 pub mod memory;
+pub mod moves;
 pub mod net;
 pub mod protocol;
 pub mod runtime;

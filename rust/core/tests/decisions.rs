@@ -738,3 +738,116 @@ async fn observations_reach_the_next_decision_once_and_do_not_wake_the_agent() {
     assert_eq!(last[0], "tick 8");
     rt.shutdown(Duration::from_secs(1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_requested_move_is_carried_out_by_the_game_and_its_outcome_reaches_the_brain() {
+    use agents_core::moves::{MoveEnd, MoveOutcome, Movement};
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    recorder.answers.lock().extend([
+        reply("", vec![call("c1", "move", json!({"x": 30, "y": 10}))]),
+        reply("", vec![call("c2", "move", json!({"x": 12, "y": 40}))]),
+        reply("", vec![call("c3", "move", json!({"x": 50, "y": 50}))]),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = spawn(
+        &rt,
+        AgentConfig {
+            movement: Some(Movement::Requested),
+            ..agent(None)
+        },
+    );
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert!(moves(&events).is_empty(), "the runtime moves no one itself");
+    let requested: Vec<_> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoveRequested {
+                move_id, from, to, ..
+            } => Some((*move_id, *from, *to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        requested,
+        [(1, Position::new(10.0, 10.0), Position::new(30.0, 10.0))]
+    );
+    assert_eq!(
+        rt.state(&id).unwrap().position,
+        Position::new(10.0, 10.0),
+        "it is where the game says until the game says otherwise"
+    );
+    // While it walks, a decision is told so.
+    rt.send_message(&id, "Where are you going?").unwrap();
+    collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(
+        recorder.seen.lock()[1]
+            .movement
+            .as_ref()
+            .map(|m| m.describe())
+            .as_deref(),
+        Some("You are walking to (30, 10).")
+    );
+    // That decision asked for move 2, which replaced move 1.
+    assert_eq!(
+        rt.finish_move(&id, 1, MoveOutcome::Arrived)
+            .unwrap_err()
+            .to_string(),
+        format!("move 1 of {id} is not under way: it was replaced by move 2")
+    );
+    rt.set_position(&id, Position::new(11.0, 25.0)).unwrap();
+    rt.finish_move(&id, 2, MoveOutcome::Blocked("the door is locked".into()))
+        .unwrap();
+    let events = collect(&mut sub, Duration::from_millis(100)).await;
+    assert!(
+        events.iter().any(|m| matches!(
+            m,
+            BusMessage::AgentMoveFinished { move_id: 2, outcome: MoveEnd::Blocked, reason: Some(r), to, .. }
+                if r == "the door is locked" && *to == Position::new(12.0, 40.0)
+        )),
+        "{events:?}"
+    );
+    // Finishing does not make it decide; its next decision is told, once.
+    assert_eq!(recorder.seen.lock().len(), 2);
+    rt.send_message(&id, "Well?").unwrap();
+    collect(&mut sub, Duration::from_secs(3)).await;
+    rt.send_message(&id, "And now?").unwrap();
+    collect(&mut sub, Duration::from_secs(3)).await;
+    let seen = recorder.seen.lock().clone();
+    assert_eq!(seen.len(), 4);
+    assert_eq!(
+        seen[2].movement.as_ref().map(|m| m.describe()).as_deref(),
+        Some("You could not get to (12, 40): the door is locked")
+    );
+    assert_eq!(seen[2].position, Position::new(11.0, 25.0));
+    // Decision 3 asked for move 3: under way when decision 4 started.
+    assert_eq!(
+        seen[3].movement.as_ref().map(|m| m.describe()).as_deref(),
+        Some("You are walking to (50, 50).")
+    );
+    // Bad reports: an unknown move, a blocked move without a reason, an unknown agent.
+    assert_eq!(
+        rt.finish_move(&id, 9, MoveOutcome::Arrived)
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "unknown_move"
+    );
+    assert_eq!(
+        rt.finish_move(&id, 3, MoveOutcome::Blocked("  ".into()))
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "invalid_message"
+    );
+    assert_eq!(
+        rt.finish_move("agent_404", 1, MoveOutcome::Arrived)
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "unknown_agent"
+    );
+    rt.finish_move(&id, 3, MoveOutcome::Arrived).unwrap();
+    rt.shutdown(Duration::from_secs(1));
+}

@@ -99,6 +99,13 @@ pub struct AgentConfig {
     /// be registered and have no agent yet, else the spawn fails). Empty: none.
     #[export]
     app_id: GString,
+    /// Replies the `scripted` brain gives first, in order, before it decides on its own: a
+    /// cut-scene, a tutorial line, an exact test. Each is a Dictionary of the tool-call
+    /// contract: `assistant_text` (what it says), `tool_calls` (an Array of `{id, tool, args}`,
+    /// such as a `move` with `args` `{x, y}`) and `dialog_type`. Not carried over when the
+    /// agent is resumed.
+    #[export]
+    scripted_replies: Array<VarDictionary>,
 }
 
 /// A seconds / radius field: negative means "runtime default" (NaN is kept so that validation
@@ -165,6 +172,17 @@ impl AgentConfig {
             }),
             app_id: optional_text(&self.app_id),
             autonomous: Some(self.autonomous),
+            script: self
+                .scripted_replies
+                .iter_shared()
+                .enumerate()
+                .map(|(i, reply)| {
+                    let json = convert::dictionary_to_json(&reply)
+                        .map_err(|e| format!("scripted_replies[{i}]: {e}"))?;
+                    serde_json::from_value(Value::Object(json))
+                        .map_err(|e| format!("scripted_replies[{i}]: {e}"))
+                })
+                .collect::<Result<_, String>>()?,
             ..CoreConfig::default()
         })
     }

@@ -10,12 +10,14 @@
 use std::sync::Arc;
 
 use agents_core::bus::BusMessage;
+use agents_core::moves::{MoveOutcome, Movement};
 use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime};
-use godot::classes::{Engine, INode, IRefCounted, Node, Node2D, Node3D, RefCounted};
+use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
 use godot::prelude::*;
 
 use crate::agent_config::AgentConfig;
 use crate::agent_runtime::{AgentRuntime, reply_to_dictionary};
+use crate::body::{Body, Step, Walk};
 use crate::convert;
 use crate::guard::put;
 
@@ -107,16 +109,6 @@ impl AgentAsk {
     }
 }
 
-/// The body an [AgentNode] reports the position of: its parent, 2D or 3D (held typed, so the
-/// per-frame read is one validity check and one call, no class lookup).
-#[derive(Debug)]
-enum Body {
-    /// A `Node2D`: its global position.
-    Flat(Gd<Node2D>),
-    /// A `Node3D`: its global position's `x` and `z` (the ground plane).
-    Spatial(Gd<Node3D>),
-}
-
 /// An [AgentNode] as its runtime keeps it: the node, its body, and the position last reported.
 #[derive(Debug)]
 pub(crate) struct BoundNode {
@@ -130,17 +122,7 @@ pub(crate) struct BoundNode {
 impl BoundNode {
     /// Where the body is now (`None`: it reports none, or it is gone).
     pub fn body_position(&self) -> Option<Position> {
-        match self.body.as_ref()? {
-            Body::Flat(body) if body.is_instance_valid() => {
-                let p = body.get_global_position();
-                Some(Position::new(f64::from(p.x), f64::from(p.y)))
-            }
-            Body::Spatial(body) if body.is_instance_valid() => {
-                let p = body.get_global_position();
-                Some(Position::new(f64::from(p.x), f64::from(p.z)))
-            }
-            _ => None,
-        }
+        self.body.as_ref()?.position()
     }
 }
 
@@ -210,8 +192,31 @@ pub struct AgentNode {
     #[export]
     #[init(val = true)]
     sync_position: bool,
+    /// Walk the parent where the agent decides to go: along the path of its
+    /// `NavigationAgent2D`/`3D` child when it has one (around walls), else in a straight line;
+    /// a `CharacterBody2D`/`3D` moves with `move_and_slide`. How the walk ended (arrived, or
+    /// blocked and why) goes back to the agent. Off: the node only emits
+    /// [signal move_requested], and the game moves the character and calls
+    /// [method report_arrived] or [method report_blocked]. Used with [member sync_position].
+    #[export]
+    #[init(val = true)]
+    drive_movement: bool,
+    /// Walking speed in units per second (pixels in 2D, metres in 3D).
+    #[export(range = (0.0, 10000.0, or_greater))]
+    #[init(val = 100.0)]
+    move_speed: f64,
+    /// A walk that makes no headway (a tenth of what it could cover) for this many seconds is
+    /// blocked ("something is in the way"). `0`: never.
+    #[export(range = (0.0, 60.0, or_greater))]
+    #[init(val = 2.0)]
+    stuck_seconds: f64,
 
     agent_id: String,
+    /// The move under way that this node drives, if any.
+    walk: Option<Walk>,
+    /// The number of the agent's last requested move (its finish is reported as
+    /// [signal move_finished]).
+    last_move: u64,
     /// The runtime node it found (by id: the runtime may be freed first).
     runtime: Option<InstanceId>,
     core: Option<Arc<Runtime>>,
@@ -229,6 +234,32 @@ impl INode for AgentNode {
         // Deferred: an AgentRuntime ancestor is ready (and started) after its children. Every
         // time it enters: a node moved to another parent spawns again.
         self.base_mut().call_deferred("_attach", &[]);
+    }
+
+    fn ready(&mut self) {
+        // Physics runs only while it walks its body.
+        self.base_mut().set_physics_process(false);
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        let Some(mut walk) = self.walk.take() else {
+            self.base_mut().set_physics_process(false);
+            return;
+        };
+        let Some(mut body) = self.body() else {
+            let _ = self.finish_walk(walk.move_id, MoveOutcome::Blocked("it has no body".into()));
+            return;
+        };
+        let outcome = match walk.step(&mut body, delta, self.move_speed, self.stuck_seconds) {
+            Step::Walking => {
+                self.walk = Some(walk);
+                return;
+            }
+            Step::Arrived => MoveOutcome::Arrived,
+            Step::Blocked(reason) => MoveOutcome::Blocked(reason),
+        };
+        // A failure is reported by `finish_walk` (error_occurred).
+        let _ = self.finish_walk(walk.move_id, outcome);
     }
 
     fn exit_tree(&mut self) {
@@ -277,6 +308,19 @@ impl AgentNode {
     /// It moved in the runtime's world, from [param from] to [param to].
     #[signal]
     fn moved(from: Vector2, to: Vector2);
+
+    /// Its agent decided to go to [param target] (a `Vector2`, or a `Vector3` at the body's
+    /// height). With [member drive_movement] the node walks there itself; off, move the
+    /// character and call [method report_arrived] or [method report_blocked]. A new request
+    /// replaces the one under way.
+    #[signal]
+    fn move_requested(target: Variant);
+
+    /// Its move ended: [param arrived], or blocked and [param reason] says why (the target is
+    /// off the navigation map, no path, stuck, or the game's reason). Its agent's next
+    /// decision is told.
+    #[signal]
+    fn move_finished(arrived: bool, reason: GString);
 
     /// A decision answered lines said to it: [param reply] as [signal AgentAsk.finished] gives
     /// it (with `message_id` the first line's, `in_reply_to` them all).
@@ -352,6 +396,38 @@ impl AgentNode {
                 self.fail(code, &message);
                 false
             }
+        }
+    }
+
+    /// Reports that the character got where its agent wanted to go (with
+    /// [member drive_movement] off; the node reports its own walks). Returns `false` (and
+    /// [signal error_occurred], `unknown_move`) when no move is under way.
+    #[func]
+    pub fn report_arrived(&mut self) -> bool {
+        self.report(MoveOutcome::Arrived)
+    }
+
+    /// Reports that the character cannot get where its agent wanted to go, and why
+    /// ([param reason]: "the door is locked"); the agent's next decision is told. Returns
+    /// `false` (and [signal error_occurred]) when no move is under way or the reason is empty.
+    #[func]
+    pub fn report_blocked(&mut self, reason: GString) -> bool {
+        self.report(MoveOutcome::Blocked(reason.to_string()))
+    }
+
+    /// Whether a move of its agent is under way (requested, not finished).
+    #[func]
+    pub fn is_moving(&self) -> bool {
+        self.walk.is_some()
+    }
+
+    /// Where the move under way goes (a `Vector2`, or a `Vector3` at the body's height); `null`
+    /// when none is.
+    #[func]
+    pub fn get_move_target(&self) -> Variant {
+        match (&self.walk, self.body()) {
+            (Some(walk), Some(body)) => body.point(walk.target),
+            _ => Variant::nil(),
         }
     }
 
@@ -456,11 +532,7 @@ impl AgentNode {
         if !self.sync_position {
             return None;
         }
-        let parent = self.base().get_parent()?;
-        match parent.try_cast::<Node2D>() {
-            Ok(body) => Some(Body::Flat(body)),
-            Err(parent) => parent.try_cast::<Node3D>().ok().map(Body::Spatial),
-        }
+        Body::of(self.base().get_parent()?)
     }
 
     /// Spawns (`_attach`, deferred) the next time `runtime` emits `started`.
@@ -499,6 +571,10 @@ impl AgentNode {
         if !key.is_empty() {
             config.key = Some(key);
         }
+        // The game owns a body's position: its moves are the game's to carry out.
+        if self.body().is_some() {
+            config.movement = Some(Movement::Requested);
+        }
         Ok(config)
     }
 
@@ -533,6 +609,45 @@ impl AgentNode {
         ask
     }
 
+    /// Finishes the move under way with `outcome` (the game's report).
+    fn report(&mut self, outcome: MoveOutcome) -> bool {
+        let Some(walk) = self.walk.as_ref() else {
+            self.fail(
+                "unknown_move",
+                "no move is under way (report_arrived and report_blocked answer move_requested)",
+            );
+            return false;
+        };
+        if let MoveOutcome::Blocked(reason) = &outcome
+            && reason.trim().is_empty()
+        {
+            self.fail(
+                "invalid_message",
+                "report_blocked needs a reason (what is in the way: \"the door is locked\")",
+            );
+            return false;
+        }
+        let move_id = walk.move_id;
+        self.finish_walk(move_id, outcome)
+    }
+
+    /// Ends the walk `move_id` and tells the runtime ([signal move_finished] follows from its
+    /// event).
+    fn finish_walk(&mut self, move_id: u64, outcome: MoveOutcome) -> bool {
+        self.walk = None;
+        self.base_mut().set_physics_process(false);
+        let Some(core) = self.core.as_ref().filter(|_| !self.agent_id.is_empty()) else {
+            return false;
+        };
+        match core.finish_move(&self.agent_id, move_id, outcome) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fail(e.code().as_str(), &e.to_string());
+                false
+            }
+        }
+    }
+
     /// Records and reports an error of this node.
     fn fail(&mut self, code: &str, message: &str) {
         self.last_error = message.to_string();
@@ -542,6 +657,7 @@ impl AgentNode {
 
     /// Releases or terminates the agent, and finishes every open ask.
     fn detach(&mut self) {
+        self.walk = None;
         let agent_id = std::mem::take(&mut self.agent_id);
         if !agent_id.is_empty()
             && let Some(mut runtime) = self.runtime_node()
@@ -589,6 +705,40 @@ impl AgentNode {
                 .emit(old_state.as_str(), new_state.as_str()),
             BusMessage::AgentMoved { from, to, .. } => {
                 self.signals().moved().emit(v2(*from), v2(*to))
+            }
+            BusMessage::AgentMoveRequested { move_id, to, .. } => {
+                self.last_move = *move_id;
+                let target = match self.body() {
+                    Some(body) => {
+                        if self.drive_movement {
+                            self.walk = Some(Walk::new(*move_id, *to, &body));
+                            self.base_mut().set_physics_process(true);
+                        } else {
+                            self.walk = Some(Walk::waiting(*move_id, *to));
+                        }
+                        body.point(*to)
+                    }
+                    None => v2(*to).to_variant(),
+                };
+                self.signals().move_requested().emit(&target);
+            }
+            BusMessage::AgentMoveFinished {
+                move_id,
+                outcome,
+                reason,
+                ..
+            } => {
+                if *move_id == self.last_move {
+                    if self.walk.as_ref().is_some_and(|w| w.move_id == *move_id) {
+                        // Finished by someone else (a protocol client, the runtime's method).
+                        self.walk = None;
+                        self.base_mut().set_physics_process(false);
+                    }
+                    self.signals().move_finished().emit(
+                        *outcome == agents_core::moves::MoveEnd::Arrived,
+                        reason.as_deref().unwrap_or(""),
+                    );
+                }
             }
             BusMessage::AgentSpoke {
                 agent_id,

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use agents_core::brain::ClientBrainPolicy;
 use agents_core::bus::{AgentErrorCode, BusMessage, Filter, Received, Subscription};
 use agents_core::memory::AgentRecord;
+use agents_core::moves::MoveOutcome;
 use agents_core::net::{Server, ServerConfig, ServerHandle};
 use agents_core::runtime::{
     AgentConfig as CoreConfig, AgentSnapshot, Position, Runtime, RuntimeError, RuntimeOptions,
@@ -540,6 +541,18 @@ impl AgentRuntime {
     #[signal]
     fn agent_moved(agent_id: GString, from: Vector2, to: Vector2);
 
+    /// An agent whose moves the game carries out (spawned with `movement` `"requested"`; every
+    /// [AgentNode] on a body) decided to move from [param from] to [param to]: take it there
+    /// (this replaces any move under way), then call [method finish_move] with [param move_id].
+    /// An [AgentNode] does this itself, and emits [signal AgentNode.move_requested].
+    #[signal]
+    fn agent_move_requested(agent_id: GString, move_id: i64, from: Vector2, to: Vector2);
+
+    /// A move the game carried out ended: [param outcome] is `arrived` or `blocked`, with the
+    /// game's [param reason] (empty when it arrived). The agent's next decision is told.
+    #[signal]
+    fn agent_move_finished(agent_id: GString, move_id: i64, outcome: GString, reason: GString);
+
     /// Someone said [param content] to [param recipients] (agent ids or the player id; empty: to
     /// no one in particular). [param agent_id] is usually an agent; lines sent with
     /// [method send_message] come back with the player id.
@@ -767,6 +780,39 @@ impl AgentRuntime {
         let id = agent_id.to_string();
         self.call_runtime(&id, "terminate_agent", |rt| {
             rt.terminate(&id).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// Finishes the move [param move_id] of a running agent (from [signal agent_move_requested]):
+    /// it arrived (an empty [param blocked_reason]), or it could not get there and
+    /// [param blocked_reason] says why ("the door is locked"). The agent's next decision is
+    /// told; [signal agent_move_finished] follows. Returns `false` (and [signal agent_error],
+    /// `unknown_move`) for a move that a newer one replaced or that finished already.
+    /// ```gdscript
+    /// func _on_agent_move_requested(agent_id: String, move_id: int, _from: Vector2, to: Vector2) -> void:
+    ///     var npc: Node2D = npcs[agent_id]
+    ///     var tween := npc.create_tween()
+    ///     tween.tween_property(npc, "position", to, 1.0)
+    ///     tween.finished.connect(func(): runtime.finish_move(agent_id, move_id))
+    /// ```
+    #[func]
+    pub fn finish_move(
+        &mut self,
+        agent_id: GString,
+        move_id: i64,
+        #[opt(default = "")] blocked_reason: GString,
+    ) -> bool {
+        let id = agent_id.to_string();
+        let reason = blocked_reason.to_string();
+        self.call_runtime(&id, "finish_move", |rt| {
+            let outcome = if reason.trim().is_empty() {
+                MoveOutcome::Arrived
+            } else {
+                MoveOutcome::Blocked(reason.clone())
+            };
+            let move_id = u64::try_from(move_id).unwrap_or(0);
+            rt.finish_move(&id, move_id, outcome).map_err(failure)
         })
         .is_ok()
     }
@@ -1666,6 +1712,29 @@ impl AgentRuntime {
                     .agent_moved()
                     .emit(agent_id.as_str(), v2(*from), v2(*to))
             }
+            BusMessage::AgentMoveRequested {
+                agent_id,
+                move_id,
+                from,
+                to,
+            } => self.signals().agent_move_requested().emit(
+                agent_id.as_str(),
+                i64::try_from(*move_id).unwrap_or(i64::MAX),
+                v2(*from),
+                v2(*to),
+            ),
+            BusMessage::AgentMoveFinished {
+                agent_id,
+                move_id,
+                outcome,
+                reason,
+                ..
+            } => self.signals().agent_move_finished().emit(
+                agent_id.as_str(),
+                i64::try_from(*move_id).unwrap_or(i64::MAX),
+                outcome.as_str(),
+                reason.as_deref().unwrap_or(""),
+            ),
             BusMessage::AgentSpoke {
                 agent_id,
                 content,

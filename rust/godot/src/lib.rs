@@ -40,6 +40,7 @@ pub mod agent_brain;
 pub mod agent_config;
 pub mod agent_node;
 pub mod agent_runtime;
+mod body;
 pub mod campaign;
 pub mod convert;
 pub mod debugger;

@@ -99,6 +99,10 @@ pub struct BrainContext {
     /// the cellar is locked."; [`crate::runtime::Runtime::observe`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observations: Vec<String>,
+    /// Its latest move the game carries out: under way, or how it ended (shown once after it
+    /// ended). `None` for agents the runtime moves itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub movement: Option<crate::moves::MoveStatus>,
     /// Agents within hearing radius, nearest first.
     pub nearby: Vec<NearbyAgent>,
     /// The player's id (`player_0`).
@@ -138,6 +142,7 @@ impl BrainContext {
             other_tasks: Vec::new(),
             recent_messages: Vec::new(),
             observations: Vec::new(),
+            movement: None,
             incoming: Vec::new(),
             nearby: Vec::new(),
             player_id: crate::runtime::DEFAULT_PLAYER_ID.to_string(),

@@ -104,6 +104,33 @@ events! {
         /// Where it is now.
         to: Position,
     },
+    /// An agent whose moves the game carries out (`movement: "requested"`) decided to move:
+    /// the game should take it from `from` to `to` (replacing any move under way) and finish the
+    /// move with `finish_move` when it gets there or cannot.
+    AgentMoveRequested = "agent_move_requested" {
+        /// The agent.
+        agent_id: String,
+        /// The move's number, counted per agent from 1 (`finish_move` names it).
+        move_id: u64,
+        /// Where the agent was when it decided.
+        from: Position,
+        /// Where it wants to go.
+        to: Position,
+    },
+    /// A move the game carried out ended: `arrived`, or `blocked` with the game's reason. The
+    /// agent's next decision is told.
+    AgentMoveFinished = "agent_move_finished" {
+        /// The agent.
+        agent_id: String,
+        /// The move's number.
+        move_id: u64,
+        /// Its target.
+        to: Position,
+        /// `arrived` or `blocked`.
+        outcome: crate::moves::MoveEnd,
+        /// Why it was blocked (`null` when it arrived).
+        reason: Option<String>,
+    },
     /// Someone said something: an agent, or the player (`agent_id` is then the player id).
     AgentSpoke = "agent_speech" {
         /// The speaker.
@@ -344,6 +371,8 @@ impl BusMessage {
             | BusMessage::AgentRemoved { agent_id, .. }
             | BusMessage::AgentStateChanged { agent_id, .. }
             | BusMessage::AgentMoved { agent_id, .. }
+            | BusMessage::AgentMoveRequested { agent_id, .. }
+            | BusMessage::AgentMoveFinished { agent_id, .. }
             | BusMessage::AgentSpoke { agent_id, .. }
             | BusMessage::TaskCompleted { agent_id, .. }
             | BusMessage::CollaborationRequested { agent_id, .. }
@@ -376,6 +405,8 @@ impl BusMessage {
             | BusMessage::AgentRemoved { agent_id, .. }
             | BusMessage::AgentStateChanged { agent_id, .. }
             | BusMessage::AgentMoved { agent_id, .. }
+            | BusMessage::AgentMoveRequested { agent_id, .. }
+            | BusMessage::AgentMoveFinished { agent_id, .. }
             | BusMessage::AgentSpoke { agent_id, .. }
             | BusMessage::TaskAssigned { agent_id, .. }
             | BusMessage::TaskCompleted { agent_id, .. }

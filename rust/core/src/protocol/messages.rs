@@ -187,6 +187,16 @@ pub enum ServerMessage {
         /// Where it is now.
         position: Position,
     },
+    /// Reply to `finish_move`: `agent_move_finished` is published, and the agent's next decision
+    /// is told how the move ended.
+    FinishMoveResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// The move.
+        move_id: u64,
+    },
     /// Reply to `observe`: the line waits for the agent's next decision.
     ObserveResponse {
         /// Echoed.

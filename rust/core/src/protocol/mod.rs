@@ -130,6 +130,9 @@ pub enum ErrorCode {
     /// One of the server's caps is reached (running agents, loaded campaigns): the message names
     /// it and what frees room.
     LimitReached,
+    /// `finish_move` names a move the agent never asked for, one a newer move replaced, or
+    /// one that finished already.
+    UnknownMove,
     /// A bug on the server side (reported, never a crash).
     InternalError,
 }
@@ -170,6 +173,7 @@ impl ErrorCode {
             ErrorCode::ShutDown => "shut_down",
             ErrorCode::AgentUnreachable => "agent_unreachable",
             ErrorCode::LimitReached => "limit_reached",
+            ErrorCode::UnknownMove => "unknown_move",
             ErrorCode::InternalError => "internal_error",
         }
     }
@@ -196,6 +200,7 @@ impl ErrorCode {
             R::ActionRefused => ErrorCode::ActionRefused,
             R::UnknownCampaign => ErrorCode::UnknownCampaign,
             R::LimitReached => ErrorCode::LimitReached,
+            R::UnknownMove => ErrorCode::UnknownMove,
         }
     }
 }

@@ -290,6 +290,8 @@ fn every_request_type_parses() {
         json!({"type": "set_token_budget", "agent_id": "a", "limit": 5000}),
         json!({"type": "set_agent_position", "agent_id": "a", "position": {"x": 1, "y": 2}}),
         json!({"type": "observe", "agent_id": "a", "text": "The door is locked."}),
+        json!({"type": "finish_move", "agent_id": "a", "move_id": 1, "outcome": "blocked",
+               "reason": "The door is locked."}),
         json!({"type": "list_stored_agents"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
@@ -816,6 +818,19 @@ fn every_bus_message() -> Vec<BusMessage> {
                 to_area_id: "area_002".into(),
             }],
         },
+        BusMessage::AgentMoveRequested {
+            agent_id: "agent_001".into(),
+            move_id: 2,
+            from: Position::new(10.0, 10.0),
+            to: Position::new(40.0, 12.0),
+        },
+        BusMessage::AgentMoveFinished {
+            agent_id: "agent_001".into(),
+            move_id: 2,
+            to: Position::new(40.0, 12.0),
+            outcome: crate::moves::MoveEnd::Blocked,
+            reason: Some("the bridge is out".into()),
+        },
     ]
 }
 
@@ -1096,7 +1111,7 @@ fn doc_lists_every_error_code() {
         .pointer("/$defs/ErrorCode/oneOf")
         .and_then(Value::as_array)
         .expect("ErrorCode is a oneOf of consts");
-    assert_eq!(codes.len(), 33);
+    assert_eq!(codes.len(), 34);
     for c in codes {
         let name = c["const"].as_str().unwrap();
         let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();
@@ -1165,6 +1180,7 @@ fn agent_config_round_trips_through_the_spawn_schema() {
         seed: Some(json!(7)),
         tools: Some(vec!["world".into(), "games".into()]),
         app_id: Some("board".into()),
+        movement: Some(crate::moves::Movement::Requested),
         script: vec![],
     };
     let request = json!({"type": "agent_spawn_request", "agent_config": config});

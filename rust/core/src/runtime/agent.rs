@@ -38,6 +38,7 @@ use crate::bus::{AgentErrorCode, BusMessage, Received, ReplyFailure, Subscriptio
 use crate::contract::{CallResult, DecisionStep};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, NewConversation};
+use crate::moves::{MoveError, MoveOutcome, MoveRequest, MoveStatus, Movement, Walk};
 use crate::tools::ToolContext;
 use crate::tools::world::Action;
 
@@ -99,6 +100,10 @@ pub(crate) struct AgentShared {
     pub idle_think: Duration,
     pub speaking: Duration,
     pub hearing_radius: f64,
+    /// Who carries out its moves.
+    pub movement: Movement,
+    /// Its moves the game carries out (with [`Movement::Requested`]).
+    walk: Mutex<Walk>,
     status: Mutex<Status>,
     tools: parking_lot::RwLock<Arc<AgentTools>>,
     /// The agent's token budget (its model brain spends from it).
@@ -144,6 +149,8 @@ impl AgentShared {
             idle_think: seconds(config.idle_think_seconds.unwrap_or(opts.idle_think_seconds)),
             speaking: seconds(config.speaking_seconds.unwrap_or(opts.speaking_seconds)),
             hearing_radius: config.hearing_radius.unwrap_or(opts.hearing_radius),
+            movement: config.movement.unwrap_or_default(),
+            walk: Mutex::new(Walk::default()),
             status: Mutex::new(Status {
                 state: AgentState::Idle,
                 position,
@@ -278,6 +285,25 @@ impl AgentShared {
     /// Forgets the observations up to number `seen` (those a decision was shown).
     pub(crate) fn forget_observations(&self, seen: u64) {
         self.observations.lock().1.retain(|(seq, _)| *seq > seen);
+    }
+
+    /// Its latest move the game carries out, as a decision starting now is shown it.
+    pub(crate) fn move_status(&self) -> Option<MoveStatus> {
+        self.walk.lock().status()
+    }
+
+    /// Forgets how a move ended once a decision was shown it.
+    pub(crate) fn move_seen(&self, status: &MoveStatus) {
+        self.walk.lock().seen(status);
+    }
+
+    /// Ends its move `move_id` (the game's report); returns the move.
+    pub(crate) fn end_move(
+        &self,
+        move_id: u64,
+        outcome: MoveOutcome,
+    ) -> Result<MoveRequest, MoveError> {
+        self.walk.lock().end(&self.id, move_id, outcome)
     }
 
     /// Sets its position (reported by the game).
@@ -496,10 +522,13 @@ impl Agent {
         let mut entry;
         let started = Instant::now();
         let mut seen_observations;
+        let mut seen_move;
         let result = 'decision: loop {
             let tools = self.shared.decision_tools();
             seen_observations = self.shared.last_observation();
+            seen_move = self.shared.move_status();
             let mut context = self.context_base(&tools);
+            context.movement = seen_move.clone();
             let trigger = if context.incoming.is_empty() {
                 Trigger::Autonomous
             } else {
@@ -623,6 +652,9 @@ impl Agent {
         };
         // Shown to this decision's brain (a failed one's too): not shown again.
         self.shared.forget_observations(seen_observations);
+        if let Some(seen) = &seen_move {
+            self.shared.move_seen(seen);
+        }
         let in_reply_to: Vec<i64> = inbox.into_iter().flatten().collect();
         if !in_reply_to.is_empty() {
             self.inner.bus.publish(BusMessage::AgentReplied {
@@ -760,6 +792,8 @@ impl Agent {
             other_tasks: open.collect(),
             recent_messages: Vec::new(),
             observations: self.shared.observations(),
+            // Set by `think`, which remembers what it showed.
+            movement: None,
             incoming: self.pending.iter().map(|(m, _)| m.clone()).collect(),
             nearby,
             player_id: self.inner.options.player_id.clone(),
@@ -887,6 +921,17 @@ impl Agent {
                     self.shared.id, bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y
                 ),
             );
+            return;
+        }
+        if self.shared.movement == Movement::Requested {
+            let from = self.shared.state_and_position().1;
+            let request = self.shared.walk.lock().begin(from, to);
+            self.inner.bus.publish(BusMessage::AgentMoveRequested {
+                agent_id: self.shared.id.clone(),
+                move_id: request.move_id,
+                from: request.from,
+                to: request.to,
+            });
             return;
         }
         let (from, state) = {

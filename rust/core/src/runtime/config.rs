@@ -55,6 +55,12 @@ pub struct AgentConfig {
     /// Stored: a resumed agent keeps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomous: Option<bool>,
+    /// Who carries out its moves: `instant` (unset: the runtime puts it at the target at once)
+    /// or `requested` (the game does, after `agent_move_requested`, and reports how it ended
+    /// with `finish_move`; [`crate::moves`]). Not carried over when the agent is resumed: give
+    /// it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub movement: Option<crate::moves::Movement>,
     /// Seconds idle before an autonomous decision. Unset: the runtime's `idle_think_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_think_seconds: Option<f64>,

@@ -109,6 +109,10 @@ pub enum RuntimeError {
     /// No campaign is loaded under this id.
     #[error("unknown campaign '{0}' (load it with campaign_load)")]
     UnknownCampaign(String),
+    /// A move could not be finished: the agent never asked for it, or it is not under way
+    /// any more.
+    #[error(transparent)]
+    Move(#[from] crate::moves::MoveError),
     /// One of the runtime's caps is reached (running agents, loaded campaigns): the message
     /// names the cap, its option and what frees room.
     #[error("{0}")]
@@ -156,6 +160,8 @@ pub enum RuntimeErrorCode {
     UnknownCampaign,
     /// `limit_reached`.
     LimitReached,
+    /// `unknown_move`.
+    UnknownMove,
 }
 
 impl RuntimeErrorCode {
@@ -181,6 +187,7 @@ impl RuntimeErrorCode {
             RuntimeErrorCode::ActionRefused => "action_refused",
             RuntimeErrorCode::UnknownCampaign => "unknown_campaign",
             RuntimeErrorCode::LimitReached => "limit_reached",
+            RuntimeErrorCode::UnknownMove => "unknown_move",
         }
     }
 }
@@ -228,6 +235,7 @@ impl RuntimeError {
             RuntimeError::Campaign(_) => RuntimeErrorCode::InvalidMessage,
             RuntimeError::UnknownCampaign(_) => RuntimeErrorCode::UnknownCampaign,
             RuntimeError::LimitReached(_) => RuntimeErrorCode::LimitReached,
+            RuntimeError::Move(_) => RuntimeErrorCode::UnknownMove,
             RuntimeError::App(e) => {
                 use crate::apps::AppError as A;
                 match e {
@@ -774,6 +782,32 @@ impl Runtime {
         let shared = self.running(agent_id)?;
         shared.set_position(position);
         self.inner.world.update_position(agent_id, position);
+        Ok(())
+    }
+
+    /// Finishes a move the game carried out for a running agent (one it was asked for with
+    /// `agent_move_requested`): it arrived, or it is blocked and why. Publishes
+    /// `agent_move_finished`; the agent's next decision is told how the move ended. Errors:
+    /// `unknown_agent`; `unknown_move` when the agent never asked for that move, or it was
+    /// replaced by a newer one or finished already.
+    pub fn finish_move(
+        &self,
+        agent_id: &str,
+        move_id: u64,
+        outcome: crate::moves::MoveOutcome,
+    ) -> Result<(), RuntimeError> {
+        self.check_open()?;
+        let outcome = crate::moves::MoveOutcome::from_parts(outcome.end(), outcome.reason())
+            .map_err(RuntimeError::InvalidMessage)?;
+        let shared = self.running(agent_id)?;
+        let request = shared.end_move(move_id, outcome.clone())?;
+        self.inner.bus.publish(BusMessage::AgentMoveFinished {
+            agent_id: agent_id.to_string(),
+            move_id,
+            to: request.to,
+            outcome: outcome.end(),
+            reason: outcome.reason().map(str::to_string),
+        });
         Ok(())
     }
 
@@ -1326,6 +1360,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         seed: over.seed.or(base.seed),
         tools: over.tools.or(base.tools),
         app_id: over.app_id,
+        movement: over.movement,
         script: over.script,
     }
 }

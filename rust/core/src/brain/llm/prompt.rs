@@ -228,6 +228,9 @@ pub fn situation(context: &BrainContext) -> String {
             quoted(&r.content)
         );
     }
+    if let Some(movement) = &context.movement {
+        let _ = write!(out, "\n{}", movement.describe());
+    }
     for o in &context.observations {
         let _ = write!(out, "\nYou notice: {o}");
     }
@@ -375,6 +378,7 @@ mod tests {
             other_tasks: vec![],
             recent_messages: vec![],
             observations: Vec::new(),
+            movement: None,
             incoming: vec![IncomingMessage {
                 sender: "player_0".into(),
                 sender_name: "player_0".into(),
@@ -447,13 +451,21 @@ mod tests {
     fn observations_come_before_the_lines_to_answer() {
         let mut ctx = context();
         ctx.observations = vec!["The cellar door is locked.".into()];
+        ctx.movement = Some(crate::moves::MoveStatus {
+            move_id: 3,
+            to: Position::new(4.0, 5.0),
+            outcome: Some(crate::moves::MoveOutcome::Blocked(
+                "the gate is shut".into(),
+            )),
+        });
         let request = request(&ctx, &RequestOptions::default());
         let [ModelMessage::User { text }] = request.messages.as_slice() else {
             panic!("one user message: {:?}", request.messages)
         };
         assert!(
             text.ends_with(
-                "\nYou notice: The cellar door is locked.\n\
+                "\nYou could not get to (4, 5): the gate is shut\n\
+                 You notice: The cellar door is locked.\n\
                  Just now, player_0 (player_0) to you: \"Any bread left?\""
             ),
             "{text}"

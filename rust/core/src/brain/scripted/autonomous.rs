@@ -12,7 +12,16 @@ impl ScriptedBrain {
             .filter(|a| !a.agent_id.trim().is_empty() && a.agent_id != ctx.agent_id)
             .collect();
         let task = ctx.current_task.as_ref();
-        let can_move = allowed.moving && ctx.bounds.validate().is_ok();
+        // Walking already (the game carries the move out): no new move until it ends.
+        let walking = ctx.movement.as_ref().is_some_and(|m| m.outcome.is_none());
+        let can_move = allowed.moving && ctx.bounds.validate().is_ok() && !walking;
+        if can_move
+            && let Some(m) = &ctx.movement
+            && let Some(crate::moves::MoveOutcome::Blocked(reason)) = &m.outcome
+            && let Some(reply) = self.detour(ctx, m.to, reason)
+        {
+            return reply;
+        }
         let can_collaborate = allowed.collaborating
             && !nearby.is_empty()
             && task.is_some_and(|t| !self.collaborated_on(t.id));
@@ -137,6 +146,39 @@ impl ScriptedBrain {
             MOVE,
             json!({"x": number(target.x), "y": number(target.y)}),
             Some(reason),
+        );
+        Some(Self::act(vec![call]))
+    }
+
+    /// After a blocked move: 2–10 units away from the target that could not be reached, so the
+    /// next try comes from somewhere else (`None` when that is where it stands).
+    fn detour(
+        &mut self,
+        ctx: &BrainContext,
+        blocked: Position,
+        reason: &str,
+    ) -> Option<BrainReply> {
+        let bounds = ctx.bounds;
+        let origin = ctx.position;
+        let (dx, dy) = (origin.x - blocked.x, origin.y - blocked.y);
+        let dist = (dx * dx + dy * dy).sqrt();
+        if !origin.is_finite() || !dist.is_finite() || dist < f64::EPSILON {
+            return None;
+        }
+        let step = f64::from(self.rng.random_range(2u32..=10));
+        let target = snap(
+            Position::new(origin.x + dx / dist * step, origin.y + dy / dist * step),
+            bounds,
+        );
+        if target == origin {
+            return None;
+        }
+        let call = self.call(
+            MOVE,
+            json!({"x": number(target.x), "y": number(target.y)}),
+            Some(format!(
+                "could not get to {blocked} ({reason}): trying another way"
+            )),
         );
         Some(Self::act(vec![call]))
     }

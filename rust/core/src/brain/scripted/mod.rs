@@ -20,6 +20,8 @@
 //!   message, the current task, its role or small talk); working on the current task (`task_update`
 //!   lines, then after two or three of them a `complete_task` call with the task's id);
 //!   `collaborate` with a nearby agent on the current task (at most once per task); `wait` 1–5 s.
+//!   While a move the game carries out is under way it starts no other; after one was blocked
+//!   it first moves 2–10 units away from the target it could not reach.
 //!   Alone, it only rarely talks to no one (`monologue`, empty recipients).
 //! - **In an app** ([`BrainContext::app`]) it plays instead: one of the app actions it may call
 //!   now, picked at random, with arguments its schema accepts; `wait` when it has none.

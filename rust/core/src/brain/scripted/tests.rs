@@ -30,6 +30,7 @@ fn ctx() -> BrainContext {
         other_tasks: Vec::new(),
         recent_messages: Vec::new(),
         observations: Vec::new(),
+        movement: None,
         incoming: Vec::new(),
         nearby: Vec::new(),
         player_id: PLAYER.into(),
@@ -350,6 +351,48 @@ fn moves_are_steps_of_two_to_ten_units() {
         }
     }
     assert!(seen > 30, "{seen}");
+}
+
+#[test]
+fn no_move_while_walking_and_a_blocked_move_is_followed_by_a_detour() {
+    use crate::moves::{MoveOutcome, MoveStatus};
+    let mut c = ctx();
+    c.nearby = vec![agent("agent_002", "Bram", 80.0, 20.0)];
+    c.movement = Some(MoveStatus {
+        move_id: 1,
+        to: Position::new(60.0, 50.0),
+        outcome: None,
+    });
+    let mut brain = ScriptedBrain::new(&settings(5));
+    for _ in 0..200 {
+        let moved = check(&brain.next_reply(&c), &c)
+            .iter()
+            .any(|a| matches!(a, Action::Move { .. }));
+        assert!(!moved, "a new move while walking");
+    }
+    // Blocked east of it: the next decision heads west.
+    c.movement = Some(MoveStatus {
+        move_id: 1,
+        to: Position::new(60.0, 50.0),
+        outcome: Some(MoveOutcome::Blocked("a river".into())),
+    });
+    for seed in 0..30 {
+        let mut brain = ScriptedBrain::new(&settings(seed));
+        let reply = decide(&mut brain, &c);
+        let Some(Action::Move { x, y }) = check(&reply, &c).into_iter().next() else {
+            panic!("no detour: {reply:?}");
+        };
+        assert!(x < 50.0 && y == 50.0, "({x}, {y})");
+        assert!((2.0..=10.0).contains(&(50.0 - x)), "({x}, {y})");
+        assert!(
+            reply.tool_calls[0]
+                .reason
+                .as_deref()
+                .unwrap_or("")
+                .contains("a river"),
+            "{reply:?}"
+        );
+    }
 }
 
 #[test]

@@ -482,6 +482,60 @@ impl Request for Observe {
     }
 }
 
+/// Finish a move the client carried out for an agent (`agent_move_requested`, for an agent
+/// spawned with `movement: "requested"`) → `finish_move_response`: it `arrived`, or it is
+/// `blocked` and `reason` says why ("the door is locked"). The agent's next decision is told,
+/// and `agent_move_finished` is published. A move replaced by a newer one, or finished
+/// already, is `unknown_move`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FinishMove {
+    /// The agent.
+    #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
+    pub agent_id: String,
+    /// The move (`agent_move_requested.move_id`).
+    pub move_id: u64,
+    /// `arrived` or `blocked`.
+    pub outcome: crate::moves::MoveEnd,
+    /// Why it is blocked (required then, at most 500 characters; not given when it arrived).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::moves::MAX_BLOCKED_REASON_CHARS))]
+    pub reason: Option<String>,
+}
+
+impl Request for FinishMove {
+    const WRITES: bool = false;
+
+    fn route(&self) -> Route<'_> {
+        Route::Agent(&self.agent_id)
+    }
+
+    fn app(&self) -> Option<&str> {
+        None
+    }
+
+    fn runs(&self, _tools: &ToolRegistry) -> Runs {
+        Runs::Inline
+    }
+
+    fn handle(self, cx: &Cx<'_>) -> Handled {
+        let outcome = crate::moves::MoveOutcome::from_parts(self.outcome, self.reason.as_deref())
+            .map_err(RuntimeError::InvalidMessage);
+        cx.reply(
+            outcome
+                .and_then(|outcome| {
+                    cx.runtime
+                        .finish_move(&self.agent_id, self.move_id, outcome)
+                })
+                .map(|()| ServerMessage::FinishMoveResponse {
+                    request_id: cx.id(),
+                    agent_id: self.agent_id,
+                    move_id: self.move_id,
+                }),
+        )
+    }
+}
+
 /// Tokens spent and the budget: a running agent's, or the runtime's.
 fn token_usage(
     runtime: &Runtime,

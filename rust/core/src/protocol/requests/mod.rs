@@ -265,6 +265,7 @@ requests! {
     "set_token_budget" => SetTokenBudget,
     "set_agent_position" => SetAgentPosition,
     "observe" => Observe,
+    "finish_move" => FinishMove,
     "list_stored_agents" => ListStoredAgents,
     "list_tools" => ListTools,
     "call_tool" => CallTool,
