@@ -43,6 +43,11 @@ func _initialize() -> void:
 	OS.low_processor_usage_mode_sleep_usec = 0
 	await _frame_cost(npcs, frames, seconds, "back_to_back")
 	await _ask_round_trip(asks)
+	# A GDScript tool call: frames back to back, then at a game's 60 fps.
+	await _tool_round_trip(asks, "back_to_back")
+	OS.low_processor_usage_mode_sleep_usec = 16667
+	await _tool_round_trip(asks, "paced_60fps")
+	OS.low_processor_usage_mode_sleep_usec = 0
 	quit(1 if failed else 0)
 
 
@@ -156,6 +161,50 @@ func _ask_round_trip(asks: int) -> void:
 	print("NODE_BENCH ask asks=%d p50_ms=%.2f p99_ms=%.2f frames=%d" % [
 		times.size(), times[times.size() / 2], times[int(times.size() * 0.99)],
 		frame_counts[frame_counts.size() / 2]])
+	rt.free()
+
+
+## `calls` GDScript tool calls, one per ask, each timed by the runtime from the agent's call to
+## the answer back on its side (`get_last_tool_call_usec()`): the hop to the main thread (the
+## next frame), the Callable, the result back. Prints `NODE_BENCH tool pace=… calls=… p50_us=…
+## p99_us=…`.
+func _tool_round_trip(calls: int, pace: String) -> void:
+	var rt := AgentRuntime.new()
+	rt.database_path = DB
+	rt.idle_think_seconds = 3600.0
+	rt.thinking_seconds = 0.0
+	rt.speaking_seconds = 0.0
+	rt.register_tool("bench", "ping", "Answers pong.", {"n": "int"},
+			func(args): return {"pong": args.n})
+	var body := Node2D.new()
+	var agent := AgentNode.new()
+	var config := AgentConfig.new()
+	config.name = "Pinger"
+	config.autonomous = false
+	config.tool_sets = ["world", "bench"]
+	var replies: Array[Dictionary] = []
+	for i in calls:
+		replies.append({"assistant_text": "", "tool_calls": [
+			{"id": "c%d" % i, "tool": "ping", "args": {"n": i}}]})
+	config.scripted_replies = replies
+	agent.config = config
+	body.add_child(agent)
+	rt.add_child(body)
+	root.add_child(rt)
+	while not agent.is_spawned():
+		await process_frame
+	var times := PackedInt64Array()
+	for i in calls:
+		var reply: Dictionary = await agent.ask("Ping %d" % i)
+		if not reply.ok or reply.actions.is_empty() or reply.actions[0].outcome != "done":
+			printerr("tool call %d failed: %s" % [i, reply])
+			failed = true
+			break
+		times.append(rt.get_last_tool_call_usec())
+	times.sort()
+	if times.size() > 0:
+		print("NODE_BENCH tool pace=%s calls=%d p50_us=%d p99_us=%d" % [
+			pace, times.size(), times[times.size() / 2], times[int(times.size() * 0.99)]])
 	rt.free()
 
 

@@ -851,3 +851,54 @@ async fn a_requested_move_is_carried_out_by_the_game_and_its_outcome_reaches_the
     rt.finish_move(&id, 3, MoveOutcome::Arrived).unwrap();
     rt.shutdown(Duration::from_secs(1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_set_can_be_replaced_and_removed_while_agents_use_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    let set = |names: &[&str]| {
+        let mut registry = ToolRegistry::new();
+        for name in names {
+            registry
+                .register(
+                    ToolSpec::new(*name, "a shop tool", json!({"type": "object"})),
+                    |_| ToolOutput::ok(json!({})),
+                )
+                .unwrap();
+        }
+        registry
+    };
+    rt.set_tool_set("shop", set(&["price"])).unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let id = spawn(&rt, agent(Some(vec!["world", "shop"])));
+    collect(&mut sub, Duration::from_secs(3)).await;
+    let names = |ctx: &BrainContext| -> Vec<String> {
+        ctx.tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(names(&recorder.seen.lock()[0]).contains(&"price".to_string()));
+    // Replaced: the next decision sees the new tools.
+    rt.set_tool_set("shop", set(&["price", "stock"])).unwrap();
+    rt.send_message(&id, "Again.").unwrap();
+    collect(&mut sub, Duration::from_secs(3)).await;
+    assert!(names(&recorder.seen.lock()[1]).contains(&"stock".to_string()));
+    // A clash with the agent's world tools changes nothing.
+    let err = rt.set_tool_set("shop", set(&["move"])).unwrap_err();
+    assert_eq!(err.code().as_str(), "invalid_config");
+    assert!(err.to_string().contains("'move' of set 'world'"), "{err}");
+    // The built-in sets stay.
+    assert!(rt.set_tool_set("world", set(&["fly"])).is_err());
+    assert!(rt.remove_tool_set("games").is_err());
+    // Removed: detached from the agent.
+    assert!(rt.remove_tool_set("shop").unwrap());
+    assert_eq!(rt.agent_tool_sets(&id).unwrap(), ["world"]);
+    assert!(!rt.remove_tool_set("shop").unwrap());
+    rt.send_message(&id, "And now?").unwrap();
+    collect(&mut sub, Duration::from_secs(3)).await;
+    let last = names(recorder.seen.lock().last().unwrap());
+    assert!(!last.contains(&"stock".to_string()), "{last:?}");
+    rt.shutdown(Duration::from_secs(1));
+}

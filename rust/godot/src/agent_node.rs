@@ -126,6 +126,29 @@ impl BoundNode {
     }
 }
 
+/// A tool of one node ([method AgentNode.register_tool]), kept to register with the runtime
+/// when the agent spawns.
+#[derive(Clone)]
+struct OwnTool {
+    name: GString,
+    description: GString,
+    parameters: VarDictionary,
+    function: Callable,
+    read_only: bool,
+}
+
+impl OwnTool {
+    fn as_parts(&self) -> crate::script_tools::ToolParts {
+        crate::script_tools::ToolParts {
+            name: self.name.to_string(),
+            description: self.description.to_string(),
+            parameters: self.parameters.clone(),
+            function: self.function.clone(),
+            read_only: self.read_only,
+        }
+    }
+}
+
 /// A failed reply: `ok` false and `error` `{code, message}`.
 fn failed_reply(agent_id: &str, message_id: i64, code: &str, message: &str) -> VarDictionary {
     let mut d = VarDictionary::new();
@@ -217,6 +240,8 @@ pub struct AgentNode {
     /// The number of the agent's last requested move (its finish is reported as
     /// [signal move_finished]).
     last_move: u64,
+    /// Its own tools written in GDScript ([method register_tool]).
+    own_tools: Vec<OwnTool>,
     /// The runtime node it found (by id: the runtime may be freed first).
     runtime: Option<InstanceId>,
     core: Option<Arc<Runtime>>,
@@ -431,6 +456,63 @@ impl AgentNode {
         }
     }
 
+    /// Gives this agent alone a tool written in GDScript (others cannot call it): as
+    /// [method AgentRuntime.register_tool], in a tool set of the node's own. Registered before
+    /// the agent spawns, it is there from its first decision. Returns `false` (and
+    /// [signal error_occurred], `invalid_config`) for a bad name, schema or Callable.
+    /// ```gdscript
+    /// func _ready() -> void:
+    ///     $AgentNode.register_tool("open_door", "Open the bakery's back door.", {},
+    ///             func(_args): $BackDoor.open(); return {"opened": true})
+    /// ```
+    #[func]
+    pub fn register_tool(
+        &mut self,
+        name: GString,
+        description: GString,
+        parameters: VarDictionary,
+        function: Callable,
+        #[opt(default = false)] read_only: bool,
+    ) -> bool {
+        let tool = OwnTool {
+            name,
+            description,
+            parameters,
+            function,
+            read_only,
+        };
+        let result = match self.runtime_node().or_else(|| self.find_runtime()) {
+            // Checked now even before it spawns: the runtime's registry validates.
+            Some(mut runtime) => runtime
+                .bind_mut()
+                .register_node_tool(&self.tool_set_name(), &tool.as_parts()),
+            None => Ok(()),
+        };
+        match result {
+            Ok(()) => {
+                self.own_tools.retain(|t| t.name != tool.name);
+                self.own_tools.push(tool);
+                if let (Some(core), false) = (self.core.clone(), self.agent_id.is_empty()) {
+                    let _ = core.attach_tools(&self.agent_id, &self.tool_set_name());
+                }
+                true
+            }
+            Err(message) => {
+                self.fail("invalid_config", &message);
+                false
+            }
+        }
+    }
+
+    /// The names of its own tools ([method register_tool]).
+    #[func]
+    pub fn get_tool_names(&self) -> PackedStringArray {
+        self.own_tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
     /// Its agent's id (`agent_007`); empty while it does not run.
     #[func]
     pub fn get_agent_id(&self) -> GString {
@@ -487,6 +569,13 @@ impl AgentNode {
                 return;
             }
         };
+        let set = self.tool_set_name();
+        for tool in self.own_tools.clone() {
+            if let Err(message) = runtime.clone().bind_mut().register_node_tool(&set, &tool.as_parts()) {
+                self.fail("invalid_config", &message);
+                return;
+            }
+        }
         match crate::guard::guarded(
             "AgentNode spawn",
             || {
@@ -571,11 +660,28 @@ impl AgentNode {
         if !key.is_empty() {
             config.key = Some(key);
         }
+        // Its own tools come in their own set.
+        if !self.own_tools.is_empty() {
+            let set = self.tool_set_name();
+            let mut sets = config
+                .tools
+                .take()
+                .unwrap_or_else(|| vec![agents_core::runtime::WORLD_TOOLS.to_string()]);
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+            config.tools = Some(sets);
+        }
         // The game owns a body's position: its moves are the game's to carry out.
         if self.body().is_some() {
             config.movement = Some(Movement::Requested);
         }
         Ok(config)
+    }
+
+    /// The name of the tool set of its own tools: `node:<instance id>`.
+    fn tool_set_name(&self) -> String {
+        format!("node:{}", self.base().instance_id().to_i64())
     }
 
     /// Sends a line as the player; returns its message id.
@@ -658,6 +764,12 @@ impl AgentNode {
     /// Releases or terminates the agent, and finishes every open ask.
     fn detach(&mut self) {
         self.walk = None;
+        if !self.own_tools.is_empty()
+            && let Some(mut runtime) = self.runtime_node()
+        {
+            let set = self.tool_set_name();
+            runtime.bind_mut().remove_node_tools(&set);
+        }
         let agent_id = std::mem::take(&mut self.agent_id);
         if !agent_id.is_empty()
             && let Some(mut runtime) = self.runtime_node()

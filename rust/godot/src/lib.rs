@@ -41,6 +41,7 @@ pub mod agent_config;
 pub mod agent_node;
 pub mod agent_runtime;
 mod body;
+pub mod script_tools;
 pub mod campaign;
 pub mod convert;
 pub mod debugger;

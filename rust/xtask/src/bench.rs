@@ -245,7 +245,7 @@ pub fn node_bench(ctx: &Ctx) -> Result<(), String> {
     if !out.success() {
         problems.push(format!("the node bench ended with {}", out.ending()));
     }
-    for marker in ["NODE_BENCH frame ", "NODE_BENCH ask "] {
+    for marker in ["NODE_BENCH frame ", "NODE_BENCH ask ", "NODE_BENCH tool "] {
         if !out.output.contains(marker) {
             problems.push(format!("the node bench printed no `{marker}` line"));
         }

@@ -675,6 +675,46 @@ impl Runtime {
         Ok(())
     }
 
+    /// Replaces the tools of a set the application registered, or adds the set (a game's tools
+    /// as it defines them: the Godot extension's GDScript tools). Agents attached to it see the
+    /// new tools from their next decision. Errors (nothing changes): a built-in set (`world`,
+    /// `games`), an empty name, or a tool named like one of another set of an attached agent
+    /// (`invalid_config`, naming both).
+    pub fn set_tool_set(&self, name: &str, registry: ToolRegistry) -> Result<(), RuntimeError> {
+        let registry = Arc::new(registry);
+        let mut sets = self.inner.tool_sets.write();
+        let agents: Vec<Arc<AgentShared>> = self
+            .inner
+            .agents
+            .read()
+            .values()
+            .map(|entry| entry.shared.clone())
+            .collect();
+        let mut updated = Vec::new();
+        for shared in &agents {
+            let tools = shared.tools();
+            if tools.set(name).is_some() {
+                updated.push((shared, tools.replaced(name, &registry)?));
+            }
+        }
+        sets.replace(name, registry)?;
+        for (shared, tools) in updated {
+            shared.update_tools(|_| Ok(tools))?;
+        }
+        Ok(())
+    }
+
+    /// Removes a set the application registered, detaching it from every agent; whether it
+    /// was there. The built-in sets cannot be removed (`invalid_config`).
+    pub fn remove_tool_set(&self, name: &str) -> Result<bool, RuntimeError> {
+        let mut sets = self.inner.tool_sets.write();
+        let removed = sets.remove(name)?;
+        for entry in self.inner.agents.read().values() {
+            entry.shared.update_tools(|tools| Ok(tools.without(name)))?;
+        }
+        Ok(removed)
+    }
+
     /// The names of the registered tool sets, sorted.
     pub fn tool_set_names(&self) -> Vec<String> {
         self.inner.tool_sets.read().names()

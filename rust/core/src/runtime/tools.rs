@@ -34,6 +34,9 @@ pub enum ToolSetError {
     /// A set of that name exists already.
     #[error("a tool set named '{0}' is already registered")]
     Duplicate(String),
+    /// The built-in sets (`world`, `games`) cannot be replaced or removed.
+    #[error("the tool set '{0}' is built in: it cannot be replaced or removed")]
+    BuiltIn(String),
     /// A set name must be non-empty.
     #[error("invalid tool set name '{0}': it must not be empty")]
     InvalidName(String),
@@ -85,6 +88,30 @@ impl ToolSets {
         }
         self.sets.insert(name.to_string(), registry);
         Ok(())
+    }
+
+    /// Replaces the registry of `name`, or adds it. The built-in sets cannot be replaced.
+    pub(crate) fn replace(
+        &mut self,
+        name: &str,
+        registry: Arc<ToolRegistry>,
+    ) -> Result<(), ToolSetError> {
+        if name.trim().is_empty() {
+            return Err(ToolSetError::InvalidName(name.to_string()));
+        }
+        if name == WORLD_TOOLS || name == GAME_TOOLS {
+            return Err(ToolSetError::BuiltIn(name.to_string()));
+        }
+        self.sets.insert(name.to_string(), registry);
+        Ok(())
+    }
+
+    /// Removes the set `name` (built-in sets stay); whether it was there.
+    pub(crate) fn remove(&mut self, name: &str) -> Result<bool, ToolSetError> {
+        if name == WORLD_TOOLS || name == GAME_TOOLS {
+            return Err(ToolSetError::BuiltIn(name.to_string()));
+        }
+        Ok(self.sets.remove(name).is_some())
     }
 
     pub(crate) fn get(&self, name: &str) -> Result<Arc<ToolRegistry>, ToolSetError> {
@@ -141,6 +168,37 @@ impl AgentTools {
         }
         let mut sets = self.sets.clone();
         sets.push((set, registry));
+        Ok(AgentTools::from_sets(sets))
+    }
+
+    /// These tools with the attached set `set` replaced by `registry` (no change when it is not
+    /// attached). Errors when a tool of `registry` is named like one of another attached set.
+    pub(crate) fn replaced(
+        &self,
+        set: &str,
+        registry: &Arc<ToolRegistry>,
+    ) -> Result<AgentTools, ToolSetError> {
+        if self.set(set).is_none() {
+            return Ok(self.clone_sets());
+        }
+        let others = self.without(set);
+        for tool in registry.tools() {
+            if let Some((other, _)) = others.find(tool.name()) {
+                return Err(ToolSetError::Clash {
+                    set: set.to_string(),
+                    tool: tool.name().to_string(),
+                    other: other.to_string(),
+                });
+            }
+        }
+        let sets = self
+            .sets
+            .iter()
+            .map(|(name, current)| {
+                let registry = if name == set { registry } else { current };
+                (name.clone(), registry.clone())
+            })
+            .collect();
         Ok(AgentTools::from_sets(sets))
     }
 
