@@ -681,3 +681,46 @@ func test_house_game_played_by_the_human() -> void:
 	var bad := _app(null, "bad", {"game": {"name": "sea_battle", "opponent": "human"}})
 	assert_false(bad.register(rt))
 	assert_contains(bad.get_last_error(), "game.opponent: sea_battle is played against the built-in AI only")
+
+
+func test_awaited_human_actions_and_a_handler_that_awaits() -> void:
+	var rt := _runtime("awaited")
+	var app := _app(rt, "oven", {"control_mode": "human", "world_tools": false, "actions": [
+		{"name": "bake", "description": "Bake a loaf", "params": {"item": "string"}},
+		{"name": "burn", "description": "Burn it"},
+	]})
+	var steps := []
+	# The handler awaits (an animation, a timer) before it answers.
+	app.action_handler = func(action, params, by):
+		steps.append("started " + action)
+		await tree.create_timer(0.05).timeout
+		steps.append("finished " + action)
+		if action == "burn":
+			return {"error": "the oven is cold"}
+		return {"result": "baked " + params.item, "state": {"loaves": 1}}
+	var result: Dictionary = await app.perform("bake", {"item": "rye"})
+	assert_true(result.ok, str(result))
+	assert_eq(result.error, {})
+	assert_eq(result.record.result, "baked rye")
+	assert_eq(result.record.by, "human")
+	assert_eq(steps, ["started bake", "finished bake"], "answered when the coroutine ended")
+	assert_eq(app.get_state(), {"loaves": 1})
+	# The game fails it: action_failed, with the game's reason.
+	result = await app.perform("burn", {})
+	assert_false(result.ok)
+	assert_eq(result.error.code, "action_failed")
+	assert_eq(result.error.message, "the oven is cold")
+	# Refused before the game sees it: action_refused.
+	result = await app.perform("bake", {"item": 3})
+	assert_eq(result.error.code, "action_refused", str(result))
+	result = await app.perform("fly", {})
+	assert_eq(result.error.code, "action_refused")
+	assert_contains(result.error.message, "Action not available")
+	app.control_mode = "agent"
+	var op: AgentOperation = app.perform_async("bake", {"item": "spelt"})
+	await op.finished
+	assert_eq(op.get_result().error.message, "Agent is in control")
+	# Not registered: resolves at once.
+	app.unregister()
+	result = await app.perform("bake", {"item": "rye"})
+	assert_eq(result.error.code, "action_refused")

@@ -182,3 +182,37 @@ func test_gm_turns_through_a_scripted_agent() -> void:
 	# Bad turn actors are refused before anything starts.
 	assert_false(c.take_turn("hi", "npc_1"))
 	assert_contains(c.get_last_error(), "not in the party")
+
+
+func test_a_turn_can_be_awaited_and_a_refused_one_resolves_too() -> void:
+	var dir := _clean("awaited")
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DIR, "awaited")
+	rt.idle_think_seconds = 1000.0
+	add_to_tree(rt)
+	var gm := rt.spawn_agent({"name": "Morgana", "role": "game master"})
+	var c := _fresh()
+	assert_true(c.save_file(dir + "/campaign.json"))
+	var refused: Dictionary = await c.turn("hello")
+	assert_false(refused.ok)
+	assert_eq(refused.error.code, "turn_refused")
+	assert_contains(refused.error.message, "no game master attached")
+	assert_true(c.attach_gm(rt, gm), c.get_last_error())
+	var result: Dictionary = await c.turn("Where can I go?")
+	assert_true(result.ok, str(result))
+	assert_eq(result.error, {})
+	assert_eq(result.entry.turn_id, "turn_0001")
+	assert_contains(result.entry.assistant_text, "Side Room")
+	# The object form: polled, then the same result.
+	var op: AgentOperation = c.turn_async("I go to the side room", "pc_002")
+	assert_false(op.is_finished())
+	var busy: Dictionary = await c.turn("again")
+	assert_eq(busy.error.code, "turn_refused", "one turn at a time")
+	var done: Dictionary = await op.finished
+	assert_true(done.ok, str(done))
+	assert_eq(op.get_result().entry.actor_id, "pc_002")
+	# A GM whose runtime stopped: the awaited turn fails, never hangs.
+	rt.stop()
+	var stopped: Dictionary = await c.turn("Anyone there?")
+	assert_false(stopped.ok)
+	assert_eq(stopped.error.code, "turn_refused")

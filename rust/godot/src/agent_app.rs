@@ -30,6 +30,12 @@ use crate::agent_action::AgentAction;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
 use crate::guard::put;
+use crate::operation::AgentOperation;
+
+/// The `error.code` of an awaited human action refused before it reached the game.
+const ACTION_REFUSED: &str = "action_refused";
+/// The `error.code` of an awaited human action the game failed (or that timed out).
+const ACTION_FAILED: &str = "action_failed";
 
 /// Most outbound items (actions, records, events, chat lines) handled per frame; the rest wait.
 const MAX_OUTBOUND_PER_FRAME: usize = 1024;
@@ -443,6 +449,8 @@ pub struct AgentApp {
     human_tx: Option<mpsc::UnboundedSender<HumanDone>>,
     human_rx: Option<mpsc::UnboundedReceiver<HumanDone>>,
     next_request: i64,
+    /// Awaited human actions ([method perform]): request id → operation.
+    awaiting: Vec<(i64, Gd<AgentOperation>)>,
     /// The attached agent: id and display name.
     agent: Option<(String, String)>,
     /// Register through [member runtime_path] at the next chance.
@@ -866,6 +874,37 @@ impl AgentApp {
     /// when not registered or for params with no JSON form.
     #[func]
     pub fn human_action(&mut self, action: GString, params: VarDictionary) -> i64 {
+        self.start_human_action(action, params)
+    }
+
+    /// The human performs [param action] with [param params], as [method human_action] does,
+    /// and returns the signal to await for its end: `var result = await app.perform("place",
+    /// {"row": 0, "col": 2})`. The result ([AgentOperation]) has `ok`, `record` (the action's
+    /// record, as [signal human_action_done] gives it) and `error`: `action_refused` (refused
+    /// before it reached the game: `Agent is in control`, `Action not available: …`, invalid
+    /// parameters, the app not registered) or `action_failed` (the game failed it, or it timed
+    /// out). It always resolves.
+    #[func]
+    pub fn perform(&mut self, action: GString, params: VarDictionary) -> Signal {
+        let op = self.perform_async(action, params);
+        AgentOperation::signal(&op)
+    }
+
+    /// Like [method perform], returning the [AgentOperation] itself.
+    #[func]
+    pub fn perform_async(&mut self, action: GString, params: VarDictionary) -> Gd<AgentOperation> {
+        let request_id = self.start_human_action(action, params);
+        if request_id == 0 {
+            return AgentOperation::done(Err((ACTION_REFUSED, self.last_error.clone())));
+        }
+        let op = AgentOperation::start();
+        self.awaiting.push((request_id, op.clone()));
+        op
+    }
+
+    /// Starts a human action (see [method human_action]); its request id, `0` when it could
+    /// not start.
+    fn start_human_action(&mut self, action: GString, params: VarDictionary) -> i64 {
         let name = action.to_string();
         let params = match convert::dictionary_to_json(&params) {
             Ok(map) => Value::Object(map),
@@ -1396,6 +1435,11 @@ impl AgentApp {
                 let _reentrant = self.base_mut();
                 handler.callv(&args)
             };
+            if let Some(state) = crate::script_tools::function_state(&answer) {
+                // A coroutine (it awaits an animation): the action is answered when it ends.
+                self.answer_when_completed(state, action_id);
+                return;
+            }
             outcome_from_variant(&answer)
         };
         let (outcome, handler_error) = match outcome {
@@ -1408,6 +1452,34 @@ impl AgentApp {
         if let Some(e) = handler_error {
             self.last_error = e;
         }
+    }
+
+    /// Answers `action_id` with what the handler coroutine `state` returns when it completes.
+    fn answer_when_completed(&mut self, mut state: Gd<godot::classes::Object>, action_id: i64) {
+        let app = self.to_gd().instance_id();
+        let mut pending = Some(action_id);
+        let done = Callable::from_fn("action_handler_completed", move |args: &[&Variant]| {
+            let (Some(action_id), Ok(mut app)) =
+                (pending.take(), Gd::<AgentApp>::try_from_instance_id(app))
+            else {
+                return;
+            };
+            let value = args.first().map_or_else(Variant::nil, |v| (*v).clone());
+            let mut app = app.bind_mut();
+            let (outcome, handler_error) = match outcome_from_variant(&value) {
+                Ok(outcome) => (outcome, None),
+                Err(e) => (ActionOutcome::failed(e.clone()), Some(e)),
+            };
+            app.answer("action_handler", action_id, outcome);
+            if let Some(e) = handler_error {
+                app.last_error = e;
+            }
+        });
+        state.connect_flags(
+            "completed",
+            &done,
+            godot::classes::object::ConnectFlags::ONE_SHOT,
+        );
     }
 
     fn drain_human(&mut self) {
@@ -1439,9 +1511,26 @@ impl AgentApp {
                     record
                 }
             };
+            let record_dict = json_dict(&record);
+            if let Some(i) = self.awaiting.iter().position(|(id, _)| *id == done.request_id) {
+                let (_, mut op) = self.awaiting.swap_remove(i);
+                let result = match (&done.result, record["ok"].as_bool()) {
+                    (Ok(_), Some(true)) => {
+                        let mut keys = VarDictionary::new();
+                        put(&mut keys, "record", record_dict.to_variant());
+                        Ok(keys)
+                    }
+                    (Ok(_), _) => Err((
+                        ACTION_FAILED,
+                        record["error"].as_str().unwrap_or("the action failed").to_string(),
+                    )),
+                    (Err(e), _) => Err((ACTION_REFUSED, e.to_string())),
+                };
+                op.bind_mut().finish(result);
+            }
             self.signals()
                 .human_action_done()
-                .emit(done.request_id, &json_dict(&record));
+                .emit(done.request_id, &record_dict);
         }
     }
 
@@ -1457,6 +1546,13 @@ impl AgentApp {
 impl Drop for AgentApp {
     fn drop(&mut self) {
         self.unregister_quietly();
+        // Awaited human actions resolve, never hang.
+        for (_, mut op) in std::mem::take(&mut self.awaiting) {
+            op.bind_mut().finish(Err((
+                ACTION_FAILED,
+                "the AgentApp was freed before the action ended".into(),
+            )));
+        }
     }
 }
 

@@ -22,9 +22,15 @@ use tokio::sync::oneshot;
 use crate::agent_app::guarded;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
+use crate::operation::AgentOperation;
 
 /// The name of the method polled each frame while a turn is out.
 const POLL_METHOD: &str = "_poll_turn";
+
+/// The `error.code` of an awaited turn that could not start ([method Campaign.turn]).
+const TURN_REFUSED: &str = "turn_refused";
+/// The `error.code` of an awaited turn whose GM could not decide.
+const TURN_FAILED: &str = "turn_failed";
 
 /// A turn whose answer is being decided.
 struct Pending {
@@ -71,6 +77,8 @@ pub struct Campaign {
     actions: Vec<AppliedAction>,
     gm: Option<(Gd<AgentRuntime>, String)>,
     pending: Option<Pending>,
+    /// The awaited turn ([method turn]), finished with the turn.
+    waiting: Option<Gd<AgentOperation>>,
     last_error: String,
     base: Base<Resource>,
 }
@@ -86,6 +94,7 @@ impl IResource for Campaign {
             actions: Vec::new(),
             gm: None,
             pending: None,
+            waiting: None,
             last_error: String::new(),
             base,
         }
@@ -473,6 +482,33 @@ impl Campaign {
         true
     }
 
+    /// Takes a GM turn as [method take_turn] does and returns the signal to await for its end:
+    /// `var result = await campaign.turn("Where can I go?")`. The result ([AgentOperation]) has
+    /// `ok`, `entry` (the turn, as [signal turn_completed] gives it) and `error`: `turn_refused`
+    /// (no GM attached, its runtime not running, a turn already running, an actor outside the
+    /// party) or `turn_failed` (the GM could not decide; the message says why). It always
+    /// resolves.
+    #[func]
+    pub fn turn(&mut self, user_input: GString, #[opt(default = "")] actor_id: GString) -> Signal {
+        let op = self.turn_async(user_input, actor_id);
+        AgentOperation::signal(&op)
+    }
+
+    /// Like [method turn], returning the [AgentOperation] itself.
+    #[func]
+    pub fn turn_async(
+        &mut self,
+        user_input: GString,
+        #[opt(default = "")] actor_id: GString,
+    ) -> Gd<AgentOperation> {
+        if !self.take_turn(user_input, actor_id) {
+            return AgentOperation::done(Err((TURN_REFUSED, self.last_error.clone())));
+        }
+        let op = AgentOperation::start();
+        self.waiting = Some(op.clone());
+        op
+    }
+
     /// Why the last call failed.
     #[func]
     pub fn get_last_error(&self) -> GString {
@@ -507,6 +543,9 @@ impl Campaign {
             Ok(entry) => self.completed(entry),
             Err(message) => {
                 self.last_error = format!("take_turn: {message}");
+                if let Some(mut op) = self.waiting.take() {
+                    op.bind_mut().finish(Err((TURN_FAILED, message.clone())));
+                }
                 self.signals().turn_failed().emit(message.as_str());
             }
         }
@@ -573,6 +612,11 @@ impl Campaign {
         self.applied(&entry.applied_actions, &entry.effects);
         let dict = convert::serialize_to_dictionary(&entry);
         self.turns.push(entry);
+        if let Some(mut op) = self.waiting.take() {
+            let mut keys = VarDictionary::new();
+            crate::guard::put(&mut keys, "entry", dict.to_variant());
+            op.bind_mut().finish(Ok(keys));
+        }
         self.signals().turn_completed().emit(&dict);
     }
 

@@ -42,6 +42,7 @@ pub mod agent_node;
 pub mod agent_runtime;
 mod body;
 pub mod script_tools;
+pub mod operation;
 pub mod campaign;
 pub mod convert;
 pub mod debugger;

@@ -290,11 +290,7 @@ impl PendingCall {
             callable.call(&[args])
         };
         let tool = self.tool.clone();
-        let state = value
-            .try_to::<Gd<Object>>()
-            .ok()
-            .filter(|o| o.is_class("GDScriptFunctionState"));
-        let Some(mut state) = state else {
+        let Some(mut state) = function_state(&value) else {
             self.answer(output_from_value(&tool, &value));
             return;
         };
@@ -312,6 +308,15 @@ impl PendingCall {
             godot::classes::object::ConnectFlags::ONE_SHOT,
         );
     }
+}
+
+/// The coroutine state a function returned when it `await`ed (its `completed` signal carries
+/// the function's final value), or `None` when it returned a value.
+pub(crate) fn function_state(value: &Variant) -> Option<Gd<Object>> {
+    value
+        .try_to::<Gd<Object>>()
+        .ok()
+        .filter(|o| o.is_class("GDScriptFunctionState"))
 }
 
 /// What a tool's function returned, as its output.
