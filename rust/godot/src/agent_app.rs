@@ -878,8 +878,8 @@ impl AgentApp {
     }
 
     /// The human performs [param action] with [param params], as [method human_action] does,
-    /// and returns the signal to await for its end: `var result = await app.perform("place",
-    /// {"row": 0, "col": 2})`. The result ([AgentOperation]) has `ok`, `record` (the action's
+    /// and returns the signal to await for its end:
+    /// `var result = await app.perform("place", {"row": 0, "col": 2})`. The result ([AgentOperation]) has `ok`, `record` (the action's
     /// record, as [signal human_action_done] gives it) and `error`: `action_refused` (refused
     /// before it reached the game: `Agent is in control`, `Action not available: …`, invalid
     /// parameters, the app not registered) or `action_failed` (the game failed it, or it timed
@@ -1512,7 +1512,11 @@ impl AgentApp {
                 }
             };
             let record_dict = json_dict(&record);
-            if let Some(i) = self.awaiting.iter().position(|(id, _)| *id == done.request_id) {
+            if let Some(i) = self
+                .awaiting
+                .iter()
+                .position(|(id, _)| *id == done.request_id)
+            {
                 let (_, mut op) = self.awaiting.swap_remove(i);
                 let result = match (&done.result, record["ok"].as_bool()) {
                     (Ok(_), Some(true)) => {
@@ -1522,7 +1526,10 @@ impl AgentApp {
                     }
                     (Ok(_), _) => Err((
                         ACTION_FAILED,
-                        record["error"].as_str().unwrap_or("the action failed").to_string(),
+                        record["error"]
+                            .as_str()
+                            .unwrap_or("the action failed")
+                            .to_string(),
                     )),
                     (Err(e), _) => Err((ACTION_REFUSED, e.to_string())),
                 };

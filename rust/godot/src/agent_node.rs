@@ -507,10 +507,7 @@ impl AgentNode {
     /// The names of its own tools ([method register_tool]).
     #[func]
     pub fn get_tool_names(&self) -> PackedStringArray {
-        self.own_tools
-            .iter()
-            .map(|t| t.name.clone())
-            .collect()
+        self.own_tools.iter().map(|t| t.name.clone()).collect()
     }
 
     /// Its agent's id (`agent_007`); empty while it does not run.
@@ -571,7 +568,11 @@ impl AgentNode {
         };
         let set = self.tool_set_name();
         for tool in self.own_tools.clone() {
-            if let Err(message) = runtime.clone().bind_mut().register_node_tool(&set, &tool.as_parts()) {
+            if let Err(message) = runtime
+                .clone()
+                .bind_mut()
+                .register_node_tool(&set, &tool.as_parts())
+            {
                 self.fail("invalid_config", &message);
                 return;
             }

@@ -867,8 +867,9 @@ impl AgentRuntime {
             }
             Some((_, true)) => {
                 if self.runtime.is_some() {
-                    let _ =
-                        self.call_runtime("", "unregister_tool", |rt| rt.remove_tool_set(&set).map_err(failure));
+                    let _ = self.call_runtime("", "unregister_tool", |rt| {
+                        rt.remove_tool_set(&set).map_err(failure)
+                    });
                 }
                 true
             }
@@ -1676,7 +1677,11 @@ impl AgentRuntime {
         };
         let published = crate::guard::guarded(
             "register_tool",
-            || runtime.set_tool_set(set, registry).map_err(|e| e.to_string()),
+            || {
+                runtime
+                    .set_tool_set(set, registry)
+                    .map_err(|e| e.to_string())
+            },
             |message| message,
         );
         if published.is_err()

@@ -41,14 +41,14 @@ pub mod agent_config;
 pub mod agent_node;
 pub mod agent_runtime;
 mod body;
-pub mod script_tools;
-pub mod operation;
 pub mod campaign;
 pub mod convert;
 pub mod debugger;
 pub mod docs;
 pub mod game_tools;
 mod guard;
+pub mod operation;
+pub mod script_tools;
 
 use godot::prelude::*;
 

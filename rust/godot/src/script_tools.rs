@@ -187,38 +187,39 @@ impl ScriptTools {
             let tx = self.tx.clone();
             let last_usec = self.last_usec.clone();
             let (set, name) = (set.to_string(), tool.spec.name.clone());
-            let added = registry.register_async(tool.spec.clone(), move |args, ctx: ToolContext| {
-                let called = Instant::now();
-                let last_usec = last_usec.clone();
-                let (reply, answer) = oneshot::channel();
-                let sent = tx.send(PendingCall {
-                    set: set.clone(),
-                    tool: name.clone(),
-                    args,
-                    agent_id: ctx.agent_id.clone(),
-                    cancel: ctx.cancel.clone(),
-                    reply,
-                });
-                let name = name.clone();
-                async move {
-                    if sent.is_err() {
-                        return failed(&name, "tool_failed", "the game is gone".into());
-                    }
-                    let answer = answer.await;
-                    let usec = i64::try_from(called.elapsed().as_micros()).unwrap_or(i64::MAX);
-                    last_usec.store(usec, Ordering::Relaxed);
-                    answer.unwrap_or_else(|_| {
-                        failed(
-                            &name,
-                            "tool_failed",
-                            format!(
-                                "tool '{name}' ended without an answer (its coroutine's object \
+            let added =
+                registry.register_async(tool.spec.clone(), move |args, ctx: ToolContext| {
+                    let called = Instant::now();
+                    let last_usec = last_usec.clone();
+                    let (reply, answer) = oneshot::channel();
+                    let sent = tx.send(PendingCall {
+                        set: set.clone(),
+                        tool: name.clone(),
+                        args,
+                        agent_id: ctx.agent_id.clone(),
+                        cancel: ctx.cancel.clone(),
+                        reply,
+                    });
+                    let name = name.clone();
+                    async move {
+                        if sent.is_err() {
+                            return failed(&name, "tool_failed", "the game is gone".into());
+                        }
+                        let answer = answer.await;
+                        let usec = i64::try_from(called.elapsed().as_micros()).unwrap_or(i64::MAX);
+                        last_usec.store(usec, Ordering::Relaxed);
+                        answer.unwrap_or_else(|_| {
+                            failed(
+                                &name,
+                                "tool_failed",
+                                format!(
+                                    "tool '{name}' ended without an answer (its coroutine's object \
                                  was freed before it finished)"
-                            ),
-                        )
-                    })
-                }
-            });
+                                ),
+                            )
+                        })
+                    }
+                });
             // The schema compiled at registration.
             debug_assert!(added.is_ok());
         }
