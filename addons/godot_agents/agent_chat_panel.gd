@@ -2,7 +2,10 @@
 ## lines such as [code]🎮 ⚔️ Combat: Lv.15 Goblin[/code]), its actions as compact lines
 ## ([code]#3 agent place { col: 2, row: 1 } → ok[/code]) and its events
 ## ([code]Event: roundEnded — { winner: X }[/code]), and a line edit for the human to talk to the
-## agent ([method AgentApp.human_says]).
+## agent ([method AgentApp.human_says]). Or a talk panel for any agent: point [member agent_path]
+## at an [AgentNode] and the panel shows what you say, what the agent answers (a model brain's
+## text as it streams in), and why it could not answer; sending asks it
+## ([method AgentNode.ask]).
 ##
 ## Point [member app_path] at an [AgentApp] (or set [member app]); the panel reads the app's
 ## transcript ([method AgentApp.get_transcript]) every frame, so it shows what the app's session
@@ -38,6 +41,13 @@ const COLORS := {
 		_app = null
 		_reset()
 
+## The [AgentNode] to talk to, when the panel is not following an app: its lines, its streamed
+## text and its failures, and what you send it.
+@export var agent_path: NodePath:
+	set(value):
+		agent_path = value
+		_set_agent(null)
+
 ## How many lines the panel keeps (the oldest go first).
 @export_range(10, 2000, 1) var max_lines := 200
 
@@ -63,6 +73,9 @@ var app: Node:
 		return _resolve()
 
 var _app: Node = null
+## The AgentNode followed, and the entry its streamed text goes into (-1: none).
+var _agent: Node = null
+var _live := -1
 ## [line, color] pairs shown, oldest first.
 var _entries: Array = []
 var _seq := 0
@@ -102,11 +115,24 @@ func _process(_delta: float) -> void:
 	refresh()
 
 
+## The [AgentNode] talked to: the node at [member agent_path], or the one given here.
+func set_agent(node: Node) -> void:
+	_set_agent(node)
+
+
+## The [AgentNode] talked to (null when none).
+func get_agent() -> Node:
+	return _resolve_agent()
+
+
 ## Reads what the app added since the last frame (the panel does this every frame; call it to
 ## see new lines at once).
 func refresh() -> void:
 	var followed := _resolve()
 	if followed == null:
+		_resolve_agent()
+		if _dirty:
+			_redraw()
 		return
 	var epoch: int = followed.get_transcript_epoch()
 	if epoch != _epoch:
@@ -145,9 +171,16 @@ func get_lines() -> PackedStringArray:
 ## does: the line appears with the next refresh. Returns [code]false[/code] for an empty text
 ## or without an app (see the app's [method AgentApp.get_last_error]).
 func send(text: String) -> bool:
-	var followed := _resolve()
-	if followed == null or text.strip_edges().is_empty():
+	if text.strip_edges().is_empty():
 		return false
+	var followed := _resolve()
+	if followed == null:
+		var talked_to := _resolve_agent()
+		if talked_to == null:
+			return false
+		_ask(talked_to, text)
+		message_sent.emit(text)
+		return true
 	if not followed.human_says(text):
 		return false
 	message_sent.emit(text)
@@ -180,6 +213,79 @@ func _resolve() -> Node:
 		if found != null and found.is_class("AgentApp"):
 			_app = found
 	return _app
+
+
+func _resolve_agent() -> Node:
+	if _agent != null and not is_instance_valid(_agent):
+		_agent = null
+	if _agent == null and not agent_path.is_empty() and is_inside_tree():
+		var found := get_node_or_null(agent_path)
+		if found != null and found.is_class("AgentNode"):
+			_set_agent(found)
+	return _agent
+
+
+func _set_agent(node: Node) -> void:
+	if _agent != null and is_instance_valid(_agent):
+		for connection in [["spoke", _on_spoke], ["speech_streamed", _on_streamed],
+				["error_occurred", _on_error]]:
+			if _agent.is_connected(connection[0], connection[1]):
+				_agent.disconnect(connection[0], connection[1])
+	_agent = node
+	_live = -1
+	if node != null:
+		node.connect("spoke", _on_spoke)
+		node.connect("speech_streamed", _on_streamed)
+		node.connect("error_occurred", _on_error)
+
+
+## The name the agent's lines go under: its config's name, else its character's.
+func _agent_name() -> String:
+	if _agent == null:
+		return "Agent"
+	var config = _agent.get("config")
+	if config != null and not str(config.name).is_empty():
+		return config.name
+	var body := _agent.get_parent()
+	return body.name if body != null else "Agent"
+
+
+func _ask(node: Node, text: String) -> void:
+	_add("You: " + text, COLORS.human)
+	var reply: Dictionary = await node.ask(text)
+	if not reply.ok:
+		_add("(%s could not answer: %s)" % [_agent_name(), reply.error.message], COLORS.system)
+
+
+func _on_streamed(delta: String) -> void:
+	if _live < 0:
+		_add(_agent_name() + ": ", COLORS.agent)
+		_live = _entries.size() - 1
+	_entries[_live][0] += delta
+	_dirty = true
+
+
+func _on_spoke(text: String, _recipients: PackedStringArray) -> void:
+	var line := "%s: %s" % [_agent_name(), text]
+	if _live >= 0 and _live < _entries.size():
+		_entries[_live][0] = line
+		_live = -1
+		_dirty = true
+	else:
+		_add(line, COLORS.agent)
+
+
+func _on_error(code: String, message: String) -> void:
+	_live = -1
+	_add("(%s: %s)" % [code, message], COLORS.system)
+
+
+func _add(line: String, color: Color) -> void:
+	_entries.append([line, color])
+	while _entries.size() > max_lines:
+		_entries.pop_front()
+		_live -= 1
+	_dirty = true
 
 
 func _reset() -> void:

@@ -397,3 +397,37 @@ func test_a_body_that_makes_no_headway_is_blocked() -> void:
 	assert_false(finished[0][0])
 	assert_true(finished[0][1].begins_with("stuck at"), finished[0][1])
 	assert_true(body.position.x < 100.0 - 10.0 + 0.5, "the wall held: %s" % [body.position])
+
+
+func test_the_chat_panel_talks_to_any_agent_and_shows_streamed_text() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "panel"))
+	var npc := _npc("Mira", "", "baker")
+	rt.add_child(npc)
+	var panel := AgentChatPanel.new()
+	panel.agent_path = ^"../Mira/AgentNode"
+	rt.add_child(panel)
+	var agent := _agent(npc)
+	# Before it spawns: the failure is shown, nothing hangs.
+	add_to_tree(rt)
+	assert_eq(panel.get_agent(), agent)
+	assert_true(panel.send("Too early?"))
+	assert_true(await wait_until(func(): return panel.get_lines().size() >= 2, 5.0), str(panel.get_lines()))
+	assert_eq(panel.get_lines()[0], "You: Too early?")
+	assert_true(panel.get_lines()[1].begins_with("(Mira could not answer:"), panel.get_lines()[1])
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0))
+	panel.clear()
+	assert_true(panel.send("Good morning, is the bread ready?"))
+	assert_false(panel.send("   "), "nothing to send")
+	assert_true(await wait_until(func(): return panel.get_lines().size() >= 2, 5.0), str(panel.get_lines()))
+	var lines := panel.get_lines()
+	assert_eq(lines[0], "You: Good morning, is the bread ready?")
+	assert_true(lines[1].begins_with("Mira: ") and lines[1].length() > 6, lines[1])
+	# A model brain's text grows in one line as it streams, then becomes the line said.
+	panel.clear()
+	agent.speech_streamed.emit("Fresh ")
+	agent.speech_streamed.emit("bread at")
+	assert_eq(panel.get_lines(), PackedStringArray(["Mira: Fresh bread at"]))
+	agent.spoke.emit("Fresh bread at noon!", PackedStringArray(["player_0"]))
+	assert_eq(panel.get_lines(), PackedStringArray(["Mira: Fresh bread at noon!"]))
+	agent.error_occurred.emit("brain_error", "the model server is down")
+	assert_eq(panel.get_lines()[1], "(brain_error: the model server is down)")
