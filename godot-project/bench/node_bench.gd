@@ -169,6 +169,8 @@ func _ask_round_trip(asks: int) -> void:
 ## next frame), the Callable, the result back. Prints `NODE_BENCH tool pace=… calls=… p50_us=…
 ## p99_us=…`.
 func _tool_round_trip(calls: int, pace: String) -> void:
+	# An agent's scripted replies are at most 100.
+	calls = mini(calls, 100)
 	var rt := AgentRuntime.new()
 	rt.database_path = DB
 	rt.idle_think_seconds = 3600.0
@@ -192,6 +194,11 @@ func _tool_round_trip(calls: int, pace: String) -> void:
 	rt.add_child(body)
 	root.add_child(rt)
 	while not agent.is_spawned():
+		if agent.get_last_error() != "":
+			printerr("the pinger did not spawn: %s" % agent.get_last_error())
+			failed = true
+			rt.free()
+			return
 		await process_frame
 	var times := PackedInt64Array()
 	for i in calls:

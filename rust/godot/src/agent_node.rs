@@ -182,9 +182,10 @@ fn failed_reply(agent_id: &str, message_id: i64, code: &str, message: &str) -> V
 ///         print("no answer: ", reply.error.message)
 /// ```
 ///
-/// The node finds its runtime itself: the nearest [AgentRuntime] among its ancestors, else one
-/// that is an autoload (a child of the root: add an `AgentRuntime` scene in Project Settings →
-/// Autoload, so agents outlive scene changes). It spawns once that runtime runs.
+/// The node finds its runtime itself: the nearest [AgentRuntime] going up the tree — an
+/// ancestor, or a child of an ancestor (beside the character, beside the level) — and last an
+/// autoload (a child of the root: add an `AgentRuntime` scene in Project Settings → Autoload,
+/// so agents outlive scene changes). It spawns once that runtime runs.
 ///
 /// Give it a [member key] so the same character gets the same stored agent, and its memory, in
 /// every run (a saved game resumes it); two nodes with one key in one runtime are refused. Its
@@ -302,7 +303,7 @@ impl INode for AgentNode {
         }
         if self.find_runtime().is_none() && !has_autoloads() {
             warnings.push(
-                "No AgentRuntime: add one as an ancestor of this node, or as an autoload \
+                "No AgentRuntime: add one above this node (an ancestor, or beside one), or as an autoload \
                  (Project Settings → Autoload) so agents survive scene changes.",
             );
         }
@@ -546,7 +547,7 @@ impl AgentNode {
             self.fail(
                 NOT_SPAWNED,
                 &format!(
-                    "AgentNode {path} found no AgentRuntime: add one as an ancestor, or as an \
+                    "AgentNode {path} found no AgentRuntime: add one above it (an ancestor, or beside one), or as an \
                      autoload (Project Settings → Autoload)"
                 ),
             );
@@ -602,19 +603,26 @@ impl AgentNode {
 }
 
 impl AgentNode {
-    /// The nearest [AgentRuntime] ancestor, else one that is a child of the root (an autoload).
+    /// The nearest [AgentRuntime]: going up from its parent, each ancestor, else a child of
+    /// that ancestor (a runtime beside the character, or beside one of its ancestors), up to
+    /// the root, whose children are the autoloads.
     fn find_runtime(&self) -> Option<Gd<AgentRuntime>> {
         let mut at = self.base().get_parent();
         while let Some(node) = at {
-            match node.try_cast::<AgentRuntime>() {
+            let node = match node.try_cast::<AgentRuntime>() {
                 Ok(runtime) => return Some(runtime),
-                Err(node) => at = node.get_parent(),
+                Err(node) => node,
+            };
+            if let Some(runtime) = node
+                .get_children()
+                .iter_shared()
+                .find_map(|child| child.try_cast::<AgentRuntime>().ok())
+            {
+                return Some(runtime);
             }
+            at = node.get_parent();
         }
-        let root = self.base().get_node_or_null("/root")?;
-        root.get_children()
-            .iter_shared()
-            .find_map(|child| child.try_cast::<AgentRuntime>().ok())
+        None
     }
 
     /// The body whose position it reports: its parent, when [member sync_position] is on.

@@ -91,7 +91,8 @@ impl ScriptedBrain {
         self.say(line_limit(line), &[], "monologue", allowed)
     }
 
-    /// A move of 2–10 units, or `None` when the agent cannot get anywhere else.
+    /// A move of 2–10 units (longer in a large world: [`step_scale`]), or `None` when the agent
+    /// cannot get anywhere else.
     fn wander(&mut self, ctx: &BrainContext, nearby: &[&NearbyAgent]) -> Option<BrainReply> {
         let bounds = ctx.bounds;
         bounds.validate().ok()?;
@@ -100,7 +101,7 @@ impl ScriptedBrain {
         } else {
             midpoint(bounds)
         };
-        let step = f64::from(self.rng.random_range(2u32..=10));
+        let step = f64::from(self.rng.random_range(2u32..=10)) * step_scale(bounds);
         let mut planned = None;
         if !nearby.is_empty() && self.rng.random_ratio(3, 5) {
             let other = nearby[self.near_index(nearby.len().min(3))];
@@ -165,7 +166,7 @@ impl ScriptedBrain {
         if !origin.is_finite() || !dist.is_finite() || dist < f64::EPSILON {
             return None;
         }
-        let step = f64::from(self.rng.random_range(2u32..=10));
+        let step = f64::from(self.rng.random_range(2u32..=10)) * step_scale(bounds);
         let target = snap(
             Position::new(origin.x + dx / dist * step, origin.y + dy / dist * step),
             bounds,
@@ -375,6 +376,17 @@ impl ScriptedBrain {
         let mut reply = Self::act(vec![call]);
         reply.dialog_type = "collaboration".into();
         Some(reply)
+    }
+}
+
+/// How much longer than 2–10 units a step is in a world larger than 100 units across: a
+/// game's level in pixels (1280 × 720) gets steps of 14–72, still a short walk there.
+fn step_scale(b: WorldBounds) -> f64 {
+    let side = (b.max_x - b.min_x).min(b.max_y - b.min_y);
+    if side.is_finite() {
+        (side / 100.0).max(1.0)
+    } else {
+        1.0
     }
 }
 

@@ -14,7 +14,8 @@
 //!   player always gets a `speak` `reply` addressed to them that quotes or picks up a word of what
 //!   they said and mentions the current task; an agent's line gets a reply unless it was itself a
 //!   `reply` (no endless ping-pong); a collaboration request gets an agreeing reply naming the task.
-//! - **Otherwise** the brain picks, weighted at random, among: `move` (2–10 units toward a nearby
+//! - **Otherwise** the brain picks, weighted at random, among: `move` (2–10 units — a hundredth of
+//!   the world's shorter side times that in a world wider than 100 — toward a nearby
 //!   agent or in a compass direction, whole-number coordinates, always inside the world bounds);
 //!   `speak` a `chat` line to the nearest agent(s) (a greeting the first time, else about a recent
 //!   message, the current task, its role or small talk); working on the current task (`task_update`
