@@ -15,6 +15,11 @@ use godot::prelude::*;
 /// A walk without navigation ends this close to its target.
 const ARRIVE_DISTANCE: f64 = 0.5;
 
+/// For this long after a walk starts (1 s), "off the map" and "no path" are not final: a navigation
+/// map that was just set up (a level loading, a region added this frame) may not have its
+/// polygons yet, so the walk waits and asks again.
+const SETTLE_SECONDS: f64 = 1.0;
+
 /// A walk must cover this share of the distance it could have in `stuck_seconds`, or it is
 /// blocked.
 const HEADWAY_SHARE: f64 = 0.1;
@@ -176,6 +181,8 @@ pub(crate) struct Walk {
     /// Where the body was when it last made headway, and the seconds since.
     mark: Option<Position>,
     since_mark: f64,
+    /// Seconds since it started.
+    elapsed: f64,
 }
 
 impl Walk {
@@ -189,6 +196,7 @@ impl Walk {
             checked: false,
             mark: None,
             since_mark: 0.0,
+            elapsed: 0.0,
         }
     }
 
@@ -202,6 +210,7 @@ impl Walk {
             checked: false,
             mark: None,
             since_mark: 0.0,
+            elapsed: 0.0,
         }
     }
 
@@ -210,6 +219,7 @@ impl Walk {
         let Some(at) = body.position() else {
             return Step::Blocked("its body is gone".into());
         };
+        self.elapsed += delta;
         let target = self.target;
         let next = match self.navigation.clone() {
             Some(nav) if nav.is_instance_valid() => match self.navigate(body, nav, at) {
@@ -263,16 +273,21 @@ impl Walk {
             // The map has not been synchronised yet (the first physics frame): wait.
             return Ok(at);
         }
+        let settling = self.elapsed < SETTLE_SECONDS;
         if !self.checked {
-            self.checked = true;
             let closest = server.call("map_get_closest_point", &[map, body.point(target)]);
             if let Some(closest) = body.plane(&closest)
                 && distance(closest, target) > reach
             {
+                if settling {
+                    // The map may not have its polygons yet: ask again next frame.
+                    return Ok(at);
+                }
                 return Err(Step::Blocked(format!(
                     "{target} is off the navigation map (the nearest point on it is {closest})"
                 )));
             }
+            self.checked = true;
         }
         let next = nav.call("get_next_path_position", &[]);
         let finished = nav
@@ -284,11 +299,15 @@ impl Walk {
                 .call("is_target_reached", &[])
                 .try_to::<bool>()
                 .unwrap_or(false);
-            return Err(if reached || distance(at, target) <= reach {
-                Step::Arrived
-            } else {
-                Step::Blocked(format!("no path to {target}"))
-            });
+            if reached || distance(at, target) <= reach {
+                return Err(Step::Arrived);
+            }
+            if settling {
+                // A path asked for before the map was ready: ask for a new one.
+                nav.set("target_position", &body.point(target));
+                return Ok(at);
+            }
+            return Err(Step::Blocked(format!("no path to {target}")));
         }
         Ok(body.plane(&next).unwrap_or(target))
     }

@@ -76,6 +76,17 @@ pub const SHOTS: &[Shot] = &[
         ],
     },
     Shot {
+        name: "talk",
+        scene: "res://demo/talk.tscn",
+        args: &["--tour"],
+        expect: &[
+            "Talk to an agent",
+            "Mira, the baker",
+            "Talking to Mira",
+            "Send",
+        ],
+    },
+    Shot {
         name: "dungeon",
         scene: "res://demo/dungeon.tscn",
         args: &["--tour"],
@@ -399,7 +410,7 @@ mod tests {
             assert!(!shot.expect.is_empty(), "{} expects no labels", shot.name);
         }
         let names: Vec<&str> = SHOTS.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["menu", "town", "app_chat", "dungeon"]);
+        assert_eq!(names, ["menu", "town", "app_chat", "talk", "dungeon"]);
     }
 
     #[test]

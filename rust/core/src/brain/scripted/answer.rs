@@ -67,7 +67,29 @@ impl ScriptedBrain {
             }
             IncomingKind::Speech if said.is_empty() => format!("Yes, {sender}? I'm listening."),
             IncomingKind::Speech if from_player => {
+                let welcome = lines::greeting(&msg.content).map(|greeting| {
+                    let t = self.template(lines::GREETING_BACK);
+                    fill(t, &[("greeting", greeting), ("sender", &sender)])
+                });
+                // A greeting alone is answered with a greeting and an offer of help.
+                if let Some(welcome) = &welcome
+                    && word.is_none()
+                {
+                    let tail = match task {
+                        Some(task) => {
+                            fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)])
+                        }
+                        None => self.template(lines::PLAYER_IDLE_TAIL).to_string(),
+                    };
+                    return line_limit(format!("{welcome}{tail}"));
+                }
                 let head = match &word {
+                    // After a greeting, the rest is answered by its topic (a quote would repeat
+                    // the greeting).
+                    Some(word) if welcome.is_some() => {
+                        let t = self.template(lines::PLAYER_WORD);
+                        capitalized(&fill(t, &[("sender", &sender), ("word", word)]))
+                    }
                     Some(word) if self.rng.random_ratio(1, 2) => {
                         let t = self.template(lines::PLAYER_WORD);
                         fill(t, &[("sender", &sender), ("word", word)])
@@ -81,7 +103,10 @@ impl ScriptedBrain {
                     Some(task) => fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)]),
                     None => self.template(lines::PLAYER_IDLE_TAIL).to_string(),
                 };
-                head + &tail
+                match welcome {
+                    Some(welcome) => format!("{welcome} {head}{tail}"),
+                    None => head + &tail,
+                }
             }
             IncomingKind::Speech => {
                 // Templates that pick a word need one; the others quote.
@@ -97,6 +122,15 @@ impl ScriptedBrain {
             }
         };
         line_limit(line)
+    }
+}
+
+/// `text` with its first letter upper case ("bread? …" → "Bread? …").
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

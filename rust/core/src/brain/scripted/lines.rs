@@ -231,11 +231,105 @@ pub(super) fn truncate_chars(text: &str, max: usize, ellipsis: &str) -> String {
 
 /// Words not worth picking as "what was said".
 const STOPWORDS: &[&str] = &[
-    "about", "after", "again", "also", "and", "are", "because", "been", "but", "can", "could",
-    "did", "does", "for", "from", "had", "has", "have", "her", "here", "him", "his", "how", "just",
-    "like", "not", "now", "our", "out", "please", "she", "should", "that", "the", "their", "them",
-    "then", "there", "these", "they", "this", "those", "was", "were", "what", "when", "where",
-    "which", "while", "who", "why", "will", "with", "would", "you", "your",
+    "about",
+    "after",
+    "again",
+    "also",
+    "and",
+    "are",
+    "because",
+    "been",
+    "but",
+    "can",
+    "could",
+    "did",
+    "does",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "just",
+    "like",
+    "not",
+    "now",
+    "our",
+    "out",
+    "please",
+    "she",
+    "should",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "was",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    // Greetings are answered as greetings ([`greeting`]), never picked as the topic.
+    "afternoon",
+    "evening",
+    "good",
+    "greetings",
+    "hello",
+    "hey",
+    "morning",
+    "day",
+    "howdy",
+];
+
+/// Greetings a line can open with, longest first, and how the agent says the same back.
+const GREETINGS: &[(&str, &str)] = &[
+    ("good afternoon", "Good afternoon"),
+    ("good morning", "Good morning"),
+    ("good evening", "Good evening"),
+    ("good day", "Good day"),
+    ("greetings", "Greetings"),
+    ("morning", "Morning"),
+    ("hello", "Hello"),
+    ("howdy", "Howdy"),
+    ("hey", "Hey"),
+    ("hi", "Hi"),
+];
+
+/// The greeting `text` opens with ("Good morning, Mira!" → "Good morning"), as the agent says it
+/// back; `None` when it opens with none.
+pub(super) fn greeting(text: &str) -> Option<&'static str> {
+    let lower = text.trim_start().to_lowercase();
+    GREETINGS.iter().find_map(|(opening, answer)| {
+        let rest = lower.strip_prefix(opening)?;
+        // A whole word: "hi" is not "hills".
+        let whole = rest.chars().next().is_none_or(|c| !c.is_alphanumeric());
+        whole.then_some(*answer)
+    })
+}
+
+/// Greetings returned to the player. Keys: `greeting` ("Good morning"), `sender`.
+pub(super) const GREETING_BACK: &[&str] = &[
+    "{greeting} to you too, {sender}!",
+    "{greeting}, {sender}! Nice to see you.",
+    "{greeting}, {sender}. Come in, come in.",
 ];
 
 /// The most telling word of `text`: the longest word of at least three letters that is not a
@@ -279,6 +373,22 @@ mod tests {
     }
 
     #[test]
+    fn greetings_are_recognised_as_whole_words() {
+        assert_eq!(
+            greeting("Good morning, Mira! Is the bread ready?"),
+            Some("Good morning")
+        );
+        assert_eq!(greeting("  hi there"), Some("Hi"));
+        assert_eq!(greeting("Hello!"), Some("Hello"));
+        assert_eq!(greeting("hills are steep"), None);
+        assert_eq!(greeting("Is the bread ready?"), None);
+        assert_eq!(
+            keyword("Good morning, Mira! Is the bread ready?").as_deref(),
+            Some("bread")
+        );
+    }
+
+    #[test]
     fn keyword_picks_the_longest_meaningful_word() {
         assert_eq!(
             keyword("Can you bring bread to the market?").as_deref(),
@@ -304,10 +414,12 @@ mod tests {
             "total",
             "next",
             "direction",
+            "greeting",
         ];
         let all: Vec<&[&str]> = vec![
             PLAYER_QUOTE,
             PLAYER_WORD,
+            GREETING_BACK,
             ANSWER_TASK_TAIL,
             PLAYER_IDLE_TAIL,
             AGENT_ANSWER,

@@ -396,6 +396,40 @@ fn no_move_while_walking_and_a_blocked_move_is_followed_by_a_detour() {
 }
 
 #[test]
+fn a_greeting_is_answered_as_a_greeting() {
+    for seed in 0..20 {
+        let mut brain = ScriptedBrain::new(&settings(seed));
+        let mut c = ctx();
+        c.incoming = vec![speech(
+            PLAYER,
+            PLAYER,
+            "Good morning, Mira! Is the bread ready?",
+            "",
+        )];
+        let reply = decide(&mut brain, &c);
+        let text = &reply.assistant_text;
+        assert!(text.starts_with("Good morning"), "{text}");
+        assert!(!text.contains("About morning"), "{text}");
+        assert!(text.contains("bread") || text.contains("Bread"), "{text}");
+        assert!(
+            !text.contains("Is the bread ready"),
+            "no quote after a greeting: {text}"
+        );
+        c.incoming = vec![speech(PLAYER, PLAYER, "Hello!", "")];
+        let reply = decide(&mut brain, &c);
+        assert!(
+            reply.assistant_text.starts_with("Hello"),
+            "{}",
+            reply.assistant_text
+        );
+        assert!(
+            !reply.assistant_text.contains('"'),
+            "no quote of a bare greeting"
+        );
+    }
+}
+
+#[test]
 fn player_message_gets_a_reply_to_the_player_about_it() {
     for seed in 0..30 {
         let mut brain = ScriptedBrain::new(&settings(seed));
