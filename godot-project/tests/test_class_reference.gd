@@ -15,6 +15,8 @@ const CLASSES := ["AgentAction", "AgentApp", "AgentBrain", "AgentConfig", "Agent
 ## `Option < Gd < AgentBrain > >`, `i64`, `()`, `GString :: from(…)`, `Vector2::ZERO`).
 const RUST_LOOKS := "::|\\bGString\\b|\\bVar(Dictionary|Array)\\b|\\bOption\\b|\\bGd\\b|\\b[iuf](8|16|32|64)\\b|^\\(\\)$|\\bArray <|\\bVec\\b"
 
+const Blocks := preload("res://tests/gdscript_blocks.gd")
+
 var _reference: Dictionary
 
 
@@ -120,6 +122,42 @@ func test_every_class_is_described_with_a_gdscript_example() -> void:
 		assert_true(not doc["brief"].is_empty(), "%s has a brief description" % name)
 		assert_contains(doc["description"], "[codeblock lang=gdscript]",
 			"%s's description has a GDScript example" % name)
+
+
+## Every GDScript example of the class reference — a class's, a method's, a signal's, a
+## property's — compiles with this Godot and this extension's classes.
+func test_every_example_compiles() -> void:
+	var count := 0
+	var re := RegEx.create_from_string("(?s)\\[codeblock lang=gdscript\\](.*?)\\[/codeblock\\]")
+	for name in _reference:
+		var doc := _parse(_reference[name])
+		var texts := {"": doc["description"]}
+		for kind in ["methods", "signals", "members"]:
+			for entry in doc[kind]:
+				texts["%s %s" % [kind, entry]] = doc[kind][entry]["description"]
+		for where in texts:
+			for m in re.search_all(texts[where]):
+				count += 1
+				var block := _dedent(m.get_string(1).strip_edges(false, true).trim_prefix("\n"))
+				assert_true(Blocks.compiles(block), "the example of %s %s compiles:\n%s" % [name, where, block])
+	assert_true(count >= 10, "found the class reference's examples (%d)" % count)
+
+
+## `block` without the indentation all its lines share (the document indents a member's text).
+func _dedent(block: String) -> String:
+	var lines := block.split("\n")
+	var common := -1
+	for line in lines:
+		if line.strip_edges().is_empty():
+			continue
+		var width := line.length() - line.lstrip("\t ").length()
+		common = width if common < 0 else mini(common, width)
+	if common <= 0:
+		return block
+	var out := PackedStringArray()
+	for line in lines:
+		out.append(line.substr(common) if line.length() >= common else line.strip_edges())
+	return "\n".join(out)
 
 
 ## Every property, signal and method of each class (those Godot lists in its help: not the

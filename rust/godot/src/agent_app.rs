@@ -336,6 +336,14 @@ struct HumanDone {
 ///         place(params.row, params.col)
 ///         return {"result": "placed", "state": board_state()}
 ///     runtime.spawn_agent({"name": "Ivy", "app_id": "tictactoe"})   # attached as it spawns
+///
+/// func board_state() -> Dictionary:
+///     return {"board": board}
+///
+/// func place(row: int, col: int) -> void:
+///     board[row * 3 + col] = "O"
+///
+/// var board := [".", ".", ".", ".", ".", ".", ".", ".", "."]
 /// ```
 ///
 /// **Registering.** Set [member runtime_path] and the app registers with that [AgentRuntime]

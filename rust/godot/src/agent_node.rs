@@ -463,8 +463,11 @@ impl AgentNode {
     /// [signal error_occurred], `invalid_config`) for a bad name, schema or Callable.
     /// ```gdscript
     /// func _ready() -> void:
-    ///     $AgentNode.register_tool("open_door", "Open the bakery's back door.", {},
-    ///             func(_args): $BackDoor.open(); return {"opened": true})
+    ///     $AgentNode.register_tool("open_door", "Open the bakery's back door.", {}, open_door)
+    ///
+    /// func open_door(_args: Dictionary) -> Dictionary:
+    ///     $BackDoor.open()
+    ///     return {"opened": true}
     /// ```
     #[func]
     pub fn register_tool(

@@ -816,6 +816,8 @@ impl AgentRuntime {
     /// [signal agent_error], `invalid_config`) for a bad name, schema or Callable, or a tool
     /// that clashes with another set of an attached agent.
     /// ```gdscript
+    /// var stock := {"rye": 3}
+    ///
     /// func _ready() -> void:
     ///     var runtime: AgentRuntime = $AgentRuntime
     ///     runtime.register_tool("shop", "check_stock", "How many of an item the shop has.",
@@ -949,6 +951,9 @@ impl AgentRuntime {
     /// told; [signal agent_move_finished] follows. Returns `false` (and [signal agent_error],
     /// `unknown_move`) for a move that a newer one replaced or that finished already.
     /// ```gdscript
+    /// @onready var runtime: AgentRuntime = $AgentRuntime
+    /// var npcs := {}   # agent id → its Node2D
+    ///
     /// func _on_agent_move_requested(agent_id: String, move_id: int, _from: Vector2, to: Vector2) -> void:
     ///     var npc: Node2D = npcs[agent_id]
     ///     var tween := npc.create_tween()
@@ -993,6 +998,8 @@ impl AgentRuntime {
     /// listens and answers [method send_message]; resuming makes it decide at once. The editor's
     /// Agents debugger tab does the same. Returns `false` for an agent that is not running.
     /// ```gdscript
+    /// var runtime: AgentRuntime = $AgentRuntime
+    /// var id: String = runtime.list_agents()[0]
     /// runtime.set_agent_paused(id, true)   # hold it still during a cutscene
     /// ```
     #[func]

@@ -51,6 +51,7 @@ struct Pending {
 /// var out := campaign.call_tools([{"id": "call_1", "tool": "move",
 ///         "args": {"actor_id": "pc_001", "to_area_id": "area_002"}}])
 /// # out = {applied_actions: [...], tool_feedback: null}
+/// var gm_agent_id: String = $AgentRuntime.spawn_agent({"name": "Morgana", "role": "game master"})
 /// campaign.attach_gm($AgentRuntime, gm_agent_id)
 /// campaign.turn_completed.connect(func(entry): print(entry.assistant_text))
 /// campaign.take_turn("Where can I go?")

@@ -15,11 +15,12 @@ use crate::guard::put;
 /// action's `record`).
 ///
 /// ```gdscript
-/// var result: Dictionary = await campaign.turn("Where can I go from here?")
-/// if result.ok:
-///     print(result.entry.assistant_text)
-/// else:
-///     print(result.error.code, ": ", result.error.message)
+/// func ask_the_gm(campaign: Campaign) -> void:
+///     var result: Dictionary = await campaign.turn("Where can I go from here?")
+///     if result.ok:
+///         print(result.entry.assistant_text)
+///     else:
+///         print(result.error.code, ": ", result.error.message)
 /// ```
 #[derive(GodotClass)]
 #[class(init, base = RefCounted)]
