@@ -431,3 +431,25 @@ func test_the_chat_panel_talks_to_any_agent_and_shows_streamed_text() -> void:
 	assert_eq(panel.get_lines(), PackedStringArray(["Mira: Fresh bread at noon!"]))
 	agent.error_occurred.emit("brain_error", "the model server is down")
 	assert_eq(panel.get_lines()[1], "(brain_error: the model server is down)")
+
+
+func test_the_editor_warns_about_a_node_that_cannot_be_placed() -> void:
+	var holder := Node.new()
+	holder.name = "Holder"
+	var agent := AgentNode.new()
+	agent.config = AgentConfig.new()
+	holder.add_child(agent)
+	var warnings: PackedStringArray = agent.get_configuration_warnings()
+	var placed := Array(warnings).filter(func(w): return "is not a Node2D or a Node3D" in w)
+	assert_eq(placed.size(), 1, str(warnings))
+	assert_contains(placed[0], "Holder, a Node")
+	agent.sync_position = false
+	warnings = agent.get_configuration_warnings()
+	assert_false(Array(warnings).any(func(w): return "is not a Node2D" in w), "sync off: no warning")
+	var body := Node2D.new()
+	var other := AgentNode.new()
+	other.config = AgentConfig.new()
+	body.add_child(other)
+	assert_false(Array(other.get_configuration_warnings()).any(func(w): return "is not a Node2D" in w))
+	holder.free()
+	body.free()

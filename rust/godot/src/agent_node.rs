@@ -296,22 +296,7 @@ impl INode for AgentNode {
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
-        let mut warnings = PackedStringArray::new();
-        if self.config.is_none() {
-            warnings
-                .push("Set a config (an AgentConfig resource): the agent's name, role and brain.");
-        }
-        if self.find_runtime().is_none() && !has_autoloads() {
-            warnings.push(
-                "No AgentRuntime: add one above this node (an ancestor, or beside one), or as an autoload \
-                 (Project Settings → Autoload) so agents survive scene changes.",
-            );
-        }
-        let key = self.key.to_string();
-        if key.trim() != key {
-            warnings.push("The key has spaces at its ends: they are part of it.");
-        }
-        warnings
+        self.configuration_warnings()
     }
 }
 
@@ -512,6 +497,46 @@ impl AgentNode {
     #[func]
     pub fn get_tool_names(&self) -> PackedStringArray {
         self.own_tools.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// What the editor warns about on this node (the yellow triangle in the Scene dock), one text
+    /// per problem; empty when it is set up well: no [member config], no [AgentRuntime] it can
+    /// find (and no autoloads), a [member key] with spaces at its ends, a parent that is not a
+    /// `Node2D` or `Node3D` while [member sync_position] is on.
+    /// ```gdscript
+    /// for warning in $Baker/AgentNode.get_configuration_warnings():
+    ///     push_warning(warning)
+    /// ```
+    #[func(rename = get_configuration_warnings)]
+    pub fn configuration_warnings(&self) -> PackedStringArray {
+        let mut warnings = PackedStringArray::new();
+        if self.config.is_none() {
+            warnings
+                .push("Set a config (an AgentConfig resource): the agent's name, role and brain.");
+        }
+        if self.find_runtime().is_none() && !has_autoloads() {
+            warnings.push(
+                "No AgentRuntime: add one above this node (an ancestor, or beside one), or as an autoload \
+                 (Project Settings → Autoload) so agents survive scene changes.",
+            );
+        }
+        let key = self.key.to_string();
+        if key.trim() != key {
+            warnings.push("The key has spaces at its ends: they are part of it.");
+        }
+        if self.sync_position
+            && let Some(parent) = self.base().get_parent()
+            && Body::of(parent.clone()).is_none()
+        {
+            warnings.push(&format!(
+                "The parent ({}, a {}) is not a Node2D or a Node3D: the agent has no position in \
+                 your world and cannot walk. Put the AgentNode under the character it drives, \
+                 or turn sync_position off.",
+                parent.get_name(),
+                parent.get_class()
+            ));
+        }
+        warnings
     }
 
     /// Its agent's id (`agent_007`); empty while it does not run.
