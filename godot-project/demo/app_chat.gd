@@ -93,14 +93,7 @@ func _ready() -> void:
 	control_switch.item_selected.connect(func(index): _set_control(CONTROL_MODES[index]))
 	_new_board()
 
-	# Bounded integers: the scripted brain picks arguments within minimum / maximum.
-	var square := {"type": "integer", "minimum": 0, "maximum": 2}
-	app.actions = [{
-		"name": "place",
-		"description": "Place O on an empty square: row and col from 0 to 2.",
-		"params": {"type": "object", "properties": {"row": square, "col": square},
-			"required": ["row", "col"], "additionalProperties": false},
-	}]
+	app.actions = _actions()
 	app.action_handler = _on_action
 	app.set_context({"state": _state(), "human_label": _label()})
 	if not app.is_registered():
@@ -129,9 +122,10 @@ func _ready() -> void:
 func _on_action(action: String, params: Dictionary, _by: String) -> Dictionary:
 	if action != "place":
 		return {"error": "unknown action " + action, "state": _state()}
-	var square: int = params.row * 3 + params.col
+	# Only the empty squares are offered (the action's enum), so the app never sees a taken one.
+	var square: int = params.square
 	if board[square] != ".":
-		return {"error": "That square is taken", "state": _state()}
+		return {"error": "That square is taken", "state": _state(), "actions": _actions()}
 	board[square] = "O"
 	var winner := _winner()
 	if winner == "":
@@ -147,13 +141,26 @@ func _on_action(action: String, params: Dictionary, _by: String) -> Dictionary:
 		app.set_context.call_deferred({"human_label": _label()})
 		# The event goes to the agent after the action's result.
 		return {"result": "round over: " + ("a draw" if winner == "draw" else winner + " wins"),
-			"state": _state(), "events": [{"name": "roundEnded", "payload": {"winner": winner}}]}
-	return {"result": "placed", "state": _state()}
+			"state": _state(), "actions": _actions(),
+			"events": [{"name": "roundEnded", "payload": {"winner": winner}}]}
+	return {"result": "placed", "state": _state(), "actions": _actions()}
+
+
+## The action on offer: `place` on one of the empty squares (0–8, row by row). The schema
+## lists only those, so an agent — the scripted one included — never tries a taken square.
+func _actions() -> Array:
+	return [{
+		"name": "place",
+		"description": "Place O on an empty square. Squares are numbered 0 to 8, row by row " +
+			"(0 1 2 / 3 4 5 / 6 7 8); only the empty ones are offered.",
+		"params": {"type": "object", "properties": {"square": {"type": "integer",
+			"enum": _free_squares()}}, "required": ["square"], "additionalProperties": false},
+	}]
 
 
 ## You clicked a square: your move (refused by the app in `agent` mode).
 func _on_cell_pressed(square: int) -> void:
-	app.human_action("place", {"row": floori(square / 3.0), "col": square % 3})
+	app.human_action("place", {"square": square})
 
 
 func _set_control(mode: String) -> void:
@@ -293,7 +300,7 @@ func _step(text: String) -> void:
 func _human_move(mode: String) -> void:
 	var free := _free_squares()
 	var square: int = free[0]
-	var request := app.human_action("place", {"row": floori(square / 3.0), "col": square % 3})
+	var request := app.human_action("place", {"square": square})
 	if request == 0:
 		problems.append("human_action in %s: %s" % [mode, app.get_last_error()])
 		return
