@@ -92,7 +92,7 @@ impl ScriptedBrain {
                     }
                     Some(word) if self.rng.random_ratio(1, 2) => {
                         let t = self.template(lines::PLAYER_WORD);
-                        fill(t, &[("sender", &sender), ("word", word)])
+                        capitalized(&fill(t, &[("sender", &sender), ("word", word)]))
                     }
                     _ => {
                         let t = self.template(lines::PLAYER_QUOTE);
@@ -112,7 +112,10 @@ impl ScriptedBrain {
                 // Templates that pick a word need one; the others quote.
                 let word = word.unwrap_or_else(|| said.clone());
                 let t = self.template(lines::AGENT_ANSWER);
-                let head = fill(t, &[("sender", &sender), ("quote", &said), ("word", &word)]);
+                let head = capitalized(&fill(
+                    t,
+                    &[("sender", &sender), ("quote", &said), ("word", &word)],
+                ));
                 match task {
                     Some(task) if self.rng.random_ratio(1, 3) => {
                         head + &fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)])
