@@ -189,14 +189,8 @@ impl Walk {
     /// A walk of `body` to `target`, with its navigation agent if it has one.
     pub fn new(move_id: u64, target: Position, body: &Body) -> Walk {
         Walk {
-            move_id,
-            target,
             navigation: body.navigation_agent(),
-            aimed: false,
-            checked: false,
-            mark: None,
-            since_mark: 0.0,
-            elapsed: 0.0,
+            ..Walk::waiting(move_id, target)
         }
     }
 

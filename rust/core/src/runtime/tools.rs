@@ -54,6 +54,14 @@ pub enum ToolSetError {
     },
 }
 
+/// Refuses the built-in sets (`world`, `games`), which cannot be replaced or removed.
+fn not_built_in(name: &str) -> Result<(), ToolSetError> {
+    if name == WORLD_TOOLS || name == GAME_TOOLS {
+        return Err(ToolSetError::BuiltIn(name.to_string()));
+    }
+    Ok(())
+}
+
 /// The runtime's named tool sets.
 #[derive(Debug)]
 pub(crate) struct ToolSets {
@@ -99,18 +107,14 @@ impl ToolSets {
         if name.trim().is_empty() {
             return Err(ToolSetError::InvalidName(name.to_string()));
         }
-        if name == WORLD_TOOLS || name == GAME_TOOLS {
-            return Err(ToolSetError::BuiltIn(name.to_string()));
-        }
+        not_built_in(name)?;
         self.sets.insert(name.to_string(), registry);
         Ok(())
     }
 
     /// Removes the set `name` (built-in sets stay); whether it was there.
     pub(crate) fn remove(&mut self, name: &str) -> Result<bool, ToolSetError> {
-        if name == WORLD_TOOLS || name == GAME_TOOLS {
-            return Err(ToolSetError::BuiltIn(name.to_string()));
-        }
+        not_built_in(name)?;
         Ok(self.sets.remove(name).is_some())
     }
 
