@@ -9,7 +9,7 @@ impl ScriptedBrain {
         messages: &[&IncomingMessage],
         allowed: Allowed,
     ) -> BrainReply {
-        let task = ctx.current_task.as_ref().map(|t| shown(&t.task_name));
+        let task = ctx.current_task.as_ref().map(|t| doing(&t.task_name));
         let mut reply = BrainReply {
             assistant_text: String::new(),
             dialog_type: REPLY.to_string(),
@@ -54,13 +54,18 @@ impl ScriptedBrain {
             display_name(&msg.sender_name, &msg.sender)
         };
         let said = quote(&msg.content, QUOTE_CHARS);
-        let word = keyword(&msg.content);
+        // What was said besides an opening courtesy and the listener's name.
+        let topic = match lines::courtesy(&msg.content) {
+            Some(_) => after_opening(&msg.content),
+            None => msg.content.as_str(),
+        };
+        let word = lines::keyword_besides(topic, &ctx.name);
         let line = match &msg.kind {
             IncomingKind::Collaboration { task_name, .. } => {
                 let asked = if task_name.trim().is_empty() {
                     "that task".to_string()
                 } else {
-                    shown(task_name)
+                    doing(task_name)
                 };
                 let t = self.template(lines::COLLABORATION_AGREE);
                 fill(t, &[("sender", &sender), ("task", &asked)])
@@ -71,6 +76,13 @@ impl ScriptedBrain {
                     let t = self.template(lines::GREETING_BACK);
                     fill(t, &[("greeting", greeting), ("sender", &sender)])
                 });
+                // A courtesy alone ("Good luck, Ivy!", "Thanks!") is answered in kind.
+                if let Some(answers) = lines::courtesy(&msg.content)
+                    && word.is_none()
+                {
+                    let t = self.template(answers);
+                    return line_limit(fill(t, &[("sender", &sender)]));
+                }
                 // A greeting alone is answered with a greeting and an offer of help.
                 if let Some(welcome) = &welcome
                     && word.is_none()
@@ -128,15 +140,6 @@ impl ScriptedBrain {
     }
 }
 
-/// `text` with its first letter upper case ("bread? …" → "Bread? …").
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// The incoming messages to answer: not from itself or no one, not an agent's `reply` line; the
 /// latest one per sender and kind; the player's first; at most [`MAX_ANSWERS`].
 pub(super) fn answerable(ctx: &BrainContext) -> Vec<&IncomingMessage> {
@@ -185,4 +188,13 @@ pub(super) fn recent_line(ctx: &BrainContext, listener: &NearbyAgent) -> Option<
             )
     };
     Some((speaker, quote(&row.content, QUOTE_CHARS)))
+}
+
+/// `text` after its first sentence piece ("Good luck, Ivy! Is it your move?" → "Ivy! Is it your
+/// move?"): what follows an opening courtesy.
+fn after_opening(text: &str) -> &str {
+    match text.find([',', '!', '.', '?']) {
+        Some(at) => &text[at + 1..],
+        None => "",
+    }
 }

@@ -64,7 +64,7 @@ impl ScriptedBrain {
         let seconds = self.rng.random_range(1u32..=5);
         let reason = match &ctx.current_task {
             Some(t) if self.rng.random_ratio(1, 2) => {
-                format!("thinking over {}", shown(&t.task_name))
+                format!("thinking about {}", doing(&t.task_name))
             }
             _ => self.template(lines::WAIT_REASON).to_string(),
         };
@@ -77,7 +77,7 @@ impl ScriptedBrain {
         let role = shown(&ctx.role);
         let line = match &ctx.current_task {
             Some(t) => {
-                let task = shown(&t.task_name);
+                let task = doing(&t.task_name);
                 fill(
                     self.template(lines::MONOLOGUE_TASK),
                     &[("task", &task), ("me", &me), ("role", &role)],
@@ -191,7 +191,7 @@ impl ScriptedBrain {
         allowed: Allowed,
     ) -> BrainReply {
         let me = display_name(&ctx.name, &ctx.agent_id);
-        let task = ctx.current_task.as_ref().map(|t| shown(&t.task_name));
+        let task = ctx.current_task.as_ref().map(|t| doing(&t.task_name));
         if nearby.len() >= 2 && self.rng.random_ratio(1, 5) {
             let recipients: Vec<String> = nearby
                 .iter()
@@ -266,7 +266,7 @@ impl ScriptedBrain {
         nearby: &[&NearbyAgent],
         allowed: Allowed,
     ) -> BrainReply {
-        let task = shown(task_name);
+        let task = doing(task_name);
         if self.work.as_ref().is_none_or(|w| w.task_id != task_id) {
             let needed = self.rng.random_range(2u32..=3);
             self.work = Some(TaskWork {
@@ -294,7 +294,7 @@ impl ScriptedBrain {
             if let Some(next) = ctx.other_tasks.iter().find(|t| t.id != task_id) {
                 line.push_str(&fill(
                     self.template(lines::TASK_DONE_NEXT),
-                    &[("next", &shown(&next.task_name))],
+                    &[("next", &doing(&next.task_name))],
                 ));
             }
             let line = line_limit(line);
@@ -346,7 +346,7 @@ impl ScriptedBrain {
         }
         let helper = nearby[self.near_index(nearby.len().min(3))];
         let other = display_name(&helper.name, &helper.agent_id);
-        let task = shown(task_name);
+        let task = doing(task_name);
         let shown_task = if task.is_empty() {
             "my task".to_string()
         } else {

@@ -20,11 +20,15 @@ pub(super) const PLAYER_WORD: &[&str] = &[
 ];
 
 /// What an answer adds when the agent has a task. Key: `task`.
+///
+/// Every `{task}` in these lines is the task as an activity ([`activity`]: "baking bread for the
+/// festival"), so the templates are written for a gerund phrase. A line that starts with it is
+/// capitalised when it is finished.
 pub(super) const ANSWER_TASK_TAIL: &[&str] = &[
-    " Right now I'm busy with {task}, though.",
+    " Right now I'm busy {task}, though.",
     " I'll fit it in around {task}.",
-    " Once {task} is done I'm all yours.",
-    " Meanwhile, {task} won't finish itself.",
+    " Once I'm done {task}, I'm all yours.",
+    " Meanwhile, I should get back to {task}.",
 ];
 
 /// What an answer to the player adds when the agent has no task.
@@ -47,7 +51,7 @@ pub(super) const AGENT_ANSWER: &[&str] = &[
 /// Agreeing to help with a task. Keys: `sender`, `task`.
 pub(super) const COLLABORATION_AGREE: &[&str] = &[
     "Happy to help with {task}, {sender}! Count me in.",
-    "Sure thing, {sender} — let's get {task} done together.",
+    "Sure thing, {sender} — {task} goes faster with two.",
     "Of course, {sender}. I'll lend a hand with {task}.",
     "{task}? I'm on it, {sender}. Tell me where to start.",
 ];
@@ -68,10 +72,10 @@ pub(super) const GREETING: &[&str] = &[
 
 /// Chat about the agent's task. Keys: `other`, `task`.
 pub(super) const CHAT_TASK: &[&str] = &[
-    "{other}, I'm working on {task}. Any tips?",
+    "{other}, I'm busy {task}. Any tips?",
     "Busy day, {other}: {task} is keeping me on my toes.",
     "How's your day going, {other}? I'm in the middle of {task}.",
-    "{other}, have you ever had to deal with {task}? It's trickier than it looks.",
+    "{other}, have you ever tried {task}? It's trickier than it looks.",
 ];
 
 /// Chat about a recent line of the conversation. Keys: `other`, `speaker`, `quote`.
@@ -99,8 +103,8 @@ pub(super) const CHAT_SMALL: &[&str] = &[
 
 /// Chat to a group of agents. Keys: `me`, `task`.
 pub(super) const CHAT_GROUP_TASK: &[&str] = &[
-    "Hello everyone! I'm still on {task}, if anyone wants to join.",
-    "Evening, all. {task} is coming along nicely.",
+    "Hello everyone! I'm still {task}, if anyone wants to join.",
+    "Evening, all. Things are coming along nicely with {task}.",
 ];
 
 /// Chat to a group of agents without a task. Key: `me`.
@@ -114,14 +118,14 @@ pub(super) const TASK_UPDATE: &[&str] = &[
     "Making progress on {task} — step {step} of {total}.",
     "{task}: step {step} of {total} done.",
     "Getting there with {task}. That's {step} of {total}.",
-    "Another step on {task} finished ({step}/{total}).",
+    "Another step of {task} finished ({step}/{total}).",
 ];
 
 /// Announcing a completed task. Key: `task`.
 pub(super) const TASK_DONE: &[&str] = &[
-    "{task} is finished!",
+    "Finished {task}!",
     "Done with {task}. That went well.",
-    "That's {task} taken care of.",
+    "{task}: all done.",
 ];
 
 /// What a completion line adds when another task waits. Key: `next`.
@@ -130,7 +134,7 @@ pub(super) const TASK_DONE_NEXT: &[&str] = &[" Next up: {next}.", " On to {next}
 /// Reasons for a silent working step (logged with the `wait` call). Keys: `task`, `step`,
 /// `total`.
 pub(super) const WORK_REASON: &[&str] = &[
-    "working on {task} (step {step} of {total})",
+    "busy {task} (step {step} of {total})",
     "concentrating on {task}, step {step} of {total}",
 ];
 
@@ -144,7 +148,7 @@ pub(super) const COLLABORATE_ASK: &[&str] = &[
 /// Talking to no one in particular. Keys: `me`, `task`, `role`.
 pub(super) const MONOLOGUE_TASK: &[&str] = &[
     "Hm, {task}… where was I?",
-    "Quiet around here. Good time to think about {task}.",
+    "Quiet around here. Good time to get on with {task}.",
 ];
 
 /// Talking to no one in particular, without a task. Keys: `me`, `role`.
@@ -325,6 +329,53 @@ pub(super) fn greeting(text: &str) -> Option<&'static str> {
     })
 }
 
+/// Courtesies a line can open with (longest first), and the answers to each. Keys: `sender`.
+const COURTESIES: &[(&str, &[&str])] = &[
+    ("good luck", WISHED_LUCK),
+    ("best of luck", WISHED_LUCK),
+    ("well done", PRAISED),
+    ("nice move", PRAISED),
+    ("good move", PRAISED),
+    ("congratulations", PRAISED),
+    ("thank you", THANKED),
+    ("thanks", THANKED),
+    ("good night", FAREWELL),
+    ("goodbye", FAREWELL),
+    ("see you", FAREWELL),
+    ("farewell", FAREWELL),
+    ("bye", FAREWELL),
+];
+
+/// Answers to "Good luck". Key: `sender`.
+const WISHED_LUCK: &[&str] = &[
+    "Thank you, {sender}!",
+    "Thanks, {sender} — I'll need it.",
+    "Luck has nothing to do with it, {sender}. But thank you!",
+];
+
+/// Answers to praise. Key: `sender`.
+const PRAISED: &[&str] = &["Thank you, {sender}!", "Kind of you to say, {sender}."];
+
+/// Answers to thanks. Key: `sender`.
+const THANKED: &[&str] = &[
+    "You're welcome, {sender}.",
+    "Any time, {sender}.",
+    "Glad to help, {sender}.",
+];
+
+/// Answers to a goodbye. Key: `sender`.
+const FAREWELL: &[&str] = &["Goodbye, {sender}! Take care.", "See you soon, {sender}."];
+
+/// The answers to the courtesy `text` opens with ("Good luck, Ivy!", "Thanks!"), if any.
+pub(super) fn courtesy(text: &str) -> Option<&'static [&'static str]> {
+    let lower = text.trim_start().to_lowercase();
+    COURTESIES.iter().find_map(|(opening, answers)| {
+        let rest = lower.strip_prefix(opening)?;
+        let whole = rest.chars().next().is_none_or(|c| !c.is_alphanumeric());
+        whole.then_some(*answers)
+    })
+}
+
 /// Greetings returned to the player. Keys: `greeting` ("Good morning"), `sender`.
 pub(super) const GREETING_BACK: &[&str] = &[
     "{greeting} to you too, {sender}!",
@@ -335,10 +386,22 @@ pub(super) const GREETING_BACK: &[&str] = &[
 /// The most telling word of `text`: the longest word of at least three letters that is not a
 /// stopword (the first one on ties), if any.
 pub(super) fn keyword(text: &str) -> Option<String> {
+    keyword_besides(text, "")
+}
+
+/// [`keyword`], never a word of `name` (the listener's own name: "Good luck, Ivy!" is not about
+/// Ivy).
+pub(super) fn keyword_besides(text: &str, name: &str) -> Option<String> {
+    let own: Vec<String> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
     let mut best: Option<(&str, usize)> = None;
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         let len = word.chars().count();
-        if len < 3 || STOPWORDS.contains(&word.to_lowercase().as_str()) {
+        let lower = word.to_lowercase();
+        if len < 3 || STOPWORDS.contains(&lower.as_str()) || own.contains(&lower) {
             continue;
         }
         if best.is_none_or(|(_, best_len)| len > best_len) {
@@ -346,6 +409,72 @@ pub(super) fn keyword(text: &str) -> Option<String> {
         }
     }
     best.map(|(w, _)| truncate_chars(w, 40, "…"))
+}
+
+/// Articles and possessives: a task that starts with one names a thing, not something to do.
+const DETERMINERS: &[&str] = &[
+    "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "some", "this", "that",
+];
+
+/// `task` as something one is busy doing: an imperative task ("bake bread for the festival",
+/// "Stop the leak") becomes a gerund phrase ("baking bread for the festival", "stopping the
+/// leak"); a task that already reads as one ("baking bread"), or that names a thing ("the
+/// harvest festival", "repairs") is kept. English spelling: `bake` → `baking`, `see` →
+/// `seeing`, `tie` → `tying`, `stop` → `stopping` (one syllable ending consonant-vowel-consonant,
+/// not in w, x, y), `visit` → `visiting`.
+pub(super) fn activity(task: &str) -> String {
+    let task = task.trim();
+    let (first, rest) = match task.find(char::is_whitespace) {
+        Some(at) => task.split_at(at),
+        None => (task, ""),
+    };
+    let lower = first.to_lowercase();
+    let keep = lower.is_empty()
+        || !lower.chars().all(|c| c.is_ascii_alphabetic())
+        || lower.ends_with("ing")
+        || (lower.ends_with('s') && !lower.ends_with("ss") && !lower.ends_with("us"))
+        || DETERMINERS.contains(&lower.as_str())
+        // An acronym or a name spelled in capitals ("NPC duty") is not a verb.
+        || (first.chars().count() > 1 && first.chars().all(|c| c.is_ascii_uppercase()));
+    if keep {
+        return task.to_string();
+    }
+    format!("{}{rest}", gerund(&lower))
+}
+
+/// The `-ing` form of an English verb (see [`activity`]).
+fn gerund(verb: &str) -> String {
+    let is_vowel = |c: u8| b"aeiou".contains(&c);
+    let b = verb.as_bytes();
+    let n = b.len();
+    if verb == "be" || n < 2 {
+        return format!("{verb}ing");
+    }
+    if verb.ends_with("ie") {
+        return format!("{}ying", &verb[..n - 2]);
+    }
+    if verb.ends_with('e')
+        && !verb.ends_with("ee")
+        && !verb.ends_with("ye")
+        && !verb.ends_with("oe")
+    {
+        return format!("{}ing", &verb[..n - 1]);
+    }
+    let vowel_groups = b
+        .iter()
+        .enumerate()
+        .filter(|&(i, &c)| is_vowel(c) && (i == 0 || !is_vowel(b[i - 1])))
+        .count();
+    let last = b[n - 1];
+    let cvc = n >= 3
+        && !is_vowel(last)
+        && !b"wxy".contains(&last)
+        && is_vowel(b[n - 2])
+        && !is_vowel(b[n - 3]);
+    if vowel_groups == 1 && cvc {
+        return format!("{verb}{}ing", last as char);
+    }
+    format!("{verb}ing")
 }
 
 #[cfg(test)]
@@ -420,6 +549,10 @@ mod tests {
             PLAYER_QUOTE,
             PLAYER_WORD,
             GREETING_BACK,
+            WISHED_LUCK,
+            PRAISED,
+            THANKED,
+            FAREWELL,
             ANSWER_TASK_TAIL,
             PLAYER_IDLE_TAIL,
             AGENT_ANSWER,
@@ -450,6 +583,46 @@ mod tests {
                 let filled = fill(t, &values);
                 assert!(!filled.contains('{') && !filled.contains('}'), "{t}");
             }
+        }
+    }
+
+    #[test]
+    fn an_imperative_task_reads_as_an_activity() {
+        let cases = [
+            (
+                "bake bread for the festival",
+                "baking bread for the festival",
+            ),
+            (
+                "forge a hinge for the town gate",
+                "forging a hinge for the town gate",
+            ),
+            (
+                "organise the harvest festival",
+                "organising the harvest festival",
+            ),
+            ("Stop the leak", "stopping the leak"),
+            ("plan the route", "planning the route"),
+            ("visit Mira", "visiting Mira"),
+            ("fix the fence", "fixing the fence"),
+            ("sweep the square", "sweeping the square"),
+            ("tie the boats", "tying the boats"),
+            ("see the mayor", "seeing the mayor"),
+            ("mend nets", "mending nets"),
+            ("play a tune", "playing a tune"),
+            ("open the shop", "opening the shop"),
+            ("be patient", "being patient"),
+            ("go", "going"),
+            // Kept: already an activity, a thing, a name in capitals, not a word.
+            ("baking bread", "baking bread"),
+            ("the harvest festival", "the harvest festival"),
+            ("repairs to the mill", "repairs to the mill"),
+            ("NPC duty", "NPC duty"),
+            ("42 barrels", "42 barrels"),
+            ("", ""),
+        ];
+        for (task, expected) in cases {
+            assert_eq!(activity(task), expected, "{task}");
         }
     }
 }

@@ -387,11 +387,27 @@ fn shown(text: &str) -> String {
     quote(text, SHOWN_CHARS)
 }
 
-/// A line within `speak`'s limits (never empty).
+/// A task's name as what the agent is busy doing ([`lines::activity`]), cut for use inside a
+/// line: the `{task}` and `{next}` of the templates.
+fn doing(task_name: &str) -> String {
+    shown(&lines::activity(task_name))
+}
+
+/// A line within `speak`'s limits (never empty), its first letter upper case (a template may
+/// start with a task or a word of what was said).
 fn line_limit(line: String) -> String {
     let line = line.trim();
     if line.is_empty() {
         return "Hm.".to_string();
     }
-    truncate_chars(line, MAX_SPEAK_CHARS, "…")
+    truncate_chars(&capitalized(line), MAX_SPEAK_CHARS, "…")
+}
+
+/// `text` with its first letter upper case ("bread? …" → "Bread? …").
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }

@@ -299,14 +299,14 @@ fn replies_are_portable_for_a_fixed_seed() {
     };
     let complete = |line: &str| format!(r#"complete_task {{"task_id":4}} | {}"#, speak(line));
     let expected = vec![
-        speak("Getting there with Bake bread. That's 1 of 2."),
-        speak("Bake bread: step 2 of 2 done."),
-        complete("Bake bread is finished!"),
-        complete("That's Bake bread taken care of."),
+        speak("Getting there with baking bread. That's 1 of 2."),
+        speak("Baking bread: step 2 of 2 done."),
+        complete("Finished baking bread!"),
+        complete("Baking bread: all done."),
         r#"move {"x":54,"y":54}"#.to_string(),
-        r#"collaborate {"agent_id":"agent_002","message":"Bram, could you give me a hand with Bake bread?","task_name":"Bake bread"}"#.to_string(),
+        r#"collaborate {"agent_id":"agent_002","message":"Bram, could you give me a hand with baking bread?","task_name":"Bake bread"}"#.to_string(),
         r#"wait {"seconds":4}"#.to_string(),
-        complete("That's Bake bread taken care of."),
+        complete("Baking bread: all done."),
     ];
     assert_eq!(got, expected);
 }
@@ -454,7 +454,7 @@ fn player_message_gets_a_reply_to_the_player_about_it() {
         assert_eq!(recipients, &vec![PLAYER.to_string()]);
         assert_eq!(dialog_type, "reply");
         assert!(content.to_lowercase().contains("market"), "{content}");
-        assert!(content.contains("Bake bread"), "{content}");
+        assert!(content.contains("baking bread"), "{content}");
         assert_eq!(&reply.assistant_text, content);
     }
 }
@@ -539,7 +539,11 @@ fn collaboration_request_gets_an_agreeing_reply() {
         assert_eq!(said.len(), 1);
         assert_eq!(said[0].1, vec!["agent_004".to_string()]);
         assert_eq!(said[0].2, "reply");
-        assert!(said[0].0.contains("Fix the fence"), "{}", said[0].0);
+        assert!(
+            said[0].0.to_lowercase().contains("fixing the fence"),
+            "{}",
+            said[0].0
+        );
         assert!(said[0].0.contains("Dov"), "{}", said[0].0);
     }
 }
@@ -590,8 +594,12 @@ fn current_task_is_worked_on_then_completed_with_its_id() {
                 // Two or three progress lines, then the announcement.
                 assert!((3..=4).contains(&updates), "{updates}");
                 let announce = speaks(last);
-                assert!(announce[0].0.contains("Bake bread"), "{:?}", announce);
-                assert!(announce[0].0.contains("Sweep the square"), "{:?}", announce);
+                assert!(announce[0].0.contains("aking bread"), "{:?}", announce);
+                assert!(
+                    announce[0].0.contains("sweeping the square"),
+                    "{:?}",
+                    announce
+                );
             }
         }
     }
@@ -622,7 +630,7 @@ fn progress_restarts_for_a_new_task() {
     }
     let line = first_update.expect("worked on the new task");
     assert!(
-        line.contains("Deliver rolls") && line.contains('1'),
+        line.contains("delivering rolls") && line.contains('1'),
         "{line}"
     );
 }
@@ -651,7 +659,7 @@ fn collaborates_at_most_once_per_task() {
                     n += 1;
                     assert!(agent_id == "agent_002" || agent_id == "agent_003");
                     assert_eq!(task_name.as_deref(), Some("Paint the mill"));
-                    assert!(message.unwrap().contains("Paint the mill"));
+                    assert!(message.unwrap().contains("painting the mill"));
                     assert_eq!(reply.assistant_text, "");
                 }
             }
@@ -709,8 +717,64 @@ fn decisions_are_varied_and_refer_to_the_context() {
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains("baker")), "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains("Bake bread")), "{lines:?}");
+    // The task is spoken of as an activity, never pasted raw into a template.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.to_lowercase().contains("baking bread")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.to_lowercase().contains("bake bread")),
+        "{lines:?}"
+    );
     assert!(lines.iter().all(|l| !l.contains('{')), "{lines:?}");
+    // Every line starts with a capital (templates may open with a task or a word).
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.starts_with(|c: char| c.is_lowercase())),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_courtesy_is_answered_in_kind() {
+    let cases = [
+        ("Good luck, Mira!", ["Thank", "Luck has"].as_slice()),
+        (
+            "Thanks!",
+            ["You're welcome", "Any time", "Glad to help"].as_slice(),
+        ),
+        ("Well done, Mira.", ["Thank", "Kind of you"].as_slice()),
+        ("Bye, Mira", ["Goodbye", "See you"].as_slice()),
+    ];
+    for seed in 0..10 {
+        let mut brain = ScriptedBrain::new(&settings(seed));
+        let mut c = ctx();
+        c.current_task = Some(task(1, "bake bread"));
+        for (said, openings) in cases {
+            c.incoming = vec![speech(PLAYER, PLAYER, said, "")];
+            let text = decide(&mut brain, &c).assistant_text;
+            assert!(
+                openings.iter().any(|o| text.starts_with(o)),
+                "{said} → {text}"
+            );
+            assert!(!text.contains("About") && !text.contains("Mira?"), "{text}");
+            assert!(!text.contains('"'), "a courtesy is not quoted: {text}");
+        }
+        // A courtesy with a question is answered about the question.
+        c.incoming = vec![speech(
+            PLAYER,
+            PLAYER,
+            "Good luck, Mira! Is the oven hot?",
+            "",
+        )];
+        let text = decide(&mut brain, &c).assistant_text;
+        assert!(text.to_lowercase().contains("oven"), "{text}");
+    }
 }
 
 #[test]
