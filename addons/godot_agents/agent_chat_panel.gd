@@ -265,7 +265,7 @@ func _on_streamed(delta: String) -> void:
 	_dirty = true
 
 
-func _on_spoke(text: String, _recipients: PackedStringArray) -> void:
+func _on_spoke(text: String, _recipients: PackedStringArray, _dialog_type: String) -> void:
 	var line := "%s: %s" % [_agent_name(), text]
 	if _live >= 0 and _live < _entries.size():
 		_entries[_live][0] = line

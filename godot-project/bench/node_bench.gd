@@ -71,7 +71,7 @@ func _frame_cost(npcs: int, frames: int, seconds: int, pace: String) -> void:
 		agent.config = config
 		agent.key = "villager_%d" % i
 		agent.sync_position = _arg("--no-sync", 0) == 0
-		agent.spoke.connect(func(_text, _to): events[0] += 1)
+		agent.spoke.connect(func(_text, _to, _kind): events[0] += 1)
 		body.add_child(agent)
 		rt.add_child(body)
 		bodies.append(body)

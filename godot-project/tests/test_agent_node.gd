@@ -50,7 +50,7 @@ func test_a_node_under_a_character_spawns_and_answers_an_awaited_ask() -> void:
 	var spawned := []
 	agent.spawned.connect(func(id, resumed): spawned.append([id, resumed]))
 	var spoken := []
-	agent.spoke.connect(func(text, to): spoken.append([text, to]))
+	agent.spoke.connect(func(text, to, kind): spoken.append([text, to, kind]))
 	var states := []
 	agent.state_changed.connect(func(old, new): states.append([old, new]))
 	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0), "spawned: " + agent.get_last_error())
@@ -68,6 +68,7 @@ func test_a_node_under_a_character_spawns_and_answers_an_awaited_ask() -> void:
 	assert_eq(spoken.size(), 1, "its own speech only: %s" % [spoken])
 	assert_eq(spoken[0][0], reply.text)
 	assert_contains(spoken[0][1], "player_0")
+	assert_eq(spoken[0][2], AgentConstants.DIALOG_REPLY)
 	assert_contains(states, ["thinking", "speaking"])
 	# say() does not wait; replied names its line.
 	var replied := []
@@ -427,7 +428,7 @@ func test_the_chat_panel_talks_to_any_agent_and_shows_streamed_text() -> void:
 	agent.speech_streamed.emit("Fresh ")
 	agent.speech_streamed.emit("bread at")
 	assert_eq(panel.get_lines(), PackedStringArray(["Mira: Fresh bread at"]))
-	agent.spoke.emit("Fresh bread at noon!", PackedStringArray(["player_0"]))
+	agent.spoke.emit("Fresh bread at noon!", PackedStringArray(["player_0"]), AgentConstants.DIALOG_REPLY)
 	assert_eq(panel.get_lines(), PackedStringArray(["Mira: Fresh bread at noon!"]))
 	agent.error_occurred.emit("brain_error", "the model server is down")
 	assert_eq(panel.get_lines()[1], "(brain_error: the model server is down)")

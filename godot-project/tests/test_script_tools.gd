@@ -184,3 +184,44 @@ func test_a_node_has_tools_of_its_own_that_go_with_it() -> void:
 	assert_contains(rt.get_tool_sets(), node_set)
 	npc.free()
 	assert_false(rt.get_tool_sets().has(node_set), "removed with the node")
+
+
+## The tool_sets hint of an AgentConfig as the inspector reads it.
+func _tool_sets_hint(config: AgentConfig) -> String:
+	for p in config.get_property_list():
+		if p.name == "tool_sets":
+			return p.hint_string
+	return ""
+
+
+func test_the_inspector_picker_offers_built_in_declared_and_registered_sets() -> void:
+	const SETTING := "godot_agents/tool_sets"
+	assert_true(ProjectSettings.has_setting(SETTING), "the extension declares the setting")
+	var config := AgentConfig.new()
+	var hint := _tool_sets_hint(config)
+	assert_true(hint.begins_with("%d/%d:" % [TYPE_STRING, PROPERTY_HINT_ENUM_SUGGESTION]), hint)
+	var names := hint.split(":")[1].split(",")
+	assert_eq(names[0], "world")
+	assert_eq(names[1], "games")
+	assert_false(names.has("quests"))
+	# Declared in the project setting: offered, and no warning for a node that names it.
+	var before: PackedStringArray = ProjectSettings.get_setting(SETTING)
+	ProjectSettings.set_setting(SETTING, PackedStringArray(["quests"]))
+	assert_contains(_tool_sets_hint(config).split(":")[1].split(","), "quests")
+	var agent := AgentNode.new()
+	config.tool_sets = PackedStringArray(["world", "quests", "recipes"])
+	agent.config = config
+	var warnings := agent.get_configuration_warnings()
+	var about := func(found: PackedStringArray, set_name: String) -> bool:
+		return Array(found).any(func(w: String) -> bool: return w.contains("'%s'" % set_name))
+	assert_false(about.call(warnings, "quests"), str(warnings))
+	assert_true(about.call(warnings, "recipes"), "an undeclared set is warned about: %s" % str(warnings))
+	ProjectSettings.set_setting(SETTING, before)
+	# Registered by a script while the game runs: offered from then on.
+	var rt := _runtime(fresh_db(DB_DIR, "picker"))
+	add_to_tree(rt)
+	assert_true(rt.register_tool("recipes", "find_recipe", "Finds a recipe.", {"dish": "string"}, check_stock))
+	assert_contains(_tool_sets_hint(config).split(":")[1].split(","), "recipes")
+	warnings = agent.get_configuration_warnings()
+	assert_false(about.call(warnings, "recipes"), str(warnings))
+	agent.free()

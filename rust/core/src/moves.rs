@@ -40,6 +40,19 @@ pub enum Movement {
     Requested,
 }
 
+impl Movement {
+    /// Both ways, in declaration order.
+    pub const ALL: [Movement; 2] = [Movement::Instant, Movement::Requested];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Movement::Instant => "instant",
+            Movement::Requested => "requested",
+        }
+    }
+}
+
 /// How a move the game carried out ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MoveOutcome {

@@ -20,7 +20,7 @@ use agents_core::apps::{
     ActionDef, ActionOutcome, ActionRecord, ActionRequest, AppConfig, AppContext, AppHandler,
     AppMode, AppOutbound, AppSession, ChatRole, ControlMode, text,
 };
-use agents_core::runtime::{Runtime, RuntimeError};
+use agents_core::runtime::{Runtime, RuntimeError, RuntimeErrorCode};
 use godot::classes::{Engine, INode, Node};
 use godot::prelude::*;
 use serde_json::{Map, Value};
@@ -29,13 +29,21 @@ use tokio::sync::mpsc;
 use crate::agent_action::AgentAction;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
+use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
 use crate::operation::AgentOperation;
 
 /// The `error.code` of an awaited human action refused before it reached the game.
-const ACTION_REFUSED: &str = "action_refused";
+const ACTION_REFUSED: &str = RuntimeErrorCode::ActionRefused.as_str();
 /// The `error.code` of an awaited human action the game failed (or that timed out).
-const ACTION_FAILED: &str = "action_failed";
+const ACTION_FAILED: &str = GodotErrorCode::ActionFailed.as_str();
+/// A call's argument is wrong.
+const INVALID_ARGUMENT: &str = GodotErrorCode::InvalidArgument.as_str();
+/// The app is not registered (or its runtime does not run).
+const NOT_READY: &str = GodotErrorCode::NotReady.as_str();
+
+/// A failed call: its code and message.
+type Failure = (&'static str, String);
 
 /// Most outbound items (actions, records, events, chat lines) handled per frame; the rest wait.
 const MAX_OUTBOUND_PER_FRAME: usize = 1024;
@@ -47,12 +55,14 @@ const MAX_TRANSCRIPT: usize = 500;
 const MAX_SHOWN_CHARS: usize = 80;
 
 /// Runs `f`, turning a panic into an error message.
-pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    crate::guard::guarded(what, f, |message| message)
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    crate::guard::guarded(what, f, |message| {
+        (GodotErrorCode::InternalError.as_str(), message)
+    })
 }
 
-fn rt_error(what: &str, error: RuntimeError) -> String {
-    format!("{what}: {error}")
+fn rt_error(what: &str, error: RuntimeError) -> Failure {
+    (error.code().as_str(), format!("{what}: {error}"))
 }
 
 /// What the transcript holds.
@@ -466,7 +476,7 @@ pub struct AgentApp {
     transcript: VecDeque<Item>,
     next_seq: i64,
     transcript_epoch: i64,
-    last_error: String,
+    last_error: LastError,
     base: Base<Node>,
 }
 
@@ -556,6 +566,13 @@ impl AgentApp {
     #[signal]
     fn agent_detached(agent_id: GString, reason: GString);
 
+    /// A call on this app failed: [param code] (one of the `ERROR_*` constants of
+    /// [AgentConstants]) and [param message], as [method get_last_error_code] and
+    /// [method get_last_error] keep them (every class of the addon reports a failed call this
+    /// way).
+    #[signal]
+    fn error_occurred(code: GString, message: GString);
+
     /// Registers the app with [param runtime] (which must be running), from the properties and
     /// the state given to [method set_state]. A session stored under the same [member app_id]
     /// comes back (history, events, chat; its state when none was set). Returns `false` on an
@@ -564,17 +581,21 @@ impl AgentApp {
     #[func]
     pub fn register(&mut self, runtime: Option<Gd<AgentRuntime>>) -> bool {
         let Some(runtime) = runtime else {
-            return self.fail("register: no AgentRuntime given (null)".into());
+            return self.fail(
+                INVALID_ARGUMENT,
+                "register: no AgentRuntime given (null)".into(),
+            );
         };
         let core = guarded("register", || Ok(runtime.bind().core_runtime()));
         match core {
             Ok(Some(core)) => self.register_with(core),
             Ok(None) => self.fail(
+                GodotErrorCode::NotRunning.as_str(),
                 "register: the AgentRuntime is not running (add it to the tree or call its \
                  start())"
                     .into(),
             ),
-            Err(e) => self.fail(e),
+            Err((code, e)) => self.fail(code, e),
         }
     }
 
@@ -584,7 +605,7 @@ impl AgentApp {
     #[func]
     pub fn unregister(&mut self) -> bool {
         let Some(reg) = self.registration.as_ref() else {
-            return self.fail("unregister: the app is not registered".into());
+            return self.fail(NOT_READY, "unregister: the app is not registered".into());
         };
         let (core, id) = (reg.core.clone(), reg.app_id.clone());
         let result = guarded("unregister", || {
@@ -652,7 +673,7 @@ impl AgentApp {
         let parsed = match actions_from_array(&actions) {
             Ok(parsed) => parsed,
             Err(e) => {
-                self.fail(format!("set_actions: {e}"));
+                self.fail(INVALID_ARGUMENT, format!("set_actions: {e}"));
                 return;
             }
         };
@@ -676,7 +697,7 @@ impl AgentApp {
         let parsed = match mode_text.parse::<ControlMode>() {
             Ok(m) => m,
             Err(e) => {
-                self.fail(format!("control_mode: {e}"));
+                self.fail(INVALID_ARGUMENT, format!("control_mode: {e}"));
                 return;
             }
         };
@@ -772,7 +793,7 @@ impl AgentApp {
     pub fn set_state(&mut self, state: Variant) -> bool {
         let state = match to_json("set_state", &state) {
             Ok(s) => s,
-            Err(e) => return self.fail(e),
+            Err(e) => return self.fail(INVALID_ARGUMENT, e),
         };
         if self.registration.is_none() {
             self.pending_state = state;
@@ -810,18 +831,21 @@ impl AgentApp {
             match key.as_str() {
                 "state" => match to_json("set_context: state", &value) {
                     Ok(s) => core.state = Some(s),
-                    Err(e) => return self.fail(e),
+                    Err(e) => return self.fail(INVALID_ARGUMENT, e),
                 },
                 "actions" => {
                     let Ok(array) = value.try_to::<VarArray>() else {
-                        return self.fail(format!(
-                            "set_context: actions must be an Array, got {}",
-                            value.get_type().godot_type_name()
-                        ));
+                        return self.fail(
+                            INVALID_ARGUMENT,
+                            format!(
+                                "set_context: actions must be an Array, got {}",
+                                value.get_type().godot_type_name()
+                            ),
+                        );
                     };
                     match actions_from_array(&array) {
                         Ok(parsed) => core.actions = Some(parsed),
-                        Err(e) => return self.fail(format!("set_context: {e}")),
+                        Err(e) => return self.fail(INVALID_ARGUMENT, format!("set_context: {e}")),
                     }
                     actions_array = Some(array);
                 }
@@ -833,9 +857,12 @@ impl AgentApp {
                     label = Some(GString::from(text.as_str()));
                 }
                 other => {
-                    return self.fail(format!(
-                        "set_context: unknown key '{other}' (use state, actions, human_label)"
-                    ));
+                    return self.fail(
+                        INVALID_ARGUMENT,
+                        format!(
+                            "set_context: unknown key '{other}' (use state, actions, human_label)"
+                        ),
+                    );
                 }
             }
         }
@@ -865,7 +892,7 @@ impl AgentApp {
         let name = name.to_string();
         let payload = match to_json("emit_event: payload", &payload) {
             Ok(p) => p,
-            Err(e) => return self.fail(e),
+            Err(e) => return self.fail(INVALID_ARGUMENT, e),
         };
         let result = self.with_app("emit_event", |core, app| {
             core.emit_app_event(app, &name, payload)
@@ -903,7 +930,10 @@ impl AgentApp {
     pub fn perform_async(&mut self, action: GString, params: VarDictionary) -> Gd<AgentOperation> {
         let request_id = self.start_human_action(action, params);
         if request_id == 0 {
-            return AgentOperation::done(Err((ACTION_REFUSED, self.last_error.clone())));
+            return AgentOperation::done(Err((
+                ACTION_REFUSED,
+                self.last_error.message().to_string(),
+            )));
         }
         let op = AgentOperation::start();
         self.awaiting.push((request_id, op.clone()));
@@ -917,7 +947,7 @@ impl AgentApp {
         let params = match convert::dictionary_to_json(&params) {
             Ok(map) => Value::Object(map),
             Err(e) => {
-                self.fail(format!("human_action: params: {e}"));
+                self.fail(INVALID_ARGUMENT, format!("human_action: params: {e}"));
                 return 0;
             }
         };
@@ -949,8 +979,8 @@ impl AgentApp {
                 self.last_error.clear();
                 request_id
             }
-            Err(e) => {
-                self.fail(e);
+            Err((code, e)) => {
+                self.fail(code, e);
                 0
             }
         }
@@ -988,7 +1018,7 @@ impl AgentApp {
                     outcome.with_state(state)
                 }
             }
-            (Err(e), _) | (_, Err(e)) => return self.fail(e),
+            (Err(e), _) | (_, Err(e)) => return self.fail(INVALID_ARGUMENT, e),
         };
         self.answer("complete_action", action_id, outcome)
     }
@@ -1016,7 +1046,7 @@ impl AgentApp {
     pub fn complete_action_with(&mut self, action_id: i64, outcome: VarDictionary) -> bool {
         match outcome_from_dictionary("complete_action_with", &outcome) {
             Ok(outcome) => self.answer("complete_action_with", action_id, outcome),
-            Err(e) => self.fail(e),
+            Err(e) => self.fail(INVALID_ARGUMENT, e),
         }
     }
 
@@ -1029,7 +1059,7 @@ impl AgentApp {
     #[func]
     pub fn get_session(&mut self) -> VarDictionary {
         let Some(session) = self.session() else {
-            self.fail("get_session: the app is not registered".into());
+            self.fail(NOT_READY, "get_session: the app is not registered".into());
             return VarDictionary::new();
         };
         let mut value = serde_json::to_value(&session).unwrap_or(Value::Null);
@@ -1078,25 +1108,38 @@ impl AgentApp {
     /// The message of the last failed call; empty after a call that succeeded.
     #[func]
     pub fn get_last_error(&self) -> GString {
-        GString::from(self.last_error.as_str())
+        self.last_error.message_gstring()
+    }
+
+    /// The code of the last failed call (one of the `ERROR_*` constants of [AgentConstants]);
+    /// empty after a call that succeeded.
+    #[func]
+    pub fn get_last_error_code(&self) -> GString {
+        self.last_error.code_gstring()
     }
 }
 
 impl AgentApp {
-    /// Records a failure; returns `false` for `return self.fail(…)`.
-    fn fail(&mut self, message: String) -> bool {
-        self.last_error = message;
+    /// Records a failure (and emits [signal error_occurred]); returns `false` for
+    /// `return self.fail(…)`.
+    fn fail(&mut self, code: &str, message: String) -> bool {
+        self.last_error.set(code, message);
+        let (code, message) = (
+            self.last_error.code_gstring(),
+            self.last_error.message_gstring(),
+        );
+        self.signals().error_occurred().emit(&code, &message);
         false
     }
 
     /// `true` and a cleared error for `Ok`, else [`AgentApp::fail`].
-    fn done(&mut self, result: Result<(), String>) -> bool {
+    fn done(&mut self, result: Result<(), Failure>) -> bool {
         match result {
             Ok(()) => {
                 self.last_error.clear();
                 true
             }
-            Err(e) => self.fail(e),
+            Err((code, e)) => self.fail(code, e),
         }
     }
 
@@ -1110,7 +1153,7 @@ impl AgentApp {
             self.lost_runtime();
         }
         if self.registration.is_none() {
-            self.fail(format!("{what}: the app is not registered"));
+            self.fail(NOT_READY, format!("{what}: the app is not registered"));
         }
         self.registration.as_ref()
     }
@@ -1119,10 +1162,10 @@ impl AgentApp {
     fn with_app<T>(
         &mut self,
         what: &str,
-        f: impl FnOnce(&Runtime, &str) -> Result<T, String>,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&Runtime, &str) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
         let Some(reg) = self.live_registration(what) else {
-            return Err(self.last_error.clone());
+            return Err((NOT_READY, self.last_error.message().to_string()));
         };
         let (core, app_id) = (reg.core.clone(), reg.app_id.clone());
         guarded(what, || f(&core, &app_id))
@@ -1138,7 +1181,10 @@ impl AgentApp {
 
     fn answer(&mut self, what: &str, action_id: i64, outcome: ActionOutcome) -> bool {
         let Ok(id) = u64::try_from(action_id) else {
-            return self.fail(format!("{what}: no action {action_id}"));
+            return self.fail(
+                RuntimeErrorCode::UnknownAction.as_str(),
+                format!("{what}: no action {action_id}"),
+            );
         };
         let result = self.with_app(what, |core, app| {
             core.complete_app_action(app, id, outcome)
@@ -1209,11 +1255,11 @@ impl AgentApp {
                 "register: the app is registered as '{}' already (unregister() first)",
                 reg.app_id
             );
-            return self.fail(message);
+            return self.fail(RuntimeErrorCode::AppExists.as_str(), message);
         }
         let config = match self.config() {
             Ok(c) => c,
-            Err(e) => return self.fail(format!("register: {e}")),
+            Err(e) => return self.fail(INVALID_ARGUMENT, format!("register: {e}")),
         };
         let app_id = config.app_id.clone();
         let registered = guarded("register", || {
@@ -1227,7 +1273,7 @@ impl AgentApp {
         });
         let (outbound, session) = match registered {
             Ok(r) => r,
-            Err(e) => return self.fail(e),
+            Err((code, e)) => return self.fail(code, e),
         };
         self.registration = Some(Registration {
             core,
@@ -1310,7 +1356,10 @@ impl AgentApp {
         self.registration = None;
         self.agent = None;
         self.auto_register = !self.runtime_path.is_empty() && self.base().is_inside_tree();
-        self.last_error = "the AgentRuntime stopped: the app is no longer registered".into();
+        self.last_error.set(
+            RuntimeErrorCode::ShutDown.as_str(),
+            "the AgentRuntime stopped: the app is no longer registered",
+        );
     }
 
     /// Registers through [member runtime_path] if the runtime is there and runs; with `start`
@@ -1326,7 +1375,7 @@ impl AgentApp {
             self.auto_register = false;
             let message = format!("runtime_path '{path}' is not an AgentRuntime");
             godot_warn!("AgentApp: {message}");
-            self.last_error = message;
+            self.last_error.set(INVALID_ARGUMENT, message);
             return;
         };
         let mut core = runtime.bind().core_runtime();
@@ -1340,7 +1389,7 @@ impl AgentApp {
         };
         if !self.register_with(core) {
             self.auto_register = false;
-            godot_warn!("AgentApp: {}", self.last_error);
+            godot_warn!("AgentApp: {}", self.last_error.message());
         }
     }
 
@@ -1458,7 +1507,7 @@ impl AgentApp {
         // kept in get_last_error, as is a handler's mistake.
         self.answer("action_handler", action_id, outcome);
         if let Some(e) = handler_error {
-            self.last_error = e;
+            self.last_error.set(ACTION_FAILED, e);
         }
     }
 
@@ -1480,7 +1529,7 @@ impl AgentApp {
             };
             app.answer("action_handler", action_id, outcome);
             if let Some(e) = handler_error {
-                app.last_error = e;
+                app.last_error.set(ACTION_FAILED, e);
             }
         });
         state.connect_flags(

@@ -2,7 +2,9 @@
 
 use agents_core::brain::BrainChoice;
 use agents_core::runtime::AgentConfig as CoreConfig;
+use godot::classes::IResource;
 use godot::prelude::*;
+use godot::register::info::{PropertyHintInfo, PropertyInfo};
 use serde_json::Value;
 
 use crate::agent_brain::AgentBrain;
@@ -86,8 +88,11 @@ pub struct AgentConfig {
     #[init(val = -1)]
     seed: i64,
     /// The tool sets the agent may call: `"world"` (move, wait, speak, collaborate,
-    /// complete_task), `"games"` (every game tool), or a set the game registered. Empty: the
-    /// world tools only. Two sets with a tool of the same name cannot be combined.
+    /// complete_task), `"games"` (every game tool), or a set the game registers with
+    /// [method AgentRuntime.register_tool]. Empty: the world tools only. Two sets with a tool of
+    /// the same name cannot be combined. The inspector suggests the built-in sets, the sets
+    /// declared in the project setting `godot_agents/tool_sets` (declare there the sets your
+    /// scripts register, so they can be picked here) and the sets registered so far.
     #[export_group(name = "Tools and Apps")]
     #[export]
     tool_sets: PackedStringArray,
@@ -121,6 +126,18 @@ fn optional_number(v: f64) -> Option<f64> {
 fn optional_text(s: &GString) -> Option<String> {
     let s = s.to_string();
     (!s.trim().is_empty()).then_some(s)
+}
+
+#[godot_api]
+impl IResource for AgentConfig {
+    /// [member tool_sets] suggests the sets the project knows (built-in, declared in the
+    /// `godot_agents/tool_sets` project setting, registered in this process).
+    fn on_validate_property(&self, property: &mut PropertyInfo) {
+        if property.property_name == "tool_sets" {
+            let (hint, hint_string) = crate::tool_set_names::property_hint();
+            property.hint_info = PropertyHintInfo { hint, hint_string };
+        }
+    }
 }
 
 #[godot_api]

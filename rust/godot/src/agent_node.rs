@@ -9,9 +9,10 @@
 
 use std::sync::Arc;
 
+use agents_core::agent_state::AgentState;
 use agents_core::bus::BusMessage;
 use agents_core::moves::{MoveOutcome, Movement};
-use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime};
+use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime, RuntimeErrorCode};
 use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
 use godot::prelude::*;
 
@@ -19,14 +20,15 @@ use crate::agent_config::AgentConfig;
 use crate::agent_runtime::{AgentRuntime, reply_to_dictionary};
 use crate::body::{Body, Step, Walk};
 use crate::convert;
+use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
 
 /// The `code` of an ask that could not be sent: the node has no running agent (no
 /// [AgentRuntime] found, the runtime not started, the spawn failed).
-const NOT_SPAWNED: &str = "not_spawned";
+const NOT_SPAWNED: &str = GodotErrorCode::NotSpawned.as_str();
 /// The `code` of an ask whose agent stopped (terminated, the runtime stopped, the node left
 /// the tree) before it answered.
-const AGENT_STOPPED: &str = "agent_stopped";
+const AGENT_STOPPED: &str = GodotErrorCode::AgentStopped.as_str();
 
 /// One question to an agent, in flight: [method AgentNode.ask] returns its [signal finished],
 /// so `await` waits for the answer to that line; [method AgentNode.ask_async] returns the
@@ -247,7 +249,9 @@ pub struct AgentNode {
     runtime: Option<InstanceId>,
     core: Option<Arc<Runtime>>,
     asks: Vec<(i64, Gd<AgentAsk>)>,
-    last_error: String,
+    last_error: LastError,
+    /// Its agent's state as last reported ([signal state_changed]); empty while it does not run.
+    state: &'static str,
     base: Base<Node>,
 }
 
@@ -308,9 +312,10 @@ impl AgentNode {
     fn spawned(agent_id: GString, resumed: bool);
 
     /// It said [param text] to [param recipients] (agent ids or the player id; empty: to no one
-    /// in particular).
+    /// in particular). [param dialog_type] is the kind of line, one of the `DIALOG_*` constants
+    /// of [AgentConstants] (`reply`, `chat`, `task_update`, …; a model may use others).
     #[signal]
-    fn spoke(text: GString, recipients: PackedStringArray);
+    fn spoke(text: GString, recipients: PackedStringArray, dialog_type: GString);
 
     /// Its state changed: `idle`, `listening`, `thinking` or `speaking`.
     #[signal]
@@ -346,10 +351,12 @@ impl AgentNode {
     #[signal]
     fn tool_called(tool: GString, call_id: GString);
 
-    /// Something went wrong for this agent: [param code] is one of the codes of
-    /// [signal AgentRuntime.agent_error] (`brain_error`, `invalid_action`, …), or of a failed
-    /// spawn (`already_running` for a key in use, `invalid_config`, `unknown_brain`,
-    /// `not_spawned` when no runtime was found).
+    /// Something went wrong for this agent, or a call on this node failed: [param code] is one
+    /// of the `ERROR_*` constants of [AgentConstants] — the codes of
+    /// [signal AgentRuntime.agent_error] (`brain_error`, `invalid_action`, …), of a failed spawn
+    /// (`already_running` for a key in use, `invalid_config`, `unknown_brain`, `not_spawned`
+    /// when no runtime was found) or of a call. [method get_last_error_code] and
+    /// [method get_last_error] keep the last one.
     #[signal]
     fn error_occurred(code: GString, message: GString);
 
@@ -487,7 +494,7 @@ impl AgentNode {
                 true
             }
             Err(message) => {
-                self.fail("invalid_config", &message);
+                self.fail(RuntimeErrorCode::InvalidConfig.as_str(), &message);
                 false
             }
         }
@@ -519,6 +526,23 @@ impl AgentNode {
                 "No AgentRuntime: add one above this node (an ancestor, or beside one), or as an autoload \
                  (Project Settings → Autoload) so agents survive scene changes.",
             );
+        }
+        if let Some(config) = &self.config {
+            let sets: Vec<String> = config
+                .get("tool_sets")
+                .try_to::<PackedStringArray>()
+                .unwrap_or_default()
+                .as_slice()
+                .iter()
+                .map(GString::to_string)
+                .collect();
+            for set in crate::tool_set_names::unknown(&sets) {
+                warnings.push(&format!(
+                    "The config names the tool set '{set}', which is not built in, not declared \
+                     and not registered yet. If a script registers it (register_tool), declare it \
+                     in Project Settings → godot_agents/tool_sets; else the spawn fails."
+                ));
+            }
         }
         let key = self.key.to_string();
         if key.trim() != key {
@@ -557,10 +581,25 @@ impl AgentNode {
         self.runtime_node().or_else(|| self.find_runtime())
     }
 
-    /// The last error's message (empty when the last call succeeded).
+    /// Its agent's state: one of the `STATE_*` constants of [AgentConstants] (`idle`,
+    /// `listening`, `thinking`, `speaking`), as [signal state_changed] last reported it; empty
+    /// while it does not run.
+    #[func]
+    pub fn get_state(&self) -> GString {
+        self.state.into()
+    }
+
+    /// The message of the last failed call or error (empty when the last call succeeded).
     #[func]
     pub fn get_last_error(&self) -> GString {
-        self.last_error.as_str().into()
+        self.last_error.message_gstring()
+    }
+
+    /// The code of the last failed call or error (one of the `ERROR_*` constants of
+    /// [AgentConstants]; empty when the last call succeeded).
+    #[func]
+    pub fn get_last_error_code(&self) -> GString {
+        self.last_error.code_gstring()
     }
 
     /// Finds the runtime and spawns the agent, now if it runs, else when it starts (called
@@ -591,7 +630,7 @@ impl AgentNode {
         let config = match self.core_config() {
             Ok(config) => config,
             Err(message) => {
-                self.fail("invalid_config", &message);
+                self.fail(RuntimeErrorCode::InvalidConfig.as_str(), &message);
                 return;
             }
         };
@@ -602,7 +641,7 @@ impl AgentNode {
                 .bind_mut()
                 .register_node_tool(&set, &tool.as_parts())
             {
-                self.fail("invalid_config", &message);
+                self.fail(RuntimeErrorCode::InvalidConfig.as_str(), &message);
                 return;
             }
         }
@@ -612,11 +651,12 @@ impl AgentNode {
                 core.spawn(config)
                     .map_err(|e| (e.code().as_str(), e.to_string()))
             },
-            |message| ("internal_error", message),
+            |message| (GodotErrorCode::InternalError.as_str(), message),
         ) {
             Ok(agent_id) => {
                 self.agent_id = agent_id.clone();
                 self.core = Some(core);
+                self.state = AgentState::Idle.as_str();
                 self.last_error.clear();
                 let bound = BoundNode {
                     node: self.base().instance_id(),
@@ -744,7 +784,7 @@ impl AgentNode {
                 self.asks.push((message_id, ask.clone()));
             }
             Err((code, message)) => {
-                self.last_error = message.clone();
+                self.last_error.set(code, message.clone());
                 let reply = failed_reply(&self.agent_id, 0, code, &message);
                 ask.bind_mut().finish(reply);
             }
@@ -756,7 +796,7 @@ impl AgentNode {
     fn report(&mut self, outcome: MoveOutcome) -> bool {
         let Some(walk) = self.walk.as_ref() else {
             self.fail(
-                "unknown_move",
+                RuntimeErrorCode::UnknownMove.as_str(),
                 "no move is under way (report_arrived and report_blocked answer move_requested)",
             );
             return false;
@@ -765,7 +805,7 @@ impl AgentNode {
             && reason.trim().is_empty()
         {
             self.fail(
-                "invalid_message",
+                RuntimeErrorCode::InvalidMessage.as_str(),
                 "report_blocked needs a reason (what is in the way: \"the door is locked\")",
             );
             return false;
@@ -793,7 +833,7 @@ impl AgentNode {
 
     /// Records and reports an error of this node.
     fn fail(&mut self, code: &str, message: &str) {
-        self.last_error = message.to_string();
+        self.last_error.set(code, message);
         godot_error!("AgentNode: {message}");
         self.signals().error_occurred().emit(code, message);
     }
@@ -808,6 +848,7 @@ impl AgentNode {
             runtime.bind_mut().remove_node_tools(&set);
         }
         let agent_id = std::mem::take(&mut self.agent_id);
+        self.state = "";
         if !agent_id.is_empty()
             && let Some(mut runtime) = self.runtime_node()
         {
@@ -848,10 +889,12 @@ impl AgentNode {
                 old_state,
                 new_state,
                 ..
-            } => self
-                .signals()
-                .state_changed()
-                .emit(old_state.as_str(), new_state.as_str()),
+            } => {
+                self.state = new_state.as_str();
+                self.signals()
+                    .state_changed()
+                    .emit(old_state.as_str(), new_state.as_str())
+            }
             BusMessage::AgentMoved { from, to, .. } => {
                 self.signals().moved().emit(v2(*from), v2(*to))
             }
@@ -893,11 +936,13 @@ impl AgentNode {
                 agent_id,
                 content,
                 recipients,
+                dialog_type,
                 ..
-            } if *agent_id == self.agent_id => self
-                .signals()
-                .spoke()
-                .emit(content.as_str(), &convert::strings_to_packed(recipients)),
+            } if *agent_id == self.agent_id => self.signals().spoke().emit(
+                content.as_str(),
+                &convert::strings_to_packed(recipients),
+                dialog_type.as_str(),
+            ),
             BusMessage::AgentSpoke { .. } => {}
             BusMessage::AgentReplied {
                 agent_id,
@@ -930,13 +975,16 @@ impl AgentNode {
                 .signals()
                 .tool_called()
                 .emit(tool.as_str(), call_id.as_str()),
-            BusMessage::AgentError { code, message, .. } => self
-                .signals()
-                .error_occurred()
-                .emit(code.as_str(), message.as_str()),
+            BusMessage::AgentError { code, message, .. } => {
+                self.last_error.set(code.as_str(), message.as_str());
+                self.signals()
+                    .error_occurred()
+                    .emit(code.as_str(), message.as_str())
+            }
             BusMessage::AgentRemoved { agent_id, reason } => {
                 let agent_id = agent_id.clone();
                 self.agent_id.clear();
+                self.state = "";
                 self.core = None;
                 self.finish_all(
                     &agent_id,

@@ -16,12 +16,10 @@ use agents_core::brain::ClientBrainPolicy;
 use agents_core::bus::{AgentErrorCode, BusMessage, Filter, Received, Subscription};
 use agents_core::memory::AgentRecord;
 use agents_core::moves::MoveOutcome;
-
-use crate::script_tools::{ScriptTools, ToolParts};
 use agents_core::net::{Server, ServerConfig, ServerHandle};
 use agents_core::runtime::{
     AgentConfig as CoreConfig, AgentSnapshot, GAME_TOOLS, Position, Runtime, RuntimeError,
-    RuntimeOptions, WORLD_TOOLS, WorldBounds,
+    RuntimeErrorCode, RuntimeOptions, WORLD_TOOLS, WorldBounds,
 };
 use agents_core::tools::ToolRegistry;
 use godot::classes::{Engine, INode, Node, Os};
@@ -31,7 +29,9 @@ use serde_json::Value;
 use crate::agent_brain::AgentBrain;
 use crate::agent_config::AgentConfig;
 use crate::convert;
+use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
+use crate::script_tools::{ScriptTools, ToolParts};
 
 /// How long `stop`, `exit_tree` and drop wait for the agents and the writer thread.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -42,9 +42,14 @@ const MAX_TOOL_CALLS_PER_FRAME: usize = 256;
 /// A failed call: the `agent_error` code and the message.
 type Failure = (&'static str, String);
 
+const INTERNAL_ERROR: &str = GodotErrorCode::InternalError.as_str();
+const NOT_RUNNING: &str = GodotErrorCode::NotRunning.as_str();
+const INVALID_CONFIG: &str = RuntimeErrorCode::InvalidConfig.as_str();
+const INVALID_OPTIONS: &str = RuntimeErrorCode::InvalidOptions.as_str();
+
 /// Runs `f`, turning a panic into an `internal_error` failure.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    crate::guard::guarded(what, f, |message| ("internal_error", message))
+    crate::guard::guarded(what, f, |message| (INTERNAL_ERROR, message))
 }
 
 /// The runtime's error as a failure.
@@ -221,8 +226,9 @@ fn rows_to_array<T: serde::Serialize>(rows: &[T]) -> Array<VarDictionary> {
 /// [member database_path]; ids (`agent_001`, …) stay unique per database across runs, and a
 /// stored agent resumes with its history (set [member resume_agents], or spawn with its
 /// `agent_id`). Property changes take effect at the next [method start]. A call that fails returns
-/// `false`, `""`, `0` or an empty result, sets [method get_last_error], pushes an error and emits
-/// [signal agent_error].
+/// `false`, `""`, `0` or an empty result, keeps the failure ([method get_last_error_code] and
+/// [method get_last_error], the same on every class of the addon), pushes an error and emits
+/// [signal error_occurred] and [signal agent_error].
 ///
 /// When the node leaves the tree it stops: the agents stop, every row is flushed to the database
 /// and the background threads are joined. While the node does not process (paused), agents keep
@@ -419,7 +425,7 @@ pub struct AgentRuntime {
     runtime: Option<Arc<Runtime>>,
     server: Option<ServerHandle>,
     subscription: Option<Subscription>,
-    last_error: String,
+    last_error: LastError,
     last_frame_events: i64,
     last_frame_drain_usec: i64,
     last_frame_drain_cpu_usec: i64,
@@ -614,6 +620,13 @@ impl AgentRuntime {
     #[signal]
     fn agent_error(agent_id: GString, code: GString, message: GString);
 
+    /// A call on this node failed: [param code] (one of the `ERROR_*` constants of
+    /// [AgentConstants]) and [param message], as [method get_last_error_code] and
+    /// [method get_last_error] keep them. Every class of the addon reports a failed call this
+    /// way; [signal agent_error] also carries the agents' own errors.
+    #[signal]
+    fn error_occurred(code: GString, message: GString);
+
     /// The runtime started ([method start], or `_ready` with [member autostart]): agents can be
     /// spawned. [AgentNode]s waiting for it spawn their agents then.
     #[signal]
@@ -640,7 +653,7 @@ impl AgentRuntime {
         let options = match self.options() {
             Ok(o) => o,
             Err(message) => {
-                self.report("", "invalid_options", &message);
+                self.report("", INVALID_OPTIONS, &message);
                 return false;
             }
         };
@@ -648,7 +661,7 @@ impl AgentRuntime {
         let server_config = match self.server_config() {
             Ok(c) => c,
             Err(message) => {
-                self.report("", "invalid_options", &message);
+                self.report("", INVALID_OPTIONS, &message);
                 return false;
             }
         };
@@ -686,7 +699,7 @@ impl AgentRuntime {
                 Ok(()) => Ok((runtime, subscription, server)),
                 Err(message) => {
                     runtime.shutdown(SHUTDOWN_TIMEOUT);
-                    Err(("invalid_config", message))
+                    Err((INVALID_CONFIG, message))
                 }
             }
         });
@@ -774,7 +787,7 @@ impl AgentRuntime {
     #[func]
     pub fn spawn_agent(&mut self, config: Variant) -> GString {
         let config = match guarded("spawn_agent", || {
-            config_from_variant(&config).map_err(|m| ("invalid_config", m))
+            config_from_variant(&config).map_err(|m| (INVALID_CONFIG, m))
         }) {
             Ok(c) => c,
             Err((code, message)) => {
@@ -845,9 +858,12 @@ impl AgentRuntime {
         };
         let set = set.to_string();
         match self.add_tool(&set, &tool) {
-            Ok(()) => true,
+            Ok(()) => {
+                crate::tool_set_names::remember(&set);
+                true
+            }
             Err(message) => {
-                self.report("", "invalid_config", &message);
+                self.report("", INVALID_CONFIG, &message);
                 false
             }
         }
@@ -862,7 +878,7 @@ impl AgentRuntime {
             None => {
                 self.report(
                     "",
-                    "invalid_config",
+                    INVALID_CONFIG,
                     &format!("no tool '{name}' in the tool set '{set}'"),
                 );
                 false
@@ -1280,7 +1296,14 @@ impl AgentRuntime {
     /// The message of the last failed call; empty after a call that succeeded.
     #[func]
     pub fn get_last_error(&self) -> GString {
-        GString::from(self.last_error.as_str())
+        self.last_error.message_gstring()
+    }
+
+    /// The code of the last failed call (one of the `ERROR_*` constants of [AgentConstants]);
+    /// empty after a call that succeeded.
+    #[func]
+    pub fn get_last_error_code(&self) -> GString {
+        self.last_error.code_gstring()
     }
 
     /// How many events the last frame took from the queue and emitted (profiling; merged speech
@@ -1659,7 +1682,7 @@ impl AgentRuntime {
         let result = match &self.runtime {
             Some(rt) => guarded(what, || f(rt)),
             None => Err((
-                "not_running",
+                NOT_RUNNING,
                 format!("{what}: the AgentRuntime is not running (call start())"),
             )),
         };
@@ -1742,10 +1765,12 @@ impl AgentRuntime {
         }
     }
 
-    /// Records a failure: last error, `push_error`, [signal agent_error].
+    /// Records a failure: last error, `push_error`, [signal error_occurred],
+    /// [signal agent_error].
     fn report(&mut self, agent_id: &str, code: &str, message: &str) {
-        self.last_error = message.to_string();
+        self.last_error.set(code, message);
         godot_error!("AgentRuntime: {message}");
+        self.signals().error_occurred().emit(code, message);
         self.signals().agent_error().emit(agent_id, code, message);
     }
 

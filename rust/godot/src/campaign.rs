@@ -13,24 +13,28 @@ use std::sync::Arc;
 
 use agents_core::campaign::turn::{self, Decided, TurnEntry, TurnRequest};
 use agents_core::campaign::{self as core, AppliedAction, BatchOutcome, Effect, file};
-use agents_core::runtime::{Runtime, RuntimeError};
+use agents_core::runtime::{Runtime, RuntimeError, RuntimeErrorCode};
 use godot::classes::{Engine, IResource, Resource, SceneTree};
 use godot::prelude::*;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::agent_app::guarded;
 use crate::agent_runtime::AgentRuntime;
 use crate::convert;
+use crate::errors::{GodotErrorCode, LastError};
 use crate::operation::AgentOperation;
 
 /// The name of the method polled each frame while a turn is out.
 const POLL_METHOD: &str = "_poll_turn";
 
 /// The `error.code` of an awaited turn that could not start ([method Campaign.turn]).
-const TURN_REFUSED: &str = "turn_refused";
+const TURN_REFUSED: &str = GodotErrorCode::TurnRefused.as_str();
 /// The `error.code` of an awaited turn whose GM could not decide.
-const TURN_FAILED: &str = "turn_failed";
+const TURN_FAILED: &str = GodotErrorCode::TurnFailed.as_str();
+/// A call's argument is wrong (a campaign that does not parse, an actor not in the party).
+const INVALID_ARGUMENT: &str = GodotErrorCode::InvalidArgument.as_str();
+/// A file could not be read or written.
+const FILE_ERROR: &str = GodotErrorCode::FileError.as_str();
 
 /// A turn whose answer is being decided.
 struct Pending {
@@ -80,7 +84,7 @@ pub struct Campaign {
     pending: Option<Pending>,
     /// The awaited turn ([method turn]), finished with the turn.
     waiting: Option<Gd<AgentOperation>>,
-    last_error: String,
+    last_error: LastError,
     base: Base<Resource>,
 }
 
@@ -96,7 +100,7 @@ impl IResource for Campaign {
             gm: None,
             pending: None,
             waiting: None,
-            last_error: String::new(),
+            last_error: LastError::default(),
             base,
         }
     }
@@ -143,6 +147,13 @@ impl Campaign {
     #[signal]
     fn turn_failed(message: GString);
 
+    /// A call on this campaign failed, or a turn did: [param code] (one of the `ERROR_*`
+    /// constants of [AgentConstants]) and [param message], as [method get_last_error_code] and
+    /// [method get_last_error] keep them (every class of the addon reports a failed call this
+    /// way). A failed turn emits this after [signal turn_failed].
+    #[signal]
+    fn error_occurred(code: GString, message: GString);
+
     /// Starts over with a fresh campaign: the starter map (`area_001` "Starting Area" →
     /// `area_002` "Side Room"), [param party] (empty: `["pc_001"]`) in `area_001` with 10 hp.
     /// The logs are emptied; [member path] stays.
@@ -183,7 +194,7 @@ impl Campaign {
                 self.last_error.clear();
                 true
             }
-            Err(e) => self.fail(format!("load_file: {e}")),
+            Err(e) => self.fail(FILE_ERROR, format!("load_file: {e}")),
         }
     }
 
@@ -198,13 +209,19 @@ impl Campaign {
             file_path
         };
         if target.is_empty() {
-            return self.fail("save_file: no path (pass one, or set path)".into());
+            return self.fail(
+                INVALID_ARGUMENT,
+                "save_file: no path (pass one, or set path)".into(),
+            );
         }
         let os = os_path(&target.to_string());
         if let Some(dir) = os.parent()
             && let Err(e) = std::fs::create_dir_all(dir)
         {
-            return self.fail(format!("save_file: cannot create {}: {e}", dir.display()));
+            return self.fail(
+                FILE_ERROR,
+                format!("save_file: cannot create {}: {e}", dir.display()),
+            );
         }
         match file::save(&os, &self.data) {
             Ok(()) => {
@@ -212,7 +229,7 @@ impl Campaign {
                 self.last_error.clear();
                 true
             }
-            Err(e) => self.fail(format!("save_file: {e}")),
+            Err(e) => self.fail(FILE_ERROR, format!("save_file: {e}")),
         }
     }
 
@@ -226,7 +243,7 @@ impl Campaign {
                 self.last_error.clear();
                 true
             }
-            Err(e) => self.fail(format!("load_json: {e}")),
+            Err(e) => self.fail(INVALID_ARGUMENT, format!("load_json: {e}")),
         }
     }
 
@@ -259,9 +276,13 @@ impl Campaign {
     pub fn set_active_actor_id(&mut self, actor_id: GString) -> bool {
         let id = actor_id.to_string();
         if !self.data.selected.party_character_ids.contains(&id) {
-            return self.fail(format!("set_active_actor_id: '{id}' is not in the party"));
+            return self.fail(
+                INVALID_ARGUMENT,
+                format!("set_active_actor_id: '{id}' is not in the party"),
+            );
         }
         self.data.selected.active_actor_id = id;
+        self.last_error.clear();
         self.autosave_now();
         true
     }
@@ -359,7 +380,7 @@ impl Campaign {
         #[opt(default = "")] actor_id: GString,
     ) -> VarDictionary {
         let refused = |this: &mut Self, message: String| {
-            this.fail(message.clone());
+            this.fail(INVALID_ARGUMENT, message.clone());
             convert::json_to_dictionary(
                 &json!({"applied_actions": [], "tool_feedback": null, "error": message}),
             )
@@ -397,14 +418,23 @@ impl Campaign {
     #[func]
     pub fn attach_gm(&mut self, runtime: Option<Gd<AgentRuntime>>, agent_id: GString) -> bool {
         let Some(runtime) = runtime else {
-            return self.fail("attach_gm: no AgentRuntime given (null)".into());
+            return self.fail(
+                INVALID_ARGUMENT,
+                "attach_gm: no AgentRuntime given (null)".into(),
+            );
         };
         let Some(core) = runtime.bind().core_runtime() else {
-            return self.fail("attach_gm: the AgentRuntime is not running".into());
+            return self.fail(
+                GodotErrorCode::NotRunning.as_str(),
+                "attach_gm: the AgentRuntime is not running".into(),
+            );
         };
         let id = agent_id.to_string();
         if core.state(&id).is_none() {
-            return self.fail(format!("attach_gm: unknown agent '{id}'"));
+            return self.fail(
+                RuntimeErrorCode::UnknownAgent.as_str(),
+                format!("attach_gm: unknown agent '{id}'"),
+            );
         }
         self.gm = Some((runtime, id));
         self.last_error.clear();
@@ -438,11 +468,11 @@ impl Campaign {
         #[opt(default = "")] actor_id: GString,
     ) -> bool {
         if self.pending.is_some() {
-            return self.fail("take_turn: a turn is running already".into());
+            return self.fail(TURN_REFUSED, "take_turn: a turn is running already".into());
         }
         let actor = (!actor_id.is_empty()).then(|| actor_id.to_string());
         if let Err(e) = self.data.turn_actor(actor.as_deref()) {
-            return self.fail(format!("take_turn: {e}"));
+            return self.fail(TURN_REFUSED, format!("take_turn: {e}"));
         }
         let Some(core) = self.gm_runtime() else {
             return false;
@@ -456,21 +486,25 @@ impl Campaign {
         let (tx, rx) = oneshot::channel();
         let snapshot = self.data.clone();
         let (input, who) = (user_input.to_string(), actor.clone());
-        let spawned = guarded("take_turn", || {
-            let runtime = core.clone();
-            core.handle().spawn(async move {
-                let request = TurnRequest {
-                    number,
-                    user_input: &input,
-                    actor: who.as_deref(),
-                };
-                let answer = runtime.gm_decide(&snapshot, &gm_agent, &request).await;
-                let _ = tx.send(answer);
-            });
-            Ok(())
-        });
+        let spawned = crate::guard::guarded(
+            "take_turn",
+            || {
+                let runtime = core.clone();
+                core.handle().spawn(async move {
+                    let request = TurnRequest {
+                        number,
+                        user_input: &input,
+                        actor: who.as_deref(),
+                    };
+                    let answer = runtime.gm_decide(&snapshot, &gm_agent, &request).await;
+                    let _ = tx.send(answer);
+                });
+                Ok(())
+            },
+            |message| message,
+        );
         if let Err(e) = spawned {
-            return self.fail(e);
+            return self.fail(GodotErrorCode::InternalError.as_str(), e);
         }
         self.pending = Some(Pending {
             number,
@@ -503,17 +537,28 @@ impl Campaign {
         #[opt(default = "")] actor_id: GString,
     ) -> Gd<AgentOperation> {
         if !self.take_turn(user_input, actor_id) {
-            return AgentOperation::done(Err((TURN_REFUSED, self.last_error.clone())));
+            return AgentOperation::done(Err((
+                TURN_REFUSED,
+                self.last_error.message().to_string(),
+            )));
         }
         let op = AgentOperation::start();
         self.waiting = Some(op.clone());
         op
     }
 
-    /// Why the last call failed.
+    /// Why the last call failed (or the last turn); empty after a call that succeeded.
     #[func]
     pub fn get_last_error(&self) -> GString {
-        GString::from(self.last_error.as_str())
+        self.last_error.message_gstring()
+    }
+
+    /// The code of the last failed call or turn (one of the `ERROR_*` constants of
+    /// [AgentConstants]: `turn_refused`, `turn_failed`, `invalid_argument`, `file_error`, …);
+    /// empty after a call that succeeded.
+    #[func]
+    pub fn get_last_error_code(&self) -> GString {
+        self.last_error.code_gstring()
     }
 
     /// Called each frame while a turn is out (connected to the scene tree's `process_frame`).
@@ -543,10 +588,10 @@ impl Campaign {
         match finished {
             Ok(entry) => self.completed(entry),
             Err(message) => {
-                self.last_error = format!("take_turn: {message}");
                 if let Some(mut op) = self.waiting.take() {
                     op.bind_mut().finish(Err((TURN_FAILED, message.clone())));
                 }
+                self.fail(TURN_FAILED, format!("take_turn: {message}"));
                 self.signals().turn_failed().emit(message.as_str());
             }
         }
@@ -554,20 +599,33 @@ impl Campaign {
 }
 
 impl Campaign {
-    fn fail(&mut self, message: String) -> bool {
-        self.last_error = message;
+    /// Records a failure and emits [signal error_occurred]; returns `false` for
+    /// `return self.fail(…)`.
+    fn fail(&mut self, code: &str, message: String) -> bool {
+        self.last_error.set(code, message);
+        let (code, message) = (
+            self.last_error.code_gstring(),
+            self.last_error.message_gstring(),
+        );
+        self.signals().error_occurred().emit(&code, &message);
         false
     }
 
     /// The running core runtime of the attached GM.
     fn gm_runtime(&mut self) -> Option<Arc<Runtime>> {
         let Some((runtime, _)) = self.gm.as_ref() else {
-            self.fail("take_turn: no game master attached (attach_gm first)".into());
+            self.fail(
+                TURN_REFUSED,
+                "take_turn: no game master attached (attach_gm first)".into(),
+            );
             return None;
         };
         let core = runtime.bind().core_runtime();
         if core.is_none() {
-            self.fail("take_turn: the GM's AgentRuntime is not running".into());
+            self.fail(
+                TURN_REFUSED,
+                "take_turn: the GM's AgentRuntime is not running".into(),
+            );
         }
         core
     }
@@ -672,7 +730,7 @@ impl Campaign {
         if self.autosave && !self.path.is_empty() {
             let os = os_path(&self.path.to_string());
             if let Err(e) = file::save(&os, &self.data) {
-                self.last_error = format!("autosave: {e}");
+                self.fail(FILE_ERROR, format!("autosave: {e}"));
                 godot_warn!("Campaign: autosave to {}: {e}", os.display());
             }
         }

@@ -8,6 +8,7 @@ use godot::prelude::*;
 use serde_json::{Value, json};
 
 use crate::convert;
+use crate::errors::{GodotErrorCode, LastError};
 
 /// The process-wide registry, built on first use. `Err` holds the message of a registration
 /// failure (a programming error in a built-in tool), reported by every call instead of crashing.
@@ -74,7 +75,7 @@ pub fn call_json(name: &str, args: &Value) -> ToolOutput {
 pub struct GameTools {
     last_notes: Vec<String>,
     last_failed: bool,
-    last_error: String,
+    last_error: LastError,
 }
 
 #[godot_api]
@@ -181,10 +182,26 @@ impl GameTools {
         self.last_failed
     }
 
-    /// The error message of the last failed call on this object; empty after a success.
+    /// The error message of the last failed call on this object; empty after a success (the
+    /// same as [method get_last_error], kept for scripts written before it).
     #[func]
     pub fn last_error(&self) -> GString {
-        GString::from(self.last_error.as_str())
+        self.last_error.message_gstring()
+    }
+
+    /// The error message of the last failed call on this object; empty after a success.
+    #[func]
+    pub fn get_last_error(&self) -> GString {
+        self.last_error.message_gstring()
+    }
+
+    /// The code of the last failed call on this object: the failed result's `reason`
+    /// (`unknown_tool`, `invalid_args`, or a game's own such as `column_full`), or
+    /// `invalid_argument` for a value [method to_json] or [method from_json] cannot convert;
+    /// empty after a success.
+    #[func]
+    pub fn get_last_error_code(&self) -> GString {
+        self.last_error.code_gstring()
     }
 
     /// Converts [param value] to JSON text exactly as [method call_tool] converts arguments:
@@ -253,16 +270,18 @@ impl GameTools {
     fn remember(&mut self, output: &ToolOutput) {
         self.last_failed = output.is_error;
         self.last_notes = output.notes.clone();
-        self.last_error = if output.is_error {
-            output
-                .structured
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("failed")
-                .to_string()
+        if output.is_error {
+            let field = |key: &str| {
+                output
+                    .structured
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("failed")
+            };
+            self.last_error.set(field("reason"), field("error"));
         } else {
-            String::new()
-        };
+            self.last_error.clear();
+        }
     }
 
     fn succeed(&mut self) {
@@ -272,6 +291,7 @@ impl GameTools {
 
     fn fail(&mut self, message: String) {
         self.last_failed = true;
-        self.last_error = message;
+        self.last_error
+            .set(GodotErrorCode::InvalidArgument.as_str(), message);
     }
 }

@@ -45,10 +45,12 @@ pub mod campaign;
 pub mod convert;
 pub mod debugger;
 pub mod docs;
+pub mod errors;
 pub mod game_tools;
 mod guard;
 pub mod operation;
 pub mod script_tools;
+pub mod tool_set_names;
 
 use godot::prelude::*;
 
@@ -62,6 +64,9 @@ unsafe impl ExtensionLibrary for GodotAgents {
         // again with Godot's types and GDScript defaults (see `docs`).
         if stage == InitStage::Editor {
             docs::register_with_editor();
+        }
+        if stage == InitStage::Scene {
+            tool_set_names::declare_setting();
         }
     }
 }

@@ -28,6 +28,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::convert;
+use crate::errors::GodotErrorCode;
+
+/// The code of a GDScript tool call that failed.
+const TOOL_FAILED: &str = GodotErrorCode::ToolFailed.as_str();
 
 /// A tool call waiting for the main thread.
 pub(crate) struct PendingCall {
@@ -203,7 +207,7 @@ impl ScriptTools {
                     let name = name.clone();
                     async move {
                         if sent.is_err() {
-                            return failed(&name, "tool_failed", "the game is gone".into());
+                            return failed(&name, TOOL_FAILED, "the game is gone".into());
                         }
                         let answer = answer.await;
                         let usec = i64::try_from(called.elapsed().as_micros()).unwrap_or(i64::MAX);
@@ -211,7 +215,7 @@ impl ScriptTools {
                         answer.unwrap_or_else(|_| {
                             failed(
                                 &name,
-                                "tool_failed",
+                                TOOL_FAILED,
                                 format!(
                                     "tool '{name}' ended without an answer (its coroutine's object \
                                  was freed before it finished)"
@@ -248,7 +252,7 @@ impl ScriptTools {
             .ok_or_else(|| {
                 failed(
                     &call.tool,
-                    "tool_failed",
+                    TOOL_FAILED,
                     format!(
                         "tool '{}' was removed from the tool set '{}'",
                         call.tool, call.set
@@ -258,7 +262,7 @@ impl ScriptTools {
         if !tool.callable.is_valid() {
             return Err(failed(
                 &call.tool,
-                "tool_failed",
+                TOOL_FAILED,
                 format!(
                     "the Callable of tool '{}' is no longer valid: its object was freed",
                     call.tool
@@ -325,7 +329,7 @@ fn output_from_value(tool: &str, value: &Variant) -> ToolOutput {
     if value.is_nil() {
         return failed(
             tool,
-            "tool_failed",
+            TOOL_FAILED,
             format!(
                 "tool '{tool}' returned null (a script error ends a function this way): return \
                  a Dictionary, or any JSON value"
@@ -340,7 +344,7 @@ fn output_from_value(tool: &str, value: &Variant) -> ToolOutput {
         Ok(other) => ToolOutput::ok(json!({ "result": other })),
         Err(e) => failed(
             tool,
-            "tool_failed",
+            TOOL_FAILED,
             format!("tool '{tool}' returned a value that is not JSON: {e}"),
         ),
     }

@@ -165,8 +165,32 @@ pub enum RuntimeErrorCode {
 }
 
 impl RuntimeErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [RuntimeErrorCode; 20] = [
+        RuntimeErrorCode::UnknownAgent,
+        RuntimeErrorCode::AlreadyRunning,
+        RuntimeErrorCode::InvalidConfig,
+        RuntimeErrorCode::InvalidOptions,
+        RuntimeErrorCode::UnknownBrain,
+        RuntimeErrorCode::BrainError,
+        RuntimeErrorCode::UnknownTask,
+        RuntimeErrorCode::TaskAlreadyCompleted,
+        RuntimeErrorCode::DatabaseError,
+        RuntimeErrorCode::InvalidMessage,
+        RuntimeErrorCode::ShutDown,
+        RuntimeErrorCode::StartupFailed,
+        RuntimeErrorCode::UnknownApp,
+        RuntimeErrorCode::AppExists,
+        RuntimeErrorCode::AppAttached,
+        RuntimeErrorCode::UnknownAction,
+        RuntimeErrorCode::ActionRefused,
+        RuntimeErrorCode::UnknownCampaign,
+        RuntimeErrorCode::LimitReached,
+        RuntimeErrorCode::UnknownMove,
+    ];
+
     /// The snake_case wire name.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             RuntimeErrorCode::UnknownAgent => "unknown_agent",
             RuntimeErrorCode::AlreadyRunning => "already_running",
@@ -1464,5 +1488,43 @@ pub fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
     match (num(a), num(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         _ => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod code_tests {
+    use super::RuntimeErrorCode;
+
+    #[test]
+    fn all_lists_every_code_once_in_order() {
+        use RuntimeErrorCode::*;
+        // Exhaustive: a new code fails to compile here until it has a place in `ALL`.
+        fn position(code: RuntimeErrorCode) -> usize {
+            match code {
+                UnknownAgent => 0,
+                AlreadyRunning => 1,
+                InvalidConfig => 2,
+                InvalidOptions => 3,
+                UnknownBrain => 4,
+                BrainError => 5,
+                UnknownTask => 6,
+                TaskAlreadyCompleted => 7,
+                DatabaseError => 8,
+                InvalidMessage => 9,
+                ShutDown => 10,
+                StartupFailed => 11,
+                UnknownApp => 12,
+                AppExists => 13,
+                AppAttached => 14,
+                UnknownAction => 15,
+                ActionRefused => 16,
+                UnknownCampaign => 17,
+                LimitReached => 18,
+                UnknownMove => 19,
+            }
+        }
+        for (i, code) in RuntimeErrorCode::ALL.iter().enumerate() {
+            assert_eq!(position(*code), i, "{code}");
+        }
     }
 }

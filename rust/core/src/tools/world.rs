@@ -28,6 +28,11 @@ pub const COLLABORATE: &str = "collaborate";
 /// Name of the `complete_task` tool.
 pub const COMPLETE_TASK: &str = "complete_task";
 
+/// The kinds of line `speak` names in its `dialog_type` (any other short string is allowed and
+/// passed on): answering someone, chatting, a progress report on a task, asking or agreeing to
+/// help, talking to no one in particular. The tool's description lists them.
+pub const DIALOG_TYPES: [&str; 5] = ["reply", "chat", "task_update", "collaboration", "monologue"];
+
 /// Longest `wait`, in seconds.
 pub const MAX_WAIT_SECONDS: f64 = 3600.0;
 /// Longest `speak` content, in characters.
@@ -410,6 +415,13 @@ mod tests {
                 .unwrap()
                 .contains("recipients")
         );
+        // The model is told every dialog type (in the description and in the field's).
+        let speak = world_tools().get(SPEAK).unwrap();
+        let field = speak.input_schema()["properties"]["dialog_type"]["description"].clone();
+        for kind in DIALOG_TYPES {
+            assert!(speak.description().contains(kind), "{kind}");
+            assert!(field.as_str().unwrap().contains(kind), "{kind}");
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl ScriptedBrain {
             Some(_) => after_opening(&msg.content),
             None => msg.content.as_str(),
         };
-        let word = lines::keyword_besides(topic, &ctx.name);
+        let word = keyword(topic, &ctx.name);
         let line = match &msg.kind {
             IncomingKind::Collaboration { task_name, .. } => {
                 let asked = if task_name.trim().is_empty() {

@@ -384,14 +384,9 @@ pub(super) const GREETING_BACK: &[&str] = &[
 ];
 
 /// The most telling word of `text`: the longest word of at least three letters that is not a
-/// stopword (the first one on ties), if any.
-pub(super) fn keyword(text: &str) -> Option<String> {
-    keyword_besides(text, "")
-}
-
-/// [`keyword`], never a word of `name` (the listener's own name: "Good luck, Ivy!" is not about
-/// Ivy).
-pub(super) fn keyword_besides(text: &str, name: &str) -> Option<String> {
+/// stopword nor a word of `name` (the listener's own name: "Good luck, Ivy!" is not about Ivy),
+/// the first one on ties; if any.
+pub(super) fn keyword(text: &str, name: &str) -> Option<String> {
     let own: Vec<String> = name
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -512,7 +507,7 @@ mod tests {
         assert_eq!(greeting("hills are steep"), None);
         assert_eq!(greeting("Is the bread ready?"), None);
         assert_eq!(
-            keyword("Good morning, Mira! Is the bread ready?").as_deref(),
+            keyword("Good morning, Mira! Is the bread ready?", "").as_deref(),
             Some("bread")
         );
     }
@@ -520,12 +515,18 @@ mod tests {
     #[test]
     fn keyword_picks_the_longest_meaningful_word() {
         assert_eq!(
-            keyword("Can you bring bread to the market?").as_deref(),
+            keyword("Can you bring bread to the market?", "").as_deref(),
             Some("market")
         );
-        assert_eq!(keyword("hi!"), None);
-        assert_eq!(keyword("What about that?"), None);
-        assert_eq!(keyword("Äpfel und Birnen").as_deref(), Some("Birnen"));
+        assert_eq!(keyword("hi!", ""), None);
+        assert_eq!(keyword("What about that?", ""), None);
+        assert_eq!(keyword("Äpfel und Birnen", "").as_deref(), Some("Birnen"));
+        // Never the listener's own name.
+        assert_eq!(keyword("Good luck, Ivy!", "Ivy"), None);
+        assert_eq!(
+            keyword("Mira Stone, the oven?", "mira stone").as_deref(),
+            Some("oven")
+        );
     }
 
     #[test]
