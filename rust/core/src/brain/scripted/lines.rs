@@ -522,7 +522,8 @@ mod tests {
         assert_eq!(keyword("What about that?", ""), None);
         assert_eq!(keyword("Äpfel und Birnen", "").as_deref(), Some("Birnen"));
         // Never the listener's own name.
-        assert_eq!(keyword("Good luck, Ivy!", "Ivy"), None);
+        assert_eq!(keyword("Hello, Ivy!", "Ivy"), None);
+        assert_eq!(keyword("Hello, Ivy!", ""), Some("Ivy".to_string()));
         assert_eq!(
             keyword("Mira Stone, the oven?", "mira stone").as_deref(),
             Some("oven")
