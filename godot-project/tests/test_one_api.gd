@@ -118,6 +118,12 @@ func test_app_campaign_and_game_tools_report_codes() -> void:
 	assert_eq(app.get_last_error_code(), AgentConstants.ERROR_INVALID_ARGUMENT)
 	assert_contains(app.get_last_error(), "pilot")
 	assert_eq(errors.map(func(e): return e[0]), [AgentConstants.ERROR_NOT_READY, AgentConstants.ERROR_INVALID_ARGUMENT])
+	# A call that needs the registration fails once, with one signal.
+	assert_false(app.attach("agent_001"))
+	assert_eq(app.get_last_error_code(), AgentConstants.ERROR_NOT_READY)
+	assert_eq(errors.size(), 3, str(errors))
+	assert_eq(app.human_action("place", {}), 0)
+	assert_eq(errors.size(), 4, str(errors))
 	app.free()
 
 	errors = []

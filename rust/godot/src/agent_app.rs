@@ -951,10 +951,13 @@ impl AgentApp {
                 return 0;
             }
         };
-        let Some(reg) = self.live_registration("human_action") else {
-            return 0;
+        let (core, app_id) = match self.live_registration("human_action") {
+            Ok(reg) => (reg.core.clone(), reg.app_id.clone()),
+            Err((code, message)) => {
+                self.fail(code, message);
+                return 0;
+            }
         };
-        let (core, app_id) = (reg.core.clone(), reg.app_id.clone());
         self.next_request += 1;
         let request_id = self.next_request;
         let tx = self.human_sender();
@@ -1144,7 +1147,7 @@ impl AgentApp {
     }
 
     /// The registration, unless there is none or its runtime stopped (then it is dropped).
-    fn live_registration(&mut self, what: &str) -> Option<&Registration> {
+    fn live_registration(&mut self, what: &str) -> Result<&Registration, Failure> {
         if self
             .registration
             .as_ref()
@@ -1152,10 +1155,9 @@ impl AgentApp {
         {
             self.lost_runtime();
         }
-        if self.registration.is_none() {
-            self.fail(NOT_READY, format!("{what}: the app is not registered"));
-        }
-        self.registration.as_ref()
+        self.registration
+            .as_ref()
+            .ok_or_else(|| (NOT_READY, format!("{what}: the app is not registered")))
     }
 
     /// Runs `f` with the runtime and the app's id.
@@ -1164,9 +1166,7 @@ impl AgentApp {
         what: &str,
         f: impl FnOnce(&Runtime, &str) -> Result<T, Failure>,
     ) -> Result<T, Failure> {
-        let Some(reg) = self.live_registration(what) else {
-            return Err((NOT_READY, self.last_error.message().to_string()));
-        };
+        let reg = self.live_registration(what)?;
         let (core, app_id) = (reg.core.clone(), reg.app_id.clone());
         guarded(what, || f(&core, &app_id))
     }

@@ -591,8 +591,8 @@ impl Campaign {
                 if let Some(mut op) = self.waiting.take() {
                     op.bind_mut().finish(Err((TURN_FAILED, message.clone())));
                 }
-                self.fail(TURN_FAILED, format!("take_turn: {message}"));
                 self.signals().turn_failed().emit(message.as_str());
+                self.fail(TURN_FAILED, format!("take_turn: {message}"));
             }
         }
     }
