@@ -4,7 +4,8 @@
 //! `""`, `0`, an empty result, or an [`AgentOperation`](crate::operation::AgentOperation) whose
 //! result has `ok = false`), and the object keeps the failure as a code and a message —
 //! `get_last_error_code()` and `get_last_error()`, both empty after a call that succeeded. The
-//! nodes also emit `error_occurred(code, message)`. A code is one of the `ERROR_*` constants of
+//! classes with signals (`AgentRuntime`, `AgentNode`, `AgentApp`, `Campaign`) also emit
+//! `error_occurred(code, message)`. A code is one of the `ERROR_*` constants of
 //! the generated `AgentConstants` script: the runtime's codes ([`RuntimeErrorCode`]), the agents'
 //! ([`AgentErrorCode`]) and the Godot layer's own ([`GodotErrorCode`]).
 //!
@@ -25,7 +26,7 @@ use godot::builtin::GString;
 /// The codes only the Godot layer reports (wire form: [`GodotErrorCode::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GodotErrorCode {
-    /// The [AgentRuntime] is not running (call `start()`, or turn `autostart` on).
+    /// The `AgentRuntime` is not running (call `start()`, or turn `autostart` on).
     NotRunning,
     /// An `AgentNode` has no running agent: no `AgentRuntime` was found, the runtime has not
     /// started, or the spawn failed.
@@ -105,11 +106,6 @@ impl LastError {
     pub fn clear(&mut self) {
         self.code.clear();
         self.message.clear();
-    }
-
-    /// The code (`""` after a success).
-    pub fn code(&self) -> &str {
-        &self.code
     }
 
     /// The message (`""` after a success).
