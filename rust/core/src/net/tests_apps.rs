@@ -246,7 +246,11 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
             .iter()
             .map(|a| a["by"].as_str().unwrap())
             .collect();
-        assert_eq!(by, ["agent", "agent", "agent", "human"]);
+        // The agent may start a further move while it is in control (after its third result,
+        // and when control goes back to it for the refusal above); those are its own, and
+        // the three it played and the human's one are all there, in order.
+        assert_eq!(by[..3], ["agent", "agent", "agent"], "{by:?}");
+        assert_eq!(by.iter().filter(|b| **b == "human").count(), 1, "{by:?}");
         assert_eq!(
             session["events"][0]["text"],
             "Event: roundEnded — { winner: X }"
