@@ -229,6 +229,28 @@ func test_the_body_position_is_the_agents() -> void:
 	assert_eq(at.call(_agent(walker)), Vector2(541, 281), "read the next frame")
 
 
+## The game places its characters: the agent starts where its body stands — not at the
+## config's initial_position, and even outside the runtime's world_bounds (which limit only the
+## runtime's own moves).
+func test_the_agent_starts_where_its_body_stands() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "start"))
+	rt.world_bounds = Rect2(100, 100, 50, 50)
+	var guard := Node2D.new()
+	guard.name = "Guard"
+	guard.position = Vector2(-300, 5000)
+	var agent := AgentNode.new()
+	agent.config = AgentConfig.new()   # initial_position (0, 0), use_initial_position on
+	guard.add_child(agent)
+	rt.add_child(guard)
+	var seen := {}
+	agent.spawned.connect(func(id: String, _resumed: bool) -> void:
+		seen["at"] = rt.get_agent_state(id)["position"])
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0), agent.get_last_error())
+	assert_eq(seen.get("at"), Vector2(-300, 5000), "placed at the body when it spawned")
+	assert_eq(agent.get_last_error(), "")
+
+
 func test_an_observation_is_accepted_and_bad_ones_are_errors() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "observe"))
 	var npc := _npc("Scout")

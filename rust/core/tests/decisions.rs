@@ -853,6 +853,36 @@ async fn a_requested_move_is_carried_out_by_the_game_and_its_outcome_reaches_the
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_game_that_carries_out_moves_places_its_agent_anywhere() {
+    use agents_core::moves::Movement;
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, &Recorder::default());
+    let outside = Position::new(-300.0, 5000.0);
+    // The runtime's own world refuses a start outside its bounds...
+    let refused = rt
+        .spawn(AgentConfig {
+            initial_position: Some(outside),
+            ..agent(None)
+        })
+        .unwrap_err();
+    assert_eq!(refused.code().as_str(), "invalid_config");
+    assert!(
+        refused.to_string().contains("outside the world bounds"),
+        "{refused}"
+    );
+    // ...a game that owns the world puts its character where it stands.
+    let id = rt
+        .spawn(AgentConfig {
+            initial_position: Some(outside),
+            movement: Some(Movement::Requested),
+            ..agent(None)
+        })
+        .unwrap();
+    assert_eq!(rt.state(&id).unwrap().position, outside);
+    rt.shutdown(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_tool_set_can_be_replaced_and_removed_while_agents_use_it() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::default();

@@ -749,9 +749,13 @@ impl AgentNode {
             }
             config.tools = Some(sets);
         }
-        // The game owns a body's position: its moves are the game's to carry out.
-        if self.body().is_some() {
+        // The game owns a body's position: the agent starts where the body stands, and its
+        // moves are the game's to carry out.
+        if let Some(body) = self.body() {
             config.movement = Some(Movement::Requested);
+            if let Some(at) = body.position() {
+                config.initial_position = Some(at);
+            }
         }
         Ok(config)
     }

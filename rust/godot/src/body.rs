@@ -48,11 +48,11 @@ impl Body {
         match self {
             Body::Flat(body) if body.is_instance_valid() => {
                 let p = body.get_global_position();
-                Some(Position::new(f64::from(p.x), f64::from(p.y)))
+                Some(Position::new(coordinate(p.x), coordinate(p.y)))
             }
             Body::Spatial(body) if body.is_instance_valid() => {
                 let p = body.get_global_position();
-                Some(Position::new(f64::from(p.x), f64::from(p.z)))
+                Some(Position::new(coordinate(p.x), coordinate(p.z)))
             }
             _ => None,
         }
@@ -81,11 +81,11 @@ impl Body {
             Body::Flat(_) => v
                 .try_to::<Vector2>()
                 .ok()
-                .map(|p| Position::new(f64::from(p.x), f64::from(p.y))),
+                .map(|p| Position::new(coordinate(p.x), coordinate(p.y))),
             Body::Spatial(_) => v
                 .try_to::<Vector3>()
                 .ok()
-                .map(|p| Position::new(f64::from(p.x), f64::from(p.z))),
+                .map(|p| Position::new(coordinate(p.x), coordinate(p.z))),
         }
     }
 
@@ -277,6 +277,8 @@ impl Walk {
                     // The map may not have its polygons yet: ask again next frame.
                     return Ok(at);
                 }
+                // Whole units read better to a brain (and a player) than the mesh's fractions.
+                let closest = Position::new(closest.x.round(), closest.y.round());
                 return Err(Step::Blocked(format!(
                     "{target} is off the navigation map (the nearest point on it is {closest})"
                 )));
@@ -307,6 +309,26 @@ impl Walk {
     }
 }
 
+/// A coordinate of Godot's (an `f32`) as the agents see it: to a thousandth of a unit, so that
+/// 206.8 reads as 206.8 in a brain's context and a trace, not as 206.8000030517578.
+fn coordinate(v: f32) -> f64 {
+    (f64::from(v) * 1000.0).round() / 1000.0
+}
+
 fn distance(a: Position, b: Position) -> f64 {
     (a.x - b.x).hypot(a.y - b.y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_read_as_the_decimals_they_were_written_with() {
+        assert_eq!(coordinate(206.8), 206.8);
+        assert_eq!(coordinate(-282.8), -282.8);
+        assert_eq!(coordinate(500.0), 500.0);
+        assert_eq!(coordinate(0.0004), 0.0);
+        assert_eq!(coordinate(1e7), 1e7);
+    }
 }

@@ -474,13 +474,17 @@ impl Runtime {
         }
         // A resumed agent comes back where it was, unless the caller places it somewhere. A
         // stored position may lie outside the bounds (the game reported it,
-        // `Runtime::set_position`): only a position the caller asks for is checked.
+        // `Runtime::set_position`): only a position the caller asks for is checked. A game
+        // that carries out its agent's moves (`movement: requested`) owns the world it stands
+        // in and places it anywhere, as `set_position` accepts: the bounds limit the runtime's
+        // own moves, not the game's.
         let position = given_position
             .or(stored_position)
             .or(effective.initial_position)
             .unwrap_or_else(|| opts.bounds.center());
         let placed_by_caller = given_position.is_some() || stored_position.is_none();
-        if placed_by_caller && !opts.bounds.contains(position) {
+        let placed_by_game = effective.movement == Some(crate::moves::Movement::Requested);
+        if placed_by_caller && !placed_by_game && !opts.bounds.contains(position) {
             return Err(RuntimeError::InvalidConfig(format!(
                 "initial_position {position} is outside the world bounds ({}, {})..({}, {})",
                 opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
