@@ -59,7 +59,7 @@ impl ScriptedBrain {
             Some(_) => after_opening(&msg.content),
             None => msg.content.as_str(),
         };
-        let word = keyword(topic, &ctx.name);
+        let word = lines::topic(topic, &ctx.name);
         let line = match &msg.kind {
             IncomingKind::Collaboration { task_name, .. } => {
                 let asked = if task_name.trim().is_empty() {
@@ -97,14 +97,14 @@ impl ScriptedBrain {
                 }
                 let head = match &word {
                     // After a greeting, the rest is answered by its topic (a quote would repeat
-                    // the greeting).
+                    // the greeting, and the greeting named the player already).
                     Some(word) if welcome.is_some() => {
-                        let t = self.template(lines::PLAYER_WORD);
-                        capitalized(&fill(t, &[("sender", &sender), ("word", word)]))
+                        let t = self.template(lines::PLAYER_TOPIC_AFTER_GREETING);
+                        capitalized(&fill(t, &[("topic", word)]))
                     }
                     Some(word) if self.rng.random_ratio(1, 2) => {
-                        let t = self.template(lines::PLAYER_WORD);
-                        capitalized(&fill(t, &[("sender", &sender), ("word", word)]))
+                        let t = self.template(lines::PLAYER_TOPIC);
+                        capitalized(&fill(t, &[("sender", &sender), ("topic", word)]))
                     }
                     _ => {
                         let t = self.template(lines::PLAYER_QUOTE);
@@ -121,13 +121,13 @@ impl ScriptedBrain {
                 }
             }
             IncomingKind::Speech => {
-                // Templates that pick a word need one; the others quote.
-                let word = word.unwrap_or_else(|| said.clone());
-                let t = self.template(lines::AGENT_ANSWER);
-                let head = capitalized(&fill(
-                    t,
-                    &[("sender", &sender), ("quote", &said), ("word", &word)],
-                ));
+                let head = match &word {
+                    Some(word) => {
+                        let t = self.template(lines::AGENT_TOPIC);
+                        capitalized(&fill(t, &[("sender", &sender), ("topic", word)]))
+                    }
+                    None => fill(self.template(lines::AGENT_PLAIN), &[("sender", &sender)]),
+                };
                 match task {
                     Some(task) if self.rng.random_ratio(1, 3) => {
                         head + &fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)])

@@ -11,12 +11,21 @@ pub(super) const PLAYER_QUOTE: &[&str] = &[
     "Thanks for telling me, {sender}: \"{quote}\". I'll remember it.",
 ];
 
-/// Answers to the player that pick a word of what was said. Keys: `sender`, `word`.
-pub(super) const PLAYER_WORD: &[&str] = &[
-    "{word}? That's a good question, {sender}.",
-    "You mentioned {word}, {sender}. I was just thinking about that.",
-    "Ah, {word}! Funny you should bring that up, {sender}.",
-    "About {word}, {sender}: leave it with me.",
+/// Answers to the player about the topic of what was said ([`topic`]: "the festival"). Keys:
+/// `sender`, `topic`.
+pub(super) const PLAYER_TOPIC: &[&str] = &[
+    "{topic}? That's a good question, {sender}.",
+    "You mentioned {topic}, {sender}. I was just thinking about that.",
+    "Ah, {topic}! Funny you should bring that up, {sender}.",
+    "About {topic}, {sender}: leave it with me.",
+];
+
+/// The same after a greeting, which named the player already. Key: `topic`.
+pub(super) const PLAYER_TOPIC_AFTER_GREETING: &[&str] = &[
+    "{topic}? That's a good question.",
+    "You mentioned {topic}. I was just thinking about that.",
+    "Ah, {topic}! Funny you should bring that up.",
+    "About {topic}: leave it with me.",
 ];
 
 /// What an answer adds when the agent has a task. Key: `task`.
@@ -39,13 +48,20 @@ pub(super) const PLAYER_IDLE_TAIL: &[&str] = &[
     "",
 ];
 
-/// Answers to another agent's line. Keys: `sender`, `quote`, `word`.
-pub(super) const AGENT_ANSWER: &[&str] = &[
-    "Good to hear from you, {sender}! \"{quote}\" — agreed.",
-    "{word}, you say? I'll keep that in mind, {sender}.",
-    "Hm, {word}. You may be right, {sender}.",
-    "Thanks, {sender}. \"{quote}\" — I hadn't thought of it that way.",
-    "Ha, {sender}, {word} again? You never change.",
+/// Answers to another agent's line about its topic ([`topic`]). Keys: `sender`, `topic`.
+pub(super) const AGENT_TOPIC: &[&str] = &[
+    "Good to hear from you, {sender}! Agreed about {topic}.",
+    "{topic}, you say? I'll keep that in mind, {sender}.",
+    "Hm, {topic}. You may be right, {sender}.",
+    "Thanks, {sender}. I hadn't thought about {topic} that way.",
+    "Ha, {sender}, {topic} again? You never change.",
+];
+
+/// Answers to another agent's line that has no topic ("Hm?"). Key: `sender`.
+pub(super) const AGENT_PLAIN: &[&str] = &[
+    "Good to hear from you, {sender}!",
+    "I hear you, {sender}.",
+    "Noted, {sender}.",
 ];
 
 /// Agreeing to help with a task. Keys: `sender`, `task`.
@@ -241,15 +257,19 @@ const STOPWORDS: &[&str] = &[
     "also",
     "and",
     "are",
+    "around",
     "because",
     "been",
+    "being",
     "but",
     "can",
     "could",
     "did",
     "does",
+    "ever",
     "for",
     "from",
+    "getting",
     "had",
     "has",
     "have",
@@ -259,14 +279,20 @@ const STOPWORDS: &[&str] = &[
     "his",
     "how",
     "just",
+    "keep",
     "like",
+    "making",
+    "never",
     "not",
     "now",
     "our",
     "out",
     "please",
+    "really",
+    "said",
     "she",
     "should",
+    "still",
     "that",
     "the",
     "their",
@@ -275,8 +301,11 @@ const STOPWORDS: &[&str] = &[
     "there",
     "these",
     "they",
+    "thinking",
     "this",
     "those",
+    "though",
+    "very",
     "was",
     "were",
     "what",
@@ -383,27 +412,51 @@ pub(super) const GREETING_BACK: &[&str] = &[
     "{greeting}, {sender}. Come in, come in.",
 ];
 
-/// The most telling word of `text`: the longest word of at least three letters that is not a
-/// stopword nor a word of `name` (the listener's own name: "Good luck, Ivy!" is not about Ivy),
-/// the first one on ties; if any.
-pub(super) fn keyword(text: &str, name: &str) -> Option<String> {
+/// Determiners a topic keeps as they are (`my` and `your` swap: [`topic`]).
+const TOPIC_DETERMINERS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "some", "our", "his", "her", "their", "its",
+];
+
+/// What `text` is about: its most telling word — the longest word of at least three letters
+/// that is not a stopword nor a word of `name` (the listener's own name: "Good luck, Ivy!" is
+/// not about Ivy), the first one on ties — with the determiner before it, so that it reads as a
+/// phrase in a line ("the festival", "a key"; the speaker's "my key" is the listener's "your
+/// key" and the other way round); if any.
+pub(super) fn topic(text: &str, name: &str) -> Option<String> {
     let own: Vec<String> = name
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    let mut best: Option<(&str, usize)> = None;
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut best: Option<(usize, usize)> = None;
+    for (i, word) in words.iter().enumerate() {
         let len = word.chars().count();
         let lower = word.to_lowercase();
         if len < 3 || STOPWORDS.contains(&lower.as_str()) || own.contains(&lower) {
             continue;
         }
         if best.is_none_or(|(_, best_len)| len > best_len) {
-            best = Some((word, len));
+            best = Some((i, len));
         }
     }
-    best.map(|(w, _)| truncate_chars(w, 40, "…"))
+    let (at, _) = best?;
+    let word = truncate_chars(words[at], 40, "…");
+    let determiner = at.checked_sub(1).and_then(|i| {
+        let before = words[i].to_lowercase();
+        match before.as_str() {
+            "my" => Some("your"),
+            "your" => Some("my"),
+            _ => TOPIC_DETERMINERS.iter().find(|d| **d == before).copied(),
+        }
+    });
+    Some(match determiner {
+        Some(determiner) => format!("{determiner} {word}"),
+        None => word,
+    })
 }
 
 /// Articles and possessives: a task that starts with one names a thing, not something to do.
@@ -507,26 +560,40 @@ mod tests {
         assert_eq!(greeting("hills are steep"), None);
         assert_eq!(greeting("Is the bread ready?"), None);
         assert_eq!(
-            keyword("Good morning, Mira! Is the bread ready?", "").as_deref(),
-            Some("bread")
+            topic("Good morning, Mira! Is the bread ready?", "").as_deref(),
+            Some("the bread")
         );
     }
 
     #[test]
-    fn keyword_picks_the_longest_meaningful_word() {
+    fn the_topic_is_the_longest_meaningful_word_with_its_determiner() {
         assert_eq!(
-            keyword("Can you bring bread to the market?", "").as_deref(),
-            Some("market")
+            topic("Can you bring bread to the market?", "").as_deref(),
+            Some("the market")
         );
-        assert_eq!(keyword("hi!", ""), None);
-        assert_eq!(keyword("What about that?", ""), None);
-        assert_eq!(keyword("Äpfel und Birnen", "").as_deref(), Some("Birnen"));
-        // Never the listener's own name.
-        assert_eq!(keyword("Hello, Ivy!", "Ivy"), None);
-        assert_eq!(keyword("Hello, Ivy!", ""), Some("Ivy".to_string()));
+        assert_eq!(topic("hi!", ""), None);
+        assert_eq!(topic("What about that?", ""), None);
+        assert_eq!(topic("Äpfel und Birnen", "").as_deref(), Some("Birnen"));
         assert_eq!(
-            keyword("Mira Stone, the oven?", "mira stone").as_deref(),
-            Some("oven")
+            topic("Will there be bread for the festival?", "").as_deref(),
+            Some("the festival")
+        );
+        // The speaker's "my" is the listener's "your", and the other way round.
+        assert_eq!(
+            topic("I lost my lantern", "").as_deref(),
+            Some("your lantern")
+        );
+        assert_eq!(
+            topic("Is your bakery open?", "").as_deref(),
+            Some("my bakery")
+        );
+        assert_eq!(topic("We saw a dragon", "").as_deref(), Some("a dragon"));
+        // Never the listener's own name.
+        assert_eq!(topic("Hello, Ivy!", "Ivy"), None);
+        assert_eq!(topic("Hello, Ivy!", ""), Some("Ivy".to_string()));
+        assert_eq!(
+            topic("Mira Stone, the oven?", "mira stone").as_deref(),
+            Some("the oven")
         );
     }
 
@@ -535,7 +602,7 @@ mod tests {
         let known = [
             "sender",
             "quote",
-            "word",
+            "topic",
             "task",
             "other",
             "me",
@@ -549,7 +616,8 @@ mod tests {
         ];
         let all: Vec<&[&str]> = vec![
             PLAYER_QUOTE,
-            PLAYER_WORD,
+            PLAYER_TOPIC,
+            PLAYER_TOPIC_AFTER_GREETING,
             GREETING_BACK,
             WISHED_LUCK,
             PRAISED,
@@ -557,7 +625,8 @@ mod tests {
             FAREWELL,
             ANSWER_TASK_TAIL,
             PLAYER_IDLE_TAIL,
-            AGENT_ANSWER,
+            AGENT_TOPIC,
+            AGENT_PLAIN,
             COLLABORATION_AGREE,
             GREETING_ROLE,
             GREETING,

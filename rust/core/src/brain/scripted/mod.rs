@@ -64,7 +64,7 @@ use crate::tools::world::{
     COLLABORATE, COMPLETE_TASK, MAX_RECIPIENTS, MAX_SPEAK_CHARS, MAX_TASK_NAME_CHARS, MOVE, SPEAK,
     WAIT,
 };
-use lines::{fill, keyword, quote, truncate_chars};
+use lines::{fill, quote, truncate_chars};
 
 /// The brain's name, as [`super::BrainRegistry::with_builtins`] registers it.
 pub const NAME: &str = "scripted";

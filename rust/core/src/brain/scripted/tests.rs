@@ -409,9 +409,19 @@ fn a_greeting_is_answered_as_a_greeting() {
         let reply = decide(&mut brain, &c);
         let text = &reply.assistant_text;
         assert!(text.starts_with("Good morning"), "{text}");
+        let sentences_start_with_capitals = text.split_inclusive(['.', '!', '?']).all(|s| {
+            s.trim_start()
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_lowercase())
+        });
         assert!(
-            !text.contains(" bread?"),
+            sentences_start_with_capitals,
             "a sentence starts with a capital: {text}"
+        );
+        assert!(
+            text.matches("friend").count() <= 1,
+            "the player is named once: {text}"
         );
         assert!(!text.contains("About morning"), "{text}");
         assert!(text.contains("bread") || text.contains("Bread"), "{text}");
