@@ -1,7 +1,9 @@
-## One villager of the town on screen (demo/town.gd): a figure in its colour, its name and role
-## under it, "…" while it thinks, and a speech bubble with what it says (as it streams in, for a
-## model). The town moves it, tells it its state, and decides which one was clicked.
-extends Node2D
+## One villager of the town (demo/town.gd, scene demo/villager.tscn): a `CharacterBody2D` with a
+## `NavigationAgent2D` and an `AgentNode` — the agent that decides for it. The node walks the
+## body along the navigation mesh when its agent decides to move, and reports where it stands;
+## this script only shows the villager: a figure in its colour, its name and role under it, "…"
+## while it thinks, and a speech bubble with what it says (as it streams in, for a model).
+extends CharacterBody2D
 
 const DemoUi := preload("res://demo/demo_ui.gd")
 
@@ -12,8 +14,12 @@ const PICK_RADIUS := 26.0
 const SKIN := Color(0.96, 0.84, 0.72)
 const OUTLINE := Color(0.08, 0.09, 0.11, 0.85)
 
+## The agent behind the villager.
+@onready var agent: AgentNode = $AgentNode
+
 var color := Color.WHITE
-## `idle`, `listening`, `thinking` or `speaking`.
+var role := ""
+## What its agent is doing: `idle`, `listening`, `thinking` or `speaking`.
 var state := "idle":
 	set(value):
 		state = value
@@ -42,12 +48,17 @@ var _bubble_slot := -1
 var _clock := 0.0
 var _last_position := Vector2.ZERO
 var _walking := 0.0
+## The line a model is writing, as it streams in.
+var _streaming := ""
 
 
-func setup(villager_name: String, role: String, tint: Color) -> void:
-	name = villager_name
+## Names the villager and gives its agent [param config]: call before adding it to the tree.
+func setup(config: AgentConfig, tint: Color) -> void:
+	role = config.role
+	name = config.name
 	color = tint
-	_name = DemoUi.label(villager_name, 15)
+	$AgentNode.config = config
+	_name = DemoUi.label(config.name, 15)
 	_name.horizontal_alignment = HORIZONTAL_ALIGNMENT_CENTER
 	_name.add_theme_color_override("font_outline_color", Color(0.05, 0.06, 0.08, 0.9))
 	_name.add_theme_constant_override("outline_size", 5)
@@ -82,6 +93,29 @@ func setup(villager_name: String, role: String, tint: Color) -> void:
 	_bubble_text.mouse_filter = Control.MOUSE_FILTER_IGNORE
 	_bubble.add_child(_bubble_text)
 	_last_position = position
+
+
+func _ready() -> void:
+	agent.state_changed.connect(func(_old: String, new: String) -> void:
+		state = new
+		if new == AgentConstants.STATE_THINKING:
+			_streaming = "")
+	agent.spoke.connect(func(text: String, _to: PackedStringArray, _kind: String) -> void:
+		_streaming = ""
+		say(text, bubble_seconds(text)))
+	agent.speech_streamed.connect(func(delta: String) -> void:
+		_streaming += delta
+		say(_streaming, bubble_seconds(_streaming)))
+
+
+## The villager's name.
+func villager_name() -> String:
+	return String(name)
+
+
+## How long a line stays in its bubble.
+static func bubble_seconds(text: String) -> float:
+	return clampf(2.5 + text.length() * 0.045, 3.5, 7.5)
 
 
 ## Shows [param text] in the bubble for [param seconds].

@@ -15,13 +15,14 @@ use crate::godot_tests;
 use crate::process::{self, Echo};
 use crate::{Ctx, cargo};
 
-/// The answers the fake gives first, in order: lines streamed in pieces, two with a move.
+/// The answers the fake gives first, in order: lines streamed in pieces, two with a move (to
+/// points of the town's map, in its pixels: in front of the bakery, on the festival square).
 pub const TOWN_REPLIES: &str = r#"[
   {"kind": "reply", "chunk_chars": 5, "text": "Morning! The first loaves are cooling by the window.",
-   "tool_calls": [{"name": "move", "arguments": {"x": 30, "y": 35}}]},
+   "tool_calls": [{"name": "move", "arguments": {"x": 280, "y": 310}}]},
   {"kind": "reply", "chunk_chars": 5, "text": "The forge is hot; the hinge will be ready by noon."},
   {"kind": "reply", "chunk_chars": 5, "text": "All quiet on the square, no strangers today.",
-   "tool_calls": [{"name": "move", "arguments": {"x": 48, "y": 70}}]},
+   "tool_calls": [{"name": "move", "arguments": {"x": 410, "y": 497}}]},
   {"kind": "reply", "chunk_chars": 5, "text": "The wheat is in; I will bring sacks to the bakery."}
 ]"#;
 
