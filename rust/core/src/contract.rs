@@ -23,6 +23,7 @@
 use crate::limits;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// One requested tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -224,6 +225,34 @@ impl DecisionStep {
     pub fn is_repair(&self) -> bool {
         !self.failed_calls.is_empty() || self.problem.is_some()
     }
+}
+
+/// How one call of a decision ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// It ran.
+    Done,
+    /// It ran and failed (the tool's error, an action the world refused).
+    Failed,
+    /// It did not run: the agent was no longer thinking (it had spoken, or was interrupted).
+    Refused,
+}
+
+/// One call of a decision and what came of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DecidedCall {
+    /// The call's id in the brain's answer.
+    pub id: String,
+    /// The tool (a world action, a game tool, an app action, a GM tool).
+    pub tool: String,
+    /// Its arguments, as the brain gave them.
+    pub args: Value,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// The failure's reason, or a read-only tool's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 #[cfg(test)]

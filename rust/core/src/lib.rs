@@ -12,8 +12,9 @@
 //! - [`bus`]: the typed message bus (filters by kind, sender, recipient; lag reports).
 //! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
 //! - [`brain`]: brains (the `scripted` brain and the factory that builds one by name).
-//! - [`contract`], [`geometry`], [`agent_state`]: leaf types every layer speaks (the tool-call
-//!   contract, positions and world bounds, the agent state machine).
+//! - [`contract`], [`geometry`], [`agent_state`], [`agent_error`]: leaf types every layer speaks
+//!   (the tool-call contract, positions and world bounds, the agent state machine, the codes of
+//!   an agent's errors).
 //! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
 //! - [`net`]: the WebSocket server (axum on tokio): `/ws`, token auth, frame and rate limits,
 //!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
@@ -21,6 +22,7 @@
 //!   at `/mcp`).
 //! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
+pub mod agent_error;
 pub mod agent_state;
 pub mod apps;
 pub mod brain;

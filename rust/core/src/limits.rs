@@ -42,11 +42,13 @@ pub const MAX_TOOL_SETS: usize = 16;
 pub const MAX_TOOL_SET_NAME_CHARS: usize = 64;
 /// A tool call's arguments, as compact JSON.
 pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 64 * 1024;
+/// A line an agent says (the `speak` tool's `content`), in characters.
+pub const MAX_SPEAK_CHARS: usize = 1000;
 /// What a brain's answer may carry (see [`crate::contract::BrainReply::bounded`]): its
 /// `assistant_text`, in characters — the `speak` limit, since the text is spoken.
-pub const MAX_ASSISTANT_TEXT_CHARS: usize = crate::tools::world::MAX_SPEAK_CHARS;
-/// A brain answer's `dialog_type`, in characters (the `speak` tool's limit).
-pub const MAX_DIALOG_TYPE_CHARS: usize = crate::tools::world::MAX_DIALOG_TYPE_CHARS;
+pub const MAX_ASSISTANT_TEXT_CHARS: usize = MAX_SPEAK_CHARS;
+/// A dialog type (a brain answer's `dialog_type`, the `speak` tool's), in characters.
+pub const MAX_DIALOG_TYPE_CHARS: usize = 64;
 /// A tool call's id in a brain's answer, in characters.
 pub const MAX_CALL_ID_CHARS: usize = 64;
 /// A tool call's `reason` in a brain's answer, in characters.
@@ -179,6 +181,9 @@ pub fn cut_copy(text: &str, max: usize) -> String {
     }
     out
 }
+
+/// The most JSON a page of rows may take.
+pub const MAX_PAGE_BYTES: usize = 60 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -69,24 +69,27 @@ impl AppHub {
             let mut last_action = 0;
             let mut human_label = config.human_label.clone();
             if let Some(stored) = stored {
+                // Entries this version cannot read (written by a newer one) are skipped.
+                fn records<T: serde::de::DeserializeOwned>(values: Vec<Value>) -> Vec<T> {
+                    values
+                        .into_iter()
+                        .filter_map(|v| serde_json::from_value(v).ok())
+                        .collect()
+                }
+                let actions: Vec<ActionRecord> = records(stored.actions);
                 if state.is_null() {
                     state = stored.state;
                 }
                 if human_label.is_none() {
                     human_label = stored.human_label;
                 }
-                last_action = stored
-                    .actions
-                    .iter()
-                    .map(|a| a.action_id)
-                    .max()
-                    .unwrap_or(0);
+                last_action = actions.iter().map(|a| a.action_id).max().unwrap_or(0);
                 let keep = |n: usize| n.saturating_sub(config.history);
-                history = stored.actions.into_iter().collect();
+                history = actions.into_iter().collect();
                 history.drain(..keep(history.len()));
-                events = stored.events.into_iter().collect();
+                events = records::<EventRecord>(stored.events).into_iter().collect();
                 events.drain(..keep(events.len()));
-                chat = stored.chat.into_iter().collect();
+                chat = records::<ChatLine>(stored.chat).into_iter().collect();
             }
             let (registry, offered) = tools_for(weak, &actions, config.control_mode);
             AppEntry {

@@ -26,6 +26,9 @@ pub use policy::{BrainRefusal, ClientBrainPolicy};
 pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
+/// The player's id (in recipients and contexts) unless the runtime's options name another.
+pub const DEFAULT_PLAYER_ID: &str = "player_0";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IncomingMessage {
     /// Who sent it (an agent id or the player id).
@@ -145,7 +148,7 @@ impl BrainContext {
             movement: None,
             incoming: Vec::new(),
             nearby: Vec::new(),
-            player_id: crate::runtime::DEFAULT_PLAYER_ID.to_string(),
+            player_id: DEFAULT_PLAYER_ID.to_string(),
             decisions: 0,
             tools: Vec::new(),
             steps: Vec::new(),
@@ -213,8 +216,8 @@ impl BrainError {
 
     /// The code an agent reports this failure with: `brain_auth_failed` (401/403),
     /// `brain_model_not_found` (404), else `brain_error`.
-    pub fn agent_error_code(&self) -> crate::bus::AgentErrorCode {
-        use crate::bus::AgentErrorCode;
+    pub fn agent_error_code(&self) -> crate::agent_error::AgentErrorCode {
+        use crate::agent_error::AgentErrorCode;
         use agents_llm::client::CallErrorCode;
         match self {
             BrainError::BudgetExhausted(_) => AgentErrorCode::BudgetExhausted,

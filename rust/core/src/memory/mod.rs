@@ -115,8 +115,8 @@ pub enum MemoryError {
 impl MemoryError {
     /// The code an agent reports this failure with: `unknown_task`, `task_already_completed`, or
     /// `database_error` for everything else.
-    pub fn agent_error_code(&self) -> crate::bus::AgentErrorCode {
-        use crate::bus::AgentErrorCode;
+    pub fn agent_error_code(&self) -> crate::agent_error::AgentErrorCode {
+        use crate::agent_error::AgentErrorCode;
         match self {
             MemoryError::UnknownTask(_) => AgentErrorCode::UnknownTask,
             MemoryError::TaskAlreadyCompleted(_) => AgentErrorCode::TaskAlreadyCompleted,

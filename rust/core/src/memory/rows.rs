@@ -280,10 +280,11 @@ pub struct StoredApp {
     pub state: serde_json::Value,
     /// The label it had.
     pub human_label: Option<String>,
-    /// Its last actions, oldest first.
-    pub actions: Vec<crate::apps::ActionRecord>,
-    /// Its last events, oldest first.
-    pub events: Vec<crate::apps::EventRecord>,
-    /// Its last chat lines, oldest first.
-    pub chat: Vec<crate::apps::ChatLine>,
+    /// Its last actions, oldest first, as the app bridge wrote them (JSON objects: the memory
+    /// layer stores them without reading them).
+    pub actions: Vec<serde_json::Value>,
+    /// Its last events, oldest first, as written.
+    pub events: Vec<serde_json::Value>,
+    /// Its last chat lines, oldest first, as written.
+    pub chat: Vec<serde_json::Value>,
 }

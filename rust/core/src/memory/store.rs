@@ -189,13 +189,13 @@ pub(crate) fn parse_outcome(text: &str) -> Result<super::CallOutcome, BadStored>
 }
 
 /// An app's stored session from its row and its log entries (JSON texts, newest first, as
-/// read): entries this version cannot read (written by a newer one) are skipped.
+/// read): entries that are not JSON are skipped.
 pub(crate) fn stored_app(
     state: &str,
     human_label: Option<String>,
     mut entries: impl FnMut(AppLogKind) -> Result<Vec<String>, MemoryError>,
 ) -> Result<StoredApp, MemoryError> {
-    fn parse<T: serde::de::DeserializeOwned>(newest_first: Vec<String>) -> Vec<T> {
+    fn parse(newest_first: Vec<String>) -> Vec<serde_json::Value> {
         newest_first
             .iter()
             .rev()

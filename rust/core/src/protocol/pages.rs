@@ -13,8 +13,7 @@
 
 use serde::Serialize;
 
-/// The most JSON a page of rows may take.
-pub const MAX_PAGE_BYTES: usize = 60 * 1024;
+pub use crate::limits::MAX_PAGE_BYTES;
 
 /// Which list a cursor belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,10 +36,9 @@ use crate::limits::MAX_LOADED_CAMPAIGNS;
 pub const WARNINGS_BYTES: usize = 4 * 1024;
 
 /// The most JSON the campaign takes in a `campaign_load` or `campaign_state` reply: a page of
-/// [`crate::protocol::pages::MAX_PAGE_BYTES`] less the warnings and 2 KiB for the reply's other
+/// [`crate::limits::MAX_PAGE_BYTES`] less the warnings and 2 KiB for the reply's other
 /// fields, so the reply fits the 64 KiB a Godot client reads.
-pub const CAMPAIGN_REPLY_BYTES: usize =
-    crate::protocol::pages::MAX_PAGE_BYTES - WARNINGS_BYTES - 2 * 1024;
+pub const CAMPAIGN_REPLY_BYTES: usize = crate::limits::MAX_PAGE_BYTES - WARNINGS_BYTES - 2 * 1024;
 
 /// Where a campaign to load comes from.
 #[derive(Clone, Debug, PartialEq)]

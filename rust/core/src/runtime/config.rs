@@ -246,7 +246,7 @@ pub struct RuntimeOptions {
 pub const DEFAULT_MAX_AGENTS: usize = 10_000;
 
 /// The player's id unless the options name another.
-pub const DEFAULT_PLAYER_ID: &str = "player_0";
+pub use crate::brain::DEFAULT_PLAYER_ID;
 
 impl Default for RuntimeOptions {
     fn default() -> Self {

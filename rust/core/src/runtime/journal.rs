@@ -10,8 +10,7 @@
 use std::collections::VecDeque;
 
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 
 /// Decisions an agent keeps (older ones are dropped).
 pub const JOURNAL_LENGTH: usize = 20;
@@ -28,33 +27,7 @@ pub enum Trigger {
     CampaignTurn,
 }
 
-/// How one call of a decision ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CallOutcome {
-    /// It ran.
-    Done,
-    /// It ran and failed (the tool's error, an action the world refused).
-    Failed,
-    /// It did not run: the agent was no longer thinking (it had spoken, or was interrupted).
-    Refused,
-}
-
-/// One call of a decision and what came of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct DecidedCall {
-    /// The call's id in the brain's answer.
-    pub id: String,
-    /// The tool (a world action, a game tool, an app action, a GM tool).
-    pub tool: String,
-    /// Its arguments, as the brain gave them.
-    pub args: Value,
-    /// How it ended.
-    pub outcome: CallOutcome,
-    /// The failure's reason, or a read-only tool's result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
+pub use crate::contract::{CallOutcome, DecidedCall};
 
 /// One decision, as the journal keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -36,7 +36,7 @@ pub const DIALOG_TYPES: [&str; 5] = ["reply", "chat", "task_update", "collaborat
 /// Longest `wait`, in seconds.
 pub const MAX_WAIT_SECONDS: f64 = 3600.0;
 /// Longest `speak` content, in characters.
-pub const MAX_SPEAK_CHARS: usize = 1000;
+pub use crate::limits::MAX_SPEAK_CHARS;
 /// Most `speak` recipients.
 pub const MAX_RECIPIENTS: usize = 50;
 /// Longest `collaborate` task name, in characters (the runtime's task name limit).
@@ -44,7 +44,7 @@ pub use crate::limits::MAX_TASK_NAME_CHARS;
 /// Longest `collaborate` message, in characters.
 pub const MAX_COLLABORATE_MESSAGE_CHARS: usize = 1000;
 /// Longest `speak` dialog type, in characters.
-pub const MAX_DIALOG_TYPE_CHARS: usize = 64;
+pub use crate::limits::MAX_DIALOG_TYPE_CHARS;
 
 /// A validated world action.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,79 @@
+//! The codes an agent's errors carry: the `agent_error` event's `code`, a failed reply's, a
+//! brain failure's. A leaf type, so that every layer (brains, memory, the bus) can name one.
+
+use serde::{Deserialize, Serialize};
+
+/// The code of an agent's error: the `agent_error` event's `code` (wire form: the snake_case
+/// name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentErrorCode {
+    /// A state change the state machine refuses (`speaking → thinking`).
+    InvalidTransition,
+    /// An action asked for while the agent cannot act (it is already speaking).
+    ActionRefused,
+    /// An action the world refuses (a target outside the bounds, an unknown helper, a task that
+    /// is not the agent's).
+    InvalidAction,
+    /// The brain failed (its backend is unreachable, it crashed, …).
+    BrainError,
+    /// The brain kept answering something that breaks the contract, also after its repairs;
+    /// nothing of that decision was applied.
+    BrainInvalidReply,
+    /// A token budget is spent: the agent calls no model until it is raised.
+    BudgetExhausted,
+    /// The model provider refused the key (401 / 403).
+    BrainAuthFailed,
+    /// The model provider does not know the model (404; the message quotes the server).
+    BrainModelNotFound,
+    /// A reader fell behind and missed bus messages.
+    Lagged,
+    /// The task named is unknown.
+    UnknownTask,
+    /// The task named is already completed.
+    TaskAlreadyCompleted,
+    /// The database failed.
+    DatabaseError,
+}
+
+impl AgentErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [AgentErrorCode; 12] = [
+        AgentErrorCode::InvalidTransition,
+        AgentErrorCode::ActionRefused,
+        AgentErrorCode::InvalidAction,
+        AgentErrorCode::BrainError,
+        AgentErrorCode::BrainInvalidReply,
+        AgentErrorCode::BudgetExhausted,
+        AgentErrorCode::BrainAuthFailed,
+        AgentErrorCode::BrainModelNotFound,
+        AgentErrorCode::Lagged,
+        AgentErrorCode::UnknownTask,
+        AgentErrorCode::TaskAlreadyCompleted,
+        AgentErrorCode::DatabaseError,
+    ];
+
+    /// The wire name (`invalid_transition`, `brain_invalid_reply`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentErrorCode::InvalidTransition => "invalid_transition",
+            AgentErrorCode::ActionRefused => "action_refused",
+            AgentErrorCode::InvalidAction => "invalid_action",
+            AgentErrorCode::BrainError => "brain_error",
+            AgentErrorCode::BrainInvalidReply => "brain_invalid_reply",
+            AgentErrorCode::BudgetExhausted => "budget_exhausted",
+            AgentErrorCode::BrainAuthFailed => "brain_auth_failed",
+            AgentErrorCode::BrainModelNotFound => "brain_model_not_found",
+            AgentErrorCode::Lagged => "lagged",
+            AgentErrorCode::UnknownTask => "unknown_task",
+            AgentErrorCode::TaskAlreadyCompleted => "task_already_completed",
+            AgentErrorCode::DatabaseError => "database_error",
+        }
+    }
+}
+
+impl std::fmt::Display for AgentErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
