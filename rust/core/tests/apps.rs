@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agents_core::apps::{
     ActionDef, ActionOutcome, ActionRequest, Actor, AppConfig, AppContext, AppHandler, AppMode,
-    AppOutbound, ChatRole, ControlMode,
+    AppOutbound, AppView, ChatRole, ControlMode,
 };
 use agents_core::brain::{Brain, BrainContext, BrainReply, BrainSettings, DecideFuture, ToolCall};
 use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
@@ -186,7 +186,10 @@ async fn static_mode_tools_routing_and_state_delivery() {
         names.contains(&"place") && names.contains(&"move"),
         "{names:?}"
     );
-    let app = first.app.as_ref().expect("the app is in the context");
+    let app = first
+        .sections
+        .get::<AppView>()
+        .expect("the app is in the context");
     assert_eq!(app.role_prompt, "You play O at tic-tac-toe.");
     assert_eq!(app.state, json!({"moves": 0}));
     assert_eq!(app.actions, ["place"]);
@@ -212,7 +215,7 @@ async fn static_mode_tools_routing_and_state_delivery() {
     // Turn-based state update: the agent is woken and decides from the new state, the action
     // and its outcome in its history.
     let next = brain.asked(3).await;
-    let app = next.app.unwrap();
+    let app = next.sections.get::<AppView>().unwrap().clone();
     assert_eq!(app.state, json!({"moves": 1}));
     assert_eq!(app.history.len(), 1);
     assert!(app.history[0].ok);
@@ -272,7 +275,10 @@ async fn dynamic_context_events_labels_and_history() {
         "{names:?}"
     );
     assert!(!names.contains(&"browse"));
-    assert_eq!(updated.app.as_ref().unwrap().state, json!({"gold": 12}));
+    assert_eq!(
+        updated.sections.get::<AppView>().unwrap().state,
+        json!({"gold": 12})
+    );
     let session = rt.app_session("shop").unwrap();
     assert_eq!(
         session
@@ -313,7 +319,7 @@ async fn dynamic_context_events_labels_and_history() {
         .unwrap();
     brain
         .saw(|c| {
-            c.app.as_ref().is_some_and(|a| {
+            c.sections.get::<AppView>().is_some_and(|a| {
                 a.events.last().map(String::as_str) == Some("Event: roundEnded — { winner: X }")
             })
         })
@@ -329,9 +335,13 @@ async fn dynamic_context_events_labels_and_history() {
     }
     rt.emit_app_event("shop", "tick", json!({})).unwrap();
     let context = brain
-        .saw(|c| c.app.as_ref().is_some_and(|a| a.history.len() == 3))
+        .saw(|c| {
+            c.sections
+                .get::<AppView>()
+                .is_some_and(|a| a.history.len() == 3)
+        })
         .await;
-    let history = context.app.unwrap().history;
+    let history = context.sections.get::<AppView>().unwrap().clone().history;
     assert_eq!(history.len(), 3);
     assert_eq!(
         history
@@ -493,7 +503,10 @@ async fn remote_handlers_answer_or_time_out() {
         .unwrap_err();
     assert_eq!(again.code().as_str(), "unknown_action");
     let woken = brain.asked(2).await;
-    assert_eq!(woken.app.unwrap().state, json!({"board": "X........"}));
+    assert_eq!(
+        woken.sections.get::<AppView>().unwrap().clone().state,
+        json!({"board": "X........"})
+    );
 
     // Not answered in time: the action fails back to the agent.
     let n = brain.contexts().len();

@@ -7,7 +7,7 @@ use agents_core::brain::scripted::ScriptedBrain;
 use agents_core::brain::{Brain, BrainContext, BrainReply, BrainSettings, DecideFuture};
 use agents_core::campaign::Campaign;
 use agents_core::campaign::turn::{
-    GmIdentity, SILENT_FALLBACK, TurnRequest, parse_answer, take_turn,
+    GmIdentity, GmView, SILENT_FALLBACK, TurnRequest, parse_answer, take_turn,
 };
 use serde_json::{Value, json};
 
@@ -245,7 +245,7 @@ async fn refused_calls_are_repaired_before_anything_is_applied() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(tools, ["move", "move_options", "hp_delta", "map_generate"]);
-    let view = first.campaign.as_ref().unwrap();
+    let view = first.sections.get::<GmView>().unwrap();
     assert_eq!(view.context["selected"]["active_actor_id"], "pc_001");
     assert_eq!(
         view.context["map"]["areas"]["area_001"]["reachable_area_ids"],

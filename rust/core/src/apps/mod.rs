@@ -41,6 +41,7 @@ pub mod games;
 mod hub;
 pub mod sample;
 pub mod schema_bounds;
+mod section;
 pub mod session_fit;
 pub mod text;
 

@@ -11,6 +11,7 @@ pub mod keys;
 pub mod llm;
 pub mod policy;
 pub mod scripted;
+pub mod section;
 pub mod spec;
 
 use std::future::Future;
@@ -23,6 +24,7 @@ use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
 pub use keys::{ApiKeys, InlineKey};
 pub use policy::{BrainRefusal, ClientBrainPolicy};
+pub use section::{Framing, ScriptedPlay, Section, Sections};
 pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
 
 /// A message the agent has just acknowledged and should take into account.
@@ -74,7 +76,7 @@ pub struct NearbyAgent {
 }
 
 /// Everything a brain sees when deciding (the runtime builds it; see DESIGN.md "An agent's turn").
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BrainContext {
     /// The deciding agent.
     pub agent_id: String,
@@ -119,14 +121,11 @@ pub struct BrainContext {
     /// ([`DecisionStep`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<DecisionStep>,
-    /// The app the agent is attached to, as it is now ([`crate::apps`]): its role prompt,
-    /// state, the actions the agent may call, the last actions and events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app: Option<crate::apps::AppView>,
-    /// The campaign the agent is game master of, for this turn ([`crate::campaign::turn`]):
-    /// the player's input, the turn actor, the context JSON. The tools are then the GM tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub campaign: Option<crate::campaign::turn::GmView>,
+    /// What features contribute ([`Section`]): the app the agent plays (`app`), the campaign
+    /// it is game master of for this turn (`campaign`). Each is a field of the context's JSON
+    /// under its key.
+    #[serde(flatten)]
+    pub sections: Sections,
 }
 
 impl BrainContext {
@@ -152,8 +151,7 @@ impl BrainContext {
             decisions: 0,
             tools: Vec::new(),
             steps: Vec::new(),
-            app: None,
-            campaign: None,
+            sections: Sections::default(),
         }
     }
 }

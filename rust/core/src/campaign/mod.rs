@@ -34,6 +34,7 @@ mod load;
 pub mod map;
 pub mod page;
 pub mod pyrandom;
+mod scripted_gm;
 pub mod turn;
 
 use std::collections::BTreeMap;

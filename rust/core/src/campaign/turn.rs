@@ -27,7 +27,9 @@ use serde_json::{Map, Value, json};
 
 use super::gm::{AppliedAction, GmTool, ToolFeedback};
 use super::{Campaign, CampaignError};
-use crate::brain::{Brain, BrainContext, BrainReply, DecisionStep, ToolCall};
+use crate::brain::{
+    Brain, BrainContext, BrainReply, DecisionStep, Framing, ScriptedPlay, Section, ToolCall,
+};
 use crate::contract::FailedCall;
 
 /// The dialog types of a GM line.
@@ -103,6 +105,57 @@ impl GmView {
                 "milestone": full["milestone"],
             }),
         }
+    }
+}
+
+/// A GM turn frames the whole decision: the GM's own prompt (who it is, the GM tool-call
+/// contract and its examples) and the turn as its situation (the context JSON, non-ASCII text
+/// as it is; the turn actor; what the player said). Offline, the scripted brain runs the turn
+/// with [`super::scripted_gm`].
+impl Section for GmView {
+    fn key(&self) -> &'static str {
+        "campaign"
+    }
+
+    fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    fn framing(&self, context: &BrainContext) -> Option<Framing> {
+        let mut system = format!(
+            "You are {} ({}), the game master of campaign {}.",
+            context.name, context.agent_id, self.campaign_id
+        );
+        if !context.prompt.trim().is_empty() {
+            system.push_str("\n\n");
+            system.push_str(context.prompt.trim());
+        }
+        system.push_str("\n\n");
+        system.push_str(GM_CONTRACT);
+        system.push_str("\n\n");
+        system.push_str(EXAMPLES);
+        let situation = format!(
+            "Context: {}\nTurn actor: {}\nUser input: {}",
+            self.context,
+            self.turn_actor,
+            serde_json::to_string(&self.user_input).unwrap_or_default()
+        );
+        Some(Framing { system, situation })
+    }
+
+    fn scripted(&self, context: &BrainContext, play: &mut ScriptedPlay<'_>) -> Option<BrainReply> {
+        Some(super::scripted_gm::decide(context, self, play))
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(format!(
+            "campaign '{}', turn of {}",
+            self.campaign_id, self.turn_actor
+        ))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -483,7 +536,7 @@ fn gm_context(campaign: &Campaign, gm: &GmIdentity, view: GmView) -> BrainContex
     context.prompt = gm.prompt.clone();
     context.instruction = "Answer the player as the game master".into();
     context.tools = gm_tools(campaign);
-    context.campaign = Some(view);
+    context.sections.put(view);
     context
 }
 

@@ -780,7 +780,7 @@ impl Agent {
                 distance,
             })
             .collect();
-        BrainContext {
+        let mut context = BrainContext {
             agent_id: self.shared.id.clone(),
             name: self.shared.name.clone(),
             role: self.shared.role.clone(),
@@ -800,9 +800,12 @@ impl Agent {
             decisions: self.decisions,
             tools: tools.definitions().to_vec(),
             steps: Vec::new(),
-            app: self.shared.app().map(|app| app.view()),
-            campaign: None,
+            sections: Default::default(),
+        };
+        if let Some(app) = self.shared.app() {
+            context.sections.put(app.view());
         }
+        context
     }
 
     /// Executes a checked answer in order. Actions need the agent to be Thinking: once it
@@ -1176,13 +1179,7 @@ fn context_summary(context: &BrainContext) -> String {
         format!("{} tool(s)", context.tools.len()),
         format!("at ({}, {})", context.position.x, context.position.y),
     ];
-    if let Some(app) = &context.app {
-        parts.push(format!(
-            "app '{}' ({})",
-            app.app_id,
-            app.control_mode.as_str()
-        ));
-    }
+    parts.extend(context.sections.iter().filter_map(|s| s.summary()));
     parts.join(", ")
 }
 

@@ -92,8 +92,8 @@ pub fn request(context: &BrainContext, options: &RequestOptions) -> ModelRequest
 
 /// Who the agent is, and the contract.
 pub fn system_prompt(context: &BrainContext) -> String {
-    if let Some(view) = &context.campaign {
-        return gm_system_prompt(context, view);
+    if let Some((_, framing)) = context.sections.framing(context) {
+        return framing.system;
     }
     let mut text = format!(
         "You are {} ({}), {} in a game world.",
@@ -123,42 +123,12 @@ pub fn system_prompt(context: &BrainContext) -> String {
     text
 }
 
-/// A game master's instructions: who it is, the GM tool-call contract and its three
-/// examples.
-fn gm_system_prompt(context: &BrainContext, view: &crate::campaign::turn::GmView) -> String {
-    use crate::campaign::turn::{EXAMPLES, GM_CONTRACT};
-    let mut text = format!(
-        "You are {} ({}), the game master of campaign {}.",
-        context.name, context.agent_id, view.campaign_id
-    );
-    if !context.prompt.trim().is_empty() {
-        text.push_str("\n\n");
-        text.push_str(context.prompt.trim());
-    }
-    text.push_str("\n\n");
-    text.push_str(GM_CONTRACT);
-    text.push_str("\n\n");
-    text.push_str(EXAMPLES);
-    text
-}
-
-/// A game master's turn: the context JSON (non-ASCII text as it is), the turn actor, what the
-/// player said.
-fn gm_situation(view: &crate::campaign::turn::GmView) -> String {
-    format!(
-        "Context: {}\nTurn actor: {}\nUser input: {}",
-        view.context,
-        view.turn_actor,
-        serde_json::to_string(&view.user_input).unwrap_or_default()
-    )
-}
-
 /// What changes from one decision to the next, as compact lines (cheaper than JSON: no
 /// repeated keys, no escaped quotes inside the message). Quoted texts are JSON strings, so
 /// whatever a player typed cannot break the layout.
 pub fn situation(context: &BrainContext) -> String {
-    if let Some(view) = &context.campaign {
-        return gm_situation(view);
+    if let Some((_, framing)) = context.sections.framing(context) {
+        return framing.situation;
     }
     use std::fmt::Write;
     let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
@@ -181,9 +151,13 @@ pub fn situation(context: &BrainContext) -> String {
         context.instruction,
         at(context.position)
     );
-    if let Some(app) = &context.app {
+    for lines in context
+        .sections
+        .iter()
+        .filter_map(|section| section.situation_lines(context))
+    {
         out.push_str("\n\n");
-        out.push_str(&app_lines(app));
+        out.push_str(&lines);
         out.push('\n');
     }
     match &context.current_task {
@@ -256,55 +230,6 @@ pub fn situation(context: &BrainContext) -> String {
                 );
             }
         }
-    }
-    out
-}
-
-/// The app an agent plays, as lines: who it is there, the state, what it may do, what
-/// happened.
-pub fn app_lines(app: &crate::apps::AppView) -> String {
-    use std::fmt::Write;
-    let mut out = format!(
-        "You play app {} ({} mode, {} in control).",
-        app.app_id, app.mode, app.control_mode
-    );
-    if !app.role_prompt.trim().is_empty() {
-        let _ = write!(out, " {}", app.role_prompt.trim());
-    }
-    if let Some(label) = &app.human_label {
-        let _ = write!(out, "\nNow: {label}");
-    }
-    let _ = write!(out, "\nApp state: {}", app.state);
-    if app.actions.is_empty() {
-        out.push_str(match app.control_mode {
-            crate::apps::ControlMode::Human => {
-                "\nThe human is in control: you have no app actions now; you may talk."
-            }
-            _ => "\nNo app actions are available to you now.",
-        });
-    } else {
-        let _ = write!(
-            out,
-            "\nYour app actions now (tools): {}.",
-            app.actions.join(", ")
-        );
-    }
-    if !app.history.is_empty() {
-        out.push_str("\nLast actions, oldest first:");
-        for a in &app.history {
-            let outcome = match &a.error {
-                None => format!("ok {}", a.result),
-                Some(e) => format!("failed: {}", serde_json::to_string(e).unwrap_or_default()),
-            };
-            let _ = write!(
-                out,
-                "\n#{} {} {} {} → {outcome}",
-                a.action_id, a.by, a.name, a.params
-            );
-        }
-    }
-    for event in &app.events {
-        let _ = write!(out, "\nSystem: {event}");
     }
     out
 }
@@ -397,8 +322,7 @@ mod tests {
             decisions: 3,
             tools: crate::tools::world::world_tool_definitions(),
             steps: vec![],
-            app: None,
-            campaign: None,
+            sections: Default::default(),
         }
     }
 

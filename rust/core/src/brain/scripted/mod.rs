@@ -24,8 +24,10 @@
 //!   While a move the game carries out is under way it starts no other; after one was blocked
 //!   it first moves 2–10 units away from the target it could not reach.
 //!   Alone, it only rarely talks to no one (`monologue`, empty recipients).
-//! - **In an app** ([`BrainContext::app`]) it plays instead: one of the app actions it may call
-//!   now, picked at random, with arguments its schema accepts; `wait` when it has none.
+//! - **In a section that knows how** ([`BrainContext::sections`], [`super::Section::scripted`])
+//!   it lets the section decide: an app it plays (the built-in AI's pick, or one of the app
+//!   actions it may call now with arguments its schema accepts; `wait` when it has none) when it
+//!   has no line to answer; a game master's turn before anything else.
 //! - Only tools listed in [`BrainContext::tools`] are called (an empty list means all world tools).
 //!   A line that cannot go through `speak` becomes the reply's `assistant_text`.
 //!
@@ -38,9 +40,7 @@
 //! generated call passes [`crate::tools::world::parse_action`].
 
 mod answer;
-mod app;
 mod autonomous;
-mod gm;
 mod lines;
 #[cfg(test)]
 mod tests;
@@ -57,7 +57,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Brain, BrainContext, BrainReply, BrainSettings, DecideFuture, IncomingKind, IncomingMessage,
-    NearbyAgent, ToolCall,
+    NearbyAgent, ScriptedPlay, ToolCall,
 };
 use crate::geometry::{Position, WorldBounds};
 use crate::tools::world::{
@@ -215,16 +215,22 @@ impl ScriptedBrain {
         if let Some(reply) = self.script.pop_front() {
             return reply;
         }
-        if let Some(view) = &ctx.campaign {
-            return self.game_master(ctx, view);
+        // A section that frames the decision (a GM turn) decides it; the others (an app) only
+        // when there is no line to answer.
+        if let Some((section, _)) = ctx.sections.framing(ctx)
+            && let Some(reply) = section.scripted(ctx, &mut self.play())
+        {
+            return reply;
         }
         let allowed = Allowed::from_context(ctx);
         let answerable = answerable(ctx);
         if !answerable.is_empty() {
             return self.answer(ctx, &answerable, allowed);
         }
-        if let Some(app) = &ctx.app {
-            return self.play(ctx, app);
+        for section in ctx.sections.iter() {
+            if let Some(reply) = section.scripted(ctx, &mut self.play()) {
+                return reply;
+            }
         }
         self.autonomous(ctx, allowed)
     }
@@ -299,14 +305,13 @@ impl ScriptedBrain {
 
     // ----- reply building -----
 
+    /// What a section's offline decision may use: the brain's randomness and call ids.
+    fn play(&mut self) -> ScriptedPlay<'_> {
+        ScriptedPlay::new(&mut self.rng, &mut self.calls)
+    }
+
     fn call(&mut self, tool: &str, args: Value, reason: Option<String>) -> ToolCall {
-        self.calls += 1;
-        ToolCall {
-            id: format!("call_{:03}", self.calls),
-            tool: tool.to_string(),
-            args,
-            reason,
-        }
+        self.play().call(tool, args, reason)
     }
 
     fn speak_call(
@@ -346,11 +351,7 @@ impl ScriptedBrain {
 
     /// A reply with silent tool calls only.
     fn act(calls: Vec<ToolCall>) -> BrainReply {
-        BrainReply {
-            assistant_text: String::new(),
-            dialog_type: String::new(),
-            tool_calls: calls,
-        }
+        super::section::act(calls)
     }
 }
 

@@ -37,8 +37,7 @@ fn ctx() -> BrainContext {
         decisions: 0,
         tools: world_tool_definitions(),
         steps: Vec::new(),
-        app: None,
-        campaign: None,
+        sections: Default::default(),
     }
 }
 
