@@ -38,6 +38,7 @@ mod ids;
 mod postgres;
 mod rows;
 mod sqlite;
+mod statements;
 mod store;
 #[cfg(test)]
 mod tests;

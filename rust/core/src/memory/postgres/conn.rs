@@ -83,13 +83,31 @@ impl Conn {
         &mut self,
         sql: &'static str,
     ) -> Result<Statement, tokio_postgres::Error> {
-        if let Some(statement) = self.statements.get(sql) {
+        self.prepared_as(sql, |sql| sql.to_string())
+    }
+
+    /// The prepared statement of a statement both backends share, written with `?N`
+    /// parameters ([`crate::memory::statements`]): prepared once per connection, as `$N`.
+    pub(crate) fn prepared_shared(
+        &mut self,
+        sql: &'static str,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        self.prepared_as(sql, crate::memory::statements::dollar_parameters)
+    }
+
+    /// The statement cached under `key`, else `spell(key)` prepared and cached.
+    fn prepared_as(
+        &mut self,
+        key: &'static str,
+        spell: impl FnOnce(&str) -> String,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(statement) = self.statements.get(key) {
             return Ok(statement.clone());
         }
         self.client()?;
         let client = self.client.as_ref().expect("connected above");
-        let statement = self.rt.block_on(client.prepare(sql))?;
-        self.statements.insert(sql, statement.clone());
+        let statement = self.rt.block_on(client.prepare(&spell(key)))?;
+        self.statements.insert(key, statement.clone());
         Ok(statement)
     }
 

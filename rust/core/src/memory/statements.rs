@@ -1,0 +1,381 @@
+//! What each queued write runs, written once for both backends: its statements, in order, each
+//! as SQL with numbered parameters (`?1`, `?2`, …; PostgreSQL's `$1`, `$2`, … are derived by
+//! [`dollar_parameters`]) and the values to bind. A backend's writer only executes them (SQLite
+//! one cached statement after another, PostgreSQL pipelined), so a new kind of write — a new
+//! table — is one entry here, not one per backend.
+//!
+//! The SQL is the dialect both databases speak: `INSERT … ON CONFLICT (…) DO UPDATE SET … =
+//! excluded.…`, `DELETE … WHERE id <= (SELECT … LIMIT 1 OFFSET ?)`. Id reservations
+//! ([`Op::IdBlock`]) are SQLite's alone: PostgreSQL claims ids in `id_blocks` itself, outside the
+//! writer, because several processes share the table.
+
+use super::writer::Op;
+
+/// A value bound to a statement's parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Param<'a> {
+    /// Text (PostgreSQL escapes U+0000 as it goes out: [`super`]'s `postgres::text`).
+    Text(&'a str),
+    /// Text or NULL.
+    MaybeText(Option<&'a str>),
+    /// A whole number (`INTEGER` / `BIGINT`).
+    Int(i64),
+    /// A floating-point number (`REAL` / `DOUBLE PRECISION`).
+    Real(f64),
+}
+
+/// One statement of a write.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Statement<'a> {
+    /// Its SQL, parameters numbered `?1`, `?2`, …
+    pub sql: &'static str,
+    /// The values of its parameters, in order.
+    pub params: Vec<Param<'a>>,
+}
+
+/// An unsigned count as a signed 64-bit integer (saturating).
+fn count(value: u64) -> Param<'static> {
+    Param::Int(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+fn text(value: &str) -> Param<'_> {
+    Param::Text(value)
+}
+
+fn maybe(value: &Option<String>) -> Param<'_> {
+    Param::MaybeText(value.as_deref())
+}
+
+fn statement<'a>(sql: &'static str, params: Vec<Param<'a>>) -> Statement<'a> {
+    Statement { sql, params }
+}
+
+const INSERT_CONVERSATION: &str =
+    "INSERT INTO agent_conversations (agent_id, timestamp, sender, content, recipient)
+     VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// Removes an app's rows of one kind (`?1`, `?2`) older than its newest `?3`: the row `?3`
+/// places back from the newest and every row before it (the index `idx_app_log` walks them).
+const PRUNE_APP_LOG: &str = "DELETE FROM app_log WHERE app_id = ?1 AND kind = ?2 AND id <= (
+     SELECT id FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)";
+
+/// The statements `op` runs, in order.
+pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
+    use Param::{Int, Real};
+    match op {
+        Op::Conversation {
+            agent_id,
+            timestamp,
+            sender,
+            content,
+            recipient,
+        } => vec![statement(
+            INSERT_CONVERSATION,
+            vec![
+                text(agent_id),
+                text(timestamp),
+                text(sender),
+                text(content),
+                maybe(recipient),
+            ],
+        )],
+        Op::StateChange {
+            agent_id,
+            old,
+            new,
+            timestamp,
+            process,
+        } => vec![statement(
+            "INSERT INTO agent_state_history (agent_id, old_state, new_state, timestamp, process)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            vec![
+                text(agent_id),
+                text(old.as_str()),
+                text(new.as_str()),
+                text(timestamp),
+                maybe(process),
+            ],
+        )],
+        Op::AssignTask {
+            id,
+            agent_id,
+            task_name,
+            created_at,
+        } => vec![statement(
+            "INSERT INTO agent_tasks (id, agent_id, task_name, status, created_at, completed_at)
+             VALUES (?1, ?2, ?3, 'assigned', ?4, NULL)",
+            vec![Int(*id), text(agent_id), text(task_name), text(created_at)],
+        )],
+        Op::CompleteTask { id, completed_at } => vec![statement(
+            "UPDATE agent_tasks SET status = 'completed', completed_at = ?2
+             WHERE id = ?1 AND status = 'assigned'",
+            vec![Int(*id), text(completed_at)],
+        )],
+        Op::SaveAgent(a) => vec![statement(
+            "INSERT INTO agents (agent_id, seq, name, role, prompt, brain, config, x, y, state,
+                                 created_at, updated_at, removed_at, agent_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (agent_id) DO UPDATE SET
+                 name = excluded.name, role = excluded.role, prompt = excluded.prompt,
+                 brain = excluded.brain, config = excluded.config, x = excluded.x,
+                 y = excluded.y, state = excluded.state, updated_at = excluded.updated_at,
+                 removed_at = excluded.removed_at, agent_key = excluded.agent_key",
+            vec![
+                text(&a.agent_id),
+                Int(a.seq),
+                text(&a.name),
+                text(&a.role),
+                text(&a.prompt),
+                text(&a.brain),
+                text(&a.config),
+                Real(a.x),
+                Real(a.y),
+                text(a.state.as_str()),
+                text(&a.created_at),
+                text(&a.updated_at),
+                maybe(&a.removed_at),
+                maybe(&a.key),
+            ],
+        )],
+        Op::AgentPosition {
+            agent_id,
+            x,
+            y,
+            state,
+            updated_at,
+        } => vec![statement(
+            "UPDATE agents SET x = ?2, y = ?3, state = ?4, updated_at = ?5 WHERE agent_id = ?1",
+            vec![
+                text(agent_id),
+                Real(*x),
+                Real(*y),
+                text(state.as_str()),
+                text(updated_at),
+            ],
+        )],
+        Op::AgentRemoved {
+            agent_id,
+            removed_at,
+        } => vec![statement(
+            "UPDATE agents SET removed_at = ?2, updated_at = ?2 WHERE agent_id = ?1",
+            vec![text(agent_id), text(removed_at)],
+        )],
+        Op::BrainCall(call) => {
+            let super::BrainCall {
+                agent_id,
+                provider,
+                model,
+                started_at,
+                latency_ms,
+                input_tokens,
+                output_tokens,
+                cached_tokens,
+                outcome,
+                repairs,
+                error_code,
+                prompt,
+                reply,
+            } = &**call;
+            vec![statement(
+                "INSERT INTO brain_calls (agent_id, provider, model, started_at, latency_ms,
+                     input_tokens, output_tokens, cached_tokens, outcome, repairs, error_code,
+                     prompt, reply)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                vec![
+                    text(agent_id),
+                    text(provider),
+                    maybe(model),
+                    text(started_at),
+                    count(*latency_ms),
+                    count(*input_tokens),
+                    count(*output_tokens),
+                    count(*cached_tokens),
+                    text(outcome.as_str()),
+                    Int(i64::from(*repairs)),
+                    maybe(error_code),
+                    maybe(prompt),
+                    maybe(reply),
+                ],
+            )]
+        }
+        Op::App(row) => {
+            let super::AppRow {
+                app_id,
+                agent_id,
+                mode,
+                control_mode,
+                role_prompt,
+                human_label,
+                state,
+                actions,
+                updated_at,
+            } = &**row;
+            vec![statement(
+                "INSERT INTO app_sessions (app_id, agent_id, mode, control_mode, role_prompt,
+                     human_label, state, actions, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT (app_id) DO UPDATE SET
+                     agent_id = excluded.agent_id, mode = excluded.mode,
+                     control_mode = excluded.control_mode, role_prompt = excluded.role_prompt,
+                     human_label = excluded.human_label, state = excluded.state,
+                     actions = excluded.actions, updated_at = excluded.updated_at",
+                vec![
+                    text(app_id),
+                    maybe(agent_id),
+                    text(mode),
+                    text(control_mode),
+                    text(role_prompt),
+                    maybe(human_label),
+                    text(state),
+                    text(actions),
+                    text(updated_at),
+                ],
+            )]
+        }
+        // Only the newest MAX_APP_LOG_ROWS of the app's rows of this kind are kept.
+        Op::AppLog {
+            app_id,
+            kind,
+            entry,
+        } => vec![
+            statement(
+                "INSERT INTO app_log (app_id, kind, entry) VALUES (?1, ?2, ?3)",
+                vec![text(app_id), text(kind.as_str()), text(entry)],
+            ),
+            statement(
+                PRUNE_APP_LOG,
+                vec![
+                    text(app_id),
+                    text(kind.as_str()),
+                    count(crate::limits::MAX_APP_LOG_ROWS as u64),
+                ],
+            ),
+        ],
+        Op::CampaignTurn {
+            campaign_id,
+            turn_id,
+            entry,
+        } => vec![statement(
+            "INSERT INTO campaign_turns (campaign_id, turn_id, entry) VALUES (?1, ?2, ?3)",
+            vec![text(campaign_id), text(turn_id), text(entry)],
+        )],
+        Op::IdBlock { kind, to, release } => vec![statement(
+            if *release {
+                "INSERT INTO id_blocks (kind, reserved_to) VALUES (?1, ?2)
+                 ON CONFLICT (kind) DO UPDATE SET reserved_to = excluded.reserved_to"
+            } else {
+                "INSERT INTO id_blocks (kind, reserved_to) VALUES (?1, ?2)
+                 ON CONFLICT (kind) DO UPDATE SET
+                     reserved_to = MAX(reserved_to, excluded.reserved_to)"
+            },
+            vec![text(kind.as_str()), Int(*to)],
+        )],
+        // A line to answer is kept in the inbox until answered, and is a line of the
+        // conversation at once.
+        Op::Inbox(line) => vec![
+            statement(
+                "INSERT INTO agent_inbox (id, agent_id, sender, content, dialog_type, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                vec![
+                    Int(line.id),
+                    text(&line.agent_id),
+                    text(&line.sender),
+                    text(&line.content),
+                    text(&line.dialog_type),
+                    text(&line.created_at),
+                ],
+            ),
+            statement(
+                INSERT_CONVERSATION,
+                vec![
+                    text(&line.agent_id),
+                    text(&line.created_at),
+                    text(&line.sender),
+                    text(&line.content),
+                    text(&line.agent_id),
+                ],
+            ),
+        ],
+        Op::InboxDone { id } => vec![statement(
+            "DELETE FROM agent_inbox WHERE id = ?1",
+            vec![Int(*id)],
+        )],
+    }
+}
+
+/// `sql` with its `?N` parameters written `$N` (PostgreSQL's spelling). The statements here
+/// hold no `?` elsewhere (no string literal has one).
+#[cfg(any(feature = "postgres", test))]
+pub(crate) fn dollar_parameters(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_state::AgentState;
+
+    #[test]
+    fn parameters_are_renumbered_for_postgres() {
+        assert_eq!(
+            dollar_parameters("UPDATE t SET a = ?2, b = ?10 WHERE id = ?1"),
+            "UPDATE t SET a = $2, b = $10 WHERE id = $1"
+        );
+    }
+
+    /// Every statement binds as many values as its highest parameter number, and no SQL keeps
+    /// a `?` that is not a parameter.
+    #[test]
+    fn every_statement_binds_each_of_its_parameters() {
+        let agent = super::super::writer::SaveAgent {
+            agent_id: "agent_001".into(),
+            seq: 1,
+            name: "Mira".into(),
+            role: "baker".into(),
+            prompt: String::new(),
+            brain: "scripted".into(),
+            config: "{}".into(),
+            x: 1.0,
+            y: 2.0,
+            state: AgentState::Idle,
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            removed_at: None,
+            key: None,
+        };
+        let ops = [
+            Op::Conversation {
+                agent_id: "a".into(),
+                timestamp: "t".into(),
+                sender: "s".into(),
+                content: "c".into(),
+                recipient: None,
+            },
+            Op::SaveAgent(Box::new(agent)),
+            Op::CompleteTask {
+                id: 1,
+                completed_at: "t".into(),
+            },
+            Op::InboxDone { id: 3 },
+        ];
+        for op in &ops {
+            for s in statements(op) {
+                let highest = (1..=20)
+                    .rev()
+                    .find(|n| s.sql.contains(&format!("?{n}")))
+                    .unwrap_or(0);
+                assert_eq!(s.params.len(), highest, "{}", s.sql);
+                assert!(!dollar_parameters(s.sql).contains('?'), "{}", s.sql);
+            }
+        }
+    }
+}
