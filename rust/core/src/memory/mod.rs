@@ -36,6 +36,7 @@
 mod ids;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod queries;
 mod rows;
 mod sqlite;
 mod statements;

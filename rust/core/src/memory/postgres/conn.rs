@@ -111,13 +111,13 @@ impl Conn {
         Ok(statement)
     }
 
-    /// The rows of a query.
-    pub(crate) fn query(
+    /// The rows of a query both backends share, written with `?N` parameters.
+    pub(crate) fn query_shared(
         &mut self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, tokio_postgres::Error> {
-        let statement = self.prepared(sql)?;
+        let statement = self.prepared_shared(sql)?;
         let client = self.client.as_ref().expect("prepared on it");
         self.rt.block_on(client.query(&statement, params))
     }

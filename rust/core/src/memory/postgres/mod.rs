@@ -117,7 +117,7 @@ impl PgStore {
         &self,
         f: impl FnOnce(&mut dyn Queries) -> Result<T, MemoryError> + Send + 'static,
     ) -> Result<T, MemoryError> {
-        self.on_connection(move |conn| f(&mut read::Reader(conn)))
+        self.on_connection(move |conn| f(&mut crate::memory::queries::Reader(read::PgDb(conn))))
     }
 
     /// Claims ids (see [`read::claim`]).

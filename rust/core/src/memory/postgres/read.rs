@@ -1,75 +1,51 @@
-//! The reads on a PostgreSQL connection: the SQLite queries with `$n` parameters, and the same
-//! mapping of stored rows (a stored string that does not parse is an error, never a panic).
+//! The PostgreSQL reader: [`Database`] on a connection (the reads themselves are
+//! [`crate::memory::queries`], shared with SQLite), what opening a database loads, and the
+//! reads-that-write only PostgreSQL needs (id claims, completing a task at once).
 
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::conn::Conn;
 use super::text::{Text, opt_text, text};
-use crate::geometry::Position;
 use crate::memory::ids::IdKind;
-use crate::memory::store::{self, Loaded, Queries, limit_of, newest_first_page, oldest_first_page};
-use crate::memory::{
-    AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, MemoryError, Page,
-    StateChangeRow, StoredApp, TaskRow,
-};
+use crate::memory::queries::{self, Database, StoredRow};
+use crate::memory::statements::Param;
+use crate::memory::store::Loaded;
+use crate::memory::{MemoryError, TaskRow};
 
-/// A connection answering [`Queries`].
-pub(crate) struct Reader<'a>(pub &'a mut Conn);
+/// A PostgreSQL connection, reading.
+pub(crate) struct PgDb<'a>(pub &'a mut Conn);
 
-fn task_row(row: &Row) -> Result<TaskRow, MemoryError> {
-    Ok(TaskRow {
-        id: row.try_get(0)?,
-        agent_id: text(row, 1)?,
-        task_name: text(row, 2)?,
-        status: store::parse_status(row.try_get(3)?)?,
-        created_at: text(row, 4)?,
-        completed_at: opt_text(row, 5)?,
-    })
+/// A row of a PostgreSQL query (text unescaped as it is read: [`super::text`]).
+struct PgRow<'a>(&'a Row);
+
+impl StoredRow for PgRow<'_> {
+    fn int(&self, index: usize) -> Result<i64, MemoryError> {
+        Ok(self.0.try_get(index)?)
+    }
+    fn real(&self, index: usize) -> Result<Option<f64>, MemoryError> {
+        Ok(self.0.try_get(index)?)
+    }
+    fn text(&self, index: usize) -> Result<String, MemoryError> {
+        text(self.0, index)
+    }
+    fn maybe_text(&self, index: usize) -> Result<Option<String>, MemoryError> {
+        opt_text(self.0, index)
+    }
 }
 
-fn conversation_row(row: &Row) -> Result<ConversationRow, MemoryError> {
-    Ok(ConversationRow {
-        id: row.try_get(0)?,
-        agent_id: text(row, 1)?,
-        timestamp: text(row, 2)?,
-        sender: text(row, 3)?,
-        content: text(row, 4)?,
-        recipient: opt_text(row, 5)?,
-    })
-}
-
-fn state_change_row(row: &Row) -> Result<StateChangeRow, MemoryError> {
-    Ok(StateChangeRow {
-        id: row.try_get(0)?,
-        agent_id: text(row, 1)?,
-        old_state: store::parse_state(row.try_get(2)?)?,
-        new_state: store::parse_state(row.try_get(3)?)?,
-        timestamp: text(row, 4)?,
-    })
-}
-
-fn agent_row(row: &Row) -> Result<AgentRecord, MemoryError> {
-    let x: Option<f64> = row.try_get(6)?;
-    let y: Option<f64> = row.try_get(7)?;
-    Ok(AgentRecord {
-        agent_id: text(row, 0)?,
-        name: text(row, 1)?,
-        role: text(row, 2)?,
-        prompt: text(row, 3)?,
-        brain: text(row, 4)?,
-        config: store::parse_config(&text(row, 5)?)?,
-        position: Position::new(x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN)),
-        state: store::parse_state(row.try_get(8)?)?,
-        created_at: text(row, 9)?,
-        removed_at: opt_text(row, 10)?,
-    })
-}
-
-fn rows<T>(
-    rows: Vec<Row>,
-    map: impl Fn(&Row) -> Result<T, MemoryError>,
-) -> Result<Vec<T>, MemoryError> {
-    rows.iter().map(map).collect()
+impl Database for PgDb<'_> {
+    fn rows<T>(
+        &mut self,
+        sql: &'static str,
+        params: &[Param<'_>],
+        map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
+    ) -> Result<Vec<T>, MemoryError> {
+        let params: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let found = self.0.query_shared(sql, &params)?;
+        found.iter().map(|row| map(&PgRow(row))).collect()
+    }
 }
 
 /// What opening the database finds (see [`Loaded`]).
@@ -94,16 +70,11 @@ pub(crate) fn load(conn: &mut Conn) -> Result<Loaded, MemoryError> {
     let max_inbox_id = max(conn, "SELECT MAX(id) FROM agent_inbox")?
         .max(reserved(conn, IdKind::Inbox)?)
         .max(0);
-    let open = conn.query(
-        "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
-         WHERE status = 'assigned' ORDER BY id ASC",
-        &[],
-    )?;
     Ok(Loaded {
         last_agent_seq,
         max_task_id,
         max_inbox_id,
-        open_tasks: rows(open, task_row)?,
+        open_tasks: queries::open_tasks(&mut PgDb(conn))?,
     })
 }
 
@@ -140,7 +111,9 @@ pub(crate) fn complete_task(
          RETURNING id, agent_id, task_name, status, created_at, completed_at",
         &[&id, &Text(completed_at)],
     )?;
-    row.as_ref().map(task_row).transpose()
+    row.as_ref()
+        .map(|row| queries::task_from(&PgRow(row)))
+        .transpose()
 }
 
 /// Gives back the unused end of the last claim (`last + 1 ..= claimed_to`) if no process has
@@ -157,232 +130,4 @@ pub(crate) fn release(
         &[&kind.as_str(), &last, &claimed_to],
     )?;
     Ok(())
-}
-
-impl Queries for Reader<'_> {
-    fn recent_conversation(
-        &mut self,
-        agent_id: &str,
-        limit: usize,
-    ) -> Result<Vec<ConversationRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, timestamp, sender, content, recipient FROM (
-                 SELECT id, agent_id, timestamp, sender, content, recipient
-                 FROM agent_conversations WHERE agent_id = $1 ORDER BY id DESC LIMIT $2
-             ) AS recent ORDER BY id ASC",
-            &[&Text(agent_id), &limit_of(limit)],
-        )?;
-        rows(found, conversation_row)
-    }
-    fn conversation_before(
-        &mut self,
-        agent_id: &str,
-        before: i64,
-        limit: usize,
-    ) -> Result<Page<ConversationRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, timestamp, sender, content, recipient
-             FROM agent_conversations WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
-        )?;
-        Ok(newest_first_page(
-            rows(found, conversation_row)?,
-            limit,
-            |r| r.id,
-        ))
-    }
-    fn state_history(
-        &mut self,
-        agent_id: &str,
-        limit: usize,
-    ) -> Result<Vec<StateChangeRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, old_state, new_state, timestamp FROM (
-                 SELECT id, agent_id, old_state, new_state, timestamp
-                 FROM agent_state_history WHERE agent_id = $1 ORDER BY id DESC LIMIT $2
-             ) AS recent ORDER BY id ASC",
-            &[&Text(agent_id), &limit_of(limit)],
-        )?;
-        rows(found, state_change_row)
-    }
-    fn state_history_before(
-        &mut self,
-        agent_id: &str,
-        before: i64,
-        limit: usize,
-    ) -> Result<Page<StateChangeRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, old_state, new_state, timestamp
-             FROM agent_state_history WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
-        )?;
-        Ok(newest_first_page(
-            rows(found, state_change_row)?,
-            limit,
-            |r| r.id,
-        ))
-    }
-    fn tasks(&mut self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
-             WHERE agent_id = $1 ORDER BY id ASC",
-            &[&Text(agent_id)],
-        )?;
-        rows(found, task_row)
-    }
-    fn tasks_after(
-        &mut self,
-        agent_id: &str,
-        after: i64,
-        limit: usize,
-    ) -> Result<Page<TaskRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
-             WHERE agent_id = $1 AND id > $2 ORDER BY id ASC LIMIT $3",
-            &[&Text(agent_id), &after, &limit_of(limit.saturating_add(1))],
-        )?;
-        let keyed = rows(found, |row| Ok((task_row(row)?, row.try_get::<_, i64>(0)?)))?;
-        Ok(oldest_first_page(keyed, limit))
-    }
-    fn task(&mut self, id: i64) -> Result<Option<TaskRow>, MemoryError> {
-        let found = self.0.query_opt(
-            "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
-             WHERE id = $1",
-            &[&id],
-        )?;
-        found.as_ref().map(task_row).transpose()
-    }
-    fn agents_after(&mut self, after: i64, limit: usize) -> Result<Page<AgentRecord>, MemoryError> {
-        let found = self.0.query(
-            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
-                    removed_at, seq
-             FROM agents WHERE seq > $1 ORDER BY seq ASC LIMIT $2",
-            &[&after, &limit_of(limit.saturating_add(1))],
-        )?;
-        let keyed = rows(found, |row| {
-            Ok((agent_row(row)?, row.try_get::<_, i64>(11)?))
-        })?;
-        Ok(oldest_first_page(keyed, limit))
-    }
-    fn agent(&mut self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
-        let found = self.0.query_opt(
-            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
-                    removed_at
-             FROM agents WHERE agent_id = $1",
-            &[&Text(agent_id)],
-        )?;
-        found.as_ref().map(agent_row).transpose()
-    }
-    fn agent_by_key(&mut self, key: &str) -> Result<Option<AgentRecord>, MemoryError> {
-        let found = self.0.query_opt(
-            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
-                    removed_at
-             FROM agents WHERE agent_key = $1 AND removed_at IS NULL
-             ORDER BY seq DESC LIMIT 1",
-            &[&Text(key)],
-        )?;
-        found.as_ref().map(agent_row).transpose()
-    }
-    fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError> {
-        let found = self.0.query(
-            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
-                    removed_at
-             FROM agents ORDER BY seq ASC, agent_id ASC",
-            &[],
-        )?;
-        rows(found, agent_row)
-    }
-    fn brain_calls_before(
-        &mut self,
-        agent_id: &str,
-        before: i64,
-        limit: usize,
-    ) -> Result<Page<BrainCallRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, provider, model, started_at, latency_ms, input_tokens,
-                    output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply
-             FROM brain_calls WHERE agent_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            &[&Text(agent_id), &before, &limit_of(limit.saturating_add(1))],
-        )?;
-        let count = |row: &Row, i: usize| -> Result<u64, MemoryError> {
-            Ok(u64::try_from(row.try_get::<_, i64>(i)?).unwrap_or(0))
-        };
-        let calls = rows(found, |row| {
-            Ok(BrainCallRow {
-                id: row.try_get(0)?,
-                call: BrainCall {
-                    agent_id: text(row, 1)?,
-                    provider: text(row, 2)?,
-                    model: opt_text(row, 3)?,
-                    started_at: text(row, 4)?,
-                    latency_ms: count(row, 5)?,
-                    input_tokens: count(row, 6)?,
-                    output_tokens: count(row, 7)?,
-                    cached_tokens: count(row, 8)?,
-                    outcome: store::parse_outcome(row.try_get(9)?)?,
-                    repairs: u32::try_from(row.try_get::<_, i64>(10)?).unwrap_or(u32::MAX),
-                    error_code: opt_text(row, 11)?,
-                    prompt: opt_text(row, 12)?,
-                    reply: opt_text(row, 13)?,
-                },
-            })
-        })?;
-        Ok(newest_first_page(calls, limit, |r| r.id))
-    }
-    fn inbox(&mut self, agent_id: &str) -> Result<Vec<InboxRow>, MemoryError> {
-        let found = self.0.query(
-            "SELECT id, agent_id, sender, content, dialog_type, created_at FROM agent_inbox
-             WHERE agent_id = $1 ORDER BY id ASC",
-            &[&Text(agent_id)],
-        )?;
-        rows(found, |row| {
-            Ok(InboxRow {
-                id: row.try_get(0)?,
-                agent_id: text(row, 1)?,
-                sender: text(row, 2)?,
-                content: text(row, 3)?,
-                dialog_type: text(row, 4)?,
-                created_at: text(row, 5)?,
-            })
-        })
-    }
-    fn app(&mut self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
-        let Some(row) = self.0.query_opt(
-            "SELECT state, human_label FROM app_sessions WHERE app_id = $1",
-            &[&Text(app_id)],
-        )?
-        else {
-            return Ok(None);
-        };
-        let state = text(&row, 0)?;
-        let human_label = opt_text(&row, 1)?;
-        let conn = &mut *self.0;
-        store::stored_app(&state, human_label, |kind| {
-            let found = conn.query(
-                "SELECT entry FROM app_log WHERE app_id = $1 AND kind = $2
-                 ORDER BY id DESC LIMIT $3",
-                &[&Text(app_id), &kind.as_str(), &limit_of(limit)],
-            )?;
-            rows(found, |r| text(r, 0))
-        })
-        .map(Some)
-    }
-    fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError> {
-        let found = self.0.query_opt(
-            "SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = $1",
-            &[&Text(campaign_id)],
-        )?;
-        Ok(found.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
-    }
-    fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
-        let found = self.0.query(
-            "SELECT entry FROM campaign_turns WHERE campaign_id = $1 ORDER BY id",
-            &[&Text(campaign_id)],
-        )?;
-        rows(found, |r| text(r, 0))
-    }
-    fn ping(&mut self) -> Result<(), MemoryError> {
-        self.0.query_opt("SELECT 1", &[])?;
-        Ok(())
-    }
 }

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 use super::MemoryError;
+use super::queries::Reader;
 use super::store::{Loaded, Queries};
 pub(crate) use write::SqliteSink;
 
@@ -52,7 +53,7 @@ impl SqliteStore {
             Some(conn) => conn,
             None => schema::connect(&self.path, true)?,
         };
-        let result = f(&mut read::Reader(&conn));
+        let result = f(&mut Reader(read::SqliteDb(&conn)));
         let mut pool = self.readers.lock();
         if pool.len() < MAX_IDLE_READERS {
             pool.push(conn);

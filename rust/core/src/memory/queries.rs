@@ -1,0 +1,385 @@
+//! The reads of the memory, written once for both backends: each query is SQL with `?N`
+//! parameters ([`super::statements`]'s convention) and one mapping of its rows to a row type,
+//! read through [`StoredRow`]. A backend provides [`Database`] — run one query, hand each row to
+//! the mapping — and gets every read of [`Queries`] from [`Reader`]. A stored string that does
+//! not parse (an unknown state or task status, invalid JSON config) is an error, never a panic.
+
+use super::statements::Param;
+use super::store::{self, Queries, limit_of, newest_first_page, oldest_first_page};
+use super::{
+    AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, MemoryError, Page,
+    StateChangeRow, StoredApp, TaskRow,
+};
+use crate::geometry::Position;
+
+/// The columns of one stored row, by index, as either backend reads them.
+pub(crate) trait StoredRow {
+    /// An integer column.
+    fn int(&self, index: usize) -> Result<i64, MemoryError>;
+    /// A floating-point column that may be NULL.
+    fn real(&self, index: usize) -> Result<Option<f64>, MemoryError>;
+    /// A text column.
+    fn text(&self, index: usize) -> Result<String, MemoryError>;
+    /// A text column that may be NULL.
+    fn maybe_text(&self, index: usize) -> Result<Option<String>, MemoryError>;
+}
+
+/// A reading connection of a backend.
+pub(crate) trait Database {
+    /// Runs `sql` (parameters `?1`, `?2`, …) with `params` and maps each row, in order.
+    fn rows<T>(
+        &mut self,
+        sql: &'static str,
+        params: &[Param<'_>],
+        map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
+    ) -> Result<Vec<T>, MemoryError>;
+
+    /// The first row of `sql`, mapped, if there is one.
+    fn row<T>(
+        &mut self,
+        sql: &'static str,
+        params: &[Param<'_>],
+        map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
+    ) -> Result<Option<T>, MemoryError> {
+        Ok(self.rows(sql, params, map)?.into_iter().next())
+    }
+}
+
+/// A reading connection answering [`Queries`].
+pub(crate) struct Reader<D>(pub D);
+
+fn task_row(row: &dyn StoredRow) -> Result<TaskRow, MemoryError> {
+    Ok(TaskRow {
+        id: row.int(0)?,
+        agent_id: row.text(1)?,
+        task_name: row.text(2)?,
+        status: store::parse_status(&row.text(3)?)?,
+        created_at: row.text(4)?,
+        completed_at: row.maybe_text(5)?,
+    })
+}
+
+fn conversation_row(row: &dyn StoredRow) -> Result<ConversationRow, MemoryError> {
+    Ok(ConversationRow {
+        id: row.int(0)?,
+        agent_id: row.text(1)?,
+        timestamp: row.text(2)?,
+        sender: row.text(3)?,
+        content: row.text(4)?,
+        recipient: row.maybe_text(5)?,
+    })
+}
+
+fn state_change_row(row: &dyn StoredRow) -> Result<StateChangeRow, MemoryError> {
+    Ok(StateChangeRow {
+        id: row.int(0)?,
+        agent_id: row.text(1)?,
+        old_state: store::parse_state(&row.text(2)?)?,
+        new_state: store::parse_state(&row.text(3)?)?,
+        timestamp: row.text(4)?,
+    })
+}
+
+/// Columns: `agent_id, name, role, prompt, brain, config, x, y, state, created_at, removed_at`.
+fn agent_row(row: &dyn StoredRow) -> Result<AgentRecord, MemoryError> {
+    // SQLite stores a NaN coordinate as NULL; it reads back as NaN.
+    let x = row.real(6)?.unwrap_or(f64::NAN);
+    let y = row.real(7)?.unwrap_or(f64::NAN);
+    Ok(AgentRecord {
+        agent_id: row.text(0)?,
+        name: row.text(1)?,
+        role: row.text(2)?,
+        prompt: row.text(3)?,
+        brain: row.text(4)?,
+        config: store::parse_config(&row.text(5)?)?,
+        position: Position::new(x, y),
+        state: store::parse_state(&row.text(8)?)?,
+        created_at: row.text(9)?,
+        removed_at: row.maybe_text(10)?,
+    })
+}
+
+/// A stored count (never negative) as an unsigned number.
+fn count(row: &dyn StoredRow, index: usize) -> Result<u64, MemoryError> {
+    Ok(u64::try_from(row.int(index)?).unwrap_or(0))
+}
+
+fn brain_call_row(row: &dyn StoredRow) -> Result<BrainCallRow, MemoryError> {
+    Ok(BrainCallRow {
+        id: row.int(0)?,
+        call: BrainCall {
+            agent_id: row.text(1)?,
+            provider: row.text(2)?,
+            model: row.maybe_text(3)?,
+            started_at: row.text(4)?,
+            latency_ms: count(row, 5)?,
+            input_tokens: count(row, 6)?,
+            output_tokens: count(row, 7)?,
+            cached_tokens: count(row, 8)?,
+            outcome: store::parse_outcome(&row.text(9)?)?,
+            repairs: u32::try_from(row.int(10)?).unwrap_or(u32::MAX),
+            error_code: row.maybe_text(11)?,
+            prompt: row.maybe_text(12)?,
+            reply: row.maybe_text(13)?,
+        },
+    })
+}
+
+fn inbox_row(row: &dyn StoredRow) -> Result<InboxRow, MemoryError> {
+    Ok(InboxRow {
+        id: row.int(0)?,
+        agent_id: row.text(1)?,
+        sender: row.text(2)?,
+        content: row.text(3)?,
+        dialog_type: row.text(4)?,
+        created_at: row.text(5)?,
+    })
+}
+
+fn first_text(row: &dyn StoredRow) -> Result<String, MemoryError> {
+    row.text(0)
+}
+
+const TASKS_OF: &str = "SELECT id, agent_id, task_name, status, created_at, completed_at
+     FROM agent_tasks WHERE agent_id = ?1 ORDER BY id ASC";
+
+impl<D: Database> Queries for Reader<D> {
+    fn recent_conversation(
+        &mut self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<ConversationRow>, MemoryError> {
+        self.0.rows(
+            "SELECT id, agent_id, timestamp, sender, content, recipient FROM (
+                 SELECT id, agent_id, timestamp, sender, content, recipient
+                 FROM agent_conversations WHERE agent_id = ?1 ORDER BY id DESC LIMIT ?2
+             ) AS recent ORDER BY id ASC",
+            &[Param::Text(agent_id), Param::Int(limit_of(limit))],
+            &mut conversation_row,
+        )
+    }
+
+    fn conversation_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<ConversationRow>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT id, agent_id, timestamp, sender, content, recipient
+             FROM agent_conversations WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            &[
+                Param::Text(agent_id),
+                Param::Int(before),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut conversation_row,
+        )?;
+        Ok(newest_first_page(rows, limit, |r| r.id))
+    }
+
+    fn state_history(
+        &mut self,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<StateChangeRow>, MemoryError> {
+        self.0.rows(
+            "SELECT id, agent_id, old_state, new_state, timestamp FROM (
+                 SELECT id, agent_id, old_state, new_state, timestamp
+                 FROM agent_state_history WHERE agent_id = ?1 ORDER BY id DESC LIMIT ?2
+             ) AS recent ORDER BY id ASC",
+            &[Param::Text(agent_id), Param::Int(limit_of(limit))],
+            &mut state_change_row,
+        )
+    }
+
+    fn state_history_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<StateChangeRow>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT id, agent_id, old_state, new_state, timestamp
+             FROM agent_state_history WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            &[
+                Param::Text(agent_id),
+                Param::Int(before),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut state_change_row,
+        )?;
+        Ok(newest_first_page(rows, limit, |r| r.id))
+    }
+
+    fn tasks(&mut self, agent_id: &str) -> Result<Vec<TaskRow>, MemoryError> {
+        self.0
+            .rows(TASKS_OF, &[Param::Text(agent_id)], &mut task_row)
+    }
+
+    fn tasks_after(
+        &mut self,
+        agent_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Page<TaskRow>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
+             WHERE agent_id = ?1 AND id > ?2 ORDER BY id ASC LIMIT ?3",
+            &[
+                Param::Text(agent_id),
+                Param::Int(after),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut |row| Ok((task_row(row)?, row.int(0)?)),
+        )?;
+        Ok(oldest_first_page(rows, limit))
+    }
+
+    fn task(&mut self, id: i64) -> Result<Option<TaskRow>, MemoryError> {
+        self.0.row(
+            "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
+             WHERE id = ?1",
+            &[Param::Int(id)],
+            &mut task_row,
+        )
+    }
+
+    fn agents_after(&mut self, after: i64, limit: usize) -> Result<Page<AgentRecord>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
+                    removed_at, seq
+             FROM agents WHERE seq > ?1 ORDER BY seq ASC LIMIT ?2",
+            &[
+                Param::Int(after),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut |row| Ok((agent_row(row)?, row.int(11)?)),
+        )?;
+        Ok(oldest_first_page(rows, limit))
+    }
+
+    fn agent(&mut self, agent_id: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        self.0.row(
+            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
+                    removed_at
+             FROM agents WHERE agent_id = ?1",
+            &[Param::Text(agent_id)],
+            &mut agent_row,
+        )
+    }
+
+    /// The newest agent, not terminated, whose config has this key (index `idx_agents_key`).
+    fn agent_by_key(&mut self, key: &str) -> Result<Option<AgentRecord>, MemoryError> {
+        self.0.row(
+            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
+                    removed_at
+             FROM agents WHERE agent_key = ?1 AND removed_at IS NULL
+             ORDER BY seq DESC LIMIT 1",
+            &[Param::Text(key)],
+            &mut agent_row,
+        )
+    }
+
+    fn agents(&mut self) -> Result<Vec<AgentRecord>, MemoryError> {
+        self.0.rows(
+            "SELECT agent_id, name, role, prompt, brain, config, x, y, state, created_at,
+                    removed_at
+             FROM agents ORDER BY seq ASC, agent_id ASC",
+            &[],
+            &mut agent_row,
+        )
+    }
+
+    fn brain_calls_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<BrainCallRow>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT id, agent_id, provider, model, started_at, latency_ms, input_tokens,
+                    output_tokens, cached_tokens, outcome, repairs, error_code, prompt, reply
+             FROM brain_calls WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            &[
+                Param::Text(agent_id),
+                Param::Int(before),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut brain_call_row,
+        )?;
+        Ok(newest_first_page(rows, limit, |r| r.id))
+    }
+
+    fn inbox(&mut self, agent_id: &str) -> Result<Vec<InboxRow>, MemoryError> {
+        self.0.rows(
+            "SELECT id, agent_id, sender, content, dialog_type, created_at FROM agent_inbox
+             WHERE agent_id = ?1 ORDER BY id ASC",
+            &[Param::Text(agent_id)],
+            &mut inbox_row,
+        )
+    }
+
+    fn app(&mut self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError> {
+        let Some((state, human_label)) = self.0.row(
+            "SELECT state, human_label FROM app_sessions WHERE app_id = ?1",
+            &[Param::Text(app_id)],
+            &mut |row| Ok((row.text(0)?, row.maybe_text(1)?)),
+        )?
+        else {
+            return Ok(None);
+        };
+        let db = &mut self.0;
+        store::stored_app(&state, human_label, |kind| {
+            db.rows(
+                "SELECT entry FROM app_log WHERE app_id = ?1 AND kind = ?2
+                 ORDER BY id DESC LIMIT ?3",
+                &[
+                    Param::Text(app_id),
+                    Param::Text(kind.as_str()),
+                    Param::Int(limit_of(limit)),
+                ],
+                &mut first_text,
+            )
+        })
+        .map(Some)
+    }
+
+    fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError> {
+        let counted = self.0.row(
+            "SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = ?1",
+            &[Param::Text(campaign_id)],
+            &mut |row| count(row, 0),
+        )?;
+        Ok(counted.unwrap_or(0))
+    }
+
+    fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError> {
+        self.0.rows(
+            "SELECT entry FROM campaign_turns WHERE campaign_id = ?1 ORDER BY id",
+            &[Param::Text(campaign_id)],
+            &mut first_text,
+        )
+    }
+
+    fn ping(&mut self) -> Result<(), MemoryError> {
+        self.0.row("SELECT 1", &[], &mut |_| Ok(()))?;
+        Ok(())
+    }
+}
+
+/// The open tasks, by id (what opening a database loads).
+pub(crate) fn open_tasks(db: &mut impl Database) -> Result<Vec<TaskRow>, MemoryError> {
+    db.rows(
+        "SELECT id, agent_id, task_name, status, created_at, completed_at FROM agent_tasks
+         WHERE status = 'assigned' ORDER BY id ASC",
+        &[],
+        &mut task_row,
+    )
+}
+
+/// A task's row read back after a change (PostgreSQL's `RETURNING`), as a row type.
+#[cfg(feature = "postgres")]
+pub(crate) fn task_from(row: &dyn StoredRow) -> Result<TaskRow, MemoryError> {
+    task_row(row)
+}
