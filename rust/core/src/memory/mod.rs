@@ -34,6 +34,7 @@
 //! answered it ([`Memory::inbox_done`]); a resumed agent starts by listening to what is left.
 
 mod ids;
+mod migrations;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod queries;
