@@ -42,6 +42,7 @@ mod rows;
 mod sqlite;
 mod statements;
 mod store;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -60,6 +61,10 @@ pub use rows::{
     InboxRow, NewConversation, Page, StateChangeRow, StoredApp, TaskRow, TaskStatus,
 };
 pub use store::BadStored;
+pub use stream::{
+    FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES, MAX_MEMORY_TEXT_CHARS,
+    MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, search_terms,
+};
 
 use ids::{Claim, Claimed, IdBlock, IdKind, Reserve};
 use sqlite::SqliteStore;
@@ -113,6 +118,9 @@ pub enum MemoryError {
     /// Every id of a kind (2⁶³ − 1 of them) has been handed out.
     #[error("no ids left")]
     IdsExhausted,
+    /// A memory that cannot be stored (empty or oversized text, an importance outside 1–10, …).
+    #[error("invalid memory: {0}")]
+    InvalidMemory(String),
 }
 
 impl MemoryError {
@@ -686,6 +694,46 @@ impl Memory {
             content,
             recipient,
         })
+    }
+    /// Queues a memory of `agent_id`'s stream (checked first: [`NewMemory::checked`]); returns
+    /// its write's sequence number. Errors: [`MemoryError::InvalidMemory`] naming what is wrong
+    /// (nothing is queued then).
+    pub fn remember(&self, agent_id: &str, memory: NewMemory) -> Result<u64, MemoryError> {
+        if agent_id.trim().is_empty() {
+            return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
+        }
+        let memory = memory.checked()?;
+        Ok(self
+            .inner
+            .submit(writer::Op::Memory(Box::new(writer::MemoryLine {
+                agent_id: agent_id.to_string(),
+                memory,
+                created_at: crate::time::now_iso(),
+            }))))
+    }
+    /// A page of an agent's memories, as [`Memory::conversation_page`]: the newest `limit` with
+    /// an id below `before` (`None`: from the newest), oldest first within the page.
+    pub fn memories_page(
+        &self,
+        agent_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Page<StoredMemory>, MemoryError> {
+        let (agent_id, before) = (agent_id.to_string(), before.unwrap_or(i64::MAX));
+        self.inner
+            .read(move |q| q.memories_before(&agent_id, before, limit))
+    }
+    /// An agent's memories that share a word with `query` (its plain words: [`search_terms`]),
+    /// best match first, at most `limit`; none when the query has no word to look for.
+    pub fn search_memories(
+        &self,
+        agent_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<FoundMemory>, MemoryError> {
+        let (agent_id, terms) = (agent_id.to_string(), search_terms(query));
+        self.inner
+            .read(move |q| q.search_memories(&agent_id, &terms, limit))
     }
     /// Queues a traced model call (`brain_calls`).
     pub fn record_brain_call(&self, call: BrainCall) -> u64 {

@@ -4,8 +4,10 @@
 //! the mapping — and gets every read of [`Queries`] from [`Reader`]. A stored string that does
 //! not parse (an unknown state or task status, invalid JSON config) is an error, never a panic.
 
+use super::migrations::Dialect;
 use super::statements::Param;
 use super::store::{self, Queries, limit_of, newest_first_page, oldest_first_page};
+use super::stream::{FoundMemory, MemoryKind, StoredMemory};
 use super::{
     AgentRecord, BrainCall, BrainCallRow, ConversationRow, InboxRow, MemoryError, Page,
     StateChangeRow, StoredApp, TaskRow,
@@ -26,6 +28,9 @@ pub(crate) trait StoredRow {
 
 /// A reading connection of a backend.
 pub(crate) trait Database {
+    /// Its SQL dialect (for the few queries the databases spell differently: full-text search).
+    fn dialect(&self) -> Dialect;
+
     /// Runs `sql` (parameters `?1`, `?2`, …) with `params` and maps each row, in order.
     fn rows<T>(
         &mut self,
@@ -133,6 +138,33 @@ fn inbox_row(row: &dyn StoredRow) -> Result<InboxRow, MemoryError> {
         content: row.text(3)?,
         dialog_type: row.text(4)?,
         created_at: row.text(5)?,
+    })
+}
+
+/// Columns: `id, agent_id, kind, text, importance, about, sources, game_time, created_at`.
+fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
+    let kind = row.text(2)?;
+    let sources = row.text(6)?;
+    Ok(StoredMemory {
+        id: row.int(0)?,
+        agent_id: row.text(1)?,
+        kind: kind
+            .parse::<MemoryKind>()
+            .map_err(|reason| store::BadStored {
+                what: "memory kind",
+                text: kind.clone(),
+                reason,
+            })?,
+        text: row.text(3)?,
+        importance: u8::try_from(row.int(4)?.clamp(1, 10)).unwrap_or(1),
+        about: row.maybe_text(5)?,
+        sources: serde_json::from_str(&sources).map_err(|e| store::BadStored {
+            what: "memory sources",
+            text: sources.clone(),
+            reason: e.to_string(),
+        })?,
+        game_time: row.real(7)?.unwrap_or(0.0),
+        created_at: row.text(8)?,
     })
 }
 
@@ -359,6 +391,74 @@ impl<D: Database> Queries for Reader<D> {
             "SELECT entry FROM campaign_turns WHERE campaign_id = ?1 ORDER BY id",
             &[Param::Text(campaign_id)],
             &mut first_text,
+        )
+    }
+
+    fn memories_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<StoredMemory>, MemoryError> {
+        let rows = self.0.rows(
+            "SELECT id, agent_id, kind, text, importance, about, sources, game_time, created_at
+             FROM memories WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            &[
+                Param::Text(agent_id),
+                Param::Int(before),
+                Param::Int(limit_of(limit.saturating_add(1))),
+            ],
+            &mut memory_row,
+        )?;
+        Ok(newest_first_page(rows, limit, |r| r.id))
+    }
+
+    /// The full-text query is built from plain words only ([`super::search_terms`]): quoted
+    /// and joined by `OR` for FTS5, joined by `|` for `to_tsquery`.
+    fn search_memories(
+        &mut self,
+        agent_id: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<FoundMemory>, MemoryError> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sql, query) = match self.0.dialect() {
+            Dialect::Sqlite => (
+                "SELECT m.id, m.agent_id, m.kind, m.text, m.importance, m.about, m.sources,
+                        m.game_time, m.created_at, -bm25(memories_fts) AS relevance
+                 FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+                 WHERE memories_fts MATCH ?2 AND m.agent_id = ?1
+                 ORDER BY relevance DESC, m.id DESC LIMIT ?3",
+                terms
+                    .iter()
+                    .map(|t| format!("\"{t}\""))
+                    .collect::<Vec<_>>()
+                    .join(" OR "),
+            ),
+            Dialect::Postgres => (
+                "SELECT id, agent_id, kind, text, importance, about, sources, game_time,
+                        created_at,
+                        ts_rank(search, to_tsquery('english', ?2))::DOUBLE PRECISION AS relevance
+                 FROM memories WHERE agent_id = ?1 AND search @@ to_tsquery('english', ?2)
+                 ORDER BY relevance DESC, id DESC LIMIT ?3",
+                terms.join(" | "),
+            ),
+        };
+        self.0.rows(
+            sql,
+            &[
+                Param::Text(agent_id),
+                Param::Text(&query),
+                Param::Int(limit_of(limit)),
+            ],
+            &mut |row| {
+                Ok(FoundMemory {
+                    memory: memory_row(row)?,
+                    relevance: row.real(9)?.unwrap_or(0.0),
+                })
+            },
         )
     }
 

@@ -12,7 +12,7 @@
 use super::writer::Op;
 
 /// A value bound to a statement's parameter.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Param<'a> {
     /// Text (PostgreSQL escapes U+0000 as it goes out: [`super`]'s `postgres::text`).
     Text(&'a str),
@@ -22,6 +22,8 @@ pub(crate) enum Param<'a> {
     Int(i64),
     /// A floating-point number (`REAL` / `DOUBLE PRECISION`).
     Real(f64),
+    /// Text made for the statement (a JSON array).
+    Owned(String),
 }
 
 /// One statement of a write.
@@ -300,7 +302,30 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             "DELETE FROM agent_inbox WHERE id = ?1",
             vec![Int(*id)],
         )],
+        Op::Memory(line) => {
+            let memory = &line.memory;
+            vec![Statement {
+                sql: "INSERT INTO memories (agent_id, kind, text, importance, about, sources,
+                          game_time, created_at)
+                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params: vec![
+                    text(&line.agent_id),
+                    text(memory.kind.as_str()),
+                    text(&memory.text),
+                    Int(i64::from(memory.importance)),
+                    Param::MaybeText(memory.about.as_deref()),
+                    Param::Owned(sources_json(&memory.sources)),
+                    Real(memory.game_time),
+                    text(&line.created_at),
+                ],
+            }]
+        }
     }
+}
+
+/// A memory's sources as stored: a JSON array of ids (`[]` for none).
+fn sources_json(sources: &[i64]) -> String {
+    serde_json::to_string(sources).unwrap_or_else(|_| "[]".into())
 }
 
 /// `sql` with its `?N` parameters written `$N` (PostgreSQL's spelling). The statements here

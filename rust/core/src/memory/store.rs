@@ -79,6 +79,20 @@ pub(crate) trait Queries {
     fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError>;
     /// A campaign's turn-log entries (JSON), oldest first.
     fn campaign_turns(&mut self, campaign_id: &str) -> Result<Vec<String>, MemoryError>;
+    /// The newest `limit` memories of an agent with an id below `before`, as a page.
+    fn memories_before(
+        &mut self,
+        agent_id: &str,
+        before: i64,
+        limit: usize,
+    ) -> Result<Page<super::StoredMemory>, MemoryError>;
+    /// An agent's memories that match any of `terms` (plain words), best first, at most `limit`.
+    fn search_memories(
+        &mut self,
+        agent_id: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<super::FoundMemory>, MemoryError>;
     /// Whether the database answers.
     fn ping(&mut self) -> Result<(), MemoryError>;
 }

@@ -126,6 +126,7 @@ on_both_backends!(
     ids_handed_out_before_a_crash_are_never_handed_out_again,
     an_accepted_line_stays_in_the_inbox_until_answered,
     committed_waits_for_the_batch_without_blocking_a_thread,
+    memories_are_stored_paged_and_found_by_their_words,
 );
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
@@ -163,6 +164,7 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("index", "idx_app_log"),
     ("index", "idx_brain_calls_agent"),
     ("index", "idx_campaign_turns"),
+    ("index", "idx_memories_agent"),
     ("table", "agent_conversations"),
     ("table", "agent_inbox"),
     ("table", "agent_state_history"),
@@ -173,7 +175,29 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("table", "brain_calls"),
     ("table", "campaign_turns"),
     ("table", "id_blocks"),
+    ("table", "memories"),
 ];
+
+/// What only SQLite's schema has: the memory stream's FTS5 index (its table, its shadow tables)
+/// and the triggers that keep it.
+const SQLITE_ONLY_OBJECTS: &[(&str, &str)] = &[
+    ("table", "memories_fts"),
+    ("table", "memories_fts_config"),
+    ("table", "memories_fts_data"),
+    ("table", "memories_fts_docsize"),
+    ("table", "memories_fts_idx"),
+    ("trigger", "memories_fts_delete"),
+    ("trigger", "memories_fts_insert"),
+    ("trigger", "memories_fts_update"),
+];
+
+/// `objects` with `more`, in the order a schema listing has them (by type, then name).
+fn with(objects: &[(&str, &str)], more: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut all = owned(objects);
+    all.extend(owned(more));
+    all.sort();
+    all
+}
 
 fn owned(objects: &[(&str, &str)]) -> Vec<(String, String)> {
     objects
@@ -222,7 +246,7 @@ fn migrations_run_once_and_reopen_is_a_no_op() {
     assert_eq!(raw_user_version(&path), Memory::SCHEMA_VERSION);
     let second = schema_objects(&path);
     assert_eq!(first, second);
-    assert_eq!(second, owned(SCHEMA_OBJECTS));
+    assert_eq!(second, with(SCHEMA_OBJECTS, SQLITE_ONLY_OBJECTS));
 
     let conn = Connection::open(&path).unwrap();
     let mode: String = conn
@@ -1237,11 +1261,14 @@ mod postgres_only {
         assert_eq!(versions(&db), all, "reopening migrates nothing");
         let second = schema_objects(&db);
         assert_eq!(first, second);
-        let mut expected = owned(SCHEMA_OBJECTS);
-        expected.extend(owned(&[
-            ("table", "memory_schema"),
-            ("table", "memory_writers"),
-        ]));
+        let expected = with(
+            SCHEMA_OBJECTS,
+            &[
+                ("index", "idx_memories_search"),
+                ("table", "memory_schema"),
+                ("table", "memory_writers"),
+            ],
+        );
         assert_eq!(second, expected);
         assert_eq!(
             db.query_i64("SELECT COUNT(*) FROM agent_conversations"),
@@ -1559,4 +1586,100 @@ mod postgres_only {
         a.close().unwrap();
         b.close().unwrap();
     }
+}
+
+fn fact(text: &str, importance: u8, game_time: f64) -> NewMemory {
+    NewMemory {
+        kind: MemoryKind::Fact,
+        text: text.into(),
+        importance,
+        about: None,
+        sources: Vec::new(),
+        game_time,
+    }
+}
+
+fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    mem.remember(
+        "agent_001",
+        fact("Ivy said the cellar key is under the mat.", 7, 10.0),
+    )
+    .unwrap();
+    mem.remember("agent_001", fact("It rained all morning.", 2, 20.0))
+        .unwrap();
+    mem.remember(
+        "agent_001",
+        NewMemory {
+            kind: MemoryKind::Insight,
+            about: Some("agent_002".into()),
+            sources: vec![1, 2],
+            ..fact("Keys get lost in this town: nul \0 inside.", 5, 30.0)
+        },
+    )
+    .unwrap();
+    mem.remember("agent_002", fact("The cellar is flooded.", 4, 5.0))
+        .unwrap();
+    // Bad input is refused before anything is queued, naming what is wrong.
+    let refused = mem.remember("agent_001", fact("  ", 5, 0.0)).unwrap_err();
+    assert_eq!(refused.to_string(), "invalid memory: text is empty");
+    assert!(mem.remember("", fact("x", 5, 0.0)).is_err());
+
+    // A page, newest first across pages, oldest first within one.
+    let page = mem.memories_page("agent_001", None, 2).unwrap();
+    let texts: Vec<&str> = page.rows.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "It rained all morning.",
+            "Keys get lost in this town: nul \0 inside."
+        ]
+    );
+    let insight = &page.rows[1];
+    assert_eq!(insight.kind, MemoryKind::Insight);
+    assert_eq!(insight.about.as_deref(), Some("agent_002"));
+    assert_eq!(insight.sources, [1, 2]);
+    assert_eq!(insight.importance, 5);
+    assert_eq!(insight.game_time, 30.0);
+    let older = mem.memories_page("agent_001", page.next, 2).unwrap();
+    assert_eq!(older.rows.len(), 1);
+    assert_eq!(older.rows[0].importance, 7);
+    assert_eq!(older.next, None);
+
+    // Found by their words (stemmed: "keys" finds "key"), the agent's own only, best first;
+    // the query's own syntax is not the engine's.
+    let found = mem
+        .search_memories("agent_001", "Where is the cellar KEY? \"OR\" NEAR(*)", 10)
+        .unwrap();
+    let ids: Vec<i64> = found.iter().map(|f| f.memory.id).collect();
+    assert_eq!(ids.first(), Some(&1), "{found:?}");
+    assert!(ids.contains(&3), "keys (plural) matches key: {found:?}");
+    assert!(!ids.contains(&2), "{found:?}");
+    assert!(found.iter().all(|f| f.memory.agent_id == "agent_001"));
+    assert!(
+        found.windows(2).all(|w| w[0].relevance >= w[1].relevance),
+        "{found:?}"
+    );
+    assert!(
+        mem.search_memories("agent_001", "?! *", 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        mem.search_memories("agent_001", "dragons", 10)
+            .unwrap()
+            .is_empty()
+    );
+    // They last: a reopened database has them, and finds them.
+    drop(mem);
+    let mem = Memory::open(db.path()).unwrap();
+    assert_eq!(
+        mem.memories_page("agent_001", None, 10).unwrap().rows.len(),
+        3
+    );
+    assert_eq!(
+        mem.search_memories("agent_002", "cellar", 5).unwrap().len(),
+        1
+    );
 }

@@ -84,6 +84,8 @@ pub(crate) enum Op {
     InboxDone {
         id: i64,
     },
+    /// A memory of an agent's stream (checked: [`super::NewMemory::checked`]).
+    Memory(Box<MemoryLine>),
 }
 
 /// A line accepted for an agent (see [`Op::Inbox`]).
@@ -115,6 +117,14 @@ pub(crate) struct SaveAgent {
     pub created_at: String,
     pub updated_at: String,
     pub removed_at: Option<String>,
+}
+
+/// A memory as the writer stores it.
+#[derive(Debug)]
+pub(crate) struct MemoryLine {
+    pub agent_id: String,
+    pub memory: super::NewMemory,
+    pub created_at: String,
 }
 
 /// An operation with its sequence number (allocated in submission order).

@@ -8,6 +8,7 @@ use tokio_postgres::types::ToSql;
 use super::conn::Conn;
 use super::text::{Text, opt_text, text};
 use crate::memory::ids::IdKind;
+use crate::memory::migrations::Dialect;
 use crate::memory::queries::{self, Database, StoredRow};
 use crate::memory::statements::Param;
 use crate::memory::store::Loaded;
@@ -35,6 +36,10 @@ impl StoredRow for PgRow<'_> {
 }
 
 impl Database for PgDb<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
     fn rows<T>(
         &mut self,
         sql: &'static str,

@@ -172,8 +172,9 @@ impl ToSql for Value<'_> {
         ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match *self {
+        match self {
             Value::Text(text) => Text(text).to_sql_checked(ty, out),
+            Value::Owned(text) => Text(text).to_sql_checked(ty, out),
             Value::MaybeText(text) => text.map(Text).to_sql_checked(ty, out),
             Value::Int(n) => n.to_sql_checked(ty, out),
             Value::Real(x) => x.to_sql_checked(ty, out),

@@ -5,6 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use crate::memory::MemoryError;
 use crate::memory::ids::IdKind;
+use crate::memory::migrations::Dialect;
 use crate::memory::queries::{self, Database, StoredRow};
 use crate::memory::statements::Param;
 use crate::memory::store::Loaded;
@@ -31,6 +32,10 @@ impl StoredRow for Row<'_, '_> {
 }
 
 impl Database for SqliteDb<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
     fn rows<T>(
         &mut self,
         sql: &'static str,

@@ -30,12 +30,13 @@ fn commit(conn: &mut Connection, batch: &[Queued]) -> rusqlite::Result<()> {
 
 impl ToSql for Param<'_> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match *self {
+        Ok(match self {
             Param::Text(text) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
+            Param::Owned(text) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
             Param::MaybeText(Some(text)) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
             Param::MaybeText(None) => ToSqlOutput::Owned(Value::Null),
-            Param::Int(n) => ToSqlOutput::Owned(Value::Integer(n)),
-            Param::Real(x) => ToSqlOutput::Owned(Value::Real(x)),
+            Param::Int(n) => ToSqlOutput::Owned(Value::Integer(*n)),
+            Param::Real(x) => ToSqlOutput::Owned(Value::Real(*x)),
         })
     }
 }

@@ -1,0 +1,290 @@
+//! The memory stream: what an agent heard, said, did, saw and was told, one row each
+//! (`memories`), with a kind, an importance from 1 to 10, the game time it happened at, whom it
+//! is about and the memories it comes from. It is searched by keywords: SQLite's FTS5 (BM25)
+//! and PostgreSQL's text search (`ts_rank`) index the text, both stemming English (`porter`,
+//! `english`), so "keys" finds "key".
+//!
+//! This module holds the stream's types and the rules for what may be stored; the SQL is in
+//! [`super::statements`] (the write), [`super::queries`] (the reads) and
+//! [`super::migrations`] (the table, step 8).
+
+use serde::{Deserialize, Serialize};
+
+use super::MemoryError;
+
+/// Longest text of one memory, in characters.
+pub const MAX_MEMORY_TEXT_CHARS: usize = 2000;
+/// Most memory ids one memory may cite as its sources.
+pub const MAX_MEMORY_SOURCES: usize = 64;
+/// Longest "about" (an agent id, the player's id), in characters.
+pub const MAX_MEMORY_ABOUT_CHARS: usize = 100;
+/// Most search terms a query is cut to.
+pub const MAX_SEARCH_TERMS: usize = 16;
+
+/// What a memory is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// A line it heard.
+    Heard,
+    /// A line it said.
+    Said,
+    /// Something it did, and how it turned out (a tool's result, a refusal, a blocked move).
+    Did,
+    /// What the game told it it perceives.
+    Observed,
+    /// A fact the game planted (`remember`).
+    Fact,
+    /// A task it was given, or finished.
+    Task,
+    /// Something that happened in an app or a campaign it takes part in.
+    Event,
+    /// An insight drawn from other memories (a reflection).
+    Insight,
+    /// A summary of older memories (compaction).
+    Summary,
+}
+
+impl MemoryKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [MemoryKind; 9] = [
+        MemoryKind::Heard,
+        MemoryKind::Said,
+        MemoryKind::Did,
+        MemoryKind::Observed,
+        MemoryKind::Fact,
+        MemoryKind::Task,
+        MemoryKind::Event,
+        MemoryKind::Insight,
+        MemoryKind::Summary,
+    ];
+
+    /// The stored and wire name (`heard`, `fact`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Heard => "heard",
+            MemoryKind::Said => "said",
+            MemoryKind::Did => "did",
+            MemoryKind::Observed => "observed",
+            MemoryKind::Fact => "fact",
+            MemoryKind::Task => "task",
+            MemoryKind::Event => "event",
+            MemoryKind::Insight => "insight",
+            MemoryKind::Summary => "summary",
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for MemoryKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        MemoryKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = MemoryKind::ALL.iter().map(|k| k.as_str()).collect();
+                format!(
+                    "unknown memory kind '{text}' (one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// A memory to store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewMemory {
+    /// What it is of.
+    pub kind: MemoryKind,
+    /// What happened, as the agent would tell it ("Ivy said the cellar key is under the mat.").
+    pub text: String,
+    /// How much it matters, 1 (mundane) to 10 (life-changing).
+    pub importance: u8,
+    /// Whom it is about (an agent id, the player's id), if anyone.
+    pub about: Option<String>,
+    /// The memories it comes from (an insight's, a summary's), by id.
+    pub sources: Vec<i64>,
+    /// When it happened, in seconds of game time.
+    pub game_time: f64,
+}
+
+impl NewMemory {
+    /// The memory as it will be stored (text trimmed), or why it cannot be: empty or longer than
+    /// [`MAX_MEMORY_TEXT_CHARS`], an importance outside 1–10, a game time that is not a finite
+    /// number, too many sources, an "about" that is empty or too long.
+    pub fn checked(mut self) -> Result<NewMemory, MemoryError> {
+        let bad = |message: String| Err(MemoryError::InvalidMemory(message));
+        self.text = self.text.trim().to_string();
+        let chars = self.text.chars().count();
+        if chars == 0 {
+            return bad("text is empty".into());
+        }
+        if chars > MAX_MEMORY_TEXT_CHARS {
+            return bad(format!(
+                "text has {chars} characters; the limit is {MAX_MEMORY_TEXT_CHARS}"
+            ));
+        }
+        if !(1..=10).contains(&self.importance) {
+            return bad(format!(
+                "importance must be 1 to 10, got {}",
+                self.importance
+            ));
+        }
+        if !self.game_time.is_finite() {
+            return bad(format!(
+                "game_time must be a finite number, got {}",
+                self.game_time
+            ));
+        }
+        if self.sources.len() > MAX_MEMORY_SOURCES {
+            return bad(format!(
+                "{} sources; the limit is {MAX_MEMORY_SOURCES}",
+                self.sources.len()
+            ));
+        }
+        if let Some(about) = &self.about {
+            let chars = about.trim().chars().count();
+            if chars == 0 || chars > MAX_MEMORY_ABOUT_CHARS {
+                return bad(format!(
+                    "about must be 1 to {MAX_MEMORY_ABOUT_CHARS} characters, got {chars}"
+                ));
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// A stored memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StoredMemory {
+    /// Its id (increasing in the order memories were stored).
+    pub id: i64,
+    /// The agent it belongs to.
+    pub agent_id: String,
+    /// What it is of.
+    pub kind: MemoryKind,
+    /// What happened.
+    pub text: String,
+    /// How much it matters, 1 to 10.
+    pub importance: u8,
+    /// Whom it is about, if anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    /// The memories it comes from, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<i64>,
+    /// When it happened, in seconds of game time.
+    pub game_time: f64,
+    /// When it was stored (UTC, ISO 8601).
+    pub created_at: String,
+}
+
+/// A memory a search found, with how well it matches (higher is better; the scale is the
+/// backend's: BM25 on SQLite, `ts_rank` on PostgreSQL, so compare within one search only).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FoundMemory {
+    /// The memory.
+    pub memory: StoredMemory,
+    /// How well it matches the query.
+    pub relevance: f64,
+}
+
+/// The words of `query` a search looks for: lower-cased runs of letters and digits of two
+/// characters or more, each once, at most [`MAX_SEARCH_TERMS`]. Nothing of the query's own
+/// syntax reaches a full-text engine: only these words, quoted by the backend's query.
+pub fn search_terms(query: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !c.is_alphanumeric()) {
+        let word = word.to_lowercase();
+        if word.chars().count() >= 2 && !terms.contains(&word) {
+            terms.push(word);
+            if terms.len() == MAX_SEARCH_TERMS {
+                break;
+            }
+        }
+    }
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(text: &str) -> NewMemory {
+        NewMemory {
+            kind: MemoryKind::Fact,
+            text: text.into(),
+            importance: 5,
+            about: None,
+            sources: Vec::new(),
+            game_time: 0.0,
+        }
+    }
+
+    #[test]
+    fn kinds_round_trip_and_an_unknown_one_is_named() {
+        for kind in MemoryKind::ALL {
+            assert_eq!(kind.as_str().parse::<MemoryKind>(), Ok(kind));
+        }
+        let error = "gossip".parse::<MemoryKind>().unwrap_err();
+        assert!(
+            error.starts_with("unknown memory kind 'gossip' (one of: heard, said"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_memory_is_checked_before_it_is_stored() {
+        let ok = memory("  The key is under the mat. ").checked().unwrap();
+        assert_eq!(ok.text, "The key is under the mat.");
+        let reason = |m: NewMemory| m.checked().unwrap_err().to_string();
+        assert!(reason(memory("   ")).contains("text is empty"));
+        assert!(
+            reason(memory(&"x".repeat(MAX_MEMORY_TEXT_CHARS + 1)))
+                .contains("text has 2001 characters; the limit is 2000")
+        );
+        for importance in [0, 11] {
+            let m = NewMemory {
+                importance,
+                ..memory("a")
+            };
+            assert!(reason(m).contains("importance must be 1 to 10"));
+        }
+        let m = NewMemory {
+            game_time: f64::NAN,
+            ..memory("a")
+        };
+        assert!(reason(m).contains("game_time must be a finite number"));
+        let m = NewMemory {
+            sources: vec![1; MAX_MEMORY_SOURCES + 1],
+            ..memory("a")
+        };
+        assert!(reason(m).contains("65 sources; the limit is 64"));
+        let m = NewMemory {
+            about: Some(" ".into()),
+            ..memory("a")
+        };
+        assert!(reason(m).contains("about must be 1 to 100 characters"));
+    }
+
+    #[test]
+    fn search_terms_are_plain_words_only() {
+        assert_eq!(
+            search_terms("Where is the cellar KEY? \"key\" OR NEAR(x) -- * a"),
+            ["where", "is", "the", "cellar", "key", "or", "near"]
+        );
+        assert!(search_terms("?!* a").is_empty());
+        let many = (0..40)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(search_terms(&many).len(), MAX_SEARCH_TERMS);
+    }
+}
