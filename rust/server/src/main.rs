@@ -16,6 +16,7 @@ mod brains;
 mod campaign;
 mod cli;
 mod mcp;
+mod memory;
 mod serve;
 
 use std::io::Write;
@@ -108,6 +109,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Memory { command } => match memory::run(command, &mut std::io::stdout().lock()) {
+            Ok(code) => ExitCode::from(code),
+            Err((code, message)) => {
+                let _ = writeln!(std::io::stderr(), "error: {message}");
+                ExitCode::from(code)
+            }
+        },
         Command::Serve(args) => {
             mcp::init_logging(args.log_level.into());
             match serve::run(args) {

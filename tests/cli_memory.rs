@@ -1,0 +1,145 @@
+//! `agents-server memory remember | list | search | export`, run as a real process on a real
+//! SQLite file holding an agent the runtime stored: an operator plants facts, pages the
+//! stream, searches it and exports it; bad input is refused with exit code 2 and a message.
+
+mod support;
+
+use std::time::Duration;
+
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use serde_json::Value;
+use support::run_cli;
+
+/// A database holding one stored agent (`agent_001`, Mira).
+fn database_with_an_agent(dir: &tempfile::TempDir) -> String {
+    let path = dir.path().join("agents.db");
+    let mut options = RuntimeOptions::with_database(&path);
+    options.idle_think_seconds = 1000.0;
+    let runtime = Runtime::start(options).unwrap();
+    let id = runtime
+        .spawn(AgentConfig {
+            name: "Mira".into(),
+            role: "baker".into(),
+            ..AgentConfig::default()
+        })
+        .unwrap();
+    assert_eq!(id, "agent_001");
+    runtime.shutdown(Duration::from_secs(5));
+    path.to_str().unwrap().to_string()
+}
+
+fn memory(db: &str, args: &[&str]) -> support::CliRun {
+    let mut all = vec!["memory", args[0], "--db", db, "--agent", "agent_001"];
+    all.extend_from_slice(&args[1..]);
+    run_cli(&all, None)
+}
+
+#[test]
+fn an_operator_plants_pages_searches_and_exports_an_agents_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database_with_an_agent(&dir);
+    for (text, importance) in [
+        ("Ivy said the cellar key is under the mat.", "7"),
+        ("It rained all morning.", "2"),
+        ("The festival starts at noon.", "6"),
+    ] {
+        let run = memory(&db, &["remember", "--importance", importance, text]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert_eq!(run.json()["remembered"], true);
+    }
+    let run = memory(
+        &db,
+        &[
+            "remember",
+            "--kind",
+            "observed",
+            "--about",
+            "player_0",
+            "--game-time",
+            "42.5",
+            "The player carries flour.",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+
+    // A page: the newest two, oldest first, and where the older page starts.
+    let run = memory(&db, &["list", "--limit", "2"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let page = run.json();
+    let texts: Vec<&str> = page["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["The festival starts at noon.", "The player carries flour."]
+    );
+    assert_eq!(page["memories"][1]["kind"], "observed");
+    assert_eq!(page["memories"][1]["about"], "player_0");
+    assert_eq!(page["memories"][1]["game_time"], 42.5);
+    let next = page["next"].as_i64().unwrap().to_string();
+    let older = memory(&db, &["list", "--before", &next]).json();
+    assert_eq!(older["memories"].as_array().unwrap().len(), 2);
+    assert_eq!(older["next"], Value::Null);
+
+    // Search: by the plain words of the query, best first.
+    let run = memory(&db, &["search", "Where are the KEYS?"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let found = run.json();
+    assert_eq!(
+        found[0]["memory"]["text"],
+        "Ivy said the cellar key is under the mat."
+    );
+    assert!(found[0]["relevance"].as_f64().unwrap() > 0.0);
+
+    // Export: every memory, one JSON object a line, oldest first.
+    let run = memory(&db, &["export"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["importance"], 7);
+    assert!(
+        lines
+            .windows(2)
+            .all(|w| w[0]["id"].as_i64() < w[1]["id"].as_i64())
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_a_reason_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database_with_an_agent(&dir);
+    let refused = |args: &[&str], reason: &str| {
+        let run = memory(&db, args);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(reason), "{args:?}: {}", run.stderr);
+    };
+    refused(&["remember", "   "], "invalid memory: text is empty");
+    refused(
+        &["remember", "--importance", "11", "x"],
+        "importance must be 1 to 10",
+    );
+    refused(
+        &["remember", "--kind", "gossip", "x"],
+        "unknown memory kind 'gossip'",
+    );
+    let run = run_cli(
+        &["memory", "list", "--db", &db, "--agent", "agent_404"],
+        None,
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("the database has no agent 'agent_404'"),
+        "{}",
+        run.stderr
+    );
+    let run = memory(&db, &["export"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "", "nothing was stored");
+}
