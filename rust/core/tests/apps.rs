@@ -849,8 +849,14 @@ async fn a_scripted_agent_plays_tic_tac_toe_to_the_end_against_the_ai() {
     assert_eq!(offered, ["move", "suggest_move"]);
     let id = player(&rt, "scripted");
     rt.attach_app("ttt", &id).unwrap();
+    // The state and the game_over event are recorded one after the other: wait for both.
     until("the game's end", || {
-        rt.app_session("ttt").unwrap().state["status"] == "game_over"
+        let session = rt.app_session("ttt").unwrap();
+        session.state["status"] == "game_over"
+            && session
+                .events
+                .last()
+                .is_some_and(|e| e.text.starts_with("Event: game_over"))
     })
     .await;
     let session = rt.app_session("ttt").unwrap();
