@@ -109,6 +109,29 @@ fn an_operator_plants_pages_searches_and_exports_an_agents_memories() {
             .windows(2)
             .all(|w| w[0]["id"].as_i64() < w[1]["id"].as_i64())
     );
+
+    // Forget: the memory is gone from the stream and from the search; forgetting it again is
+    // bad input.
+    let id = lines[0]["id"].as_i64().unwrap().to_string();
+    let run = memory(&db, &["forget", "--id", &id]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.json()["forgotten"], lines[0]["id"]);
+    assert!(
+        memory(&db, &["search", "key"])
+            .json()
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(memory(&db, &["export"]).stdout.lines().count(), 3);
+    let run = memory(&db, &["forget", "--id", &id]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .contains(&format!("agent_001 has no memory {id}")),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

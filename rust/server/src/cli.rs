@@ -103,13 +103,14 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::campaign::CampaignCommand,
     },
-    /// An agent's memory stream in a database: list, search, export, remember.
+    /// An agent's memory stream in a database: list, search, export, remember, forget.
     ///
     /// `memory list --db DB --agent ID [--before MEMORY_ID] [--limit N]` prints a page
     /// {"memories": [...], "next"}; `memory search --db DB --agent ID [--limit N] QUERY` the
     /// memories sharing a word with QUERY, best first; `memory export --db DB --agent ID` every
     /// memory as JSON lines, oldest first; `memory remember --db DB --agent ID [--kind fact]
-    /// [--importance 5] [--about ID] [--game-time S] TEXT` stores one. DB is a SQLite file or a
+    /// [--importance 5] [--about ID] [--game-time S] TEXT` stores one; `memory forget --db DB
+    /// --agent ID --id MEMORY_ID` forgets one. DB is a SQLite file or a
     /// PostgreSQL URL. Exit code 2 for bad input (an unknown agent, a memory that cannot be
     /// stored), 1 when the database fails.
     Memory {

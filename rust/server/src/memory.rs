@@ -11,6 +11,9 @@
 //! - `memory remember --db DB --agent ID [--kind fact] [--importance 5] [--about ID]
 //!   [--game-time S] TEXT` stores one memory (a fact the game knows, say) and prints
 //!   `{"agent_id", "remembered": true}` once it is committed.
+//! - `memory forget --db DB --agent ID --id MEMORY_ID` forgets one memory of the agent and
+//!   prints `{"agent_id", "forgotten": MEMORY_ID}` once it is committed (a memory the agent does
+//!   not have is left alone: exit code 2).
 //!
 //! Exit codes: 0 done; 2 bad input (an agent the database does not know, a memory that cannot
 //! be stored, an unknown kind); 1 the database failed.
@@ -38,6 +41,18 @@ pub enum MemoryCommand {
     Export(AgentArgs),
     /// Store one memory for the agent.
     Remember(RememberArgs),
+    /// Forget one memory of the agent.
+    Forget(ForgetArgs),
+}
+
+/// Arguments of `memory forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    #[command(flatten)]
+    pub target: AgentArgs,
+    /// The memory (its `id`).
+    #[arg(long, value_name = "MEMORY_ID")]
+    pub id: i64,
 }
 
 /// The database and the agent.
@@ -118,6 +133,7 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
         MemoryCommand::Search(args) => &args.target,
         MemoryCommand::Export(args) => args,
         MemoryCommand::Remember(args) => &args.target,
+        MemoryCommand::Forget(args) => &args.target,
     };
     let memory = Memory::open(&target.db).map_err(|e| (1, e.to_string()))?;
     if memory.agent(&target.agent).map_err(failed)?.is_none() {
@@ -184,6 +200,25 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
             write(
                 out,
                 json!({"agent_id": agent, "remembered": true}).to_string(),
+            )?;
+        }
+        MemoryCommand::Forget(args) => {
+            let has = |memory: &Memory| -> Result<bool, Failure> {
+                Ok(memory
+                    .memories_page(&agent, Some(args.id.saturating_add(1)), 1)
+                    .map_err(failed)?
+                    .rows
+                    .first()
+                    .is_some_and(|m| m.id == args.id))
+            };
+            if !has(&memory)? {
+                return Err(bad(format!("{agent} has no memory {}", args.id)));
+            }
+            let seq = memory.forget(&agent, args.id);
+            memory.wait_committed(seq).map_err(failed)?;
+            write(
+                out,
+                json!({"agent_id": agent, "forgotten": args.id}).to_string(),
             )?;
         }
     }

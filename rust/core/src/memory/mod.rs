@@ -711,6 +711,15 @@ impl Memory {
                 created_at: crate::time::now_iso(),
             }))))
     }
+    /// Queues forgetting memory `id` of `agent_id` (its row and its place in the keyword
+    /// index; a memory of another agent, or one that does not exist, is left alone); returns the
+    /// write's sequence number.
+    pub fn forget(&self, agent_id: &str, id: i64) -> u64 {
+        self.inner.submit(writer::Op::ForgetMemory {
+            agent_id: agent_id.to_string(),
+            id,
+        })
+    }
     /// A page of an agent's memories, as [`Memory::conversation_page`]: the newest `limit` with
     /// an id below `before` (`None`: from the newest), oldest first within the page.
     pub fn memories_page(

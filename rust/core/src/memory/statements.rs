@@ -320,6 +320,10 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                 ],
             }]
         }
+        Op::ForgetMemory { agent_id, id } => vec![statement(
+            "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
+            vec![Int(*id), text(agent_id)],
+        )],
     }
 }
 

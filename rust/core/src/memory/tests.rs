@@ -1671,6 +1671,29 @@ fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
             .unwrap()
             .is_empty()
     );
+    // Forgotten: gone from the stream and from the keyword index; another agent's memory
+    // with that id is not this agent's to forget.
+    mem.forget("agent_002", 1);
+    mem.forget("agent_001", 1);
+    let left: Vec<i64> = mem
+        .memories_page("agent_001", None, 10)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(left, [2, 3]);
+    let found = mem.search_memories("agent_001", "cellar key", 10).unwrap();
+    assert_eq!(
+        found.iter().map(|f| f.memory.id).collect::<Vec<_>>(),
+        [3],
+        "{found:?}"
+    );
+    mem.remember(
+        "agent_001",
+        fact("Ivy said the cellar key is under the mat.", 7, 40.0),
+    )
+    .unwrap();
     // They last: a reopened database has them, and finds them.
     drop(mem);
     let mem = Memory::open(db.path()).unwrap();

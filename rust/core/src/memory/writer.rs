@@ -86,6 +86,11 @@ pub(crate) enum Op {
     },
     /// A memory of an agent's stream (checked: [`super::NewMemory::checked`]).
     Memory(Box<MemoryLine>),
+    /// A memory forgotten (deleted, with its place in the keyword index).
+    ForgetMemory {
+        agent_id: String,
+        id: i64,
+    },
 }
 
 /// A line accepted for an agent (see [`Op::Inbox`]).
