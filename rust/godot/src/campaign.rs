@@ -602,12 +602,8 @@ impl Campaign {
     /// Records a failure and emits [signal error_occurred]; returns `false` for
     /// `return self.fail(…)`.
     fn fail(&mut self, code: &str, message: String) -> bool {
-        self.last_error.set(code, message);
-        let (code, message) = (
-            self.last_error.code_gstring(),
-            self.last_error.message_gstring(),
-        );
-        self.signals().error_occurred().emit(&code, &message);
+        self.last_error.set(code, message.as_str());
+        self.signals().error_occurred().emit(code, message.as_str());
         false
     }
 

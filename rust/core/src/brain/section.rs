@@ -1,5 +1,5 @@
 //! Sections of a decision's context that a feature contributes: the app an agent plays, the
-//! campaign it is game master of (and, later, what it remembers). The brains render a section
+//! campaign it is game master of. The brains render a section
 //! without knowing the feature: the model brains put its lines in the situation (or, for a
 //! section that frames the whole decision, use its prompt instead of the agent's), the scripted
 //! brain asks it how to decide offline, the `cli` brain sends its JSON under its key, and the
