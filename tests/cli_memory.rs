@@ -110,9 +110,30 @@ fn an_operator_plants_pages_searches_and_exports_an_agents_memories() {
             .all(|w| w[0]["id"].as_i64() < w[1]["id"].as_i64())
     );
 
+    // A belief that turned out wrong: the newer memory supersedes the older, which stays.
+    let id = lines[0]["id"].as_i64().unwrap().to_string();
+    let run = memory(
+        &db,
+        &[
+            "remember",
+            "--supersedes",
+            &id,
+            "Ivy moved the key to the shelf.",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let lines: Vec<Value> = memory(&db, &["export"])
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["superseded_by"], lines[4]["id"]);
+    let run = memory(&db, &["forget", "--id", &lines[4]["id"].to_string()]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+
     // Forget: the memory is gone from the stream and from the search; forgetting it again is
     // bad input.
-    let id = lines[0]["id"].as_i64().unwrap().to_string();
     let run = memory(&db, &["forget", "--id", &id]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.json()["forgotten"], lines[0]["id"]);

@@ -108,6 +108,10 @@ pub struct RememberArgs {
     /// When it happened, in seconds of game time.
     #[arg(long, value_name = "S", default_value_t = 0.0)]
     pub game_time: f64,
+    /// An older memory of the agent this one replaces (a belief that turned out wrong); may
+    /// be given more than once.
+    #[arg(long, value_name = "ID")]
+    pub supersedes: Vec<i64>,
     /// What to remember.
     pub text: String,
 }
@@ -193,6 +197,7 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
                         about: args.about,
                         sources: Vec::new(),
                         game_time: args.game_time,
+                        supersedes: args.supersedes,
                     },
                 )
                 .map_err(failed)?;

@@ -68,8 +68,8 @@ impl Step {
 
 /// Migration `i + 1` is `MIGRATIONS[i]`. The table-creating steps (1–5) are idempotent (`IF NOT
 /// EXISTS`) as well, so a database whose tables were created by hand with a lower version still
-/// migrates; steps 6 and 7 add columns (SQLite has no `ADD COLUMN IF NOT EXISTS`) and rely on
-/// the version alone there.
+/// migrates; steps 6, 7 and 9 add columns (SQLite has no `ADD COLUMN IF NOT EXISTS`) and rely
+/// on the version alone there.
 pub(crate) const MIGRATIONS: &[Step] = &[
     // v1: the three tables of the spec, the resume records, and the indexes of the queries run.
     Step::Shared(
@@ -275,6 +275,12 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     CREATE INDEX IF NOT EXISTS idx_memories_agent ON memories (agent_id, id);
     CREATE INDEX IF NOT EXISTS idx_memories_search ON memories USING GIN (search);",
     },
+    // v9: when a memory was last recalled (game time; its recency decays from then), and the
+    // memory that replaced it when it turned out wrong (a superseded belief stays, marked).
+    Step::Shared(
+        "ALTER TABLE memories ADD COLUMN accessed_at {REAL};
+    ALTER TABLE memories ADD COLUMN superseded_by {INT};",
+    ),
 ];
 
 /// The newest schema version (the number of migrations).

@@ -63,7 +63,7 @@ pub use rows::{
 pub use store::BadStored;
 pub use stream::{
     FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES, MAX_MEMORY_TEXT_CHARS,
-    MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, search_terms,
+    MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, is_stopword, search_terms,
 };
 
 use ids::{Claim, Claimed, IdBlock, IdKind, Reserve};
@@ -719,6 +719,20 @@ impl Memory {
             agent_id: agent_id.to_string(),
             id,
         })
+    }
+    /// Queues marking memories of `agent_id` as recalled at `game_time` (recency decays from
+    /// the last recall); returns the write's sequence number.
+    pub fn touch_memories(&self, agent_id: &str, ids: Vec<i64>, game_time: f64) -> u64 {
+        self.inner.submit(writer::Op::TouchMemories {
+            agent_id: agent_id.to_string(),
+            ids,
+            game_time,
+        })
+    }
+    /// The latest game time any memory was formed or recalled at (`None`: no memory yet): where
+    /// a runtime's game clock resumes.
+    pub fn latest_memory_time(&self) -> Result<Option<f64>, MemoryError> {
+        self.inner.read(|q| q.latest_memory_time())
     }
     /// A page of an agent's memories, as [`Memory::conversation_page`]: the newest `limit` with
     /// an id below `before` (`None`: from the newest), oldest first within the page.

@@ -18,6 +18,8 @@ use crate::geometry::Position;
 pub(crate) trait StoredRow {
     /// An integer column.
     fn int(&self, index: usize) -> Result<i64, MemoryError>;
+    /// An integer column that may be NULL.
+    fn maybe_int(&self, index: usize) -> Result<Option<i64>, MemoryError>;
     /// A floating-point column that may be NULL.
     fn real(&self, index: usize) -> Result<Option<f64>, MemoryError>;
     /// A text column.
@@ -141,7 +143,37 @@ fn inbox_row(row: &dyn StoredRow) -> Result<InboxRow, MemoryError> {
     })
 }
 
-/// Columns: `id, agent_id, kind, text, importance, about, sources, game_time, created_at`.
+/// A memory's columns, in [`memory_row`]'s order.
+macro_rules! memory_columns {
+    ($prefix:literal) => {
+        concat!(
+            $prefix,
+            "id, ",
+            $prefix,
+            "agent_id, ",
+            $prefix,
+            "kind, ",
+            $prefix,
+            "text, ",
+            $prefix,
+            "importance, ",
+            $prefix,
+            "about, ",
+            $prefix,
+            "sources, ",
+            $prefix,
+            "game_time, ",
+            $prefix,
+            "created_at, ",
+            $prefix,
+            "accessed_at, ",
+            $prefix,
+            "superseded_by"
+        )
+    };
+}
+
+/// Columns: [`memory_columns`].
 fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
     let kind = row.text(2)?;
     let sources = row.text(6)?;
@@ -165,6 +197,8 @@ fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
         })?,
         game_time: row.real(7)?.unwrap_or(0.0),
         created_at: row.text(8)?,
+        accessed_at: row.real(9)?,
+        superseded_by: row.maybe_int(10)?,
     })
 }
 
@@ -401,8 +435,11 @@ impl<D: Database> Queries for Reader<D> {
         limit: usize,
     ) -> Result<Page<StoredMemory>, MemoryError> {
         let rows = self.0.rows(
-            "SELECT id, agent_id, kind, text, importance, about, sources, game_time, created_at
-             FROM memories WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            concat!(
+                "SELECT ",
+                memory_columns!(""),
+                " FROM memories WHERE agent_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"
+            ),
             &[
                 Param::Text(agent_id),
                 Param::Int(before),
@@ -426,11 +463,14 @@ impl<D: Database> Queries for Reader<D> {
         }
         let (sql, query) = match self.0.dialect() {
             Dialect::Sqlite => (
-                "SELECT m.id, m.agent_id, m.kind, m.text, m.importance, m.about, m.sources,
-                        m.game_time, m.created_at, -bm25(memories_fts) AS relevance
-                 FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
-                 WHERE memories_fts MATCH ?2 AND m.agent_id = ?1
-                 ORDER BY relevance DESC, m.id DESC LIMIT ?3",
+                concat!(
+                    "SELECT ",
+                    memory_columns!("m."),
+                    ", -bm25(memories_fts) AS relevance
+                     FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+                     WHERE memories_fts MATCH ?2 AND m.agent_id = ?1
+                     ORDER BY relevance DESC, m.id DESC LIMIT ?3"
+                ),
                 terms
                     .iter()
                     .map(|t| format!("\"{t}\""))
@@ -438,11 +478,13 @@ impl<D: Database> Queries for Reader<D> {
                     .join(" OR "),
             ),
             Dialect::Postgres => (
-                "SELECT id, agent_id, kind, text, importance, about, sources, game_time,
-                        created_at,
-                        ts_rank(search, to_tsquery('english', ?2))::DOUBLE PRECISION AS relevance
-                 FROM memories WHERE agent_id = ?1 AND search @@ to_tsquery('english', ?2)
-                 ORDER BY relevance DESC, id DESC LIMIT ?3",
+                concat!(
+                    "SELECT ",
+                    memory_columns!(""),
+                    ", ts_rank(search, to_tsquery('english', ?2))::DOUBLE PRECISION AS relevance
+                     FROM memories WHERE agent_id = ?1 AND search @@ to_tsquery('english', ?2)
+                     ORDER BY relevance DESC, id DESC LIMIT ?3"
+                ),
                 terms.join(" | "),
             ),
         };
@@ -456,9 +498,23 @@ impl<D: Database> Queries for Reader<D> {
             &mut |row| {
                 Ok(FoundMemory {
                     memory: memory_row(row)?,
-                    relevance: row.real(9)?.unwrap_or(0.0),
+                    relevance: row.real(11)?.unwrap_or(0.0),
                 })
             },
+        )
+    }
+
+    fn latest_memory_time(&mut self) -> Result<Option<f64>, MemoryError> {
+        let latest = self.0.row(
+            "SELECT MAX(game_time), MAX(accessed_at) FROM memories",
+            &[],
+            &mut |row| Ok((row.real(0)?, row.real(1)?)),
+        )?;
+        Ok(
+            latest.and_then(|(formed, recalled)| match (formed, recalled) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            }),
         )
     }
 

@@ -304,7 +304,7 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
         )],
         Op::Memory(line) => {
             let memory = &line.memory;
-            vec![Statement {
+            let mut statements = vec![Statement {
                 sql: "INSERT INTO memories (agent_id, kind, text, importance, about, sources,
                           game_time, created_at)
                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -318,8 +318,31 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                     Real(memory.game_time),
                     text(&line.created_at),
                 ],
-            }]
+            }];
+            // The memory just inserted is the agent's newest (one writer, in this transaction).
+            statements.extend(memory.supersedes.iter().map(|old| {
+                statement(
+                    "UPDATE memories
+                     SET superseded_by = (SELECT MAX(id) FROM memories WHERE agent_id = ?1)
+                     WHERE agent_id = ?1 AND id = ?2",
+                    vec![text(&line.agent_id), Int(*old)],
+                )
+            }));
+            statements
         }
+        Op::TouchMemories {
+            agent_id,
+            ids,
+            game_time,
+        } => ids
+            .iter()
+            .map(|id| {
+                statement(
+                    "UPDATE memories SET accessed_at = ?1 WHERE id = ?2 AND agent_id = ?3",
+                    vec![Real(*game_time), Int(*id), text(agent_id)],
+                )
+            })
+            .collect(),
         Op::ForgetMemory { agent_id, id } => vec![statement(
             "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
             vec![Int(*id), text(agent_id)],

@@ -93,6 +93,8 @@ pub(crate) trait Queries {
         terms: &[String],
         limit: usize,
     ) -> Result<Vec<super::FoundMemory>, MemoryError>;
+    /// The latest game time any memory was formed or recalled at (`None`: no memory yet).
+    fn latest_memory_time(&mut self) -> Result<Option<f64>, MemoryError>;
     /// Whether the database answers.
     fn ping(&mut self) -> Result<(), MemoryError>;
 }

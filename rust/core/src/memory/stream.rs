@@ -113,9 +113,27 @@ pub struct NewMemory {
     pub sources: Vec<i64>,
     /// When it happened, in seconds of game time.
     pub game_time: f64,
+    /// Older memories of this agent it replaces (a belief that turned out wrong: "the key was
+    /// moved"), by id: they stay, marked [`StoredMemory::superseded_by`] this one, and recall
+    /// prefers this one. Ids of other agents' memories are left alone.
+    pub supersedes: Vec<i64>,
 }
 
 impl NewMemory {
+    /// A memory of `kind` with `text`, importance 1, about no one, from no source, at game time
+    /// 0 (set the fields that matter).
+    pub fn new(kind: MemoryKind, text: impl Into<String>) -> NewMemory {
+        NewMemory {
+            kind,
+            text: text.into(),
+            importance: 1,
+            about: None,
+            sources: Vec::new(),
+            game_time: 0.0,
+            supersedes: Vec::new(),
+        }
+    }
+
     /// The memory as it will be stored (text trimmed), or why it cannot be: empty or longer than
     /// [`MAX_MEMORY_TEXT_CHARS`], an importance outside 1–10, a game time that is not a finite
     /// number, too many sources, an "about" that is empty or too long.
@@ -147,6 +165,12 @@ impl NewMemory {
             return bad(format!(
                 "{} sources; the limit is {MAX_MEMORY_SOURCES}",
                 self.sources.len()
+            ));
+        }
+        if self.supersedes.len() > MAX_MEMORY_SOURCES {
+            return bad(format!(
+                "it supersedes {} memories; the limit is {MAX_MEMORY_SOURCES}",
+                self.supersedes.len()
             ));
         }
         if let Some(about) = &self.about {
@@ -184,6 +208,12 @@ pub struct StoredMemory {
     pub game_time: f64,
     /// When it was stored (UTC, ISO 8601).
     pub created_at: String,
+    /// When it was last recalled for a decision, in seconds of game time (`None`: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accessed_at: Option<f64>,
+    /// The newer memory that replaced it when it turned out wrong (`None`: still held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
 }
 
 /// A memory a search found, with how well it matches (higher is better; the scale is the
@@ -196,14 +226,33 @@ pub struct FoundMemory {
     pub relevance: f64,
 }
 
+/// English words too common to say what a memory is about ("the", "where", "you"): a search
+/// skips them, else every memory would match every question.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "been", "before", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had",
+    "has", "have", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "just", "know", "let", "me", "my", "no", "not", "now", "of", "oh", "ok", "on",
+    "or", "our", "please", "remember", "said", "say", "she", "should", "so", "some", "tell",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+    "to", "told", "too", "up", "us", "very", "was", "we", "were", "what", "when", "where", "which",
+    "who", "whom", "why", "will", "with", "would", "yes", "you", "your", "yours",
+];
+
+/// Whether `word` (lower case) is too common to search for ([`search_terms`] skips it).
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
 /// The words of `query` a search looks for: lower-cased runs of letters and digits of two
-/// characters or more, each once, at most [`MAX_SEARCH_TERMS`]. Nothing of the query's own
-/// syntax reaches a full-text engine: only these words, quoted by the backend's query.
+/// characters or more that are not [common words](is_stopword), each once, at most
+/// [`MAX_SEARCH_TERMS`]. Nothing of the query's own syntax reaches a full-text engine: only
+/// these words, quoted by the backend's query.
 pub fn search_terms(query: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for word in query.split(|c: char| !c.is_alphanumeric()) {
         let word = word.to_lowercase();
-        if word.chars().count() >= 2 && !terms.contains(&word) {
+        if word.chars().count() >= 2 && !is_stopword(&word) && !terms.contains(&word) {
             terms.push(word);
             if terms.len() == MAX_SEARCH_TERMS {
                 break;
@@ -225,6 +274,7 @@ mod tests {
             about: None,
             sources: Vec::new(),
             game_time: 0.0,
+            supersedes: Vec::new(),
         }
     }
 
@@ -278,7 +328,12 @@ mod tests {
     fn search_terms_are_plain_words_only() {
         assert_eq!(
             search_terms("Where is the cellar KEY? \"key\" OR NEAR(x) -- * a"),
-            ["where", "is", "the", "cellar", "key", "or", "near"]
+            ["cellar", "key", "near"]
+        );
+        assert!(search_terms("Where is it? Do you know?").is_empty());
+        assert!(
+            STOPWORDS.windows(2).all(|w| w[0] < w[1]),
+            "sorted, for the binary search"
         );
         assert!(search_terms("?!* a").is_empty());
         let many = (0..40)

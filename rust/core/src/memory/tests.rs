@@ -127,6 +127,7 @@ on_both_backends!(
     an_accepted_line_stays_in_the_inbox_until_answered,
     committed_waits_for_the_batch_without_blocking_a_thread,
     memories_are_stored_paged_and_found_by_their_words,
+    a_newer_memory_supersedes_an_older_one_and_recalls_are_kept,
 );
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
@@ -1596,6 +1597,7 @@ fn fact(text: &str, importance: u8, game_time: f64) -> NewMemory {
         about: None,
         sources: Vec::new(),
         game_time,
+        supersedes: Vec::new(),
     }
 }
 
@@ -1705,4 +1707,38 @@ fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
         mem.search_memories("agent_002", "cellar", 5).unwrap().len(),
         1
     );
+}
+
+fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    assert_eq!(mem.latest_memory_time().unwrap(), None);
+    mem.remember("agent_001", fact("The key is under the mat.", 6, 10.0))
+        .unwrap();
+    mem.remember("agent_002", fact("The key is in the well.", 6, 11.0))
+        .unwrap();
+    // Another agent's memory 2 is not agent_001's to replace.
+    mem.remember(
+        "agent_001",
+        NewMemory {
+            supersedes: vec![1, 2],
+            ..fact("Ivy moved the key to the shelf.", 7, 20.0)
+        },
+    )
+    .unwrap();
+    mem.touch_memories("agent_001", vec![1, 3], 50.0);
+    mem.touch_memories("agent_002", vec![1], 99.0);
+    let rows = mem.memories_page("agent_001", None, 10).unwrap().rows;
+    assert_eq!(rows[0].superseded_by, Some(3), "{rows:?}");
+    assert_eq!(rows[0].accessed_at, Some(50.0));
+    assert_eq!(rows[1].superseded_by, None);
+    assert_eq!(rows[1].accessed_at, Some(50.0));
+    let other = mem.memories_page("agent_002", None, 10).unwrap().rows;
+    assert_eq!(other[0].superseded_by, None);
+    assert_eq!(other[0].accessed_at, None);
+    // Found by a search with both marks.
+    let found = mem.search_memories("agent_001", "key", 10).unwrap();
+    assert!(found.iter().any(|f| f.memory.superseded_by == Some(3)));
+    // The game clock resumes at the latest time a memory was formed or recalled.
+    assert_eq!(mem.latest_memory_time().unwrap(), Some(50.0));
 }

@@ -91,6 +91,12 @@ pub(crate) enum Op {
         agent_id: String,
         id: i64,
     },
+    /// Memories recalled for a decision at `game_time` (their recency starts again).
+    TouchMemories {
+        agent_id: String,
+        ids: Vec<i64>,
+        game_time: f64,
+    },
 }
 
 /// A line accepted for an agent (see [`Op::Inbox`]).

@@ -24,6 +24,9 @@ impl StoredRow for PgRow<'_> {
     fn int(&self, index: usize) -> Result<i64, MemoryError> {
         Ok(self.0.try_get(index)?)
     }
+    fn maybe_int(&self, index: usize) -> Result<Option<i64>, MemoryError> {
+        Ok(self.0.try_get(index)?)
+    }
     fn real(&self, index: usize) -> Result<Option<f64>, MemoryError> {
         Ok(self.0.try_get(index)?)
     }

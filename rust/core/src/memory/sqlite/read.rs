@@ -20,6 +20,9 @@ impl StoredRow for Row<'_, '_> {
     fn int(&self, index: usize) -> Result<i64, MemoryError> {
         Ok(self.0.get(index)?)
     }
+    fn maybe_int(&self, index: usize) -> Result<Option<i64>, MemoryError> {
+        Ok(self.0.get(index)?)
+    }
     fn real(&self, index: usize) -> Result<Option<f64>, MemoryError> {
         Ok(self.0.get(index)?)
     }
