@@ -129,6 +129,7 @@ fn an_operator_plants_pages_searches_and_exports_an_agents_memories() {
         .collect();
     assert_eq!(lines.len(), 5);
     assert_eq!(lines[0]["superseded_by"], lines[4]["id"]);
+    assert_eq!(run.json()["id"], lines[4]["id"]);
     let run = memory(&db, &["forget", "--id", &lines[4]["id"].to_string()]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 

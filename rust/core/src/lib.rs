@@ -10,7 +10,9 @@
 //! - [`runtime`]: the agent runtime: agents in tokio tasks with the state machine
 //!   idle → listening → thinking → speaking → idle, the autonomous decision loop, tasks.
 //! - [`bus`]: the typed message bus (filters by kind, sender, recipient; lag reports).
-//! - [`memory`]: SQLite memory (conversations, tasks, state history, resume records).
+//! - [`memory`]: the database (SQLite or PostgreSQL): conversations, tasks, state history,
+//!   resume records, and each agent's memory stream.
+//! - [`mind`]: the memories an agent forms of what happens to it and recalls for a decision.
 //! - [`brain`]: brains (the `scripted` brain and the factory that builds one by name).
 //! - [`contract`], [`geometry`], [`agent_state`], [`agent_error`]: leaf types every layer speaks
 //!   (the tool-call contract, positions and world bounds, the agent state machine, the codes of
@@ -36,6 +38,7 @@ pub mod json_kind;
 pub mod limits;
 pub mod mcp;
 pub mod memory;
+pub mod mind;
 pub mod moves;
 pub mod net;
 pub mod protocol;

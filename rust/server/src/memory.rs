@@ -187,7 +187,7 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
         }
         MemoryCommand::Remember(args) => {
             let kind: MemoryKind = args.kind.parse().map_err(bad)?;
-            let seq = memory
+            let (id, seq) = memory
                 .remember(
                     &agent,
                     NewMemory {
@@ -204,7 +204,7 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
             memory.wait_committed(seq).map_err(failed)?;
             write(
                 out,
-                json!({"agent_id": agent, "remembered": true}).to_string(),
+                json!({"agent_id": agent, "remembered": true, "id": id}).to_string(),
             )?;
         }
         MemoryCommand::Forget(args) => {

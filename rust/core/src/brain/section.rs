@@ -1,5 +1,5 @@
 //! Sections of a decision's context that a feature contributes: the app an agent plays, the
-//! campaign it is game master of. The brains render a section
+//! campaign it is game master of, the memories it recalled. The brains render a section
 //! without knowing the feature: the model brains put its lines in the situation (or, for a
 //! section that frames the whole decision, use its prompt instead of the agent's), the scripted
 //! brain asks it how to decide offline, the `cli` brain sends its JSON under its key, and the
@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use super::{BrainContext, BrainReply, ToolCall};
+use super::{BrainContext, BrainReply, IncomingMessage, ToolCall};
 
 /// A part of a decision's context that a feature contributes.
 pub trait Section: Any + Send + Sync + fmt::Debug {
@@ -45,6 +45,17 @@ pub trait Section: Any + Send + Sync + fmt::Debug {
         _context: &BrainContext,
         _play: &mut ScriptedPlay<'_>,
     ) -> Option<BrainReply> {
+        None
+    }
+
+    /// A line the offline `scripted` brain answers `message` with, when the section knows
+    /// what to say to it (a question about something the agent remembers); `None` (the
+    /// default): the brain answers as usual.
+    fn scripted_answer(
+        &self,
+        _context: &BrainContext,
+        _message: &IncomingMessage,
+    ) -> Option<String> {
         None
     }
 

@@ -1,6 +1,6 @@
 //! Id allocation that never reuses an id, across any number of crashes.
 //!
-//! Agent numbers and task ids are handed out from *reserved blocks*: before an id is handed out,
+//! Agent numbers, task ids and memory ids are handed out from *reserved blocks*: before an id is handed out,
 //! a row of `id_blocks` saying "ids up to `reserved_to` may be in use" is committed. A restart
 //! continues after the larger of the highest stored id and `reserved_to`, so an id that was
 //! handed out (in a reply, an event, a log line) before a crash is never handed out again, even
@@ -32,6 +32,8 @@ pub(crate) enum IdKind {
     Task,
     /// Inbox row ids (claimed in blocks on a shared database; SQLite counts them in memory).
     Inbox,
+    /// Memory ids (of the memory stream).
+    Memory,
 }
 
 impl IdKind {
@@ -41,6 +43,7 @@ impl IdKind {
             IdKind::Agent => "agent",
             IdKind::Task => "task",
             IdKind::Inbox => "inbox",
+            IdKind::Memory => "memory",
         }
     }
 }

@@ -277,10 +277,24 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     },
     // v9: when a memory was last recalled (game time; its recency decays from then), and the
     // memory that replaced it when it turned out wrong (a superseded belief stays, marked).
-    Step::Shared(
-        "ALTER TABLE memories ADD COLUMN accessed_at {REAL};
-    ALTER TABLE memories ADD COLUMN superseded_by {INT};",
-    ),
+    // Memory ids are handed out from reservations too ('memory'): SQLite rebuilds `id_blocks`
+    // for its wider CHECK, PostgreSQL replaces the constraint.
+    Step::Each {
+        sqlite: "ALTER TABLE memories ADD COLUMN accessed_at REAL;
+    ALTER TABLE memories ADD COLUMN superseded_by INTEGER;
+    CREATE TABLE id_blocks_v9 (
+        kind TEXT PRIMARY KEY CHECK (kind IN ('agent','task','memory')),
+        reserved_to INTEGER NOT NULL
+    );
+    INSERT INTO id_blocks_v9 (kind, reserved_to) SELECT kind, reserved_to FROM id_blocks;
+    DROP TABLE id_blocks;
+    ALTER TABLE id_blocks_v9 RENAME TO id_blocks;",
+        postgres: "ALTER TABLE memories ADD COLUMN accessed_at DOUBLE PRECISION;
+    ALTER TABLE memories ADD COLUMN superseded_by BIGINT;
+    ALTER TABLE id_blocks DROP CONSTRAINT IF EXISTS id_blocks_kind_check;
+    ALTER TABLE id_blocks ADD CONSTRAINT id_blocks_kind_check
+        CHECK (kind IN ('agent','task','inbox','memory'));",
+    },
 ];
 
 /// The newest schema version (the number of migrations).

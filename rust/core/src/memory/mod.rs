@@ -337,6 +337,8 @@ struct Inner {
     writer: Mutex<Option<JoinHandle<()>>>,
     agent_ids: Mutex<Allocator>,
     tasks: Mutex<TaskIndex>,
+    /// Memory ids; held while a memory is queued, so ids grow in the order memories are stored.
+    memory_ids: Mutex<Allocator>,
     /// Inbox row ids: counted here on SQLite (the last one handed out), claimed on a shared
     /// database.
     last_inbox_id: AtomicI64,
@@ -435,7 +437,12 @@ impl Inner {
         }
         let agents = &*self.agent_ids.lock();
         let tasks = &self.tasks.lock().ids;
-        for (kind, allocator) in [(IdKind::Agent, agents), (IdKind::Task, tasks)] {
+        let memories = &*self.memory_ids.lock();
+        for (kind, allocator) in [
+            (IdKind::Agent, agents),
+            (IdKind::Task, tasks),
+            (IdKind::Memory, memories),
+        ] {
             match allocator {
                 Allocator::Reserved(ids) => {
                     self.submit(writer::Op::IdBlock {
@@ -581,6 +588,11 @@ impl Memory {
                 writer: Mutex::new(Some(handle)),
                 agent_ids: Mutex::new(Allocator::new(&store, IdKind::Agent, loaded.last_agent_seq)),
                 tasks: Mutex::new(tasks),
+                memory_ids: Mutex::new(Allocator::new(
+                    &store,
+                    IdKind::Memory,
+                    loaded.max_memory_id,
+                )),
                 last_inbox_id: AtomicI64::new(loaded.max_inbox_id),
                 inbox_ids,
                 store,
@@ -696,20 +708,24 @@ impl Memory {
         })
     }
     /// Queues a memory of `agent_id`'s stream (checked first: [`NewMemory::checked`]); returns
-    /// its write's sequence number. Errors: [`MemoryError::InvalidMemory`] naming what is wrong
-    /// (nothing is queued then).
-    pub fn remember(&self, agent_id: &str, memory: NewMemory) -> Result<u64, MemoryError> {
+    /// its id (never handed out again, as task ids) and its write's sequence number. Errors:
+    /// [`MemoryError::InvalidMemory`] naming what is wrong (nothing is queued then).
+    pub fn remember(&self, agent_id: &str, memory: NewMemory) -> Result<(i64, u64), MemoryError> {
         if agent_id.trim().is_empty() {
             return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
         }
         let memory = memory.checked()?;
-        Ok(self
+        let mut ids = self.inner.memory_ids.lock();
+        let id = ids.next(&self.inner)?;
+        let seq = self
             .inner
             .submit(writer::Op::Memory(Box::new(writer::MemoryLine {
+                id,
                 agent_id: agent_id.to_string(),
                 memory,
                 created_at: crate::time::now_iso(),
-            }))))
+            })));
+        Ok((id, seq))
     }
     /// Queues forgetting memory `id` of `agent_id` (its row and its place in the keyword
     /// index; a memory of another agent, or one that does not exist, is left alone); returns the

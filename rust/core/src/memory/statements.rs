@@ -305,9 +305,9 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
         Op::Memory(line) => {
             let memory = &line.memory;
             let mut statements = vec![Statement {
-                sql: "INSERT INTO memories (agent_id, kind, text, importance, about, sources,
+                sql: "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
                           game_time, created_at)
-                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                      VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params: vec![
                     text(&line.agent_id),
                     text(memory.kind.as_str()),
@@ -317,15 +317,13 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                     Param::Owned(sources_json(&memory.sources)),
                     Real(memory.game_time),
                     text(&line.created_at),
+                    Int(line.id),
                 ],
             }];
-            // The memory just inserted is the agent's newest (one writer, in this transaction).
             statements.extend(memory.supersedes.iter().map(|old| {
                 statement(
-                    "UPDATE memories
-                     SET superseded_by = (SELECT MAX(id) FROM memories WHERE agent_id = ?1)
-                     WHERE agent_id = ?1 AND id = ?2",
-                    vec![text(&line.agent_id), Int(*old)],
+                    "UPDATE memories SET superseded_by = ?1 WHERE agent_id = ?2 AND id = ?3",
+                    vec![Int(line.id), text(&line.agent_id), Int(*old)],
                 )
             }));
             statements

@@ -114,6 +114,8 @@ pub(crate) struct Loaded {
     pub max_task_id: i64,
     /// The larger of the highest inbox row id and the inbox reservation.
     pub max_inbox_id: i64,
+    /// The larger of the highest memory id and the memory reservation.
+    pub max_memory_id: i64,
     /// Every open task, by id.
     pub open_tasks: Vec<TaskRow>,
 }

@@ -1713,8 +1713,10 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
     let db = D::new();
     let mem = Memory::open(db.path()).unwrap();
     assert_eq!(mem.latest_memory_time().unwrap(), None);
-    mem.remember("agent_001", fact("The key is under the mat.", 6, 10.0))
+    let (first, _) = mem
+        .remember("agent_001", fact("The key is under the mat.", 6, 10.0))
         .unwrap();
+    assert_eq!(first, 1);
     mem.remember("agent_002", fact("The key is in the well.", 6, 11.0))
         .unwrap();
     // Another agent's memory 2 is not agent_001's to replace.
@@ -1726,6 +1728,11 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
         },
     )
     .unwrap();
+    // Ids are handed out once: a reopened database continues after them.
+    drop(mem);
+    let mem = Memory::open(db.path()).unwrap();
+    let (next, _) = mem.remember("agent_003", fact("x", 1, 0.0)).unwrap();
+    assert_eq!(next, 4);
     mem.touch_memories("agent_001", vec![1, 3], 50.0);
     mem.touch_memories("agent_002", vec![1], 99.0);
     let rows = mem.memories_page("agent_001", None, 10).unwrap().rows;

@@ -133,6 +133,7 @@ pub(crate) struct SaveAgent {
 /// A memory as the writer stores it.
 #[derive(Debug)]
 pub(crate) struct MemoryLine {
+    pub id: i64,
     pub agent_id: String,
     pub memory: super::NewMemory,
     pub created_at: String,

@@ -60,6 +60,15 @@ impl ScriptedBrain {
             None => msg.content.as_str(),
         };
         let word = lines::topic(topic, &ctx.name);
+        // A section that knows what to say to the line (a memory it asks about) answers it.
+        if matches!(msg.kind, IncomingKind::Speech)
+            && let Some(line) = ctx
+                .sections
+                .iter()
+                .find_map(|section| section.scripted_answer(ctx, msg))
+        {
+            return line_limit(line);
+        }
         let line = match &msg.kind {
             IncomingKind::Collaboration { task_name, .. } => {
                 let asked = if task_name.trim().is_empty() {

@@ -78,10 +78,14 @@ pub(crate) fn load(conn: &mut Conn) -> Result<Loaded, MemoryError> {
     let max_inbox_id = max(conn, "SELECT MAX(id) FROM agent_inbox")?
         .max(reserved(conn, IdKind::Inbox)?)
         .max(0);
+    let max_memory_id = max(conn, "SELECT MAX(id) FROM memories")?
+        .max(reserved(conn, IdKind::Memory)?)
+        .max(0);
     Ok(Loaded {
         last_agent_seq,
         max_task_id,
         max_inbox_id,
+        max_memory_id,
         open_tasks: queries::open_tasks(&mut PgDb(conn))?,
     })
 }

@@ -72,10 +72,12 @@ pub(crate) fn load(conn: &Connection) -> Result<Loaded, MemoryError> {
     let last_agent_seq = max("SELECT COALESCE(MAX(seq), 0) FROM agents")?;
     let max_task_id = max("SELECT COALESCE(MAX(id), 0) FROM agent_tasks")?;
     let max_inbox_id = max("SELECT COALESCE(MAX(id), 0) FROM agent_inbox")?;
+    let max_memory_id = max("SELECT COALESCE(MAX(id), 0) FROM memories")?;
     Ok(Loaded {
         last_agent_seq: last_agent_seq.max(reserved_to(conn, IdKind::Agent)?).max(0),
         max_task_id: max_task_id.max(reserved_to(conn, IdKind::Task)?).max(0),
         max_inbox_id: max_inbox_id.max(0),
+        max_memory_id: max_memory_id.max(reserved_to(conn, IdKind::Memory)?).max(0),
         open_tasks: queries::open_tasks(&mut SqliteDb(conn))?,
     })
 }

@@ -1,0 +1,193 @@
+//! What a moment becomes in an agent's memory: its text, as the agent would tell it, and how
+//! much it matters.
+//!
+//! Texts are written here once, so that what reads them back (recall deciding which lines a
+//! decision already shows, the scripted brain quoting what it was told) parses the same shape:
+//! a line is `<speaker> said to me: "<line>"` or `I said to <listeners>: "<line>"`.
+//!
+//! Importance, without a model, is a deterministic heuristic ([`importance`]): a base per kind
+//! (a planted fact matters more than small talk), raised by signs that a line carries
+//! information worth keeping (where something is, numbers, names of things, warnings, promises),
+//! lowered for a courtesy of a few words.
+
+use crate::memory::{MAX_MEMORY_TEXT_CHARS, MemoryKind};
+
+/// Characters of a quoted line kept in a memory's text (the rest of the text is the frame).
+const QUOTE_CHARS: usize = MAX_MEMORY_TEXT_CHARS - 200;
+
+/// `speaker` said `line` to the agent.
+pub fn heard(speaker: &str, line: &str) -> String {
+    format!("{speaker} said to me: {}", quote(line))
+}
+
+/// The agent said `line` to `listeners` (names, or empty: to whoever was near).
+pub fn said(listeners: &[String], line: &str) -> String {
+    if listeners.is_empty() {
+        format!("I said: {}", quote(line))
+    } else {
+        format!("I said to {}: {}", listeners.join(", "), quote(line))
+    }
+}
+
+/// The line a [`heard`] or [`said`] memory quotes, as it was said.
+pub fn quoted_line(text: &str) -> Option<String> {
+    let (frame, quoted) = text.split_once(": \"")?;
+    if !(frame.ends_with(" said to me") || frame.starts_with("I said")) {
+        return None;
+    }
+    serde_json::from_str(&format!("\"{quoted}")).ok()
+}
+
+/// `line` as a JSON string (quotes and newlines escaped), cut to [`QUOTE_CHARS`].
+fn quote(line: &str) -> String {
+    let line = line.trim();
+    let kept = match line.char_indices().nth(QUOTE_CHARS) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    };
+    serde_json::to_string(kept).unwrap_or_default()
+}
+
+/// How much a memory of `kind` with `text` matters, 1 to 10, without a model.
+///
+/// The base per kind: a planted fact 6, an insight 7, a summary 5, a task 5, an event 4, what
+/// the agent did or perceived 3, a line it heard 3, a line it said 2. Then +2 when the text
+/// says where something is or gives a number ("under the mat", "at noon", "3 coins"), +2 for
+/// a warning, a promise, a secret or a loss ("danger", "promise", "secret", "lost", "stolen",
+/// "died", …), +1 for a failure ("failed", "blocked", "refused"), −1 for a line of four words
+/// or fewer.
+pub fn importance(kind: MemoryKind, text: &str) -> u8 {
+    let base: i32 = match kind {
+        MemoryKind::Fact => 6,
+        MemoryKind::Insight => 7,
+        MemoryKind::Summary | MemoryKind::Task => 5,
+        MemoryKind::Event => 4,
+        MemoryKind::Did | MemoryKind::Observed | MemoryKind::Heard => 3,
+        MemoryKind::Said => 2,
+    };
+    let line = quoted_line(text).unwrap_or_else(|| text.to_string());
+    let words: Vec<String> = line
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let mut score = base;
+    if has(PLACES) || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit())) {
+        score += 2;
+    }
+    if has(STAKES) {
+        score += 2;
+    }
+    if has(FAILURES) {
+        score += 1;
+    }
+    if words.len() <= 4 {
+        score -= 1;
+    }
+    score.clamp(1, 10) as u8
+}
+
+/// Words that say where something is or when.
+const PLACES: &[&str] = &[
+    "under", "behind", "beneath", "inside", "beside", "above", "below", "near", "hidden", "buried",
+    "left", "right", "north", "south", "east", "west", "noon", "midnight", "dawn", "dusk",
+    "tomorrow", "tonight", "key", "keys", "map", "door", "gate", "cellar",
+];
+
+/// Words of warnings, promises, secrets and losses.
+const STAKES: &[&str] = &[
+    "danger",
+    "dangerous",
+    "beware",
+    "careful",
+    "warn",
+    "warning",
+    "promise",
+    "promised",
+    "secret",
+    "never",
+    "must",
+    "lost",
+    "stolen",
+    "stole",
+    "thief",
+    "died",
+    "dead",
+    "kill",
+    "attack",
+    "attacked",
+    "fire",
+    "help",
+    "love",
+    "hate",
+    "owe",
+    "owes",
+    "debt",
+    "important",
+];
+
+/// Words of things that went wrong.
+const FAILURES: &[&str] = &[
+    "failed", "fail", "blocked", "refused", "cannot", "can't", "couldn't", "stuck",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_reads_back_from_its_memory_whatever_it_holds() {
+        for line in [
+            "The key is under the mat.",
+            "She said: \"no\"\nthen left",
+            "é ✓",
+        ] {
+            assert_eq!(quoted_line(&heard("Ivy", line)).as_deref(), Some(line));
+            assert_eq!(
+                quoted_line(&said(&["Ivy".into(), "Tom".into()], line)).as_deref(),
+                Some(line)
+            );
+            assert_eq!(quoted_line(&said(&[], line)).as_deref(), Some(line));
+        }
+        assert_eq!(
+            heard("Ivy", "The key is under the mat."),
+            "Ivy said to me: \"The key is under the mat.\""
+        );
+        assert_eq!(quoted_line("The well is dry: \"really\""), None);
+        let long = "x".repeat(5_000);
+        assert!(heard("Ivy", &long).chars().count() <= MAX_MEMORY_TEXT_CHARS);
+    }
+
+    #[test]
+    fn information_matters_more_than_small_talk() {
+        let told = importance(
+            MemoryKind::Heard,
+            &heard("Ivy", "The cellar key is under the mat."),
+        );
+        let chat = importance(
+            MemoryKind::Heard,
+            &heard("Ivy", "Lovely weather we are having today."),
+        );
+        let hello = importance(MemoryKind::Heard, &heard("Ivy", "Hello there!"));
+        assert_eq!((told, chat, hello), (5, 3, 2));
+        assert_eq!(
+            importance(
+                MemoryKind::Fact,
+                "Beware: the bridge is broken, 3 planks gone."
+            ),
+            10
+        );
+        assert_eq!(importance(MemoryKind::Said, "I said: \"Hi.\""), 1);
+        assert_eq!(
+            importance(
+                MemoryKind::Did,
+                "I tried to walk to the well: blocked by a cart."
+            ),
+            4
+        );
+        for kind in MemoryKind::ALL {
+            assert!((1..=10).contains(&importance(kind, "")));
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Recall: the memories a decision is given, scored as in Generative Agents — recency ×
+//! importance × relevance, each between 0 and 1, weighted and summed.
+//!
+//! - **Recency** halves every [`MemorySettings::recency_half_life_seconds`] of game time since
+//!   the memory was last recalled (or formed, if never): `0.5^(age / half_life)`.
+//! - **Importance** is the memory's 1–10 over 10.
+//! - **Relevance** is the keyword rank of the memory for the query (what is happening now:
+//!   the lines to answer, the current task, what the agent notices, who is near), over the best
+//!   rank of the search; 0 for a memory that shares no word with it.
+//!
+//! The candidates are the best keyword matches ([`CANDIDATES`]) and the newest memories
+//! ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. A
+//! superseded memory (a belief that turned out wrong) scores a quarter of its score, so the
+//! current one comes first while the old one can still be recalled, marked. The best are kept
+//! up to [`MemorySettings::recall_limit`] and within [`MemorySettings::recall_budget_tokens`];
+//! a memory of a line the decision already shows in its recent conversation is kept too (the
+//! scripted brain may answer from it) but costs nothing and is not shown twice.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::MemorySettings;
+use crate::memory::{Memory, MemoryError, StoredMemory};
+
+/// Keyword matches read per recall.
+pub const CANDIDATES: usize = 32;
+/// Newest memories read per recall (recent and important ones count even without a match).
+pub const NEWEST: usize = 16;
+/// The factor of a superseded memory's score.
+pub const SUPERSEDED_FACTOR: f64 = 0.25;
+
+/// A memory recalled for a decision, with its score and the parts of it.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Recalled {
+    /// The memory.
+    pub memory: StoredMemory,
+    /// The weighted sum of the parts (a superseded memory's is a quarter of it).
+    pub score: f64,
+    /// 0 to 1: how recently it happened or was last recalled.
+    pub recency: f64,
+    /// 0 to 1: its importance over 10.
+    pub importance: f64,
+    /// 0 to 1: how well it matches what is happening now.
+    pub relevance: f64,
+    /// Whether the decision already shows it (a line of the recent conversation): then it is
+    /// not shown again and costs no budget.
+    pub in_view: bool,
+}
+
+/// What a decision recalls by: the words of what is happening now, the game time, and the
+/// lines the decision already shows.
+#[derive(Clone, Debug, Default)]
+pub struct Cue {
+    /// What is happening now, as text (searched by its plain words).
+    pub query: String,
+    /// The game time now, in seconds.
+    pub now: f64,
+    /// Lines the decision shows already, as `(speaker id, line)`: memories of them are in
+    /// view.
+    pub in_view: Vec<(String, String)>,
+}
+
+/// Recalls `agent_id`'s memories for `cue`: reads the candidates, scores them, keeps the best.
+pub fn recall(
+    memory: &Memory,
+    agent_id: &str,
+    cue: &Cue,
+    settings: &MemorySettings,
+) -> Result<Vec<Recalled>, MemoryError> {
+    let found = memory.search_memories(agent_id, &cue.query, CANDIDATES)?;
+    let newest = memory.memories_page(agent_id, None, NEWEST)?.rows;
+    let best = found.iter().map(|f| f.relevance).fold(0.0_f64, f64::max);
+    let mut candidates: HashMap<i64, (StoredMemory, f64)> = HashMap::new();
+    for f in found {
+        let relevance = if best > 0.0 {
+            (f.relevance / best).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        candidates.insert(f.memory.id, (f.memory, relevance));
+    }
+    for m in newest {
+        candidates.entry(m.id).or_insert((m, 0.0));
+    }
+    let scored = candidates
+        .into_values()
+        .map(|(memory, relevance)| score(memory, relevance, cue, settings))
+        .collect();
+    Ok(select(scored, settings))
+}
+
+/// A memory's score for `cue`, given its normalised relevance.
+pub fn score(
+    memory: StoredMemory,
+    relevance: f64,
+    cue: &Cue,
+    settings: &MemorySettings,
+) -> Recalled {
+    let last = memory.accessed_at.unwrap_or(memory.game_time);
+    let age = (cue.now - last).max(0.0);
+    let recency = 0.5_f64.powf(age / settings.recency_half_life_seconds);
+    let importance = f64::from(memory.importance) / 10.0;
+    let w = &settings.weights;
+    let mut score = w.recency * recency + w.importance * importance + w.relevance * relevance;
+    if memory.superseded_by.is_some() {
+        score *= SUPERSEDED_FACTOR;
+    }
+    let in_view = super::forming::quoted_line(&memory.text).is_some_and(|line| {
+        let speaker = match memory.kind {
+            crate::memory::MemoryKind::Said => Some(memory.agent_id.as_str()),
+            crate::memory::MemoryKind::Heard => memory.about.as_deref(),
+            _ => None,
+        };
+        cue.in_view
+            .iter()
+            .any(|(who, said)| Some(who.as_str()) == speaker && *said == line)
+    });
+    Recalled {
+        memory,
+        score,
+        recency,
+        importance,
+        relevance,
+        in_view,
+    }
+}
+
+/// The best of `scored`, best first (ties: the newer first): up to the limit and within the
+/// token budget for those not in view; those in view only when they match the cue.
+pub fn select(mut scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recalled> {
+    scored.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.memory.id.cmp(&a.memory.id))
+    });
+    let mut kept = Vec::new();
+    let (mut shown, mut tokens) = (0, 0);
+    for r in scored {
+        if r.in_view {
+            if r.relevance > 0.0 {
+                kept.push(r);
+            }
+            continue;
+        }
+        if shown == settings.recall_limit {
+            continue;
+        }
+        let cost = tokens_of(&r.memory.text);
+        if tokens + cost > settings.recall_budget_tokens {
+            continue;
+        }
+        tokens += cost;
+        shown += 1;
+        kept.push(r);
+    }
+    kept
+}
+
+/// The tokens a memory's line costs in a prompt: a quarter of its characters, plus the
+/// line's frame, rounded up.
+pub fn tokens_of(text: &str) -> usize {
+    (text.chars().count() + 20).div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryKind;
+
+    fn stored(id: i64, kind: MemoryKind, text: &str, importance: u8, at: f64) -> StoredMemory {
+        StoredMemory {
+            id,
+            agent_id: "agent_001".into(),
+            kind,
+            text: text.into(),
+            importance,
+            about: None,
+            sources: Vec::new(),
+            game_time: at,
+            created_at: String::new(),
+            accessed_at: None,
+            superseded_by: None,
+        }
+    }
+
+    fn cue(now: f64) -> Cue {
+        Cue {
+            query: String::new(),
+            now,
+            in_view: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn recency_halves_each_half_life_from_the_last_recall() {
+        let settings = MemorySettings::default();
+        let m = stored(1, MemoryKind::Fact, "x", 5, 0.0);
+        let r = score(m.clone(), 0.0, &cue(3_600.0), &settings);
+        assert!((r.recency - 0.5).abs() < 1e-9, "{r:?}");
+        assert!((r.importance - 0.5).abs() < 1e-9);
+        assert!((r.score - 1.0).abs() < 1e-9);
+        let touched = StoredMemory {
+            accessed_at: Some(3_600.0),
+            ..m.clone()
+        };
+        assert_eq!(score(touched, 0.0, &cue(3_600.0), &settings).recency, 1.0);
+        // A clock set back never makes a memory newer than new.
+        assert_eq!(score(m, 0.0, &cue(-50.0), &settings).recency, 1.0);
+    }
+
+    #[test]
+    fn the_current_belief_outranks_the_one_it_replaced() {
+        let settings = MemorySettings::default();
+        let old = StoredMemory {
+            superseded_by: Some(2),
+            ..stored(1, MemoryKind::Fact, "The key is under the mat.", 6, 0.0)
+        };
+        let new = stored(
+            2,
+            MemoryKind::Fact,
+            "Ivy moved the key to the shelf.",
+            6,
+            0.0,
+        );
+        let picked = select(
+            vec![
+                score(old, 1.0, &cue(0.0), &settings),
+                score(new, 0.8, &cue(0.0), &settings),
+            ],
+            &settings,
+        );
+        assert_eq!(
+            picked.iter().map(|r| r.memory.id).collect::<Vec<_>>(),
+            [2, 1]
+        );
+    }
+
+    #[test]
+    fn selection_keeps_the_best_within_the_limit_and_the_budget() {
+        let settings = MemorySettings {
+            recall_limit: 2,
+            ..Default::default()
+        };
+        let scored: Vec<Recalled> = (1..=5)
+            .map(|i| {
+                let m = stored(i, MemoryKind::Fact, "a memory", i as u8, 0.0);
+                score(m, 0.0, &cue(0.0), &settings)
+            })
+            .collect();
+        let ids: Vec<i64> = select(scored.clone(), &settings)
+            .iter()
+            .map(|r| r.memory.id)
+            .collect();
+        assert_eq!(ids, [5, 4]);
+        let tight = MemorySettings {
+            recall_budget_tokens: tokens_of("a memory"),
+            ..Default::default()
+        };
+        assert_eq!(select(scored, &tight).len(), 1);
+    }
+
+    #[test]
+    fn a_line_the_decision_shows_is_kept_only_when_it_matches_and_costs_nothing() {
+        let settings = MemorySettings {
+            recall_limit: 1,
+            ..Default::default()
+        };
+        let line = "The key is under the mat.";
+        let heard = StoredMemory {
+            about: Some("player_0".into()),
+            ..stored(
+                1,
+                MemoryKind::Heard,
+                &super::super::forming::heard("player_0", line),
+                9,
+                0.0,
+            )
+        };
+        let other = stored(2, MemoryKind::Fact, "The well is dry.", 2, 0.0);
+        let shown = Cue {
+            in_view: vec![("player_0".into(), line.into())],
+            ..cue(0.0)
+        };
+        let picked = select(
+            vec![
+                score(heard.clone(), 1.0, &shown, &settings),
+                score(other.clone(), 0.0, &shown, &settings),
+            ],
+            &settings,
+        );
+        assert_eq!(picked.len(), 2, "{picked:?}");
+        assert!(picked[0].in_view && !picked[1].in_view);
+        let unmatched = select(vec![score(heard, 0.0, &shown, &settings)], &settings);
+        assert!(unmatched.is_empty());
+    }
+}

@@ -1,0 +1,291 @@
+//! The memories a decision recalled, as a section of its context (`memories`): lines of the
+//! situation for the model brains ("You remember: …"), an answer from memory for the scripted
+//! brain when it is asked about something it was told, a count for the journal.
+
+use std::any::Any;
+
+use serde_json::{Value, json};
+
+use super::forming::quoted_line;
+use super::recall::Recalled;
+use crate::brain::{BrainContext, IncomingMessage, Section};
+use crate::memory::MemoryKind;
+
+/// The memories recalled for one decision, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recollection {
+    /// What was recalled, best first.
+    pub recalled: Vec<Recalled>,
+    /// The game time of the decision, in seconds.
+    pub now: f64,
+}
+
+impl Recollection {
+    /// The memories shown to the brain (not those of lines it already shows), best first.
+    pub fn shown(&self) -> impl Iterator<Item = &Recalled> {
+        self.recalled.iter().filter(|r| !r.in_view)
+    }
+}
+
+impl Section for Recollection {
+    fn key(&self) -> &'static str {
+        "memories"
+    }
+
+    fn to_json(&self) -> Value {
+        Value::Array(
+            self.shown()
+                .map(|r| {
+                    let mut entry = json!({
+                        "id": r.memory.id,
+                        "kind": r.memory.kind,
+                        "text": r.memory.text,
+                        "importance": r.memory.importance,
+                        "age_seconds": (self.now - r.memory.game_time).max(0.0).round(),
+                        "score": round3(r.score),
+                    });
+                    if let Some(newer) = r.memory.superseded_by {
+                        entry["superseded_by"] = json!(newer);
+                    }
+                    entry
+                })
+                .collect(),
+        )
+    }
+
+    fn situation_lines(&self, _context: &BrainContext) -> Option<String> {
+        let lines: Vec<String> = self
+            .shown()
+            .map(|r| {
+                let age = age(self.now - r.memory.game_time);
+                match r.memory.superseded_by {
+                    Some(_) => format!(
+                        "- {} ({age}; no longer true: a newer memory replaced it)",
+                        r.memory.text
+                    ),
+                    None => format!("- {} ({age})", r.memory.text),
+                }
+            })
+            .collect();
+        if lines.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "You remember (most relevant first):\n{}",
+            lines.join("\n")
+        ))
+    }
+
+    /// A question about something the agent was told or knows is answered from the best
+    /// memory that matches it (not one it said itself, not a question, not one replaced by a
+    /// newer one): "You told me: "…"", "Ivy told me: "…"", "I remember: …".
+    fn scripted_answer(
+        &self,
+        _context: &BrainContext,
+        message: &IncomingMessage,
+    ) -> Option<String> {
+        if !is_question(&message.content) {
+            return None;
+        }
+        let best = self.recalled.iter().find(|r| {
+            let m = &r.memory;
+            r.relevance > 0.0
+                && m.superseded_by.is_none()
+                && m.kind != MemoryKind::Said
+                && !quoted_line(&m.text).is_some_and(|line| is_question(&line))
+        })?;
+        let m = &best.memory;
+        match (m.kind, quoted_line(&m.text)) {
+            (MemoryKind::Heard, Some(line)) if m.about.as_deref() == Some(&message.sender) => {
+                Some(format!("You told me: {}", quoted(&line)))
+            }
+            (MemoryKind::Heard, Some(line)) => {
+                let speaker = m.text.split(" said to me: ").next().unwrap_or("someone");
+                Some(format!("{speaker} told me: {}", quoted(&line)))
+            }
+            _ => Some(format!("I remember: {}", m.text)),
+        }
+    }
+
+    fn summary(&self) -> Option<String> {
+        let shown = self.shown().count();
+        (shown > 0).then(|| format!("{shown} memory(ies) recalled"))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Whether `line` asks something: a question mark, or a first word that opens a question.
+fn is_question(line: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "who", "what", "where", "when", "why", "how", "which", "do", "does", "did", "is", "are",
+        "was", "were", "can", "could", "have", "has", "remember", "tell",
+    ];
+    line.contains('?')
+        || line
+            .split_whitespace()
+            .next()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
+            .is_some_and(|w| OPENERS.contains(&w.as_str()))
+}
+
+/// `line` in typographic quotes.
+fn quoted(line: &str) -> String {
+    format!("\u{201c}{}\u{201d}", line.trim())
+}
+
+/// Game seconds as a short age: "just now", "5 min ago", "3 h ago", "2 days ago".
+fn age(seconds: f64) -> String {
+    let s = seconds.max(0.0);
+    if s < 60.0 {
+        "just now".into()
+    } else if s < 3_600.0 {
+        format!("{} min ago", (s / 60.0).floor())
+    } else if s < 86_400.0 {
+        format!("{} h ago", (s / 3_600.0).floor())
+    } else {
+        format!("{} days ago", (s / 86_400.0).floor())
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brain::IncomingKind;
+    use crate::memory::StoredMemory;
+    use crate::mind::forming::heard;
+
+    fn recalled(
+        id: i64,
+        kind: MemoryKind,
+        text: &str,
+        about: Option<&str>,
+        relevance: f64,
+    ) -> Recalled {
+        Recalled {
+            memory: StoredMemory {
+                id,
+                agent_id: "agent_001".into(),
+                kind,
+                text: text.into(),
+                importance: 5,
+                about: about.map(str::to_string),
+                sources: Vec::new(),
+                game_time: 0.0,
+                created_at: String::new(),
+                accessed_at: None,
+                superseded_by: None,
+            },
+            score: 1.0,
+            recency: 1.0,
+            importance: 0.5,
+            relevance,
+            in_view: false,
+        }
+    }
+
+    fn asked(sender: &str, content: &str) -> IncomingMessage {
+        IncomingMessage {
+            sender: sender.into(),
+            sender_name: sender.into(),
+            content: content.into(),
+            kind: IncomingKind::Speech,
+            dialog_type: "player".into(),
+        }
+    }
+
+    #[test]
+    fn a_question_is_answered_from_the_best_matching_memory() {
+        let context = BrainContext::detached("agent_001", "Mira");
+        let told = recalled(
+            2,
+            MemoryKind::Heard,
+            &heard("player_0", "The cellar key is under the mat."),
+            Some("player_0"),
+            1.0,
+        );
+        let asked_before = recalled(
+            1,
+            MemoryKind::Heard,
+            &heard("player_0", "Where is the cellar key?"),
+            Some("player_0"),
+            1.0,
+        );
+        let memories = Recollection {
+            recalled: vec![asked_before, told.clone()],
+            now: 90.0,
+        };
+        let answer = |m: &Recollection, from: &str, line: &str| {
+            m.scripted_answer(&context, &asked(from, line))
+        };
+        assert_eq!(
+            answer(&memories, "player_0", "Where is the cellar key?").as_deref(),
+            Some("You told me: \u{201c}The cellar key is under the mat.\u{201d}")
+        );
+        assert_eq!(
+            answer(&memories, "agent_002", "do you know where the key is").as_deref(),
+            Some("player_0 told me: \u{201c}The cellar key is under the mat.\u{201d}")
+        );
+        // Not a question: answered as usual.
+        assert_eq!(answer(&memories, "player_0", "The key is lost."), None);
+        // A fact is told as remembered; a replaced one, or one that does not match, is not.
+        let fact = recalled(3, MemoryKind::Fact, "The well is dry.", None, 0.7);
+        let mut replaced = recalled(4, MemoryKind::Fact, "The well is full.", None, 1.0);
+        replaced.memory.superseded_by = Some(3);
+        let unrelated = recalled(5, MemoryKind::Fact, "Bread at dawn.", None, 0.0);
+        let memories = Recollection {
+            recalled: vec![replaced, unrelated, fact],
+            now: 0.0,
+        };
+        assert_eq!(
+            answer(&memories, "player_0", "Is the well dry?").as_deref(),
+            Some("I remember: The well is dry.")
+        );
+    }
+
+    #[test]
+    fn the_situation_lists_what_is_shown_with_its_age() {
+        let context = BrainContext::detached("agent_001", "Mira");
+        let mut old = recalled(1, MemoryKind::Fact, "The key is under the mat.", None, 1.0);
+        old.memory.superseded_by = Some(2);
+        let mut seen = recalled(3, MemoryKind::Heard, "x said to me: \"hi\"", None, 1.0);
+        seen.in_view = true;
+        let memories = Recollection {
+            recalled: vec![
+                recalled(
+                    2,
+                    MemoryKind::Fact,
+                    "Ivy moved the key to the shelf.",
+                    None,
+                    1.0,
+                ),
+                old,
+                seen,
+            ],
+            now: 7_200.0,
+        };
+        assert_eq!(
+            memories.situation_lines(&context).unwrap(),
+            "You remember (most relevant first):\n\
+             - Ivy moved the key to the shelf. (2 h ago)\n\
+             - The key is under the mat. (2 h ago; no longer true: a newer memory replaced it)"
+        );
+        assert_eq!(memories.to_json().as_array().unwrap().len(), 2);
+        assert_eq!(
+            memories.summary().as_deref(),
+            Some("2 memory(ies) recalled")
+        );
+        let empty = Recollection {
+            recalled: Vec::new(),
+            now: 0.0,
+        };
+        assert_eq!(empty.situation_lines(&context), None);
+        assert_eq!(empty.summary(), None);
+    }
+}

@@ -1,0 +1,154 @@
+//! How an agent forms and recalls memories: [`MemorySettings`], the runtime's for every agent
+//! ([`crate::runtime::RuntimeOptions::memory`]) unless an agent's config gives its own.
+
+use serde::{Deserialize, Serialize};
+
+/// Most memories one decision may recall, whatever the settings say.
+pub const MAX_RECALL_LIMIT: usize = 50;
+/// Most prompt tokens recalled memories may take, whatever the settings say.
+pub const MAX_RECALL_BUDGET_TOKENS: usize = 4_000;
+
+/// How an agent forms memories and recalls them for its decisions. Every field has a default,
+/// so `{}` is the default settings and `{"recall_limit": 3}` changes one thing. Unknown fields
+/// are an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySettings {
+    /// Whether the agent forms memories of what happens to it and recalls them (default
+    /// true). `false`: its decisions see the last lines of its conversation only; memories the
+    /// game plants are still stored.
+    pub enabled: bool,
+    /// Most memories recalled into one decision (default 6, at most 50).
+    #[schemars(range(max = 50))]
+    pub recall_limit: usize,
+    /// Prompt tokens the recalled memories may take, counted as a quarter of their characters
+    /// (default 240, at most 4,000).
+    #[schemars(range(max = 4000))]
+    pub recall_budget_tokens: usize,
+    /// How much recency, importance and relevance each count in a memory's score.
+    pub weights: RecallWeights,
+    /// Seconds of game time over which a memory's recency halves, counted from when it was
+    /// last recalled (default 3,600: an hour of game time).
+    pub recency_half_life_seconds: f64,
+}
+
+/// The weights of a memory's score: `recency × w_recency + importance × w_importance +
+/// relevance × w_relevance`, each part between 0 and 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallWeights {
+    /// Weight of recency (default 1).
+    pub recency: f64,
+    /// Weight of importance (default 1).
+    pub importance: f64,
+    /// Weight of relevance to what is happening now (default 1).
+    pub relevance: f64,
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            enabled: true,
+            recall_limit: 6,
+            recall_budget_tokens: 240,
+            weights: RecallWeights::default(),
+            recency_half_life_seconds: 3_600.0,
+        }
+    }
+}
+
+impl Default for RecallWeights {
+    fn default() -> Self {
+        RecallWeights {
+            recency: 1.0,
+            importance: 1.0,
+            relevance: 1.0,
+        }
+    }
+}
+
+impl MemorySettings {
+    /// Checks every field; the message names the bad one (`memory.weights.recency must be …`).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.recall_limit > MAX_RECALL_LIMIT {
+            return Err(format!(
+                "memory.recall_limit must be at most {MAX_RECALL_LIMIT}, got {}",
+                self.recall_limit
+            ));
+        }
+        if self.recall_budget_tokens > MAX_RECALL_BUDGET_TOKENS {
+            return Err(format!(
+                "memory.recall_budget_tokens must be at most {MAX_RECALL_BUDGET_TOKENS}, got {}",
+                self.recall_budget_tokens
+            ));
+        }
+        let half_life = self.recency_half_life_seconds;
+        if !half_life.is_finite() || half_life <= 0.0 {
+            return Err(format!(
+                "memory.recency_half_life_seconds must be a positive number, got {half_life}"
+            ));
+        }
+        for (name, weight) in [
+            ("recency", self.weights.recency),
+            ("importance", self.weights.importance),
+            ("relevance", self.weights.relevance),
+        ] {
+            if !weight.is_finite() || !(0.0..=100.0).contains(&weight) {
+                return Err(format!(
+                    "memory.weights.{name} must be a number from 0 to 100, got {weight}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_default_field_by_field_and_name_what_is_wrong() {
+        let parsed: MemorySettings =
+            serde_json::from_value(serde_json::json!({"recall_limit": 3})).unwrap();
+        assert_eq!(
+            parsed,
+            MemorySettings {
+                recall_limit: 3,
+                ..Default::default()
+            }
+        );
+        assert!(
+            serde_json::from_value::<MemorySettings>(serde_json::json!({"recal_limit": 3}))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field `recal_limit`")
+        );
+        let bad = |settings: MemorySettings| settings.validate().unwrap_err();
+        assert!(
+            bad(MemorySettings {
+                recall_limit: 51,
+                ..Default::default()
+            })
+            .contains("memory.recall_limit must be at most 50")
+        );
+        assert!(
+            bad(MemorySettings {
+                recency_half_life_seconds: 0.0,
+                ..Default::default()
+            })
+            .contains("memory.recency_half_life_seconds must be a positive number")
+        );
+        assert!(
+            bad(MemorySettings {
+                weights: RecallWeights {
+                    relevance: f64::NAN,
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .contains("memory.weights.relevance must be a number from 0 to 100")
+        );
+        assert!(MemorySettings::default().validate().is_ok());
+    }
+}
