@@ -29,6 +29,53 @@ pub fn said(listeners: &[String], line: &str) -> String {
     }
 }
 
+/// The agent called `tool` and it answered `result` (cut to a readable length).
+pub fn used(tool: &str, result: &str) -> String {
+    format!("I used {tool}: {}", clip(result, 300))
+}
+
+/// The agent tried `what` (a tool, an action) and it did not work, for `why`.
+pub fn failed(what: &str, why: &str) -> String {
+    format!("I tried {what}, but it failed: {}", clip(why, 300))
+}
+
+/// The agent was given a task, by someone (`None`: the game).
+pub fn given_task(task: &str, by: Option<&str>) -> String {
+    match by {
+        Some(by) => format!("{by} asked me to take on the task {}", quote(task)),
+        None => format!("I was given the task {}", quote(task)),
+    }
+}
+
+/// The agent finished a task.
+pub fn finished_task(task: &str) -> String {
+    format!("I finished the task {}", quote(task))
+}
+
+/// The agent asked `helper` to help with `task`.
+pub fn asked_help(helper: &str, task: &str) -> String {
+    format!("I asked {helper} to help me with the task {}", quote(task))
+}
+
+/// A walk the game carried out: it got to `to`, or it was blocked (and why).
+pub fn walked(to: &str, blocked: Option<&str>) -> String {
+    match blocked {
+        None => format!("I walked to {to} and got there"),
+        Some(why) => format!(
+            "I tried to walk to {to}, but I was blocked: {}",
+            clip(why, 300)
+        ),
+    }
+}
+
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 /// The line a [`heard`] or [`said`] memory quotes, as it was said.
 pub fn quoted_line(text: &str) -> Option<String> {
     let (frame, quoted) = text.split_once(": \"")?;

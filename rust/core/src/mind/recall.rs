@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::MemorySettings;
+use crate::brain::BrainContext;
 use crate::memory::{Memory, MemoryError, StoredMemory};
 
 /// Keyword matches read per recall.
@@ -59,6 +60,23 @@ pub struct Cue {
     /// Lines the decision shows already, as `(speaker id, line)`: memories of them are in
     /// view.
     pub in_view: Vec<(String, String)>,
+}
+
+/// What a decision recalls by, as text: the lines it answers, what it notices, how its walk
+/// went, its current task, then who is near (the first words count first: a search keeps
+/// [`crate::memory::MAX_SEARCH_TERMS`]).
+pub fn query_of(context: &BrainContext) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(context.incoming.iter().map(|m| m.content.clone()));
+    parts.extend(context.observations.iter().cloned());
+    if let Some(movement) = &context.movement {
+        parts.push(movement.describe());
+    }
+    if let Some(task) = &context.current_task {
+        parts.push(task.task_name.clone());
+    }
+    parts.extend(context.nearby.iter().map(|a| a.name.clone()));
+    parts.join("\n")
 }
 
 /// Recalls `agent_id`'s memories for `cue`: reads the candidates, scores them, keeps the best.

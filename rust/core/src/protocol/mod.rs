@@ -133,6 +133,8 @@ pub enum ErrorCode {
     /// `finish_move` names a move the agent never asked for, one a newer move replaced, or
     /// one that finished already.
     UnknownMove,
+    /// `forget_memory` names a memory the agent does not have.
+    UnknownMemory,
     /// A bug on the server side (reported, never a crash).
     InternalError,
 }
@@ -174,6 +176,7 @@ impl ErrorCode {
             ErrorCode::AgentUnreachable => "agent_unreachable",
             ErrorCode::LimitReached => "limit_reached",
             ErrorCode::UnknownMove => "unknown_move",
+            ErrorCode::UnknownMemory => "unknown_memory",
             ErrorCode::InternalError => "internal_error",
         }
     }
@@ -201,6 +204,7 @@ impl ErrorCode {
             R::UnknownCampaign => ErrorCode::UnknownCampaign,
             R::LimitReached => ErrorCode::LimitReached,
             R::UnknownMove => ErrorCode::UnknownMove,
+            R::UnknownMemory => ErrorCode::UnknownMemory,
         }
     }
 }

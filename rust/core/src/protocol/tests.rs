@@ -1111,7 +1111,7 @@ fn doc_lists_every_error_code() {
         .pointer("/$defs/ErrorCode/oneOf")
         .and_then(Value::as_array)
         .expect("ErrorCode is a oneOf of consts");
-    assert_eq!(codes.len(), 34);
+    assert_eq!(codes.len(), 35);
     for c in codes {
         let name = c["const"].as_str().unwrap();
         let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();
@@ -1182,6 +1182,10 @@ fn agent_config_round_trips_through_the_spawn_schema() {
         app_id: Some("board".into()),
         movement: Some(crate::moves::Movement::Requested),
         script: vec![],
+        memory: Some(crate::mind::MemorySettings {
+            recall_limit: 3,
+            ..Default::default()
+        }),
     };
     let request = json!({"type": "agent_spawn_request", "agent_config": config});
     assert_valid(&request);

@@ -33,11 +33,13 @@ use crate::agent_state::AgentState;
 use crate::apps::{APP_TOOLS, AppEntry, ChatRole};
 use crate::brain::{
     Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
+    Section as _,
 };
 use crate::bus::{AgentErrorCode, BusMessage, Received, ReplyFailure, Subscription};
 use crate::contract::{CallResult, DecisionStep};
 use crate::geometry::Position;
-use crate::memory::{InboxRow, Memory, NewConversation};
+use crate::memory::{InboxRow, Memory, MemoryKind, NewConversation};
+use crate::mind::{Cue, Recollection, forming, recall};
 use crate::moves::{MoveError, MoveOutcome, MoveRequest, MoveStatus, Movement, Walk};
 use crate::tools::ToolContext;
 use crate::tools::world::Action;
@@ -123,6 +125,8 @@ pub(crate) struct AgentShared {
     observations: Mutex<(u64, std::collections::VecDeque<(u64, String)>)>,
     /// Cancelled when its task has ended (after its last write was submitted).
     pub stopped: tokio_util::sync::CancellationToken,
+    /// How it forms and recalls memories.
+    pub memory: crate::mind::MemorySettings,
 }
 
 impl AgentShared {
@@ -165,6 +169,7 @@ impl AgentShared {
             paused: std::sync::atomic::AtomicBool::new(config.autonomous == Some(false)),
             journal: Journal::default(),
             stopped: tokio_util::sync::CancellationToken::new(),
+            memory: config.memory.clone().unwrap_or_else(|| opts.memory.clone()),
         }
     }
 
@@ -552,6 +557,12 @@ impl Agent {
                     Asked::Answered(reply, context) => (reply, context),
                 };
                 context = *returned;
+                if first && let Some(recollection) = context.sections.get::<Recollection>() {
+                    entry.recalled = recollection.recalled.clone();
+                    if let Some(summary) = recollection.summary() {
+                        entry.context = format!("{}, {summary}", entry.context);
+                    }
+                }
                 first = false;
                 if let Some(mut call) = self.brain.take_call_report() {
                     call.agent_id = self.shared.id.clone();
@@ -624,6 +635,18 @@ impl Agent {
         let (answering, inbox): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.pending).into_iter().unzip();
         self.acknowledged = 0;
+        // Heard: remembered once the decision that answers them is made (before their inbox
+        // rows are done, so a crash in between hears them again at resume, never loses them).
+        // A request for help is remembered as the task it assigned.
+        for message in &answering {
+            if matches!(message.kind, IncomingKind::Speech) {
+                let speaker = display_name(message);
+                let text = forming::heard(&speaker, &message.content);
+                let about = Some(message.sender.as_str());
+                self.inner
+                    .form(&self.shared, MemoryKind::Heard, text, about);
+            }
+        }
         let mut failure = None;
         let outcome = match result {
             Ok((reply, plan)) => {
@@ -674,19 +697,57 @@ impl Agent {
     }
 
     /// Asks the brain, interruptibly. The first question of a decision also reads the
-    /// conversation memory (committed rows only) into the context.
+    /// conversation memory (committed rows only) into the context, and recalls memories
+    /// ([`crate::mind::recall`]): a recall that fails is logged, and the decision goes on
+    /// without it.
     async fn ask(&mut self, mut context: BrainContext, read_memory: bool) -> Asked {
         let memory = self.inner.memory.clone();
+        let settings = self.shared.memory.clone();
+        let now = self.inner.game_time();
         let brain = &mut self.brain;
         let decide = async move {
             if read_memory {
                 let id = context.agent_id.clone();
+                let query = recall::query_of(&context);
                 let read = tokio::task::spawn_blocking(move || {
-                    memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)
+                    let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
+                    if !settings.enabled {
+                        return Ok((rows, None));
+                    }
+                    let cue = Cue {
+                        query,
+                        now,
+                        in_view: rows
+                            .iter()
+                            .map(|r| (r.sender.clone(), r.content.clone()))
+                            .collect(),
+                    };
+                    let recalled = recall::recall(&memory, &id, &cue, &settings).inspect(|list| {
+                        let shown: Vec<i64> = list
+                            .iter()
+                            .filter(|r| !r.in_view)
+                            .map(|r| r.memory.id)
+                            .collect();
+                        if !shown.is_empty() {
+                            memory.touch_memories(&id, shown, now);
+                        }
+                    });
+                    Ok::<_, crate::memory::MemoryError>((rows, Some(recalled)))
                 })
                 .await;
                 match read {
-                    Ok(Ok(rows)) => context.recent_messages = rows,
+                    Ok(Ok((rows, recalled))) => {
+                        context.recent_messages = rows;
+                        match recalled {
+                            Some(Ok(recalled)) => {
+                                context.sections.put(Recollection { recalled, now })
+                            }
+                            Some(Err(e)) => {
+                                tracing::warn!(agent = %context.agent_id, "recalling memories: {e}")
+                            }
+                            None => {}
+                        }
+                    }
                     Ok(Err(e)) => {
                         tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
                     }
@@ -843,6 +904,8 @@ impl Agent {
                         let why = output.structured["error"]
                             .as_str()
                             .map_or_else(|| output.structured.to_string(), str::to_string);
+                        let text = forming::failed(&call.tool, &why);
+                        self.inner.form(&self.shared, MemoryKind::Did, text, None);
                         entry.push_call(&call, CallOutcome::Failed, Some(why.clone()));
                         self.error(
                             AgentErrorCode::InvalidAction,
@@ -850,6 +913,8 @@ impl Agent {
                         );
                     } else {
                         let result = clip(&output.structured.to_string());
+                        let text = forming::used(&call.tool, &result);
+                        self.inner.form(&self.shared, MemoryKind::Did, text, None);
                         entry.push_call(&call, CallOutcome::Done, Some(result));
                     }
                     continue;
@@ -887,6 +952,8 @@ impl Agent {
             if failed.is_empty() {
                 entry.push_call(&call, CallOutcome::Done, None);
             } else {
+                let text = forming::failed(&call.tool, &failed.join("; "));
+                self.inner.form(&self.shared, MemoryKind::Did, text, None);
                 entry.push_call(&call, CallOutcome::Failed, Some(failed.join("; ")));
             }
             entry.spoken.extend(said);
@@ -991,6 +1058,13 @@ impl Agent {
                 Some(to.join(","))
             },
         });
+        let listeners: Vec<String> = to.iter().map(|r| self.inner.display_name(r)).collect();
+        let about = match to.as_slice() {
+            [one] => Some(one.as_str()),
+            _ => None,
+        };
+        let text = forming::said(&listeners, &content);
+        self.inner.form(&self.shared, MemoryKind::Said, text, about);
         if let Some(app) = self.shared.app() {
             app.say(ChatRole::Agent, content.clone());
         }
@@ -1058,6 +1132,9 @@ impl Agent {
             content: message.clone(),
             recipient: Some(helper.to_string()),
         });
+        let text = forming::asked_help(&self.inner.display_name(helper), &task.task_name);
+        self.inner
+            .form(&self.shared, MemoryKind::Did, text, Some(helper));
         self.inner.bus.publish(BusMessage::CollaborationRequested {
             agent_id: id,
             helper_id: helper.to_string(),
@@ -1189,6 +1266,15 @@ fn clip(text: &str) -> String {
     match text.char_indices().nth(MAX) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+/// Who said a line, as a memory names them: their name, or their id when they have none.
+fn display_name(message: &IncomingMessage) -> String {
+    if message.sender_name.trim().is_empty() {
+        message.sender.clone()
+    } else {
+        message.sender_name.clone()
     }
 }
 

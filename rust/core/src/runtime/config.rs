@@ -96,6 +96,10 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = crate::limits::MAX_SCRIPT_REPLIES))]
     pub script: Vec<crate::brain::BrainReply>,
+    /// How this agent forms and recalls memories ([`crate::mind::MemorySettings`]). Unset: the
+    /// runtime's. Stored: a resumed agent keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::mind::MemorySettings>,
 }
 
 impl AgentConfig {
@@ -183,6 +187,9 @@ impl AgentConfig {
                 self.script.len()
             ));
         }
+        if let Some(memory) = &self.memory {
+            memory.validate()?;
+        }
         Ok(())
     }
 }
@@ -240,6 +247,12 @@ pub struct RuntimeOptions {
     /// Where `campaign_load` finds campaign files by relative path (`None`: only inline
     /// campaigns can be loaded over the protocol). See [`Runtime::load_campaign`].
     pub campaign_dir: Option<PathBuf>,
+    /// How agents form and recall memories unless their config says otherwise
+    /// ([`crate::mind::MemorySettings`]; default: on, 6 memories within 240 tokens).
+    pub memory: crate::mind::MemorySettings,
+    /// Game seconds per real second of the game clock memories are stamped with (default 1).
+    /// A game with a calendar of its own sets the time instead ([`super::Runtime::set_game_time`]).
+    pub game_time_scale: f64,
 }
 
 /// The default of [`RuntimeOptions::max_agents`].
@@ -271,6 +284,8 @@ impl Default for RuntimeOptions {
             max_steps: 4,
             max_agents: DEFAULT_MAX_AGENTS,
             campaign_dir: None,
+            memory: Default::default(),
+            game_time_scale: 1.0,
         }
     }
 }
@@ -327,6 +342,13 @@ impl RuntimeOptions {
         }
         if self.max_steps == 0 {
             return Err("max_steps must be at least 1".into());
+        }
+        self.memory.validate()?;
+        if !self.game_time_scale.is_finite() || self.game_time_scale < 0.0 {
+            return Err(format!(
+                "game_time_scale must be a non-negative number, got {}",
+                self.game_time_scale
+            ));
         }
         Ok(())
     }

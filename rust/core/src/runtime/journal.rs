@@ -57,6 +57,10 @@ pub struct Decision {
     pub output_tokens: u64,
     /// Answers sent back for repair.
     pub repairs: u32,
+    /// The memories recalled for it, best first, with their scores (those marked `in_view`
+    /// were lines the decision already showed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<crate::mind::Recalled>,
 }
 
 impl Decision {
@@ -75,6 +79,7 @@ impl Decision {
             input_tokens: 0,
             output_tokens: 0,
             repairs: 0,
+            recalled: Vec::new(),
         }
     }
 

@@ -15,7 +15,10 @@
 mod agent;
 mod apps;
 mod campaigns;
+mod clock;
+mod remembering;
 pub use campaigns::{CampaignSource, LoadedCampaign};
+pub use remembering::{MAX_RECALLED, Remember};
 mod config;
 mod decision;
 mod journal;
@@ -117,6 +120,14 @@ pub enum RuntimeError {
     /// names the cap, its option and what frees room.
     #[error("{0}")]
     LimitReached(String),
+    /// The agent has no memory with this id (`unknown_memory`).
+    #[error("{agent_id} has no memory {id}")]
+    UnknownMemory {
+        /// The agent.
+        agent_id: String,
+        /// The memory id asked for.
+        id: i64,
+    },
 }
 
 /// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
@@ -162,11 +173,13 @@ pub enum RuntimeErrorCode {
     LimitReached,
     /// `unknown_move`.
     UnknownMove,
+    /// `unknown_memory`.
+    UnknownMemory,
 }
 
 impl RuntimeErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [RuntimeErrorCode; 20] = [
+    pub const ALL: [RuntimeErrorCode; 21] = [
         RuntimeErrorCode::UnknownAgent,
         RuntimeErrorCode::AlreadyRunning,
         RuntimeErrorCode::InvalidConfig,
@@ -187,6 +200,7 @@ impl RuntimeErrorCode {
         RuntimeErrorCode::UnknownCampaign,
         RuntimeErrorCode::LimitReached,
         RuntimeErrorCode::UnknownMove,
+        RuntimeErrorCode::UnknownMemory,
     ];
 
     /// The snake_case wire name.
@@ -212,6 +226,7 @@ impl RuntimeErrorCode {
             RuntimeErrorCode::UnknownCampaign => "unknown_campaign",
             RuntimeErrorCode::LimitReached => "limit_reached",
             RuntimeErrorCode::UnknownMove => "unknown_move",
+            RuntimeErrorCode::UnknownMemory => "unknown_memory",
         }
     }
 }
@@ -242,6 +257,7 @@ impl RuntimeError {
             ) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::Brain(_) => RuntimeErrorCode::BrainError,
             RuntimeError::ToolSet(_) => RuntimeErrorCode::InvalidConfig,
+            RuntimeError::Memory(MemoryError::InvalidMemory(_)) => RuntimeErrorCode::InvalidMessage,
             RuntimeError::Memory(e) => match e.agent_error_code() {
                 AgentErrorCode::UnknownTask => RuntimeErrorCode::UnknownTask,
                 AgentErrorCode::TaskAlreadyCompleted => RuntimeErrorCode::TaskAlreadyCompleted,
@@ -260,6 +276,7 @@ impl RuntimeError {
             RuntimeError::UnknownCampaign(_) => RuntimeErrorCode::UnknownCampaign,
             RuntimeError::LimitReached(_) => RuntimeErrorCode::LimitReached,
             RuntimeError::Move(_) => RuntimeErrorCode::UnknownMove,
+            RuntimeError::UnknownMemory { .. } => RuntimeErrorCode::UnknownMemory,
             RuntimeError::App(e) => {
                 use crate::apps::AppError as A;
                 match e {
@@ -335,6 +352,8 @@ pub(crate) struct Inner {
     closed: AtomicBool,
     /// Checks of what the runtime depends on besides its memory (see [`Runtime::readiness`]).
     readiness: RwLock<Vec<(String, ReadinessCheck)>>,
+    /// The game time memories are stamped with.
+    clock: clock::GameClock,
 }
 
 /// A check of something the runtime depends on: `Err` says why it is not ready.
@@ -374,7 +393,14 @@ impl Runtime {
             options.max_concurrent_model_calls_per_endpoint,
         ));
         let token_budget = Arc::new(TokenBudget::new(options.token_budget));
+        // Time never runs backwards for a resumed world.
+        let resumed_at = memory.latest_memory_time().unwrap_or_else(|error| {
+            tracing::warn!("the game clock starts at 0: {error}");
+            None
+        });
+        let clock = clock::GameClock::new(resumed_at.unwrap_or(0.0), options.game_time_scale);
         let inner = Inner {
+            clock,
             handle,
             bus: Bus::new(options.bus_capacity),
             world: World::new(options.hearing_radius.max(1.0)),
@@ -869,6 +895,9 @@ impl Runtime {
             .map_err(RuntimeError::InvalidMessage)?;
         let shared = self.running(agent_id)?;
         let request = shared.end_move(move_id, outcome.clone())?;
+        let text = crate::mind::forming::walked(&request.to.to_string(), outcome.reason());
+        self.inner
+            .form(&shared, crate::memory::MemoryKind::Did, text, None);
         self.inner.bus.publish(BusMessage::AgentMoveFinished {
             agent_id: agent_id.to_string(),
             move_id,
@@ -886,7 +915,14 @@ impl Runtime {
     pub fn observe(&self, agent_id: &str, text: &str) -> Result<(), RuntimeError> {
         self.check_open()?;
         check_text("observation", text, MAX_MESSAGE_CHARS)?;
-        self.running(agent_id)?.observe(text.trim().to_string());
+        let shared = self.running(agent_id)?;
+        shared.observe(text.trim().to_string());
+        self.inner.form(
+            &shared,
+            crate::memory::MemoryKind::Observed,
+            text.trim().to_string(),
+            None,
+        );
         Ok(())
     }
 
@@ -1349,6 +1385,15 @@ impl Inner {
         assigned_by: &str,
     ) -> Result<TaskRow, MemoryError> {
         let (task, _) = self.memory.assign_task(agent_id, task_name)?;
+        // The game assigns as the player; another agent asks by name.
+        let by = (assigned_by != self.options.player_id && assigned_by != agent_id)
+            .then(|| self.display_name(assigned_by));
+        self.form_for(
+            agent_id,
+            crate::memory::MemoryKind::Task,
+            crate::mind::forming::given_task(&task.task_name, by.as_deref()),
+            Some(assigned_by),
+        );
         self.bus.publish(BusMessage::TaskAssigned {
             agent_id: agent_id.to_string(),
             task_id: task.id,
@@ -1360,6 +1405,12 @@ impl Inner {
 
     pub(crate) fn complete_task(&self, task_id: i64) -> Result<TaskRow, MemoryError> {
         let (task, _) = self.memory.complete_task(task_id)?;
+        self.form_for(
+            &task.agent_id,
+            crate::memory::MemoryKind::Task,
+            crate::mind::forming::finished_task(&task.task_name),
+            None,
+        );
         self.bus.publish(BusMessage::TaskCompleted {
             agent_id: task.agent_id.clone(),
             task_id: task.id,
@@ -1430,6 +1481,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         app_id: over.app_id,
         movement: over.movement,
         script: over.script,
+        memory: over.memory.or(base.memory),
     }
 }
 
@@ -1525,6 +1577,7 @@ mod code_tests {
                 UnknownCampaign => 17,
                 LimitReached => 18,
                 UnknownMove => 19,
+                UnknownMemory => 20,
             }
         }
         for (i, code) in RuntimeErrorCode::ALL.iter().enumerate() {

@@ -1,0 +1,243 @@
+//! Agents remember: memories formed as they hear, say, do and notice things, recalled for
+//! their decisions, planted, recalled, forgotten and paged by the game. Real SQLite files, the
+//! scripted brain, tokio's paused clock.
+
+use std::time::Duration;
+
+use agents_core::bus::{BusMessage, Filter, Received, Subscription};
+use agents_core::memory::MemoryKind;
+use agents_core::mind::MemorySettings;
+use agents_core::runtime::{AgentConfig, Remember, Runtime, RuntimeError, RuntimeOptions};
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+fn options(dir: &tempfile::TempDir) -> RuntimeOptions {
+    RuntimeOptions {
+        database: dir.path().join("agents.db"),
+        thinking_seconds: 0.2,
+        speaking_seconds: 0.5,
+        ..RuntimeOptions::default()
+    }
+}
+
+fn start(dir: &tempfile::TempDir) -> Runtime {
+    Runtime::start_on(Handle::current(), options(dir)).expect("runtime starts")
+}
+
+/// A baker who speaks only when spoken to.
+fn baker() -> AgentConfig {
+    AgentConfig {
+        name: "Mira".into(),
+        role: "baker".into(),
+        autonomous: Some(false),
+        ..Default::default()
+    }
+}
+
+/// Says `line` to `agent` as the player and returns the agent's answer.
+async fn ask(rt: &Runtime, sub: &mut Subscription, agent: &str, line: &str) -> String {
+    let id = rt.send_message(agent, line).expect("sent");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(Received::Message(env))) => {
+                if let BusMessage::AgentReplied {
+                    in_reply_to, text, ..
+                } = &env.message
+                    && in_reply_to.contains(&id)
+                {
+                    return text.clone();
+                }
+            }
+            Ok(Some(Received::Lagged { missed })) => panic!("lagged by {missed}"),
+            Ok(None) => panic!("bus closed"),
+            Err(_) => panic!("no answer to {line:?}"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn told_something_then_asked_after_small_talk_the_scripted_baker_answers_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mira = rt.spawn(baker()).unwrap();
+    ask(&rt, &mut sub, &mira, "The cellar key is under the mat.").await;
+    // Small talk pushes the line out of the five lines a decision sees.
+    for line in [
+        "Lovely weather today.",
+        "How is the bread this morning?",
+        "The festival starts soon.",
+        "My boots are muddy.",
+    ] {
+        ask(&rt, &mut sub, &mira, line).await;
+        tokio::time::sleep(Duration::from_secs(15)).await;
+    }
+    let answer = ask(&rt, &mut sub, &mira, "Where is the cellar key?").await;
+    assert_eq!(
+        answer,
+        "You told me: \u{201c}The cellar key is under the mat.\u{201d}"
+    );
+    // The decision's trace says which memories it recalled, and why.
+    let last = rt.recent_decisions(&mira).unwrap().pop().unwrap();
+    let told = last
+        .recalled
+        .iter()
+        .find(|r| r.memory.text.contains("under the mat"))
+        .expect("the told line was recalled");
+    assert_eq!(told.memory.kind, MemoryKind::Heard);
+    assert_eq!(told.memory.about.as_deref(), Some("player_0"));
+    assert_eq!(told.relevance, 1.0, "{told:?}");
+    assert!(!told.in_view);
+    assert!(
+        last.context.contains("memory(ies) recalled"),
+        "{}",
+        last.context
+    );
+    // What it heard and said is in its stream, in order, each with an importance.
+    let stream = rt.memories_page(&mira, None, 100).unwrap().rows;
+    assert_eq!(stream.len(), 12, "{stream:#?}");
+    assert_eq!(stream[0].kind, MemoryKind::Heard);
+    assert_eq!(
+        stream[0].text,
+        "player_0 said to me: \"The cellar key is under the mat.\""
+    );
+    assert_eq!(stream[0].importance, 5);
+    assert_eq!(stream[1].kind, MemoryKind::Said);
+    assert_eq!(stream[1].about.as_deref(), Some("player_0"));
+    assert!(stream.windows(2).all(|w| w[0].id < w[1].id));
+    assert!(stream.windows(2).all(|w| w[0].game_time <= w[1].game_time));
+    // Recalled memories are recent again.
+    let key = rt.memories_page(&mira, Some(2), 1).unwrap().rows.remove(0);
+    assert!(key.accessed_at.unwrap() > key.game_time, "{key:?}");
+    rt.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_walks_and_observations_are_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mira = rt.spawn(baker()).unwrap();
+    let task = rt.assign_task(&mira, "bake twelve loaves").unwrap();
+    rt.observe(&mira, "Smoke rises from the mill.").unwrap();
+    rt.complete_task(task.id).unwrap();
+    let stream = rt.memories_page(&mira, None, 10).unwrap().rows;
+    let kinds: Vec<(MemoryKind, &str)> = stream.iter().map(|m| (m.kind, m.text.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (
+                MemoryKind::Task,
+                "I was given the task \"bake twelve loaves\""
+            ),
+            (MemoryKind::Observed, "Smoke rises from the mill."),
+            (
+                MemoryKind::Task,
+                "I finished the task \"bake twelve loaves\""
+            ),
+        ]
+    );
+    rt.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_game_plants_recalls_supersedes_and_forgets_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mira = rt.spawn(baker()).unwrap();
+    rt.set_game_time(1_000.0).unwrap();
+    let first = rt
+        .remember(&mira, Remember::fact("The cellar key is under the mat."))
+        .unwrap();
+    let moved = rt
+        .remember(
+            &mira,
+            Remember {
+                supersedes: vec![first],
+                importance: Some(8),
+                ..Remember::fact("Tom moved the cellar key to the top shelf.")
+            },
+        )
+        .unwrap();
+    let recalled = rt.recall(&mira, "cellar key", 10).unwrap();
+    let ids: Vec<i64> = recalled.iter().map(|r| r.memory.id).collect();
+    assert_eq!(ids, [moved, first], "{recalled:#?}");
+    assert_eq!(recalled[1].memory.superseded_by, Some(moved));
+    assert!(recalled[0].score > recalled[1].score);
+    assert!(recalled.iter().all(|r| r.memory.game_time >= 1_000.0));
+    // Only looking: recall leaves them as they were.
+    assert!(recalled.iter().all(|r| r.memory.accessed_at.is_none()));
+    // The belief it holds now is the one it answers with.
+    let answer = ask(&rt, &mut sub, &mira, "Where is the cellar key?").await;
+    assert_eq!(
+        answer,
+        "I remember: Tom moved the cellar key to the top shelf."
+    );
+
+    // Bad input: a specific error, nothing stored.
+    let err = |e: RuntimeError| (e.code().as_str(), e.to_string());
+    assert_eq!(
+        err(rt.remember(&mira, Remember::fact("   ")).unwrap_err()),
+        ("invalid_message", "invalid memory: text is empty".into())
+    );
+    let loud = Remember {
+        importance: Some(11),
+        ..Remember::fact("x")
+    };
+    assert_eq!(
+        err(rt.remember(&mira, loud).unwrap_err()).0,
+        "invalid_message"
+    );
+    assert_eq!(
+        err(rt.remember("agent_404", Remember::fact("x")).unwrap_err()),
+        ("unknown_agent", "unknown agent 'agent_404'".into())
+    );
+    assert_eq!(
+        err(rt.recall("agent_404", "x", 5).unwrap_err()).0,
+        "unknown_agent"
+    );
+    rt.forget(&mira, first).unwrap();
+    assert_eq!(
+        err(rt.forget(&mira, first).unwrap_err()),
+        ("unknown_memory", format!("{mira} has no memory {first}"))
+    );
+    let left: Vec<i64> = rt
+        .memories_page(&mira, None, 50)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert!(!left.contains(&first) && left.contains(&moved), "{left:?}");
+    rt.shutdown(Duration::from_secs(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_with_memory_off_forms_none_and_the_clock_resumes_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let quiet = rt
+        .spawn(AgentConfig {
+            memory: Some(MemorySettings {
+                enabled: false,
+                ..Default::default()
+            }),
+            ..baker()
+        })
+        .unwrap();
+    ask(&rt, &mut sub, &quiet, "The cellar key is under the mat.").await;
+    assert!(rt.memories_page(&quiet, None, 10).unwrap().rows.is_empty());
+    // Planted facts are still kept.
+    rt.set_game_time(5_000.0).unwrap();
+    rt.remember(&quiet, Remember::fact("The mill burned down."))
+        .unwrap();
+    assert!(rt.set_game_time(f64::NAN).is_err());
+    rt.shutdown(Duration::from_secs(5));
+    drop(rt);
+    let rt = start(&dir);
+    let now = rt.game_time();
+    assert!((5_000.0..5_001.0).contains(&now), "{now}");
+    rt.shutdown(Duration::from_secs(5));
+}
