@@ -8,6 +8,7 @@ use godot::register::info::{PropertyHintInfo, PropertyInfo};
 use serde_json::Value;
 
 use crate::agent_brain::AgentBrain;
+use crate::agent_memory::AgentMemory;
 use crate::convert;
 
 /// How one agent of an [AgentRuntime] is set up: its name, role, role prompt, brain, start
@@ -111,6 +112,11 @@ pub struct AgentConfig {
     /// agent is resumed.
     #[export]
     scripted_replies: Array<VarDictionary>,
+    /// How this agent forms and recalls memories. Empty: [member AgentRuntime.memory]. Stored
+    /// with the agent: it resumes so.
+    #[export_group(name = "Memory")]
+    #[export]
+    memory: Option<Gd<AgentMemory>>,
 }
 
 /// A seconds / radius field: negative means "runtime default" (NaN is kept so that validation
@@ -146,7 +152,7 @@ impl AgentConfig {
     /// also accepts and the WebSocket protocol's `agent_config` uses): `name`, `role`, `prompt`,
     /// `autonomous`, and only the optional keys that are set (`brain`, `initial_position` as
     /// `{x, y}`, `idle_think_seconds`, `thinking_seconds`, `speaking_seconds`,
-    /// `hearing_radius`, `seed`, `tools`, `agent_id`, `app_id`).
+    /// `hearing_radius`, `seed`, `tools`, `agent_id`, `app_id`, `memory`).
     /// `brain` is the name, or the [member brain_config] object as a Dictionary. Empty when
     /// the brain config is invalid.
     #[func]
@@ -200,6 +206,7 @@ impl AgentConfig {
                         .map_err(|e| format!("scripted_replies[{i}]: {e}"))
                 })
                 .collect::<Result<_, String>>()?,
+            memory: self.memory.as_ref().map(|m| m.bind().to_core()),
             ..CoreConfig::default()
         })
     }

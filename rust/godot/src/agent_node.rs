@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 use agents_core::agent_state::AgentState;
 use agents_core::bus::BusMessage;
+use agents_core::runtime::RuntimeError;
+
+use crate::agent_memory::{recalled_to_array, remember_request};
 use agents_core::moves::{MoveOutcome, Movement};
 use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime, RuntimeErrorCode};
 use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
@@ -364,6 +367,12 @@ impl AgentNode {
     #[signal]
     fn removed(reason: GString);
 
+    /// Its agent formed a memory, or the game planted one ([method remember]): [param memory]
+    /// as [signal AgentRuntime.agent_remembered] gives it (`memory_id`, `kind`, `text`,
+    /// `importance`, `game_time`).
+    #[signal]
+    fn remembered(memory: VarDictionary);
+
     /// Asks the agent [param text] as the player and returns the signal to await for its answer
     /// to that line: `var reply = await npc.ask("Hello?")` (see [signal AgentAsk.finished] for
     /// the Dictionary). Answers are matched to their line, even with several in flight; a
@@ -415,6 +424,72 @@ impl AgentNode {
                 false
             }
         }
+    }
+
+    /// Plants a memory in its agent's stream, with the arguments of
+    /// [method AgentRuntime.remember]. Returns the memory's id, or `0` (and
+    /// [signal error_occurred]) when the agent does not run or the memory is refused.
+    /// ```gdscript
+    /// $Baker/AgentNode.remember("The cellar key is under the mat.", "fact", 8)
+    /// ```
+    #[func]
+    pub fn remember(
+        &mut self,
+        text: GString,
+        #[opt(default = "fact")] kind: GString,
+        #[opt(default = 0)] importance: i64,
+        #[opt(default = "")] about: GString,
+        #[opt(default = &PackedInt64Array::new())] supersedes: PackedInt64Array,
+    ) -> i64 {
+        self.with_agent(|core, id| {
+            let memory = remember_request(&text, &kind, importance, &about, &supersedes)
+                .map_err(|e| (RuntimeErrorCode::InvalidMessage.as_str(), e))?;
+            core.remember(id, memory).map_err(runtime_failure)
+        })
+        .unwrap_or(0)
+    }
+
+    /// What its agent recalls for [param query] now, best first (at most [param limit]), as
+    /// [method AgentRuntime.recall] gives it; empty (and [signal error_occurred]) when the
+    /// agent does not run.
+    #[func]
+    pub fn recall(
+        &mut self,
+        query: GString,
+        #[opt(default = 10)] limit: i64,
+    ) -> Array<VarDictionary> {
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        self.with_agent(|core, id| {
+            core.recall(id, &query.to_string(), limit)
+                .map_err(runtime_failure)
+        })
+        .map(|recalled| recalled_to_array(&recalled))
+        .unwrap_or_default()
+    }
+
+    /// Forgets one memory of its agent; `false` (and [signal error_occurred]) for a memory it
+    /// does not have (`unknown_memory`) or when the agent does not run.
+    #[func]
+    pub fn forget_memory(&mut self, memory_id: i64) -> bool {
+        self.with_agent(|core, id| core.forget(id, memory_id).map_err(runtime_failure))
+            .is_some()
+    }
+
+    /// Its agent's memories, as [method AgentRuntime.get_memories] gives them.
+    #[func]
+    pub fn get_memories(
+        &mut self,
+        #[opt(default = 50)] limit: i64,
+        #[opt(default = 0)] before: i64,
+    ) -> Array<VarDictionary> {
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        let before = (before > 0).then_some(before);
+        self.with_agent(|core, id| {
+            core.memories_page(id, before, limit)
+                .map_err(runtime_failure)
+        })
+        .map(|page| crate::agent_runtime::rows_to_array(&page.rows))
+        .unwrap_or_default()
     }
 
     /// Reports that the character got where its agent wanted to go (with
@@ -836,6 +911,28 @@ impl AgentNode {
     }
 
     /// Records and reports an error of this node.
+    /// Runs `f` on the runtime with its agent's id; a failure (or no running agent) is
+    /// reported as [signal error_occurred] and gives `None`.
+    fn with_agent<T>(
+        &mut self,
+        f: impl FnOnce(&Runtime, &str) -> Result<T, (&'static str, String)>,
+    ) -> Option<T> {
+        let result = match self.core.as_ref().filter(|_| !self.agent_id.is_empty()) {
+            Some(core) => f(core, &self.agent_id),
+            None => Err((
+                NOT_SPAWNED,
+                "the AgentNode has no running agent".to_string(),
+            )),
+        };
+        match result {
+            Ok(v) => Some(v),
+            Err((code, message)) => {
+                self.fail(code, &message);
+                None
+            }
+        }
+    }
+
     fn fail(&mut self, code: &str, message: &str) {
         self.last_error.set(code, message);
         godot_error!("AgentNode: {message}");
@@ -1003,6 +1100,12 @@ impl AgentNode {
                     self.attach_when_started(runtime);
                 }
             }
+            BusMessage::AgentRemembered { .. } => {
+                let mut memory = convert::serialize_to_dictionary(message);
+                memory.remove("type");
+                memory.remove("agent_id");
+                self.signals().remembered().emit(&memory);
+            }
             BusMessage::TaskAssigned { .. }
             | BusMessage::TaskCompleted { .. }
             | BusMessage::CollaborationRequested { .. }
@@ -1021,4 +1124,9 @@ fn has_autoloads() -> bool {
         p.get("name")
             .is_some_and(|n| n.to_string().starts_with("autoload/"))
     })
+}
+
+/// A runtime error as a node's failure: its code and message.
+fn runtime_failure(error: RuntimeError) -> (&'static str, String) {
+    (error.code().as_str(), error.to_string())
 }

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::agent_brain::AgentBrain;
 use crate::agent_config::AgentConfig;
+use crate::agent_memory::{AgentMemory, recalled_to_array, remember_request};
 use crate::convert;
 use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
@@ -199,7 +200,7 @@ fn record_to_dictionary(r: &AgentRecord) -> VarDictionary {
     d
 }
 
-fn rows_to_array<T: serde::Serialize>(rows: &[T]) -> Array<VarDictionary> {
+pub(crate) fn rows_to_array<T: serde::Serialize>(rows: &[T]) -> Array<VarDictionary> {
     let mut out = Array::new();
     for row in rows {
         out.push(&convert::serialize_to_dictionary(row));
@@ -328,6 +329,17 @@ pub struct AgentRuntime {
     #[export]
     #[init(val = true)]
     autostart: bool,
+    /// How agents form and recall memories (per agent: [member AgentConfig.memory]). Empty:
+    /// the defaults of [AgentMemory]. Read at [method start].
+    #[export_group(name = "Memory")]
+    #[export]
+    memory: Option<Gd<AgentMemory>>,
+    /// Game seconds per real second of the game clock memories are stamped with and their
+    /// recency is measured in ([method get_game_time]). A game with a calendar of its own sets
+    /// the time with [method set_game_time] instead. Read at [method start].
+    #[export(range = (0.0, 3600.0, 0.1, or_greater))]
+    #[init(val = 1.0)]
+    game_time_scale: f64,
     /// How many events wait for the next frame before the oldest are dropped (reported as
     /// [signal agent_error] `lagged`).
     #[export_group(name = "Events")]
@@ -640,6 +652,13 @@ impl AgentRuntime {
     /// of the decision ran then).
     #[signal]
     fn agent_replied(agent_id: GString, in_reply_to: PackedInt64Array, reply: VarDictionary);
+
+    /// An agent formed a memory (of a line it heard or said, a tool it used, a task, a walk,
+    /// something it noticed), or the game planted one ([method remember]): [param memory] has
+    /// `memory_id`, `kind` (one of the `MEMORY_*` constants of [AgentConstants]), `text`,
+    /// `importance` (1–10) and `game_time`.
+    #[signal]
+    fn agent_remembered(agent_id: GString, memory: VarDictionary);
 
     /// Starts the runtime with the current properties (done in `_ready` when [member autostart]
     /// is on): opens the database, and with [member resume_agents] resumes the stored agents.
@@ -1091,6 +1110,109 @@ impl AgentRuntime {
             out.push(&snapshot_to_dictionary(&s));
         }
         out
+    }
+
+    /// Plants a memory in an agent's stream (running, or stored in the database): [param text]
+    /// is what it now remembers ("The cellar key is under the mat."), 1 to 2,000 characters;
+    /// [param kind] is one of the `MEMORY_*` constants of [AgentConstants] (`"fact"` by
+    /// default); [param importance] 1–10 (`0`: judged from the kind and text); [param about]
+    /// whom it is about (an agent id or the player's id; `""`: no one); [param supersedes] the
+    /// older memories it replaces (a belief that turned out wrong stays, marked, and the agent
+    /// prefers the new one). Returns the memory's id, or `0` on an error ([method
+    /// get_last_error]).
+    /// ```gdscript
+    /// var id: int = $AgentRuntime.remember(baker_id, "The cellar key is under the mat.")
+    /// $AgentRuntime.remember(baker_id, "Tom moved the key to the shelf.", "fact", 8, "",
+    ///         PackedInt64Array([id]))
+    /// ```
+    #[func]
+    pub fn remember(
+        &mut self,
+        agent_id: GString,
+        text: GString,
+        #[opt(default = "fact")] kind: GString,
+        #[opt(default = 0)] importance: i64,
+        #[opt(default = "")] about: GString,
+        #[opt(default = &PackedInt64Array::new())] supersedes: PackedInt64Array,
+    ) -> i64 {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "remember", |rt| {
+            let memory = remember_request(&text, &kind, importance, &about, &supersedes)
+                .map_err(|e| (RuntimeErrorCode::InvalidMessage.as_str(), e))?;
+            rt.remember(&id, memory).map_err(failure)
+        })
+        .unwrap_or(0)
+    }
+
+    /// What an agent (running or stored) recalls for [param query] now, best first, at most
+    /// [param limit] (50 at most), scored as for its decisions: Dictionaries `{memory, score,
+    /// recency, importance, relevance, in_view}` — `memory` is the stored memory (`id`, `kind`,
+    /// `text`, `importance` 1–10, `about`, `game_time`, `superseded_by`, …), the parts are 0 to
+    /// 1. It only looks: the memories are not made recent again.
+    #[func]
+    pub fn recall(
+        &mut self,
+        agent_id: GString,
+        query: GString,
+        #[opt(default = 10)] limit: i64,
+    ) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        self.call_runtime(&id, "recall", |rt| {
+            rt.recall(&id, &query.to_string(), limit).map_err(failure)
+        })
+        .map(|recalled| recalled_to_array(&recalled))
+        .unwrap_or_default()
+    }
+
+    /// Forgets one memory of an agent. Returns `false` for an agent or a memory it does not
+    /// have (`unknown_memory`).
+    #[func]
+    pub fn forget_memory(&mut self, agent_id: GString, memory_id: i64) -> bool {
+        let id = agent_id.to_string();
+        self.call_runtime(&id, "forget_memory", |rt| {
+            rt.forget(&id, memory_id).map_err(failure)
+        })
+        .is_ok()
+    }
+
+    /// An agent's memories, the newest [param limit] with an id below [param before] (`0`:
+    /// from the newest), oldest first, as Dictionaries `{id, agent_id, kind, text, importance,
+    /// about, game_time, created_at, accessed_at, superseded_by}` (absent keys: not set). Pass
+    /// the first one's `id` as [param before] for the page before. Works for stored agents.
+    #[func]
+    pub fn get_memories(
+        &mut self,
+        agent_id: GString,
+        #[opt(default = 50)] limit: i64,
+        #[opt(default = 0)] before: i64,
+    ) -> Array<VarDictionary> {
+        let id = agent_id.to_string();
+        let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+        let before = (before > 0).then_some(before);
+        self.call_runtime(&id, "get_memories", |rt| {
+            rt.memories_page(&id, before, limit).map_err(failure)
+        })
+        .map(|page| rows_to_array(&page.rows))
+        .unwrap_or_default()
+    }
+
+    /// The game time now, in seconds: what memories are stamped with and their recency is
+    /// measured in. It runs at [member game_time_scale] and starts where the database's
+    /// memories left off; `0.0` while the runtime is not running.
+    #[func]
+    pub fn get_game_time(&self) -> f64 {
+        self.runtime.as_ref().map_or(0.0, |rt| rt.game_time())
+    }
+
+    /// Sets the game time, in seconds (a day is 86,400); it runs on from there. Returns
+    /// `false` when the runtime is not running or the number is not finite.
+    #[func]
+    pub fn set_game_time(&mut self, seconds: f64) -> bool {
+        self.call_runtime("", "set_game_time", |rt| {
+            rt.set_game_time(seconds).map_err(failure)
+        })
+        .is_ok()
     }
 
     /// Says [param text] to an agent as the player ([member player_id]). The agent listens,
@@ -1653,6 +1775,12 @@ impl AgentRuntime {
             seed: self.seed.unsigned_abs(),
             campaign_dir: (!self.campaign_dir.is_empty())
                 .then(|| PathBuf::from(globalize_path(&self.campaign_dir.to_string()))),
+            memory: self
+                .memory
+                .as_ref()
+                .map(|m| m.bind().to_core())
+                .unwrap_or_default(),
+            game_time_scale: self.game_time_scale,
             ..RuntimeOptions::default()
         };
         options.validate()?;
@@ -2066,6 +2194,14 @@ impl AgentRuntime {
                 self.signals()
                     .agent_replied()
                     .emit(agent_id.as_str(), &ids, &reply);
+            }
+            BusMessage::AgentRemembered { agent_id, .. } => {
+                let mut memory = convert::serialize_to_dictionary(&envelope.message);
+                memory.remove("type");
+                memory.remove("agent_id");
+                self.signals()
+                    .agent_remembered()
+                    .emit(agent_id.as_str(), &memory);
             }
             BusMessage::CampaignChanged {
                 campaign_id,

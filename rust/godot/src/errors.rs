@@ -18,6 +18,7 @@ use agents_core::agent_state::AgentState;
 use agents_core::apps::{AppMode, ControlMode};
 use agents_core::bus::AgentErrorCode;
 use agents_core::campaign::turn::DIALOG_TYPES as GM_DIALOG_TYPES;
+use agents_core::memory::MemoryKind;
 use agents_core::moves::Movement;
 use agents_core::runtime::RuntimeErrorCode;
 use agents_core::tools::world::DIALOG_TYPES;
@@ -179,6 +180,14 @@ fn groups() -> Vec<Group> {
             prefix: "APP_MODE_",
             all_name: "APP_MODES",
             values: AppMode::ALL.iter().map(|m| m.as_str()).collect(),
+        },
+        Group {
+            doc: "What a memory is of: the [code]kind[/code] of [method AgentRuntime.remember] \
+                  and of the memories [method AgentRuntime.recall] and \
+                  [signal AgentRuntime.agent_remembered] give.",
+            prefix: "MEMORY_",
+            all_name: "MEMORY_KINDS",
+            values: MemoryKind::ALL.iter().map(|k| k.as_str()).collect(),
         },
         Group {
             doc: "The kinds of an agent's line: [signal AgentNode.spoke]'s \

@@ -236,6 +236,22 @@ events! {
         /// Why it could not decide (then nothing of the decision ran); `null` when it did.
         error: Option<ReplyFailure>,
     },
+    /// An agent formed a memory (of a line it heard or said, something it did or noticed, a
+    /// task), or the game planted one (`remember`).
+    AgentRemembered = "agent_remembered" {
+        /// The agent.
+        agent_id: String,
+        /// The memory's id.
+        memory_id: i64,
+        /// What it is of (`heard`, `said`, `did`, `observed`, `fact`, `task`, …).
+        kind: crate::memory::MemoryKind,
+        /// What the agent remembers.
+        text: String,
+        /// How much it matters, 1 to 10.
+        importance: u8,
+        /// When it happened, in seconds of game time.
+        game_time: f64,
+    },
     /// GM tool calls were applied to a campaign loaded in the runtime (a `campaign_tool_calls`
     /// batch, or a GM turn).
     CampaignChanged = "campaign_changed" {
@@ -305,7 +321,8 @@ impl BusMessage {
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
-            | BusMessage::AgentReplied { agent_id, .. } => agent_id,
+            | BusMessage::AgentReplied { agent_id, .. }
+            | BusMessage::AgentRemembered { agent_id, .. } => agent_id,
             BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
             BusMessage::CampaignChanged { .. } => "runtime",
@@ -340,7 +357,8 @@ impl BusMessage {
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
-            | BusMessage::AgentReplied { agent_id, .. } => Some(agent_id),
+            | BusMessage::AgentReplied { agent_id, .. }
+            | BusMessage::AgentRemembered { agent_id, .. } => Some(agent_id),
         }
     }
 }

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::MemorySettings;
 use crate::brain::BrainContext;
@@ -32,7 +32,7 @@ pub const NEWEST: usize = 16;
 pub const SUPERSEDED_FACTOR: f64 = 0.25;
 
 /// A memory recalled for a decision, with its score and the parts of it.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recalled {
     /// The memory.
     pub memory: StoredMemory,

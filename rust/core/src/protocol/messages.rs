@@ -204,6 +204,48 @@ pub enum ServerMessage {
         /// The agent.
         agent_id: String,
     },
+    /// Reply to `remember`, once the memory is stored.
+    RememberResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// The memory's id (for `forget_memory`, or to supersede it later).
+        memory_id: i64,
+        /// The game time it was stamped with, in seconds.
+        game_time: f64,
+    },
+    /// Reply to `recall`.
+    RecallResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// The game time the recall was scored at, in seconds.
+        game_time: f64,
+        /// The memories recalled, best first, each with its score and the parts of it.
+        memories: Vec<crate::mind::Recalled>,
+    },
+    /// Reply to `forget_memory`, once the memory is gone.
+    ForgetMemoryResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// The memory forgotten.
+        memory_id: i64,
+    },
+    /// Reply to `list_memories`.
+    ListMemoriesResponse {
+        /// Echoed.
+        request_id: Option<RequestId>,
+        /// The agent.
+        agent_id: String,
+        /// Memories, oldest first within the page.
+        memories: Vec<crate::memory::StoredMemory>,
+        /// Pass as `cursor` for the page of older memories; `null`: there are none.
+        next_cursor: Option<String>,
+    },
     /// Reply to `list_stored_agents`.
     ListStoredAgentsResponse {
         /// Echoed.

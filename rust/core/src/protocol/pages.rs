@@ -30,6 +30,8 @@ pub enum List {
     StateHistory,
     /// `get_agent_trace` (keyed by call id).
     Trace,
+    /// `list_memories` (keyed by memory id).
+    Memories,
 }
 
 impl List {
@@ -41,6 +43,7 @@ impl List {
             List::Conversation => 'c',
             List::StateHistory => 'h',
             List::Trace => 'b',
+            List::Memories => 'm',
         }
     }
 

@@ -293,6 +293,10 @@ fn every_request_type_parses() {
         json!({"type": "finish_move", "agent_id": "a", "move_id": 1, "outcome": "blocked",
                "reason": "The door is locked."}),
         json!({"type": "list_stored_agents"}),
+        json!({"type": "remember", "agent_id": "a", "memory": {"text": "The key is under the mat."}}),
+        json!({"type": "recall", "agent_id": "a", "query": "key"}),
+        json!({"type": "forget_memory", "agent_id": "a", "memory_id": 3}),
+        json!({"type": "list_memories", "agent_id": "a"}),
         json!({"type": "list_tools"}),
         json!({"type": "call_tool", "name": "x", "arguments": {}}),
         json!({"type": "subscribe", "events": ["agent_speech"]}),
@@ -830,6 +834,14 @@ fn every_bus_message() -> Vec<BusMessage> {
             to: Position::new(40.0, 12.0),
             outcome: crate::moves::MoveEnd::Blocked,
             reason: Some("the bridge is out".into()),
+        },
+        BusMessage::AgentRemembered {
+            agent_id: "agent_001".into(),
+            memory_id: 18,
+            kind: crate::memory::MemoryKind::Heard,
+            text: "player_0 said to me: \"Where is the key?\"".into(),
+            importance: 5,
+            game_time: 401.2,
         },
     ]
 }
@@ -1601,4 +1613,107 @@ fn campaign_requests_are_bounded() {
         assert_eq!(e.code, ErrorCode::InvalidRequest, "{field}");
         assert!(e.message.contains(field), "{field}: {}", e.message);
     }
+}
+
+#[tokio::test]
+async fn memories_are_planted_recalled_paged_and_forgotten_over_the_protocol() {
+    let f = Fixture::new();
+    let id = f.spawn("Mira");
+    let out = f.send(json!({"type": "remember", "request_id": 1, "agent_id": id,
+        "memory": {"text": "The cellar key is under the mat.", "about": "player_0"}}));
+    assert_eq!(out["type"], "remember_response", "{out}");
+    let key = out["memory_id"].as_i64().unwrap();
+    assert!(out["game_time"].as_f64().is_some());
+    let out = f.send(json!({"type": "remember", "agent_id": id, "memory": {
+        "text": "Tom moved the cellar key to the shelf.", "kind": "observed", "importance": 9,
+        "supersedes": [key]}}));
+    let moved = out["memory_id"].as_i64().unwrap();
+    for i in 0..3 {
+        f.send(json!({"type": "remember", "agent_id": id,
+            "memory": {"text": format!("The weather was fine on day {i}.")}}));
+    }
+    let out =
+        f.send(json!({"type": "recall", "agent_id": id, "query": "Where is the key?", "limit": 5}));
+    assert_eq!(out["type"], "recall_response", "{out}");
+    let found = out["memories"].as_array().unwrap();
+    assert_eq!(found.len(), 5);
+    assert_eq!(found[0]["memory"]["id"], moved);
+    assert_eq!(found[0]["memory"]["kind"], "observed");
+    assert!(found[0]["relevance"].as_f64().unwrap() > 0.5);
+    // The belief it replaced is still there, marked, and last.
+    assert_eq!(found[4]["memory"]["id"], key);
+    assert_eq!(found[4]["memory"]["superseded_by"], moved);
+    let out = f.send(json!({"type": "recall", "agent_id": id, "query": "key", "limit": 2}));
+    assert_eq!(out["memories"].as_array().unwrap().len(), 2);
+
+    // Pages walk back from the newest.
+    let out = f.send(json!({"type": "list_memories", "agent_id": id, "limit": 3}));
+    assert_eq!(out["memories"].as_array().unwrap().len(), 3);
+    let cursor = out["next_cursor"].as_str().unwrap().to_string();
+    assert!(cursor.starts_with('m'), "{cursor}");
+    let out = f.send(json!({"type": "list_memories", "agent_id": id, "cursor": cursor}));
+    let older: Vec<i64> = out["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(older, [key, moved]);
+    assert_eq!(out["next_cursor"], Value::Null);
+    f.send_err(
+        json!({"type": "list_memories", "agent_id": id, "cursor": "t4"}),
+        "invalid_request",
+    );
+
+    // Forgotten once; a second time it is unknown.
+    let out = f.send(json!({"type": "forget_memory", "agent_id": id, "memory_id": key}));
+    assert_eq!(out["type"], "forget_memory_response", "{out}");
+    let out = f.send_err(
+        json!({"type": "forget_memory", "agent_id": id, "memory_id": key}),
+        "unknown_memory",
+    );
+    assert_eq!(out["message"], format!("{id} has no memory {key}"));
+
+    // Bad input: named, nothing stored.
+    f.send_err(
+        json!({"type": "remember", "agent_id": id, "memory": {"text": "  "}}),
+        "invalid_message",
+    );
+    f.send_err(
+        json!({"type": "recall", "agent_id": "agent_404", "query": "key"}),
+        "unknown_agent",
+    );
+    for (bad, needle) in [
+        (
+            json!({"type": "remember", "agent_id": id, "memory": {"text": "x".repeat(2001)}}),
+            "memory.text",
+        ),
+        (
+            json!({"type": "remember", "agent_id": id, "memory": {"text": "x", "importance": 11}}),
+            "memory.importance",
+        ),
+        (
+            json!({"type": "remember", "agent_id": id, "memory": {"text": 7}}),
+            "memory.text: expected a string, found a number",
+        ),
+        (
+            json!({"type": "remember", "agent_id": id, "memory": {"text": "x", "kind": "gossip"}}),
+            "memory.kind",
+        ),
+        (
+            json!({"type": "remember", "agent_id": id, "memory": {"text": "x", "file": "/etc/passwd"}}),
+            "file",
+        ),
+        (
+            json!({"type": "recall", "agent_id": id, "query": "key", "limit": 51}),
+            "limit",
+        ),
+    ] {
+        let e = err(&bad.to_string());
+        assert_eq!(e.code, ErrorCode::InvalidRequest, "{bad}: {e:?}");
+        assert!(e.message.contains(needle), "{bad}: {}", e.message);
+    }
+    let out = f.send(json!({"type": "list_memories", "agent_id": id, "limit": 500}));
+    assert_eq!(out["memories"].as_array().unwrap().len(), 4);
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
 }

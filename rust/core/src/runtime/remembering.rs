@@ -2,16 +2,19 @@
 //! notice things, and what a game asks of an agent's memory — plant a fact, recall by a query,
 //! forget one, page through them ([`crate::mind`] holds the rules, [`crate::memory`] the rows).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::agent::AgentShared;
 use super::{Inner, Runtime, RuntimeError};
-use crate::memory::{MAX_MEMORY_ABOUT_CHARS, MemoryKind, NewMemory, Page, StoredMemory};
+use crate::bus::BusMessage;
+use crate::memory::{
+    MAX_MEMORY_ABOUT_CHARS, MemoryError, MemoryKind, NewMemory, Page, StoredMemory,
+};
 use crate::mind::{Cue, Recalled, forming, recall};
 
 /// A memory a game plants in an agent's stream ([`Runtime::remember`]; the protocol's
 /// `remember`). Only `text` is required.
-#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Remember {
     /// What the agent now remembers ("The cellar key is under the mat."), 1 to 2,000
@@ -93,7 +96,7 @@ impl Runtime {
             game_time: self.game_time(),
             supersedes: memory.supersedes,
         };
-        Ok(self.inner.memory.remember(agent_id, new)?.0)
+        Ok(self.inner.store_memory(agent_id, new)?)
     }
 
     /// What a stored agent recalls for `query` now, best first, scored as for its decisions
@@ -198,9 +201,30 @@ impl Inner {
             game_time: self.clock.now(),
             supersedes: Vec::new(),
         };
-        if let Err(error) = self.memory.remember(&shared.id, memory) {
+        if let Err(error) = self.store_memory(&shared.id, memory) {
             tracing::warn!(agent = %shared.id, "a memory was not formed: {error}");
         }
+    }
+
+    /// Stores a memory and publishes `agent_remembered`; returns its id.
+    fn store_memory(&self, agent_id: &str, memory: NewMemory) -> Result<i64, MemoryError> {
+        let memory = memory.checked()?;
+        let (kind, text, importance, game_time) = (
+            memory.kind,
+            memory.text.clone(),
+            memory.importance,
+            memory.game_time,
+        );
+        let (memory_id, _) = self.memory.remember(agent_id, memory)?;
+        self.bus.publish(BusMessage::AgentRemembered {
+            agent_id: agent_id.to_string(),
+            memory_id,
+            kind,
+            text,
+            importance,
+            game_time,
+        });
+        Ok(memory_id)
     }
 
     /// [`Inner::form`] for a running agent known by its id (nothing if it does not run).

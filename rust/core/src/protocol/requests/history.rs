@@ -280,7 +280,7 @@ impl Request for ListStoredAgents {
 }
 
 /// Which end of a page stays when it is cut to the reply's size.
-enum Keep {
+pub(super) enum Keep {
     /// The newest rows (lists read backwards: the next page holds older rows).
     Newest,
     /// The oldest rows (lists read forwards).
@@ -291,7 +291,7 @@ enum Keep {
 /// before) it, cut to the reply's byte budget keeping `keep`'s end — the next page then starts
 /// at the row the cut stopped at (`key` of a row) — and the reply made of the rows and the next
 /// cursor. A bad cursor is `invalid_request`.
-fn page<T: Serialize>(
+pub(super) fn page<T: Serialize>(
     cx: &Cx<'_>,
     list: List,
     cursor: Option<&str>,

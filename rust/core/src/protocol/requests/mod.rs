@@ -19,12 +19,14 @@ mod agents;
 mod apps;
 mod campaigns;
 mod history;
+mod memories;
 mod tools;
 
 pub use agents::*;
 pub use apps::*;
 pub use campaigns::*;
 pub use history::*;
+pub use memories::*;
 pub use tools::*;
 
 use std::future::Future;
@@ -267,6 +269,10 @@ requests! {
     "observe" => Observe,
     "finish_move" => FinishMove,
     "list_stored_agents" => ListStoredAgents,
+    "remember" => Remember,
+    "recall" => Recall,
+    "forget_memory" => ForgetMemory,
+    "list_memories" => ListMemories,
     "list_tools" => ListTools,
     "call_tool" => CallTool,
     "subscribe" => Subscribe,

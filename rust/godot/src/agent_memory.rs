@@ -1,0 +1,122 @@
+//! `AgentMemory`: how agents form and recall memories, as a Godot resource; and the one
+//! conversion of a memory request's options and answers between Godot and the core, which
+//! [AgentRuntime] and [AgentNode] share.
+
+use agents_core::memory::MemoryKind;
+use agents_core::mind::{MemorySettings, RecallWeights, Recalled};
+use agents_core::runtime::Remember;
+use godot::prelude::*;
+
+use crate::convert;
+
+/// How agents remember: whether they form memories of what they hear, say, do and notice, how
+/// many they recall for each decision and how those are chosen. Set one on
+/// [member AgentRuntime.memory] for every agent, or on [member AgentConfig.memory] for one;
+/// save it as a `.tres` file to share it.
+///
+/// Before each decision an agent recalls the memories that score best for what is happening
+/// now: recency (halving every [member recency_half_life_seconds] of game time since the
+/// memory was last recalled) × [member recency_weight], importance (1–10, over 10) ×
+/// [member importance_weight], and relevance (how well its words match the lines to answer,
+/// the current task, what it notices, who is near) × [member relevance_weight]. The best go into
+/// its brain's prompt, up to [member recall_limit] and [member recall_budget_tokens]; the
+/// offline `scripted` brain answers a question from them.
+///
+/// ```gdscript
+/// var memory := AgentMemory.new()
+/// memory.recall_limit = 4
+/// memory.relevance_weight = 2.0   # what matches counts double
+/// $AgentRuntime.memory = memory   # read when the runtime starts
+/// ```
+#[derive(GodotClass)]
+#[class(init, base = Resource)]
+pub struct AgentMemory {
+    /// Whether agents form memories of what happens to them and recall them. Off: a decision
+    /// sees the last lines of the conversation only; memories the game plants
+    /// ([method AgentRuntime.remember]) are still kept.
+    #[export]
+    #[init(val = true)]
+    enabled: bool,
+    /// Most memories recalled into one decision (0 to 50).
+    #[export(range = (0.0, 50.0, 1.0))]
+    #[init(val = 6)]
+    recall_limit: i64,
+    /// Prompt tokens recalled memories may take (a token is about four characters; 0 to
+    /// 4,000).
+    #[export(range = (0.0, 4000.0, 10.0, suffix = "tokens"))]
+    #[init(val = 240)]
+    recall_budget_tokens: i64,
+    /// How much recency counts in a memory's score (0 to 100).
+    #[export_group(name = "Weights")]
+    #[export(range = (0.0, 10.0, 0.05, or_greater))]
+    #[init(val = 1.0)]
+    recency_weight: f64,
+    /// How much importance counts in a memory's score (0 to 100).
+    #[export(range = (0.0, 10.0, 0.05, or_greater))]
+    #[init(val = 1.0)]
+    importance_weight: f64,
+    /// How much relevance to what is happening now counts in a memory's score (0 to 100).
+    #[export(range = (0.0, 10.0, 0.05, or_greater))]
+    #[init(val = 1.0)]
+    relevance_weight: f64,
+    /// Seconds of game time over which a memory's recency halves ([method
+    /// AgentRuntime.get_game_time]).
+    #[export(range = (1.0, 604800.0, 1.0, or_greater, suffix = "s"))]
+    #[init(val = 3600.0)]
+    recency_half_life_seconds: f64,
+}
+
+#[godot_api]
+impl AgentMemory {}
+
+impl AgentMemory {
+    /// The settings this resource describes (checked by the runtime, which names a bad field).
+    pub fn to_core(&self) -> MemorySettings {
+        let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        MemorySettings {
+            enabled: self.enabled,
+            recall_limit: count(self.recall_limit),
+            recall_budget_tokens: count(self.recall_budget_tokens),
+            weights: RecallWeights {
+                recency: self.recency_weight,
+                importance: self.importance_weight,
+                relevance: self.relevance_weight,
+            },
+            recency_half_life_seconds: self.recency_half_life_seconds,
+        }
+    }
+}
+
+/// A memory to plant, from a `remember` call's arguments: `kind` by name, `importance` 0 for
+/// "judge it", `about` empty for no one. The runtime checks the rest (the text's length,
+/// importance 1–10).
+pub fn remember_request(
+    text: &GString,
+    kind: &GString,
+    importance: i64,
+    about: &GString,
+    supersedes: &PackedInt64Array,
+) -> Result<Remember, String> {
+    let kind: MemoryKind = kind.to_string().parse()?;
+    let importance = match importance {
+        0 => None,
+        n => Some(u8::try_from(n).map_err(|_| format!("importance must be 1 to 10, got {n}"))?),
+    };
+    let about = about.to_string();
+    Ok(Remember {
+        text: text.to_string(),
+        kind,
+        importance,
+        about: (!about.is_empty()).then_some(about),
+        supersedes: supersedes.as_slice().to_vec(),
+    })
+}
+
+/// Recalled memories as Dictionaries `{memory, score, recency, importance, relevance,
+/// in_view}` (`memory` a stored memory's Dictionary).
+pub fn recalled_to_array(recalled: &[Recalled]) -> Array<VarDictionary> {
+    recalled
+        .iter()
+        .map(|r| convert::serialize_to_dictionary(r))
+        .collect()
+}
