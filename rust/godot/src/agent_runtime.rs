@@ -1121,9 +1121,10 @@ impl AgentRuntime {
     /// prefers the new one). Returns the memory's id, or `0` on an error ([method
     /// get_last_error]).
     /// ```gdscript
-    /// var id: int = $AgentRuntime.remember(baker_id, "The cellar key is under the mat.")
-    /// $AgentRuntime.remember(baker_id, "Tom moved the key to the shelf.", "fact", 8, "",
-    ///         PackedInt64Array([id]))
+    /// var runtime: AgentRuntime = $AgentRuntime
+    /// var baker_id: String = runtime.list_agents()[0]
+    /// var key_id: int = runtime.remember(baker_id, "The cellar key is under the mat.")
+    /// runtime.remember(baker_id, "Tom moved the key.", "fact", 8, "", PackedInt64Array([key_id]))
     /// ```
     #[func]
     pub fn remember(
