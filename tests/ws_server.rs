@@ -1086,8 +1086,14 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
     .expect("initialize over HTTP");
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
-    let expected: BTreeSet<String> = support::expected_tool_names().into_iter().collect();
-    assert_eq!(names, expected, "the same registry as the stdio mode");
+    let mut expected: BTreeSet<String> = support::expected_tool_names().into_iter().collect();
+    // A server that runs agents also serves their memories.
+    expected.extend(
+        agents_core::mcp::memory::MEMORY_TOOLS
+            .iter()
+            .map(|t| t.to_string()),
+    );
+    assert_eq!(names, expected, "the stdio mode's registry and the memory tools");
 
     let mut params = CallToolRequestParams::new("new_tic_tac_toe_game".to_owned());
     params = params.with_arguments(serde_json::Map::new());
@@ -1095,6 +1101,20 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
     assert_ne!(result.is_error, Some(true));
     let state = result.structured_content.expect("structuredContent")["state"].clone();
     assert!(state.as_str().is_some_and(|s| s.contains("G:")), "{state}");
+    // The memory tools reach the server's runtime: an agent it does not know is a failed call.
+    let mut params = CallToolRequestParams::new("recall".to_owned());
+    params = params.with_arguments(
+        json!({"agent_id": "agent_404", "query": "key"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let result = client.call_tool(params).await.expect("tools/call recall");
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        result.structured_content.expect("structuredContent")["reason"],
+        "unknown_agent"
+    );
     client.cancel().await.expect("close the session");
 }
 

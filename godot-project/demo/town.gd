@@ -46,8 +46,9 @@ const TownMap := preload("res://demo/town_map.gd")
 const Villager := preload("res://demo/villager.gd")
 const VILLAGER_SCENE := preload("res://demo/villager.tscn")
 
-## Seconds of game time the headless run lasts.
-@export var duration_seconds := 30.0
+## Seconds of game time the headless run lasts (long enough for the player's last line of
+## villagers.json's player_later: a question about what the baker was told a minute before).
+@export var duration_seconds := 80.0
 ## Seconds a villager works on a task before the town marks it done (if the villager did not
 ## finish it first).
 @export var work_seconds := 20.0
@@ -94,6 +95,8 @@ var _by_id := {}
 var _open_tasks := {}
 var _counts := {}
 var _answered_player := false
+## Why a villager asked about what it was told did not remember it ("" while none failed).
+var _forgot := ""
 var _problems: Array[String] = []
 ## Lines each villager said (Villager → count), for the model summary.
 var _lines_by := {}
@@ -196,6 +199,11 @@ func _populate() -> void:
 	var greeted: Villager = _by_role[greeting.to]
 	get_tree().create_timer(maxf(GREETING_AT - _time, 0.0)).timeout.connect(
 		func() -> void: _player_says(greeted, greeting.text))
+	# Later lines: the player tells the baker something, and a minute later asks about it.
+	for line: Dictionary in _town.get("player_later", []):
+		var to: Villager = _by_role[line.to]
+		get_tree().create_timer(maxf(float(line.at) - _time, 0.0)).timeout.connect(
+			func() -> void: _player_says(to, line.text, line.get("remembers", "")))
 	var shot := DemoUi.screenshot_path()
 	if shot != "" and not _headless:
 		_shooting = true
@@ -349,6 +357,13 @@ func _finish() -> void:
 			_fail(what)
 	if not _answered_player:
 		_fail("nobody answered the player")
+	if _town.get("player_later", []).any(func(l: Dictionary) -> bool: return l.has("remembers")) \
+			and _time >= _last_question_at() + 5.0 and _counts.get("remembered", 0) == 0:
+		var what := _forgot if _forgot != "" else "the baker was not asked what she was told"
+		if _model_brain:
+			notes.append(what + " (not required of a model)")
+		else:
+			_fail(what)
 	if _model_brain:
 		var speakers := []
 		for villager in _lines_by:
@@ -501,7 +516,9 @@ func _on_collaboration(id: String, helper_id: String, task_name: String) -> void
 
 ## The player says [param text] to [param villager] and awaits the answer: in the talk box (and,
 ## from the villager itself, in its bubble).
-func _player_says(villager: Villager, text: String) -> void:
+## The player says [param text] to [param villager]; with [param remembers], its answer must
+## contain that (it remembers what it was told).
+func _player_says(villager: Villager, text: String, remembers := "") -> void:
 	_say("%s Player → %s: \"%s\"" % [_stamp(), villager.villager_name(), text])
 	_talk_said(villager, "You", text)
 	_waiting[villager] = _waiting.get(villager, 0) + 1
@@ -515,6 +532,11 @@ func _player_says(villager: Villager, text: String) -> void:
 	elif reply.text != "":
 		_answered_player = true
 		_talk_said(villager, who, reply.text)
+		if remembers != "" and reply.text.contains(remembers):
+			_counts.remembered = _counts.get("remembered", 0) + 1
+			_say("%s %s remembered what the player said earlier: \"%s\"" % [_stamp(), who, remembers])
+		elif remembers != "":
+			_forgot = "%s did not remember \"%s\" (answered \"%s\")" % [who, remembers, reply.text]
 	else:
 		var did := []
 		for action in reply.actions:
@@ -726,7 +748,10 @@ func _exit_tree() -> void:
 ## Waits for a lively town, clicks [param baker] like a player would, talks to her, waits for
 ## her answer, saves the window at [param path] and quits.
 func _screenshot_run(path: String, baker: Villager) -> void:
-	if await _until(_lively, "the villagers spawned, walked and talked"):
+	if await _until(_lively, "the villagers spawned, walked and talked") \
+			and await _until(func() -> bool: return _counts.get("remembered", 0) > 0,
+				"the baker remembered what the player told her a minute before",
+				_last_question_at() + SHOT_STEP_SECONDS):
 		var who := baker.villager_name()
 		await _click(baker)
 		if await _until(func() -> bool: return _talk_with == baker, "the click on %s opened the talk box" % who):
@@ -758,6 +783,16 @@ func _save_and_quit(path: String) -> void:
 		for p in _problems:
 			print("  " + p)
 	get_tree().quit(0 if _problems.is_empty() else 1)
+
+
+## When the player asks the last question about something said earlier (villagers.json's
+## player_later), in seconds.
+func _last_question_at() -> float:
+	var at := 0.0
+	for line: Dictionary in _town.get("player_later", []):
+		if line.has("remembers"):
+			at = maxf(at, float(line.at))
+	return at
 
 
 ## Everybody spawned, somebody walked, a few lines were said.

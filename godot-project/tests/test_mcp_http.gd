@@ -1,6 +1,6 @@
 ## MCP over Streamable HTTP at `/mcp` on the AgentRuntime node's WebSocket server, driven with
-## Godot's own `HTTPClient` as a raw MCP client: initialize (session id), tools/list (the same
-## registry as GameTools), tools/call, the token, and `mcp_enabled = false`.
+## Godot's own `HTTPClient` as a raw MCP client: initialize (session id), tools/list (the game tools of
+## GameTools and the memory tools), tools/call, the token, and `mcp_enabled = false`.
 extends "res://tests/test_base.gd"
 
 const DB_DIR := "user://test_mcp_http"
@@ -113,11 +113,12 @@ func test_mcp_over_http_lists_and_calls_the_game_tools() -> void:
 	for tool in tools:
 		names.append(tool.get("name"))
 	names.sort()
-	var expected := []
+	# The game tools, and the memories of the runtime's agents.
+	var expected := ["remember", "recall", "list_memories", "forget_memory"]
 	for tool in GameTools.new().list_tools():
 		expected.append(tool.get("name"))
 	expected.sort()
-	assert_eq(names, expected, "tools/list is the GameTools registry")
+	assert_eq(names, expected, "tools/list is the GameTools registry and the memory tools")
 
 	var called := await _post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
 		"params": {"name": "new_tic_tac_toe_game", "arguments": {}}}, with_session)

@@ -273,6 +273,7 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
             | BusMessage::AgentSpeechDelta { .. }
             | BusMessage::AgentToolCall { .. }
             | BusMessage::AgentReplied { .. }
+            | BusMessage::AgentRemembered { .. }
             | BusMessage::CampaignChanged { .. } => continue,
         };
         println!("{t:6.1}s  {line}");

@@ -14,6 +14,7 @@
 //! - Calls of tools that search ([`Tool::searches`]: the `suggest_*` AIs, up to their `timeMs`)
 //!   run on tokio's blocking pool; the others answer in microseconds and run inline.
 
+pub mod memory;
 pub mod stdio;
 
 use std::net::SocketAddr;
@@ -115,7 +116,9 @@ impl ServerHandler for McpHandler {
             .with_instructions(
                 "Godot Agents game tools. Tools are stateless: pass the state string a previous \
                  call returned (new_* starts a game, apply_* plays a move, legal_* lists the legal \
-                 moves, choose_* offers ranked candidates, suggest_* asks the built-in AI).",
+                 moves, choose_* offers ranked candidates, suggest_* asks the built-in AI). A \
+                 server that runs agents also offers their memories: remember, recall, \
+                 list_memories and forget_memory, each naming the agent by id.",
             )
     }
 

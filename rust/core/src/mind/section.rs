@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::forming::quoted_line;
 use super::recall::Recalled;
 use crate::brain::{BrainContext, IncomingMessage, Section};
-use crate::memory::MemoryKind;
+use crate::memory::{MemoryKind, search_terms};
 
 /// The memories recalled for one decision, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,24 +76,42 @@ impl Section for Recollection {
         ))
     }
 
-    /// A question about something the agent was told or knows is answered from the best
-    /// memory that matches it (not one it said itself, not a question, not one replaced by a
-    /// newer one): "You told me: "…"", "Ivy told me: "…"", "I remember: …".
-    fn scripted_answer(
-        &self,
-        _context: &BrainContext,
-        message: &IncomingMessage,
-    ) -> Option<String> {
+    /// A question about something the agent was told or knows is answered from the memory
+    /// that matches it best (the most relevant; of those, the best scored): a line it heard,
+    /// a fact, something it noticed, an event, an insight or a summary — not a question, not
+    /// one replaced by a newer one — that holds most of the question's words besides the
+    /// agent's own name ([`ANSWER_COVERAGE`]): "You told me: "…"", "Ivy told me: "…"", "I
+    /// remember: …". "Is the bread ready?" is not answered by "I was given the task "bake
+    /// bread"".
+    fn scripted_answer(&self, context: &BrainContext, message: &IncomingMessage) -> Option<String> {
         if !is_question(&message.content) {
             return None;
         }
-        let best = self.recalled.iter().find(|r| {
-            let m = &r.memory;
-            r.relevance > 0.0
-                && m.superseded_by.is_none()
-                && m.kind != MemoryKind::Said
-                && !quoted_line(&m.text).is_some_and(|line| is_question(&line))
-        })?;
+        let own_name = stem(&context.name.to_lowercase());
+        let asked: Vec<String> = search_terms(&message.content)
+            .iter()
+            .map(|t| stem(t))
+            .filter(|t| *t != own_name)
+            .collect();
+        if asked.is_empty() {
+            return None;
+        }
+        let best = self
+            .recalled
+            .iter()
+            .filter(|r| {
+                let m = &r.memory;
+                r.relevance > 0.0
+                    && m.superseded_by.is_none()
+                    && ANSWERING_KINDS.contains(&m.kind)
+                    && !quoted_line(&m.text).is_some_and(|line| is_question(&line))
+                    && coverage(&asked, &m.text) >= ANSWER_COVERAGE
+            })
+            .max_by(|a, b| {
+                a.relevance
+                    .total_cmp(&b.relevance)
+                    .then(a.score.total_cmp(&b.score))
+            })?;
         let m = &best.memory;
         match (m.kind, quoted_line(&m.text)) {
             (MemoryKind::Heard, Some(line)) if m.about.as_deref() == Some(&message.sender) => {
@@ -115,6 +133,45 @@ impl Section for Recollection {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// The kinds of memory a question may be answered from: what the agent was told or knows,
+/// not what it said or did itself.
+const ANSWERING_KINDS: [MemoryKind; 6] = [
+    MemoryKind::Heard,
+    MemoryKind::Fact,
+    MemoryKind::Observed,
+    MemoryKind::Event,
+    MemoryKind::Insight,
+    MemoryKind::Summary,
+];
+
+/// The share of a question's words a memory must hold to answer it.
+pub const ANSWER_COVERAGE: f64 = 0.6;
+
+/// The share of `asked` (stemmed words) found among the words of `text`.
+fn coverage(asked: &[String], text: &str) -> f64 {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| stem(&w.to_lowercase()))
+        .collect();
+    let found = asked.iter().filter(|a| words.contains(a)).count();
+    found as f64 / asked.len() as f64
+}
+
+/// A word without a plural ending ("lanterns" → "lantern", "boxes" → "box"), so a question
+/// and a memory match whatever their number.
+fn stem(word: &str) -> String {
+    for ending in ["es", "s"] {
+        if let Some(base) = word.strip_suffix(ending)
+            && base.chars().count() >= 3
+            && !base.ends_with('s')
+        {
+            return base.to_string();
+        }
+    }
+    word.to_string()
 }
 
 /// Whether `line` asks something: a question mark, or a first word that opens a question.
@@ -234,6 +291,37 @@ mod tests {
         );
         // Not a question: answered as usual.
         assert_eq!(answer(&memories, "player_0", "The key is lost."), None);
+        // A memory that shares a word is not an answer: it must hold most of the question.
+        let task = recalled(
+            6,
+            MemoryKind::Task,
+            "I was given the task \"bake bread for the festival\"",
+            None,
+            1.0,
+        );
+        let chat = recalled(
+            7,
+            MemoryKind::Heard,
+            &heard("Ivy", "Bread again today."),
+            None,
+            1.0,
+        );
+        let memories = Recollection {
+            recalled: vec![task, chat],
+            now: 0.0,
+        };
+        assert_eq!(
+            answer(
+                &memories,
+                "player_0",
+                "Good morning, Mira! Is the bread ready?"
+            ),
+            None
+        );
+        assert_eq!(
+            answer(&memories, "player_0", "Mira, any bread today?").as_deref(),
+            Some("Ivy told me: \u{201c}Bread again today.\u{201d}")
+        );
         // A fact is told as remembered; a replaced one, or one that does not match, is not.
         let fact = recalled(3, MemoryKind::Fact, "The well is dry.", None, 0.7);
         let mut replaced = recalled(4, MemoryKind::Fact, "The well is full.", None, 1.0);

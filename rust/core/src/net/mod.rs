@@ -363,7 +363,7 @@ impl Server {
         let mut routes = Router::new();
         if config.mcp {
             let mcp = crate::mcp::http_service(
-                tools.clone(),
+                Arc::new(crate::mcp::memory::with_memory_tools(&tools, &runtime)),
                 local_addr,
                 &config.allowed_hosts,
                 shutdown.clone(),
