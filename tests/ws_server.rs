@@ -1093,7 +1093,10 @@ async fn mcp_over_http_serves_the_tool_registry_with_the_token() {
             .iter()
             .map(|t| t.to_string()),
     );
-    assert_eq!(names, expected, "the stdio mode's registry and the memory tools");
+    assert_eq!(
+        names, expected,
+        "the stdio mode's registry and the memory tools"
+    );
 
     let mut params = CallToolRequestParams::new("new_tic_tac_toe_game".to_owned());
     params = params.with_arguments(serde_json::Map::new());

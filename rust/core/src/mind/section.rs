@@ -84,7 +84,7 @@ impl Section for Recollection {
     /// remember: …". "Is the bread ready?" is not answered by "I was given the task "bake
     /// bread"".
     fn scripted_answer(&self, context: &BrainContext, message: &IncomingMessage) -> Option<String> {
-        if !is_question(&message.content) {
+        if !asks_for_information(&message.content) {
             return None;
         }
         let own_name = stem(&context.name.to_lowercase());
@@ -172,6 +172,19 @@ fn stem(word: &str) -> String {
         }
     }
     word.to_string()
+}
+
+/// Whether `line` asks for something the agent may know — where, what, who, when, which, how,
+/// why, or whether it knows or remembers — rather than about a plan ("Will there be bread?")
+/// or a yes-or-no matter the agent decides for itself.
+fn asks_for_information(line: &str) -> bool {
+    const ASKING: &[&str] = &[
+        "where", "what", "who", "whom", "whose", "when", "which", "how", "why", "know", "remember",
+    ];
+    is_question(line)
+        && line
+            .split(|c: char| !c.is_alphabetic())
+            .any(|w| ASKING.contains(&w.to_lowercase().as_str()))
 }
 
 /// Whether `line` asks something: a question mark, or a first word that opens a question.
@@ -289,8 +302,9 @@ mod tests {
             answer(&memories, "agent_002", "do you know where the key is").as_deref(),
             Some("player_0 told me: \u{201c}The cellar key is under the mat.\u{201d}")
         );
-        // Not a question: answered as usual.
+        // Not a question, or not one asking for something it may know: answered as usual.
         assert_eq!(answer(&memories, "player_0", "The key is lost."), None);
+        assert_eq!(answer(&memories, "player_0", "Will the key be lost?"), None);
         // A memory that shares a word is not an answer: it must hold most of the question.
         let task = recalled(
             6,
@@ -319,7 +333,7 @@ mod tests {
             None
         );
         assert_eq!(
-            answer(&memories, "player_0", "Mira, any bread today?").as_deref(),
+            answer(&memories, "player_0", "Mira, what about bread today?").as_deref(),
             Some("Ivy told me: \u{201c}Bread again today.\u{201d}")
         );
         // A fact is told as remembered; a replaced one, or one that does not match, is not.
@@ -332,7 +346,7 @@ mod tests {
             now: 0.0,
         };
         assert_eq!(
-            answer(&memories, "player_0", "Is the well dry?").as_deref(),
+            answer(&memories, "player_0", "Do you know if the well is dry?").as_deref(),
             Some("I remember: The well is dry.")
         );
     }
