@@ -57,7 +57,11 @@ func test_selecting_an_agent_asks_for_its_detail_and_shows_it() -> void:
 				"detail": "outside the world bounds"},
 				{"id": "c2", "tool": "speak", "args": {"content": "Hi"}, "outcome": "done"}],
 			"spoken": ["Hi"], "latency_ms": 812, "model_calls": 1, "input_tokens": 420,
-			"output_tokens": 31, "repairs": 1}],
+			"output_tokens": 31, "repairs": 1,
+			"recalled": [{"memory": {"id": 4, "kind": "heard", "text": "player_0 said to me: \"The key is under the mat.\""},
+				"score": 2.4, "recency": 0.98, "importance": 0.5, "relevance": 0.92, "in_view": false},
+				{"memory": {"id": 5, "kind": "said", "text": "I said: \"Hi\""},
+				"score": 1.0, "recency": 1.0, "importance": 0.0, "relevance": 0.1, "in_view": true}]}],
 		"trace": [{"id": 1, "agent_id": "agent_001", "provider": "openai", "model": "gpt-test",
 			"started_at": "2026-11-25T10:00:00.000Z", "latency_ms": 800, "input_tokens": 420,
 			"output_tokens": 31, "cached_tokens": 0, "outcome": "ok", "repairs": 0, "error_code": null}],
@@ -66,6 +70,9 @@ func test_selecting_an_agent_asks_for_its_detail_and_shows_it() -> void:
 		"state_history": [{"id": 1, "agent_id": "agent_001", "old_state": "idle",
 			"new_state": "listening", "timestamp": "2026-11-25T10:00:00.000Z"}],
 		"tasks": [], "session": null,
+		"memories": [{"id": 4, "agent_id": "agent_001", "kind": "heard", "importance": 5,
+			"text": "player_0 said to me: \"The key is under the mat.\"", "game_time": 61.0,
+			"created_at": "2026-11-25T10:00:00.000Z", "superseded_by": 9}],
 	}
 	var bytes := JSON.stringify(detail).to_utf8_buffer()
 	assert_true(panel.handle_message("godot_agents:detail", [7, "agent_001", bytes]))
@@ -76,6 +83,9 @@ func test_selecting_an_agent_asks_for_its_detail_and_shows_it() -> void:
 	assert_contains(decisions, "move {\"x\":500,\"y\":1} → failed: outside the world bounds")
 	assert_contains(decisions, "speak {\"content\":\"Hi\"} → done")
 	assert_contains(decisions, "says “Hi”")
+	assert_contains(decisions, "recalls #4 player_0 said to me: \"The key is under the mat.\" — score 2.40 (recency 0.98, importance 0.50, relevance 0.92)")
+	assert_false(decisions.contains("recalls #5"), "a line the decision showed anyway is not listed")
+	assert_contains(panel.tab_text("Memory"), "#4 heard (5) at 61 s: player_0 said to me: \"The key is under the mat.\" (replaced by #9)")
 	assert_contains(panel.tab_text("Model calls"), "openai/gpt-test: ok, 800 ms, 420→31 tokens")
 	assert_contains(panel.tab_text("Conversation"), "player_0 → agent_001: Hello [b]baker[/b]",
 		"the text is shown as written, not as markup")

@@ -1,6 +1,6 @@
 ## The editor's [b]Agents[/b] debugger tab: every agent of the running game's [AgentRuntime]
-## nodes, live, and the selected agent's recent decisions, model calls, conversation, state
-## history and app session, with actions to talk to it, pause or resume its autonomous loop and
+## nodes, live, and the selected agent's recent decisions (with the memories each recalled and
+## why), model calls, conversation, memories, state history and app session, with actions to talk to it, pause or resume its autonomous loop and
 ## terminate it.
 ##
 ## [AgentsDebuggerPlugin] adds one panel per debugger session and feeds it the game's
@@ -54,6 +54,7 @@ var _tabs: TabContainer
 var _decisions: RichTextLabel
 var _calls: RichTextLabel
 var _conversation: RichTextLabel
+var _memory: RichTextLabel
 var _history: RichTextLabel
 var _session: RichTextLabel
 
@@ -130,6 +131,7 @@ func _init() -> void:
 	_decisions = _text_tab("Decisions")
 	_calls = _text_tab("Model calls")
 	_conversation = _text_tab("Conversation")
+	_memory = _text_tab("Memory")
 	_history = _text_tab("State history")
 	_session = _text_tab("Session")
 	_update_actions()
@@ -210,7 +212,7 @@ func terminate() -> void:
 	message_requested.emit(CAPTURE + ":terminate", [runtime_id, agent_id])
 
 
-## The text a detail tab shows ("Decisions", "Model calls", "Conversation", "State history",
+## The text a detail tab shows ("Decisions", "Model calls", "Conversation", "Memory", "State history",
 ## "Session"), without markup.
 func tab_text(title: String) -> String:
 	var tab: RichTextLabel = _tabs.get_node_or_null(title)
@@ -395,6 +397,7 @@ func _refresh_detail() -> void:
 	_decisions.text = _decisions_text(detail.get("decisions", []))
 	_calls.text = _rows_text(detail.get("trace", []), _model_call_line)
 	_conversation.text = _rows_text(detail.get("conversation", []), _line_of_conversation)
+	_memory.text = _rows_text(detail.get("memories", []), _line_of_memory)
 	_history.text = _rows_text(detail.get("state_history", []), _line_of_transition)
 	var session = detail.get("session")
 	_session.text = JSON.stringify(session, "  ") if session != null else "[i]No app session.[/i]"
@@ -426,6 +429,13 @@ func _decisions_text(decisions) -> String:
 			if call.get("detail") != null:
 				line += ": " + _escape(str(call["detail"]))
 			out.append(line)
+		for recalled in d.get("recalled", []):
+			if recalled.get("in_view", false):
+				continue
+			var memory: Dictionary = recalled.get("memory", {})
+			out.append("  [color=plum]recalls #%d[/color] %s — score %.2f (recency %.2f, importance %.2f, relevance %.2f)" % [
+				memory.get("id", 0), _escape(str(memory.get("text", ""))), recalled.get("score", 0.0),
+				recalled.get("recency", 0.0), recalled.get("importance", 0.0), recalled.get("relevance", 0.0)])
 		for said in d.get("spoken", []):
 			out.append("  [color=lightblue]says “%s”[/color]" % _escape(str(said)))
 		if d.get("failure") != null:
@@ -457,6 +467,14 @@ func _line_of_conversation(row: Dictionary) -> String:
 	var to := " → %s" % row["recipient"] if row.get("recipient") != null else ""
 	return "%s [b]%s[/b]%s: %s" % [row.get("timestamp", ""),
 		row.get("sender", ""), to, _escape(str(row.get("content", "")))]
+
+
+func _line_of_memory(row: Dictionary) -> String:
+	var line := "#%d [b]%s[/b] (%d) at %.0f s: %s" % [row.get("id", 0), row.get("kind", ""),
+		row.get("importance", 0), row.get("game_time", 0.0), _escape(str(row.get("text", "")))]
+	if row.get("superseded_by") != null:
+		line += " [color=orange](replaced by #%d)[/color]" % row["superseded_by"]
+	return line
 
 
 func _line_of_transition(row: Dictionary) -> String:

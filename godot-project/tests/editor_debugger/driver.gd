@@ -77,13 +77,16 @@ func _run() -> void:
 	panel.send_line()
 	_result["line_in_conversation"] = await _until(
 		func(): return panel.tab_text("Conversation").contains(LINE), 15.0)
+	# Once the agent answered it, the line is a memory in its stream.
+	_result["line_in_memory"] = await _until(
+		func(): return panel.tab_text("Memory").contains(LINE), 15.0)
 	var second := ids[1]
 	panel.select_agent(second)
 	panel.terminate()
 	_result["terminated"] = await _until(func(): return not second in panel.listed_agents(), 10.0)
 	panel.select_agent(first)
 	await _until(func(): return panel.detail.get("agent_id", "") == first, 5.0)
-	for step in ["paused", "resumed", "line_in_conversation", "terminated"]:
+	for step in ["paused", "resumed", "line_in_conversation", "line_in_memory", "terminated"]:
 		if not _result[step]:
 			_problem("step '%s' did not happen" % step)
 	_show(panel)

@@ -23,8 +23,9 @@
 //! game never converts a large string to Godot's UTF-32): the report is
 //! `{"agents": [{agent_id, name, role, state, position: [x, y], task, brain, paused}], "count"}`;
 //! the detail is `{agent_id, paused, decisions, trace, conversation, state_history, tasks,
-//! session}` — the decision journal ([`agents_core::runtime::Decision`]), the model-call trace
-//! (prompts left out), the last lines, transitions and tasks, and the attached app's view.
+//! memories, session}` — the decision journal ([`agents_core::runtime::Decision`], each with
+//! the memories it recalled and their scores), the model-call trace (prompts left out), the
+//! last lines, transitions, tasks and memories, and the attached app's view.
 //!
 //! Editor → game (`runtime_id` first, the agent's id second):
 //!
@@ -58,7 +59,7 @@ pub const CAPTURE: &str = "godot_agents";
 pub const REPORT_EVERY: Duration = Duration::from_millis(500);
 /// How often a frame asks whether a debugger session is active.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
-/// Lines, transitions and model calls in a detail.
+/// Lines, transitions, model calls and memories in a detail.
 const DETAIL_ROWS: usize = 30;
 
 /// An action of the editor's tab for one runtime.
@@ -414,6 +415,11 @@ pub fn agent_detail(runtime: &Runtime, agent_id: &str) -> Value {
         "conversation": part(runtime.conversation(agent_id, DETAIL_ROWS)),
         "state_history": part(runtime.state_history(agent_id, DETAIL_ROWS)),
         "tasks": part(runtime.tasks(agent_id)),
+        "memories": part(
+            runtime
+                .memories_page(agent_id, None, DETAIL_ROWS)
+                .map(|page| page.rows)
+        ),
         "session": match runtime.agent_app(agent_id) {
             Ok(Some(app_id)) => part(runtime.app_session(&app_id)),
             _ => Value::Null,

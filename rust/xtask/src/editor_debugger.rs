@@ -144,6 +144,7 @@ fn check_outcome(outcome: &Value) -> Vec<String> {
         "paused",
         "resumed",
         "line_in_conversation",
+        "line_in_memory",
         "terminated",
         "tab_visible",
     ] {
@@ -218,8 +219,8 @@ mod tests {
     #[test]
     fn a_complete_outcome_passes_and_each_missing_step_is_named() {
         let good = json!({"problems": [], "agents": 5, "decisions": 2, "tab_found": true,
-            "paused": true, "resumed": true, "line_in_conversation": true, "terminated": true,
-            "tab_visible": true});
+            "paused": true, "resumed": true, "line_in_conversation": true,
+            "line_in_memory": true, "terminated": true, "tab_visible": true});
         assert_eq!(check_outcome(&good), Vec::<String>::new());
         let mut bad = good.clone();
         bad["terminated"] = json!(false);

@@ -278,7 +278,8 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     // v9: when a memory was last recalled (game time; its recency decays from then), and the
     // memory that replaced it when it turned out wrong (a superseded belief stays, marked).
     // Memory ids are handed out from reservations too ('memory'): SQLite rebuilds `id_blocks`
-    // for its wider CHECK, PostgreSQL replaces the constraint.
+    // for its wider CHECK, PostgreSQL replaces the constraint. SQLite's `memories_vocab` tells
+    // in how many memories a word is (a search looks for its rarest words).
     Step::Each {
         sqlite: "ALTER TABLE memories ADD COLUMN accessed_at REAL;
     ALTER TABLE memories ADD COLUMN superseded_by INTEGER;
@@ -288,7 +289,8 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     );
     INSERT INTO id_blocks_v9 (kind, reserved_to) SELECT kind, reserved_to FROM id_blocks;
     DROP TABLE id_blocks;
-    ALTER TABLE id_blocks_v9 RENAME TO id_blocks;",
+    ALTER TABLE id_blocks_v9 RENAME TO id_blocks;
+    CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');",
         postgres: "ALTER TABLE memories ADD COLUMN accessed_at DOUBLE PRECISION;
     ALTER TABLE memories ADD COLUMN superseded_by BIGINT;
     ALTER TABLE id_blocks DROP CONSTRAINT IF EXISTS id_blocks_kind_check;

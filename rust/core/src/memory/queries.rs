@@ -451,7 +451,8 @@ impl<D: Database> Queries for Reader<D> {
     }
 
     /// The full-text query is built from plain words only ([`super::search_terms`]): quoted
-    /// and joined by `OR` for FTS5, joined by `|` for `to_tsquery`.
+    /// and joined by `OR` for FTS5, joined by `|` for `to_tsquery`. On SQLite the words are
+    /// first cut to the rarest ones ([`rarest_terms`]), which bounds the rows BM25 scores.
     fn search_memories(
         &mut self,
         agent_id: &str,
@@ -461,6 +462,14 @@ impl<D: Database> Queries for Reader<D> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
+        let kept;
+        let terms = match self.0.dialect() {
+            Dialect::Sqlite => {
+                kept = rarest_terms(&mut self.0, terms)?;
+                kept.as_slice()
+            }
+            Dialect::Postgres => terms,
+        };
         let (sql, query) = match self.0.dialect() {
             Dialect::Sqlite => (
                 concat!(
@@ -522,6 +531,49 @@ impl<D: Database> Queries for Reader<D> {
         self.0.row("SELECT 1", &[], &mut |_| Ok(()))?;
         Ok(())
     }
+}
+
+/// Memories a search may score before it stops adding words: past it, only the rarest words
+/// are looked for (BM25 costs about a microsecond per matching row).
+pub(crate) const SEARCH_ROW_BUDGET: i64 = 600;
+
+/// The words of a search worth looking for on SQLite, rarest first: each word's number of
+/// memories comes from `memories_vocab` (its Porter stem, as FTS5 indexes it); words are kept
+/// from the rarest while the memories they match stay within [`SEARCH_ROW_BUDGET`] (the two
+/// rarest always). A word the index does not know matches nothing and costs nothing.
+fn rarest_terms(db: &mut impl Database, terms: &[String]) -> Result<Vec<String>, MemoryError> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let stems: Vec<String> = terms.iter().map(|t| stemmer.stem(t).into_owned()).collect();
+    let mut params: Vec<Param<'_>> = stems.iter().map(|s| Param::Text(s)).collect();
+    params.resize(super::MAX_SEARCH_TERMS, Param::Text(""));
+    let counts = db.rows(
+        "SELECT term, doc FROM memories_vocab WHERE term IN (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+             ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        &params,
+        &mut |row| Ok((row.text(0)?, row.int(1)?)),
+    )?;
+    let mut by_rarity: Vec<(i64, &String)> = terms
+        .iter()
+        .zip(&stems)
+        .map(|(term, stem)| {
+            let docs = counts
+                .iter()
+                .find(|(t, _)| t == stem)
+                .map_or(0, |(_, n)| *n);
+            (docs, term)
+        })
+        .collect();
+    by_rarity.sort_by_key(|(docs, _)| *docs);
+    let mut kept = Vec::new();
+    let mut rows = 0;
+    for (docs, term) in by_rarity {
+        if kept.len() >= 2 && rows + docs > SEARCH_ROW_BUDGET {
+            break;
+        }
+        rows += docs;
+        kept.push(term.clone());
+    }
+    Ok(kept)
 }
 
 /// The open tasks, by id (what opening a database loads).

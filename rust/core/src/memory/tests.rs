@@ -187,6 +187,7 @@ const SQLITE_ONLY_OBJECTS: &[(&str, &str)] = &[
     ("table", "memories_fts_data"),
     ("table", "memories_fts_docsize"),
     ("table", "memories_fts_idx"),
+    ("table", "memories_vocab"),
     ("trigger", "memories_fts_delete"),
     ("trigger", "memories_fts_insert"),
     ("trigger", "memories_fts_update"),
