@@ -115,6 +115,7 @@ fn recall_at_ten_thousand(dir: &std::path::Path) {
             query,
             now: (STREAM as f64) * 6.0 + n as f64,
             in_view: Vec::new(),
+            wait_for_writes: false,
         };
         let started = Instant::now();
         let found = recall::recall(&memory, "agent_001", &cue, &settings).expect("recall");

@@ -9,7 +9,9 @@
 //!
 //! Twice: in the same run, and after a restart (a new runtime on the same file, the agent
 //! resumed), which is what `agents-server serve --resume` does. Relevance is keyword only (SQLite
-//! FTS5 with BM25). Target: ≥ 95 % in the run, ≥ 90 % after the restart.
+//! FTS5 with BM25). Target: ≥ 95 % in the run, ≥ 90 % after the restart. Then once more with
+//! the agent's memory off (`memory.enabled: false`): what the last lines alone give, as before
+//! agents remembered.
 //!
 //! `cargo bench -p agents-core --bench recall_facts` (release). Prints a markdown table.
 
@@ -179,16 +181,17 @@ async fn ask_all(rt: &Runtime, fake: &FakeServer, agent: &str) -> usize {
     found
 }
 
-async fn run() {
-    let fake = FakeServer::start("127.0.0.1:0").await.expect("fake");
-    fake.set_default(Behaviour::text("Noted."));
+/// Tells the facts among the lines, asks about each, restarts and asks again; returns how many
+/// questions held their fact in the run and after the restart.
+async fn run(fake: &FakeServer, remembers: bool) -> (usize, usize) {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("facts.db");
     let brain = json!({"provider": "openai", "model": "bench", "base_url": fake.openai_base()});
     let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&path)).expect("rt");
     let config = AgentConfig::from_json(&json!({
         "name": "Mira", "role": "baker", "autonomous": false, "brain": brain,
-        "prompt": "You run the bakery and hear all the town's news."
+        "prompt": "You run the bakery and hear all the town's news.",
+        "memory": {"enabled": remembers}
     }))
     .expect("config");
     let mira = rt.spawn(config).expect("spawn");
@@ -207,7 +210,7 @@ async fn run() {
         tell(&rt, &mut sub, speaker, &mira, &line).await;
     }
     drop(sub);
-    let in_run = ask_all(&rt, &fake, &mira).await;
+    let in_run = ask_all(&rt, fake, &mira).await;
     rt.shutdown(Duration::from_secs(5));
     drop(rt);
 
@@ -217,9 +220,16 @@ async fn run() {
         ..AgentConfig::default()
     };
     rt.spawn(resumed).expect("resume");
-    let after_restart = ask_all(&rt, &fake, &mira).await;
+    let after_restart = ask_all(&rt, fake, &mira).await;
     rt.shutdown(Duration::from_secs(5));
+    (in_run, after_restart)
+}
 
+async fn bench() {
+    let fake = FakeServer::start("127.0.0.1:0").await.expect("fake");
+    fake.set_default(Behaviour::text("Noted."));
+    let (in_run, after_restart) = run(&fake, true).await;
+    let (off_run, off_restart) = run(&fake, false).await;
     let pct = |n: usize| 100.0 * n as f64 / FACTS as f64;
     println!(
         "\n## Recall of {FACTS} facts told among {LINES} lines by {} speakers (keyword relevance)\n",
@@ -241,6 +251,11 @@ async fn run() {
             "MISSED"
         }
     );
+    println!(
+        "| memory off: the last 5 lines only (same run / after a restart) | {off_run} / {off_restart} of {FACTS} | {:.1} % / {:.1} % | — |",
+        pct(off_run),
+        pct(off_restart)
+    );
     fake.shutdown();
 }
 
@@ -250,5 +265,5 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio");
-    rt.block_on(run());
+    rt.block_on(bench());
 }

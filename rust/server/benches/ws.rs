@@ -165,13 +165,28 @@ async fn run_all(dir: &Path, only: &str) -> Result<(), String> {
     }
 
     // 5. Acknowledged writes (pipelined clients: no rate limit in the way).
+    // Twice: agents forming memories of every line they hear and say and every task they are
+    // given (the default), and with memory off, as before agents remembered.
     if runs("acked") {
-        let server = ServerProc::start(
-            &dir.join("acked.db"),
-            &["--rate-limit", "1000000", "--idle-think-seconds", "3600"],
-        )?;
-        acked_writes(&server).await?;
-        server.stop()?;
+        for (label, memory) in [
+            ("memory on", r#"{"enabled": true}"#),
+            ("memory off", r#"{"enabled": false}"#),
+        ] {
+            let server = ServerProc::start(
+                &dir.join(format!("acked-{}.db", label.replace(' ', "-"))),
+                &[
+                    "--rate-limit",
+                    "1000000",
+                    "--idle-think-seconds",
+                    "3600",
+                    "--memory",
+                    memory,
+                ],
+            )?;
+            println!("({label})\n");
+            acked_writes(&server).await?;
+            server.stop()?;
+        }
     }
     if !runs("latency") {
         return Ok(());

@@ -229,6 +229,14 @@ pub struct ServeArgs {
     /// Seconds an agent stays idle before deciding on its own (default 5).
     #[arg(long, value_name = "S")]
     pub idle_think_seconds: Option<f64>,
+    /// How agents form and recall memories, as a JSON object (`{"recall_limit": 3}`,
+    /// `{"enabled": false}`; fields left out keep their defaults; docs/runtime.md). An agent's
+    /// config may give its own.
+    #[arg(long, value_name = "JSON", value_parser = memory_settings)]
+    pub memory: Option<agents_core::mind::MemorySettings>,
+    /// Game seconds per real second of the clock memories are stamped with (default 1).
+    #[arg(long, value_name = "X", value_parser = non_negative)]
+    pub game_time_scale: Option<f64>,
     /// The largest frame / message a client may send, in bytes.
     #[arg(long, value_name = "N", default_value_t = 1024 * 1024)]
     pub max_frame_bytes: usize,
@@ -671,6 +679,33 @@ mod tests {
         assert!(serve.resume);
         assert_eq!(serve.max_frame_bytes, 1024 * 1024);
         assert!(Cli::try_parse_from(["agents-server", "serve", "--bind", "nowhere"]).is_err());
+        assert_eq!(serve.memory, None);
+        let cli = Cli::try_parse_from([
+            "agents-server",
+            "serve",
+            "--memory",
+            r#"{"recall_limit": 3}"#,
+            "--game-time-scale",
+            "60",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("serve parses as Serve");
+        };
+        assert_eq!(serve.memory.unwrap().recall_limit, 3);
+        assert_eq!(serve.game_time_scale, Some(60.0));
+        for (bad, named) in [
+            (r#"{"recal_limit": 3}"#, "unknown field `recal_limit`"),
+            (
+                r#"{"recall_limit": 99}"#,
+                "memory.recall_limit must be at most 50",
+            ),
+        ] {
+            let error = Cli::try_parse_from(["agents-server", "serve", "--memory", bad])
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(named), "{error}");
+        }
     }
 }
 
@@ -681,4 +716,21 @@ pub struct Origins(pub Vec<agents_core::brain::policy::Origin>);
 /// `--client-brain-origins`: a comma-separated list of origins.
 fn client_brain_origins(list: &str) -> Result<Origins, String> {
     agents_core::brain::policy::parse_origins(list).map(Origins)
+}
+
+/// `--memory`: a memory settings object, checked (an unknown field or a number out of range is
+/// named).
+fn memory_settings(text: &str) -> Result<agents_core::mind::MemorySettings, String> {
+    let settings: agents_core::mind::MemorySettings =
+        serde_json::from_str(text).map_err(|e| format!("not memory settings: {e}"))?;
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// A finite number ≥ 0.
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a number of 0 or more, got '{text}'")),
+    }
 }

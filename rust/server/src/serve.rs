@@ -26,6 +26,12 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(seconds) = args.idle_think_seconds {
         options.idle_think_seconds = seconds;
     }
+    if let Some(memory) = &args.memory {
+        options.memory = memory.clone();
+    }
+    if let Some(scale) = args.game_time_scale {
+        options.game_time_scale = scale;
+    }
     if let Some(path) = &args.brains {
         crate::brains::apply(crate::brains::load(path)?, &mut options);
     }

@@ -69,6 +69,8 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         ("agents-core", "tool_calls", ""),
         ("agents-core", "bus", ""),
         ("agents-core", "memory", "postgres"),
+        ("agents-core", "recall", ""),
+        ("agents-core", "recall_facts", ""),
         ("agents-core", "cluster", "cluster"),
         ("agents-core", "runtime", ""),
         ("agents-core", "brains", ""),

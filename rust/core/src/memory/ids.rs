@@ -6,7 +6,7 @@
 //! handed out (in a reply, an event, a log line) before a crash is never handed out again, even
 //! if the row that used it never reached the disk.
 //!
-//! - Blocks are [`BLOCK`] ids long. When fewer than half a block is left, the next reservation is
+//! - Blocks are [`BLOCK`] ids long ([`MEMORY_BLOCK`] for memories). When fewer than half a block is left, the next reservation is
 //!   queued *without waiting* (it rides along with the ordinary write batches); an allocation
 //!   only waits for a commit when it runs past every committed reservation, which at the normal
 //!   write rates happens at the first allocation after opening the file and almost never again.
@@ -22,6 +22,8 @@ use super::MemoryError;
 
 /// Ids per reservation.
 pub(crate) const BLOCK: i64 = 64;
+/// Memory ids per reservation.
+pub(crate) const MEMORY_BLOCK: i64 = 4096;
 
 /// What a block of ids numbers: the key of its `id_blocks` row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +39,15 @@ pub(crate) enum IdKind {
 }
 
 impl IdKind {
+    /// Ids per reservation: [`BLOCK`], and [`MEMORY_BLOCK`] for memories (formed many times a
+    /// second in a busy world: a bigger block keeps their writes from waiting on a commit).
+    pub(crate) fn block(self) -> i64 {
+        match self {
+            IdKind::Memory => MEMORY_BLOCK,
+            _ => BLOCK,
+        }
+    }
+
     /// The stored key (`id_blocks.kind`).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -108,7 +119,7 @@ impl IdBlock {
             let (seq, to) = match self.in_flight.take() {
                 Some((seq, to)) if to >= id => (seq, to),
                 _ => {
-                    let to = id.saturating_add(BLOCK - 1);
+                    let to = id.saturating_add(self.kind.block() - 1);
                     (self.queue(reserve, to)?, to)
                 }
             };
@@ -116,8 +127,9 @@ impl IdBlock {
             self.durable_to = to;
         }
         self.last = id;
-        if self.in_flight.is_none() && self.durable_to - id < BLOCK / 2 {
-            let to = self.durable_to.saturating_add(BLOCK);
+        let block = self.kind.block();
+        if self.in_flight.is_none() && self.durable_to - id < block / 2 {
+            let to = self.durable_to.saturating_add(block);
             // A failure here surfaces at the allocation that needs this block.
             if let Ok(seq) = self.queue(reserve, to) {
                 self.in_flight = Some((seq, to));
@@ -188,8 +200,9 @@ impl Claimed {
     /// Hands out the next id, claiming a new block first when the claim is used up.
     pub(crate) fn next(&mut self, store: &impl Claim) -> Result<i64, MemoryError> {
         if self.last >= self.claimed_to {
-            let to = store.claim(self.kind, self.last, BLOCK)?;
-            self.last = to - BLOCK;
+            let block = self.kind.block();
+            let to = store.claim(self.kind, self.last, block)?;
+            self.last = to - block;
             self.claimed_to = to;
         }
         let id = self.last.checked_add(1).ok_or(MemoryError::IdsExhausted)?;

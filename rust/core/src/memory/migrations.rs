@@ -278,8 +278,12 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     // v9: when a memory was last recalled (game time; its recency decays from then), and the
     // memory that replaced it when it turned out wrong (a superseded belief stays, marked).
     // Memory ids are handed out from reservations too ('memory'): SQLite rebuilds `id_blocks`
-    // for its wider CHECK, PostgreSQL replaces the constraint. SQLite's `memories_vocab` tells
-    // in how many memories a word is (a search looks for its rarest words).
+    // for its wider CHECK, PostgreSQL replaces the constraint. SQLite's index is rebuilt with
+    // the agent's id as a column of its own (a search matches that agent's memories, not every
+    // agent's; `_` is part of a word, so `agent_001` is one), it is filled again by the writer
+    // (`sqlite/write.rs`: new memories are indexed in bulk, not by a trigger per row; the
+    // triggers left only remove from the index what is in it), and `memories_vocab` tells in
+    // how many memories a word is (a search looks for its rarest words).
     Step::Each {
         sqlite: "ALTER TABLE memories ADD COLUMN accessed_at REAL;
     ALTER TABLE memories ADD COLUMN superseded_by INTEGER;
@@ -290,7 +294,26 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     INSERT INTO id_blocks_v9 (kind, reserved_to) SELECT kind, reserved_to FROM id_blocks;
     DROP TABLE id_blocks;
     ALTER TABLE id_blocks_v9 RENAME TO id_blocks;
-    CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');",
+    DROP TRIGGER IF EXISTS memories_fts_insert;
+    DROP TRIGGER IF EXISTS memories_fts_delete;
+    DROP TRIGGER IF EXISTS memories_fts_update;
+    DROP TABLE IF EXISTS memories_fts;
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        text, agent_id, content='memories', content_rowid='id',
+        tokenize=\"porter unicode61 tokenchars '_'\"
+    );
+    CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+    WHEN EXISTS (SELECT 1 FROM memories_fts_docsize WHERE id = old.id) BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text, agent_id)
+        VALUES ('delete', old.id, old.text, old.agent_id);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories
+    WHEN EXISTS (SELECT 1 FROM memories_fts_docsize WHERE id = old.id) BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text, agent_id)
+        VALUES ('delete', old.id, old.text, old.agent_id);
+        INSERT INTO memories_fts (rowid, text, agent_id) VALUES (new.id, new.text, new.agent_id);
+    END;",
         postgres: "ALTER TABLE memories ADD COLUMN accessed_at DOUBLE PRECISION;
     ALTER TABLE memories ADD COLUMN superseded_by BIGINT;
     ALTER TABLE id_blocks DROP CONSTRAINT IF EXISTS id_blocks_kind_check;

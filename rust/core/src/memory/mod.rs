@@ -771,8 +771,37 @@ impl Memory {
         limit: usize,
     ) -> Result<Vec<FoundMemory>, MemoryError> {
         let (agent_id, terms) = (agent_id.to_string(), search_terms(query));
+        self.inner.submit(writer::Op::IndexMemories);
         self.inner
             .read(move |q| q.search_memories(&agent_id, &terms, limit))
+    }
+    /// What a recall chooses from, in one read: the best `matches` keyword matches of `query`
+    /// ([`Memory::search_memories`]) and the newest `newest` memories of `agent_id`. With
+    /// `committed_only` it reads what is committed without waiting for the writes queued before
+    /// it (a decision's recall, as [`Memory::recent_conversation_committed`]: a memory formed a
+    /// moment ago is not worth parking a thread on the writer for), and finds what the search
+    /// index holds (SQLite indexes new memories in bulk: within a moment when the writer is
+    /// idle, every 512 under load); without, it waits for them and their indexing.
+    pub fn recall_candidates(
+        &self,
+        agent_id: &str,
+        query: &str,
+        matches: usize,
+        newest: usize,
+        committed_only: bool,
+    ) -> Result<(Vec<FoundMemory>, Vec<StoredMemory>), MemoryError> {
+        let (agent_id, terms) = (agent_id.to_string(), search_terms(query));
+        let read = move |q: &mut dyn Queries| {
+            let found = q.search_memories(&agent_id, &terms, matches)?;
+            let newest = q.memories_before(&agent_id, i64::MAX, newest)?.rows;
+            Ok((found, newest))
+        };
+        if committed_only {
+            self.inner.store.read(read)
+        } else {
+            self.inner.submit(writer::Op::IndexMemories);
+            self.inner.read(read)
+        }
     }
     /// Queues a traced model call (`brain_calls`).
     pub fn record_brain_call(&self, call: BrainCall) -> u64 {

@@ -475,16 +475,22 @@ impl<D: Database> Queries for Reader<D> {
                 concat!(
                     "SELECT ",
                     memory_columns!("m."),
-                    ", -bm25(memories_fts) AS relevance
+                    ", -bm25(memories_fts, 1.0, 0.0) AS relevance
                      FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
                      WHERE memories_fts MATCH ?2 AND m.agent_id = ?1
                      ORDER BY relevance DESC, m.id DESC LIMIT ?3"
                 ),
-                terms
-                    .iter()
-                    .map(|t| format!("\"{t}\""))
-                    .collect::<Vec<_>>()
-                    .join(" OR "),
+                // The agent's own memories (its id is a column of the index), with any of
+                // the words; the text alone counts toward the rank.
+                format!(
+                    "agent_id : \"{}\" AND ({})",
+                    agent_id.replace('"', "\"\""),
+                    terms
+                        .iter()
+                        .map(|t| format!("\"{t}\""))
+                        .collect::<Vec<_>>()
+                        .join(" OR ")
+                ),
             ),
             Dialect::Postgres => (
                 concat!(

@@ -328,6 +328,8 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             }));
             statements
         }
+        // Each backend's sink indexes memories its own way (SQLite: `SqliteSink`).
+        Op::IndexMemories => Vec::new(),
         Op::TouchMemories {
             agent_id,
             ids,

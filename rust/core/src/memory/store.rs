@@ -104,6 +104,12 @@ pub(crate) trait Queries {
 pub(crate) trait Sink: Send + 'static {
     /// Commits `batch` in order in one transaction. On an error nothing of it is committed.
     fn commit(&mut self, batch: &[Queued]) -> Result<(), String>;
+
+    /// Work put off while writes were waiting (SQLite: indexing new memories for search), done
+    /// in a transaction of its own when the queue is empty. The default has none.
+    fn catch_up(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// What opening a database finds: the highest ids in use and the open tasks.

@@ -189,7 +189,6 @@ const SQLITE_ONLY_OBJECTS: &[(&str, &str)] = &[
     ("table", "memories_fts_idx"),
     ("table", "memories_vocab"),
     ("trigger", "memories_fts_delete"),
-    ("trigger", "memories_fts_insert"),
     ("trigger", "memories_fts_update"),
 ];
 
@@ -1749,4 +1748,78 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
     assert!(found.iter().any(|f| f.memory.superseded_by == Some(3)));
     // The game clock resumes at the latest time a memory was formed or recalled.
     assert_eq!(mem.latest_memory_time().unwrap(), Some(50.0));
+}
+
+/// SQLite indexes new memories in bulk (not a trigger per row): a search sees every memory
+/// queued before it, another agent's memories never, and forgetting a memory before or after
+/// it was indexed leaves the index consistent (FTS5's own integrity check).
+#[test]
+fn the_search_index_catches_up_and_stays_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.db");
+    let mem = Memory::open(&path).unwrap();
+    let (key, _) = mem
+        .remember(
+            "agent_001",
+            fact("The cellar key is under the mat.", 5, 1.0),
+        )
+        .unwrap();
+    let (flood, _) = mem
+        .remember("agent_001", fact("The cellar is flooded.", 5, 2.0))
+        .unwrap();
+    // Forgotten before any search asked for the index.
+    mem.forget("agent_001", flood);
+    mem.remember("agent_002", fact("The cellar key is lost.", 5, 3.0))
+        .unwrap();
+    let found: Vec<i64> = mem
+        .search_memories("agent_001", "cellar key", 10)
+        .unwrap()
+        .iter()
+        .map(|f| f.memory.id)
+        .collect();
+    assert_eq!(found, [key]);
+    // Forgotten once indexed.
+    mem.forget("agent_001", key);
+    assert!(
+        mem.search_memories("agent_001", "cellar", 10)
+            .unwrap()
+            .is_empty()
+    );
+    // Many memories: a decision's recall (what is committed and indexed, without waiting)
+    // finds them once the writer has caught up.
+    for n in 0..600 {
+        mem.remember(
+            "agent_001",
+            fact(&format!("Lantern number {n} hangs in the mill."), 3, 10.0),
+        )
+        .unwrap();
+    }
+    mem.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (found, _) = mem
+            .recall_candidates("agent_001", "lantern mill", 5, 5, true)
+            .unwrap();
+        if found.len() == 5 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never caught up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    mem.close().unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')",
+        [],
+    )
+    .unwrap();
+    let indexed: i64 = conn
+        .query_row("SELECT COUNT(*) FROM memories_fts_docsize", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(indexed, 601, "agent_002's memory and the 600 lanterns");
 }

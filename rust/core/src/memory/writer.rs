@@ -91,6 +91,10 @@ pub(crate) enum Op {
         agent_id: String,
         id: i64,
     },
+    /// Index the memories stored so far for search, now (SQLite indexes new memories in bulk,
+    /// when the writer is idle or many wait; a search that must see every memory queued before
+    /// it queues this first). PostgreSQL indexes each memory as it is stored: nothing to do.
+    IndexMemories,
     /// Memories recalled for a decision at `game_time` (their recency starts again).
     TouchMemories {
         agent_id: String,
@@ -326,6 +330,12 @@ pub(crate) fn run(mut sink: impl Sink, rx: Receiver<Queued>, state: Arc<CommitSt
                 // sequence numbers lie below it.
                 if !state.failed.load(Ordering::Acquire) {
                     state.publish(last);
+                }
+                if rx.is_empty()
+                    && let Err(error) = sink.catch_up()
+                {
+                    // Nothing acknowledged depends on it: the next idle moment tries again.
+                    tracing::warn!(%error, "memory writer: deferred work failed");
                 }
             }
             Err(error) => {

@@ -60,6 +60,9 @@ pub struct Cue {
     /// Lines the decision shows already, as `(speaker id, line)`: memories of them are in
     /// view.
     pub in_view: Vec<(String, String)>,
+    /// Whether to wait for the memories queued before the recall to be stored (the game's
+    /// `recall`), or to read what is stored now (a decision's).
+    pub wait_for_writes: bool,
 }
 
 /// What a decision recalls by, as text: the lines it answers, what it notices, how its walk
@@ -86,8 +89,13 @@ pub fn recall(
     cue: &Cue,
     settings: &MemorySettings,
 ) -> Result<Vec<Recalled>, MemoryError> {
-    let found = memory.search_memories(agent_id, &cue.query, CANDIDATES)?;
-    let newest = memory.memories_page(agent_id, None, NEWEST)?.rows;
+    let (found, newest) = memory.recall_candidates(
+        agent_id,
+        &cue.query,
+        CANDIDATES,
+        NEWEST,
+        !cue.wait_for_writes,
+    )?;
     let best = found.iter().map(|f| f.relevance).fold(0.0_f64, f64::max);
     let mut candidates: HashMap<i64, (StoredMemory, f64)> = HashMap::new();
     for f in found {
@@ -207,6 +215,7 @@ mod tests {
             query: String::new(),
             now,
             in_view: Vec::new(),
+            wait_for_writes: false,
         }
     }
 

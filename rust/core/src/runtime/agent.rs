@@ -717,6 +717,7 @@ impl Agent {
                     let cue = Cue {
                         query,
                         now,
+                        wait_for_writes: false,
                         in_view: rows
                             .iter()
                             .map(|r| (r.sender.clone(), r.content.clone()))

@@ -121,6 +121,7 @@ impl Runtime {
             query: query.to_string(),
             now: self.game_time(),
             in_view: Vec::new(),
+            wait_for_writes: true,
         };
         Ok(recall::recall(
             &self.inner.memory,

@@ -35,7 +35,8 @@ impl SqliteStore {
             path: path.to_path_buf(),
             readers: Mutex::new(Vec::new()),
         };
-        Ok((store, SqliteSink(conn), loaded))
+        let sink = SqliteSink::new(conn)?;
+        Ok((store, sink, loaded))
     }
 
     /// The database file.
