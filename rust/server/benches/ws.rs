@@ -165,11 +165,13 @@ async fn run_all(dir: &Path, only: &str) -> Result<(), String> {
     }
 
     // 5. Acknowledged writes (pipelined clients: no rate limit in the way).
-    // Twice: agents forming memories of every line they hear and say and every task they are
-    // given (the default), and with memory off, as before agents remembered.
+    // Three times: agents forming memories of every line they hear and say and every task they
+    // are given and recalling before every decision (the default); forming them without
+    // recalling (the memory writes alone); and with memory off, as before agents remembered.
     if runs("acked") {
         for (label, memory) in [
             ("memory on", r#"{"enabled": true}"#),
+            ("memories formed, none recalled", r#"{"recall_limit": 0}"#),
             ("memory off", r#"{"enabled": false}"#),
         ] {
             let server = ServerProc::start(

@@ -41,6 +41,29 @@ pub(crate) trait Database {
         map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
     ) -> Result<Vec<T>, MemoryError>;
 
+    /// In how many memories each of `stems` (Porter stems, as the index holds words) is, in
+    /// order (0: none). SQLite only (`memories_vocab`); a backend may answer from a cache, as
+    /// the counts only choose which words a search looks for.
+    fn term_docs(&mut self, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
+        let mut params: Vec<Param<'_>> = stems.iter().map(|s| Param::Text(s)).collect();
+        params.resize(super::MAX_SEARCH_TERMS, Param::Text(""));
+        let counts = self.rows(
+            "SELECT term, doc FROM memories_vocab WHERE term IN (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                 ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            &params,
+            &mut |row| Ok((row.text(0)?, row.int(1)?)),
+        )?;
+        Ok(stems
+            .iter()
+            .map(|stem| {
+                counts
+                    .iter()
+                    .find(|(t, _)| t == stem)
+                    .map_or(0, |(_, n)| *n)
+            })
+            .collect())
+    }
+
     /// The first row of `sql`, mapped, if there is one.
     fn row<T>(
         &mut self,
@@ -550,25 +573,8 @@ pub(crate) const SEARCH_ROW_BUDGET: i64 = 600;
 fn rarest_terms(db: &mut impl Database, terms: &[String]) -> Result<Vec<String>, MemoryError> {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let stems: Vec<String> = terms.iter().map(|t| stemmer.stem(t).into_owned()).collect();
-    let mut params: Vec<Param<'_>> = stems.iter().map(|s| Param::Text(s)).collect();
-    params.resize(super::MAX_SEARCH_TERMS, Param::Text(""));
-    let counts = db.rows(
-        "SELECT term, doc FROM memories_vocab WHERE term IN (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-             ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        &params,
-        &mut |row| Ok((row.text(0)?, row.int(1)?)),
-    )?;
-    let mut by_rarity: Vec<(i64, &String)> = terms
-        .iter()
-        .zip(&stems)
-        .map(|(term, stem)| {
-            let docs = counts
-                .iter()
-                .find(|(t, _)| t == stem)
-                .map_or(0, |(_, n)| *n);
-            (docs, term)
-        })
-        .collect();
+    let counts = db.term_docs(&stems)?;
+    let mut by_rarity: Vec<(i64, &String)> = counts.into_iter().zip(terms).collect();
     by_rarity.sort_by_key(|(docs, _)| *docs);
     let mut kept = Vec::new();
     let mut rows = 0;

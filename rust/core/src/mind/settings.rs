@@ -18,7 +18,8 @@ pub struct MemorySettings {
     /// true). `false`: its decisions see the last lines of its conversation only; memories the
     /// game plants are still stored.
     pub enabled: bool,
-    /// Most memories recalled into one decision (default 6, at most 50).
+    /// Most memories recalled into one decision (default 6, at most 50); 0: memories are
+    /// formed, and a decision reads none.
     #[schemars(range(max = 50))]
     pub recall_limit: usize,
     /// Prompt tokens the recalled memories may take, counted as a quarter of their characters

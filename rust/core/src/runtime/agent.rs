@@ -711,7 +711,8 @@ impl Agent {
                 let query = recall::query_of(&context);
                 let read = tokio::task::spawn_blocking(move || {
                     let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
-                    if !settings.enabled {
+                    // Nothing to recall into (memory off, or a recall limit of 0): no read.
+                    if !settings.enabled || settings.recall_limit == 0 {
                         return Ok((rows, None));
                     }
                     let cue = Cue {

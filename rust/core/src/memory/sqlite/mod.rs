@@ -22,6 +22,8 @@ const MAX_IDLE_READERS: usize = 8;
 pub(crate) struct SqliteStore {
     path: PathBuf,
     readers: Mutex<Vec<Connection>>,
+    /// Word counts searches choose their words by ([`read::TermCounts`]).
+    terms: read::TermCounts,
 }
 
 impl SqliteStore {
@@ -34,6 +36,7 @@ impl SqliteStore {
         let store = SqliteStore {
             path: path.to_path_buf(),
             readers: Mutex::new(Vec::new()),
+            terms: read::TermCounts::default(),
         };
         let sink = SqliteSink::new(conn)?;
         Ok((store, sink, loaded))
@@ -54,7 +57,7 @@ impl SqliteStore {
             Some(conn) => conn,
             None => schema::connect(&self.path, true)?,
         };
-        let result = f(&mut Reader(read::SqliteDb(&conn)));
+        let result = f(&mut Reader(read::SqliteDb(&conn, Some(&self.terms))));
         let mut pool = self.readers.lock();
         if pool.len() < MAX_IDLE_READERS {
             pool.push(conn);

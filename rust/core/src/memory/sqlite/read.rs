@@ -1,6 +1,8 @@
 //! The SQLite reader: [`Database`] on a connection (the reads themselves are
 //! [`crate::memory::queries`], shared with PostgreSQL), and what opening a file loads.
 
+use std::time::{Duration, Instant};
+
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use crate::memory::MemoryError;
@@ -10,8 +12,19 @@ use crate::memory::queries::{self, Database, StoredRow};
 use crate::memory::statements::Param;
 use crate::memory::store::Loaded;
 
-/// A SQLite connection, reading.
-pub(crate) struct SqliteDb<'a>(pub &'a Connection);
+/// A SQLite connection, reading, and the store's word counts when it keeps them.
+pub(crate) struct SqliteDb<'a>(pub &'a Connection, pub Option<&'a TermCounts>);
+
+/// How many memories each word is in, as `memories_vocab` said a moment ago: counting a
+/// common word walks its whole list in the index (every agent's memories), and a search only
+/// needs to know which of its words are rare, so each count is kept for [`TERM_COUNT_TTL`].
+#[derive(Default)]
+pub(crate) struct TermCounts(parking_lot::Mutex<std::collections::HashMap<String, (i64, Instant)>>);
+
+/// How long a word's count is used before it is counted again.
+pub(crate) const TERM_COUNT_TTL: Duration = Duration::from_secs(10);
+/// Most words whose counts are kept (past it, they are all dropped at once).
+const TERM_COUNTS_KEPT: usize = 50_000;
 
 /// A row of a SQLite query.
 struct Row<'a, 'b>(&'a rusqlite::Row<'b>);
@@ -39,6 +52,47 @@ impl Database for SqliteDb<'_> {
         Dialect::Sqlite
     }
 
+    fn term_docs(&mut self, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
+        let Some(cache) = self.1 else {
+            return count_terms(self.0, stems);
+        };
+        let now = Instant::now();
+        let known: Vec<Option<i64>> = {
+            let counts = cache.0.lock();
+            stems
+                .iter()
+                .map(|s| {
+                    counts
+                        .get(s)
+                        .filter(|(_, at)| now.duration_since(*at) < TERM_COUNT_TTL)
+                        .map(|(n, _)| *n)
+                })
+                .collect()
+        };
+        let missing: Vec<String> = stems
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| k.is_none())
+            .map(|(s, _)| s.clone())
+            .collect();
+        if missing.is_empty() {
+            return Ok(known.into_iter().map(|k| k.unwrap_or(0)).collect());
+        }
+        let fresh = count_terms(self.0, &missing)?;
+        let mut counts = cache.0.lock();
+        if counts.len() > TERM_COUNTS_KEPT {
+            counts.clear();
+        }
+        for (stem, n) in missing.iter().zip(&fresh) {
+            counts.insert(stem.clone(), (*n, now));
+        }
+        Ok(stems
+            .iter()
+            .zip(known)
+            .map(|(s, k)| k.unwrap_or_else(|| counts.get(s).map_or(0, |(n, _)| *n)))
+            .collect())
+    }
+
     fn rows<T>(
         &mut self,
         sql: &'static str,
@@ -53,6 +107,26 @@ impl Database for SqliteDb<'_> {
         }
         Ok(out)
     }
+}
+
+/// The counts from the index itself ([`Database::term_docs`]'s default, uncached).
+fn count_terms(conn: &Connection, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
+    /// The connection without the cache, so the trait's default counts.
+    struct Uncached<'a>(&'a Connection);
+    impl Database for Uncached<'_> {
+        fn dialect(&self) -> Dialect {
+            Dialect::Sqlite
+        }
+        fn rows<T>(
+            &mut self,
+            sql: &'static str,
+            params: &[Param<'_>],
+            map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
+        ) -> Result<Vec<T>, MemoryError> {
+            SqliteDb(self.0, None).rows(sql, params, map)
+        }
+    }
+    Uncached(conn).term_docs(stems)
 }
 
 fn reserved_to(conn: &Connection, kind: IdKind) -> rusqlite::Result<i64> {
@@ -78,6 +152,6 @@ pub(crate) fn load(conn: &Connection) -> Result<Loaded, MemoryError> {
         max_task_id: max_task_id.max(reserved_to(conn, IdKind::Task)?).max(0),
         max_inbox_id: max_inbox_id.max(0),
         max_memory_id: max_memory_id.max(reserved_to(conn, IdKind::Memory)?).max(0),
-        open_tasks: queries::open_tasks(&mut SqliteDb(conn))?,
+        open_tasks: queries::open_tasks(&mut SqliteDb(conn, None))?,
     })
 }
