@@ -568,8 +568,9 @@ pub(crate) const SEARCH_ROW_BUDGET: i64 = 600;
 
 /// The words of a search worth looking for on SQLite, rarest first: each word's number of
 /// memories comes from `memories_vocab` (its Porter stem, as FTS5 indexes it); words are kept
-/// from the rarest while the memories they match stay within [`SEARCH_ROW_BUDGET`] (the two
-/// rarest always). A word the index does not know matches nothing and costs nothing.
+/// from the rarest while the memories they match stay within [`SEARCH_ROW_BUDGET`] (the
+/// rarest word that matches anything always). A word the index does not know matches nothing
+/// and costs nothing: it is kept.
 fn rarest_terms(db: &mut impl Database, terms: &[String]) -> Result<Vec<String>, MemoryError> {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let stems: Vec<String> = terms.iter().map(|t| stemmer.stem(t).into_owned()).collect();
@@ -578,10 +579,13 @@ fn rarest_terms(db: &mut impl Database, terms: &[String]) -> Result<Vec<String>,
     by_rarity.sort_by_key(|(docs, _)| *docs);
     let mut kept = Vec::new();
     let mut rows = 0;
+    let mut matching = false;
     for (docs, term) in by_rarity {
-        if kept.len() >= 2 && rows + docs > SEARCH_ROW_BUDGET {
+        // A word in no memory costs nothing; of the others, the rarest always goes.
+        if docs > 0 && matching && rows + docs > SEARCH_ROW_BUDGET {
             break;
         }
+        matching |= docs > 0;
         rows += docs;
         kept.push(term.clone());
     }
