@@ -68,7 +68,7 @@ fn memory_text(rng: &mut Rng) -> (MemoryKind, String) {
         rng.pick(&THINGS),
         rng.pick(&FILLER)
     );
-    if rng.next() % 3 == 0 {
+    if rng.next().is_multiple_of(3) {
         (MemoryKind::Said, format!("I said to {speaker}: \"{line}\""))
     } else {
         (

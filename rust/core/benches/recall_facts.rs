@@ -165,9 +165,9 @@ fn options(path: &std::path::Path) -> RuntimeOptions {
 async fn ask_all(rt: &Runtime, fake: &FakeServer, agent: &str) -> usize {
     let mut sub = rt.subscribe(Filter::all().senders([agent.to_string()]));
     let mut found = 0;
-    for i in 0..FACTS {
+    for (i, thing) in THINGS.iter().enumerate().take(FACTS) {
         fake.clear_requests();
-        let question = format!("Where is the {}?", THINGS[i]);
+        let question = format!("Where is the {thing}?");
         tell(rt, &mut sub, "player_0", agent, &question).await;
         let wanted = fact(i);
         if fake

@@ -117,6 +117,6 @@ pub fn remember_request(
 pub fn recalled_to_array(recalled: &[Recalled]) -> Array<VarDictionary> {
     recalled
         .iter()
-        .map(|r| convert::serialize_to_dictionary(r))
+        .map(convert::serialize_to_dictionary)
         .collect()
 }

@@ -233,7 +233,7 @@ pub struct ServeArgs {
     /// `{"enabled": false}`; fields left out keep their defaults; docs/runtime.md). An agent's
     /// config may give its own.
     #[arg(long, value_name = "JSON", value_parser = memory_settings)]
-    pub memory: Option<agents_core::mind::MemorySettings>,
+    pub memory: Option<Box<agents_core::mind::MemorySettings>>,
     /// Game seconds per real second of the clock memories are stamped with (default 1).
     #[arg(long, value_name = "X", value_parser = non_negative)]
     pub game_time_scale: Option<f64>,
@@ -720,11 +720,11 @@ fn client_brain_origins(list: &str) -> Result<Origins, String> {
 
 /// `--memory`: a memory settings object, checked (an unknown field or a number out of range is
 /// named).
-fn memory_settings(text: &str) -> Result<agents_core::mind::MemorySettings, String> {
+fn memory_settings(text: &str) -> Result<Box<agents_core::mind::MemorySettings>, String> {
     let settings: agents_core::mind::MemorySettings =
         serde_json::from_str(text).map_err(|e| format!("not memory settings: {e}"))?;
     settings.validate()?;
-    Ok(settings)
+    Ok(Box::new(settings))
 }
 
 /// A finite number ≥ 0.

@@ -27,7 +27,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         options.idle_think_seconds = seconds;
     }
     if let Some(memory) = &args.memory {
-        options.memory = memory.clone();
+        options.memory = memory.as_ref().clone();
     }
     if let Some(scale) = args.game_time_scale {
         options.game_time_scale = scale;
