@@ -48,7 +48,7 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
             .starts_with("godot-agents ")
     );
     let requests = welcome["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 37, "{requests:?}");
+    assert_eq!(requests.len(), 41, "{requests:?}");
     for kind in [
         "get_agent_trace",
         "get_token_usage",
@@ -206,6 +206,36 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
             .len(),
         2
     );
+
+    // Memory: the observer plants a memory in an agent of c1, recalls it, pages, forgets it.
+    let planted = c2
+        .request(json!({"type": "remember", "agent_id": ada,
+            "memory": {"text": "The e2e lantern is in the old mill.", "importance": 9}}))
+        .await;
+    let memory_id = ok(&planted, "remember_response")["memory_id"].clone();
+    c2.event(|e| e["type"] == "agent_remembered" && e["memory_id"] == memory_id)
+        .await;
+    let recalled = c2
+        .request(json!({"type": "recall", "agent_id": ada, "query": "e2e lantern"}))
+        .await;
+    assert_eq!(
+        ok(&recalled, "recall_response")["memories"][0]["memory"]["id"],
+        memory_id
+    );
+    let page = c2
+        .request(json!({"type": "list_memories", "agent_id": ada, "limit": 500}))
+        .await;
+    assert!(
+        ok(&page, "list_memories_response")["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == memory_id)
+    );
+    let forgotten = c2
+        .request(json!({"type": "forget_memory", "agent_id": ada, "memory_id": memory_id}))
+        .await;
+    ok(&forgotten, "forget_memory_response");
 
     // Ada's script: moved, collaboration, agent_error, speech.
     c2.event(|e| e["type"] == "agent_moved" && e["agent_id"] == ada.as_str())

@@ -28,6 +28,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_speech_delta",
     "agent_tool_call",
     "agent_replied",
+    "agent_remembered",
     "campaign_changed",
 ];
 

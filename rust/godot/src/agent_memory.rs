@@ -112,8 +112,8 @@ pub fn remember_request(
     })
 }
 
-/// Recalled memories as Dictionaries `{memory, score, recency, importance, relevance,
-/// in_view}` (`memory` a stored memory's Dictionary).
+/// Recalled memories as Dictionaries: `memory` (the stored memory's Dictionary), `score`,
+/// `recency`, `importance`, `relevance`, `in_view`.
 pub fn recalled_to_array(recalled: &[Recalled]) -> Array<VarDictionary> {
     recalled
         .iter()

@@ -1146,10 +1146,11 @@ impl AgentRuntime {
     }
 
     /// What an agent (running or stored) recalls for [param query] now, best first, at most
-    /// [param limit] (50 at most), scored as for its decisions: Dictionaries `{memory, score,
-    /// recency, importance, relevance, in_view}` — `memory` is the stored memory (`id`, `kind`,
-    /// `text`, `importance` 1–10, `about`, `game_time`, `superseded_by`, …), the parts are 0 to
-    /// 1. It only looks: the memories are not made recent again.
+    /// [param limit] (50 at most), scored as for its decisions. Each is a Dictionary with
+    /// `memory` (the stored memory: `id`, `kind`, `text`, `importance` 1–10, `about`,
+    /// `game_time`, `superseded_by`, …), `score`, and the parts of it from 0 to 1: `recency`,
+    /// `importance`, `relevance`; `in_view` is always false here. It only looks: the memories
+    /// are not made recent again.
     #[func]
     pub fn recall(
         &mut self,
@@ -1178,9 +1179,10 @@ impl AgentRuntime {
     }
 
     /// An agent's memories, the newest [param limit] with an id below [param before] (`0`:
-    /// from the newest), oldest first, as Dictionaries `{id, agent_id, kind, text, importance,
-    /// about, game_time, created_at, accessed_at, superseded_by}` (absent keys: not set). Pass
-    /// the first one's `id` as [param before] for the page before. Works for stored agents.
+    /// from the newest), oldest first, as Dictionaries with `id`, `agent_id`, `kind`, `text`,
+    /// `importance`, `about`, `game_time`, `created_at`, `accessed_at` and `superseded_by`
+    /// (a key left out: not set). Pass the first one's `id` as [param before] for the page
+    /// before. Works for stored agents.
     #[func]
     pub fn get_memories(
         &mut self,
