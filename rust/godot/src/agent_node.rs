@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use agents_core::agent_state::AgentState;
 use agents_core::bus::BusMessage;
-use agents_core::runtime::RuntimeError;
 
 use crate::agent_memory::{recalled_to_array, remember_request};
+use crate::agent_runtime::failure;
 use agents_core::moves::{MoveOutcome, Movement};
 use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime, RuntimeErrorCode};
 use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
@@ -444,7 +444,7 @@ impl AgentNode {
         self.with_agent(|core, id| {
             let memory = remember_request(&text, &kind, importance, &about, &supersedes)
                 .map_err(|e| (RuntimeErrorCode::InvalidMessage.as_str(), e))?;
-            core.remember(id, memory).map_err(runtime_failure)
+            core.remember(id, memory).map_err(failure)
         })
         .unwrap_or(0)
     }
@@ -459,19 +459,16 @@ impl AgentNode {
         #[opt(default = 10)] limit: i64,
     ) -> Array<VarDictionary> {
         let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
-        self.with_agent(|core, id| {
-            core.recall(id, &query.to_string(), limit)
-                .map_err(runtime_failure)
-        })
-        .map(|recalled| recalled_to_array(&recalled))
-        .unwrap_or_default()
+        self.with_agent(|core, id| core.recall(id, &query.to_string(), limit).map_err(failure))
+            .map(|recalled| recalled_to_array(&recalled))
+            .unwrap_or_default()
     }
 
     /// Forgets one memory of its agent; `false` (and [signal error_occurred]) for a memory it
     /// does not have (`unknown_memory`) or when the agent does not run.
     #[func]
     pub fn forget_memory(&mut self, memory_id: i64) -> bool {
-        self.with_agent(|core, id| core.forget(id, memory_id).map_err(runtime_failure))
+        self.with_agent(|core, id| core.forget(id, memory_id).map_err(failure))
             .is_some()
     }
 
@@ -484,12 +481,9 @@ impl AgentNode {
     ) -> Array<VarDictionary> {
         let limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
         let before = (before > 0).then_some(before);
-        self.with_agent(|core, id| {
-            core.memories_page(id, before, limit)
-                .map_err(runtime_failure)
-        })
-        .map(|page| crate::agent_runtime::rows_to_array(&page.rows))
-        .unwrap_or_default()
+        self.with_agent(|core, id| core.memories_page(id, before, limit).map_err(failure))
+            .map(|page| crate::agent_runtime::rows_to_array(&page.rows))
+            .unwrap_or_default()
     }
 
     /// Reports that the character got where its agent wanted to go (with
@@ -1124,9 +1118,4 @@ fn has_autoloads() -> bool {
         p.get("name")
             .is_some_and(|n| n.to_string().starts_with("autoload/"))
     })
-}
-
-/// A runtime error as a node's failure: its code and message.
-fn runtime_failure(error: RuntimeError) -> (&'static str, String) {
-    (error.code().as_str(), error.to_string())
 }

@@ -54,7 +54,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, F
 }
 
 /// The runtime's error as a failure.
-fn failure(error: RuntimeError) -> Failure {
+pub(crate) fn failure(error: RuntimeError) -> Failure {
     (error.code().as_str(), error.to_string())
 }
 

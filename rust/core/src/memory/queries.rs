@@ -44,24 +44,11 @@ pub(crate) trait Database {
     /// In how many memories each of `stems` (Porter stems, as the index holds words) is, in
     /// order (0: none). SQLite only (`memories_vocab`); a backend may answer from a cache, as
     /// the counts only choose which words a search looks for.
-    fn term_docs(&mut self, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
-        let mut params: Vec<Param<'_>> = stems.iter().map(|s| Param::Text(s)).collect();
-        params.resize(super::MAX_SEARCH_TERMS, Param::Text(""));
-        let counts = self.rows(
-            "SELECT term, doc FROM memories_vocab WHERE term IN (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-                 ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            &params,
-            &mut |row| Ok((row.text(0)?, row.int(1)?)),
-        )?;
-        Ok(stems
-            .iter()
-            .map(|stem| {
-                counts
-                    .iter()
-                    .find(|(t, _)| t == stem)
-                    .map_or(0, |(_, n)| *n)
-            })
-            .collect())
+    fn term_docs(&mut self, stems: &[String]) -> Result<Vec<i64>, MemoryError>
+    where
+        Self: Sized,
+    {
+        count_terms(self, stems)
     }
 
     /// The first row of `sql`, mapped, if there is one.
@@ -560,6 +547,30 @@ impl<D: Database> Queries for Reader<D> {
         self.0.row("SELECT 1", &[], &mut |_| Ok(()))?;
         Ok(())
     }
+}
+
+/// In how many memories each of `stems` is, from `memories_vocab` ([`Database::term_docs`]).
+pub(crate) fn count_terms(
+    db: &mut impl Database,
+    stems: &[String],
+) -> Result<Vec<i64>, MemoryError> {
+    let mut params: Vec<Param<'_>> = stems.iter().map(|s| Param::Text(s)).collect();
+    params.resize(super::MAX_SEARCH_TERMS, Param::Text(""));
+    let counts = db.rows(
+        "SELECT term, doc FROM memories_vocab WHERE term IN (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+             ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        &params,
+        &mut |row| Ok((row.text(0)?, row.int(1)?)),
+    )?;
+    Ok(stems
+        .iter()
+        .map(|stem| {
+            counts
+                .iter()
+                .find(|(t, _)| t == stem)
+                .map_or(0, |(_, n)| *n)
+        })
+        .collect())
 }
 
 /// Memories a search may score before it stops adding words: past it, only the rarest words

@@ -69,7 +69,7 @@ pub fn walked(to: &str, blocked: Option<&str>) -> String {
 }
 
 /// `text` cut to `max` characters, with an ellipsis when cut.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),

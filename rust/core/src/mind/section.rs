@@ -160,18 +160,12 @@ fn coverage(asked: &[String], text: &str) -> f64 {
     found as f64 / asked.len() as f64
 }
 
-/// A word without a plural ending ("lanterns" → "lantern", "boxes" → "box"), so a question
-/// and a memory match whatever their number.
+/// A word's English stem, as the keyword search stems it ("lanterns" → "lantern"), so a
+/// question and a memory match whatever the word's form.
 fn stem(word: &str) -> String {
-    for ending in ["es", "s"] {
-        if let Some(base) = word.strip_suffix(ending)
-            && base.chars().count() >= 3
-            && !base.ends_with('s')
-        {
-            return base.to_string();
-        }
-    }
-    word.to_string()
+    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+        .stem(word)
+        .into_owned()
 }
 
 /// Whether `line` asks for something the agent may know — where, what, who, when, which, how,

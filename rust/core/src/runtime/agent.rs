@@ -33,7 +33,6 @@ use crate::agent_state::AgentState;
 use crate::apps::{APP_TOOLS, AppEntry, ChatRole};
 use crate::brain::{
     Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
-    Section as _,
 };
 use crate::bus::{AgentErrorCode, BusMessage, Received, ReplyFailure, Subscription};
 use crate::contract::{CallResult, DecisionStep};
@@ -539,7 +538,8 @@ impl Agent {
             } else {
                 Trigger::Message
             };
-            entry = Decision::start(self.decisions + 1, trigger, context_summary(&context));
+            // Its context is summed up once the first question read the memory into it.
+            entry = Decision::start(self.decisions + 1, trigger, String::new());
             let mut repairs = 0;
             let mut answers = 0;
             let mut first = true;
@@ -557,10 +557,10 @@ impl Agent {
                     Asked::Answered(reply, context) => (reply, context),
                 };
                 context = *returned;
-                if first && let Some(recollection) = context.sections.get::<Recollection>() {
-                    entry.recalled = recollection.recalled.clone();
-                    if let Some(summary) = recollection.summary() {
-                        entry.context = format!("{}, {summary}", entry.context);
+                if first {
+                    entry.context = context_summary(&context);
+                    if let Some(recollection) = context.sections.get::<Recollection>() {
+                        entry.recalled = recollection.recalled.clone();
                     }
                 }
                 first = false;
@@ -1264,11 +1264,7 @@ fn context_summary(context: &BrainContext) -> String {
 
 /// A tool result or reason cut to a readable length for the journal.
 fn clip(text: &str) -> String {
-    const MAX: usize = 300;
-    match text.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
+    forming::clip(text, 300)
 }
 
 /// Who said a line, as a memory names them: their name, or their id when they have none.

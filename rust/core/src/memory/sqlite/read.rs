@@ -54,7 +54,7 @@ impl Database for SqliteDb<'_> {
 
     fn term_docs(&mut self, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
         let Some(cache) = self.1 else {
-            return count_terms(self.0, stems);
+            return queries::count_terms(self, stems);
         };
         let now = Instant::now();
         let known: Vec<Option<i64>> = {
@@ -78,7 +78,7 @@ impl Database for SqliteDb<'_> {
         if missing.is_empty() {
             return Ok(known.into_iter().map(|k| k.unwrap_or(0)).collect());
         }
-        let fresh = count_terms(self.0, &missing)?;
+        let fresh = queries::count_terms(&mut SqliteDb(self.0, None), &missing)?;
         let mut counts = cache.0.lock();
         if counts.len() > TERM_COUNTS_KEPT {
             counts.clear();
@@ -107,26 +107,6 @@ impl Database for SqliteDb<'_> {
         }
         Ok(out)
     }
-}
-
-/// The counts from the index itself ([`Database::term_docs`]'s default, uncached).
-fn count_terms(conn: &Connection, stems: &[String]) -> Result<Vec<i64>, MemoryError> {
-    /// The connection without the cache, so the trait's default counts.
-    struct Uncached<'a>(&'a Connection);
-    impl Database for Uncached<'_> {
-        fn dialect(&self) -> Dialect {
-            Dialect::Sqlite
-        }
-        fn rows<T>(
-            &mut self,
-            sql: &'static str,
-            params: &[Param<'_>],
-            map: &mut dyn FnMut(&dyn StoredRow) -> Result<T, MemoryError>,
-        ) -> Result<Vec<T>, MemoryError> {
-            SqliteDb(self.0, None).rows(sql, params, map)
-        }
-    }
-    Uncached(conn).term_docs(stems)
 }
 
 fn reserved_to(conn: &Connection, kind: IdKind) -> rusqlite::Result<i64> {
