@@ -199,6 +199,90 @@ async fn a_process_receives_what_its_subscribers_want_and_nothing_else() {
     c.shutdown(Duration::from_secs(5));
 }
 
+/// A process's interest changing under traffic loses nothing: the patterns it adds are taken
+/// by NATS before those it drops are drained, and what arrives on both is kept once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn nothing_is_lost_or_doubled_while_the_interest_changes() {
+    let nats = nats::Server::start();
+    let db = postgres::database();
+    let (a, c) = (runtime(&db.url), runtime(&db.url));
+    let (ca, cc) = (
+        join(&a, &nats.url, "churn").await,
+        join(&c, &nats.url, "churn").await,
+    );
+    let mut on_c = c.subscribe_with_capacity(
+        Filter::all()
+            .senders(["agent_xyz"])
+            .kinds([MessageKind::AgentSpoke]),
+        4096,
+    );
+    eventually(|| cc.stats().patterns == 4).await;
+    const LINES: usize = 600;
+    let publisher = {
+        let a = a.clone();
+        tokio::spawn(async move {
+            for n in 0..LINES {
+                a.bus().publish(BusMessage::AgentSpoke {
+                    agent_id: "agent_xyz".to_string(),
+                    content: format!("line {n}"),
+                    recipients: vec![],
+                    dialog_type: "chat".to_string(),
+                    inbox_id: None,
+                });
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+    };
+    // Meanwhile C's interest widens to everything (one pattern instead of four) and narrows
+    // again, over and over.
+    let churn = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            for _ in 0..15 {
+                let wide = c.subscribe(Filter::all());
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                drop(wide);
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+        })
+    };
+    publisher.await.unwrap();
+    churn.await.unwrap();
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + WITHIN;
+    while lines.len() <= LINES {
+        // One more than was sent is waited for a while: a line that arrived twice.
+        let wait = if lines.len() < LINES {
+            deadline
+        } else {
+            Instant::now() + Duration::from_millis(300)
+        };
+        match tokio::time::timeout_at(wait, on_c.recv()).await {
+            Ok(Some(Received::Message(env))) => {
+                if let BusMessage::AgentSpoke { content, .. } = &env.message {
+                    lines.push(content.clone());
+                }
+            }
+            Ok(other) => panic!("the subscription ended or lagged: {other:?}"),
+            Err(_) => break,
+        }
+    }
+    lines.sort_by_key(|l| l[5..].parse::<usize>().unwrap());
+    let sent: Vec<String> = (0..LINES).map(|n| format!("line {n}")).collect();
+    let missing: Vec<&String> = sent.iter().filter(|l| !lines.contains(l)).collect();
+    assert_eq!(
+        lines.len(),
+        LINES,
+        "missing {missing:?}; C's bridge: {:?}",
+        cc.stats()
+    );
+    assert_eq!(lines, sent);
+    ca.leave().await;
+    cc.leave().await;
+    a.shutdown(Duration::from_secs(5));
+    c.shutdown(Duration::from_secs(5));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_world_goes_on_after_nats_restarts() {
     let mut nats = nats::Server::start();

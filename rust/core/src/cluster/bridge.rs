@@ -6,12 +6,15 @@
 //!   `Agents-Seq` (its bus sequence number).
 //! - **In.** The bridge listens to the patterns of this process's interest
 //!   ([`Subjects::interest`] of [`Bus::interest`]), plus the spawned, moved and removed
-//!   messages of every agent (so the local world knows where remote agents are). When the
-//!   interest changes (a client subscribes with a filter, an agent starts or stops), the
-//!   patterns follow within [`INTEREST_DEBOUNCE`]. Each message received is published on the
+//!   messages of every agent (so the local world knows where remote agents are), subscribed
+//!   before [`Cluster::join`](super::Cluster::join) returns. When the interest changes (a
+//!   client subscribes with a filter, an agent starts or stops), the patterns follow within
+//!   [`INTEREST_DEBOUNCE`], without a gap: the new ones are in before the old ones go. Each message received is published on the
 //!   local bus with its origin ([`Bus::publish_from`]), once: a message that arrives on two
 //!   matching subjects is dropped the second time by its `(origin, seq)`.
-//! - **Who runs which agent** is learned on the way in (the directory of `router.rs`).
+//! - **Who runs which agent** is learned on the way in (the directory of `router.rs`), from
+//!   the newest of each process's messages about an agent by its `Agents-Seq`: the kinds come
+//!   on separate subscriptions, so a start and the release right after it can arrive swapped.
 //! - **Garbage** (a payload that is not a bus message, missing headers) is counted and logged,
 //!   never published.
 //! - **A lost connection** is the client's to repair: async-nats reconnects and subscribes again;
@@ -31,11 +34,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::router::Directory;
 use super::subjects::Subjects;
-use crate::bus::{BusMessage, Filter, MessageKind, Received};
+use crate::bus::{BusMessage, Filter, MessageKind, Received, Subscription};
 use crate::runtime::Runtime;
 
 /// How long the bridge waits after an interest change for more before it resubscribes.
 pub const INTEREST_DEBOUNCE: Duration = Duration::from_millis(20);
+
+/// How long a pattern the interest no longer holds is still read, once the patterns that
+/// replace it are subscribed: NATS may still send it a message matched before they were.
+pub const RETIRE_OVERLAP: Duration = Duration::from_millis(250);
+
+/// How long the bridge waits for NATS to confirm new subscriptions.
+const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Header: the process a message was published in.
 pub const ORIGIN_HEADER: &str = "Agents-Origin";
@@ -82,8 +92,10 @@ pub(crate) struct Bridge {
 }
 
 impl Bridge {
-    /// Starts the bridge of `runtime` on `client`.
-    pub(crate) fn start(
+    /// Starts the bridge of `runtime` on `client`. Returns once NATS has taken the first
+    /// patterns' subscriptions: from then on no spawned, moved or removed message of the world
+    /// is missed.
+    pub(crate) async fn start(
         runtime: Arc<Runtime>,
         client: async_nats::Client,
         subjects: Subjects,
@@ -94,23 +106,31 @@ impl Bridge {
         let cancel = CancellationToken::new();
         let handle = runtime.handle().clone();
         let (tx, rx) = mpsc::channel::<async_nats::Message>(EXPORT_CAPACITY);
+        let mut listener = Listener {
+            runtime: runtime.clone(),
+            client: client.clone(),
+            subjects: subjects.clone(),
+            tx,
+            counters: counters.clone(),
+            readers: HashMap::new(),
+            sync_subject: subjects.sync(&process),
+        };
+        let interest = runtime.bus().watch_interest();
+        listener.follow().await;
+        // Subscribed here, not in the task: what is published once `start` returns is sent.
+        let outgoing = runtime
+            .bus()
+            .subscribe_untracked(Filter::all(), EXPORT_CAPACITY);
         let tasks = vec![
             handle.spawn(export(
-                runtime.clone(),
-                client.clone(),
-                subjects.clone(),
+                outgoing,
+                client,
+                subjects,
                 process.clone(),
                 counters.clone(),
                 cancel.clone(),
             )),
-            handle.spawn(listen(
-                runtime.clone(),
-                client,
-                subjects,
-                tx,
-                counters.clone(),
-                cancel.clone(),
-            )),
+            handle.spawn(listener.run(interest, cancel.clone())),
             handle.spawn(import(
                 runtime,
                 rx,
@@ -151,16 +171,13 @@ impl Bridge {
 
 /// This process's messages out.
 async fn export(
-    runtime: Arc<Runtime>,
+    mut outgoing: Subscription,
     client: async_nats::Client,
     subjects: Subjects,
     process: Arc<str>,
     counters: Arc<Counters>,
     cancel: CancellationToken,
 ) {
-    let mut outgoing = runtime
-        .bus()
-        .subscribe_untracked(Filter::all(), EXPORT_CAPACITY);
     loop {
         let received = tokio::select! {
             _ = cancel.cancelled() => return,
@@ -213,61 +230,138 @@ fn world_filter() -> Filter {
 }
 
 /// Keeps one NATS subscription per pattern of the interest, feeding `tx`.
-async fn listen(
+///
+/// A change of patterns loses nothing: the new patterns are subscribed and NATS has taken them
+/// (a round trip: `Client::flush` only empties the socket) before the patterns no longer wanted
+/// are retired, and those are still read for [`RETIRE_OVERLAP`] before they are unsubscribed.
+/// The overlap matters: NATS may send a message it matched against the old subscriptions only
+/// after its answer to the round trip, and
+/// async-nats drops what arrives for a subscription once its unsubscribe is written (so
+/// `Subscriber::drain` would lose it). A message that arrives on both is dropped the second
+/// time by the importer.
+struct Listener {
     runtime: Arc<Runtime>,
     client: async_nats::Client,
     subjects: Subjects,
     tx: mpsc::Sender<async_nats::Message>,
     counters: Arc<Counters>,
-    cancel: CancellationToken,
-) {
-    let mut interest = runtime.bus().watch_interest();
-    let mut readers: HashMap<String, JoinHandle<()>> = HashMap::new();
-    loop {
-        interest.borrow_and_update();
-        let mut filters = runtime.bus().interest();
-        filters.push(world_filter());
-        let wanted: BTreeSet<String> = subjects.interest(filters.iter());
-        readers.retain(|pattern, reader| {
-            let keep = wanted.contains(pattern);
-            if !keep {
-                reader.abort();
+    readers: HashMap<String, Reader>,
+    /// Where [`Listener::round_trip`] asks.
+    sync_subject: String,
+}
+
+/// One pattern's subscription, forwarded by a task until it is drained.
+struct Reader {
+    task: JoinHandle<()>,
+    retire: CancellationToken,
+}
+
+impl Listener {
+    /// Follows the interest until cancelled.
+    async fn run(
+        mut self,
+        mut interest: tokio::sync::watch::Receiver<u64>,
+        cancel: CancellationToken,
+    ) {
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                changed = interest.changed() => if changed.is_err() { break },
             }
-            keep
-        });
-        for pattern in wanted {
-            if readers.contains_key(&pattern) {
+            tokio::time::sleep(INTEREST_DEBOUNCE).await;
+            interest.borrow_and_update();
+            self.follow().await;
+        }
+        for (_, reader) in self.readers {
+            reader.task.abort();
+        }
+    }
+
+    /// Waits until NATS has read what this client sent before: a request nobody answers comes
+    /// back as "no responders" once it has.
+    async fn round_trip(&self) {
+        let request = self
+            .client
+            .request(self.sync_subject.clone(), bytes::Bytes::new());
+        match tokio::time::timeout(ROUND_TRIP_TIMEOUT, request).await {
+            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => {}
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "cluster bridge: no round trip after subscribing")
+            }
+            Err(_) => tracing::warn!(
+                "cluster bridge: no round trip after subscribing within {ROUND_TRIP_TIMEOUT:?}"
+            ),
+        }
+    }
+
+    /// Subscribes the patterns of the interest now, then retires the ones it no longer holds.
+    async fn follow(&mut self) {
+        let mut filters = self.runtime.bus().interest();
+        filters.push(world_filter());
+        let wanted: BTreeSet<String> = self.subjects.interest(filters.iter());
+        let mut added = false;
+        for pattern in &wanted {
+            if self.readers.contains_key(pattern) {
                 continue;
             }
-            match client.subscribe(pattern.clone()).await {
-                Ok(mut subscriber) => {
-                    let tx = tx.clone();
-                    let reader = tokio::spawn(async move {
-                        while let Some(message) = subscriber.next().await {
-                            if tx.send(message).await.is_err() {
-                                return;
-                            }
-                        }
-                    });
-                    readers.insert(pattern, reader);
+            match self.client.subscribe(pattern.clone()).await {
+                Ok(subscriber) => {
+                    let retire = CancellationToken::new();
+                    let task = self.runtime.handle().spawn(forward(
+                        subscriber,
+                        self.tx.clone(),
+                        retire.clone(),
+                    ));
+                    self.readers
+                        .insert(pattern.clone(), Reader { task, retire });
+                    added = true;
                 }
                 Err(error) => {
                     tracing::warn!(%error, pattern, "cluster bridge: subscribe failed");
                 }
             }
         }
-        counters
-            .patterns
-            .store(readers.len() as u64, Ordering::Relaxed);
-        tokio::select! {
-            _ = cancel.cancelled() => break,
-            changed = interest.changed() => if changed.is_err() { break },
+        if added {
+            self.round_trip().await;
         }
-        tokio::time::sleep(INTEREST_DEBOUNCE).await;
+        self.readers.retain(|pattern, reader| {
+            let keep = wanted.contains(pattern);
+            if !keep {
+                reader.retire.cancel();
+            }
+            keep
+        });
+        self.counters
+            .patterns
+            .store(self.readers.len() as u64, Ordering::Relaxed);
     }
-    for (_, reader) in readers {
-        reader.abort();
+}
+
+/// Forwards what `subscriber` receives to `tx`; once `retire` is cancelled, goes on for
+/// [`RETIRE_OVERLAP`], then unsubscribes.
+async fn forward(
+    mut subscriber: async_nats::Subscriber,
+    tx: mpsc::Sender<async_nats::Message>,
+    retire: CancellationToken,
+) {
+    let overlap_ended = async {
+        retire.cancelled().await;
+        tokio::time::sleep(RETIRE_OVERLAP).await;
+    };
+    tokio::pin!(overlap_ended);
+    loop {
+        tokio::select! {
+            _ = &mut overlap_ended => break,
+            next = subscriber.next() => {
+                let Some(message) = next else { return };
+                if tx.send(message).await.is_err() {
+                    return;
+                }
+            }
+        }
     }
+    let _ = subscriber.unsubscribe().await;
 }
 
 /// The last messages seen from each origin.
@@ -346,8 +440,12 @@ async fn import(
                 continue;
             }
         };
-        runtime.follow_remote(&bus_message);
-        directory.learn(&bus_message, &origin);
+        // Where agents are follows only the newest of a process's word about each (the kinds
+        // arrive on separate subscriptions, in any order between them).
+        if directory.is_current(&bus_message, &origin, seq) {
+            runtime.follow_remote(&bus_message);
+            directory.learn(&bus_message, &origin);
+        }
         runtime.bus().publish_from(bus_message, origin);
         counters.imported.fetch_add(1, Ordering::Relaxed);
     }

@@ -166,7 +166,8 @@ impl Cluster {
             subjects,
             process.clone(),
             directory,
-        );
+        )
+        .await;
         router.learn_directory().await;
         let leasing = leases::start(runtime, url, process, config.lease, cancel.clone());
         Ok(Cluster {

@@ -55,7 +55,15 @@ const DIRECTORY_WAIT: Duration = Duration::from_millis(300);
 #[derive(Default)]
 pub(crate) struct Directory {
     owners: RwLock<HashMap<String, Owner>>,
+    /// Per agent, the bus sequence number of the last spawned, moved or removed message heard
+    /// about it from each process: the bridge reads those kinds on separate subscriptions, so
+    /// a process's removal of an agent can arrive before its start; the older one is stale.
+    /// One entry per agent and process that ever announced it.
+    heard: parking_lot::Mutex<HashMap<String, Heard>>,
 }
+
+/// The last sequence number heard about one agent from each process that announced it.
+type Heard = Vec<(Arc<str>, u64)>;
 
 /// The process running an agent, and the one that ran it before while that one may still run it
 /// (an agent started on a second process is announced there, then released there at once when
@@ -72,7 +80,31 @@ struct Owner {
 const SECOND_START_WINDOW: Duration = Duration::from_secs(10);
 
 impl Directory {
-    /// Learns from a message of another process.
+    /// Whether `message`, number `seq` on `origin`'s bus, is newer than what was heard about its
+    /// agent from `origin` (and remembers it). Messages of other kinds are always current.
+    pub(crate) fn is_current(&self, message: &BusMessage, origin: &Arc<str>, seq: u64) -> bool {
+        let agent_id = match message {
+            BusMessage::AgentSpawned { agent_id, .. }
+            | BusMessage::AgentMoved { agent_id, .. }
+            | BusMessage::AgentRemoved { agent_id, .. } => agent_id,
+            _ => return true,
+        };
+        let mut heard = self.heard.lock();
+        let from = heard.entry(agent_id.clone()).or_default();
+        match from.iter_mut().find(|(o, _)| o == origin) {
+            Some((_, last)) if *last >= seq => false,
+            Some((_, last)) => {
+                *last = seq;
+                true
+            }
+            None => {
+                from.push((origin.clone(), seq));
+                true
+            }
+        }
+    }
+
+    /// Learns from a message of another process (a current one: [`Directory::is_current`]).
     pub(crate) fn learn(&self, message: &BusMessage, origin: &Arc<str>) {
         match message {
             BusMessage::AgentSpawned { agent_id, .. } => {
@@ -589,5 +621,43 @@ mod tests {
         directory.extend(&p2, vec!["agent_001".into(), "agent_002".into()]);
         assert_eq!(directory.owner("agent_001").as_deref(), Some("p1"));
         assert_eq!(directory.owner("agent_002").as_deref(), Some("p2"));
+    }
+
+    #[test]
+    fn a_message_older_than_what_was_heard_from_its_process_is_stale() {
+        let directory = Directory::default();
+        let (p1, p2): (Arc<str>, Arc<str>) = (Arc::from("p1"), Arc::from("p2"));
+        let spawned = BusMessage::AgentSpawned {
+            agent_id: "agent_001".into(),
+            name: "A".into(),
+            role: "r".into(),
+            position: Position::new(0.0, 0.0),
+            state: AgentState::Idle,
+            resumed: false,
+        };
+        let removed = BusMessage::AgentRemoved {
+            agent_id: "agent_001".into(),
+            reason: "released".into(),
+        };
+        // p2 started the agent (seq 7) and released it (seq 8); the release arrived first.
+        assert!(directory.is_current(&removed, &p2, 8));
+        assert!(!directory.is_current(&spawned, &p2, 7));
+        assert!(!directory.is_current(&removed, &p2, 8), "a repeat is stale");
+        // Sequence numbers are per process, and per agent.
+        assert!(directory.is_current(&spawned, &p1, 3));
+        let other = BusMessage::AgentRemoved {
+            agent_id: "agent_002".into(),
+            reason: "r".into(),
+        };
+        assert!(directory.is_current(&other, &p2, 5));
+        // Other kinds are not sequenced here.
+        let spoke = BusMessage::AgentSpoke {
+            agent_id: "agent_001".into(),
+            content: "hi".into(),
+            recipients: vec![],
+            dialog_type: "chat".into(),
+            inbox_id: None,
+        };
+        assert!(directory.is_current(&spoke, &p2, 1));
     }
 }

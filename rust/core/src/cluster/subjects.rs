@@ -9,6 +9,7 @@
 //! | `<root>.rpc.<process>` | requests for the agents a process owns (request/reply) |
 //! | `<root>.move.<process>` | requests that a process hand one of its agents over (request/reply) |
 //! | `<root>.dir` | asks every process which agents it runs (each answers its list) |
+//! | `<root>.sync.<process>` | answered by nobody: a process's round trip to NATS after it subscribes |
 //!
 //! `<kind>` is the message type (`agent_speech`), `<sender>` [`BusMessage::sender`]. A token
 //! is the id itself when it is made of `A-Z a-z 0-9 _ -`, else every other byte is written
@@ -115,6 +116,12 @@ impl Subjects {
             }
         }
         subjects
+    }
+
+    /// `<root>.sync.<process>`: answered by nobody; a request there comes back as "no
+    /// responders" once NATS has read everything the process sent before it.
+    pub fn sync(&self, process: &str) -> String {
+        format!("{}.sync.{}", self.root, token(process))
     }
 
     /// The subject of the requests for the agents `process` owns.
