@@ -53,8 +53,9 @@ const MEMORY_TASK := "task"
 const MEMORY_EVENT := "event"
 const MEMORY_INSIGHT := "insight"
 const MEMORY_SUMMARY := "summary"
+const MEMORY_RELATIONSHIP := "relationship"
 ## Every value above.
-const MEMORY_KINDS: Array[String] = [MEMORY_HEARD, MEMORY_SAID, MEMORY_DID, MEMORY_OBSERVED, MEMORY_FACT, MEMORY_TASK, MEMORY_EVENT, MEMORY_INSIGHT, MEMORY_SUMMARY]
+const MEMORY_KINDS: Array[String] = [MEMORY_HEARD, MEMORY_SAID, MEMORY_DID, MEMORY_OBSERVED, MEMORY_FACT, MEMORY_TASK, MEMORY_EVENT, MEMORY_INSIGHT, MEMORY_SUMMARY, MEMORY_RELATIONSHIP]
 
 ## The kinds of an agent's line: [signal AgentNode.spoke]'s [code]dialog_type[/code] (a model may also use others).
 const DIALOG_REPLY := "reply"

@@ -29,6 +29,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_tool_call",
     "agent_replied",
     "agent_remembered",
+    "agent_reflected",
     "campaign_changed",
 ];
 

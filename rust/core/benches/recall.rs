@@ -116,6 +116,8 @@ fn recall_at_ten_thousand(dir: &std::path::Path) {
             now: (STREAM as f64) * 6.0 + n as f64,
             in_view: Vec::new(),
             wait_for_writes: false,
+            // Who speaks: what the agent thinks of them is looked up too.
+            people: vec!["player".to_string()],
         };
         let started = Instant::now();
         let found = recall::recall(&memory, "agent_001", &cue, &settings).expect("recall");

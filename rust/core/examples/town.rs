@@ -268,6 +268,12 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
                     agent_id.as_deref().unwrap_or("runtime")
                 )
             }
+            BusMessage::AgentReflected {
+                agent_id, memories, ..
+            } => {
+                let drawn: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
+                format!("{} reflects: {}", name(agent_id), drawn.join(" / "))
+            }
             BusMessage::AgentStateChanged { .. }
             | BusMessage::AgentRemoved { .. }
             | BusMessage::AgentSpeechDelta { .. }

@@ -241,3 +241,131 @@ async fn an_agent_with_memory_off_forms_none_and_the_clock_resumes_where_it_was(
     assert!((5_000.0..5_001.0).contains(&now), "{now}");
     rt.shutdown(Duration::from_secs(5));
 }
+
+/// The next `agent_reflected` on `sub`, as `(memories, drawn_by)`.
+async fn reflected(sub: &mut Subscription) -> (Vec<agents_core::memory::DrawnMemory>, String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(Received::Message(env))) => {
+                if let BusMessage::AgentReflected {
+                    memories, drawn_by, ..
+                } = &env.message
+                {
+                    return (memories.clone(), drawn_by.clone());
+                }
+            }
+            Ok(other) => panic!("{other:?}"),
+            Err(_) => panic!("no reflection"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scripted_agent_reflects_by_rule_and_recalls_what_it_thinks_of_whoever_speaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            memory: MemorySettings {
+                reflection_threshold: 20,
+                ..Default::default()
+            },
+            ..options(&dir)
+        },
+    )
+    .unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let mut reflections =
+        rt.subscribe(Filter::all().kinds([agents_core::bus::MessageKind::AgentReflected]));
+    let mira = rt.spawn(baker()).unwrap();
+    for line in [
+        "The festival lanterns are in the old mill.",
+        "Could you bring the lanterns before dusk?",
+        "The lanterns need new candles too.",
+        "Thank you for helping with the lanterns!",
+    ] {
+        ask(&rt, &mut sub, &mira, line).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let (drawn, drawn_by) = reflected(&mut reflections).await;
+    assert_eq!(drawn_by, "rules");
+    let stream = rt.memories_page(&mira, None, 100).unwrap().rows;
+    let cited = |ids: &[i64]| {
+        ids.iter()
+            .all(|id| stream.iter().any(|m| m.id == *id && !m.kind.is_derived()))
+    };
+    let insights: Vec<_> = drawn
+        .iter()
+        .filter(|m| m.kind == MemoryKind::Insight)
+        .collect();
+    assert!(!insights.is_empty(), "{drawn:#?}");
+    assert!(
+        insights
+            .iter()
+            .all(|i| !i.sources.is_empty() && cited(&i.sources))
+    );
+    assert!(
+        insights.iter().any(|i| i
+            .text
+            .starts_with("I talk with player_0 more than with anyone else")),
+        "{insights:#?}"
+    );
+    let thought = drawn
+        .iter()
+        .find(|m| m.kind == MemoryKind::Relationship)
+        .expect("what it thinks of the player");
+    assert_eq!(thought.about.as_deref(), Some("player_0"));
+    assert!(
+        thought
+            .text
+            .starts_with("What I think of player_0: we exchanged"),
+        "{}",
+        thought.text
+    );
+    assert!(thought.text.contains("lanterns"), "{}", thought.text);
+    assert!(cited(&thought.sources));
+    // Stored, in the stream, as published.
+    for m in &drawn {
+        assert!(
+            stream
+                .iter()
+                .any(|s| s.id == m.memory_id && s.text == m.text)
+        );
+    }
+
+    // When the player speaks again, what Mira thinks of them is recalled, fully relevant.
+    ask(&rt, &mut sub, &mira, "Good evening!").await;
+    let decisions = rt.recent_decisions(&mira).unwrap();
+    let last = decisions.last().unwrap();
+    let recalled = last
+        .recalled
+        .iter()
+        .find(|r| r.memory.id == thought.memory_id)
+        .unwrap_or_else(|| panic!("{:#?}", last.recalled));
+    assert_eq!(recalled.relevance, 1.0);
+
+    // More talk, a second reflection: the new relationship supersedes the first.
+    for line in [
+        "The mill door sticks, pull hard.",
+        "The candles are in the chapel.",
+        "See you at the festival!",
+        "Do not forget the lanterns.",
+    ] {
+        ask(&rt, &mut sub, &mira, line).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let (again, _) = reflected(&mut reflections).await;
+    let newer = again
+        .iter()
+        .find(|m| m.kind == MemoryKind::Relationship)
+        .expect("a newer thought");
+    let old = rt
+        .memories_page(&mira, Some(thought.memory_id + 1), 1)
+        .unwrap()
+        .rows
+        .remove(0);
+    assert_eq!(old.id, thought.memory_id);
+    assert_eq!(old.superseded_by, Some(newer.memory_id));
+    rt.shutdown(Duration::from_secs(5));
+}

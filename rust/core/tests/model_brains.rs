@@ -596,3 +596,106 @@ async fn a_truncated_stream_is_a_failed_call_for_both_providers() {
     }
     rt.shutdown(Duration::from_secs(2));
 }
+
+/// A model brain reflects with one more call: a JSON answer (not streamed, a schema asked for)
+/// citing the memories shown; what it cites beyond them is dropped. An answer that is not the
+/// JSON asked for is drawn by rule instead, and the agent goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_brain_reflects_with_a_json_answer_and_falls_back_to_rules_on_garbage() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mut config = agent(json!({"provider": "openai", "model": "fake-1",
+                                  "base_url": fake.openai_base()}));
+    config.memory = Some(agents_core::mind::MemorySettings {
+        reflection_threshold: 5,
+        ..Default::default()
+    });
+    let id = rt.spawn(config).unwrap();
+    fake.push_many([
+        Behaviour::text("The lanterns are in the mill, I know."),
+        Behaviour::text(
+            r#"{"insights": [{"text": "The player relies on me for the festival.", "sources": [1, 2, 999]},
+                             {"text": "Cites nothing I was shown.", "sources": [999]}],
+                "relationships": [{"about": "player_0", "text": "The player is organised and kind.", "sources": [1]},
+                                  {"about": "agent_404", "text": "Not listed.", "sources": [1]}]}"#,
+        ),
+    ]);
+    rt.send_message(&id, "Remember, the festival lanterns are in the mill.")
+        .unwrap();
+    let events = until(&mut sub, Duration::from_secs(15), |m| {
+        matches!(m, BusMessage::AgentReflected { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentReflected {
+        memories, drawn_by, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(drawn_by, "model");
+    let texts: Vec<(&str, Option<&str>, &[i64])> = memories
+        .iter()
+        .map(|m| (m.text.as_str(), m.about.as_deref(), m.sources.as_slice()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (
+                "The player relies on me for the festival.",
+                None,
+                &[1, 2][..]
+            ),
+            (
+                "The player is organised and kind.",
+                Some("player_0"),
+                &[1][..]
+            ),
+        ]
+    );
+    // The reflection's request: no tools, not streamed, one JSON object asked for, the
+    // memories listed by id.
+    let requests = fake.requests();
+    let reflection = &requests.last().unwrap().body;
+    assert_eq!(reflection["stream"], json!(false), "{reflection}");
+    assert!(reflection.get("tools").is_none(), "{reflection}");
+    assert_eq!(reflection["response_format"]["type"], "json_schema");
+    let shown = reflection["messages"].to_string();
+    assert!(shown.contains("[1] (heard, importance"), "{shown}");
+    // The call is traced like a decision's.
+    let calls = rt.memory().brain_calls(&id, 10).unwrap();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+
+    // Garbage the second time: drawn by rule; the agent answers on.
+    fake.push_many([
+        Behaviour::text("See you at the festival."),
+        Behaviour::text("I think the player is nice."),
+        Behaviour::text("Yes?"),
+    ]);
+    rt.send_message(&id, "See you at the festival, bring the lanterns!")
+        .unwrap();
+    let events = until(&mut sub, Duration::from_secs(15), |m| {
+        matches!(m, BusMessage::AgentReflected { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentReflected {
+        memories, drawn_by, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(drawn_by, "rules");
+    let thought = memories
+        .iter()
+        .find(|m| m.about.as_deref() == Some("player_0"))
+        .expect("what it thinks of the player, by rule");
+    assert!(
+        thought.text.starts_with("What I think of player_0"),
+        "{thought:?}"
+    );
+    rt.send_message(&id, "Still there?").unwrap();
+    until(&mut sub, Duration::from_secs(15), spoke_by(&id)).await;
+    rt.shutdown(Duration::from_secs(5));
+    fake.shutdown();
+}

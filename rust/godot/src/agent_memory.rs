@@ -20,7 +20,9 @@ use crate::convert;
 /// [member importance_weight], and relevance (how well its words match the lines to answer,
 /// the current task, what it notices, who is near) × [member relevance_weight]. The best go into
 /// its brain's prompt, up to [member recall_limit] and [member recall_budget_tokens]; the
-/// offline `scripted` brain answers a question from them.
+/// offline `scripted` brain answers a question from them. Now and then an agent reflects
+/// ([member reflection_threshold]): its insights and what it thinks of someone are memories
+/// too, and what it thinks of whoever speaks to it is always recalled.
 ///
 /// ```gdscript
 /// var memory := AgentMemory.new()
@@ -64,6 +66,14 @@ pub struct AgentMemory {
     #[export(range = (1.0, 604800.0, 1.0, or_greater, suffix = "s"))]
     #[init(val = 3600.0)]
     recency_half_life_seconds: f64,
+    /// An agent reflects — draws insights from what it went through and sums up what it thinks
+    /// of the people in it ([signal AgentRuntime.agent_reflected]) — once the importance of the
+    /// memories it formed since it last did adds up to this (0: never; counted from the
+    /// agent's start).
+    #[export_group(name = "Reflection")]
+    #[export(range = (0.0, 1000.0, 1.0, or_greater))]
+    #[init(val = 60)]
+    reflection_threshold: i64,
 }
 
 #[godot_api]
@@ -83,6 +93,7 @@ impl AgentMemory {
                 relevance: self.relevance_weight,
             },
             recency_half_life_seconds: self.recency_half_life_seconds,
+            reflection_threshold: u32::try_from(self.reflection_threshold).unwrap_or(u32::MAX),
         }
     }
 }

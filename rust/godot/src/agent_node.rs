@@ -373,6 +373,11 @@ impl AgentNode {
     #[signal]
     fn remembered(memory: VarDictionary);
 
+    /// Its agent reflected: [param memories] as [signal AgentRuntime.agent_reflected] gives
+    /// them (its insights, and what it now thinks of someone), drawn by `model` or `rules`.
+    #[signal]
+    fn reflected(memories: Array<VarDictionary>, drawn_by: GString);
+
     /// Asks the agent [param text] as the player and returns the signal to await for its answer
     /// to that line: `var reply = await npc.ask("Hello?")` (see [signal AgentAsk.finished] for
     /// the Dictionary). Answers are matched to their line, even with several in flight; a
@@ -1099,6 +1104,17 @@ impl AgentNode {
                 memory.remove("type");
                 memory.remove("agent_id");
                 self.signals().remembered().emit(&memory);
+            }
+            BusMessage::AgentReflected {
+                memories, drawn_by, ..
+            } => {
+                let memories: Array<VarDictionary> = memories
+                    .iter()
+                    .map(convert::serialize_to_dictionary)
+                    .collect();
+                self.signals()
+                    .reflected()
+                    .emit(&memories, drawn_by.as_str());
             }
             BusMessage::TaskAssigned { .. }
             | BusMessage::TaskCompleted { .. }

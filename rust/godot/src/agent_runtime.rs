@@ -660,6 +660,14 @@ impl AgentRuntime {
     #[signal]
     fn agent_remembered(agent_id: GString, memory: VarDictionary);
 
+    /// An agent reflected ([member AgentMemory.reflection_threshold]): [param memories] are
+    /// what it drew, each a Dictionary with `memory_id`, `kind` (`insight`, or `relationship`
+    /// for what it now thinks of someone), `text`, `about` (the person's id, or `null`) and
+    /// `sources` (the ids of the memories it comes from); [param drawn_by] is `model` or
+    /// `rules` (a brain without a model).
+    #[signal]
+    fn agent_reflected(agent_id: GString, memories: Array<VarDictionary>, drawn_by: GString);
+
     /// Starts the runtime with the current properties (done in `_ready` when [member autostart]
     /// is on): opens the database, and with [member resume_agents] resumes the stored agents.
     /// Returns `true` when it runs (also when it already ran), `false` on an error (see
@@ -2205,6 +2213,21 @@ impl AgentRuntime {
                 self.signals()
                     .agent_remembered()
                     .emit(agent_id.as_str(), &memory);
+            }
+            BusMessage::AgentReflected {
+                agent_id,
+                memories,
+                drawn_by,
+            } => {
+                let memories: Array<VarDictionary> = memories
+                    .iter()
+                    .map(convert::serialize_to_dictionary)
+                    .collect();
+                self.signals().agent_reflected().emit(
+                    agent_id.as_str(),
+                    &memories,
+                    drawn_by.as_str(),
+                );
             }
             BusMessage::CampaignChanged {
                 campaign_id,

@@ -10,6 +10,7 @@ pub mod gate;
 pub mod keys;
 pub mod llm;
 pub mod policy;
+pub mod reflection;
 pub mod scripted;
 pub mod section;
 pub mod spec;
@@ -246,6 +247,17 @@ pub trait Brain: Send {
     /// `repairs` and records it.
     fn take_call_report(&mut self) -> Option<crate::memory::BrainCall> {
         None
+    }
+
+    /// Reflects on the agent's recent memories ([`reflection`]): `Ok(None)` (the default) when
+    /// the brain has no model to reflect with, and the runtime draws the insights by rule.
+    /// Like `decide`, it may be dropped at any await point.
+    fn reflect<'a>(
+        &'a mut self,
+        request: &'a reflection::ReflectionRequest,
+    ) -> reflection::ReflectFuture<'a> {
+        let _ = request;
+        Box::pin(async { Ok(None) })
     }
 }
 

@@ -252,6 +252,18 @@ events! {
         /// When it happened, in seconds of game time.
         game_time: f64,
     },
+    /// An agent reflected: it drew insights from what it went through and summed up what it
+    /// now thinks of the people in it (each also published as `agent_remembered`).
+    AgentReflected = "agent_reflected" {
+        /// The agent.
+        agent_id: String,
+        /// What it drew: its insights, then what it thinks of people (`relationship`), each
+        /// with the memories it cites.
+        memories: Vec<crate::memory::DrawnMemory>,
+        /// `model` (its brain drew them) or `rules` (a brain without a model, or a model
+        /// answer that could not be used: drawn by the runtime's rules).
+        drawn_by: String,
+    },
     /// GM tool calls were applied to a campaign loaded in the runtime (a `campaign_tool_calls`
     /// batch, or a GM turn).
     CampaignChanged = "campaign_changed" {
@@ -322,7 +334,8 @@ impl BusMessage {
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
             | BusMessage::AgentReplied { agent_id, .. }
-            | BusMessage::AgentRemembered { agent_id, .. } => agent_id,
+            | BusMessage::AgentRemembered { agent_id, .. }
+            | BusMessage::AgentReflected { agent_id, .. } => agent_id,
             BusMessage::TaskAssigned { assigned_by, .. } => assigned_by,
             BusMessage::AgentError { agent_id, .. } => agent_id.as_deref().unwrap_or("runtime"),
             BusMessage::CampaignChanged { .. } => "runtime",
@@ -358,7 +371,8 @@ impl BusMessage {
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
             | BusMessage::AgentReplied { agent_id, .. }
-            | BusMessage::AgentRemembered { agent_id, .. } => Some(agent_id),
+            | BusMessage::AgentRemembered { agent_id, .. }
+            | BusMessage::AgentReflected { agent_id, .. } => Some(agent_id),
         }
     }
 }

@@ -320,6 +320,12 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     ALTER TABLE id_blocks ADD CONSTRAINT id_blocks_kind_check
         CHECK (kind IN ('agent','task','inbox','memory'));",
     },
+    // 10: what an agent thinks of someone, found by whom it is about (a partial index: only
+    // relationship memories pay for it).
+    Step::Shared(
+        "CREATE INDEX IF NOT EXISTS idx_memories_relationship
+    ON memories (agent_id, about, id) WHERE kind = 'relationship';",
+    ),
 ];
 
 /// The newest schema version (the number of migrations).

@@ -62,8 +62,9 @@ pub use rows::{
 };
 pub use store::BadStored;
 pub use stream::{
-    FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES, MAX_MEMORY_TEXT_CHARS,
-    MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, is_stopword, search_terms,
+    Candidates, DrawnMemory, FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES,
+    MAX_MEMORY_TEXT_CHARS, MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, is_stopword,
+    search_terms,
 };
 
 use ids::{Claim, Claimed, IdBlock, IdKind, Reserve};
@@ -711,21 +712,41 @@ impl Memory {
     /// its id (never handed out again, as task ids) and its write's sequence number. Errors:
     /// [`MemoryError::InvalidMemory`] naming what is wrong (nothing is queued then).
     pub fn remember(&self, agent_id: &str, memory: NewMemory) -> Result<(i64, u64), MemoryError> {
+        let (ids, seq) = self.remember_all(agent_id, vec![memory])?;
+        Ok((ids[0], seq))
+    }
+    /// Queues several memories of `agent_id` in one write, all stored or none (a reflection's
+    /// insights); returns their ids, in order, and the write's sequence number. Checked as
+    /// [`Memory::remember`]; one bad memory queues nothing.
+    pub fn remember_all(
+        &self,
+        agent_id: &str,
+        memories: Vec<NewMemory>,
+    ) -> Result<(Vec<i64>, u64), MemoryError> {
         if agent_id.trim().is_empty() {
             return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
         }
-        let memory = memory.checked()?;
+        if memories.is_empty() {
+            return Err(MemoryError::InvalidMemory("no memory to store".into()));
+        }
+        let memories = memories
+            .into_iter()
+            .map(NewMemory::checked)
+            .collect::<Result<Vec<_>, _>>()?;
         let mut ids = self.inner.memory_ids.lock();
-        let id = ids.next(&self.inner)?;
-        let seq = self
-            .inner
-            .submit(writer::Op::Memory(Box::new(writer::MemoryLine {
-                id,
+        let created_at = crate::time::now_iso();
+        let mut lines = Vec::with_capacity(memories.len());
+        for memory in memories {
+            lines.push(writer::MemoryLine {
+                id: ids.next(&self.inner)?,
                 agent_id: agent_id.to_string(),
                 memory,
-                created_at: crate::time::now_iso(),
-            })));
-        Ok((id, seq))
+                created_at: created_at.clone(),
+            });
+        }
+        let ids: Vec<i64> = lines.iter().map(|l| l.id).collect();
+        let seq = self.inner.submit(writer::Op::Memories(lines));
+        Ok((ids, seq))
     }
     /// Queues forgetting memory `id` of `agent_id` (its row and its place in the keyword
     /// index; a memory of another agent, or one that does not exist, is left alone); returns the
@@ -776,25 +797,31 @@ impl Memory {
             .read(move |q| q.search_memories(&agent_id, &terms, limit))
     }
     /// What a recall chooses from, in one read: the best `matches` keyword matches of `query`
-    /// ([`Memory::search_memories`]) and the newest `newest` memories of `agent_id`. With
-    /// `committed_only` it reads what is committed without waiting for the writes queued before
-    /// it (a decision's recall, as [`Memory::recent_conversation_committed`]: a memory formed a
-    /// moment ago is not worth parking a thread on the writer for), and finds what the search
-    /// index holds (SQLite indexes new memories in bulk: within a moment when the writer is
-    /// idle, every 512 under load); without, it waits for them and their indexing.
+    /// ([`Memory::search_memories`]), the newest `newest` memories of `agent_id`, and what it
+    /// thinks of each of `people` ([`Memory::current_relationship`]). With `committed_only` it
+    /// reads what is committed without waiting for the writes queued before (a decision's
+    /// recall must not wait behind the writer); else it sees them.
     pub fn recall_candidates(
         &self,
         agent_id: &str,
         query: &str,
-        matches: usize,
-        newest: usize,
+        sizes: (usize, usize),
+        people: &[String],
         committed_only: bool,
-    ) -> Result<(Vec<FoundMemory>, Vec<StoredMemory>), MemoryError> {
-        let (agent_id, terms) = (agent_id.to_string(), search_terms(query));
+    ) -> Result<Candidates, MemoryError> {
+        let (agent_id, terms, people) =
+            (agent_id.to_string(), search_terms(query), people.to_vec());
+        let (matches, newest) = sizes;
         let read = move |q: &mut dyn Queries| {
-            let found = q.search_memories(&agent_id, &terms, matches)?;
-            let newest = q.memories_before(&agent_id, i64::MAX, newest)?.rows;
-            Ok((found, newest))
+            let mut relationships = Vec::new();
+            for person in &people {
+                relationships.extend(q.current_relationship(&agent_id, person)?);
+            }
+            Ok(Candidates {
+                found: q.search_memories(&agent_id, &terms, matches)?,
+                newest: q.memories_before(&agent_id, i64::MAX, newest)?.rows,
+                relationships,
+            })
         };
         if committed_only {
             self.inner.store.read(read)
@@ -802,6 +829,17 @@ impl Memory {
             self.inner.submit(writer::Op::IndexMemories);
             self.inner.read(read)
         }
+    }
+    /// What `agent_id` thinks of `about` now: its newest relationship memory about them that
+    /// no other supersedes (waits for the writes queued before).
+    pub fn current_relationship(
+        &self,
+        agent_id: &str,
+        about: &str,
+    ) -> Result<Option<StoredMemory>, MemoryError> {
+        let (agent_id, about) = (agent_id.to_string(), about.to_string());
+        self.inner
+            .read(move |q| q.current_relationship(&agent_id, &about))
     }
     /// Queues a traced model call (`brain_calls`).
     pub fn record_brain_call(&self, call: BrainCall) -> u64 {

@@ -529,6 +529,23 @@ impl<D: Database> Queries for Reader<D> {
         )
     }
 
+    fn current_relationship(
+        &mut self,
+        agent_id: &str,
+        about: &str,
+    ) -> Result<Option<StoredMemory>, MemoryError> {
+        self.0.row(
+            concat!(
+                "SELECT ",
+                memory_columns!(""),
+                " FROM memories WHERE agent_id = ?1 AND about = ?2 AND kind = 'relationship'",
+                " AND superseded_by IS NULL ORDER BY id DESC LIMIT 1"
+            ),
+            &[Param::Text(agent_id), Param::Text(about)],
+            &mut memory_row,
+        )
+    }
+
     fn latest_memory_time(&mut self) -> Result<Option<f64>, MemoryError> {
         let latest = self.0.row(
             "SELECT MAX(game_time), MAX(accessed_at) FROM memories",

@@ -302,32 +302,35 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             "DELETE FROM agent_inbox WHERE id = ?1",
             vec![Int(*id)],
         )],
-        Op::Memory(line) => {
-            let memory = &line.memory;
-            let mut statements = vec![Statement {
-                sql: "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
+        Op::Memories(lines) => lines
+            .iter()
+            .flat_map(|line| {
+                let memory = &line.memory;
+                let insert = Statement {
+                    sql:
+                        "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
                           game_time, created_at)
                       VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params: vec![
-                    text(&line.agent_id),
-                    text(memory.kind.as_str()),
-                    text(&memory.text),
-                    Int(i64::from(memory.importance)),
-                    Param::MaybeText(memory.about.as_deref()),
-                    Param::Owned(sources_json(&memory.sources)),
-                    Real(memory.game_time),
-                    text(&line.created_at),
-                    Int(line.id),
-                ],
-            }];
-            statements.extend(memory.supersedes.iter().map(|old| {
-                statement(
-                    "UPDATE memories SET superseded_by = ?1 WHERE agent_id = ?2 AND id = ?3",
-                    vec![Int(line.id), text(&line.agent_id), Int(*old)],
-                )
-            }));
-            statements
-        }
+                    params: vec![
+                        text(&line.agent_id),
+                        text(memory.kind.as_str()),
+                        text(&memory.text),
+                        Int(i64::from(memory.importance)),
+                        Param::MaybeText(memory.about.as_deref()),
+                        Param::Owned(sources_json(&memory.sources)),
+                        Real(memory.game_time),
+                        text(&line.created_at),
+                        Int(line.id),
+                    ],
+                };
+                std::iter::once(insert).chain(memory.supersedes.iter().map(|old| {
+                    statement(
+                        "UPDATE memories SET superseded_by = ?1 WHERE agent_id = ?2 AND id = ?3",
+                        vec![Int(line.id), text(&line.agent_id), Int(*old)],
+                    )
+                }))
+            })
+            .collect(),
         // Each backend's sink indexes memories its own way (SQLite: `SqliteSink`).
         Op::IndexMemories => Vec::new(),
         Op::TouchMemories {

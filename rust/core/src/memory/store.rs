@@ -93,6 +93,13 @@ pub(crate) trait Queries {
         terms: &[String],
         limit: usize,
     ) -> Result<Vec<super::FoundMemory>, MemoryError>;
+    /// What `agent_id` thinks of `about` now: its newest relationship memory about them that no
+    /// other supersedes.
+    fn current_relationship(
+        &mut self,
+        agent_id: &str,
+        about: &str,
+    ) -> Result<Option<super::StoredMemory>, MemoryError>;
     /// The latest game time any memory was formed or recalled at (`None`: no memory yet).
     fn latest_memory_time(&mut self) -> Result<Option<f64>, MemoryError>;
     /// Whether the database answers.

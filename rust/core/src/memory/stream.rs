@@ -43,11 +43,14 @@ pub enum MemoryKind {
     Insight,
     /// A summary of older memories (compaction).
     Summary,
+    /// What it thinks of someone (`about`): drawn by a reflection, each new one superseding
+    /// the last, and recalled whenever that one speaks to it.
+    Relationship,
 }
 
 impl MemoryKind {
     /// Every kind, in declaration order.
-    pub const ALL: [MemoryKind; 9] = [
+    pub const ALL: [MemoryKind; 10] = [
         MemoryKind::Heard,
         MemoryKind::Said,
         MemoryKind::Did,
@@ -57,6 +60,7 @@ impl MemoryKind {
         MemoryKind::Event,
         MemoryKind::Insight,
         MemoryKind::Summary,
+        MemoryKind::Relationship,
     ];
 
     /// The stored and wire name (`heard`, `fact`, …).
@@ -71,7 +75,19 @@ impl MemoryKind {
             MemoryKind::Event => "event",
             MemoryKind::Insight => "insight",
             MemoryKind::Summary => "summary",
+            MemoryKind::Relationship => "relationship",
         }
+    }
+}
+
+impl MemoryKind {
+    /// Whether a reflection drew it (an insight, a relationship) or a compaction wrote it (a
+    /// summary): what the agent made of its memories, not something that happened to it.
+    pub const fn is_derived(self) -> bool {
+        matches!(
+            self,
+            MemoryKind::Insight | MemoryKind::Summary | MemoryKind::Relationship
+        )
     }
 }
 
@@ -224,6 +240,33 @@ pub struct FoundMemory {
     pub memory: StoredMemory,
     /// How well it matches the query.
     pub relevance: f64,
+}
+
+/// A memory an agent drew from others (an insight, a relationship), as its reflection reports
+/// it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DrawnMemory {
+    /// Its id.
+    pub memory_id: i64,
+    /// `insight` or `relationship`.
+    pub kind: MemoryKind,
+    /// What the agent concluded.
+    pub text: String,
+    /// Whom it is about (a relationship's person).
+    pub about: Option<String>,
+    /// The ids of the memories it comes from.
+    pub sources: Vec<i64>,
+}
+
+/// What a recall chooses from ([`super::Memory::recall_candidates`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Candidates {
+    /// The best keyword matches of the query, best first.
+    pub found: Vec<FoundMemory>,
+    /// The newest memories, oldest first.
+    pub newest: Vec<StoredMemory>,
+    /// What the agent thinks of the people asked about, one each at most.
+    pub relationships: Vec<StoredMemory>,
 }
 
 /// English words too common to say what a memory is about ("the", "where", "you"), and

@@ -166,6 +166,7 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("index", "idx_brain_calls_agent"),
     ("index", "idx_campaign_turns"),
     ("index", "idx_memories_agent"),
+    ("index", "idx_memories_relationship"),
     ("table", "agent_conversations"),
     ("table", "agent_inbox"),
     ("table", "agent_state_history"),
@@ -1215,7 +1216,7 @@ mod postgres_only {
     fn versions(db: &PostgresDb) -> Vec<i64> {
         pg_rows(
             url(db),
-            "SELECT version::TEXT FROM memory_schema ORDER BY version",
+            "SELECT version::TEXT AS v FROM memory_schema ORDER BY memory_schema.version",
         )
         .iter()
         .map(|row| row[0].parse().expect("a version number"))
@@ -1797,9 +1798,10 @@ fn the_search_index_catches_up_and_stays_consistent() {
     mem.flush().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let (found, _) = mem
-            .recall_candidates("agent_001", "lantern mill", 5, 5, true)
-            .unwrap();
+        let found = mem
+            .recall_candidates("agent_001", "lantern mill", (5, 5), &[], true)
+            .unwrap()
+            .found;
         if found.len() == 5 {
             break;
         }

@@ -84,8 +84,9 @@ pub(crate) enum Op {
     InboxDone {
         id: i64,
     },
-    /// A memory of an agent's stream (checked: [`super::NewMemory::checked`]).
-    Memory(Box<MemoryLine>),
+    /// Memories of an agent's stream (checked: [`super::NewMemory::checked`]), in one write: a
+    /// reflection's insights are stored together or not at all.
+    Memories(Vec<MemoryLine>),
     /// A memory forgotten (deleted, with its place in the keyword index).
     ForgetMemory {
         agent_id: String,

@@ -68,6 +68,25 @@ pub fn walked(to: &str, blocked: Option<&str>) -> String {
     }
 }
 
+/// Who a [`heard`] memory says spoke.
+pub fn speaker_of(text: &str) -> Option<&str> {
+    let (frame, _) = text.split_once(": \"")?;
+    frame.strip_suffix(" said to me")
+}
+
+/// What a [`failed`] or blocked [`walked`] memory says went wrong: what the agent tried
+/// (`walking` for a blocked walk) and why it did not work.
+pub fn setback(text: &str) -> Option<(String, String)> {
+    if let Some(rest) = text.strip_prefix("I tried to walk to ")
+        && let Some((_, why)) = rest.split_once(", but I was blocked: ")
+    {
+        return Some(("walking".to_string(), why.to_string()));
+    }
+    let rest = text.strip_prefix("I tried ")?;
+    let (what, why) = rest.split_once(", but it failed: ")?;
+    Some((what.to_string(), why.to_string()))
+}
+
 /// `text` cut to `max` characters, with an ellipsis when cut.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -97,7 +116,8 @@ fn quote(line: &str) -> String {
 
 /// How much a memory of `kind` with `text` matters, 1 to 10, without a model.
 ///
-/// The base per kind: a planted fact 6, an insight 7, a summary 5, a task 5, an event 4, what
+/// The base per kind: a planted fact 6, an insight 7, a relationship 6, a summary 5, a task 5,
+/// an event 4, what
 /// the agent did or perceived 3, a line it heard 3, a line it said 2. Then +2 when the text
 /// says where something is or gives a number ("under the mat", "at noon", "3 coins"), +2 for
 /// a warning, a promise, a secret or a loss ("danger", "promise", "secret", "lost", "stolen",
@@ -105,7 +125,7 @@ fn quote(line: &str) -> String {
 /// or fewer.
 pub fn importance(kind: MemoryKind, text: &str) -> u8 {
     let base: i32 = match kind {
-        MemoryKind::Fact => 6,
+        MemoryKind::Fact | MemoryKind::Relationship => 6,
         MemoryKind::Insight => 7,
         MemoryKind::Summary | MemoryKind::Task => 5,
         MemoryKind::Event => 4,

@@ -6,6 +6,8 @@
 //!
 //! - [`forming`]: what a moment becomes in memory (its text, its importance without a model);
 //! - [`recall`]: which memories a decision gets, scored by recency, importance and relevance;
+//! - [`reflection`]: the insights an agent draws from what it went through, and what it thinks
+//!   of the people in it;
 //! - [`Recollection`]: the recalled memories as a section of the decision's context, which
 //!   every brain renders (the model brains in their prompt, the scripted brain in its answers);
 //! - [`MemorySettings`]: how much to recall and how to weigh it, per runtime and per agent.
@@ -15,6 +17,7 @@
 
 pub mod forming;
 pub mod recall;
+pub mod reflection;
 mod section;
 mod settings;
 

@@ -14,7 +14,9 @@
 //! current one comes first while the old one can still be recalled, marked. The best are kept
 //! up to [`MemorySettings::recall_limit`] and within [`MemorySettings::recall_budget_tokens`];
 //! a memory of a line the decision already shows in its recent conversation is kept too (the
-//! scripted brain may answer from it) but costs nothing and is not shown twice.
+//! scripted brain may answer from it) but costs nothing and is not shown twice. What the agent
+//! thinks of the people whose lines it answers (their current relationship memory) is a
+//! candidate too, with full relevance: it comes up whenever they speak to it.
 
 use std::collections::HashMap;
 
@@ -63,6 +65,10 @@ pub struct Cue {
     /// Whether to wait for the memories queued before the recall to be stored (the game's
     /// `recall`), or to read what is stored now (a decision's).
     pub wait_for_writes: bool,
+    /// Who the decision is with (the ids of those whose lines it answers): what the agent
+    /// thinks of each ([`crate::memory::MemoryKind::Relationship`]) is recalled as fully
+    /// relevant.
+    pub people: Vec<String>,
 }
 
 /// What a decision recalls by, as text: the lines it answers, what it notices, how its walk
@@ -82,6 +88,24 @@ pub fn query_of(context: &BrainContext) -> String {
     parts.join("\n")
 }
 
+/// Most people one decision recalls what it thinks of.
+pub const MAX_PEOPLE: usize = 4;
+
+/// Who a decision is with: the senders of the lines it answers, each once, in order, at most
+/// [`MAX_PEOPLE`].
+pub fn people_of(context: &BrainContext) -> Vec<String> {
+    let mut people: Vec<String> = Vec::new();
+    for message in &context.incoming {
+        if people.len() == MAX_PEOPLE {
+            break;
+        }
+        if !message.sender.is_empty() && !people.contains(&message.sender) {
+            people.push(message.sender.clone());
+        }
+    }
+    people
+}
+
 /// Recalls `agent_id`'s memories for `cue`: reads the candidates, scores them, keeps the best.
 pub fn recall(
     memory: &Memory,
@@ -89,11 +113,15 @@ pub fn recall(
     cue: &Cue,
     settings: &MemorySettings,
 ) -> Result<Vec<Recalled>, MemoryError> {
-    let (found, newest) = memory.recall_candidates(
+    let crate::memory::Candidates {
+        found,
+        newest,
+        relationships,
+    } = memory.recall_candidates(
         agent_id,
         &cue.query,
-        CANDIDATES,
-        NEWEST,
+        (CANDIDATES, NEWEST),
+        &cue.people,
         !cue.wait_for_writes,
     )?;
     let best = found.iter().map(|f| f.relevance).fold(0.0_f64, f64::max);
@@ -105,6 +133,10 @@ pub fn recall(
             0.0
         };
         candidates.insert(f.memory.id, (f.memory, relevance));
+    }
+    // What it thinks of who it is talking with is about the conversation itself.
+    for m in relationships {
+        candidates.insert(m.id, (m, 1.0));
     }
     for m in newest {
         candidates.entry(m.id).or_insert((m, 0.0));
@@ -216,6 +248,7 @@ mod tests {
             now,
             in_view: Vec::new(),
             wait_for_writes: false,
+            people: Vec::new(),
         }
     }
 

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 pub const MAX_RECALL_LIMIT: usize = 50;
 /// Most prompt tokens recalled memories may take, whatever the settings say.
 pub const MAX_RECALL_BUDGET_TOKENS: usize = 4_000;
+/// The largest reflection threshold.
+pub const MAX_REFLECTION_THRESHOLD: u32 = 100_000;
 
 /// How an agent forms memories and recalls them for its decisions. Every field has a default,
 /// so `{}` is the default settings and `{"recall_limit": 3}` changes one thing. Unknown fields
@@ -31,6 +33,12 @@ pub struct MemorySettings {
     /// Seconds of game time over which a memory's recency halves, counted from when it was
     /// last recalled (default 3,600: an hour of game time).
     pub recency_half_life_seconds: f64,
+    /// The agent reflects (draws insights and sums up what it thinks of people: see
+    /// [`crate::mind::reflection`]) once the importance of the memories it formed since it
+    /// last did adds up to this (default 60: a conversation of a dozen or so lines); 0: never.
+    /// Counted from the agent's start.
+    #[schemars(range(max = 100000))]
+    pub reflection_threshold: u32,
 }
 
 /// The weights of a memory's score: `recency × w_recency + importance × w_importance +
@@ -54,6 +62,7 @@ impl Default for MemorySettings {
             recall_budget_tokens: 240,
             weights: RecallWeights::default(),
             recency_half_life_seconds: 3_600.0,
+            reflection_threshold: 60,
         }
     }
 }
@@ -81,6 +90,12 @@ impl MemorySettings {
             return Err(format!(
                 "memory.recall_budget_tokens must be at most {MAX_RECALL_BUDGET_TOKENS}, got {}",
                 self.recall_budget_tokens
+            ));
+        }
+        if self.reflection_threshold > MAX_REFLECTION_THRESHOLD {
+            return Err(format!(
+                "memory.reflection_threshold must be at most {MAX_REFLECTION_THRESHOLD}, got {}",
+                self.reflection_threshold
             ));
         }
         let half_life = self.recency_half_life_seconds;

@@ -843,6 +843,17 @@ fn every_bus_message() -> Vec<BusMessage> {
             importance: 5,
             game_time: 401.2,
         },
+        BusMessage::AgentReflected {
+            agent_id: "agent_001".into(),
+            memories: vec![crate::memory::DrawnMemory {
+                memory_id: 40,
+                kind: crate::memory::MemoryKind::Relationship,
+                text: "What I think of Ivy: we exchanged 4 lines lately.".into(),
+                about: Some("agent_002".into()),
+                sources: vec![12, 15, 18, 21],
+            }],
+            drawn_by: "rules".into(),
+        },
     ]
 }
 

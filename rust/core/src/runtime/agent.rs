@@ -126,6 +126,8 @@ pub(crate) struct AgentShared {
     pub stopped: tokio_util::sync::CancellationToken,
     /// How it forms and recalls memories.
     pub memory: crate::mind::MemorySettings,
+    /// The importance of the memories it formed since it last reflected (or started).
+    unreflected: std::sync::atomic::AtomicU32,
 }
 
 impl AgentShared {
@@ -169,7 +171,29 @@ impl AgentShared {
             journal: Journal::default(),
             stopped: tokio_util::sync::CancellationToken::new(),
             memory: config.memory.clone().unwrap_or_else(|| opts.memory.clone()),
+            unreflected: std::sync::atomic::AtomicU32::new(0),
         }
+    }
+
+    /// Counts a memory it formed toward its next reflection.
+    pub(crate) fn count_toward_reflection(&self, importance: u8) {
+        self.unreflected
+            .fetch_add(u32::from(importance), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether it is time to reflect (and starts counting again if so).
+    fn reflection_due(&self) -> bool {
+        let threshold = self.memory.reflection_threshold;
+        if !self.memory.enabled || threshold == 0 {
+            return false;
+        }
+        self.unreflected
+            .fetch_update(
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+                |n| (n >= threshold).then_some(0),
+            )
+            .is_ok()
     }
 
     /// The app it is attached to.
@@ -490,6 +514,90 @@ impl Agent {
                 Outcome::Idle(next) => idle_for = next,
                 Outcome::Stopped => return,
             }
+            if self.shared.reflection_due() {
+                Box::pin(self.reflect()).await;
+            }
+        }
+    }
+
+    /// Reflects ([`crate::mind::reflection`]): reads the memories formed since the last
+    /// reflection and who they are about, asks the brain (or the rules, for a brain without a
+    /// model or when its answer is unusable), keeps what may be stored and stores it in one
+    /// write. A failed read or an empty reflection stores nothing; a stop cancels it.
+    async fn reflect(&mut self) {
+        use crate::brain::reflection::Person;
+        use crate::mind::reflection;
+        let (inner, id) = (self.inner.clone(), self.shared.id.clone());
+        let read = tokio::task::spawn_blocking(move || {
+            let page = inner.memory.memories_page(&id, None, reflection::WINDOW)?;
+            let memories = reflection::since_last(&page.rows);
+            let mut people = Vec::new();
+            let mut before = std::collections::HashMap::new();
+            for person in reflection::people_in(&memories) {
+                let thought = inner.memory.current_relationship(&id, &person)?;
+                if let Some(t) = &thought {
+                    before.insert(person.clone(), t.id);
+                }
+                people.push(Person {
+                    name: reflection::name_in(&memories, &person)
+                        .unwrap_or_else(|| inner.display_name(&person)),
+                    thought: thought.map(|t| t.text),
+                    id: person,
+                });
+            }
+            Ok::<_, crate::memory::MemoryError>((memories, people, before))
+        })
+        .await;
+        let (memories, people, before) = match read {
+            Ok(Ok(read)) => read,
+            Ok(Err(e)) => {
+                tracing::warn!(agent = %self.shared.id, "reflecting: {e}");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(agent = %self.shared.id, "reflecting: {e}");
+                return;
+            }
+        };
+        if memories.is_empty() {
+            return;
+        }
+        let shared = &self.shared;
+        let request = reflection::request(
+            (&shared.id, &shared.name, &shared.role, &shared.prompt),
+            &memories,
+            people,
+        );
+        let drawn = tokio::select! {
+            _ = self.cancel.cancelled() => return,
+            drawn = self.brain.reflect(&request) => drawn,
+        };
+        if let Some(mut call) = self.brain.take_call_report() {
+            call.agent_id = self.shared.id.clone();
+            self.inner.memory.record_brain_call(call);
+        }
+        let (answer, drawn_by) = match drawn {
+            Ok(Some(answer)) => (answer, "model"),
+            Ok(None) => (reflection::by_rule(&request), "rules"),
+            Err(e) => {
+                tracing::warn!(
+                    agent = %self.shared.id,
+                    "the brain's reflection is unusable, drawn by rule instead: {e}"
+                );
+                (reflection::by_rule(&request), "rules")
+            }
+        };
+        let answer = reflection::checked(answer, &request);
+        let now = self.inner.game_time();
+        let drawn = reflection::to_memories(answer, now, &before);
+        if drawn.is_empty() {
+            return;
+        }
+        if let Err(e) = self
+            .inner
+            .store_reflection(&self.shared.id, drawn, drawn_by)
+        {
+            tracing::warn!(agent = %self.shared.id, "a reflection was not stored: {e}");
         }
     }
 
@@ -709,6 +817,7 @@ impl Agent {
             if read_memory {
                 let id = context.agent_id.clone();
                 let query = recall::query_of(&context);
+                let people = recall::people_of(&context);
                 let read = tokio::task::spawn_blocking(move || {
                     let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
                     // Nothing to recall into (memory off, or a recall limit of 0): no read.
@@ -719,6 +828,7 @@ impl Agent {
                         query,
                         now,
                         wait_for_writes: false,
+                        people,
                         in_view: rows
                             .iter()
                             .map(|r| (r.sender.clone(), r.content.clone()))

@@ -122,6 +122,7 @@ impl Runtime {
             now: self.game_time(),
             in_view: Vec::new(),
             wait_for_writes: true,
+            people: Vec::new(),
         };
         Ok(recall::recall(
             &self.inner.memory,
@@ -207,25 +208,62 @@ impl Inner {
         }
     }
 
-    /// Stores a memory and publishes `agent_remembered`; returns its id.
+    /// Stores a memory and publishes `agent_remembered`; returns its id. A memory of something
+    /// that happened counts toward the agent's next reflection.
     fn store_memory(&self, agent_id: &str, memory: NewMemory) -> Result<i64, MemoryError> {
         let memory = memory.checked()?;
-        let (kind, text, importance, game_time) = (
-            memory.kind,
-            memory.text.clone(),
-            memory.importance,
-            memory.game_time,
-        );
-        let (memory_id, _) = self.memory.remember(agent_id, memory)?;
-        self.bus.publish(BusMessage::AgentRemembered {
+        let (kind, importance) = (memory.kind, memory.importance);
+        let (ids, _) = self.memory.remember_all(agent_id, vec![memory.clone()])?;
+        self.remembered(agent_id, &ids, &[memory]);
+        if !kind.is_derived()
+            && let Some(entry) = self.agents.read().get(agent_id)
+        {
+            entry.shared.count_toward_reflection(importance);
+        }
+        Ok(ids[0])
+    }
+
+    /// Stores what a reflection drew, in one write, and publishes each memory
+    /// (`agent_remembered`) and the reflection (`agent_reflected`, drawn by `drawn_by`).
+    pub(crate) fn store_reflection(
+        &self,
+        agent_id: &str,
+        drawn: Vec<NewMemory>,
+        drawn_by: &str,
+    ) -> Result<Vec<i64>, MemoryError> {
+        let (ids, _) = self.memory.remember_all(agent_id, drawn.clone())?;
+        self.remembered(agent_id, &ids, &drawn);
+        let memories = ids
+            .iter()
+            .zip(drawn)
+            .map(|(id, m)| crate::memory::DrawnMemory {
+                memory_id: *id,
+                kind: m.kind,
+                text: m.text,
+                about: m.about,
+                sources: m.sources,
+            })
+            .collect();
+        self.bus.publish(BusMessage::AgentReflected {
             agent_id: agent_id.to_string(),
-            memory_id,
-            kind,
-            text,
-            importance,
-            game_time,
+            memories,
+            drawn_by: drawn_by.to_string(),
         });
-        Ok(memory_id)
+        Ok(ids)
+    }
+
+    /// Publishes `agent_remembered` for stored memories.
+    fn remembered(&self, agent_id: &str, ids: &[i64], memories: &[NewMemory]) {
+        for (memory_id, m) in ids.iter().zip(memories) {
+            self.bus.publish(BusMessage::AgentRemembered {
+                agent_id: agent_id.to_string(),
+                memory_id: *memory_id,
+                kind: m.kind,
+                text: m.text.clone(),
+                importance: m.importance,
+                game_time: m.game_time,
+            });
+        }
     }
 
     /// [`Inner::form`] for a running agent known by its id (nothing if it does not run).

@@ -15,6 +15,7 @@
 //! one of the runtime ([`super::gate`]). Every call is reported for the `brain_calls` trace.
 
 pub mod prompt;
+pub mod reflect;
 pub mod reply;
 
 use std::sync::OnceLock;
@@ -24,7 +25,10 @@ use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff}
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use agents_llm::{ModelReply, ModelRequest};
+
 use super::keys::ApiKeys;
+use super::reflection::{ReflectFuture, ReflectionRequest};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::memory::BrainCall;
 use prompt::RequestOptions;
@@ -286,6 +290,71 @@ pub struct ModelBrain {
     last_call: Option<BrainCall>,
 }
 
+impl ModelBrain {
+    /// One model call with the gate's budgets and permit, retries with backoff, the trace
+    /// record ([`Brain::take_call_report`]) and the tokens spent; text streams to the game's
+    /// events when the request streams.
+    async fn call(&mut self, request: &ModelRequest) -> Result<ModelReply, BrainError> {
+        if let Some(why) = self.gate.refusal() {
+            return Err(BrainError::BudgetExhausted(why));
+        }
+        let client = client()?;
+        let started_at = crate::time::now_iso();
+        let start = Instant::now();
+        let mut retries = 0;
+        let result = loop {
+            let attempt = {
+                // One permit per HTTP request (not while waiting to retry).
+                let _permit = self
+                    .gate
+                    .permit(&self.endpoint_key)
+                    .await
+                    .map_err(|e| BrainError::Backend(e.to_string()))?;
+                let events = &self.events;
+                client
+                    .complete(&self.endpoint, request, &mut |event| events.report(&event))
+                    .await
+            };
+            match attempt {
+                Err(e)
+                    if e.retryable()
+                        && retries < self.max_retries
+                        && e.retry_after().is_none_or(|w| w <= MAX_RETRY_WAIT) =>
+                {
+                    retries += 1;
+                    let jitter = self.rng.random_range(0.0..=1.0);
+                    let wait = backoff(retries, e.retry_after(), jitter);
+                    tracing::debug!(provider = self.provider, retries, ?wait, "retrying: {e}");
+                    tokio::time::sleep(wait).await;
+                }
+                other => break other,
+            }
+        };
+        let call = super::call_report(
+            self.provider,
+            Some(self.options.model.clone()),
+            started_at,
+            start,
+            result
+                .as_ref()
+                .map(|reply| reply.usage)
+                .map_err(|e| e.code().as_str().to_string()),
+        );
+        self.gate.spend(call.input_tokens + call.output_tokens);
+        self.last_call = Some(BrainCall {
+            prompt: self
+                .trace_prompts
+                .then(|| serde_json::to_string(request).unwrap_or_default()),
+            reply: match (&result, self.trace_prompts) {
+                (Ok(reply), true) => Some(serde_json::to_string(reply).unwrap_or_default()),
+                _ => None,
+            },
+            ..call
+        });
+        result.map_err(BrainError::Call)
+    }
+}
+
 impl Brain for ModelBrain {
     fn name(&self) -> &str {
         self.provider
@@ -293,72 +362,24 @@ impl Brain for ModelBrain {
 
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
         Box::pin(async move {
-            if let Some(why) = self.gate.refusal() {
-                return Err(BrainError::BudgetExhausted(why));
-            }
-            let client = client()?;
             let request = prompt::request(context, &self.options);
-            let started_at = crate::time::now_iso();
-            let start = Instant::now();
-            let mut retries = 0;
-            let result = loop {
-                let attempt = {
-                    // One permit per HTTP request (not while waiting to retry).
-                    let _permit = self
-                        .gate
-                        .permit(&self.endpoint_key)
-                        .await
-                        .map_err(|e| BrainError::Backend(e.to_string()))?;
-                    let events = &self.events;
-                    client
-                        .complete(&self.endpoint, &request, &mut |event| events.report(&event))
-                        .await
-                };
-                match attempt {
-                    Err(e)
-                        if e.retryable()
-                            && retries < self.max_retries
-                            && e.retry_after().is_none_or(|w| w <= MAX_RETRY_WAIT) =>
-                    {
-                        retries += 1;
-                        let jitter = self.rng.random_range(0.0..=1.0);
-                        let wait = backoff(retries, e.retry_after(), jitter);
-                        tracing::debug!(provider = self.provider, retries, ?wait, "retrying: {e}");
-                        tokio::time::sleep(wait).await;
-                    }
-                    other => break other,
-                }
-            };
-            let call = super::call_report(
-                self.provider,
-                Some(self.options.model.clone()),
-                started_at,
-                start,
-                result
-                    .as_ref()
-                    .map(|reply| reply.usage)
-                    .map_err(|e| e.code().as_str().to_string()),
-            );
-            self.gate.spend(call.input_tokens + call.output_tokens);
-            self.last_call = Some(BrainCall {
-                prompt: self
-                    .trace_prompts
-                    .then(|| serde_json::to_string(&request).unwrap_or_default()),
-                reply: match (&result, self.trace_prompts) {
-                    (Ok(reply), true) => Some(serde_json::to_string(reply).unwrap_or_default()),
-                    _ => None,
-                },
-                ..call
-            });
-            match result {
-                Ok(reply) => Ok(reply::to_contract(&reply)),
-                Err(e) => Err(BrainError::Call(e)),
-            }
+            let reply = self.call(&request).await?;
+            Ok(reply::to_contract(&reply))
         })
     }
 
     fn take_call_report(&mut self) -> Option<BrainCall> {
         self.last_call.take()
+    }
+
+    fn reflect<'a>(&'a mut self, request: &'a ReflectionRequest) -> ReflectFuture<'a> {
+        Box::pin(async move {
+            let model_request = reflect::request(request, &self.options);
+            let reply = self.call(&model_request).await?;
+            reflect::answer(&reply)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
+        })
     }
 }
 

@@ -70,8 +70,11 @@ impl Sink for SqliteSink {
     fn commit(&mut self, batch: &[Queued]) -> Result<(), String> {
         let stored = batch
             .iter()
-            .filter(|q| matches!(q.op, Op::Memory(_)))
-            .count();
+            .map(|q| match &q.op {
+                Op::Memories(lines) => lines.len(),
+                _ => 0,
+            })
+            .sum::<usize>();
         let asked = batch.iter().any(|q| matches!(q.op, Op::IndexMemories));
         let index_now = asked || self.waiting + stored >= INDEX_EVERY;
         let done = commit(&mut self.conn, batch, index_now.then_some(self.indexed_to))
