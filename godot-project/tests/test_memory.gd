@@ -65,6 +65,37 @@ func test_told_something_the_baker_answers_from_memory_after_small_talk() -> voi
 	assert_has_keys(told[0], ["memory", "score", "recency", "importance", "in_view"])
 
 
+func test_an_agent_reflects_and_both_signals_report_it() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "reflect"))
+	var baker := _baker()
+	var memory := AgentMemory.new()
+	memory.reflection_threshold = 12
+	var agent := baker.get_node("AgentNode") as AgentNode
+	agent.config.memory = memory
+	rt.add_child(baker)
+	add_to_tree(rt)
+	assert_true(await wait_until(func(): return agent.is_spawned(), 5.0), "spawned")
+	var reflected := []
+	agent.reflected.connect(func(memories, drawn_by): reflected.append([memories, drawn_by]))
+	var runtime_reflected := []
+	rt.agent_reflected.connect(func(id, memories, drawn_by): runtime_reflected.append(id))
+	for line in ["The lanterns are in the mill.", "Bring the lanterns at dusk.", "The lanterns need candles."]:
+		await agent.ask(line)
+	assert_true(await wait_until(func(): return reflected.size() >= 1, 5.0), "reflected")
+	var drawn: Array = reflected[0][0]
+	assert_eq(reflected[0][1], "rules")
+	assert_eq(runtime_reflected[0], agent.get_agent_id())
+	assert_has_keys(drawn[0], ["memory_id", "kind", "text", "about", "sources"])
+	var thoughts := drawn.filter(func(m): return m.kind == AgentConstants.MEMORY_RELATIONSHIP)
+	assert_eq(thoughts.size(), 1, str(drawn))
+	assert_eq(thoughts[0].about, "player_0")
+	assert_contains(thoughts[0].text, "lanterns")
+	assert_true(thoughts[0].sources.size() >= 2, str(thoughts[0]))
+	# Stored like any memory.
+	var stream: Array = rt.get_memories(agent.get_agent_id(), 50)
+	assert_true(stream.any(func(m): return m.id == thoughts[0].memory_id), "stored")
+
+
 func test_memories_are_planted_recalled_paged_and_forgotten() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "plant"))
 	var memory := AgentMemory.new()
