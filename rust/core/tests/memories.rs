@@ -369,3 +369,79 @@ async fn a_scripted_agent_reflects_by_rule_and_recalls_what_it_thinks_of_whoever
     assert_eq!(old.superseded_by, Some(newer.memory_id));
     rt.shutdown(Duration::from_secs(5));
 }
+
+#[tokio::test(start_paused = true)]
+async fn over_its_cap_an_agent_sums_up_its_oldest_least_important_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mira = rt
+        .spawn(AgentConfig {
+            memory: Some(MemorySettings {
+                max_memories: 200,
+                ..Default::default()
+            }),
+            ..baker()
+        })
+        .unwrap();
+    let key = rt
+        .remember(
+            &mira,
+            Remember {
+                importance: Some(9),
+                ..Remember::fact("The cellar key is under the mat.")
+            },
+        )
+        .unwrap();
+    for n in 0..400 {
+        rt.remember(
+            &mira,
+            Remember {
+                importance: Some(2),
+                ..Remember::fact(format!("Bread batch {n} came out fine."))
+            },
+        )
+        .unwrap();
+    }
+    // Counted between decisions: after the next one, it is back under its cap.
+    ask(&rt, &mut sub, &mira, "Good morning!").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let count = || rt.memory().memory_count(&mira).unwrap();
+    while count() > 200 {
+        assert!(Instant::now() < deadline, "still {} memories", count());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let stream = rt.memories_page(&mira, None, 500).unwrap().rows;
+    assert!(stream.len() <= 183, "{}", stream.len());
+    let summaries: Vec<_> = stream
+        .iter()
+        .filter(|m| m.kind == MemoryKind::Summary)
+        .collect();
+    assert!(!summaries.is_empty());
+    for s in &summaries {
+        assert!(s.text.starts_with("Earlier ("), "{}", s.text);
+        assert!(!s.sources.is_empty() && s.sources.len() <= 64);
+        // What it sums up is gone from the stream.
+        assert!(
+            s.sources
+                .iter()
+                .all(|id| stream.iter().all(|m| m.id != *id))
+        );
+    }
+    // The important fact stays; the oldest batches went first, the newest are kept.
+    assert!(stream.iter().any(|m| m.id == key));
+    assert!(
+        stream
+            .iter()
+            .any(|m| m.text == "Bread batch 399 came out fine.")
+    );
+    assert!(
+        !stream
+            .iter()
+            .any(|m| m.text == "Bread batch 0 came out fine.")
+    );
+    // And it still answers from memory.
+    let answer = ask(&rt, &mut sub, &mira, "Where is the cellar key?").await;
+    assert!(answer.contains("under the mat"), "{answer}");
+    rt.shutdown(Duration::from_secs(5));
+}

@@ -7,6 +7,12 @@
 //! On SQLite (a file) and, with the `postgres` feature, on PostgreSQL (a fresh database on the
 //! test process's server: the child opens its URL).
 //!
+//! The child also forms memories as an agent does: facts, a reflection now and then (two
+//! insights and a relationship superseding the last, in one write) and a compaction (a summary
+//! written and what it sums up deleted, in one write). After the kills each is whole or absent:
+//! two insights per relationship, one current relationship, and every fact either stored or in
+//! a summary — never both, never neither.
+//!
 //! The child is this same test binary, re-executed with `AGENTS_KILL_CHILD_DB=<path or URL>`
 //! (and `AGENTS_KILL_CHILD_AGENT=<agent id>`) and only the child test selected; without that
 //! variable the child test does nothing.
@@ -19,7 +25,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use agents_core::memory::{Memory, NewConversation};
+use agents_core::memory::{Memory, MemoryKind, NewConversation, NewMemory, StoredMemory};
 use agents_core::runtime::AgentState;
 
 /// Set (to the database path or URL) in the child process only.
@@ -83,6 +89,8 @@ fn kill_child_writes_until_killed() {
     }
 
     let mut open_task = None;
+    let mut facts = 0;
+    let mut thought: Option<i64> = None;
     for n in 0..MAX_ROWS {
         let seq = mem.record_conversation(NewConversation {
             agent_id: agent.clone(),
@@ -102,6 +110,43 @@ fn kill_child_writes_until_killed() {
                 .assign_task(&agent, &format!("task {n}"))
                 .expect("assign a task");
             open_task = Some(task.id);
+            for _ in 0..5 {
+                let fact = NewMemory {
+                    importance: 2,
+                    ..NewMemory::new(MemoryKind::Fact, format!("fact {facts}."))
+                };
+                mem.remember(&agent, fact).expect("a fact");
+                facts += 1;
+            }
+        }
+        if n % 500 == 250 {
+            let drawn = |kind, text: String| NewMemory {
+                sources: vec![1],
+                ..NewMemory::new(kind, text)
+            };
+            let (ids, _) = mem
+                .remember_all(
+                    &agent,
+                    vec![
+                        drawn(MemoryKind::Insight, format!("insight a {n}")),
+                        drawn(MemoryKind::Insight, format!("insight b {n}")),
+                        NewMemory {
+                            about: Some("player".into()),
+                            supersedes: thought.into_iter().collect(),
+                            ..drawn(MemoryKind::Relationship, format!("thought {n}"))
+                        },
+                    ],
+                )
+                .expect("a reflection");
+            thought = Some(ids[2]);
+        }
+        if n % 1000 == 999 {
+            let oldest = mem.compactable(&agent, 4, 64).expect("compactable");
+            if !oldest.is_empty() {
+                let summary = agents_core::mind::compaction::summary(&oldest);
+                let ids = summary.sources.clone();
+                mem.compact(&agent, summary, ids).expect("a compaction");
+            }
         }
     }
     loop {
@@ -217,8 +262,94 @@ fn reopen_after_the_kills(db: &OsStr, max_task_id: i64) {
     for round in 0..ROUNDS {
         let lines = mem.recent_conversation(&agent_of(round), 1).unwrap();
         assert_eq!(lines.len(), 1, "{} has rows", agent_of(round));
+        check_memories(&agent_of(round), &stream(&mem, &agent_of(round)));
     }
     mem.close().unwrap();
+}
+
+/// Every memory of `agent`, oldest first.
+fn stream(mem: &Memory, agent: &str) -> Vec<StoredMemory> {
+    let mut all = Vec::new();
+    let mut before = None;
+    loop {
+        let page = mem.memories_page(agent, before, 500).unwrap();
+        let mut rows = page.rows;
+        rows.extend(all);
+        all = rows;
+        match page.next {
+            Some(next) => before = Some(next),
+            None => return all,
+        }
+    }
+}
+
+/// Reflections and compactions are whole after the kills (see the module's documentation).
+fn check_memories(agent: &str, stream: &[StoredMemory]) {
+    let of = |kind| stream.iter().filter(move |m| m.kind == kind);
+    let (insights, thoughts) = (
+        of(MemoryKind::Insight).count(),
+        of(MemoryKind::Relationship).count(),
+    );
+    assert!(
+        thoughts > 0,
+        "{agent}: the child reflected before it was killed"
+    );
+    assert_eq!(insights, 2 * thoughts, "{agent}: every reflection is whole");
+    let current: Vec<_> = of(MemoryKind::Relationship)
+        .filter(|t| t.superseded_by.is_none())
+        .collect();
+    assert_eq!(
+        current.len(),
+        1,
+        "{agent}: one current thought: {current:?}"
+    );
+    for t in of(MemoryKind::Relationship) {
+        if let Some(by) = t.superseded_by {
+            assert!(stream.iter().any(|m| m.id == by), "{agent}: {by} exists");
+        }
+    }
+    let summaries: Vec<&StoredMemory> = of(MemoryKind::Summary).collect();
+    assert!(
+        !summaries.is_empty(),
+        "{agent}: the child compacted before it was killed"
+    );
+    let facts: Vec<&StoredMemory> = of(MemoryKind::Fact).collect();
+    let last = facts
+        .iter()
+        .filter_map(|f| {
+            f.text
+                .strip_prefix("fact ")?
+                .trim_end_matches('.')
+                .parse()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0usize);
+    for k in 0..=last {
+        let text = format!("fact {k}.");
+        let stored = facts.iter().any(|f| f.text == text);
+        let summed = summaries
+            .iter()
+            .filter(|s| s.text.contains(&format!(" {text}")))
+            .count();
+        assert!(
+            usize::from(stored) + summed == 1,
+            "{agent}: {text} is stored ({stored}) or summed up ({summed} times), exactly once"
+        );
+    }
+    for s in &summaries {
+        assert!(
+            s.sources
+                .iter()
+                .all(|id| stream.iter().all(|m| m.id != *id))
+        );
+    }
+    eprintln!(
+        "{agent}: {} reflections, {} summaries, {} facts stored after the kill",
+        thoughts,
+        summaries.len(),
+        facts.len()
+    );
 }
 
 /// The parent on SQLite: runs and kills the children, checks the file after each.

@@ -74,6 +74,14 @@ pub struct AgentMemory {
     #[export(range = (0.0, 1000.0, 1.0, or_greater))]
     #[init(val = 60)]
     reflection_threshold: i64,
+    /// Most memories an agent keeps (0: no cap; else 200 to 1,000,000). Over it, its oldest
+    /// memories of what happened to it are summed up — each summary keeps their most
+    /// important lines and cites their ids — and deleted, the least important first, so a long
+    /// game does not grow without bound.
+    #[export_group(name = "Forgetting")]
+    #[export(range = (0.0, 100000.0, 100.0, or_greater))]
+    #[init(val = 5000)]
+    max_memories: i64,
 }
 
 #[godot_api]
@@ -94,6 +102,7 @@ impl AgentMemory {
             },
             recency_half_life_seconds: self.recency_half_life_seconds,
             reflection_threshold: u32::try_from(self.reflection_threshold).unwrap_or(u32::MAX),
+            max_memories: count(self.max_memories),
         }
     }
 }

@@ -830,6 +830,51 @@ impl Memory {
             self.inner.read(read)
         }
     }
+    /// How many memories `agent_id` has (waits for the writes queued before).
+    pub fn memory_count(&self, agent_id: &str) -> Result<u64, MemoryError> {
+        let agent_id = agent_id.to_string();
+        self.inner.read(move |q| q.memory_count(&agent_id))
+    }
+    /// The oldest `limit` memories of `agent_id` that happened to it (not insights,
+    /// relationships or summaries) with an importance of at most `max_importance`, oldest
+    /// first: what a compaction may sum up (waits for the writes queued before).
+    pub fn compactable(
+        &self,
+        agent_id: &str,
+        max_importance: u8,
+        limit: usize,
+    ) -> Result<Vec<StoredMemory>, MemoryError> {
+        let agent_id = agent_id.to_string();
+        self.inner
+            .read(move |q| q.oldest_memories(&agent_id, max_importance, limit))
+    }
+    /// Queues a compaction of `agent_id`'s memories: `summary` stored and the memories
+    /// `summarised` (its sources) deleted, in one write — after a crash either both happened
+    /// or neither. Returns the summary's id and the write's sequence number. Checked as
+    /// [`Memory::remember`].
+    pub fn compact(
+        &self,
+        agent_id: &str,
+        summary: NewMemory,
+        summarised: Vec<i64>,
+    ) -> Result<(i64, u64), MemoryError> {
+        if agent_id.trim().is_empty() {
+            return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
+        }
+        let summary = summary.checked()?;
+        let mut ids = self.inner.memory_ids.lock();
+        let id = ids.next(&self.inner)?;
+        let seq = self.inner.submit(writer::Op::Compact {
+            summary: writer::MemoryLine {
+                id,
+                agent_id: agent_id.to_string(),
+                memory: summary,
+                created_at: crate::time::now_iso(),
+            },
+            summarised,
+        });
+        Ok((id, seq))
+    }
     /// What `agent_id` thinks of `about` now: its newest relationship memory about them that
     /// no other supersedes (waits for the writes queued before).
     pub fn current_relationship(

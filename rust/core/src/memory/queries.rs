@@ -529,6 +529,39 @@ impl<D: Database> Queries for Reader<D> {
         )
     }
 
+    fn memory_count(&mut self, agent_id: &str) -> Result<u64, MemoryError> {
+        Ok(self
+            .0
+            .row(
+                "SELECT COUNT(*) FROM memories WHERE agent_id = ?1",
+                &[Param::Text(agent_id)],
+                &mut |row| count(row, 0),
+            )?
+            .unwrap_or(0))
+    }
+
+    fn oldest_memories(
+        &mut self,
+        agent_id: &str,
+        max_importance: u8,
+        limit: usize,
+    ) -> Result<Vec<StoredMemory>, MemoryError> {
+        self.0.rows(
+            concat!(
+                "SELECT ",
+                memory_columns!(""),
+                " FROM memories WHERE agent_id = ?1 AND importance <= ?2",
+                " AND kind NOT IN ('insight', 'relationship', 'summary') ORDER BY id LIMIT ?3"
+            ),
+            &[
+                Param::Text(agent_id),
+                Param::Int(i64::from(max_importance)),
+                Param::Int(limit_of(limit)),
+            ],
+            &mut memory_row,
+        )
+    }
+
     fn current_relationship(
         &mut self,
         agent_id: &str,

@@ -302,34 +302,17 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             "DELETE FROM agent_inbox WHERE id = ?1",
             vec![Int(*id)],
         )],
-        Op::Memories(lines) => lines
-            .iter()
-            .flat_map(|line| {
-                let memory = &line.memory;
-                let insert = Statement {
-                    sql:
-                        "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
-                          game_time, created_at)
-                      VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params: vec![
-                        text(&line.agent_id),
-                        text(memory.kind.as_str()),
-                        text(&memory.text),
-                        Int(i64::from(memory.importance)),
-                        Param::MaybeText(memory.about.as_deref()),
-                        Param::Owned(sources_json(&memory.sources)),
-                        Real(memory.game_time),
-                        text(&line.created_at),
-                        Int(line.id),
-                    ],
-                };
-                std::iter::once(insert).chain(memory.supersedes.iter().map(|old| {
-                    statement(
-                        "UPDATE memories SET superseded_by = ?1 WHERE agent_id = ?2 AND id = ?3",
-                        vec![Int(line.id), text(&line.agent_id), Int(*old)],
-                    )
-                }))
-            })
+        Op::Memories(lines) => lines.iter().flat_map(memory_statements).collect(),
+        Op::Compact {
+            summary,
+            summarised,
+        } => memory_statements(summary)
+            .chain(summarised.iter().map(|id| {
+                statement(
+                    "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
+                    vec![Int(*id), text(&summary.agent_id)],
+                )
+            }))
             .collect(),
         // Each backend's sink indexes memories its own way (SQLite: `SqliteSink`).
         Op::IndexMemories => Vec::new(),
@@ -351,6 +334,34 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             vec![Int(*id), text(agent_id)],
         )],
     }
+}
+
+/// A memory's row, and the rows it supersedes marked.
+fn memory_statements(line: &super::writer::MemoryLine) -> impl Iterator<Item = Statement<'_>> {
+    use Param::{Int, Real};
+    let memory = &line.memory;
+    let insert = Statement {
+        sql: "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
+                  game_time, created_at)
+              VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params: vec![
+            text(&line.agent_id),
+            text(memory.kind.as_str()),
+            text(&memory.text),
+            Int(i64::from(memory.importance)),
+            Param::MaybeText(memory.about.as_deref()),
+            Param::Owned(sources_json(&memory.sources)),
+            Real(memory.game_time),
+            text(&line.created_at),
+            Int(line.id),
+        ],
+    };
+    std::iter::once(insert).chain(memory.supersedes.iter().map(|old| {
+        statement(
+            "UPDATE memories SET superseded_by = ?1 WHERE agent_id = ?2 AND id = ?3",
+            vec![Int(line.id), text(&line.agent_id), Int(*old)],
+        )
+    }))
 }
 
 /// A memory's sources as stored: a JSON array of ids (`[]` for none).

@@ -93,6 +93,17 @@ pub(crate) trait Queries {
         terms: &[String],
         limit: usize,
     ) -> Result<Vec<super::FoundMemory>, MemoryError>;
+    /// How many memories `agent_id` has.
+    fn memory_count(&mut self, agent_id: &str) -> Result<u64, MemoryError>;
+    /// The oldest `limit` memories of `agent_id` that happened to it (not insights,
+    /// relationships or summaries) with an importance of at most `max_importance`, oldest
+    /// first.
+    fn oldest_memories(
+        &mut self,
+        agent_id: &str,
+        max_importance: u8,
+        limit: usize,
+    ) -> Result<Vec<super::StoredMemory>, MemoryError>;
     /// What `agent_id` thinks of `about` now: its newest relationship memory about them that no
     /// other supersedes.
     fn current_relationship(

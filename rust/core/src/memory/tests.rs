@@ -128,6 +128,7 @@ on_both_backends!(
     committed_waits_for_the_batch_without_blocking_a_thread,
     memories_are_stored_paged_and_found_by_their_words,
     a_newer_memory_supersedes_an_older_one_and_recalls_are_kept,
+    a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up,
 );
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
@@ -1749,6 +1750,96 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
     assert!(found.iter().any(|f| f.memory.superseded_by == Some(3)));
     // The game clock resumes at the latest time a memory was formed or recalled.
     assert_eq!(mem.latest_memory_time().unwrap(), Some(50.0));
+}
+
+fn a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    for n in 0..6 {
+        let importance = if n == 4 { 8 } else { 2 };
+        mem.remember(
+            "agent_001",
+            fact(
+                &format!("The mill wheel turned {n} times."),
+                importance,
+                n as f64,
+            ),
+        )
+        .unwrap();
+    }
+    mem.remember("agent_002", fact("Not mine.", 1, 0.0))
+        .unwrap();
+    // A reflection: all of it in one write, a bad one stores nothing.
+    let thought = |text: &str, about: &str, supersedes: Vec<i64>| NewMemory {
+        about: Some(about.into()),
+        sources: vec![1, 2],
+        supersedes,
+        ..NewMemory::new(MemoryKind::Relationship, text)
+    };
+    let (ids, _) = mem
+        .remember_all(
+            "agent_001",
+            vec![
+                NewMemory {
+                    sources: vec![1, 2, 3],
+                    ..NewMemory::new(MemoryKind::Insight, "The mill keeps turning.")
+                },
+                thought("Ivy is kind.", "agent_002", vec![]),
+            ],
+        )
+        .unwrap();
+    assert_eq!(ids, vec![8, 9]);
+    assert!(matches!(
+        mem.remember_all(
+            "agent_001",
+            vec![thought("Fine.", "agent_002", vec![]), fact("", 1, 0.0)]
+        ),
+        Err(MemoryError::InvalidMemory(_))
+    ));
+    assert_eq!(mem.memory_count("agent_001").unwrap(), 8);
+    let (newer, _) = mem
+        .remember_all(
+            "agent_001",
+            vec![thought("Ivy is very kind.", "agent_002", vec![9])],
+        )
+        .unwrap();
+    let now = mem
+        .current_relationship("agent_001", "agent_002")
+        .unwrap()
+        .unwrap();
+    assert_eq!((now.id, now.text.as_str()), (newer[0], "Ivy is very kind."));
+    assert_eq!(
+        mem.current_relationship("agent_001", "agent_003").unwrap(),
+        None
+    );
+
+    // What a compaction may sum up: what happened to it, the least important, oldest first.
+    let low: Vec<i64> = mem
+        .compactable("agent_001", 4, 10)
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(low, vec![1, 2, 3, 4, 6]);
+    let (summary, _) = mem
+        .compact(
+            "agent_001",
+            NewMemory {
+                sources: vec![1, 2, 3],
+                ..NewMemory::new(MemoryKind::Summary, "Earlier: the mill wheel turned.")
+            },
+            vec![1, 2, 3],
+        )
+        .unwrap();
+    let rows = mem.memories_page("agent_001", None, 50).unwrap().rows;
+    let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
+    assert_eq!(ids, vec![4, 5, 6, 8, 9, newer[0], summary]);
+    assert_eq!(mem.memory_count("agent_001").unwrap(), 7);
+    assert_eq!(mem.memory_count("agent_002").unwrap(), 1);
+    // The summary is found by its words; what it replaced is not found any more.
+    let found = mem.search_memories("agent_001", "wheel", 10).unwrap();
+    let found: Vec<i64> = found.iter().map(|f| f.memory.id).collect();
+    assert!(found.contains(&summary) && !found.contains(&1), "{found:?}");
 }
 
 /// SQLite indexes new memories in bulk (not a trigger per row): a search sees every memory

@@ -87,6 +87,12 @@ pub(crate) enum Op {
     /// Memories of an agent's stream (checked: [`super::NewMemory::checked`]), in one write: a
     /// reflection's insights are stored together or not at all.
     Memories(Vec<MemoryLine>),
+    /// Older memories summarised (compaction): the summary stored and the memories it sums up
+    /// deleted, in one write.
+    Compact {
+        summary: MemoryLine,
+        summarised: Vec<i64>,
+    },
     /// A memory forgotten (deleted, with its place in the keyword index).
     ForgetMemory {
         agent_id: String,

@@ -6,6 +6,7 @@
 //!
 //! - [`forming`]: what a moment becomes in memory (its text, its importance without a model);
 //! - [`recall`]: which memories a decision gets, scored by recency, importance and relevance;
+//! - [`compaction`]: an agent's stream kept under a cap, its oldest memories summed up;
 //! - [`reflection`]: the insights an agent draws from what it went through, and what it thinks
 //!   of the people in it;
 //! - [`Recollection`]: the recalled memories as a section of the decision's context, which
@@ -15,6 +16,7 @@
 //! The runtime forms memories as its agents hear, say, do and notice things, and recalls
 //! before each decision ([`crate::runtime`]).
 
+pub mod compaction;
 pub mod forming;
 pub mod recall;
 pub mod reflection;

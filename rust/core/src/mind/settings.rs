@@ -9,6 +9,10 @@ pub const MAX_RECALL_LIMIT: usize = 50;
 pub const MAX_RECALL_BUDGET_TOKENS: usize = 4_000;
 /// The largest reflection threshold.
 pub const MAX_REFLECTION_THRESHOLD: u32 = 100_000;
+/// The largest cap of an agent's memories.
+pub const MAX_MAX_MEMORIES: usize = 1_000_000;
+/// The smallest cap (other than 0, no cap): a compaction needs room for its summaries.
+pub const MIN_MAX_MEMORIES: usize = 200;
 
 /// How an agent forms memories and recalls them for its decisions. Every field has a default,
 /// so `{}` is the default settings and `{"recall_limit": 3}` changes one thing. Unknown fields
@@ -39,6 +43,11 @@ pub struct MemorySettings {
     /// Counted from the agent's start.
     #[schemars(range(max = 100000))]
     pub reflection_threshold: u32,
+    /// Most memories the agent keeps (default 5,000; 0: no cap). Over it, its oldest memories
+    /// of what happened to it are summed up and deleted, the least important first (see
+    /// [`crate::mind::compaction`]).
+    #[schemars(range(max = 1000000))]
+    pub max_memories: usize,
 }
 
 /// The weights of a memory's score: `recency × w_recency + importance × w_importance +
@@ -63,6 +72,7 @@ impl Default for MemorySettings {
             weights: RecallWeights::default(),
             recency_half_life_seconds: 3_600.0,
             reflection_threshold: 60,
+            max_memories: 5_000,
         }
     }
 }
@@ -96,6 +106,15 @@ impl MemorySettings {
             return Err(format!(
                 "memory.reflection_threshold must be at most {MAX_REFLECTION_THRESHOLD}, got {}",
                 self.reflection_threshold
+            ));
+        }
+        if self.max_memories != 0
+            && !(MIN_MAX_MEMORIES..=MAX_MAX_MEMORIES).contains(&self.max_memories)
+        {
+            return Err(format!(
+                "memory.max_memories must be 0 (no cap) or from {MIN_MAX_MEMORIES} to \
+                 {MAX_MAX_MEMORIES}, got {}",
+                self.max_memories
             ));
         }
         let half_life = self.recency_half_life_seconds;
@@ -164,6 +183,20 @@ mod tests {
                 ..Default::default()
             })
             .contains("memory.weights.relevance must be a number from 0 to 100")
+        );
+        assert!(
+            bad(MemorySettings {
+                max_memories: 50,
+                ..Default::default()
+            })
+            .contains("memory.max_memories must be 0 (no cap) or from 200 to 1000000, got 50")
+        );
+        assert!(
+            bad(MemorySettings {
+                reflection_threshold: 100_001,
+                ..Default::default()
+            })
+            .contains("memory.reflection_threshold must be at most 100000")
         );
         assert!(MemorySettings::default().validate().is_ok());
     }

@@ -128,6 +128,8 @@ pub(crate) struct AgentShared {
     pub memory: crate::mind::MemorySettings,
     /// The importance of the memories it formed since it last reflected (or started).
     unreflected: std::sync::atomic::AtomicU32,
+    /// The memories it formed since its stream was last counted (for its cap).
+    uncounted: std::sync::atomic::AtomicU32,
 }
 
 impl AgentShared {
@@ -172,13 +174,32 @@ impl AgentShared {
             stopped: tokio_util::sync::CancellationToken::new(),
             memory: config.memory.clone().unwrap_or_else(|| opts.memory.clone()),
             unreflected: std::sync::atomic::AtomicU32::new(0),
+            // Counted once soon after it starts (a stream may be over a lowered cap).
+            uncounted: std::sync::atomic::AtomicU32::new(crate::mind::compaction::CHECK_EVERY - 1),
         }
     }
 
-    /// Counts a memory it formed toward its next reflection.
-    pub(crate) fn count_toward_reflection(&self, importance: u8) {
-        self.unreflected
-            .fetch_add(u32::from(importance), std::sync::atomic::Ordering::Relaxed);
+    /// Counts a memory it formed toward its next reflection (`importance`: one of what
+    /// happened to it; `None`: one it drew) and its stream's next count.
+    pub(crate) fn count_memory(&self, importance: Option<u8>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(importance) = importance {
+            self.unreflected.fetch_add(u32::from(importance), Relaxed);
+        }
+        self.uncounted.fetch_add(1, Relaxed);
+    }
+
+    /// Whether it is time to count its stream against its cap (and starts again if so).
+    fn count_due(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.memory.max_memories == 0 {
+            return false;
+        }
+        self.uncounted
+            .fetch_update(Relaxed, Relaxed, |n| {
+                (n >= crate::mind::compaction::CHECK_EVERY).then_some(0)
+            })
+            .is_ok()
     }
 
     /// Whether it is time to reflect (and starts counting again if so).
@@ -517,6 +538,9 @@ impl Agent {
             if self.shared.reflection_due() {
                 Box::pin(self.reflect()).await;
             }
+            if self.shared.count_due() {
+                self.compact().await;
+            }
         }
     }
 
@@ -598,6 +622,23 @@ impl Agent {
             .store_reflection(&self.shared.id, drawn, drawn_by)
         {
             tracing::warn!(agent = %self.shared.id, "a reflection was not stored: {e}");
+        }
+    }
+
+    /// Keeps its stream under its cap ([`crate::mind::compaction`]): counts it and, over the
+    /// cap, sums up its oldest memories, the least important first. Runs off the runtime's
+    /// threads; a failure is logged and nothing is lost.
+    async fn compact(&mut self) {
+        let (inner, id) = (self.inner.clone(), self.shared.id.clone());
+        let cap = self.shared.memory.max_memories;
+        let done = tokio::task::spawn_blocking(move || inner.compact(&id, cap)).await;
+        match done {
+            Ok(Ok(0)) => {}
+            Ok(Ok(summed)) => {
+                tracing::debug!(agent = %self.shared.id, summed, "memories summed up under the cap")
+            }
+            Ok(Err(e)) => tracing::warn!(agent = %self.shared.id, "compacting memories: {e}"),
+            Err(e) => tracing::warn!(agent = %self.shared.id, "compacting memories: {e}"),
         }
     }
 

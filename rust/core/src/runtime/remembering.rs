@@ -215,10 +215,10 @@ impl Inner {
         let (kind, importance) = (memory.kind, memory.importance);
         let (ids, _) = self.memory.remember_all(agent_id, vec![memory.clone()])?;
         self.remembered(agent_id, &ids, &[memory]);
-        if !kind.is_derived()
-            && let Some(entry) = self.agents.read().get(agent_id)
-        {
-            entry.shared.count_toward_reflection(importance);
+        if let Some(entry) = self.agents.read().get(agent_id) {
+            entry
+                .shared
+                .count_memory((!kind.is_derived()).then_some(importance));
         }
         Ok(ids[0])
     }
@@ -250,6 +250,29 @@ impl Inner {
             drawn_by: drawn_by.to_string(),
         });
         Ok(ids)
+    }
+
+    /// Keeps `agent_id`'s stream under `cap` ([`crate::mind::compaction`]); returns how many
+    /// memories were summed up (0: it was under the cap). Blocking: it reads the database.
+    pub(crate) fn compact(&self, agent_id: &str, cap: usize) -> Result<usize, MemoryError> {
+        use crate::mind::compaction;
+        let mut left = compaction::excess(self.memory.memory_count(agent_id)?, cap);
+        let mut summed = 0;
+        for bar in compaction::IMPORTANCE_BARS {
+            if left == 0 {
+                break;
+            }
+            let oldest = self.memory.compactable(agent_id, bar, left)?;
+            for chunk in oldest.chunks(compaction::PER_SUMMARY) {
+                let summary = compaction::summary(chunk);
+                let ids = summary.sources.clone();
+                let (id, _) = self.memory.compact(agent_id, summary.clone(), ids)?;
+                self.remembered(agent_id, &[id], &[summary]);
+                summed += chunk.len();
+                left = left.saturating_sub(chunk.len());
+            }
+        }
+        Ok(summed)
     }
 
     /// Publishes `agent_remembered` for stored memories.

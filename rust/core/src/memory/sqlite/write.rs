@@ -72,6 +72,7 @@ impl Sink for SqliteSink {
             .iter()
             .map(|q| match &q.op {
                 Op::Memories(lines) => lines.len(),
+                Op::Compact { .. } => 1,
                 _ => 0,
             })
             .sum::<usize>();
