@@ -1116,6 +1116,19 @@ async fn a_gm_turn_goes_into_the_gm_agents_journal() {
     assert_eq!(d.calls[0].tool, "hp_delta");
     assert_eq!(d.calls[0].outcome, agents_core::runtime::CallOutcome::Done);
     assert_eq!(d.spoken, std::slice::from_ref(&entry.assistant_text));
+    // The GM remembers the turn it ran: what the player said, what it narrated, what changed.
+    let remembered = rt.memories_page(&gm, None, 10).unwrap().rows;
+    let turn = remembered
+        .iter()
+        .find(|m| m.kind == agents_core::memory::MemoryKind::Event)
+        .expect("the turn is remembered");
+    assert!(
+        turn.text
+            .starts_with("In camp_0001 the player said \"I drink a potion\" and I narrated"),
+        "{}",
+        turn.text
+    );
+    assert!(turn.text.contains("pc_001's hp went from"), "{}", turn.text);
 }
 
 #[tokio::test(start_paused = true)]

@@ -116,6 +116,7 @@ impl AppHub {
                     offered,
                     agent: None,
                     history,
+                    emitted: events.len() as u64,
                     events,
                     chat,
                 }),
@@ -184,6 +185,8 @@ struct Inner {
     agent: Option<Attached>,
     history: VecDeque<ActionRecord>,
     events: VecDeque<EventRecord>,
+    /// Events emitted so far: the last of `events` is number `emitted`.
+    emitted: u64,
     chat: VecDeque<ChatLine>,
 }
 
@@ -498,11 +501,22 @@ impl AppEntry {
         let mut inner = self.inner.lock();
         let cap = inner.history_len;
         Inner::push_capped(&mut inner.events, record.clone(), cap);
+        inner.emitted += 1;
         inner.wake_agent();
         drop(inner);
         self.log(AppLogKind::Event, &record);
         let _ = self.outbound.send(AppOutbound::Event(record.clone()));
         Ok(record)
+    }
+
+    /// The events kept (the last `history` ones) numbered above `seen` (events are numbered
+    /// from 1 as they are emitted), oldest first, and the number of the last one emitted.
+    pub fn events_after(&self, seen: u64) -> (Vec<EventRecord>, u64) {
+        let inner = self.inner.lock();
+        let first = inner.emitted + 1 - inner.events.len() as u64;
+        let skip = usize::try_from(seen.saturating_sub(first - 1)).unwrap_or(usize::MAX);
+        let new = inner.events.iter().skip(skip).cloned().collect();
+        (new, inner.emitted)
     }
 
     /// Adds a chat line and sends it to the front end.

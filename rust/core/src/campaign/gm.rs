@@ -231,6 +231,32 @@ pub enum Effect {
     },
 }
 
+impl Effect {
+    /// The effect in words ("pc_001 moved from the gate to the hall").
+    pub fn describe(&self) -> String {
+        match self {
+            Effect::ActorMoved {
+                actor_id,
+                from_area_id,
+                to_area_id,
+            } => format!("{actor_id} moved from {from_area_id} to {to_area_id}"),
+            Effect::HpChanged {
+                actor_id,
+                old_hp,
+                new_hp,
+            } => format!("{actor_id}'s hp went from {old_hp} to {new_hp}"),
+            Effect::ActorStateChanged {
+                actor_id,
+                new_state,
+                ..
+            } => format!("{actor_id} is now {new_state}"),
+            Effect::MapGenerated {
+                created_area_ids, ..
+            } => format!("{} new areas appeared", created_area_ids.len()),
+        }
+    }
+}
+
 /// What a batch did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchOutcome {

@@ -5,7 +5,8 @@
 //! ([`MemoryKind::Summary`], citing their ids), and deleted in the same write — the
 //! least important first: those of importance up to 4, then up to 6, then any
 //! ([`IMPORTANCE_BARS`]). Insights, relationships and summaries are never summed up. It goes
-//! down to a tenth below the cap, so it does not run again at the next check.
+//! down to a tenth below the cap (in whole summaries), so it does not run again at the next
+//! check.
 //!
 //! A summary keeps what it sums up in its own words, within a memory's 2,000 characters: the
 //! most important lines first, each cut to [`LINE_CHARS`], in the order they happened. Its
@@ -48,12 +49,14 @@ pub fn summary(memories: &[StoredMemory]) -> NewMemory {
         (Some(f), Some(l)) => (f.game_time, l.game_time),
         _ => (0.0, 0.0),
     };
-    let head = format!(
-        "Earlier ({} memories, game time {} to {} s):",
-        memories.len(),
-        first.round(),
-        last.round()
-    );
+    let head = match memories.len() {
+        1 => format!("Earlier (game time {} s):", first.round()),
+        n => format!(
+            "Earlier ({n} memories, game time {} to {} s):",
+            first.round(),
+            last.round()
+        ),
+    };
     // The most important first, while they fit; then shown in the order they happened.
     let mut by_importance: Vec<(usize, &StoredMemory)> = memories.iter().enumerate().collect();
     by_importance.sort_by(|a, b| b.1.importance.cmp(&a.1.importance).then(a.0.cmp(&b.0)));

@@ -87,6 +87,43 @@ pub fn setback(text: &str) -> Option<(String, String)> {
     Some((what.to_string(), why.to_string()))
 }
 
+/// Something happened in app `app_id` the agent plays: the app's event (`what`, its system
+/// message), or an action of the human there.
+pub fn in_app(app_id: &str, what: &str) -> String {
+    format!("In {app_id}: {}", clip(what, 400))
+}
+
+/// The human's action `name` with `params` in an app, and how it turned out.
+pub fn human_action(name: &str, params: &str, error: Option<&str>) -> String {
+    match error {
+        None => format!("the human did {name} {}", clip(params, 200)),
+        Some(why) => format!(
+            "the human tried {name} {}, but it failed: {}",
+            clip(params, 200),
+            clip(why, 200)
+        ),
+    }
+}
+
+/// A campaign turn the agent ran as its game master: what the player said, what it narrated,
+/// and what its calls did (each effect in words).
+pub fn campaign_turn(
+    campaign_id: &str,
+    player_said: &str,
+    narrated: &str,
+    effects: &[String],
+) -> String {
+    let mut text = format!(
+        "In {campaign_id} the player said {} and I narrated {}",
+        quote(&clip(player_said, 300)),
+        quote(&clip(narrated, 600))
+    );
+    if !effects.is_empty() {
+        text.push_str(&format!("; {}", clip(&effects.join("; "), 400)));
+    }
+    text
+}
+
 /// `text` cut to `max` characters, with an ellipsis when cut.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -62,6 +62,9 @@ pub struct Cue {
     /// Lines the decision shows already, as `(speaker id, line)`: memories of them are in
     /// view.
     pub in_view: Vec<(String, String)>,
+    /// Memory texts the decision shows already in another form (its app's last events, as
+    /// [`super::forming::in_app`] writes them): those memories are in view too.
+    pub shown: Vec<String>,
     /// Whether to wait for the memories queued before the recall to be stored (the game's
     /// `recall`), or to read what is stored now (a decision's).
     pub wait_for_writes: bool,
@@ -90,6 +93,21 @@ pub fn query_of(context: &BrainContext) -> String {
 
 /// Most people one decision recalls what it thinks of.
 pub const MAX_PEOPLE: usize = 4;
+
+/// What a decision shows already as memory texts: its app's last events, as the memories of
+/// them read ([`super::forming::in_app`]).
+pub fn shown_of(context: &BrainContext) -> Vec<String> {
+    context
+        .sections
+        .get::<crate::apps::AppView>()
+        .map(|app| {
+            app.events
+                .iter()
+                .map(|event| super::forming::in_app(&app.app_id, event))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// Who a decision is with: the senders of the lines it answers, each once, in order, at most
 /// [`MAX_PEOPLE`].
@@ -173,7 +191,7 @@ pub fn score(
         cue.in_view
             .iter()
             .any(|(who, said)| Some(who.as_str()) == speaker && *said == line)
-    });
+    }) || cue.shown.contains(&memory.text);
     Recalled {
         memory,
         score,
@@ -247,6 +265,7 @@ mod tests {
             query: String::new(),
             now,
             in_view: Vec::new(),
+            shown: Vec::new(),
             wait_for_writes: false,
             people: Vec::new(),
         }

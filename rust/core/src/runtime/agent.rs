@@ -130,6 +130,8 @@ pub(crate) struct AgentShared {
     unreflected: std::sync::atomic::AtomicU32,
     /// The memories it formed since its stream was last counted (for its cap).
     uncounted: std::sync::atomic::AtomicU32,
+    /// The app whose events it has remembered, and the number of the last one.
+    app_events_seen: Mutex<(String, u64)>,
 }
 
 impl AgentShared {
@@ -176,6 +178,7 @@ impl AgentShared {
             unreflected: std::sync::atomic::AtomicU32::new(0),
             // Counted once soon after it starts (a stream may be over a lowered cap).
             uncounted: std::sync::atomic::AtomicU32::new(crate::mind::compaction::CHECK_EVERY - 1),
+            app_events_seen: Mutex::new((String::new(), 0)),
         }
     }
 
@@ -625,6 +628,26 @@ impl Agent {
         }
     }
 
+    /// Remembers the events of its app it has not remembered yet (those the app still keeps:
+    /// what its decisions could see), once a decision is made: a flood of events becomes at
+    /// most the app's `history` memories per decision.
+    fn remember_app_events(&self) {
+        let Some(app) = self.shared.app() else {
+            return;
+        };
+        let events = {
+            let mut seen = self.shared.app_events_seen.lock();
+            let from = if seen.0 == app.id() { seen.1 } else { 0 };
+            let (events, last) = app.events_after(from);
+            *seen = (app.id().to_string(), last);
+            events
+        };
+        for event in events {
+            let text = forming::in_app(app.id(), &event.text);
+            self.inner.form(&self.shared, MemoryKind::Event, text, None);
+        }
+    }
+
     /// Keeps its stream under its cap ([`crate::mind::compaction`]): counts it and, over the
     /// cap, sums up its oldest memories, the least important first. Runs off the runtime's
     /// threads; a failure is logged and nothing is lost.
@@ -796,6 +819,7 @@ impl Agent {
                     .form(&self.shared, MemoryKind::Heard, text, about);
             }
         }
+        self.remember_app_events();
         let mut failure = None;
         let outcome = match result {
             Ok((reply, plan)) => {
@@ -859,6 +883,7 @@ impl Agent {
                 let id = context.agent_id.clone();
                 let query = recall::query_of(&context);
                 let people = recall::people_of(&context);
+                let shown = recall::shown_of(&context);
                 let read = tokio::task::spawn_blocking(move || {
                     let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
                     // Nothing to recall into (memory off, or a recall limit of 0): no read.
@@ -870,6 +895,7 @@ impl Agent {
                         now,
                         wait_for_writes: false,
                         people,
+                        shown,
                         in_view: rows
                             .iter()
                             .map(|r| (r.sender.clone(), r.content.clone()))

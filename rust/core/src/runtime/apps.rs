@@ -11,6 +11,8 @@ use crate::apps::{
     ActionOutcome, ActionRecord, AppConfig, AppContext, AppEntry, AppError, AppHandler,
     AppOutbound, AppSession, ChatRole, ControlMode, EventRecord, Registration,
 };
+use crate::memory::MemoryKind;
+use crate::mind::forming;
 
 /// Who tells an agent that its app closed.
 pub const APP_SYSTEM_SENDER: &str = "system";
@@ -177,7 +179,22 @@ impl Runtime {
         params: Value,
     ) -> Result<ActionRecord, RuntimeError> {
         let app = self.inner.apps.get(app_id)?;
-        Ok(app.human_action(name, params).await?)
+        let record = app.human_action(name, params).await?;
+        if let Some(agent) = app.agent_id() {
+            let done = forming::human_action(
+                &record.name,
+                &record.params.to_string(),
+                record.error.as_deref(),
+            );
+            let text = forming::in_app(app_id, &done);
+            self.inner.form_for(
+                &agent,
+                MemoryKind::Event,
+                text,
+                Some(&self.inner.options.player_id),
+            );
+        }
+        Ok(record)
     }
 
     /// Answers an action sent to the app's front end.

@@ -403,6 +403,18 @@ impl Runtime {
         }
         persist(&hosted, entry.changed(), Some(&entry)).await?;
         self.record_campaign_turn(campaign_id, &entry);
+        let effects: Vec<String> = entry.effects.iter().map(|e| e.describe()).collect();
+        self.inner.form_for(
+            gm_agent,
+            crate::memory::MemoryKind::Event,
+            crate::mind::forming::campaign_turn(
+                campaign_id,
+                &entry.user_input,
+                &entry.assistant_text,
+                &effects,
+            ),
+            None,
+        );
         *taken = Some(number);
         if !entry.applied_actions.is_empty() {
             self.inner.bus.publish(BusMessage::CampaignChanged {

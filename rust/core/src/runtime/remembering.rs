@@ -121,6 +121,7 @@ impl Runtime {
             query: query.to_string(),
             now: self.game_time(),
             in_view: Vec::new(),
+            shown: Vec::new(),
             wait_for_writes: true,
             people: Vec::new(),
         };
@@ -262,7 +263,9 @@ impl Inner {
             if left == 0 {
                 break;
             }
-            let oldest = self.memory.compactable(agent_id, bar, left)?;
+            // Whole summaries: a few more than needed rather than a summary of one.
+            let whole = left.div_ceil(compaction::PER_SUMMARY) * compaction::PER_SUMMARY;
+            let oldest = self.memory.compactable(agent_id, bar, whole)?;
             for chunk in oldest.chunks(compaction::PER_SUMMARY) {
                 let summary = compaction::summary(chunk);
                 let ids = summary.sources.clone();
