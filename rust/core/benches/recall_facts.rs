@@ -170,9 +170,12 @@ async fn ask_all(rt: &Runtime, fake: &FakeServer, agent: &str) -> usize {
         let question = format!("Where is the {thing}?");
         tell(rt, &mut sub, "player_0", agent, &question).await;
         let wanted = fact(i);
+        // Decisions' requests only: a reflection or a rating (one JSON object asked for)
+        // lists memories too, but the answer to the question is not drawn from it.
         if fake
             .requests()
             .iter()
+            .filter(|r| r.body.get("response_format").is_none())
             .any(|r| r.body.to_string().contains(&wanted))
         {
             found += 1;

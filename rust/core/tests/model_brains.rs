@@ -699,3 +699,60 @@ async fn a_model_brain_reflects_with_a_json_answer_and_falls_back_to_rules_on_ga
     rt.shutdown(Duration::from_secs(5));
     fake.shutdown();
 }
+
+/// A model brain rates its agent's new memories, a batch per call: what it rates of the batch,
+/// from 1 to 10, replaces the heuristic's importance; the rest of its answer is dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_brain_rates_the_importance_of_new_memories_in_batches() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mut config = agent(json!({"provider": "openai", "model": "fake-1",
+                                  "base_url": fake.openai_base()}));
+    config.memory = Some(agents_core::mind::MemorySettings {
+        importance_batch: 2,
+        reflection_threshold: 0,
+        ..Default::default()
+    });
+    let id = rt.spawn(config).unwrap();
+    fake.push_many([
+        Behaviour::text("Noted."),
+        Behaviour::text(
+            r#"{"ratings": [{"id": 1, "importance": 9}, {"id": 2, "importance": 1},
+                            {"id": 77, "importance": 5}, {"id": 1, "importance": 3}]}"#,
+        ),
+    ]);
+    rt.send_message(&id, "The dragon sleeps under the mill. Tell no one.")
+        .unwrap();
+    until(&mut sub, Duration::from_secs(15), spoke_by(&id)).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let importances = loop {
+        let stream = rt.memories_page(&id, None, 10).unwrap().rows;
+        let now: Vec<(i64, u8)> = stream.iter().map(|m| (m.id, m.importance)).collect();
+        if now == [(1, 9), (2, 1)] {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "never rated: {now:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(importances.len(), 2);
+    let requests = fake.requests();
+    let rating = &requests.last().unwrap().body;
+    assert_eq!(rating["stream"], json!(false), "{rating}");
+    assert_eq!(rating["response_format"]["type"], "json_schema");
+    let shown = rating["messages"].to_string();
+    assert!(shown.contains("[1] player_0 said to me"), "{shown}");
+    assert!(shown.contains("[2] I said to player_0"), "{shown}");
+    // Garbage: the heuristic's stand, the agent goes on.
+    fake.push_many([Behaviour::text("Hm."), Behaviour::text("nine and one")]);
+    rt.send_message(&id, "Did you hear me?").unwrap();
+    until(&mut sub, Duration::from_secs(15), spoke_by(&id)).await;
+    fake.push(Behaviour::text("Yes."));
+    rt.send_message(&id, "Good.").unwrap();
+    until(&mut sub, Duration::from_secs(15), spoke_by(&id)).await;
+    let stream = rt.memories_page(&id, None, 10).unwrap().rows;
+    assert!(stream.iter().all(|m| (1..=10).contains(&m.importance)));
+    rt.shutdown(Duration::from_secs(5));
+    fake.shutdown();
+}

@@ -78,6 +78,13 @@ pub struct AgentMemory {
     /// memories of what happened to it are summed up — each summary keeps their most
     /// important lines and cites their ids — and deleted, the least important first, so a long
     /// game does not grow without bound.
+    /// With a model brain, an agent's new memories are rated again by the model, this many
+    /// per call (0: the heuristic's importance only; at most 64). The `scripted` brain keeps
+    /// the heuristic's.
+    #[export_group(name = "Importance")]
+    #[export(range = (0.0, 64.0, 1.0))]
+    #[init(val = 16)]
+    importance_batch: i64,
     #[export_group(name = "Forgetting")]
     #[export(range = (0.0, 100000.0, 100.0, or_greater))]
     #[init(val = 5000)]
@@ -103,6 +110,7 @@ impl AgentMemory {
             recency_half_life_seconds: self.recency_half_life_seconds,
             reflection_threshold: u32::try_from(self.reflection_threshold).unwrap_or(u32::MAX),
             max_memories: count(self.max_memories),
+            importance_batch: count(self.importance_batch),
         }
     }
 }

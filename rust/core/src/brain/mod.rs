@@ -10,6 +10,7 @@ pub mod gate;
 pub mod keys;
 pub mod llm;
 pub mod policy;
+pub mod rating;
 pub mod reflection;
 pub mod scripted;
 pub mod section;
@@ -256,6 +257,14 @@ pub trait Brain: Send {
         &'a mut self,
         request: &'a reflection::ReflectionRequest,
     ) -> reflection::ReflectFuture<'a> {
+        let _ = request;
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Rates the importance of the agent's new memories ([`rating`]): `Ok(None)` (the
+    /// default) when the brain has no model, and the runtime's heuristic stands. Like
+    /// `decide`, it may be dropped at any await point.
+    fn rate<'a>(&'a mut self, request: &'a rating::RatingRequest) -> rating::RateFuture<'a> {
         let _ = request;
         Box::pin(async { Ok(None) })
     }

@@ -748,6 +748,24 @@ impl Memory {
         let seq = self.inner.submit(writer::Op::Memories(lines));
         Ok((ids, seq))
     }
+    /// Queues new importances for memories of `agent_id` (`(id, 1 to 10)`, a model's ratings;
+    /// others' memories, and ones that do not exist, are left alone); returns the write's
+    /// sequence number. Errors: [`MemoryError::InvalidMemory`] for an importance outside 1–10.
+    pub fn rate_memories(
+        &self,
+        agent_id: &str,
+        ratings: Vec<(i64, u8)>,
+    ) -> Result<u64, MemoryError> {
+        if let Some((id, bad)) = ratings.iter().find(|(_, i)| !(1..=10).contains(i)) {
+            return Err(MemoryError::InvalidMemory(format!(
+                "importance of memory {id} must be 1 to 10, got {bad}"
+            )));
+        }
+        Ok(self.inner.submit(writer::Op::Rate {
+            agent_id: agent_id.to_string(),
+            ratings,
+        }))
+    }
     /// Queues forgetting memory `id` of `agent_id` (its row and its place in the keyword
     /// index; a memory of another agent, or one that does not exist, is left alone); returns the
     /// write's sequence number.

@@ -329,6 +329,19 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                 )
             })
             .collect(),
+        Op::Rate { agent_id, ratings } => ratings
+            .iter()
+            .map(|(id, importance)| {
+                statement(
+                    "UPDATE memories SET importance = ?1 WHERE agent_id = ?2 AND id = ?3",
+                    vec![
+                        Param::Int(i64::from(*importance)),
+                        text(agent_id),
+                        Param::Int(*id),
+                    ],
+                )
+            })
+            .collect(),
         Op::ForgetMemory { agent_id, id } => vec![statement(
             "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
             vec![Int(*id), text(agent_id)],

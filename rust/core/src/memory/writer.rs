@@ -93,6 +93,11 @@ pub(crate) enum Op {
         summary: MemoryLine,
         summarised: Vec<i64>,
     },
+    /// Importance ratings of an agent's memories (a model's): `(id, importance)`.
+    Rate {
+        agent_id: String,
+        ratings: Vec<(i64, u8)>,
+    },
     /// A memory forgotten (deleted, with its place in the keyword index).
     ForgetMemory {
         agent_id: String,

@@ -9,6 +9,8 @@ pub const MAX_RECALL_LIMIT: usize = 50;
 pub const MAX_RECALL_BUDGET_TOKENS: usize = 4_000;
 /// The largest reflection threshold.
 pub const MAX_REFLECTION_THRESHOLD: u32 = 100_000;
+/// The largest batch of memories a model rates in one call.
+pub const MAX_IMPORTANCE_BATCH: usize = 64;
 /// The largest cap of an agent's memories.
 pub const MAX_MAX_MEMORIES: usize = 1_000_000;
 /// The smallest cap (other than 0, no cap): a compaction needs room for its summaries.
@@ -48,6 +50,11 @@ pub struct MemorySettings {
     /// [`crate::mind::compaction`]).
     #[schemars(range(max = 1000000))]
     pub max_memories: usize,
+    /// With a model brain, the agent's new memories are rated again by the model, this many
+    /// per call (default 16, at most 64; 0: the heuristic importance only). The scripted
+    /// brain has no model: its memories keep the heuristic's importance.
+    #[schemars(range(max = 64))]
+    pub importance_batch: usize,
 }
 
 /// The weights of a memory's score: `recency × w_recency + importance × w_importance +
@@ -73,6 +80,7 @@ impl Default for MemorySettings {
             recency_half_life_seconds: 3_600.0,
             reflection_threshold: 60,
             max_memories: 5_000,
+            importance_batch: 16,
         }
     }
 }
@@ -115,6 +123,12 @@ impl MemorySettings {
                 "memory.max_memories must be 0 (no cap) or from {MIN_MAX_MEMORIES} to \
                  {MAX_MAX_MEMORIES}, got {}",
                 self.max_memories
+            ));
+        }
+        if self.importance_batch > MAX_IMPORTANCE_BATCH {
+            return Err(format!(
+                "memory.importance_batch must be at most {MAX_IMPORTANCE_BATCH}, got {}",
+                self.importance_batch
             ));
         }
         let half_life = self.recency_half_life_seconds;

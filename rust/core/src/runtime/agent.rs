@@ -132,6 +132,9 @@ pub(crate) struct AgentShared {
     uncounted: std::sync::atomic::AtomicU32,
     /// The app whose events it has remembered, and the number of the last one.
     app_events_seen: Mutex<(String, u64)>,
+    /// Its memories waiting for its brain's ratings (`id`, text), oldest first, and whether
+    /// its brain rates at all (until it says it has no model).
+    unrated: Mutex<(Vec<(i64, String)>, bool)>,
 }
 
 impl AgentShared {
@@ -179,7 +182,32 @@ impl AgentShared {
             // Counted once soon after it starts (a stream may be over a lowered cap).
             uncounted: std::sync::atomic::AtomicU32::new(crate::mind::compaction::CHECK_EVERY - 1),
             app_events_seen: Mutex::new((String::new(), 0)),
+            unrated: Mutex::new((Vec::new(), true)),
         }
+    }
+
+    /// Queues a memory it formed for its brain's rating (while its brain rates).
+    pub(crate) fn to_rate(&self, id: i64, text: &str) {
+        let batch = self.memory.importance_batch;
+        if batch == 0 {
+            return;
+        }
+        let mut unrated = self.unrated.lock();
+        if !unrated.1 {
+            return;
+        }
+        unrated.0.push((id, text.to_string()));
+        // A brain that cannot keep up rates the newest: the oldest keep the heuristic's.
+        let excess = unrated.0.len().saturating_sub(4 * batch);
+        unrated.0.drain(..excess);
+    }
+
+    /// A batch of memories to rate, when one is full.
+    fn rating_due(&self) -> Option<Vec<(i64, String)>> {
+        let batch = self.memory.importance_batch;
+        let mut unrated = self.unrated.lock();
+        (batch > 0 && unrated.1 && unrated.0.len() >= batch)
+            .then(|| unrated.0.drain(..batch).collect())
     }
 
     /// Counts a memory it formed toward its next reflection (`importance`: one of what
@@ -538,6 +566,9 @@ impl Agent {
                 Outcome::Idle(next) => idle_for = next,
                 Outcome::Stopped => return,
             }
+            if let Some(batch) = self.shared.rating_due() {
+                Box::pin(self.rate(batch)).await;
+            }
             if self.shared.reflection_due() {
                 Box::pin(self.reflect()).await;
             }
@@ -625,6 +656,47 @@ impl Agent {
             .store_reflection(&self.shared.id, drawn, drawn_by)
         {
             tracing::warn!(agent = %self.shared.id, "a reflection was not stored: {e}");
+        }
+    }
+
+    /// Has its brain rate the importance of a batch of its memories
+    /// ([`crate::brain::rating`]) and stores the ratings kept. A brain without a model says so
+    /// and is not asked again; a failed call is logged and the heuristic's importance stays.
+    async fn rate(&mut self, batch: Vec<(i64, String)>) {
+        use crate::brain::rating::{RatingRequest, Unrated};
+        let request = RatingRequest {
+            name: self.shared.name.clone(),
+            prompt: self.shared.prompt.clone(),
+            memories: batch
+                .into_iter()
+                .map(|(id, text)| Unrated { id, text })
+                .collect(),
+        };
+        let rated = tokio::select! {
+            _ = self.cancel.cancelled() => return,
+            rated = self.brain.rate(&request) => rated,
+        };
+        if let Some(mut call) = self.brain.take_call_report() {
+            call.agent_id = self.shared.id.clone();
+            self.inner.memory.record_brain_call(call);
+        }
+        match rated {
+            Ok(Some(ratings)) => {
+                let ratings = ratings.checked(&request);
+                if !ratings.is_empty()
+                    && let Err(e) = self.inner.memory.rate_memories(&self.shared.id, ratings)
+                {
+                    tracing::warn!(agent = %self.shared.id, "storing importance ratings: {e}");
+                }
+            }
+            Ok(None) => {
+                let mut unrated = self.shared.unrated.lock();
+                *unrated = (Vec::new(), false);
+            }
+            Err(e) => tracing::warn!(
+                agent = %self.shared.id,
+                "the brain's importance ratings are unusable, the heuristic's stand: {e}"
+            ),
         }
     }
 

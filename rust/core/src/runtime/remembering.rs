@@ -212,14 +212,18 @@ impl Inner {
     /// Stores a memory and publishes `agent_remembered`; returns its id. A memory of something
     /// that happened counts toward the agent's next reflection.
     fn store_memory(&self, agent_id: &str, memory: NewMemory) -> Result<i64, MemoryError> {
-        let memory = memory.checked()?;
-        let (kind, importance) = (memory.kind, memory.importance);
-        let (ids, _) = self.memory.remember_all(agent_id, vec![memory.clone()])?;
-        self.remembered(agent_id, &ids, &[memory]);
+        let memory = [memory.checked()?];
+        let (ids, _) = self.memory.remember_all(agent_id, memory.to_vec())?;
+        self.remembered(agent_id, &ids, &memory);
+        let [memory] = memory;
         if let Some(entry) = self.agents.read().get(agent_id) {
+            let happened = !memory.kind.is_derived();
             entry
                 .shared
-                .count_memory((!kind.is_derived()).then_some(importance));
+                .count_memory(happened.then_some(memory.importance));
+            if happened {
+                entry.shared.to_rate(ids[0], &memory.text);
+            }
         }
         Ok(ids[0])
     }

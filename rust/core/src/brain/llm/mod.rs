@@ -13,6 +13,8 @@
 //! connection, a timeout) with exponential backoff and jitter, up to `max_retries` times; the
 //! answer becomes the contract ([`reply`]). Every HTTP request holds a permit of its endpoint and
 //! one of the runtime ([`super::gate`]). Every call is reported for the `brain_calls` trace.
+//! A reflection and a batch of importance ratings ([`reflect`]) are calls of the same kind,
+//! not streamed, each asking for one JSON object.
 
 pub mod prompt;
 pub mod reflect;
@@ -28,6 +30,7 @@ use rand_chacha::ChaCha8Rng;
 use agents_llm::{ModelReply, ModelRequest};
 
 use super::keys::ApiKeys;
+use super::rating::{RateFuture, RatingRequest};
 use super::reflection::{ReflectFuture, ReflectionRequest};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::memory::BrainCall;
@@ -377,6 +380,16 @@ impl Brain for ModelBrain {
             let model_request = reflect::request(request, &self.options);
             let reply = self.call(&model_request).await?;
             reflect::answer(&reply)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
+        })
+    }
+
+    fn rate<'a>(&'a mut self, request: &'a RatingRequest) -> RateFuture<'a> {
+        Box::pin(async move {
+            let model_request = reflect::rating_request(request, &self.options);
+            let reply = self.call(&model_request).await?;
+            reflect::ratings(&reply)
                 .map(Some)
                 .map_err(BrainError::InvalidReply)
         })

@@ -1,11 +1,13 @@
-//! A model brain's reflection: the request ([`request`]) and the reading of its answer
-//! ([`answer`]). The model is asked for one JSON object (`response_format: json_schema` where
-//! the provider honours it); an answer that is not one is a failed reflection, and the runtime
-//! draws the insights by rule instead.
+//! A model brain's calls about its agent's memories: a reflection ([`request`], [`answer`])
+//! and a batch of importance ratings ([`rating_request`], [`ratings`]). The model is asked for
+//! one JSON object (`response_format: json_schema` where the provider honours it); an answer
+//! that is not one fails the call, and the runtime falls back (insights drawn by rule, the
+//! heuristic importance kept).
 
 use agents_llm::{ModelMessage, ModelReply, ModelRequest, SystemBlock};
 
 use super::prompt::RequestOptions;
+use crate::brain::rating::{RatingRequest, Ratings};
 use crate::brain::reflection::{ReflectionAnswer, ReflectionRequest};
 
 /// Most answer tokens a reflection may take.
@@ -70,6 +72,52 @@ pub fn request(reflection: &ReflectionRequest, options: &RequestOptions) -> Mode
 
 /// The reflection in a model's answer: one JSON object, bare or in a code fence.
 pub fn answer(reply: &ModelReply) -> Result<ReflectionAnswer, String> {
+    json_in(reply).map_err(|e| format!("the reflection is not the JSON asked for: {e}"))
+}
+
+/// The model request of a batch of ratings.
+pub fn rating_request(rating: &RatingRequest, options: &RequestOptions) -> ModelRequest {
+    let system = format!(
+        "You are {name}. {prompt}\n\n\
+         Rate how much each of your memories below will matter to you later, from 1 (mundane: \
+         a greeting, small talk) to 10 (life-changing: a danger, a promise, a secret, a loss). \
+         Answer with one JSON object and nothing else: {{\"ratings\": [{{\"id\": memory id, \
+         \"importance\": 1 to 10}}]}}, one rating per memory.",
+        name = rating.name,
+        prompt = rating.prompt,
+    );
+    let mut user = String::from("Your memories:\n");
+    for m in &rating.memories {
+        user.push_str(&format!("[{}] {}\n", m.id, m.text));
+    }
+    let schema = serde_json::to_value(schemars::schema_for!(Ratings))
+        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    ModelRequest {
+        model: options.model.clone(),
+        system: vec![SystemBlock {
+            text: system,
+            cache: true,
+        }],
+        messages: vec![ModelMessage::User { text: user }],
+        tools: Vec::new(),
+        temperature: options.temperature,
+        max_tokens: Some(
+            options
+                .max_tokens
+                .map_or(MAX_REFLECTION_TOKENS, |m| m.max(MAX_REFLECTION_TOKENS)),
+        ),
+        json_schema: Some(schema),
+        stream: false,
+    }
+}
+
+/// The ratings in a model's answer: one JSON object, bare or in a code fence.
+pub fn ratings(reply: &ModelReply) -> Result<Ratings, String> {
+    json_in(reply).map_err(|e| format!("the ratings are not the JSON asked for: {e}"))
+}
+
+/// The JSON object of a model's answer, bare or in a code fence.
+fn json_in<T: serde::de::DeserializeOwned>(reply: &ModelReply) -> Result<T, serde_json::Error> {
     let trimmed = reply.text.trim();
     let body = trimmed
         .strip_prefix("```json")
@@ -77,7 +125,7 @@ pub fn answer(reply: &ModelReply) -> Result<ReflectionAnswer, String> {
         .and_then(|rest| rest.trim_end().strip_suffix("```"))
         .unwrap_or(trimmed)
         .trim();
-    serde_json::from_str(body).map_err(|e| format!("the reflection is not the JSON asked for: {e}"))
+    serde_json::from_str(body)
 }
 
 #[cfg(test)]
