@@ -9,9 +9,12 @@
 //! - `POST /v1/chat/completions` — OpenAI chat completions (the OpenAI base URL is
 //!   [`FakeServer::openai_base`], `{url}/v1`);
 //! - `POST /v1/messages` — Anthropic messages (base URL [`FakeServer::anthropic_base`], `{url}`);
+//! - `POST /v1/embeddings` — OpenAI embeddings (same base URL as chat completions), see
+//!   [Embeddings](#embeddings);
 //! - control, for processes that run the `fakellm` binary: `POST /_fake/replies` (a JSON array
 //!   of [`Behaviour`]s appended to the queue), `GET /_fake/requests` (what was received),
-//!   `POST /_fake/latency` (`{"ms": n}`), `POST /_fake/reset`.
+//!   `POST /_fake/latency` (`{"ms": n}`), `POST /_fake/embeddings` (one
+//!   [`EmbeddingsBehaviour`]), `POST /_fake/reset`.
 //!
 //! Each model request takes the next queued [`Behaviour`] (the default one when the queue is
 //! empty), waits the configured latency, and answers in the route's format — streamed as
@@ -28,11 +31,27 @@
 //! [`PROMPT_MEMORY`] requests). Reported as the providers report them: OpenAI `prompt_tokens`
 //! (cached included) with `prompt_tokens_details.cached_tokens`; Anthropic `input_tokens` (not
 //! cached) plus `cache_read_input_tokens`.
+//!
+//! # Embeddings
+//!
+//! `/v1/embeddings` answers as its [`EmbeddingsBehaviour`] says ([`FakeServer::set_embeddings`];
+//! it stays until changed, apart from the chat behaviours' queue), after the same latency. Its
+//! vectors are [`fake_embedding`]s: deterministic hashed bags of words, so texts that share
+//! words are close (high cosine) and texts that share none are nearly orthogonal — enough to
+//! test the mechanics of retrieval by meaning, not its quality. Each vector has the request's
+//! `dimensions` when it asks, else the behaviour's dimension ([`DEFAULT_EMBEDDING_DIMENSION`]).
+//! `input` may be a string or a non-empty array of strings; anything else is a 400 with an
+//! OpenAI-shaped error. Usage: `prompt_tokens` = `total_tokens` = the sum over the inputs of
+//! `ceil(chars / 4)`. Embeddings requests are recorded with the others ([`FakeServer::requests`])
+//! and [`FakeServer::embedded_inputs`] counts the texts given vectors; they take nothing from
+//! the chat queue and do not count in [`FakeServer::max_in_flight`] or
+//! [`FakeServer::abandoned`].
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -158,6 +177,147 @@ impl Behaviour {
     }
 }
 
+/// How `/v1/embeddings` answers (every request, until changed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EmbeddingsBehaviour {
+    /// One [`fake_embedding`] per input, of the request's `dimensions` when it asks, else of
+    /// `dimension` (at most [`MAX_FAKE_DIMENSION`]).
+    Vectors {
+        /// The dimension when the request does not ask for one.
+        #[serde(default = "default_dimension")]
+        dimension: usize,
+        /// Send `data` last input first (each item keeps its `index`), as a server may.
+        #[serde(default)]
+        reversed: bool,
+    },
+    /// Like `Vectors`, but always of `dimension` (at most [`MAX_FAKE_DIMENSION`]), whatever
+    /// the request asks: a model other than the one configured.
+    WrongDimension {
+        /// The dimension served.
+        dimension: usize,
+    },
+    /// An HTTP error status with a body (429 with `Retry-After`, 500, 401, 404 …).
+    Status {
+        /// The status code.
+        status: u16,
+        /// The body (a provider-shaped error object).
+        #[serde(default)]
+        body: Value,
+        /// The `Retry-After` header, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<String>,
+    },
+    /// Never answers.
+    Hang,
+    /// `200 OK` with a body that is not JSON.
+    Garbage {
+        /// The body.
+        body: String,
+    },
+}
+
+impl Default for EmbeddingsBehaviour {
+    /// [`EmbeddingsBehaviour::Vectors`] of [`DEFAULT_EMBEDDING_DIMENSION`], in order.
+    fn default() -> Self {
+        EmbeddingsBehaviour::vectors(DEFAULT_EMBEDDING_DIMENSION)
+    }
+}
+
+impl EmbeddingsBehaviour {
+    /// Vectors of `dimension` (when the request does not ask for one), in order.
+    pub fn vectors(dimension: usize) -> Self {
+        EmbeddingsBehaviour::Vectors {
+            dimension,
+            reversed: false,
+        }
+    }
+}
+
+fn default_dimension() -> usize {
+    DEFAULT_EMBEDDING_DIMENSION
+}
+
+/// The dimension of the fake's vectors unless the behaviour or the request says otherwise
+/// (that of `nomic-embed-text`, a common local embedding model).
+pub const DEFAULT_EMBEDDING_DIMENSION: usize = 768;
+
+/// The most dimensions the fake serves: a request asking for more is a 400, a behaviour
+/// configured with more serves this many.
+pub const MAX_FAKE_DIMENSION: usize = 65_536;
+
+/// How many buckets each word of a [`fake_embedding`] adds to.
+const BUCKETS_PER_WORD: u64 = 3;
+
+/// The fake embedding of `text`, `dimension` numbers long (empty for 0), of length 1:
+///
+/// 1. the words are the runs of alphanumeric characters, lower-cased, with a light stem: a
+///    trailing `s` is dropped from a word of more than three characters not ending in `ss`
+///    (`wells` → `well`, `is` and `glass` stay); a text without a word counts as the one
+///    word `""`;
+/// 2. each occurrence of a word adds ±1 to three components: the word's 64-bit FNV-1a hash,
+///    mixed with the bucket's number (0, 1, 2) by SplitMix64's finaliser, gives the
+///    component (the mix modulo `dimension`) and the sign (its top bit: set is -1);
+/// 3. the sum is divided by its Euclidean norm.
+///
+/// So the cosine of two texts grows with the words they share (stop words included: nothing
+/// is weighted), and is about 0 for texts sharing none (up to hash collisions, rarer with more
+/// dimensions). Deterministic across runs and platforms.
+pub fn fake_embedding(text: &str, dimension: usize) -> Vec<f32> {
+    let mut vector = vec![0.0f64; dimension];
+    if dimension == 0 {
+        return Vec::new();
+    }
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| stem(&w.to_lowercase()).to_string())
+        .collect();
+    if words.is_empty() {
+        words.push(String::new());
+    }
+    for word in &words {
+        let hash = fnv1a(word.as_bytes());
+        for bucket in 0..BUCKETS_PER_WORD {
+            let mixed = splitmix64(hash ^ bucket.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let component = (mixed % dimension as u64) as usize;
+            vector[component] += if mixed >> 63 == 1 { -1.0 } else { 1.0 };
+        }
+    }
+    let norm = vector.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        // Every bucket cancelled out (two words of opposite signs in one component): a fixed
+        // unit vector rather than no direction at all.
+        vector[0] = 1.0;
+        return vector.into_iter().map(|x| x as f32).collect();
+    }
+    vector.into_iter().map(|x| (x / norm) as f32).collect()
+}
+
+/// Drops a trailing `s` from a word of more than three characters not ending in `ss`.
+fn stem(word: &str) -> &str {
+    if word.chars().count() > 3 && word.ends_with('s') && !word.ends_with("ss") {
+        &word[..word.len() - 1]
+    } else {
+        word
+    }
+}
+
+/// 64-bit FNV-1a.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// SplitMix64's finaliser: spreads the bits of `x`.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// How many earlier prompts the cache accounting compares with.
 pub const PROMPT_MEMORY: usize = 64;
 
@@ -199,7 +359,11 @@ struct Shared {
     /// Model requests being answered now, and the most at once.
     in_flight: Mutex<(usize, usize)>,
     /// Model requests whose client went away before the answer started.
-    abandoned: std::sync::atomic::AtomicUsize,
+    abandoned: AtomicUsize,
+    /// How `/v1/embeddings` answers.
+    embeddings: Mutex<EmbeddingsBehaviour>,
+    /// Texts given a vector.
+    embedded_inputs: AtomicUsize,
 }
 
 /// A running fake provider.
@@ -224,13 +388,17 @@ impl FakeServer {
             counter: Mutex::new(0),
             in_flight: Mutex::new((0, 0)),
             abandoned: Default::default(),
+            embeddings: Mutex::new(EmbeddingsBehaviour::default()),
+            embedded_inputs: AtomicUsize::new(0),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
+            .route("/v1/embeddings", post(embeddings))
             .route("/_fake/replies", post(push_replies))
             .route("/_fake/requests", get(list_requests))
             .route("/_fake/latency", post(set_latency))
+            .route("/_fake/embeddings", post(set_embeddings))
             .route("/_fake/reset", post(reset))
             .with_state(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -278,12 +446,24 @@ impl FakeServer {
         *self.shared.default.lock() = behaviour;
     }
 
-    /// Delay before each answer's first byte.
+    /// How `/v1/embeddings` answers from now on (see [`EmbeddingsBehaviour`]; the default is
+    /// vectors of [`DEFAULT_EMBEDDING_DIMENSION`]).
+    pub fn set_embeddings(&self, behaviour: EmbeddingsBehaviour) {
+        *self.shared.embeddings.lock() = behaviour;
+    }
+
+    /// How many texts `/v1/embeddings` has given a vector so far (a wrong-sized one
+    /// included).
+    pub fn embedded_inputs(&self) -> usize {
+        self.shared.embedded_inputs.load(Ordering::SeqCst)
+    }
+
+    /// Delay before each answer's first byte (chat and embeddings alike).
     pub fn set_latency(&self, latency: Duration) {
         *self.shared.latency.lock() = latency;
     }
 
-    /// Every model request received so far.
+    /// Every model request received so far, embeddings requests included.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().clone()
     }
@@ -303,9 +483,7 @@ impl FakeServer {
     /// How many model requests were abandoned by their client (the connection closed) before
     /// their answer started: a hanging request whose caller gave up, for example.
     pub fn abandoned(&self) -> usize {
-        self.shared
-            .abandoned
-            .load(std::sync::atomic::Ordering::SeqCst)
+        self.shared.abandoned.load(Ordering::SeqCst)
     }
 
     /// How many behaviours are still queued.
@@ -365,12 +543,28 @@ async fn set_latency(State(shared): State<Arc<Shared>>, body: Bytes) -> Response
     }
 }
 
+async fn set_embeddings(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<EmbeddingsBehaviour>(&body) {
+        Ok(behaviour) => {
+            *shared.embeddings.lock() = behaviour;
+            Json(json!({"embeddings": true})).into_response()
+        }
+        Err(e) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": format!("not an embeddings behaviour: {e}")}})),
+        )
+            .into_response(),
+    }
+}
+
 async fn reset(State(shared): State<Arc<Shared>>) -> Response {
     shared.queue.lock().clear();
     shared.requests.lock().clear();
     shared.prompts.lock().clear();
     *shared.default.lock() = Behaviour::text(DEFAULT_TEXT);
     *shared.latency.lock() = Duration::ZERO;
+    *shared.embeddings.lock() = EmbeddingsBehaviour::default();
+    shared.embedded_inputs.store(0, Ordering::SeqCst);
     Json(json!({"reset": true})).into_response()
 }
 
@@ -393,13 +587,8 @@ enum Route {
     Anthropic,
 }
 
-/// Records the request, takes the next behaviour, waits the latency.
-async fn receive(
-    shared: &Shared,
-    path: &str,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> (Value, Behaviour, u64) {
+/// Records the request; its body as JSON (`null` when it is not).
+fn record(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) -> Value {
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     shared.requests.lock().push(RecordedRequest {
         path: path.into(),
@@ -415,6 +604,17 @@ async fn receive(
         body: value.clone(),
         received_ms: shared.started.elapsed().as_millis() as u64,
     });
+    value
+}
+
+/// Records the request, takes the next behaviour, waits the latency.
+async fn receive(
+    shared: &Shared,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> (Value, Behaviour, u64) {
+    let value = record(shared, path, headers, body);
     let behaviour = shared
         .queue
         .lock()
@@ -533,9 +733,7 @@ async fn answer(
     impl Drop for Pending<'_> {
         fn drop(&mut self) {
             if !self.1 {
-                self.0
-                    .abandoned
-                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                self.0.abandoned.fetch_add(1, Ordering::SeqCst);
             }
         }
     }
@@ -719,6 +917,100 @@ async fn answer_now(
             sse_response(events)
         }
     }
+}
+
+/// `/v1/embeddings`: records the request, waits the latency, answers as the embeddings
+/// behaviour says.
+async fn embeddings(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request = record(&shared, "/v1/embeddings", &headers, &body);
+    let behaviour = shared.embeddings.lock().clone();
+    let latency = *shared.latency.lock();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let (dimension, reversed, asked_counts) = match behaviour {
+        EmbeddingsBehaviour::Status {
+            status,
+            body,
+            retry_after,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = (status, Json(body)).into_response();
+            if let Some(after) = retry_after
+                && let Ok(value) = after.parse()
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            return response;
+        }
+        EmbeddingsBehaviour::Hang => {
+            std::future::pending::<()>().await;
+            return StatusCode::GATEWAY_TIMEOUT.into_response();
+        }
+        EmbeddingsBehaviour::Garbage { body } => {
+            return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+        }
+        EmbeddingsBehaviour::Vectors {
+            dimension,
+            reversed,
+        } => (dimension, reversed, true),
+        EmbeddingsBehaviour::WrongDimension { dimension } => (dimension, false, false),
+    };
+    let refuse = |message: String| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(
+                json!({"error": {"message": message, "type": "invalid_request_error",
+                                  "param": null, "code": null}}),
+            ),
+        )
+            .into_response()
+    };
+    let inputs: Vec<&str> = match &request["input"] {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(items) if !items.is_empty() => {
+            match items.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
+                Some(texts) => texts,
+                None => return refuse("'input' must be a string or an array of strings".into()),
+            }
+        }
+        Value::Array(_) => return refuse("'input' is empty".into()),
+        _ => return refuse("'input' must be a string or an array of strings".into()),
+    };
+    let dimension = match request.get("dimensions").filter(|d| !d.is_null()) {
+        Some(asked) if asked_counts => match asked.as_u64() {
+            Some(d) if (1..=MAX_FAKE_DIMENSION as u64).contains(&d) => d as usize,
+            _ => {
+                return refuse(format!(
+                    "'dimensions' must be an integer between 1 and {MAX_FAKE_DIMENSION}"
+                ));
+            }
+        },
+        _ => dimension.min(MAX_FAKE_DIMENSION),
+    };
+    let model = request["model"].as_str().unwrap_or("fake-embedding");
+    let mut data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            json!({"object": "embedding", "index": index,
+                   "embedding": fake_embedding(text, dimension)})
+        })
+        .collect();
+    if reversed {
+        data.reverse();
+    }
+    let prompt_tokens: u64 = inputs.iter().map(|t| tokens(t.chars().count())).sum();
+    shared
+        .embedded_inputs
+        .fetch_add(inputs.len(), Ordering::SeqCst);
+    Json(json!({"object": "list", "data": data, "model": model,
+                "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens}}))
+    .into_response()
 }
 
 #[derive(Clone, Copy)]
@@ -946,4 +1238,62 @@ fn anthropic_stream(
     ));
     events.push(sse("message_stop", json!({"type": "message_stop"})));
     events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn fake_embeddings_are_deterministic_unit_vectors() {
+        let a = fake_embedding("The well is dry.", 768);
+        assert_eq!(a.len(), 768);
+        assert_eq!(a, fake_embedding("The well is dry.", 768));
+        let norm: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{norm}");
+        // Case, punctuation and a plural's `s` do not matter.
+        assert_eq!(
+            fake_embedding("the WELLS, is dry", 64),
+            fake_embedding("The well is dry!", 64)
+        );
+        assert_eq!(stem("is"), "is");
+        assert_eq!(stem("glass"), "glass");
+        assert_eq!(stem("apples"), "apple");
+        // A text without words still has a direction.
+        for text in ["", "  ...  "] {
+            let v = fake_embedding(text, 16);
+            assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+        assert!(fake_embedding("anything", 0).is_empty());
+        let one = fake_embedding("a b c d e", 1);
+        assert!((one[0].abs() - 1.0).abs() < 1e-6);
+        // Known values: the hash must not change between versions or platforms.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn shared_words_mean_closer_vectors() {
+        let query = fake_embedding("Where is the blacksmith's forge?", 768);
+        let close = fake_embedding("The blacksmith works at his forge all day.", 768);
+        let far = fake_embedding("Mira bakes bread at dawn.", 768);
+        assert!(cosine(&query, &close) > 0.3, "{}", cosine(&query, &close));
+        assert!(cosine(&query, &far).abs() < 0.2, "{}", cosine(&query, &far));
+        assert!(cosine(&query, &close) > cosine(&query, &far) + 0.2);
+    }
+
+    #[test]
+    fn embeddings_behaviours_as_json() {
+        let parsed: EmbeddingsBehaviour = serde_json::from_str(r#"{"kind": "vectors"}"#).unwrap();
+        assert_eq!(parsed, EmbeddingsBehaviour::default());
+        let parsed: EmbeddingsBehaviour =
+            serde_json::from_str(r#"{"kind": "wrong_dimension", "dimension": 3}"#).unwrap();
+        assert_eq!(parsed, EmbeddingsBehaviour::WrongDimension { dimension: 3 });
+        let hang = serde_json::to_value(EmbeddingsBehaviour::Hang).unwrap();
+        assert_eq!(hang, json!({"kind": "hang"}));
+    }
 }

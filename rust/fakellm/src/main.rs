@@ -3,7 +3,10 @@
 //! queues answers (a JSON array of behaviours); `--default` is the answer once the queue is
 //! empty (one behaviour object, e.g. `{"kind": "reply", "text": "…", "chunk_chars": 4}`).
 //! Prints `listening http://ADDR` as its first line, then serves until it is interrupted
-//! (Ctrl-C) or terminated.
+//! (Ctrl-C) or terminated. It serves OpenAI chat completions and embeddings under
+//! `http://ADDR/v1` and Anthropic messages under `http://ADDR`; `POST /_fake/embeddings` (one
+//! embeddings behaviour, e.g. `{"kind": "vectors", "dimension": 384}`) changes how
+//! `/v1/embeddings` answers (see the library's docs for every route).
 
 use std::time::Duration;
 

@@ -311,7 +311,7 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 /// An HTTP client for model calls (cheap to clone; share one).
 #[derive(Clone, Debug)]
 pub struct Client {
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
 }
 
 static CRYPTO: Once = Once::new();
@@ -395,36 +395,8 @@ impl Client {
             url: url.to_string(),
             message: without_url(&e),
         })?;
-        let status = response.status().as_u16();
-        let broken = |e: reqwest::Error| CallError::Unreachable {
-            url: url.to_string(),
-            message: format!("the answer broke off: {}", without_url(&e)),
-        };
-        if !(200..300).contains(&status) {
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
-            let body = read_capped(response, MAX_ERROR_BODY_BYTES)
-                .await
-                .map(|(body, _)| body)
-                .unwrap_or_default();
-            let text = String::from_utf8_lossy(&body);
-            let message = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| crate::error_message(&v))
-                .unwrap_or_else(|| body_excerpt(&text));
-            return Err(match status {
-                429 => CallError::RateLimited {
-                    retry_after,
-                    message,
-                },
-                401 | 403 => CallError::Auth { status, message },
-                404 => CallError::ModelNotFound { message },
-                500..=599 => CallError::Server { status, message },
-                _ => CallError::BadRequest { status, message },
-            });
+        if !response.status().is_success() {
+            return Err(status_error(response).await);
         }
         if response
             .content_length()
@@ -433,12 +405,7 @@ impl Client {
             return Err(too_large());
         }
         if !request.stream {
-            let (body, over) = read_capped(response, MAX_RESPONSE_BYTES)
-                .await
-                .map_err(broken)?;
-            if over {
-                return Err(too_large());
-            }
+            let body = read_body(response, url, MAX_RESPONSE_BYTES).await?;
             let text = String::from_utf8_lossy(&body);
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 CallError::InvalidResponse(format!(
@@ -521,9 +488,69 @@ impl Client {
 
 /// The error for an answer over [`MAX_RESPONSE_BYTES`].
 fn too_large() -> CallError {
+    longer_than(MAX_RESPONSE_BYTES)
+}
+
+/// The error for an answer over `cap` bytes.
+fn longer_than(cap: usize) -> CallError {
     CallError::InvalidResponse(format!(
-        "the answer is longer than {MAX_RESPONSE_BYTES} bytes (the limit of one answer)"
+        "the answer is longer than {cap} bytes (the limit of one answer)"
     ))
+}
+
+/// The error of a response whose status is not 2xx, as every call of this crate reports it:
+/// 429 (with its `Retry-After`), 401 / 403, 404, 5xx, any other status; the message is the
+/// provider's (see [`crate::error_message`]) or an excerpt of its body, which is read up to
+/// [`MAX_ERROR_BODY_BYTES`] only.
+pub(crate) async fn status_error(response: reqwest::Response) -> CallError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let body = read_capped(response, MAX_ERROR_BODY_BYTES)
+        .await
+        .map(|(body, _)| body)
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&body);
+    let message = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| crate::error_message(&v))
+        .unwrap_or_else(|| body_excerpt(&text));
+    match status {
+        429 => CallError::RateLimited {
+            retry_after,
+            message,
+        },
+        401 | 403 => CallError::Auth { status, message },
+        404 => CallError::ModelNotFound { message },
+        500..=599 => CallError::Server { status, message },
+        _ => CallError::BadRequest { status, message },
+    }
+}
+
+/// The whole body of a successful response from `url`, at most `cap` bytes: longer (by its
+/// `Content-Length`, or as it arrives) is `brain_invalid_response`, a body that breaks off is
+/// `brain_unreachable`.
+pub(crate) async fn read_body(
+    response: reqwest::Response,
+    url: &str,
+    cap: usize,
+) -> Result<Vec<u8>, CallError> {
+    if response.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(longer_than(cap));
+    }
+    let (body, over) = read_capped(response, cap)
+        .await
+        .map_err(|e| CallError::Unreachable {
+            url: url.to_string(),
+            message: format!("the answer broke off: {}", without_url(&e)),
+        })?;
+    if over {
+        return Err(longer_than(cap));
+    }
+    Ok(body)
 }
 
 /// Reads a response's body, at most `cap` bytes of it; the flag says whether more came (the
@@ -580,7 +607,7 @@ impl Announcer {
 }
 
 /// A reqwest error's text without its URL (the caller names the URL once).
-fn without_url(e: &reqwest::Error) -> String {
+pub(crate) fn without_url(e: &reqwest::Error) -> String {
     let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
     let mut deepest = e.to_string();
     while let Some(s) = source {
@@ -591,7 +618,7 @@ fn without_url(e: &reqwest::Error) -> String {
 }
 
 /// A body quoted in an error: its start, or `(empty body)`.
-fn body_excerpt(text: &str) -> String {
+pub(crate) fn body_excerpt(text: &str) -> String {
     if text.is_empty() {
         "(empty body)".into()
     } else {

@@ -11,11 +11,16 @@
 //!   llama.cpp's `llama-server`, LM Studio, vLLM, OpenRouter), with their streaming quirks;
 //! - [`anthropic`]: messages, with prompt-cache breakpoints and the named stream events.
 //!
-//! Nothing here does I/O: the HTTP client and the brain live in the core crate. Nothing here
-//! panics on what a server sends: every malformed answer is a [`WireError`].
+//! [`embeddings`] turns texts into vectors with OpenAI's embeddings API (served by the same
+//! compatible servers), for recalling memories by meaning.
+//!
+//! The wire formats are pure (bytes in, values out); [`client`] does the HTTP, and the brains
+//! that use it live in the core crate. Nothing here panics on what a server sends: every
+//! malformed answer is a [`WireError`].
 
 pub mod anthropic;
 pub mod client;
+pub mod embeddings;
 pub mod openai;
 pub mod sse;
 
