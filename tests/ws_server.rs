@@ -107,7 +107,10 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
 
     // Bo helps; Ada is scripted: an answer that breaks the contract (repaired with the next
     // one), then move, ask Bo for help, an action the world refuses, and speak.
-    let bo = spawn(&mut c1, quiet_agent("Bo")).await;
+    // Bo reflects after every decision (reflection_threshold 1).
+    let mut bo_config = quiet_agent("Bo");
+    bo_config["memory"] = json!({"reflection_threshold": 1});
+    let bo = spawn(&mut c1, bo_config).await;
     let ada = spawn(
         &mut c1,
         json!({
@@ -184,6 +187,19 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     ok(&said, "send_message_response");
     c1.event(|e| e["type"] == "agent_speech" && e["agent_id"] == bo.as_str())
         .await;
+    // Having talked with c2's player, Bo reflects: what it thinks of them, citing the lines.
+    let reflected = c2
+        .event(|e| e["type"] == "agent_reflected" && e["agent_id"] == bo.as_str())
+        .await;
+    assert_eq!(reflected["drawn_by"], "rules", "{reflected}");
+    assert!(
+        reflected["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["kind"] == "relationship" && !m["sources"].as_array().unwrap().is_empty()),
+        "{reflected}"
+    );
     let conversation = c1
         .request(json!({"type": "get_conversation", "agent_id": bo, "limit": 10}))
         .await;

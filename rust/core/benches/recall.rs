@@ -116,6 +116,7 @@ fn recall_at_ten_thousand(dir: &std::path::Path) {
             now: (STREAM as f64) * 6.0 + n as f64,
             in_view: Vec::new(),
             shown: Vec::new(),
+            lines: Vec::new(),
             wait_for_writes: false,
             // Who speaks: what the agent thinks of them is looked up too.
             people: vec!["player".to_string()],

@@ -445,3 +445,80 @@ async fn over_its_cap_an_agent_sums_up_its_oldest_least_important_memories() {
     assert!(answer.contains("under the mat"), "{answer}");
     rt.shutdown(Duration::from_secs(5));
 }
+
+/// The town's case: the baker was told where the lanterns are, has talked a lot with Ada since
+/// (so she has reflected, and thinks things of both), and the player's question arrives with
+/// one of Ada's lines in the same decision: she still answers the player from memory.
+#[tokio::test(start_paused = true)]
+async fn asked_together_with_another_line_after_reflections_the_baker_still_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            memory: MemorySettings {
+                reflection_threshold: 15,
+                ..Default::default()
+            },
+            ..options(&dir)
+        },
+    )
+    .unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let mira = rt.spawn(baker()).unwrap();
+    ask(
+        &rt,
+        &mut sub,
+        &mira,
+        "By the way, the festival lanterns are stored in the old mill.",
+    )
+    .await;
+    for n in 0..12 {
+        let line = format!(
+            "Mira, you told me thanks for the thought about the festival, baker, on day {n}."
+        );
+        rt.send_message_from("agent_009", &mira, &line).unwrap();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let kinds: Vec<MemoryKind> = rt
+        .memories_page(&mira, None, 200)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|m| m.kind)
+        .collect();
+    assert!(kinds.contains(&MemoryKind::Relationship), "{kinds:?}");
+    let question = rt
+        .send_message(&mira, "Mira, where are the festival lanterns?")
+        .unwrap();
+    let also = rt
+        .send_message_from(
+            "agent_009",
+            &mira,
+            "Did you hear that, Mira? You told me 'Thanks, Mira. I hadn't thought about a baker.'",
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        match tokio::time::timeout_at(deadline, sub.recv()).await {
+            Ok(Some(Received::Message(env))) => {
+                if let BusMessage::AgentReplied {
+                    in_reply_to, text, ..
+                } = &env.message
+                    && in_reply_to.contains(&question)
+                {
+                    assert!(in_reply_to.contains(&also), "one decision answers both");
+                    break text.clone();
+                }
+            }
+            Ok(other) => panic!("{other:?}"),
+            Err(_) => panic!("no answer"),
+        }
+    };
+    assert!(
+        answer.contains(
+            "You told me: \u{201c}By the way, the festival lanterns are stored in the old mill.\u{201d}"
+        ),
+        "{answer}"
+    );
+    rt.shutdown(Duration::from_secs(5));
+}

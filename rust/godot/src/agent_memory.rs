@@ -74,10 +74,6 @@ pub struct AgentMemory {
     #[export(range = (0.0, 1000.0, 1.0, or_greater))]
     #[init(val = 60)]
     reflection_threshold: i64,
-    /// Most memories an agent keeps (0: no cap; else 200 to 1,000,000). Over it, its oldest
-    /// memories of what happened to it are summed up — each summary keeps their most
-    /// important lines and cites their ids — and deleted, the least important first, so a long
-    /// game does not grow without bound.
     /// With a model brain, an agent's new memories are rated again by the model, this many
     /// per call (0: the heuristic's importance only; at most 64). The `scripted` brain keeps
     /// the heuristic's.
@@ -85,6 +81,10 @@ pub struct AgentMemory {
     #[export(range = (0.0, 64.0, 1.0))]
     #[init(val = 16)]
     importance_batch: i64,
+    /// Most memories an agent keeps (0: no cap; else 200 to 1,000,000). Over it, its oldest
+    /// memories of what happened to it are summed up — each summary keeps their most
+    /// important lines and cites their ids — and deleted, the least important first, so a long
+    /// game does not grow without bound.
     #[export_group(name = "Forgetting")]
     #[export(range = (0.0, 100000.0, 100.0, or_greater))]
     #[init(val = 5000)]

@@ -67,6 +67,9 @@ pub use stream::{
     search_terms,
 };
 
+/// Keyword matches read per line when a recall searches each line a decision answers apart.
+pub const LINE_MATCHES: usize = 8;
+
 use ids::{Claim, Claimed, IdBlock, IdKind, Reserve};
 use sqlite::SqliteStore;
 use store::Queries;
@@ -815,28 +818,36 @@ impl Memory {
             .read(move |q| q.search_memories(&agent_id, &terms, limit))
     }
     /// What a recall chooses from, in one read: the best `matches` keyword matches of `query`
-    /// ([`Memory::search_memories`]), the newest `newest` memories of `agent_id`, and what it
-    /// thinks of each of `people` ([`Memory::current_relationship`]). With `committed_only` it
-    /// reads what is committed without waiting for the writes queued before (a decision's
-    /// recall must not wait behind the writer); else it sees them.
+    /// ([`Memory::search_memories`]), and of each of `lines` apart (the lines a decision
+    /// answers, when there are several: each finds its own best), the newest `newest`
+    /// memories of `agent_id`, and what it thinks of each of `people`
+    /// ([`Memory::current_relationship`]). With `committed_only` it reads what is committed
+    /// without waiting for the writes queued before (a decision's recall must not wait behind
+    /// the writer); else it sees them.
     pub fn recall_candidates(
         &self,
         agent_id: &str,
-        query: &str,
+        (query, lines): (&str, &[String]),
         sizes: (usize, usize),
         people: &[String],
         committed_only: bool,
     ) -> Result<Candidates, MemoryError> {
         let (agent_id, terms, people) =
             (agent_id.to_string(), search_terms(query), people.to_vec());
+        let line_terms: Vec<Vec<String>> = lines.iter().map(|l| search_terms(l)).collect();
         let (matches, newest) = sizes;
         let read = move |q: &mut dyn Queries| {
             let mut relationships = Vec::new();
             for person in &people {
                 relationships.extend(q.current_relationship(&agent_id, person)?);
             }
+            let mut per_line = Vec::with_capacity(line_terms.len());
+            for terms in &line_terms {
+                per_line.push(q.search_memories(&agent_id, terms, LINE_MATCHES)?);
+            }
             Ok(Candidates {
                 found: q.search_memories(&agent_id, &terms, matches)?,
+                per_line,
                 newest: q.memories_before(&agent_id, i64::MAX, newest)?.rows,
                 relationships,
             })

@@ -263,6 +263,8 @@ pub struct DrawnMemory {
 pub struct Candidates {
     /// The best keyword matches of the query, best first.
     pub found: Vec<FoundMemory>,
+    /// The best matches of each line searched apart, best first, a list per line.
+    pub per_line: Vec<Vec<FoundMemory>>,
     /// The newest memories, oldest first.
     pub newest: Vec<StoredMemory>,
     /// What the agent thinks of the people asked about, one each at most.

@@ -1890,7 +1890,7 @@ fn the_search_index_catches_up_and_stays_consistent() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let found = mem
-            .recall_candidates("agent_001", "lantern mill", (5, 5), &[], true)
+            .recall_candidates("agent_001", ("lantern mill", &[]), (5, 5), &[], true)
             .unwrap()
             .found;
         if found.len() == 5 {

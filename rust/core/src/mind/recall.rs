@@ -9,7 +9,10 @@
 //!   rank of the search; 0 for a memory that shares no word with it.
 //!
 //! The candidates are the best keyword matches ([`CANDIDATES`]) and the newest memories
-//! ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. A
+//! ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. When a
+//! decision answers several lines (one interrupted another), each line is also searched apart
+//! (its best [`crate::memory::LINE_MATCHES`]), and a memory's relevance is its best over the
+//! searches: a question keeps its answer even beside a chatty line. A
 //! superseded memory (a belief that turned out wrong) scores a quarter of its score, so the
 //! current one comes first while the old one can still be recalled, marked. The best are kept
 //! up to [`MemorySettings::recall_limit`] and within [`MemorySettings::recall_budget_tokens`];
@@ -68,6 +71,9 @@ pub struct Cue {
     /// Whether to wait for the memories queued before the recall to be stored (the game's
     /// `recall`), or to read what is stored now (a decision's).
     pub wait_for_writes: bool,
+    /// The lines the decision answers, each searched apart as well when there are several
+    /// (at most [`MAX_LINES`]).
+    pub lines: Vec<String>,
     /// Who the decision is with (the ids of those whose lines it answers): what the agent
     /// thinks of each ([`crate::memory::MemoryKind::Relationship`]) is recalled as fully
     /// relevant.
@@ -89,6 +95,20 @@ pub fn query_of(context: &BrainContext) -> String {
     }
     parts.extend(context.nearby.iter().map(|a| a.name.clone()));
     parts.join("\n")
+}
+
+/// Most lines of one decision searched apart.
+pub const MAX_LINES: usize = 4;
+
+/// The lines a decision answers, at most [`MAX_LINES`] (the newest).
+pub fn lines_of(context: &BrainContext) -> Vec<String> {
+    let skip = context.incoming.len().saturating_sub(MAX_LINES);
+    context
+        .incoming
+        .iter()
+        .skip(skip)
+        .map(|m| m.content.clone())
+        .collect()
 }
 
 /// Most people one decision recalls what it thinks of.
@@ -131,26 +151,34 @@ pub fn recall(
     cue: &Cue,
     settings: &MemorySettings,
 ) -> Result<Vec<Recalled>, MemoryError> {
+    // Several lines to answer: each is also searched apart, so the best match of a question
+    // is not crowded out by the words of another line.
+    let lines: &[String] = if cue.lines.len() > 1 { &cue.lines } else { &[] };
     let crate::memory::Candidates {
         found,
+        per_line,
         newest,
         relationships,
     } = memory.recall_candidates(
         agent_id,
-        &cue.query,
+        (&cue.query, lines),
         (CANDIDATES, NEWEST),
         &cue.people,
         !cue.wait_for_writes,
     )?;
-    let best = found.iter().map(|f| f.relevance).fold(0.0_f64, f64::max);
     let mut candidates: HashMap<i64, (StoredMemory, f64)> = HashMap::new();
-    for f in found {
-        let relevance = if best > 0.0 {
-            (f.relevance / best).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        candidates.insert(f.memory.id, (f.memory, relevance));
+    for search in std::iter::once(found).chain(per_line) {
+        // Relevance within one search: its rank over the search's best.
+        let best = search.iter().map(|f| f.relevance).fold(0.0_f64, f64::max);
+        for f in search {
+            let relevance = if best > 0.0 {
+                (f.relevance / best).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let entry = candidates.entry(f.memory.id).or_insert((f.memory, 0.0));
+            entry.1 = entry.1.max(relevance);
+        }
     }
     // What it thinks of who it is talking with is about the conversation itself.
     for m in relationships {
@@ -267,6 +295,7 @@ mod tests {
             in_view: Vec::new(),
             shown: Vec::new(),
             wait_for_writes: false,
+            lines: Vec::new(),
             people: Vec::new(),
         }
     }

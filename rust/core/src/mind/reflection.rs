@@ -226,7 +226,7 @@ pub fn by_rule(request: &ReflectionRequest) -> ReflectionAnswer {
         {
             text.push_str(&format!(
                 " The last thing {name} told me: \"{}\"",
-                clip(&line, 160)
+                clip(&line, 80)
             ));
         }
         relationships.push(DrawnRelationship {

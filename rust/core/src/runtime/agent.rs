@@ -956,6 +956,7 @@ impl Agent {
                 let query = recall::query_of(&context);
                 let people = recall::people_of(&context);
                 let shown = recall::shown_of(&context);
+                let lines = recall::lines_of(&context);
                 let read = tokio::task::spawn_blocking(move || {
                     let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
                     // Nothing to recall into (memory off, or a recall limit of 0): no read.
@@ -968,6 +969,7 @@ impl Agent {
                         wait_for_writes: false,
                         people,
                         shown,
+                        lines,
                         in_view: rows
                             .iter()
                             .map(|r| (r.sender.clone(), r.content.clone()))

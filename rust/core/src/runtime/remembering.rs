@@ -122,6 +122,7 @@ impl Runtime {
             now: self.game_time(),
             in_view: Vec::new(),
             shown: Vec::new(),
+            lines: Vec::new(),
             wait_for_writes: true,
             people: Vec::new(),
         };
