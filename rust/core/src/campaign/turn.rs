@@ -259,13 +259,7 @@ pub fn parse_answer(text: &str) -> (BrainReply, Vec<String>) {
 /// The contract object in `text` (bare or in a code fence): one with `assistant_text` or
 /// `tool_calls`, its good calls kept and the others reported.
 fn contract_object(text: &str) -> Option<(BrainReply, Vec<String>)> {
-    let trimmed = text.trim();
-    let body = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|rest| rest.trim_end().strip_suffix("```"))
-        .unwrap_or(trimmed)
-        .trim();
+    let body = crate::brain::llm::reply::unfenced(text);
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
         return None;
     };

@@ -630,10 +630,7 @@ impl Agent {
             _ = self.cancel.cancelled() => return,
             drawn = self.brain.reflect(&request) => drawn,
         };
-        if let Some(mut call) = self.brain.take_call_report() {
-            call.agent_id = self.shared.id.clone();
-            self.inner.memory.record_brain_call(call);
-        }
+        self.record_call();
         let (answer, drawn_by) = match drawn {
             Ok(Some(answer)) => (answer, "model"),
             Ok(None) => (reflection::by_rule(&request), "rules"),
@@ -659,6 +656,15 @@ impl Agent {
         }
     }
 
+    /// Records the model call behind the brain's last answer, if it made one (a reflection's,
+    /// a rating's: no repairs).
+    fn record_call(&mut self) {
+        if let Some(mut call) = self.brain.take_call_report() {
+            call.agent_id = self.shared.id.clone();
+            self.inner.memory.record_brain_call(call);
+        }
+    }
+
     /// Has its brain rate the importance of a batch of its memories
     /// ([`crate::brain::rating`]) and stores the ratings kept. A brain without a model says so
     /// and is not asked again; a failed call is logged and the heuristic's importance stays.
@@ -676,10 +682,7 @@ impl Agent {
             _ = self.cancel.cancelled() => return,
             rated = self.brain.rate(&request) => rated,
         };
-        if let Some(mut call) = self.brain.take_call_report() {
-            call.agent_id = self.shared.id.clone();
-            self.inner.memory.record_brain_call(call);
-        }
+        self.record_call();
         match rated {
             Ok(Some(ratings)) => {
                 let ratings = ratings.checked(&request);

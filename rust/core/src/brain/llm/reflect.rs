@@ -10,8 +10,9 @@ use super::prompt::RequestOptions;
 use crate::brain::rating::{RatingRequest, Ratings};
 use crate::brain::reflection::{ReflectionAnswer, ReflectionRequest};
 
-/// Most answer tokens a reflection may take.
-const MAX_REFLECTION_TOKENS: u32 = 600;
+/// Fewest answer tokens a reflection or a batch of ratings is allowed (a brain's own
+/// `max_tokens` counts when it is larger).
+const MIN_JSON_ANSWER_TOKENS: u32 = 600;
 
 /// The model request of a reflection.
 pub fn request(reflection: &ReflectionRequest, options: &RequestOptions) -> ModelRequest {
@@ -49,25 +50,7 @@ pub fn request(reflection: &ReflectionRequest, options: &RequestOptions) -> Mode
             }
         }
     }
-    let schema = serde_json::to_value(schemars::schema_for!(ReflectionAnswer))
-        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
-    ModelRequest {
-        model: options.model.clone(),
-        system: vec![SystemBlock {
-            text: system,
-            cache: true,
-        }],
-        messages: vec![ModelMessage::User { text: user }],
-        tools: Vec::new(),
-        temperature: options.temperature,
-        max_tokens: Some(
-            options
-                .max_tokens
-                .map_or(MAX_REFLECTION_TOKENS, |m| m.max(MAX_REFLECTION_TOKENS)),
-        ),
-        json_schema: Some(schema),
-        stream: false,
-    }
+    json_request::<ReflectionAnswer>(system, user, options)
 }
 
 /// The reflection in a model's answer: one JSON object, bare or in a code fence.
@@ -90,7 +73,16 @@ pub fn rating_request(rating: &RatingRequest, options: &RequestOptions) -> Model
     for m in &rating.memories {
         user.push_str(&format!("[{}] {}\n", m.id, m.text));
     }
-    let schema = serde_json::to_value(schemars::schema_for!(Ratings))
+    json_request::<Ratings>(system, user, options)
+}
+
+/// A request for one JSON object of type `T` (its schema asked for), not streamed, no tools.
+fn json_request<T: schemars::JsonSchema>(
+    system: String,
+    user: String,
+    options: &RequestOptions,
+) -> ModelRequest {
+    let schema = serde_json::to_value(schemars::schema_for!(T))
         .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
     ModelRequest {
         model: options.model.clone(),
@@ -104,7 +96,7 @@ pub fn rating_request(rating: &RatingRequest, options: &RequestOptions) -> Model
         max_tokens: Some(
             options
                 .max_tokens
-                .map_or(MAX_REFLECTION_TOKENS, |m| m.max(MAX_REFLECTION_TOKENS)),
+                .map_or(MIN_JSON_ANSWER_TOKENS, |m| m.max(MIN_JSON_ANSWER_TOKENS)),
         ),
         json_schema: Some(schema),
         stream: false,
@@ -118,14 +110,7 @@ pub fn ratings(reply: &ModelReply) -> Result<Ratings, String> {
 
 /// The JSON object of a model's answer, bare or in a code fence.
 fn json_in<T: serde::de::DeserializeOwned>(reply: &ModelReply) -> Result<T, serde_json::Error> {
-    let trimmed = reply.text.trim();
-    let body = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|rest| rest.trim_end().strip_suffix("```"))
-        .unwrap_or(trimmed)
-        .trim();
-    serde_json::from_str(body)
+    serde_json::from_str(super::reply::unfenced(&reply.text))
 }
 
 #[cfg(test)]

@@ -48,15 +48,21 @@ fn arguments(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
-/// The contract object written as text, if the text is one (bare or in a code fence).
-fn contract_in_text(text: &str) -> Option<BrainReply> {
+/// `text` without the code fence a model may wrap a JSON answer in (```` ```json … ``` ````),
+/// trimmed; `text` trimmed when it has none.
+pub(crate) fn unfenced(text: &str) -> &str {
     let trimmed = text.trim();
-    let body = trimmed
+    trimmed
         .strip_prefix("```json")
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|rest| rest.trim_end().strip_suffix("```"))
         .unwrap_or(trimmed)
-        .trim();
+        .trim()
+}
+
+/// The contract object written as text, if the text is one (bare or in a code fence).
+fn contract_in_text(text: &str) -> Option<BrainReply> {
+    let body = unfenced(text);
     if !body.starts_with('{') {
         return None;
     }
