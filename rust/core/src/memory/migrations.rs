@@ -11,7 +11,8 @@ use std::borrow::Cow;
 pub(crate) enum Step {
     /// The same DDL on both, its differing column types written as tokens: `{ROW_ID}` (a row
     /// id the database assigns: SQLite's `INTEGER PRIMARY KEY`, PostgreSQL's identity column),
-    /// `{ID}` (an id the memory assigns), `{INT}` (a 64-bit integer), `{REAL}` (a double).
+    /// `{ID}` (an id the memory assigns), `{INT}` (a 64-bit integer), `{REAL}` (a double),
+    /// `{BLOB}` (bytes: SQLite's `BLOB`, PostgreSQL's `BYTEA`).
     Shared(&'static str),
     /// Each backend's own DDL.
     Each {
@@ -33,7 +34,7 @@ pub(crate) enum Dialect {
 }
 
 /// The column types [`Step::Shared`]'s tokens stand for, in each dialect.
-const TYPES: [(&str, &str, &str); 4] = [
+const TYPES: [(&str, &str, &str); 5] = [
     (
         "{ROW_ID}",
         "INTEGER PRIMARY KEY",
@@ -42,6 +43,7 @@ const TYPES: [(&str, &str, &str); 4] = [
     ("{ID}", "INTEGER PRIMARY KEY", "BIGINT PRIMARY KEY"),
     ("{INT}", "INTEGER", "BIGINT"),
     ("{REAL}", "REAL", "DOUBLE PRECISION"),
+    ("{BLOB}", "BLOB", "BYTEA"),
 ];
 
 impl Step {
@@ -325,6 +327,19 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     Step::Shared(
         "CREATE INDEX IF NOT EXISTS idx_memories_relationship
     ON memories (agent_id, about, id) WHERE kind = 'relationship';",
+    ),
+    // 11: memories' vectors, for recall by meaning (`mind::vectors`): one row per memory, the
+    // embedding model's name and its vector (little-endian 32-bit floats, length 1), read per
+    // agent and model. A new model's vector replaces the old one's.
+    Step::Shared(
+        "CREATE TABLE IF NOT EXISTS memory_vectors (
+        memory_id {ID},
+        agent_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector {BLOB} NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_memory_vectors_agent
+    ON memory_vectors (agent_id, model, memory_id);",
     ),
 ];
 

@@ -820,20 +820,25 @@ impl Memory {
     /// What a recall chooses from, in one read: the best `matches` keyword matches of `query`
     /// ([`Memory::search_memories`]), and of each of `lines` apart (the lines a decision
     /// answers, when there are several: each finds its own best), the newest `newest`
-    /// memories of `agent_id`, and what it thinks of each of `people`
-    /// ([`Memory::current_relationship`]). With `committed_only` it reads what is committed
-    /// without waiting for the writes queued before (a decision's recall must not wait behind
-    /// the writer); else it sees them.
+    /// memories of `agent_id`, what it thinks of each of `people`
+    /// ([`Memory::current_relationship`]), and the memories `nearest` by id (those nearest
+    /// in meaning, found in [`crate::mind::vectors`]). With `committed_only` it reads what is
+    /// committed without waiting for the writes queued before (a decision's recall must not
+    /// wait behind the writer); else it sees them.
     pub fn recall_candidates(
         &self,
         agent_id: &str,
         (query, lines): (&str, &[String]),
         sizes: (usize, usize),
-        people: &[String],
+        (people, nearest): (&[String], &[i64]),
         committed_only: bool,
     ) -> Result<Candidates, MemoryError> {
-        let (agent_id, terms, people) =
-            (agent_id.to_string(), search_terms(query), people.to_vec());
+        let (agent_id, terms, people, nearest) = (
+            agent_id.to_string(),
+            search_terms(query),
+            people.to_vec(),
+            nearest.to_vec(),
+        );
         let line_terms: Vec<Vec<String>> = lines.iter().map(|l| search_terms(l)).collect();
         let (matches, newest) = sizes;
         let read = move |q: &mut dyn Queries| {
@@ -850,6 +855,11 @@ impl Memory {
                 per_line,
                 newest: q.memories_before(&agent_id, i64::MAX, newest)?.rows,
                 relationships,
+                nearest: if nearest.is_empty() {
+                    Vec::new()
+                } else {
+                    q.memories_by_id(&agent_id, &nearest)?
+                },
             })
         };
         if committed_only {
@@ -858,6 +868,47 @@ impl Memory {
             self.inner.submit(writer::Op::IndexMemories);
             self.inner.read(read)
         }
+    }
+    /// Queues the vectors `model` made of memories of `agent_id` (`(memory id, vector)`): each
+    /// replaces the memory's vector before, and a memory no longer stored (forgotten, summed
+    /// up) gets none. Returns the write's sequence number.
+    pub fn store_vectors(&self, agent_id: &str, model: &str, vectors: &[(i64, Vec<f32>)]) -> u64 {
+        self.inner.submit(writer::Op::Vectors {
+            agent_id: agent_id.to_string(),
+            model: model.to_string(),
+            vectors: vectors
+                .iter()
+                .map(|(id, v)| (*id, stream::vector_bytes(v)))
+                .collect(),
+        })
+    }
+    /// The vectors `model` made of `agent_id`'s memories, by memory id (waits for the writes
+    /// queued before).
+    pub fn memory_vectors(
+        &self,
+        agent_id: &str,
+        model: &str,
+    ) -> Result<Vec<(i64, Vec<f32>)>, MemoryError> {
+        let (agent_id, model) = (agent_id.to_string(), model.to_string());
+        let rows = self
+            .inner
+            .read(move |q| q.memory_vectors(&agent_id, &model))?;
+        rows.into_iter()
+            .map(|(id, bytes)| Ok((id, stream::vector_of(&bytes)?)))
+            .collect()
+    }
+    /// `agent_id`'s memories with an id above `after` that `model` has made no vector of,
+    /// `(id, text)` by id, at most `limit` (waits for the writes queued before).
+    pub fn unembedded(
+        &self,
+        agent_id: &str,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, MemoryError> {
+        let (agent_id, model) = (agent_id.to_string(), model.to_string());
+        self.inner
+            .read(move |q| q.unembedded(&agent_id, &model, after, limit))
     }
     /// How many memories `agent_id` has (waits for the writes queued before).
     pub fn memory_count(&self, agent_id: &str) -> Result<u64, MemoryError> {

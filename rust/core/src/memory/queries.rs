@@ -24,6 +24,8 @@ pub(crate) trait StoredRow {
     fn real(&self, index: usize) -> Result<Option<f64>, MemoryError>;
     /// A text column.
     fn text(&self, index: usize) -> Result<String, MemoryError>;
+    /// A bytes column.
+    fn bytes(&self, index: usize) -> Result<Vec<u8>, MemoryError>;
     /// A text column that may be NULL.
     fn maybe_text(&self, index: usize) -> Result<Option<String>, MemoryError>;
 }
@@ -182,6 +184,10 @@ macro_rules! memory_columns {
         )
     };
 }
+
+/// How many ids one read of [`Queries::memories_by_id`] asks for (its SQL has as many
+/// parameters after the agent's id).
+const BY_ID: usize = 32;
 
 /// Columns: [`memory_columns`].
 fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
@@ -576,6 +582,67 @@ impl<D: Database> Queries for Reader<D> {
             ),
             &[Param::Text(agent_id), Param::Text(about)],
             &mut memory_row,
+        )
+    }
+
+    fn memory_vectors(
+        &mut self,
+        agent_id: &str,
+        model: &str,
+    ) -> Result<Vec<(i64, Vec<u8>)>, MemoryError> {
+        self.0.rows(
+            "SELECT memory_id, vector FROM memory_vectors WHERE agent_id = ?1 AND model = ?2
+             ORDER BY memory_id",
+            &[Param::Text(agent_id), Param::Text(model)],
+            &mut |row| Ok((row.int(0)?, row.bytes(1)?)),
+        )
+    }
+
+    /// Read [`BY_ID`] ids at a time (the last read's unused places hold 0, no memory's id).
+    fn memories_by_id(
+        &mut self,
+        agent_id: &str,
+        ids: &[i64],
+    ) -> Result<Vec<StoredMemory>, MemoryError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BY_ID) {
+            let mut params = Vec::with_capacity(BY_ID + 1);
+            params.push(Param::Text(agent_id));
+            params.extend((0..BY_ID).map(|i| Param::Int(chunk.get(i).copied().unwrap_or(0))));
+            found.extend(self.0.rows(
+                concat!(
+                    "SELECT ",
+                    memory_columns!(""),
+                    " FROM memories WHERE agent_id = ?1 AND id IN (?2, ?3, ?4, ?5, ?6, ?7,",
+                    " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,",
+                    " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33) ORDER BY id"
+                ),
+                &params,
+                &mut memory_row,
+            )?);
+        }
+        Ok(found)
+    }
+
+    fn unembedded(
+        &mut self,
+        agent_id: &str,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, MemoryError> {
+        self.0.rows(
+            "SELECT m.id, m.text FROM memories AS m
+             LEFT JOIN memory_vectors AS v ON v.memory_id = m.id AND v.model = ?2
+             WHERE m.agent_id = ?1 AND m.id > ?3 AND v.memory_id IS NULL
+             ORDER BY m.id LIMIT ?4",
+            &[
+                Param::Text(agent_id),
+                Param::Text(model),
+                Param::Int(after),
+                Param::Int(limit_of(limit)),
+            ],
+            &mut |row| Ok((row.int(0)?, row.text(1)?)),
         )
     }
 

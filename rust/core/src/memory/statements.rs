@@ -24,6 +24,8 @@ pub(crate) enum Param<'a> {
     Real(f64),
     /// Text made for the statement (a JSON array).
     Owned(String),
+    /// Bytes (`BLOB` / `BYTEA`).
+    Blob(&'a [u8]),
 }
 
 /// One statement of a write.
@@ -307,12 +309,11 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             summary,
             summarised,
         } => memory_statements(summary)
-            .chain(summarised.iter().map(|id| {
-                statement(
-                    "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
-                    vec![Int(*id), text(&summary.agent_id)],
-                )
-            }))
+            .chain(
+                summarised
+                    .iter()
+                    .flat_map(|id| forget_statements(*id, &summary.agent_id)),
+            )
             .collect(),
         // Each backend's sink indexes memories its own way (SQLite: `SqliteSink`).
         Op::IndexMemories => Vec::new(),
@@ -342,11 +343,43 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                 )
             })
             .collect(),
-        Op::ForgetMemory { agent_id, id } => vec![statement(
-            "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
-            vec![Int(*id), text(agent_id)],
-        )],
+        Op::ForgetMemory { agent_id, id } => forget_statements(*id, agent_id).collect(),
+        // A vector is stored only while its memory is (one forgotten or summed up while it was
+        // being embedded gets none).
+        Op::Vectors {
+            agent_id,
+            model,
+            vectors,
+        } => vectors
+            .iter()
+            .map(|(id, vector)| {
+                statement(
+                    "INSERT INTO memory_vectors (memory_id, agent_id, model, vector)
+                     SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (
+                         SELECT 1 FROM memories WHERE id = ?1 AND agent_id = ?2)
+                     ON CONFLICT (memory_id) DO UPDATE SET
+                         agent_id = excluded.agent_id, model = excluded.model,
+                         vector = excluded.vector",
+                    vec![Int(*id), text(agent_id), text(model), Param::Blob(vector)],
+                )
+            })
+            .collect(),
     }
+}
+
+/// A memory deleted, with its vector.
+fn forget_statements(id: i64, agent_id: &str) -> impl Iterator<Item = Statement<'_>> {
+    [
+        statement(
+            "DELETE FROM memory_vectors WHERE memory_id = ?1 AND agent_id = ?2",
+            vec![Param::Int(id), text(agent_id)],
+        ),
+        statement(
+            "DELETE FROM memories WHERE id = ?1 AND agent_id = ?2",
+            vec![Param::Int(id), text(agent_id)],
+        ),
+    ]
+    .into_iter()
 }
 
 /// A memory's row, and the rows it supersedes marked.

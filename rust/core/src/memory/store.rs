@@ -111,6 +111,28 @@ pub(crate) trait Queries {
         agent_id: &str,
         about: &str,
     ) -> Result<Option<super::StoredMemory>, MemoryError>;
+    /// The vectors of `agent_id`'s memories made by `model`, as stored (`(memory id, bytes)`),
+    /// by memory id.
+    fn memory_vectors(
+        &mut self,
+        agent_id: &str,
+        model: &str,
+    ) -> Result<Vec<(i64, Vec<u8>)>, MemoryError>;
+    /// Those of `ids` that are memories of `agent_id`, by id.
+    fn memories_by_id(
+        &mut self,
+        agent_id: &str,
+        ids: &[i64],
+    ) -> Result<Vec<super::StoredMemory>, MemoryError>;
+    /// `agent_id`'s memories with an id above `after` that have no vector made by `model`,
+    /// `(id, text)` by id, at most `limit`.
+    fn unembedded(
+        &mut self,
+        agent_id: &str,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, MemoryError>;
     /// The latest game time any memory was formed or recalled at (`None`: no memory yet).
     fn latest_memory_time(&mut self) -> Result<Option<f64>, MemoryError>;
     /// Whether the database answers.

@@ -269,6 +269,28 @@ pub struct Candidates {
     pub newest: Vec<StoredMemory>,
     /// What the agent thinks of the people asked about, one each at most.
     pub relationships: Vec<StoredMemory>,
+    /// The memories asked for by id (the nearest by meaning), those still stored, by id.
+    pub nearest: Vec<StoredMemory>,
+}
+
+/// A vector as stored: its numbers as little-endian 32-bit floats.
+pub(crate) fn vector_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A stored vector read back; a length that is not a whole number of floats is an error.
+pub(crate) fn vector_of(bytes: &[u8]) -> Result<Vec<f32>, super::BadStored> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(super::BadStored {
+            what: "memory vector",
+            text: format!("{} bytes", bytes.len()),
+            reason: "not a whole number of 32-bit floats".into(),
+        });
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
 /// English words too common to say what a memory is about ("the", "where", "you"), and

@@ -129,6 +129,7 @@ on_both_backends!(
     memories_are_stored_paged_and_found_by_their_words,
     a_newer_memory_supersedes_an_older_one_and_recalls_are_kept,
     a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up,
+    vectors_are_stored_per_model_and_go_with_their_memories,
 );
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
@@ -168,6 +169,7 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("index", "idx_campaign_turns"),
     ("index", "idx_memories_agent"),
     ("index", "idx_memories_relationship"),
+    ("index", "idx_memory_vectors_agent"),
     ("table", "agent_conversations"),
     ("table", "agent_inbox"),
     ("table", "agent_state_history"),
@@ -179,6 +181,7 @@ const SCHEMA_OBJECTS: &[(&str, &str)] = &[
     ("table", "campaign_turns"),
     ("table", "id_blocks"),
     ("table", "memories"),
+    ("table", "memory_vectors"),
 ];
 
 /// What only SQLite's schema has: the memory stream's FTS5 index (its table, its shadow tables)
@@ -1890,7 +1893,7 @@ fn the_search_index_catches_up_and_stays_consistent() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let found = mem
-            .recall_candidates("agent_001", ("lantern mill", &[]), (5, 5), &[], true)
+            .recall_candidates("agent_001", ("lantern mill", &[]), (5, 5), (&[], &[]), true)
             .unwrap()
             .found;
         if found.len() == 5 {
@@ -1915,4 +1918,81 @@ fn the_search_index_catches_up_and_stays_consistent() {
         })
         .unwrap();
     assert_eq!(indexed, 601, "agent_002's memory and the 600 lanterns");
+}
+
+fn vectors_are_stored_per_model_and_go_with_their_memories<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let (id, _) = mem
+            .remember("agent_001", fact(&format!("Fact number {n}."), 3, n as f64))
+            .unwrap();
+        ids.push(id);
+    }
+    let (other, _) = mem
+        .remember("agent_002", fact("Someone else's.", 3, 0.0))
+        .unwrap();
+    let v = |x: f32| vec![x, 0.5, -0.25, f32::MIN_POSITIVE];
+    mem.store_vectors(
+        "agent_001",
+        "m1",
+        &[(ids[0], v(1.0)), (ids[1], v(2.0)), (ids[2], v(3.0))],
+    );
+    // Not this agent's memory, and no memory at all: no vector is stored.
+    mem.store_vectors("agent_001", "m1", &[(other, v(9.0)), (9_999, v(9.0))]);
+    assert_eq!(
+        mem.memory_vectors("agent_001", "m1").unwrap(),
+        vec![(ids[0], v(1.0)), (ids[1], v(2.0)), (ids[2], v(3.0))],
+        "exact, by id"
+    );
+    assert!(mem.memory_vectors("agent_002", "m1").unwrap().is_empty());
+    assert!(mem.memory_vectors("agent_001", "m2").unwrap().is_empty());
+    let unembedded = |model: &str, after: i64| -> Vec<i64> {
+        mem.unembedded("agent_001", model, after, 10)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(unembedded("m1", 0), vec![ids[3]]);
+    assert_eq!(unembedded("m2", ids[1]), vec![ids[2], ids[3]]);
+    // Another model's vector replaces the first's.
+    mem.store_vectors("agent_001", "m2", &[(ids[1], v(5.0))]);
+    assert_eq!(unembedded("m1", 0), vec![ids[1], ids[3]]);
+    // Forgotten and summed-up memories take their vectors with them.
+    mem.forget("agent_001", ids[0]);
+    mem.compact(
+        "agent_001",
+        NewMemory {
+            sources: vec![ids[2]],
+            ..NewMemory::new(MemoryKind::Summary, "Fact two happened.")
+        },
+        vec![ids[2]],
+    )
+    .unwrap();
+    assert!(mem.memory_vectors("agent_001", "m1").unwrap().is_empty());
+    assert_eq!(mem.memory_vectors("agent_001", "m2").unwrap().len(), 1);
+    // Recall's candidates by id: those still stored, of this agent only.
+    mem.flush().unwrap();
+    let nearest = mem
+        .recall_candidates(
+            "agent_001",
+            ("", &[]),
+            (0, 0),
+            (&[], &[ids[0], ids[1], ids[3], other]),
+            false,
+        )
+        .unwrap()
+        .nearest;
+    assert_eq!(
+        nearest.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![ids[1], ids[3]]
+    );
+    mem.close().unwrap();
+    let reopened = Memory::open(db.path()).unwrap();
+    assert_eq!(
+        reopened.memory_vectors("agent_001", "m2").unwrap(),
+        vec![(ids[1], v(5.0))]
+    );
 }

@@ -103,6 +103,14 @@ pub(crate) enum Op {
         agent_id: String,
         id: i64,
     },
+    /// Vectors of an agent's memories, made by `model` (`(memory id, little-endian 32-bit
+    /// floats)`): each replaces the memory's vector before; a memory no longer stored gets
+    /// none.
+    Vectors {
+        agent_id: String,
+        model: String,
+        vectors: Vec<(i64, Vec<u8>)>,
+    },
     /// Index the memories stored so far for search, now (SQLite indexes new memories in bulk,
     /// when the writer is idle or many wait; a search that must see every memory queued before
     /// it queues this first). PostgreSQL indexes each memory as it is stored: nothing to do.

@@ -6,10 +6,17 @@
 //! - **Importance** is the memory's 1–10 over 10.
 //! - **Relevance** is the keyword rank of the memory for the query (what is happening now:
 //!   the lines to answer, the current task, what the agent notices, who is near), over the best
-//!   rank of the search; 0 for a memory that shares no word with it.
+//!   rank of the search; 0 for a memory that shares no word with it. With an embeddings
+//!   endpoint ([`super::EmbeddingSettings`]) it is fused with the memory's closeness in
+//!   meaning: `(1 − w) × keyword + w × semantic`, `w` the agent's
+//!   [`MemorySettings::semantic_weight`] and `semantic` the cosine of the memory's vector with
+//!   the query's over the best cosine of any of its memories (negative cosines count 0) — a
+//!   convex combination of normalised scores, which Bruch, Gai and Ingber ("An Analysis of
+//!   Fusion Functions for Hybrid Retrieval", 2023) found better than reciprocal-rank fusion.
+//!   A memory not embedded yet counts by its keyword rank alone.
 //!
-//! The candidates are the best keyword matches ([`CANDIDATES`]) and the newest memories
-//! ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. When a
+//! The candidates are the best keyword matches ([`CANDIDATES`]), the nearest in meaning
+//! ([`CANDIDATES`] more, with an endpoint) and the newest memories ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. When a
 //! decision answers several lines (one interrupted another), each line is also searched apart
 //! (its best [`crate::memory::LINE_MATCHES`]), and a memory's relevance is its best over the
 //! searches: a question keeps its answer even beside a chatty line. A
@@ -22,10 +29,13 @@
 //! candidate too, with full relevance: it comes up whenever they speak to it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
 use super::MemorySettings;
+use super::vectors::{AgentVectors, Query};
 use crate::brain::BrainContext;
 use crate::memory::{Memory, MemoryError, StoredMemory};
 
@@ -47,8 +57,13 @@ pub struct Recalled {
     pub recency: f64,
     /// 0 to 1: its importance over 10.
     pub importance: f64,
-    /// 0 to 1: how well it matches what is happening now.
+    /// 0 to 1: how well it matches what is happening now (by its words, and by its meaning
+    /// when `semantic` is set).
     pub relevance: f64,
+    /// 0 to 1: how close its meaning is to what is happening now, when the recall compared
+    /// vectors (an embeddings endpoint answered and the memory has a vector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<f64>,
     /// Whether the decision already shows it (a line of the recent conversation): then it is
     /// not shown again and costs no budget.
     pub in_view: bool,
@@ -78,6 +93,62 @@ pub struct Cue {
     /// thinks of each ([`crate::memory::MemoryKind::Relationship`]) is recalled as fully
     /// relevant.
     pub people: Vec<String>,
+    /// What to recall by in meaning, when the runtime has an embeddings endpoint and it
+    /// answered: none, words only.
+    pub meaning: Option<Meaning>,
+}
+
+/// What a recall compares by meaning: the vectors of its query and of each line searched
+/// apart, and the agent's memories' vectors.
+#[derive(Clone, Debug)]
+pub struct Meaning {
+    /// The agent's memories' vectors ([`super::vectors::VectorIndex::agent`]).
+    pub vectors: Arc<RwLock<AgentVectors>>,
+    /// The query's vector, then each line's (as [`Cue::lines`]).
+    pub queries: Vec<Query>,
+}
+
+impl Meaning {
+    /// The memories nearest to each query vector (the query's best [`CANDIDATES`], each
+    /// line's best [`crate::memory::LINE_MATCHES`]), each once; and per query vector the
+    /// best cosine of any memory (what closeness is measured against).
+    fn nearest(&self) -> (Vec<i64>, Vec<f32>) {
+        let held = self.vectors.read();
+        let mut ids: Vec<i64> = Vec::new();
+        let mut best = Vec::with_capacity(self.queries.len());
+        for (i, query) in self.queries.iter().enumerate() {
+            let k = if i == 0 {
+                CANDIDATES
+            } else {
+                crate::memory::LINE_MATCHES
+            };
+            let found = held.nearest(query, k);
+            best.push(found.first().map_or(0.0, |(_, cosine)| *cosine));
+            for (id, _) in found {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        (ids, best)
+    }
+
+    /// Memory `id`'s closeness in meaning, 0 to 1: its best cosine over the query vectors,
+    /// each over that vector's best (`None`: it has no vector).
+    fn closeness(&self, held: &AgentVectors, id: i64, best: &[f32]) -> Option<f64> {
+        self.queries
+            .iter()
+            .zip(best)
+            .filter_map(|(query, best)| {
+                let cosine = held.similarity(id, query)?;
+                Some(if *best > 0.0 {
+                    f64::from((cosine / best).clamp(0.0, 1.0))
+                } else {
+                    0.0
+                })
+            })
+            .reduce(f64::max)
+    }
 }
 
 /// What a decision recalls by, as text: the lines it answers, what it notices, how its walk
@@ -154,16 +225,22 @@ pub fn recall(
     // Several lines to answer: each is also searched apart, so the best match of a question
     // is not crowded out by the words of another line.
     let lines: &[String] = if cue.lines.len() > 1 { &cue.lines } else { &[] };
+    let meaning = cue
+        .meaning
+        .as_ref()
+        .filter(|_| settings.semantic_weight > 0.0);
+    let (nearest_ids, best) = meaning.map(Meaning::nearest).unwrap_or_default();
     let crate::memory::Candidates {
         found,
         per_line,
         newest,
         relationships,
+        nearest,
     } = memory.recall_candidates(
         agent_id,
         (&cue.query, lines),
         (CANDIDATES, NEWEST),
-        &cue.people,
+        (&cue.people, &nearest_ids),
         !cue.wait_for_writes,
     )?;
     let mut candidates: HashMap<i64, (StoredMemory, f64)> = HashMap::new();
@@ -184,13 +261,28 @@ pub fn recall(
     for m in relationships {
         candidates.insert(m.id, (m, 1.0));
     }
-    for m in newest {
+    for m in newest.into_iter().chain(nearest) {
         candidates.entry(m.id).or_insert((m, 0.0));
     }
+    let held = meaning.map(|m| (m, m.vectors.read()));
+    let w = settings.semantic_weight;
     let scored = candidates
         .into_values()
-        .map(|(memory, relevance)| score(memory, relevance, cue, settings))
+        .map(|(memory, keyword)| {
+            let semantic = held
+                .as_ref()
+                .and_then(|(m, held)| m.closeness(held, memory.id, &best));
+            let relevance = match semantic {
+                Some(semantic) => (1.0 - w) * keyword + w * semantic,
+                None => keyword,
+            };
+            Recalled {
+                semantic,
+                ..score(memory, relevance, cue, settings)
+            }
+        })
         .collect();
+    drop(held);
     Ok(select(scored, settings))
 }
 
@@ -226,6 +318,7 @@ pub fn score(
         recency,
         importance,
         relevance,
+        semantic: None,
         in_view,
     }
 }
@@ -297,6 +390,7 @@ mod tests {
             wait_for_writes: false,
             lines: Vec::new(),
             people: Vec::new(),
+            meaning: None,
         }
     }
 

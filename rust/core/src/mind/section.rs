@@ -250,6 +250,7 @@ mod tests {
             recency: 1.0,
             importance: 0.5,
             relevance,
+            semantic: None,
             in_view: false,
         }
     }

@@ -55,6 +55,13 @@ pub struct MemorySettings {
     /// brain has no model: its memories keep the heuristic's importance.
     #[schemars(range(max = 64))]
     pub importance_batch: usize,
+    /// With an embeddings endpoint configured for the runtime
+    /// ([`super::EmbeddingSettings`]), the share of a memory's relevance that comes from its
+    /// meaning (the cosine of its vector with the query's), the rest from its words (the
+    /// keyword rank), from 0 (words only) to 1 (meaning only); default 0.5. Without an
+    /// endpoint, relevance is the keyword rank alone.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub semantic_weight: f64,
 }
 
 /// The weights of a memory's score: `recency × w_recency + importance × w_importance +
@@ -81,6 +88,7 @@ impl Default for MemorySettings {
             reflection_threshold: 60,
             max_memories: 5_000,
             importance_batch: 16,
+            semantic_weight: 0.5,
         }
     }
 }
@@ -129,6 +137,12 @@ impl MemorySettings {
             return Err(format!(
                 "memory.importance_batch must be at most {MAX_IMPORTANCE_BATCH}, got {}",
                 self.importance_batch
+            ));
+        }
+        let semantic = self.semantic_weight;
+        if !semantic.is_finite() || !(0.0..=1.0).contains(&semantic) {
+            return Err(format!(
+                "memory.semantic_weight must be a number from 0 to 1, got {semantic}"
             ));
         }
         let half_life = self.recency_half_life_seconds;
@@ -211,6 +225,13 @@ mod tests {
                 ..Default::default()
             })
             .contains("memory.reflection_threshold must be at most 100000")
+        );
+        assert!(
+            bad(MemorySettings {
+                semantic_weight: 1.5,
+                ..Default::default()
+            })
+            .contains("memory.semantic_weight must be a number from 0 to 1, got 1.5")
         );
         assert!(MemorySettings::default().validate().is_ok());
     }

@@ -952,6 +952,7 @@ impl Agent {
         let memory = self.inner.memory.clone();
         let settings = self.shared.memory.clone();
         let now = self.inner.game_time();
+        let embedder = self.inner.embedder.clone();
         let brain = &mut self.brain;
         let decide = async move {
             if read_memory {
@@ -960,12 +961,24 @@ impl Agent {
                 let people = recall::people_of(&context);
                 let shown = recall::shown_of(&context);
                 let lines = recall::lines_of(&context);
+                let recalls = settings.enabled && settings.recall_limit > 0;
+                // By meaning too, when an endpoint answers in time.
+                let queries = match &embedder {
+                    Some(e) if recalls && settings.semantic_weight > 0.0 => {
+                        e.query(&super::embedder::recall_texts(&query, &lines))
+                            .await
+                    }
+                    _ => None,
+                };
                 let read = tokio::task::spawn_blocking(move || {
                     let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
                     // Nothing to recall into (memory off, or a recall limit of 0): no read.
-                    if !settings.enabled || settings.recall_limit == 0 {
+                    if !recalls {
                         return Ok((rows, None));
                     }
+                    let meaning = embedder
+                        .zip(queries)
+                        .and_then(|(e, queries)| e.meaning(&memory, &id, queries));
                     let cue = Cue {
                         query,
                         now,
@@ -973,6 +986,7 @@ impl Agent {
                         people,
                         shown,
                         lines,
+                        meaning,
                         in_view: rows
                             .iter()
                             .map(|r| (r.sender.clone(), r.content.clone()))

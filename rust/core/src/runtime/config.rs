@@ -250,6 +250,10 @@ pub struct RuntimeOptions {
     /// How agents form and recall memories unless their config says otherwise
     /// ([`crate::mind::MemorySettings`]; default: on, 6 memories within 240 tokens).
     pub memory: crate::mind::MemorySettings,
+    /// The embeddings endpoint that makes vectors of every agent's memories, for recall by
+    /// meaning as well as by words ([`crate::mind::EmbeddingSettings`]; default none: words
+    /// only). The game's or the operator's, never a client's.
+    pub embeddings: Option<crate::mind::EmbeddingSettings>,
     /// Game seconds per real second of the game clock memories are stamped with (default 1).
     /// A game with a calendar of its own sets the time instead ([`super::Runtime::set_game_time`]).
     pub game_time_scale: f64,
@@ -285,6 +289,7 @@ impl Default for RuntimeOptions {
             max_agents: DEFAULT_MAX_AGENTS,
             campaign_dir: None,
             memory: Default::default(),
+            embeddings: None,
             game_time_scale: 1.0,
         }
     }
@@ -344,6 +349,9 @@ impl RuntimeOptions {
             return Err("max_steps must be at least 1".into());
         }
         self.memory.validate()?;
+        if let Some(embeddings) = &self.embeddings {
+            embeddings.validate()?;
+        }
         if !self.game_time_scale.is_finite() || self.game_time_scale < 0.0 {
             return Err(format!(
                 "game_time_scale must be a non-negative number, got {}",

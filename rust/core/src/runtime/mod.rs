@@ -21,6 +21,7 @@ pub use campaigns::{CampaignSource, LoadedCampaign};
 pub use remembering::{MAX_RECALLED, Remember};
 mod config;
 mod decision;
+mod embedder;
 mod journal;
 pub use journal::{CallOutcome, DecidedCall, Decision, JOURNAL_LENGTH, Trigger};
 mod tools;
@@ -354,6 +355,8 @@ pub(crate) struct Inner {
     readiness: RwLock<Vec<(String, ReadinessCheck)>>,
     /// The game time memories are stamped with.
     clock: clock::GameClock,
+    /// Makes vectors of memories when an embeddings endpoint is configured.
+    embedder: Option<Arc<embedder::Embedder>>,
 }
 
 /// A check of something the runtime depends on: `Err` says why it is not ready.
@@ -399,7 +402,23 @@ impl Runtime {
             None
         });
         let clock = clock::GameClock::new(resumed_at.unwrap_or(0.0), options.game_time_scale);
+        let brains = BrainRegistry::with_builtins();
+        let tracker = TaskTracker::new();
+        let embedder = match &options.embeddings {
+            Some(settings) => Some(
+                embedder::Embedder::start(
+                    settings.clone(),
+                    brains.keys().clone(),
+                    memory.clone(),
+                    &handle,
+                    &tracker,
+                )
+                .map_err(RuntimeError::Startup)?,
+            ),
+            None => None,
+        };
         let inner = Inner {
+            embedder,
             clock,
             handle,
             bus: Bus::new(options.bus_capacity),
@@ -410,12 +429,12 @@ impl Runtime {
             options,
             agents: RwLock::new(HashMap::new()),
             readiness: RwLock::new(Vec::new()),
-            brains: RwLock::new(BrainRegistry::with_builtins()),
+            brains: RwLock::new(brains),
             tool_sets: RwLock::new(ToolSets::with_builtins()),
             model_calls,
             model_endpoints,
             token_budget,
-            tracker: TaskTracker::new(),
+            tracker,
             closed: AtomicBool::new(false),
         };
         Ok(Runtime {
@@ -632,6 +651,9 @@ impl Runtime {
             inbox,
         );
         inner.tracker.spawn_on(task, &inner.handle);
+        if let Some(embedder) = &inner.embedder {
+            embedder.backfill(&agent_id);
+        }
         if let Some(app_id) = &effective.app_id
             && let Err(e) = self.attach_app(app_id, &agent_id)
         {
@@ -1332,6 +1354,9 @@ impl Runtime {
         entries.sort_by(|a, b| id_order(&a.0, &b.0));
         for (id, entry) in &entries {
             self.stop(id, entry);
+        }
+        if let Some(embedder) = &self.inner.embedder {
+            embedder.stop();
         }
         self.inner.tracker.close();
         let in_async = Handle::try_current().is_ok();

@@ -117,6 +117,19 @@ impl Runtime {
         };
         settings.recall_limit = limit.min(MAX_RECALLED);
         settings.recall_budget_tokens = crate::mind::MAX_RECALL_BUDGET_TOKENS;
+        let meaning = self
+            .inner
+            .embedder
+            .as_ref()
+            .filter(|_| settings.semantic_weight > 0.0)
+            .and_then(|embedder| {
+                embedder.meaning_now(
+                    &self.inner.handle,
+                    &self.inner.memory,
+                    agent_id,
+                    vec![query.to_string()],
+                )
+            });
         let cue = Cue {
             query: query.to_string(),
             now: self.game_time(),
@@ -125,6 +138,7 @@ impl Runtime {
             lines: Vec::new(),
             wait_for_writes: true,
             people: Vec::new(),
+            meaning,
         };
         Ok(recall::recall(
             &self.inner.memory,
@@ -153,6 +167,9 @@ impl Runtime {
             });
         }
         self.inner.memory.forget(agent_id, memory_id);
+        if let Some(embedder) = &self.inner.embedder {
+            embedder.index().remove(agent_id, &[memory_id]);
+        }
         Ok(())
     }
 
@@ -274,7 +291,10 @@ impl Inner {
             for chunk in oldest.chunks(compaction::PER_SUMMARY) {
                 let summary = compaction::summary(chunk);
                 let ids = summary.sources.clone();
-                let (id, _) = self.memory.compact(agent_id, summary.clone(), ids)?;
+                let (id, _) = self.memory.compact(agent_id, summary.clone(), ids.clone())?;
+                if let Some(embedder) = &self.embedder {
+                    embedder.index().remove(agent_id, &ids);
+                }
                 self.remembered(agent_id, &[id], &[summary]);
                 summed += chunk.len();
                 left = left.saturating_sub(chunk.len());
@@ -283,9 +303,12 @@ impl Inner {
         Ok(summed)
     }
 
-    /// Publishes `agent_remembered` for stored memories.
+    /// Publishes `agent_remembered` for stored memories, and queues them to be embedded.
     fn remembered(&self, agent_id: &str, ids: &[i64], memories: &[NewMemory]) {
         for (memory_id, m) in ids.iter().zip(memories) {
+            if let Some(embedder) = &self.embedder {
+                embedder.embed(agent_id, *memory_id, &m.text);
+            }
             self.bus.publish(BusMessage::AgentRemembered {
                 agent_id: agent_id.to_string(),
                 memory_id: *memory_id,

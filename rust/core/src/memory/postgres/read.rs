@@ -33,6 +33,9 @@ impl StoredRow for PgRow<'_> {
     fn text(&self, index: usize) -> Result<String, MemoryError> {
         text(self.0, index)
     }
+    fn bytes(&self, index: usize) -> Result<Vec<u8>, MemoryError> {
+        Ok(self.0.try_get(index)?)
+    }
     fn maybe_text(&self, index: usize) -> Result<Option<String>, MemoryError> {
         opt_text(self.0, index)
     }

@@ -178,11 +178,15 @@ impl ToSql for Value<'_> {
             Value::MaybeText(text) => text.map(Text).to_sql_checked(ty, out),
             Value::Int(n) => n.to_sql_checked(ty, out),
             Value::Real(x) => x.to_sql_checked(ty, out),
+            Value::Blob(bytes) => bytes.to_sql_checked(ty, out),
         }
     }
 
     fn accepts(ty: &Type) -> bool {
-        <&str as ToSql>::accepts(ty) || <i64 as ToSql>::accepts(ty) || <f64 as ToSql>::accepts(ty)
+        <&str as ToSql>::accepts(ty)
+            || <i64 as ToSql>::accepts(ty)
+            || <f64 as ToSql>::accepts(ty)
+            || <&[u8] as ToSql>::accepts(ty)
     }
 
     to_sql_checked!();

@@ -42,6 +42,9 @@ impl StoredRow for Row<'_, '_> {
     fn text(&self, index: usize) -> Result<String, MemoryError> {
         Ok(self.0.get(index)?)
     }
+    fn bytes(&self, index: usize) -> Result<Vec<u8>, MemoryError> {
+        Ok(self.0.get(index)?)
+    }
     fn maybe_text(&self, index: usize) -> Result<Option<String>, MemoryError> {
         Ok(self.0.get(index)?)
     }

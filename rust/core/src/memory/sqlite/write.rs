@@ -134,6 +134,7 @@ impl ToSql for Param<'_> {
             Param::MaybeText(None) => ToSqlOutput::Owned(Value::Null),
             Param::Int(n) => ToSqlOutput::Owned(Value::Integer(*n)),
             Param::Real(x) => ToSqlOutput::Owned(Value::Real(*x)),
+            Param::Blob(bytes) => ToSqlOutput::Borrowed(ValueRef::Blob(bytes)),
         })
     }
 }
