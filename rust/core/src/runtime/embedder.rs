@@ -82,6 +82,9 @@ pub(crate) struct Embedder {
     jobs: mpsc::UnboundedSender<Job>,
     health: Mutex<Health>,
     cancel: CancellationToken,
+    /// The vectors' dimension: `dimensions` when set, else the first answer's (0 before);
+    /// an answer of another is refused.
+    dimension: std::sync::atomic::AtomicUsize,
 }
 
 impl Embedder {
@@ -104,6 +107,7 @@ impl Embedder {
             jobs,
             health: Mutex::default(),
             cancel: CancellationToken::new(),
+            dimension: std::sync::atomic::AtomicUsize::new(0),
         });
         tracker.spawn_on(embedder.clone().run(rx, memory), handle);
         Ok(embedder)
@@ -230,13 +234,23 @@ impl Embedder {
             headers: Vec::new(),
             timeout: self.settings.timeout(),
         };
+        use std::sync::atomic::Ordering;
+        let known = self.dimension.load(Ordering::Relaxed);
         let request = EmbeddingRequest {
             model: self.settings.model.trim(),
             inputs,
             dimensions: self.settings.dimensions,
-            expected_dimension: None,
+            expected_dimension: (known > 0).then_some(known),
         };
         let answer = self.client.embed(&endpoint, &request).await?;
+        if known == 0 {
+            let _ = self.dimension.compare_exchange(
+                0,
+                answer.dimension(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
         Ok(answer.vectors.into_iter().map(unit).collect())
     }
 
