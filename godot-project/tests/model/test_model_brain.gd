@@ -4,7 +4,8 @@
 ## a `move` to (12, 14)). The streamed text arrives as `agent_speech_delta` signals on the main
 ## thread, in order and before `agent_spoke`; the move and the line are applied; the call is traced.
 ## An `AgentBrain` of the `cli` provider runs a command-line model (the script in
-## AGENTS_CLI_MODEL_SCRIPT) through a repair.
+## AGENTS_CLI_MODEL_SCRIPT) through a repair. An `AgentEmbeddings` on the fake's `/v1/embeddings`
+## makes vectors of memories: recall reports how close each is in meaning.
 extends "res://tests/test_base.gd"
 
 const DB_DIR := "user://test_model_brain"
@@ -90,6 +91,51 @@ func test_a_misconfigured_brain_is_refused_at_spawn() -> void:
 	assert_contains(rt.get_last_error(), "brain.model is required for the openai provider")
 	assert_eq(rt.spawn_agent({"name": "Nope", "brain": {"provider": "openai", "modle": "x"}}), "")
 	assert_contains(rt.get_last_error(), "unknown field `modle`")
+
+
+func _semantic(rt: AgentRuntime, id: String, query: String, text: String) -> float:
+	for found in rt.recall(id, query, 10):
+		if found["memory"]["text"] == text and found.has("semantic"):
+			return float(found["semantic"])
+	return -1.0
+
+
+func test_agent_embeddings_recall_memories_by_meaning() -> void:
+	if _url.is_empty():
+		fail("not run: AGENTS_FAKE_LLM_URL is not set")
+		return
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DB_DIR))
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "embeddings")
+	var embeddings := AgentEmbeddings.new()
+	embeddings.base_url = _url + "/v1"
+	embeddings.model = "fake-embed"
+	embeddings.query_timeout_ms = 500
+	rt.embeddings = embeddings
+	add_to_tree(rt)
+	var mira := rt.spawn_agent({"name": "Mira", "autonomous": false})
+	var tom := rt.spawn_agent({"name": "Tom", "autonomous": false, "memory": {"semantic_weight": 0.0}})
+	var key := "The cellar key is under the mat."
+	assert_true(rt.remember(mira, key) > 0, rt.get_last_error())
+	assert_true(rt.remember(tom, key) > 0, rt.get_last_error())
+	var close := await wait_until(
+		func(): return _semantic(rt, mira, "Where is the cellar key?", key) > 0.0, 15.0)
+	assert_true(close, "the fact was recalled by meaning too")
+	var found: Array = rt.recall(tom, "Where is the cellar key?", 5)
+	assert_eq(found.size(), 1)
+	assert_eq(found[0]["memory"]["text"], key)
+	assert_false(found[0].has("semantic"), "words only for Tom: %s" % [found[0]])
+	# A bad endpoint is named when the runtime starts.
+	var bad := AgentRuntime.new()
+	bad.database_path = fresh_db(DB_DIR, "bad_embeddings")
+	var wrong := AgentEmbeddings.new()
+	wrong.base_url = "ftp://example.com"
+	wrong.model = "m"
+	bad.embeddings = wrong
+	bad.autostart = false
+	add_to_tree(bad)
+	assert_false(bad.start())
+	assert_contains(bad.get_last_error(), "embeddings.base_url must be an http:// or https:// URL")
 
 
 func test_agent_brain_resources_profiles_keys_and_budgets() -> void:

@@ -149,21 +149,29 @@ async fn memories_get_vectors_and_recall_fuses_meaning_with_words() {
     assert!((found.relevance - 1.0).abs() < 1e-6, "{found:?}");
     // An agent whose recall counts words only is never given a closeness in meaning.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let tom = rt.recall(&words_only, "Where is the cellar key?", 5).unwrap();
+    let tom = rt
+        .recall(&words_only, "Where is the cellar key?", 5)
+        .unwrap();
     assert_eq!(tom[0].memory.text, key);
     assert!(tom.iter().all(|r| r.semantic.is_none()), "{tom:?}");
 
     // A decision recalls by meaning too: its query is embedded, and the scripted baker
     // answers from memory after small talk.
     ask(&rt, &mut sub, &mira, "Lovely weather today.").await;
-    for line in ["How is the bread?", "The festival starts soon.", "My boots are muddy."] {
+    for line in [
+        "How is the bread?",
+        "The festival starts soon.",
+        "My boots are muddy.",
+    ] {
         ask(&rt, &mut sub, &mira, line).await;
     }
     let answer = ask(&rt, &mut sub, &mira, "Where is the cellar key?").await;
     assert!(answer.contains(key), "{answer}");
     let embedded = texts_embedded(&fake);
     assert!(
-        embedded.iter().any(|t| t.starts_with("Where is the cellar key?")),
+        embedded
+            .iter()
+            .any(|t| t.starts_with("Where is the cellar key?")),
         "the decision's query was embedded: {embedded:?}"
     );
     // Memories formed as the agent heard and spoke were embedded as well.

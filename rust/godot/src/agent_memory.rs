@@ -61,6 +61,12 @@ pub struct AgentMemory {
     #[export(range = (0.0, 10.0, 0.05, or_greater))]
     #[init(val = 1.0)]
     relevance_weight: f64,
+    /// With an embeddings endpoint ([member AgentRuntime.embeddings]), the share of relevance
+    /// that comes from a memory's meaning (its vector's closeness to the query's), the rest
+    /// from its words: 0 (words only) to 1 (meaning only). Without one, relevance is by words.
+    #[export(range = (0.0, 1.0, 0.05))]
+    #[init(val = 0.5)]
+    semantic_weight: f64,
     /// Seconds of game time over which a memory's recency halves ([method
     /// AgentRuntime.get_game_time]).
     #[export(range = (1.0, 604800.0, 1.0, or_greater, suffix = "s"))]
@@ -111,6 +117,7 @@ impl AgentMemory {
             reflection_threshold: u32::try_from(self.reflection_threshold).unwrap_or(u32::MAX),
             max_memories: count(self.max_memories),
             importance_batch: count(self.importance_batch),
+            semantic_weight: self.semantic_weight,
         }
     }
 }
@@ -141,7 +148,7 @@ pub fn remember_request(
 }
 
 /// Recalled memories as Dictionaries: `memory` (the stored memory's Dictionary), `score`,
-/// `recency`, `importance`, `relevance`, `in_view`.
+/// `recency`, `importance`, `relevance`, `semantic` (when compared by meaning), `in_view`.
 pub fn recalled_to_array(recalled: &[Recalled]) -> Array<VarDictionary> {
     recalled
         .iter()

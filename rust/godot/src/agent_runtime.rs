@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::agent_brain::AgentBrain;
 use crate::agent_config::AgentConfig;
+use crate::agent_embeddings::AgentEmbeddings;
 use crate::agent_memory::{AgentMemory, recalled_to_array, remember_request};
 use crate::convert;
 use crate::errors::{GodotErrorCode, LastError};
@@ -334,6 +335,10 @@ pub struct AgentRuntime {
     #[export_group(name = "Memory")]
     #[export]
     memory: Option<Gd<AgentMemory>>,
+    /// An embeddings endpoint that makes vectors of agents' memories, so they recall by meaning
+    /// as well as by words ([AgentEmbeddings]). Empty: by words only. Read at [method start].
+    #[export]
+    embeddings: Option<Gd<AgentEmbeddings>>,
     /// Game seconds per real second of the game clock memories are stamped with and their
     /// recency is measured in ([method get_game_time]). A game with a calendar of its own sets
     /// the time with [method set_game_time] instead. Read at [method start].
@@ -1157,8 +1162,11 @@ impl AgentRuntime {
     /// [param limit] (50 at most), scored as for its decisions. Each is a Dictionary with
     /// `memory` (the stored memory: `id`, `kind`, `text`, `importance` 1–10, `about`,
     /// `game_time`, `superseded_by`, …), `score`, and the parts of it from 0 to 1: `recency`,
-    /// `importance`, `relevance`; `in_view` is always false here. It only looks: the memories
-    /// are not made recent again.
+    /// `importance`, `relevance`, and `semantic` (how close its meaning is, when an
+    /// [member embeddings] endpoint answered and the memory has a vector); `in_view` is always
+    /// false here. It only looks: the memories are not made recent again. With an embeddings
+    /// endpoint it waits for the query's vector (at most
+    /// [member AgentEmbeddings.query_timeout_ms]).
     #[func]
     pub fn recall(
         &mut self,
@@ -1791,6 +1799,7 @@ impl AgentRuntime {
                 .as_ref()
                 .map(|m| m.bind().to_core())
                 .unwrap_or_default(),
+            embeddings: self.embeddings.as_ref().map(|e| e.bind().to_core()),
             game_time_scale: self.game_time_scale,
             ..RuntimeOptions::default()
         };

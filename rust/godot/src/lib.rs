@@ -38,6 +38,7 @@ pub mod agent_action;
 pub mod agent_app;
 pub mod agent_brain;
 pub mod agent_config;
+pub mod agent_embeddings;
 pub mod agent_memory;
 pub mod agent_node;
 pub mod agent_runtime;

@@ -234,6 +234,13 @@ pub struct ServeArgs {
     /// config may give its own.
     #[arg(long, value_name = "JSON", value_parser = memory_settings)]
     pub memory: Option<Box<agents_core::mind::MemorySettings>>,
+    /// An OpenAI-compatible embeddings endpoint that makes vectors of agents' memories, so they
+    /// are recalled by meaning as well as by words, as a JSON object (`{"base_url":
+    /// "http://127.0.0.1:11434/v1", "model": "nomic-embed-text"}`; also `api_key_env`,
+    /// `dimensions`, `batch_size`, `timeout_seconds`, `query_timeout_ms`, `cache_megabytes`;
+    /// docs/runtime.md). The key is read from the environment variable `api_key_env` names.
+    #[arg(long, value_name = "JSON", value_parser = embedding_settings)]
+    pub embeddings: Option<Box<agents_core::mind::EmbeddingSettings>>,
     /// Game seconds per real second of the clock memories are stamped with (default 1).
     #[arg(long, value_name = "X", value_parser = non_negative)]
     pub game_time_scale: Option<f64>,
@@ -706,6 +713,29 @@ mod tests {
                 .to_string();
             assert!(error.contains(named), "{error}");
         }
+        let cli = Cli::try_parse_from([
+            "agents-server",
+            "serve",
+            "--embeddings",
+            r#"{"base_url": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text"}"#,
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("serve parses as Serve");
+        };
+        assert_eq!(serve.embeddings.unwrap().model, "nomic-embed-text");
+        for (bad, named) in [
+            (r#"{"base_url": "http://x/v1"}"#, "missing field `model`"),
+            (
+                r#"{"base_url": "ftp://x", "model": "m"}"#,
+                "embeddings.base_url must be an http:// or https:// URL",
+            ),
+        ] {
+            let error = Cli::try_parse_from(["agents-server", "serve", "--embeddings", bad])
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(named), "{error}");
+        }
     }
 }
 
@@ -723,6 +753,15 @@ fn client_brain_origins(list: &str) -> Result<Origins, String> {
 fn memory_settings(text: &str) -> Result<Box<agents_core::mind::MemorySettings>, String> {
     let settings: agents_core::mind::MemorySettings =
         serde_json::from_str(text).map_err(|e| format!("not memory settings: {e}"))?;
+    settings.validate()?;
+    Ok(Box::new(settings))
+}
+
+/// `--embeddings`: an embeddings endpoint object, checked (an unknown field or a bad value is
+/// named).
+fn embedding_settings(text: &str) -> Result<Box<agents_core::mind::EmbeddingSettings>, String> {
+    let settings: agents_core::mind::EmbeddingSettings =
+        serde_json::from_str(text).map_err(|e| format!("not embeddings settings: {e}"))?;
     settings.validate()?;
     Ok(Box::new(settings))
 }

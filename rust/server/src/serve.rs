@@ -29,6 +29,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(memory) = &args.memory {
         options.memory = memory.as_ref().clone();
     }
+    options.embeddings = args.embeddings.as_deref().cloned();
     if let Some(scale) = args.game_time_scale {
         options.game_time_scale = scale;
     }

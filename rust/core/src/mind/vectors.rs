@@ -282,7 +282,11 @@ impl VectorIndex {
     /// Bytes it holds now.
     pub fn bytes(&self) -> usize {
         let state = self.state.lock();
-        state.agents.values().map(|h| h.vectors.read().bytes()).sum()
+        state
+            .agents
+            .values()
+            .map(|h| h.vectors.read().bytes())
+            .sum()
     }
 
     /// `agent_id`'s vectors, read from `memory` the first time (waiting for the vectors queued
@@ -375,7 +379,11 @@ impl VectorIndex {
     /// Drops the agents that recalled least recently, other than `keep`, while over the bound.
     fn bound(&self, keep: &str) {
         let mut state = self.state.lock();
-        let mut total: usize = state.agents.values().map(|h| h.vectors.read().bytes()).sum();
+        let mut total: usize = state
+            .agents
+            .values()
+            .map(|h| h.vectors.read().bytes())
+            .sum();
         while total > self.capacity_bytes {
             let oldest = state
                 .agents

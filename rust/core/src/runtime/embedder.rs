@@ -31,8 +31,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::brain::ApiKeys;
 use crate::memory::Memory;
-use crate::mind::{EmbeddingSettings, Meaning};
 use crate::mind::vectors::{Query, VectorIndex, unit};
+use crate::mind::{EmbeddingSettings, Meaning};
 
 /// Most memories waiting to be embedded.
 pub const MAX_PENDING: usize = 100_000;

@@ -291,7 +291,9 @@ impl Inner {
             for chunk in oldest.chunks(compaction::PER_SUMMARY) {
                 let summary = compaction::summary(chunk);
                 let ids = summary.sources.clone();
-                let (id, _) = self.memory.compact(agent_id, summary.clone(), ids.clone())?;
+                let (id, _) = self
+                    .memory
+                    .compact(agent_id, summary.clone(), ids.clone())?;
                 if let Some(embedder) = &self.embedder {
                     embedder.index().remove(agent_id, &ids);
                 }
