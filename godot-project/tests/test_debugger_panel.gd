@@ -61,7 +61,10 @@ func test_selecting_an_agent_asks_for_its_detail_and_shows_it() -> void:
 			"recalled": [{"memory": {"id": 4, "kind": "heard", "text": "player_0 said to me: \"The key is under the mat.\""},
 				"score": 2.4, "recency": 0.98, "importance": 0.5, "relevance": 0.92, "in_view": false},
 				{"memory": {"id": 5, "kind": "said", "text": "I said: \"Hi\""},
-				"score": 1.0, "recency": 1.0, "importance": 0.0, "relevance": 0.1, "in_view": true}]}],
+				"score": 1.0, "recency": 1.0, "importance": 0.0, "relevance": 0.1, "in_view": true},
+				{"memory": {"id": 6, "kind": "fact", "text": "The cellar is damp."},
+				"score": 1.9, "recency": 0.5, "importance": 0.6, "relevance": 0.8, "semantic": 0.75,
+				"in_view": false}]}],
 		"trace": [{"id": 1, "agent_id": "agent_001", "provider": "openai", "model": "gpt-test",
 			"started_at": "2026-11-25T10:00:00.000Z", "latency_ms": 800, "input_tokens": 420,
 			"output_tokens": 31, "cached_tokens": 0, "outcome": "ok", "repairs": 0, "error_code": null}],
@@ -85,6 +88,7 @@ func test_selecting_an_agent_asks_for_its_detail_and_shows_it() -> void:
 	assert_contains(decisions, "says “Hi”")
 	assert_contains(decisions, "recalls #4 player_0 said to me: \"The key is under the mat.\" — score 2.40 (recency 0.98, importance 0.50, relevance 0.92)")
 	assert_false(decisions.contains("recalls #5"), "a line the decision showed anyway is not listed")
+	assert_contains(decisions, "recalls #6 The cellar is damp. — score 1.90 (recency 0.50, importance 0.60, relevance 0.80, meaning 0.75)")
 	assert_contains(panel.tab_text("Memory"), "#4 heard (5) at 61 s: player_0 said to me: \"The key is under the mat.\" (replaced by #9)")
 	assert_contains(panel.tab_text("Model calls"), "openai/gpt-test: ok, 800 ms, 420→31 tokens")
 	assert_contains(panel.tab_text("Conversation"), "player_0 → agent_001: Hello [b]baker[/b]",

@@ -433,9 +433,13 @@ func _decisions_text(decisions) -> String:
 			if recalled.get("in_view", false):
 				continue
 			var memory: Dictionary = recalled.get("memory", {})
-			out.append("  [color=plum]recalls #%d[/color] %s — score %.2f (recency %.2f, importance %.2f, relevance %.2f)" % [
+			var meaning := ""
+			if recalled.get("semantic") != null:
+				meaning = ", meaning %.2f" % float(recalled["semantic"])
+			out.append("  [color=plum]recalls #%d[/color] %s — score %.2f (recency %.2f, importance %.2f, relevance %.2f%s)" % [
 				memory.get("id", 0), _escape(str(memory.get("text", ""))), recalled.get("score", 0.0),
-				recalled.get("recency", 0.0), recalled.get("importance", 0.0), recalled.get("relevance", 0.0)])
+				recalled.get("recency", 0.0), recalled.get("importance", 0.0), recalled.get("relevance", 0.0),
+				meaning])
 		for said in d.get("spoken", []):
 			out.append("  [color=lightblue]says “%s”[/color]" % _escape(str(said)))
 		if d.get("failure") != null:
