@@ -431,3 +431,80 @@ async fn a_killed_runtime_leaves_nothing_behind() {
     helper.wait().unwrap();
     gone(&pids).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_agent_reflects_and_rates_its_memories_through_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let mut config = agent(brain("speak", record.path()));
+    config.memory = Some(agents_core::mind::MemorySettings {
+        reflection_threshold: 1,
+        importance_batch: 2,
+        ..Default::default()
+    });
+    let id = rt.spawn(config).unwrap();
+    rt.send_message(&id, "The cellar key is under the mat.")
+        .unwrap();
+    let events = until(&mut sub, Duration::from_secs(30), |m| {
+        matches!(m, BusMessage::AgentReflected { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentReflected {
+        memories, drawn_by, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(drawn_by, "model", "{memories:?}");
+    assert!(
+        memories
+            .iter()
+            .any(|m| m.text == "The command line reflects on it."),
+        "{memories:?}"
+    );
+    // The heard line was rated by the command too.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = rt.memories_page(&id, None, 50).unwrap();
+        if page
+            .rows
+            .iter()
+            .any(|m| m.text.contains("The cellar key is under the mat.") && m.importance == 9)
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never rated: {:?}",
+            page.rows
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // What it was sent: the task, the memories and the schema of the answer.
+    let tasks: Vec<Value> = std::fs::read_dir(record.path())
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .filter_map(|text| serde_json::from_str::<Value>(&text).ok())
+        .filter(|r| r.get("task").is_some())
+        .collect();
+    let reflect = tasks
+        .iter()
+        .find(|r| r["task"] == "reflect")
+        .expect("a reflection was asked");
+    assert_eq!(reflect["protocol"], "godot-agents/cli/1");
+    assert_eq!(reflect["agent_id"], id);
+    assert!(reflect["answer_schema"]["properties"]["insights"].is_object());
+    assert!(
+        reflect["messages"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("The cellar key is under the mat.")
+    );
+    assert!(tasks.iter().any(|r| r["task"] == "rate"));
+    // Both were traced like decisions.
+    let calls = rt.agent_trace(&id, 50).unwrap();
+    assert!(calls.len() >= 3, "{calls:?}");
+    rt.shutdown(Duration::from_secs(5));
+}

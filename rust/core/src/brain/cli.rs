@@ -26,6 +26,12 @@
 //!   a model's text (the contract as JSON, possibly in a code fence, else a line to say). The
 //!   JSON dialect accepts this object too.
 //!
+//! Reflections and importance ratings ([`Brain::reflect`], [`Brain::rate`]) ask the command for
+//! one JSON object instead: the JSON dialect sends a [`CliTask`] (`task`: `reflect` or `rate`,
+//! the material as one user message, the answer's JSON Schema); Claude Code is sent the
+//! system prompt and the material as one text. The object is read from standard output (or
+//! Claude's `result`) as the model brains read theirs.
+//!
 //! Either way the answer is [bounded](crate::contract::BrainReply::bounded) like a model's: its
 //! text cut to the `speak` limit, its calls' ids, names and reasons to theirs.
 //!
@@ -150,6 +156,44 @@ pub struct CliRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// Everything the runtime knows for this decision, structured.
     pub context: &'a BrainContext,
+}
+
+/// What a [`CliTask`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Task {
+    /// Insights and relationships drawn from the agent's recent memories.
+    Reflect,
+    /// Importance ratings of the agent's new memories.
+    Rate,
+}
+
+/// Standard input of the JSON dialect when the runtime asks for one JSON object rather than a
+/// decision: a reflection or a batch of importance ratings. Standard output must be that
+/// object, as `answer_schema` describes it (with an optional `usage`).
+#[derive(Serialize)]
+pub struct CliTask<'a> {
+    /// [`PROTOCOL`].
+    pub protocol: &'static str,
+    /// What is asked.
+    pub task: Task,
+    /// The agent.
+    pub agent_id: &'a str,
+    /// The brain's `model`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    /// The brain's `temperature`, if set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Most tokens of the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// What to do and how to answer.
+    pub system: String,
+    /// The material: the memories, and the people they are about.
+    pub messages: &'a [ModelMessage],
+    /// The JSON Schema of the answer.
+    pub answer_schema: Option<&'a Value>,
 }
 
 /// Why a command gave no answer. Messages name the program, never the environment.
@@ -449,6 +493,100 @@ pub struct CliBrain {
     last_call: Option<BrainCall>,
 }
 
+impl CliBrain {
+    /// The options of a request built for this brain (never streamed).
+    fn options(&self) -> RequestOptions {
+        RequestOptions {
+            model: self.plan.model.clone().unwrap_or_default(),
+            temperature: self.plan.temperature,
+            max_tokens: self.plan.max_tokens,
+            stream: false,
+        }
+    }
+
+    /// Runs the command once on `input` (within the runtime's permits and this brain's
+    /// budget), reads its output with `read`, and keeps the call's report (its tokens spent).
+    async fn exchange<T: Serialize>(
+        &mut self,
+        input: String,
+        read: impl FnOnce(&[u8]) -> Result<(T, Usage), CliError>,
+    ) -> Result<T, BrainError> {
+        if let Some(why) = self.gate.refusal() {
+            return Err(BrainError::BudgetExhausted(why));
+        }
+        let plan = &self.plan;
+        let started_at = crate::time::now_iso();
+        let start = Instant::now();
+        let output = {
+            let _permit = self
+                .gate
+                .calls
+                .acquire()
+                .await
+                .map_err(|_| BrainError::Backend("the runtime is shutting down".into()))?;
+            run(plan, input.as_bytes()).await
+        };
+        let result = output.and_then(|stdout| read(&stdout));
+        let call = super::call_report(
+            NAME,
+            plan.model.clone(),
+            started_at,
+            start,
+            result
+                .as_ref()
+                .map(|(_, usage)| *usage)
+                .map_err(|e| e.code().to_string()),
+        );
+        self.gate.spend(call.input_tokens + call.output_tokens);
+        self.last_call = Some(BrainCall {
+            prompt: plan.trace_prompts.then(|| input.clone()),
+            reply: match (&result, plan.trace_prompts) {
+                (Ok((answer, _)), true) => serde_json::to_string(answer).ok(),
+                _ => None,
+            },
+            ..call
+        });
+        result.map(|(answer, _)| answer).map_err(BrainError::Cli)
+    }
+
+    /// Asks the command for one JSON object (`request` holds what to ask and its schema):
+    /// the JSON dialect's [`CliTask`], or its text for Claude Code. Returns the object's text.
+    async fn ask_json(
+        &mut self,
+        task: Task,
+        agent_id: &str,
+        request: &ModelRequest,
+    ) -> Result<String, BrainError> {
+        let input = match self.plan.dialect {
+            Dialect::Json => serde_json::to_string(&CliTask {
+                protocol: PROTOCOL,
+                task,
+                agent_id,
+                model: self.plan.model.as_deref(),
+                temperature: self.plan.temperature,
+                max_tokens: request.max_tokens,
+                system: system_text(request),
+                messages: &request.messages,
+                answer_schema: request.json_schema.as_ref(),
+            })
+            .map_err(|e| BrainError::Backend(format!("cannot write the request: {e}")))?,
+            Dialect::ClaudeCode => {
+                let mut text = system_text(request);
+                for message in &request.messages {
+                    if let ModelMessage::User { text: user } = message {
+                        text.push_str("\n\n");
+                        text.push_str(user);
+                    }
+                }
+                text
+            }
+        };
+        let program = self.plan.program().to_string();
+        self.exchange(input, |stdout| read_json_answer(&program, stdout))
+            .await
+    }
+}
+
 impl Brain for CliBrain {
     fn name(&self) -> &str {
         NAME
@@ -456,9 +594,6 @@ impl Brain for CliBrain {
 
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
         Box::pin(async move {
-            if let Some(why) = self.gate.refusal() {
-                return Err(BrainError::BudgetExhausted(why));
-            }
             let plan = &self.plan;
             let request = prompt::request(
                 context,
@@ -474,37 +609,41 @@ impl Brain for CliBrain {
                     .map_err(|e| BrainError::Backend(format!("cannot write the request: {e}")))?,
                 Dialect::ClaudeCode => text_prompt(&request),
             };
-            let started_at = crate::time::now_iso();
-            let start = Instant::now();
-            let output =
-                {
-                    let _permit =
-                        self.gate.calls.acquire().await.map_err(|_| {
-                            BrainError::Backend("the runtime is shutting down".into())
-                        })?;
-                    run(plan, input.as_bytes()).await
-                };
-            let result = output.and_then(|stdout| read_answer(plan.program(), &stdout));
-            let call = super::call_report(
-                NAME,
-                plan.model.clone(),
-                started_at,
-                start,
-                result
-                    .as_ref()
-                    .map(|(_, usage)| *usage)
-                    .map_err(|e| e.code().to_string()),
-            );
-            self.gate.spend(call.input_tokens + call.output_tokens);
-            self.last_call = Some(BrainCall {
-                prompt: plan.trace_prompts.then(|| input.clone()),
-                reply: match (&result, plan.trace_prompts) {
-                    (Ok((reply, _)), true) => serde_json::to_string(reply).ok(),
-                    _ => None,
-                },
-                ..call
-            });
-            result.map(|(reply, _)| reply).map_err(BrainError::Cli)
+            let program = plan.program().to_string();
+            self.exchange(input, |stdout| read_answer(&program, stdout))
+                .await
+        })
+    }
+
+    /// A reflection: the command is asked for one JSON object (the JSON dialect's `task`
+    /// `reflect`), read as the model brains read theirs; an unusable answer is this call's
+    /// failure and the runtime draws the reflection by rule.
+    fn reflect<'a>(
+        &'a mut self,
+        request: &'a super::reflection::ReflectionRequest,
+    ) -> super::reflection::ReflectFuture<'a> {
+        Box::pin(async move {
+            let asked = super::llm::reflect::request(request, &self.options());
+            let text = self
+                .ask_json(Task::Reflect, &request.agent_id, &asked)
+                .await?;
+            super::llm::reflect::answer_text(&text)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
+        })
+    }
+
+    /// A batch of importance ratings, asked as a reflection is (`task` `rate`).
+    fn rate<'a>(
+        &'a mut self,
+        request: &'a super::rating::RatingRequest,
+    ) -> super::rating::RateFuture<'a> {
+        Box::pin(async move {
+            let asked = super::llm::reflect::rating_request(request, &self.options());
+            let text = self.ask_json(Task::Rate, &request.agent_id, &asked).await?;
+            super::llm::reflect::ratings_text(&text)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
         })
     }
 
@@ -644,6 +783,20 @@ fn claude_result(
     program: &str,
     object: &serde_json::Map<String, Value>,
 ) -> Result<(BrainReply, Usage), CliError> {
+    let (text, usage) = claude_text(program, object)?;
+    let reply = super::llm::reply::to_contract(&ModelReply {
+        text,
+        ..ModelReply::default()
+    });
+    Ok((reply, usage))
+}
+
+/// The `result` text of Claude Code's result object and its usage; an error result is the
+/// call's failure.
+fn claude_text(
+    program: &str,
+    object: &serde_json::Map<String, Value>,
+) -> Result<(String, Usage), CliError> {
     let subtype = object.get("subtype").and_then(Value::as_str).unwrap_or("");
     let result = object.get("result").and_then(Value::as_str);
     let is_error = object.get("is_error").and_then(Value::as_bool) == Some(true)
@@ -677,11 +830,42 @@ fn claude_result(
             usage
         })
         .unwrap_or_default();
-    let reply = super::llm::reply::to_contract(&ModelReply {
-        text: result.to_string(),
-        ..ModelReply::default()
-    });
-    Ok((reply, usage))
+    Ok((result.to_string(), usage))
+}
+
+/// Reads a command's standard output as the one JSON object a [`CliTask`] asked for (its
+/// optional `usage` taken out), or as Claude Code's result object whose `result` holds it;
+/// returns the object's text (checked against what was asked by the caller).
+pub fn read_json_answer(program: &str, stdout: &[u8]) -> Result<(String, Usage), CliError> {
+    let invalid = |message: String| CliError::InvalidOutput {
+        program: program.to_string(),
+        message,
+    };
+    let text = String::from_utf8_lossy(stdout);
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(invalid("it printed nothing on standard output".into()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        invalid(format!(
+            "standard output is not JSON ({e}); it begins {}",
+            excerpt_start(text)
+        ))
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(invalid(format!(
+            "standard output is {}, expected a JSON object",
+            crate::json_kind::json_kind(&value)
+        )));
+    };
+    if object.get("type").and_then(Value::as_str) == Some("result") {
+        return claude_text(program, &object);
+    }
+    let usage = object
+        .remove("usage")
+        .map(|u| read_usage(&u, "cached_input_tokens"))
+        .unwrap_or_default();
+    Ok((Value::Object(object).to_string(), usage))
 }
 
 fn read_usage(usage: &Value, cached_field: &str) -> Usage {

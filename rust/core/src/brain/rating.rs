@@ -23,6 +23,8 @@ pub struct Unrated {
 /// What a brain is given to rate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RatingRequest {
+    /// The agent's id.
+    pub agent_id: String,
     /// The agent's name.
     pub name: String,
     /// Who it is (its prompt).
@@ -74,6 +76,7 @@ mod tests {
     #[test]
     fn only_ratings_of_memories_asked_about_from_1_to_10_are_kept_once() {
         let request = RatingRequest {
+            agent_id: "agent_001".into(),
             name: "Mira".into(),
             prompt: String::new(),
             memories: vec![

@@ -671,6 +671,7 @@ impl Agent {
     async fn rate(&mut self, batch: Vec<(i64, String)>) {
         use crate::brain::rating::{RatingRequest, Unrated};
         let request = RatingRequest {
+            agent_id: self.shared.id.clone(),
             name: self.shared.name.clone(),
             prompt: self.shared.prompt.clone(),
             memories: batch

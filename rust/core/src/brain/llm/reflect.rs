@@ -55,7 +55,12 @@ pub fn request(reflection: &ReflectionRequest, options: &RequestOptions) -> Mode
 
 /// The reflection in a model's answer: one JSON object, bare or in a code fence.
 pub fn answer(reply: &ModelReply) -> Result<ReflectionAnswer, String> {
-    json_in(reply).map_err(|e| format!("the reflection is not the JSON asked for: {e}"))
+    answer_text(&reply.text)
+}
+
+/// The reflection in an answer's text (as [`answer`]).
+pub fn answer_text(text: &str) -> Result<ReflectionAnswer, String> {
+    json_in(text).map_err(|e| format!("the reflection is not the JSON asked for: {e}"))
 }
 
 /// The model request of a batch of ratings.
@@ -105,12 +110,17 @@ fn json_request<T: schemars::JsonSchema>(
 
 /// The ratings in a model's answer: one JSON object, bare or in a code fence.
 pub fn ratings(reply: &ModelReply) -> Result<Ratings, String> {
-    json_in(reply).map_err(|e| format!("the ratings are not the JSON asked for: {e}"))
+    ratings_text(&reply.text)
 }
 
-/// The JSON object of a model's answer, bare or in a code fence.
-fn json_in<T: serde::de::DeserializeOwned>(reply: &ModelReply) -> Result<T, serde_json::Error> {
-    serde_json::from_str(super::reply::unfenced(&reply.text))
+/// The ratings in an answer's text (as [`ratings`]).
+pub fn ratings_text(text: &str) -> Result<Ratings, String> {
+    json_in(text).map_err(|e| format!("the ratings are not the JSON asked for: {e}"))
+}
+
+/// The JSON object of an answer's text, bare or in a code fence.
+fn json_in<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(super::reply::unfenced(text))
 }
 
 #[cfg(test)]
