@@ -522,3 +522,66 @@ async fn asked_together_with_another_line_after_reflections_the_baker_still_answ
     );
     rt.shutdown(Duration::from_secs(5));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_agent_goes_on_counting_toward_its_next_reflection() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_threshold = |dir: &tempfile::TempDir| RuntimeOptions {
+        memory: MemorySettings {
+            reflection_threshold: 20,
+            ..Default::default()
+        },
+        ..options(dir)
+    };
+    let lines = [
+        "The festival lanterns are in the old mill.",
+        "Could you bring the lanterns before dusk?",
+        "The lanterns need new candles too.",
+        "Thank you for helping with the lanterns!",
+    ];
+    // Two exchanges before a restart, two after: the threshold is passed only by all four.
+    let mira = {
+        let rt = Runtime::start_on(Handle::current(), with_threshold(&dir)).unwrap();
+        let mut sub = rt.subscribe(Filter::all());
+        let mira = rt.spawn(baker()).unwrap();
+        for line in &lines[..2] {
+            ask(&rt, &mut sub, &mira, line).await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+        let stream = rt.memories_page(&mira, None, 100).unwrap().rows;
+        assert!(
+            stream.iter().all(|m| !m.kind.is_derived()),
+            "no reflection yet: {stream:#?}"
+        );
+        let counted: u32 = stream.iter().map(|m| u32::from(m.importance)).sum();
+        assert!(counted < 20, "{counted}");
+        rt.shutdown(Duration::from_secs(5));
+        mira
+    };
+    let rt = Runtime::start_on(Handle::current(), with_threshold(&dir)).unwrap();
+    let mut sub = rt.subscribe(Filter::all());
+    let mut reflections =
+        rt.subscribe(Filter::all().kinds([agents_core::bus::MessageKind::AgentReflected]));
+    rt.spawn(AgentConfig {
+        agent_id: Some(mira.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    for line in &lines[2..] {
+        ask(&rt, &mut sub, &mira, line).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let (drawn, _) = reflected(&mut reflections).await;
+    // It drew on the lines heard before the restart too.
+    let stream = rt.memories_page(&mira, None, 100).unwrap().rows;
+    let first = stream
+        .iter()
+        .find(|m| m.text.contains("in the old mill"))
+        .expect("the first line")
+        .id;
+    assert!(
+        drawn.iter().any(|m| m.sources.contains(&first)),
+        "{drawn:#?}"
+    );
+    rt.shutdown(Duration::from_secs(5));
+}

@@ -74,8 +74,8 @@ pub struct AgentMemory {
     recency_half_life_seconds: f64,
     /// An agent reflects — draws insights from what it went through and sums up what it thinks
     /// of the people in it ([signal AgentRuntime.agent_reflected]) — once the importance of the
-    /// memories it formed since it last did adds up to this (0: never; counted from the
-    /// agent's start).
+    /// memories it formed since it last did adds up to this (0: never; a resumed agent counts
+    /// what it went through before it stopped).
     #[export_group(name = "Reflection")]
     #[export(range = (0.0, 1000.0, 1.0, or_greater))]
     #[init(val = 60)]

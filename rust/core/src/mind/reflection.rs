@@ -61,6 +61,16 @@ pub fn since_last(page: &[StoredMemory]) -> Vec<StoredMemory> {
         .collect()
 }
 
+/// The importance the memories of `page` (an agent's newest) add toward its next reflection:
+/// that of those formed after its last insight or relationship. A resumed agent goes on
+/// counting from there.
+pub fn pending_importance(page: &[StoredMemory]) -> u32 {
+    since_last(page)
+        .iter()
+        .map(|m| u32::from(m.importance))
+        .sum()
+}
+
 /// The people `memories` are about, the most mentioned first (ties: by id), at most
 /// [`MAX_PEOPLE`].
 pub fn people_in(memories: &[StoredMemory]) -> Vec<String> {

@@ -42,7 +42,8 @@ pub struct MemorySettings {
     /// The agent reflects (draws insights and sums up what it thinks of people: see
     /// [`crate::mind::reflection`]) once the importance of the memories it formed since it
     /// last did adds up to this (default 60: a conversation of a dozen or so lines); 0: never.
-    /// Counted from the agent's start.
+    /// Counted from its last reflection, across restarts (a resumed agent counts what it
+    /// went through before it stopped).
     #[schemars(range(max = 100000))]
     pub reflection_threshold: u32,
     /// Most memories the agent keeps (default 5,000; 0: no cap). Over it, its oldest memories

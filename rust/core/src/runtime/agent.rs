@@ -210,6 +210,13 @@ impl AgentShared {
             .then(|| unrated.0.drain(..batch).collect())
     }
 
+    /// Counts `importance` toward its next reflection: what a resumed agent went through after
+    /// its last reflection, before it stopped.
+    pub(crate) fn count_toward_reflection(&self, importance: u32) {
+        self.unreflected
+            .fetch_add(importance, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Counts a memory it formed toward its next reflection (`importance`: one of what
     /// happened to it; `None`: one it drew) and its stream's next count.
     pub(crate) fn count_memory(&self, importance: Option<u8>) {

@@ -574,6 +574,16 @@ impl Runtime {
             gate.agent_budget,
             opts,
         ));
+        // What a resumed agent went through since its last reflection still counts toward
+        // its next one.
+        if resumed && shared.memory.enabled && shared.memory.reflection_threshold > 0 {
+            let newest =
+                inner
+                    .memory
+                    .memories_page(&agent_id, None, crate::mind::reflection::WINDOW)?;
+            shared
+                .count_toward_reflection(crate::mind::reflection::pending_importance(&newest.rows));
+        }
         // Lines accepted for a resumed agent before it stopped and not answered yet.
         let inbox = if resumed {
             inner.memory.inbox(&agent_id)?
