@@ -62,7 +62,7 @@ mod containment;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -505,48 +505,43 @@ impl CliBrain {
     }
 
     /// Runs the command once on `input` (within the runtime's permits and this brain's
-    /// budget), reads its output with `read`, and keeps the call's report (its tokens spent).
+    /// budget: [`super::gate::ModelGate::traced`]) and reads its output with `read`.
     async fn exchange<T: Serialize>(
         &mut self,
         input: String,
         read: impl FnOnce(&[u8]) -> Result<(T, Usage), CliError>,
     ) -> Result<T, BrainError> {
-        if let Some(why) = self.gate.refusal() {
-            return Err(BrainError::BudgetExhausted(why));
-        }
         let plan = &self.plan;
-        let started_at = crate::time::now_iso();
-        let start = Instant::now();
-        let output = {
-            let _permit = self
-                .gate
-                .calls
-                .acquire()
-                .await
-                .map_err(|_| BrainError::Backend("the runtime is shutting down".into()))?;
-            run(plan, input.as_bytes()).await
+        let calls = &self.gate.calls;
+        let run = async {
+            let output = {
+                let _permit = calls
+                    .acquire()
+                    .await
+                    .map_err(|_| BrainError::Backend("the runtime is shutting down".into()))?;
+                run(plan, input.as_bytes()).await
+            };
+            output
+                .and_then(|stdout| read(&stdout))
+                .map_err(BrainError::Cli)
         };
-        let result = output.and_then(|stdout| read(&stdout));
-        let call = super::call_report(
-            NAME,
-            plan.model.clone(),
-            started_at,
-            start,
-            result
-                .as_ref()
-                .map(|(_, usage)| *usage)
-                .map_err(|e| e.code().to_string()),
-        );
-        self.gate.spend(call.input_tokens + call.output_tokens);
-        self.last_call = Some(BrainCall {
-            prompt: plan.trace_prompts.then(|| input.clone()),
-            reply: match (&result, plan.trace_prompts) {
-                (Ok((answer, _)), true) => serde_json::to_string(answer).ok(),
-                _ => None,
-            },
-            ..call
-        });
-        result.map(|(answer, _)| answer).map_err(BrainError::Cli)
+        let label = super::gate::CallLabel {
+            provider: NAME,
+            model: plan.model.clone(),
+            trace_prompts: plan.trace_prompts,
+        };
+        self.gate
+            .traced(
+                label,
+                || input.clone(),
+                run,
+                |e: &BrainError| match e {
+                    BrainError::Cli(e) => e.code().to_string(),
+                    other => other.agent_error_code().as_str().to_string(),
+                },
+                &mut self.last_call,
+            )
+            .await?
     }
 
     /// Asks the command for one JSON object (`request` holds what to ask and its schema):

@@ -160,7 +160,56 @@ impl Default for ModelGate {
     }
 }
 
+/// Who makes a traced model call, and whether its prompt and answer are kept.
+pub(crate) struct CallLabel<'a> {
+    /// The provider (`openai`, `cli`, …).
+    pub provider: &'a str,
+    /// The model, if named.
+    pub model: Option<String>,
+    /// Keep the prompt and the answer in the trace.
+    pub trace_prompts: bool,
+}
+
 impl ModelGate {
+    /// One model call through the budgets and into the trace, the sequence every model brain
+    /// shares: refused (`budget_exhausted`) when a budget is spent; else `run` — which takes
+    /// its own permits ([`ModelGate::permit`], or [`ModelGate::calls`]) and retries where it
+    /// may — is timed, the tokens it reports are spent, and its trace record is left in
+    /// `report` (the prompt, from `prompt`, and the answer when `label` keeps them; the error
+    /// code from `code` when it failed). Returns the call's own outcome.
+    pub(crate) async fn traced<T: serde::Serialize, E>(
+        &self,
+        label: CallLabel<'_>,
+        prompt: impl FnOnce() -> String,
+        run: impl std::future::Future<Output = Result<(T, agents_llm::Usage), E>>,
+        code: impl FnOnce(&E) -> String,
+        report: &mut Option<crate::memory::BrainCall>,
+    ) -> Result<Result<T, E>, super::BrainError> {
+        if let Some(why) = self.refusal() {
+            return Err(super::BrainError::BudgetExhausted(why));
+        }
+        let started_at = crate::time::now_iso();
+        let start = std::time::Instant::now();
+        let result = run.await;
+        let call = super::call_report(
+            label.provider,
+            label.model,
+            started_at,
+            start,
+            result.as_ref().map(|(_, usage)| *usage).map_err(code),
+        );
+        self.spend(call.input_tokens + call.output_tokens);
+        *report = Some(crate::memory::BrainCall {
+            prompt: label.trace_prompts.then(prompt),
+            reply: match (&result, label.trace_prompts) {
+                (Ok((answer, _)), true) => serde_json::to_string(answer).ok(),
+                _ => None,
+            },
+            ..call
+        });
+        Ok(result.map(|(answer, _)| answer))
+    }
+
     /// Waits for a call's permits: `endpoint`'s first (holding nothing of the runtime's while
     /// it waits), then the runtime's. Held for the time of one HTTP request.
     pub async fn permit(&self, endpoint: &str) -> Result<CallPermit<'_>, Closed> {

@@ -21,7 +21,7 @@ pub mod reflect;
 pub mod reply;
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff};
 use rand::{RngExt, SeedableRng};
@@ -298,63 +298,60 @@ impl ModelBrain {
     /// record ([`Brain::take_call_report`]) and the tokens spent; text streams to the game's
     /// events when the request streams.
     async fn call(&mut self, request: &ModelRequest) -> Result<ModelReply, BrainError> {
-        if let Some(why) = self.gate.refusal() {
-            return Err(BrainError::BudgetExhausted(why));
-        }
         let client = client()?;
-        let started_at = crate::time::now_iso();
-        let start = Instant::now();
-        let mut retries = 0;
-        let result = loop {
-            let attempt = {
-                // One permit per HTTP request (not while waiting to retry).
-                let _permit = self
-                    .gate
-                    .permit(&self.endpoint_key)
-                    .await
-                    .map_err(|e| BrainError::Backend(e.to_string()))?;
-                let events = &self.events;
-                client
-                    .complete(&self.endpoint, request, &mut |event| events.report(&event))
-                    .await
-            };
-            match attempt {
-                Err(e)
-                    if e.retryable()
-                        && retries < self.max_retries
-                        && e.retry_after().is_none_or(|w| w <= MAX_RETRY_WAIT) =>
-                {
-                    retries += 1;
-                    let jitter = self.rng.random_range(0.0..=1.0);
-                    let wait = backoff(retries, e.retry_after(), jitter);
-                    tracing::debug!(provider = self.provider, retries, ?wait, "retrying: {e}");
-                    tokio::time::sleep(wait).await;
+        let (gate, endpoint, endpoint_key, events) =
+            (&self.gate, &self.endpoint, &self.endpoint_key, &self.events);
+        let (rng, max_retries, provider) = (&mut self.rng, self.max_retries, self.provider);
+        let run = async {
+            let mut retries = 0;
+            loop {
+                let attempt = {
+                    // One permit per HTTP request (not while waiting to retry).
+                    let _permit = match gate.permit(endpoint_key).await {
+                        Ok(permit) => permit,
+                        Err(e) => break Err(BrainError::Backend(e.to_string())),
+                    };
+                    client
+                        .complete(endpoint, request, &mut |event| events.report(&event))
+                        .await
+                };
+                match attempt {
+                    Err(e)
+                        if e.retryable()
+                            && retries < max_retries
+                            && e.retry_after().is_none_or(|w| w <= MAX_RETRY_WAIT) =>
+                    {
+                        retries += 1;
+                        let jitter = rng.random_range(0.0..=1.0);
+                        let wait = backoff(retries, e.retry_after(), jitter);
+                        tracing::debug!(provider, retries, ?wait, "retrying: {e}");
+                        tokio::time::sleep(wait).await;
+                    }
+                    other => {
+                        break other
+                            .map(|reply| (reply.usage, reply))
+                            .map_err(BrainError::Call);
+                    }
                 }
-                other => break other,
             }
+            .map(|(usage, reply)| (reply, usage))
         };
-        let call = super::call_report(
-            self.provider,
-            Some(self.options.model.clone()),
-            started_at,
-            start,
-            result
-                .as_ref()
-                .map(|reply| reply.usage)
-                .map_err(|e| e.code().as_str().to_string()),
-        );
-        self.gate.spend(call.input_tokens + call.output_tokens);
-        self.last_call = Some(BrainCall {
-            prompt: self
-                .trace_prompts
-                .then(|| serde_json::to_string(request).unwrap_or_default()),
-            reply: match (&result, self.trace_prompts) {
-                (Ok(reply), true) => Some(serde_json::to_string(reply).unwrap_or_default()),
-                _ => None,
+        let label = super::gate::CallLabel {
+            provider,
+            model: Some(self.options.model.clone()),
+            trace_prompts: self.trace_prompts,
+        };
+        gate.traced(
+            label,
+            || serde_json::to_string(request).unwrap_or_default(),
+            run,
+            |e: &BrainError| match e {
+                BrainError::Call(e) => e.code().as_str().to_string(),
+                other => other.agent_error_code().as_str().to_string(),
             },
-            ..call
-        });
-        result.map_err(BrainError::Call)
+            &mut self.last_call,
+        )
+        .await?
     }
 }
 
