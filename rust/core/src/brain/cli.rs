@@ -732,8 +732,16 @@ pub fn text_prompt(request: &ModelRequest) -> String {
     out
 }
 
-/// Reads a command's standard output as an answer and the tokens it reports.
-pub fn read_answer(program: &str, stdout: &[u8]) -> Result<(BrainReply, Usage), CliError> {
+/// What a command printed: Claude Code's result object (its `result` text and usage), or
+/// another JSON object (its optional `usage` taken out) with the text it was read from.
+enum Printed {
+    Claude(String, Usage),
+    Object(serde_json::Map<String, Value>, Usage, String),
+}
+
+/// Reads a command's standard output as one JSON object; an empty output, one that is not
+/// JSON or not an object, and a Claude Code error result are the call's failure.
+fn read_printed(program: &str, stdout: &[u8]) -> Result<Printed, CliError> {
     let invalid = |message: String| CliError::InvalidOutput {
         program: program.to_string(),
         message,
@@ -756,34 +764,41 @@ pub fn read_answer(program: &str, stdout: &[u8]) -> Result<(BrainReply, Usage), 
         )));
     };
     if object.get("type").and_then(Value::as_str) == Some("result") {
-        return claude_result(program, &object);
+        let (result, usage) = claude_text(program, &object)?;
+        return Ok(Printed::Claude(result, usage));
     }
     let usage = object
         .remove("usage")
         .map(|u| read_usage(&u, "cached_input_tokens"))
         .unwrap_or_default();
+    Ok(Printed::Object(object, usage, text.to_string()))
+}
+
+/// Reads a command's standard output as an answer and the tokens it reports.
+pub fn read_answer(program: &str, stdout: &[u8]) -> Result<(BrainReply, Usage), CliError> {
+    let invalid = |message: String| CliError::InvalidOutput {
+        program: program.to_string(),
+        message,
+    };
+    let (object, usage, text) = match read_printed(program, stdout)? {
+        Printed::Claude(result, usage) => {
+            let reply = super::llm::reply::to_contract(&ModelReply {
+                text: result,
+                ..ModelReply::default()
+            });
+            return Ok((reply, usage));
+        }
+        Printed::Object(object, usage, text) => (object, usage, text),
+    };
     if !(object.contains_key("assistant_text") || object.contains_key("tool_calls")) {
         return Err(invalid(format!(
             "the object has neither `assistant_text` nor `tool_calls`; it begins {}",
-            excerpt_start(text)
+            excerpt_start(&text)
         )));
     }
     let reply: BrainReply =
         serde_json::from_value(Value::Object(object)).map_err(|e| invalid(e.to_string()))?;
     Ok((reply.bounded(), usage))
-}
-
-/// Claude Code's result object: `result` is the model's text.
-fn claude_result(
-    program: &str,
-    object: &serde_json::Map<String, Value>,
-) -> Result<(BrainReply, Usage), CliError> {
-    let (text, usage) = claude_text(program, object)?;
-    let reply = super::llm::reply::to_contract(&ModelReply {
-        text,
-        ..ModelReply::default()
-    });
-    Ok((reply, usage))
 }
 
 /// The `result` text of Claude Code's result object and its usage; an error result is the
@@ -832,35 +847,10 @@ fn claude_text(
 /// optional `usage` taken out), or as Claude Code's result object whose `result` holds it;
 /// returns the object's text (checked against what was asked by the caller).
 pub fn read_json_answer(program: &str, stdout: &[u8]) -> Result<(String, Usage), CliError> {
-    let invalid = |message: String| CliError::InvalidOutput {
-        program: program.to_string(),
-        message,
-    };
-    let text = String::from_utf8_lossy(stdout);
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(invalid("it printed nothing on standard output".into()));
-    }
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        invalid(format!(
-            "standard output is not JSON ({e}); it begins {}",
-            excerpt_start(text)
-        ))
-    })?;
-    let Value::Object(mut object) = value else {
-        return Err(invalid(format!(
-            "standard output is {}, expected a JSON object",
-            crate::json_kind::json_kind(&value)
-        )));
-    };
-    if object.get("type").and_then(Value::as_str) == Some("result") {
-        return claude_text(program, &object);
-    }
-    let usage = object
-        .remove("usage")
-        .map(|u| read_usage(&u, "cached_input_tokens"))
-        .unwrap_or_default();
-    Ok((Value::Object(object).to_string(), usage))
+    Ok(match read_printed(program, stdout)? {
+        Printed::Claude(result, usage) => (result, usage),
+        Printed::Object(object, usage, _) => (Value::Object(object).to_string(), usage),
+    })
 }
 
 fn read_usage(usage: &Value, cached_field: &str) -> Usage {

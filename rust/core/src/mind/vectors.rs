@@ -9,8 +9,9 @@
 //!   whole numbers; the cosine moves by well under 0.01), an agent's vectors read from the database
 //!   the first time it recalls, then kept up to date as new ones are made
 //!   ([`VectorIndex::add`]) and memories are forgotten or summed up ([`VectorIndex::remove`]).
-//! - **Bounded**: the index holds at most [`VectorIndex::capacity_bytes`]; past it, the agents
-//!   that recalled least recently are dropped (and read again when they next recall).
+//! - **Bounded**: when an agent's vectors are read in and the index holds more than its
+//!   capacity, the agents that recalled least recently are dropped (and read again when they
+//!   next recall).
 //! - **Searched** by brute force: the cosine of the query with every vector of the agent, the
 //!   best [`AgentVectors::nearest`] kept. At 10,000 memories of 768 numbers that is 7.7 MB
 //!   read per search (`docs/benchmarks.md` has its cost).
@@ -58,18 +59,8 @@ impl AgentVectors {
         self.ids.is_empty()
     }
 
-    /// The vectors' dimension (0 before the first).
-    pub fn dimension(&self) -> usize {
-        self.dimension
-    }
-
-    /// The memory ids it holds a vector of, in no particular order.
-    pub fn ids(&self) -> &[i64] {
-        &self.ids
-    }
-
     /// Bytes it holds.
-    pub fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         self.ids.len() * bytes_per_vector(self.dimension)
     }
 
@@ -274,24 +265,9 @@ impl VectorIndex {
         &self.model
     }
 
-    /// The most bytes it holds.
-    pub fn capacity_bytes(&self) -> usize {
-        self.capacity_bytes
-    }
-
-    /// Bytes it holds now.
-    pub fn bytes(&self) -> usize {
-        let state = self.state.lock();
-        state
-            .agents
-            .values()
-            .map(|h| h.vectors.read().bytes())
-            .sum()
-    }
-
     /// `agent_id`'s vectors, read from `memory` the first time (waiting for the vectors queued
-    /// before); agents that recalled least recently are dropped if the index is over its
-    /// bound. Vectors stored with another dimension than the first are skipped.
+    /// before) — and then, if the index is over its bound, the agents that recalled least
+    /// recently are dropped. Vectors stored with another dimension than the first are skipped.
     pub fn agent(
         &self,
         agent_id: &str,
@@ -329,9 +305,12 @@ impl VectorIndex {
                 );
             }
             *loaded = true;
+            drop(held);
+            // Reading an agent in is what grows the index: the bound is checked then, not at
+            // every recall.
+            self.bound(agent_id);
         }
         drop(loaded);
-        self.bound(agent_id);
         Ok(vectors)
     }
 
@@ -339,13 +318,7 @@ impl VectorIndex {
     /// database has them for its next read). Returns how many were refused for their
     /// dimension.
     pub fn add(&self, agent_id: &str, vectors: &[(i64, Vec<f32>)]) -> usize {
-        let held = self
-            .state
-            .lock()
-            .agents
-            .get(agent_id)
-            .map(|h| h.vectors.clone());
-        let Some(held) = held else {
+        let Some(held) = self.held(agent_id) else {
             return 0;
         };
         let mut held = held.write();
@@ -357,13 +330,7 @@ impl VectorIndex {
 
     /// Drops the vectors of `agent_id`'s memories `ids` (forgotten, summed up).
     pub fn remove(&self, agent_id: &str, ids: &[i64]) {
-        let held = self
-            .state
-            .lock()
-            .agents
-            .get(agent_id)
-            .map(|h| h.vectors.clone());
-        if let Some(held) = held {
+        if let Some(held) = self.held(agent_id) {
             let mut held = held.write();
             for id in ids {
                 held.remove(*id);
@@ -371,9 +338,10 @@ impl VectorIndex {
         }
     }
 
-    /// Drops everything held of `agent_id` (it stopped; its vectors stay stored).
-    pub fn release(&self, agent_id: &str) {
-        self.state.lock().agents.remove(agent_id);
+    /// `agent_id`'s vectors, if held (without making them recent).
+    fn held(&self, agent_id: &str) -> Option<Arc<RwLock<AgentVectors>>> {
+        let state = self.state.lock();
+        state.agents.get(agent_id).map(|h| h.vectors.clone())
     }
 
     /// Drops the agents that recalled least recently, other than `keep`, while over the bound.
@@ -456,5 +424,26 @@ mod tests {
         assert!((held.similarity(3, &Query::new(&[1.0, 1.0])).unwrap() - 1.0).abs() < 0.01);
         assert_eq!(held.nearest(&up, 1)[0].0, 2);
         assert!(held.nearest(&Query::new(&[1.0, 0.0, 0.0]), 5).is_empty());
+    }
+
+    #[test]
+    fn past_its_bound_the_agent_that_recalled_least_recently_is_dropped_and_read_again() {
+        use crate::memory::{MemoryKind, NewMemory};
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::open(dir.path().join("vectors.db")).unwrap();
+        for agent in ["agent_001", "agent_002"] {
+            let (id, _) = memory
+                .remember(agent, NewMemory::new(MemoryKind::Fact, "A fact."))
+                .unwrap();
+            memory.store_vectors(agent, "m", &[(id, vec![1.0, 0.0])]);
+        }
+        // Room for one vector.
+        let index = VectorIndex::new("m", bytes_per_vector(2));
+        assert_eq!(index.agent("agent_001", &memory).unwrap().read().len(), 1);
+        index.agent("agent_002", &memory).unwrap();
+        assert!(index.held("agent_001").is_none());
+        assert!(index.held("agent_002").is_some());
+        assert_eq!(index.agent("agent_001", &memory).unwrap().read().len(), 1);
+        assert!(index.held("agent_002").is_none());
     }
 }

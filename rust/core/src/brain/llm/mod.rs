@@ -329,12 +329,14 @@ impl ModelBrain {
                     }
                     other => {
                         break other
-                            .map(|reply| (reply.usage, reply))
+                            .map(|reply| {
+                                let usage = reply.usage;
+                                (reply, usage)
+                            })
                             .map_err(BrainError::Call);
                     }
                 }
             }
-            .map(|(usage, reply)| (reply, usage))
         };
         let label = super::gate::CallLabel {
             provider,
