@@ -125,7 +125,7 @@ func test_other_brain_problems_warn_too() -> void:
 	no_model.model = ""
 	runtime.brain_profiles = {"no_model": no_model}
 	_assert_one_warning(runtime.get_configuration_warnings(),
-		["brain_profiles[\"no_model\"]", "no model"], "a brain without a model")
+		["brain_profiles[\"no_model\"]", "brain.model is required for the openai provider"], "a brain without a model")
 	var hot := _keyless_brain()
 	hot.api_key_env = SET_KEY
 	hot.temperature = 3.0

@@ -30,6 +30,15 @@ func _index(kind: String, id: String) -> int:
 	return -1
 
 
+func test_the_inspector_offers_the_built_in_providers() -> void:
+	var offered := {}
+	for property in AgentBrain.new().get_property_list():
+		if property["name"] == "provider":
+			offered = property
+	assert_eq(offered["hint"], PROPERTY_HINT_ENUM_SUGGESTION)
+	assert_eq(offered["hint_string"], "anthropic,cli,openai,scripted")
+
+
 func test_an_openai_agent_streams_moves_and_speaks() -> void:
 	if _url.is_empty():
 		fail("not run: AGENTS_FAKE_LLM_URL is not set")

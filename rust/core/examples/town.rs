@@ -65,16 +65,23 @@ fn brain_from_environment() -> Result<(Option<BrainSpec>, Option<u64>), String> 
         Some(p) if p == "scripted" => return Ok((None, budget)),
         Some(p) => p,
     };
-    let spec = BrainSpec {
-        model: var("AGENTS_DEMO_MODEL"),
-        base_url: var("AGENTS_DEMO_BASE_URL"),
-        api_key_env: var("AGENTS_DEMO_API_KEY_ENV"),
-        command: var("AGENTS_DEMO_COMMAND")
-            .map(|c| c.split_whitespace().map(str::to_string).collect()),
-        cli_backend: var("AGENTS_DEMO_CLI_BACKEND"),
-        ..BrainSpec::provider(provider)
-    };
-    spec.validate()
+    let mut spec = BrainSpec::provider(provider);
+    for (field, name) in [
+        ("model", "AGENTS_DEMO_MODEL"),
+        ("base_url", "AGENTS_DEMO_BASE_URL"),
+        ("api_key_env", "AGENTS_DEMO_API_KEY_ENV"),
+        ("cli_backend", "AGENTS_DEMO_CLI_BACKEND"),
+    ] {
+        if let Some(value) = var(name) {
+            spec = spec.with(field, value);
+        }
+    }
+    if let Some(command) = var("AGENTS_DEMO_COMMAND") {
+        let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        spec = spec.with("command", argv);
+    }
+    agents_core::brain::BrainRegistry::with_builtins()
+        .validate(&spec)
         .map_err(|e| format!("the AGENTS_DEMO_* brain: {e}"))?;
     Ok((Some(spec), budget))
 }

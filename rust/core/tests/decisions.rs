@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::brain::{
-    Brain, BrainContext, BrainError, BrainReply, BrainSettings, DecideFuture, ToolCall,
+    Brain, BrainContext, BrainError, BrainReply, BrainSettings, BrainSpec, DecideFuture, Provider,
+    ToolCall,
 };
 use agents_core::bus::{BusMessage, Filter, Received, Subscription};
 use agents_core::memory::{BrainCall, CallOutcome};
@@ -469,11 +470,8 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
         serde_json::from_value(json!({"provider": "recorder", "model": "m1"})).unwrap(),
     );
     let rt = Runtime::start_on(Handle::current(), options).unwrap();
-    let shared = recorder.clone();
-    rt.register_brain("recorder", move |_: &BrainSettings| {
-        Ok(Box::new(shared.clone()) as Box<dyn Brain>)
-    })
-    .unwrap();
+    rt.register_provider("recorder", RecorderProvider(recorder.clone()))
+        .unwrap();
     let config = |brain: Value| {
         AgentConfig::from_json(&json!({"name": "B", "brain": brain})).map_err(|e| e.to_string())
     };
@@ -510,17 +508,56 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
         err.to_string(),
         "unknown brain 'slow' (available: anthropic, cli, fast, openai, recorder, scripted)"
     );
-    let err = config(json!({"provider": "recorder", "api_kee": "sk-123"})).unwrap_err();
-    assert!(err.contains("unknown field `api_kee`"), "{err}");
+    // The provider reads its own options: a field it does not know is named.
     let err = rt
-        .spawn(
-            config(json!({"provider": "recorder", "api_key": "sk-123", "api_key_env": "K"}))
-                .unwrap(),
-        )
-        .unwrap_err();
-    assert!(err.to_string().contains("give one of the two"), "{err}");
+        .spawn(config(json!({"provider": "recorder", "api_kee": "sk-123"})).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "brain.api_kee: unknown field `api_kee`, expected `model` or `temperature`"
+        ),
+        "{err}"
+    );
+    let err = rt
+        .spawn(config(json!({"provider": "recorder", "model": 7})).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("brain.model: invalid type: integer `7`"),
+        "{err}"
+    );
     let next = rt.spawn(config(json!("scripted")).unwrap()).unwrap();
     assert_eq!(next, "agent_003", "the refused spawns used no id");
+}
+
+/// The options of the `recorder` provider.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // Read by serde only: the provider checks them.
+struct RecorderOptions {
+    model: Option<String>,
+    temperature: Option<f64>,
+}
+
+/// A provider whose brains are one shared [`Recorder`].
+struct RecorderProvider(Recorder);
+
+impl Provider for RecorderProvider {
+    type Options = RecorderOptions;
+
+    fn validate(&self, _spec: &BrainSpec, options: &RecorderOptions) -> Result<(), String> {
+        agents_core::brain::provider::check_temperature(options.temperature)
+    }
+
+    fn build(
+        &self,
+        _spec: &BrainSpec,
+        _options: RecorderOptions,
+        _settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        Ok(Box::new(self.0.clone()))
+    }
 }
 
 /// A brain that always fails with the error it is given, counting its calls.

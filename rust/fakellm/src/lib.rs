@@ -431,6 +431,16 @@ impl FakeServer {
         self.url()
     }
 
+    /// The base URL for the wire format named `api` (`openai` or `anthropic`, as
+    /// `agents_llm::api::Api::name` says it).
+    pub fn base_for(&self, api: &str) -> String {
+        if api == "anthropic" {
+            self.anthropic_base()
+        } else {
+            self.openai_base()
+        }
+    }
+
     /// Queues a behaviour for the next request.
     pub fn push(&self, behaviour: Behaviour) {
         self.shared.queue.lock().push_back(behaviour);

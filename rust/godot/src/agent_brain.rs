@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use agents_core::brain::BrainSpec;
+use agents_core::brain::{BrainRegistry, BrainSpec};
 use godot::prelude::*;
 
 use crate::convert;
@@ -39,7 +39,7 @@ pub struct AgentBrain {
     /// `scripted` (offline), `openai` (OpenAI and every compatible server: Ollama, llama.cpp,
     /// LM Studio, vLLM, OpenRouter), `anthropic`, `cli` (a command-line model), or a brain the
     /// game registered.
-    #[var(hint = ENUM_SUGGESTION, hint_string = "scripted,openai,anthropic,cli", usage_flags = [DEFAULT])]
+    #[var(hint = ENUM_SUGGESTION, usage_flags = [DEFAULT])]
     #[init(val = GString::from("openai"))]
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
@@ -99,6 +99,19 @@ pub struct AgentBrain {
 }
 
 #[godot_api]
+impl IResource for AgentBrain {
+    // The editor suggests the built-in providers for `provider`: the registry's names, so a
+    // provider added to it is offered without touching this resource. (A plain comment: a doc
+    // comment here would show Rust's types in the class reference.)
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        if property.property_name == "provider" {
+            property.hint_info.hint_string =
+                GString::from(&BrainRegistry::with_builtins().names().join(","));
+        }
+    }
+}
+
+#[godot_api]
 impl AgentBrain {
     /// The brain object as a Dictionary (`provider` and only the options that are set): the
     /// shape `AgentConfig`'s `brain` takes in a Dictionary and in the WebSocket protocol.
@@ -111,8 +124,9 @@ impl AgentBrain {
     }
 
     /// What is wrong with the settings that can be told without spawning (an empty provider, a
-    /// number out of range, a header that is not text); empty when nothing is. Whether the
-    /// provider exists and its key variable is set is checked at spawn.
+    /// missing model, a number out of range, a header that is not text); empty when nothing
+    /// is. A built-in provider checks its own options here; a provider the game registered,
+    /// and whether a key variable is set, are checked at spawn.
     #[func]
     pub fn validate(&self) -> GString {
         match self.to_core().and_then(|spec| spec.validate()) {
@@ -121,13 +135,6 @@ impl AgentBrain {
         }
     }
 }
-
-/// The providers whose brains need an API key (unless their base URL is on loopback), and the
-/// variable that holds it by default.
-const KEYED_PROVIDERS: [(&str, &str); 2] = [
-    ("openai", "OPENAI_API_KEY"),
-    ("anthropic", "ANTHROPIC_API_KEY"),
-];
 
 /// The environment variable a brain needs its API key in and that `has_key` says is not set;
 /// `None` when it needs none (a provider without keys, a loopback `base_url`) or has it. Mirrors
@@ -138,7 +145,7 @@ fn missing_key_variable(
     api_key_env: &str,
     has_key: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let (_, default_variable) = KEYED_PROVIDERS.iter().find(|(p, _)| *p == provider)?;
+    let default_variable = agents_core::brain::llm::api(provider)?.default_key_env();
     let base_url = base_url.trim();
     if !base_url.is_empty() && agents_core::brain::llm::is_loopback(base_url) {
         return None;
@@ -173,13 +180,6 @@ impl AgentBrain {
             ));
         }
         let provider = self.provider.to_string();
-        let keyed = KEYED_PROVIDERS.iter().any(|(p, _)| *p == provider);
-        if keyed && text(&self.model).is_none() {
-            out.push(format!(
-                "{label}: the {provider} brain has no model (such as gpt-4o-mini or \
-                 claude-sonnet-4-5): agents using it will not spawn."
-            ));
-        }
         if let Some(variable) = missing_key_variable(
             &provider,
             &self.base_url.to_string(),
@@ -211,34 +211,72 @@ impl AgentBrain {
             };
             headers.insert(key.to_string(), value.to_string());
         }
-        Ok(BrainSpec {
-            provider: self.provider.to_string(),
-            model: text(&self.model),
-            base_url: text(&self.base_url),
-            api_key_env: text(&self.api_key_env),
-            // A resource is saved with the scene: it names the key's variable, never a key.
-            api_key: None,
-            temperature: (self.temperature >= 0.0 || self.temperature.is_nan())
-                .then_some(self.temperature),
-            // Negative becomes 0, which validation refuses by name.
-            max_tokens: (self.max_tokens != 0)
-                .then(|| u32::try_from(self.max_tokens.max(0)).unwrap_or(u32::MAX)),
-            timeout_seconds: (self.timeout_seconds >= 0.0 || self.timeout_seconds.is_nan())
+        // NaN is no JSON number: refused here with the provider's words.
+        use agents_core::brain::provider::{check_temperature, check_timeout};
+        check_temperature(self.temperature.is_nan().then_some(self.temperature))?;
+        check_timeout(
+            self.timeout_seconds
+                .is_nan()
                 .then_some(self.timeout_seconds),
-            max_retries: u32::try_from(self.max_retries).ok(),
-            headers,
-            command: (!self.command.is_empty()).then(|| {
+        )?;
+        let mut spec = BrainSpec::provider(self.provider.to_string());
+        let mut set = |field: &str, value: Option<serde_json::Value>| {
+            if let Some(value) = value {
+                spec.options.insert(field.to_string(), value);
+            }
+        };
+        for (field, value) in [
+            ("model", &self.model),
+            ("base_url", &self.base_url),
+            ("api_key_env", &self.api_key_env),
+            ("cli_backend", &self.cli_backend),
+        ] {
+            set(field, text(value).map(Into::into));
+        }
+        set(
+            "temperature",
+            (self.temperature >= 0.0 || self.temperature.is_nan())
+                .then(|| number(self.temperature)),
+        );
+        // Negative becomes 0, which validation refuses by name.
+        set(
+            "max_tokens",
+            (self.max_tokens != 0).then(|| self.max_tokens.max(0).into()),
+        );
+        set(
+            "timeout_seconds",
+            (self.timeout_seconds >= 0.0 || self.timeout_seconds.is_nan())
+                .then(|| number(self.timeout_seconds)),
+        );
+        set(
+            "max_retries",
+            u32::try_from(self.max_retries).ok().map(Into::into),
+        );
+        set(
+            "headers",
+            (!headers.is_empty()).then(|| serde_json::to_value(&headers).unwrap_or_default()),
+        );
+        set(
+            "command",
+            (!self.command.is_empty()).then(|| {
                 self.command
                     .as_slice()
                     .iter()
                     .map(|s| s.to_string())
-                    .collect()
+                    .collect::<Vec<_>>()
+                    .into()
             }),
-            cli_backend: text(&self.cli_backend),
-            token_budget: u64::try_from(self.token_budget).ok().filter(|&b| b > 0),
-            trace_prompts: self.trace_prompts,
-        })
+        );
+        // A resource is saved with the scene: it names the key's variable, never a key.
+        spec.token_budget = u64::try_from(self.token_budget).ok().filter(|&b| b > 0);
+        spec.trace_prompts = self.trace_prompts;
+        Ok(spec)
     }
+}
+
+/// A number as JSON (`null` for NaN, which JSON cannot hold: `to_core` refuses it first).
+fn number(value: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, Into::into)
 }
 
 #[cfg(test)]

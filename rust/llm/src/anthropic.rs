@@ -390,6 +390,69 @@ impl StreamAccumulator {
     }
 }
 
+/// The anthropic wire format, for an [`crate::client::Endpoint`].
+pub static API: Anthropic = Anthropic;
+
+/// See [`API`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Anthropic;
+
+impl crate::api::Api for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        DEFAULT_BASE_URL
+    }
+
+    fn default_key_env(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn path(&self) -> &'static str {
+        "/v1/messages"
+    }
+
+    fn request_body(&self, request: &ModelRequest) -> Value {
+        request_body(request)
+    }
+
+    fn headers(&self, key: Option<&crate::client::Secret>) -> Vec<(&'static str, String)> {
+        let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+        if let Some(key) = key {
+            headers.push(("x-api-key", key.expose().to_string()));
+        }
+        headers
+    }
+
+    fn parse_response(&self, body: &Value) -> Result<ModelReply, WireError> {
+        parse_response(body)
+    }
+
+    fn stream(&self) -> Box<dyn crate::api::StreamDecoder> {
+        Box::new(StreamAccumulator::new())
+    }
+}
+
+impl crate::api::StreamDecoder for StreamAccumulator {
+    fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+        StreamAccumulator::on_event(self, event)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.is_done()
+    }
+
+    fn missing_terminator(&self) -> &'static str {
+        "no message_stop event"
+    }
+
+    fn finish(self: Box<Self>) -> Result<ModelReply, WireError> {
+        StreamAccumulator::finish(*self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

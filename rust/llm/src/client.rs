@@ -29,8 +29,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::api::Api;
 use crate::sse::SseDecoder;
-use crate::{ModelReply, ModelRequest, StreamEvent, WireError, anthropic, openai};
+use crate::{ModelReply, ModelRequest, StreamEvent, WireError};
 
 /// The most bytes read of one answer: a JSON body, or a whole event stream with its framing
 /// (a token per event costs OpenAI's format some 200 bytes, so this leaves room for about
@@ -50,15 +51,6 @@ pub const MAX_STREAMED_TOOL_CALLS: usize = 64;
 
 /// The most characters of a call's id or tool name in a [`StreamEvent::ToolCallStarted`].
 pub const MAX_STREAMED_NAME_CHARS: usize = 64;
-
-/// The API a server speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provider {
-    /// OpenAI chat completions (and every compatible server).
-    OpenAi,
-    /// Anthropic messages.
-    Anthropic,
-}
 
 /// A secret (an API key). Shown as `***` everywhere; read it with [`Secret::expose`].
 #[derive(Clone, PartialEq, Eq)]
@@ -91,9 +83,9 @@ impl fmt::Display for Secret {
 /// Where and how to call.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
-    /// The API.
-    pub provider: Provider,
-    /// The base URL (before `/chat/completions`, resp. `/v1/messages`).
+    /// The wire format it speaks ([`crate::openai::API`], [`crate::anthropic::API`]).
+    pub api: &'static dyn Api,
+    /// The base URL (before the API's [`Api::path`]: `/chat/completions`, `/v1/messages`).
     pub base_url: String,
     /// The key, if the server needs one.
     pub api_key: Option<Secret>,
@@ -106,11 +98,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// The URL requests go to.
     pub fn url(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
-        match self.provider {
-            Provider::OpenAi => format!("{base}/chat/completions"),
-            Provider::Anthropic => format!("{base}/v1/messages"),
-        }
+        format!("{}{}", self.base_url.trim_end_matches('/'), self.api.path())
     }
 }
 
@@ -369,24 +357,14 @@ impl Client {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, CallError> {
-        let body = match endpoint.provider {
-            Provider::OpenAi => openai::request_body(request),
-            Provider::Anthropic => anthropic::request_body(request),
-        };
+        let body = endpoint.api.request_body(request);
         let mut builder = self
             .http
             .post(url)
             .header("content-type", "application/json")
             .body(body.to_string());
-        match (endpoint.provider, &endpoint.api_key) {
-            (Provider::OpenAi, Some(key)) => {
-                builder = builder.header("authorization", format!("Bearer {}", key.expose()));
-            }
-            (Provider::Anthropic, Some(key)) => builder = builder.header("x-api-key", key.expose()),
-            (_, None) => {}
-        }
-        if endpoint.provider == Provider::Anthropic {
-            builder = builder.header("anthropic-version", anthropic::API_VERSION);
+        for (name, value) in endpoint.api.headers(endpoint.api_key.as_ref()) {
+            builder = builder.header(name, value);
         }
         for (name, value) in &endpoint.headers {
             builder = builder.header(name.as_str(), value.as_str());
@@ -413,21 +391,13 @@ impl Client {
                     body_excerpt(&text)
                 ))
             })?;
-            return Ok(match endpoint.provider {
-                Provider::OpenAi => openai::parse_response(&value)?,
-                Provider::Anthropic => anthropic::parse_response(&value)?,
-            });
+            return Ok(endpoint.api.parse_response(&value)?);
         }
         let mut decoder = SseDecoder::new();
-        let mut openai_acc = openai::StreamAccumulator::new();
-        let mut anthropic_acc = anthropic::StreamAccumulator::new();
+        let mut stream = endpoint.api.stream();
         let mut announcer = Announcer::default();
         let mut feed = |event: &crate::sse::SseEvent| -> Result<(), CallError> {
-            let events = match endpoint.provider {
-                Provider::OpenAi => openai_acc.on_event(event)?,
-                Provider::Anthropic => anthropic_acc.on_event(event)?,
-            };
-            for e in events {
+            for e in stream.on_event(event)? {
                 if let Some(e) = announcer.pass(e) {
                     on_event(e);
                 }
@@ -463,26 +433,16 @@ impl Client {
                  them an SSE `data:` line)"
             )));
         }
-        let complete = match endpoint.provider {
-            Provider::OpenAi => openai_acc.is_complete(),
-            Provider::Anthropic => anthropic_acc.is_done(),
-        };
-        if !complete {
+        if !stream.is_complete() {
             return Err(CallError::Unreachable {
                 url: url.to_string(),
                 message: format!(
                     "the stream ended without its terminator ({}): the answer is incomplete",
-                    match endpoint.provider {
-                        Provider::OpenAi => "no finish_reason and no data: [DONE]",
-                        Provider::Anthropic => "no message_stop event",
-                    }
+                    stream.missing_terminator()
                 ),
             });
         }
-        Ok(match endpoint.provider {
-            Provider::OpenAi => openai_acc.finish()?,
-            Provider::Anthropic => anthropic_acc.finish()?,
-        })
+        Ok(stream.finish()?)
     }
 }
 
@@ -656,7 +616,7 @@ mod tests {
         assert_eq!(format!("{key}"), "***");
         assert_eq!(format!("{key:?}"), "Secret(***)");
         let endpoint = Endpoint {
-            provider: Provider::OpenAi,
+            api: &crate::openai::API,
             base_url: "http://127.0.0.1:1/v1/".into(),
             api_key: Some(key),
             headers: vec![],

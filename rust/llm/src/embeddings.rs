@@ -40,7 +40,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::{Value, json};
 
 use crate::WireError;
-use crate::client::{CallError, Client, Endpoint, Provider, body_excerpt, read_body, status_error};
+use crate::client::{CallError, Client, Endpoint, body_excerpt, read_body, status_error};
 
 /// The most texts one request embeds.
 pub const MAX_INPUTS: usize = 256;
@@ -108,16 +108,20 @@ impl Embeddings {
 }
 
 impl Endpoint {
-    /// The URL embeddings are requested from: `{base_url}/embeddings` (the base URL of an
-    /// OpenAI-compatible server ends in `/v1`, as for chat completions).
+    /// The URL embeddings are requested from: `{base_url}/embeddings` for the OpenAI API (the
+    /// base URL of an OpenAI-compatible server ends in `/v1`, as for chat completions).
     pub fn embeddings_url(&self) -> String {
-        format!("{}/embeddings", self.base_url.trim_end_matches('/'))
+        format!(
+            "{}{}",
+            self.base_url.trim_end_matches('/'),
+            self.api.embeddings_path().unwrap_or("/embeddings")
+        )
     }
 }
 
 impl Client {
     /// Embeds `request.inputs` with one call to [`Endpoint::embeddings_url`]: one attempt,
-    /// bounded as a whole by the endpoint's timeout, its key sent as `Authorization: Bearer`,
+    /// bounded as a whole by the endpoint's timeout, its key sent as its API sends it,
     /// its extra headers as they are. Retries are the caller's, as for
     /// [`Client::complete`]. See the module docs for what is refused and how failures are
     /// reported.
@@ -149,8 +153,8 @@ impl Client {
             .post(url)
             .header("content-type", "application/json")
             .body(request_body(request).to_string());
-        if let Some(key) = &endpoint.api_key {
-            builder = builder.header("authorization", format!("Bearer {}", key.expose()));
+        for (name, value) in endpoint.api.headers(endpoint.api_key.as_ref()) {
+            builder = builder.header(name, value);
         }
         for (name, value) in &endpoint.headers {
             builder = builder.header(name.as_str(), value.as_str());
@@ -179,8 +183,11 @@ fn check_request(endpoint: &Endpoint, request: &EmbeddingRequest<'_>) -> Result<
             message: format!("not sent: {message}"),
         })
     };
-    if endpoint.provider == Provider::Anthropic {
-        return refuse("Anthropic has no embeddings API; use an OpenAI-compatible endpoint".into());
+    if endpoint.api.embeddings_path().is_none() {
+        return refuse(format!(
+            "the {} API has no embeddings; use an OpenAI-compatible endpoint",
+            endpoint.api.name()
+        ));
     }
     let n = request.inputs.len();
     if n == 0 {
@@ -898,7 +905,7 @@ mod tests {
     #[test]
     fn requests_out_of_bounds_are_refused_before_sending() {
         let mut endpoint = Endpoint {
-            provider: Provider::OpenAi,
+            api: &crate::openai::API,
             base_url: "http://127.0.0.1:1/v1/".into(),
             api_key: Some(Secret::new("sk-x")),
             headers: vec![],
@@ -929,8 +936,11 @@ mod tests {
             };
             assert!(refused(&endpoint, request).contains("between 1 and 16384"));
         }
-        endpoint.provider = Provider::Anthropic;
-        assert!(refused(&endpoint, EmbeddingRequest::new("m", &one)).contains("Anthropic"));
+        endpoint.api = &crate::anthropic::API;
+        assert!(
+            refused(&endpoint, EmbeddingRequest::new("m", &one))
+                .contains("anthropic API has no embeddings")
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! malformed answer is a [`WireError`].
 
 pub mod anthropic;
+pub mod api;
 pub mod client;
 pub mod embeddings;
 pub mod openai;

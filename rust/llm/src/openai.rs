@@ -375,6 +375,71 @@ impl StreamAccumulator {
     }
 }
 
+/// The openai wire format, for an [`crate::client::Endpoint`].
+pub static API: OpenAi = OpenAi;
+
+/// See [`API`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenAi;
+
+impl crate::api::Api for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        DEFAULT_BASE_URL
+    }
+
+    fn default_key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn path(&self) -> &'static str {
+        "/chat/completions"
+    }
+
+    fn embeddings_path(&self) -> Option<&'static str> {
+        Some("/embeddings")
+    }
+
+    fn request_body(&self, request: &ModelRequest) -> Value {
+        request_body(request)
+    }
+
+    fn headers(&self, key: Option<&crate::client::Secret>) -> Vec<(&'static str, String)> {
+        key.map(|key| ("authorization", format!("Bearer {}", key.expose())))
+            .into_iter()
+            .collect()
+    }
+
+    fn parse_response(&self, body: &Value) -> Result<ModelReply, WireError> {
+        parse_response(body)
+    }
+
+    fn stream(&self) -> Box<dyn crate::api::StreamDecoder> {
+        Box::new(StreamAccumulator::new())
+    }
+}
+
+impl crate::api::StreamDecoder for StreamAccumulator {
+    fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+        StreamAccumulator::on_event(self, event)
+    }
+
+    fn is_complete(&self) -> bool {
+        StreamAccumulator::is_complete(self)
+    }
+
+    fn missing_terminator(&self) -> &'static str {
+        "no finish_reason and no data: [DONE]"
+    }
+
+    fn finish(self: Box<Self>) -> Result<ModelReply, WireError> {
+        StreamAccumulator::finish(*self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,20 +7,21 @@ use std::time::Duration;
 use agents_fakellm::{Behaviour, FakeCall, FakeServer};
 use agents_llm::client::{
     CallError, CallErrorCode, Client, Endpoint, MAX_RESPONSE_BYTES, MAX_STREAMED_NAME_CHARS,
-    MAX_STREAMED_TEXT_CHARS, MAX_STREAMED_TOOL_CALLS, Provider,
+    MAX_STREAMED_TEXT_CHARS, MAX_STREAMED_TOOL_CALLS,
 };
 use agents_llm::{ModelMessage, ModelReply, ModelRequest, StreamEvent};
 use serde_json::json;
 
-const PROVIDERS: [Provider; 2] = [Provider::OpenAi, Provider::Anthropic];
+type Provider = &'static dyn agents_llm::api::Api;
+const OPENAI: Provider = &agents_llm::openai::API;
+const ANTHROPIC: Provider = &agents_llm::anthropic::API;
+
+const PROVIDERS: [Provider; 2] = [OPENAI, ANTHROPIC];
 
 fn endpoint(server: &FakeServer, provider: Provider) -> Endpoint {
     Endpoint {
-        provider,
-        base_url: match provider {
-            Provider::OpenAi => server.openai_base(),
-            Provider::Anthropic => server.anthropic_base(),
-        },
+        api: provider,
+        base_url: server.base_for(provider.name()),
         api_key: None,
         headers: Vec::new(),
         timeout: Duration::from_secs(20),

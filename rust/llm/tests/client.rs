@@ -4,19 +4,20 @@
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeCall, FakeServer};
-use agents_llm::client::{CallError, CallErrorCode, Client, Endpoint, Provider, Secret};
+use agents_llm::client::{CallError, CallErrorCode, Client, Endpoint, Secret};
 use agents_llm::{ModelMessage, ModelRequest, ModelToolCall, StreamEvent, SystemBlock, ToolSpec};
 use serde_json::json;
+
+type Provider = &'static dyn agents_llm::api::Api;
+const OPENAI: Provider = &agents_llm::openai::API;
+const ANTHROPIC: Provider = &agents_llm::anthropic::API;
 
 const KEY: &str = "sk-test-4f1c9a7e-never-print-me";
 
 fn endpoint(server: &FakeServer, provider: Provider) -> Endpoint {
     Endpoint {
-        provider,
-        base_url: match provider {
-            Provider::OpenAi => server.openai_base(),
-            Provider::Anthropic => server.anthropic_base(),
-        },
+        api: provider,
+        base_url: server.base_for(provider.name()),
         api_key: Some(Secret::new(KEY)),
         headers: vec![("X-Title".into(), "town".into())],
         timeout: Duration::from_secs(5),
@@ -69,7 +70,7 @@ async fn call(
 async fn both_providers_streamed_and_whole() {
     let server = FakeServer::start("127.0.0.1:0").await.unwrap();
     let client = Client::new().unwrap();
-    for provider in [Provider::OpenAi, Provider::Anthropic] {
+    for provider in [OPENAI, ANTHROPIC] {
         for stream in [true, false] {
             server.push(reply_with_move());
             let (reply, events) =
@@ -125,12 +126,7 @@ async fn both_providers_streamed_and_whole() {
     assert_eq!(anthropic.body["tools"][0]["input_schema"]["type"], "object");
     // The second identical Anthropic request reads its prefix from the cache.
     server.push(reply_with_move());
-    let (reply, _) = call(
-        &client,
-        &endpoint(&server, Provider::Anthropic),
-        &request(false),
-    )
-    .await;
+    let (reply, _) = call(&client, &endpoint(&server, ANTHROPIC), &request(false)).await;
     assert!(reply.unwrap().usage.cached_input_tokens > 0);
 }
 
@@ -161,7 +157,7 @@ async fn ollama_quirks_and_a_repair_turn() {
             is_error: true,
         },
     ]);
-    let (reply, _) = call(&client, &endpoint(&server, Provider::OpenAi), &req).await;
+    let (reply, _) = call(&client, &endpoint(&server, OPENAI), &req).await;
     let reply = reply.unwrap();
     let names: Vec<_> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["move", "wait"]);
@@ -237,7 +233,7 @@ async fn every_failure_has_its_code_and_never_shows_the_key() {
             true,
         ),
     ];
-    for provider in [Provider::OpenAi, Provider::Anthropic] {
+    for provider in [OPENAI, ANTHROPIC] {
         for (behaviour, code, retryable) in &cases {
             server.push(behaviour.clone());
             let stream = matches!(behaviour, Behaviour::StreamError { .. });
@@ -252,22 +248,12 @@ async fn every_failure_has_its_code_and_never_shows_the_key() {
     }
     // The server's words are quoted, and Retry-After is read.
     server.push(cases[0].0.clone());
-    let (err, _) = call(
-        &client,
-        &endpoint(&server, Provider::OpenAi),
-        &request(false),
-    )
-    .await;
+    let (err, _) = call(&client, &endpoint(&server, OPENAI), &request(false)).await;
     let err = err.unwrap_err();
     assert_eq!(err.retry_after(), Some(Duration::from_secs(2)));
     assert!(err.to_string().contains("Rate limit reached"), "{err}");
     server.push(cases[3].0.clone());
-    let (err, _) = call(
-        &client,
-        &endpoint(&server, Provider::OpenAi),
-        &request(false),
-    )
-    .await;
+    let (err, _) = call(&client, &endpoint(&server, OPENAI), &request(false)).await;
     assert_eq!(
         err.unwrap_err().to_string(),
         "model not found (404): The model `gpt-9` does not exist"
@@ -279,7 +265,7 @@ async fn timeouts_and_unreachable_servers() {
     let server = FakeServer::start("127.0.0.1:0").await.unwrap();
     let client = Client::new().unwrap();
     server.push(Behaviour::Hang);
-    let mut slow = endpoint(&server, Provider::OpenAi);
+    let mut slow = endpoint(&server, OPENAI);
     slow.timeout = Duration::from_millis(300);
     let started = std::time::Instant::now();
     let (err, _) = call(&client, &slow, &request(true)).await;
@@ -291,7 +277,7 @@ async fn timeouts_and_unreachable_servers() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    let mut gone = endpoint(&server, Provider::Anthropic);
+    let mut gone = endpoint(&server, ANTHROPIC);
     gone.base_url = format!("http://{closed}");
     let (err, _) = call(&client, &gone, &request(false)).await;
     let err = err.unwrap_err();

@@ -7,10 +7,14 @@
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeServer};
-use agents_llm::client::{CallErrorCode, Client, Endpoint, Provider};
+use agents_llm::client::{CallErrorCode, Client, Endpoint};
 use agents_llm::{ModelMessage, ModelRequest};
 
 /// How deep the JSON is nested.
+type Provider = &'static dyn agents_llm::api::Api;
+const OPENAI: Provider = &agents_llm::openai::API;
+const ANTHROPIC: Provider = &agents_llm::anthropic::API;
+
 const DEPTH: usize = 100_000;
 
 /// `[` nested [`DEPTH`] deep, then closed.
@@ -31,24 +35,22 @@ async fn json_nested_100_000_deep_is_an_invalid_response_not_a_crash() {
         ..ModelRequest::default()
     };
     let deep = deep();
-    for provider in [Provider::OpenAi, Provider::Anthropic] {
-        let hidden = match provider {
-            Provider::OpenAi => format!(
+    for provider in [OPENAI, ANTHROPIC] {
+        let hidden = if provider.name() == "openai" {
+            format!(
                 r#"{{"choices": [{{"index": 0, "finish_reason": "tool_calls", "message":
                 {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1",
                 "type": "function", "function": {{"name": "move", "arguments": {deep}}}}}]}}}}]}}"#
-            ),
-            Provider::Anthropic => format!(
+            )
+        } else {
+            format!(
                 r#"{{"id": "m", "type": "message", "role": "assistant", "stop_reason": "tool_use",
                 "content": [{{"type": "tool_use", "id": "t1", "name": "move", "input": {deep}}}]}}"#
-            ),
+            )
         };
         let endpoint = Endpoint {
-            provider,
-            base_url: match provider {
-                Provider::OpenAi => server.openai_base(),
-                Provider::Anthropic => server.anthropic_base(),
-            },
+            api: provider,
+            base_url: server.base_for(provider.name()),
             api_key: None,
             headers: Vec::new(),
             timeout: Duration::from_secs(20),

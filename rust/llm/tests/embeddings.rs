@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use agents_fakellm::{DEFAULT_EMBEDDING_DIMENSION, EmbeddingsBehaviour, FakeServer};
-use agents_llm::client::{CallError, CallErrorCode, Client, Endpoint, Provider, Secret};
+use agents_llm::client::{CallError, CallErrorCode, Client, Endpoint, Secret};
 use agents_llm::embeddings::{EmbeddingRequest, Embeddings, MAX_INPUTS, cosine};
 use serde_json::json;
 
@@ -13,7 +13,7 @@ const KEY: &str = "sk-embed-7d2e-never-print-me";
 
 fn endpoint(server: &FakeServer) -> Endpoint {
     Endpoint {
-        provider: Provider::OpenAi,
+        api: &agents_llm::openai::API,
         base_url: server.openai_base(),
         api_key: Some(Secret::new(KEY)),
         headers: vec![("X-Title".into(), "town".into())],
@@ -328,7 +328,7 @@ async fn requests_out_of_bounds_are_refused_before_sending() {
         assert!(err.to_string().contains("not sent"), "{err}");
     }
     let mut anthropic = endpoint(&server);
-    anthropic.provider = Provider::Anthropic;
+    anthropic.api = &agents_llm::anthropic::API;
     let one = texts(&["hello"]);
     let err = embed(&client, &anthropic, &EmbeddingRequest::new("m", &one))
         .await

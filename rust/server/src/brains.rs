@@ -50,13 +50,19 @@ struct Target {
 
 fn target(args: &BrainCheckArgs, profiles: &BrainProfiles) -> Result<Target, String> {
     if let Some(provider) = &args.provider {
-        let spec = BrainSpec {
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            api_key_env: args.api_key_env.clone(),
-            command: (!args.command.is_empty()).then(|| args.command.clone()),
-            ..BrainSpec::provider(provider)
-        };
+        let mut spec = BrainSpec::provider(provider);
+        for (field, value) in [
+            ("model", &args.model),
+            ("base_url", &args.base_url),
+            ("api_key_env", &args.api_key_env),
+        ] {
+            if let Some(value) = value {
+                spec = spec.with(field, value.as_str());
+            }
+        }
+        if !args.command.is_empty() {
+            spec = spec.with("command", args.command.clone());
+        }
         return Ok(Target {
             choice: BrainChoice::from(spec.clone()),
             spec: Some(spec),
@@ -302,15 +308,15 @@ fn diagnosis_of_config(message: &str) -> &'static str {
 
 /// What to look at for a failure, by the most specific code known.
 fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
-    let url = spec
-        .and_then(|s| s.base_url.clone())
-        .unwrap_or_else(|| "the provider's default URL".into());
-    let key = spec
-        .and_then(|s| s.api_key_env.clone())
-        .unwrap_or_else(|| "the provider's key variable".into());
-    let model = spec
-        .and_then(|s| s.model.clone())
-        .unwrap_or_else(|| "the model".into());
+    let option = |field: &str, otherwise: &str| {
+        spec.and_then(|s| s.options.get(field))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(otherwise)
+            .to_string()
+    };
+    let url = option("base_url", "the provider's default URL");
+    let key = option("api_key_env", "the provider's key variable");
+    let model = option("model", "the model");
     match code {
         "brain_unreachable" => format!(
             "nothing answered at {url}: is the server running, and is base_url the part before \
@@ -367,12 +373,10 @@ mod tests {
 
     #[test]
     fn every_failure_has_advice_naming_what_to_check() {
-        let spec = BrainSpec {
-            model: Some("llama9".into()),
-            base_url: Some("http://127.0.0.1:1/v1".into()),
-            api_key_env: Some("MY_KEY".into()),
-            ..BrainSpec::provider("openai")
-        };
+        let spec = BrainSpec::provider("openai")
+            .with("model", "llama9")
+            .with("base_url", "http://127.0.0.1:1/v1")
+            .with("api_key_env", "MY_KEY");
         assert!(diagnosis("brain_unreachable", Some(&spec)).contains("http://127.0.0.1:1/v1"));
         assert!(diagnosis("brain_auth_failed", Some(&spec)).contains("MY_KEY"));
         assert!(diagnosis("brain_model_not_found", Some(&spec)).contains("llama9"));

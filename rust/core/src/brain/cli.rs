@@ -64,13 +64,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use agents_llm::{ModelMessage, ModelReply, ModelRequest, ToolSpec, Usage};
 
 use super::llm::prompt::{self, RequestOptions};
+use super::provider::{check_max_tokens, check_not_blank, check_temperature, check_timeout};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::contract::BrainReply;
 use crate::memory::BrainCall;
@@ -289,14 +290,30 @@ impl CliError {
     }
 }
 
-/// Fields of a brain object that belong to the HTTP providers; a `cli` brain refuses them.
-const HTTP_ONLY: [&str; 5] = [
-    "base_url",
-    "api_key_env",
-    "api_key",
-    "headers",
-    "max_retries",
-];
+/// The options of a `cli` brain object (besides `provider`, `token_budget`,
+/// `trace_prompts`). Field names are exact; unknown fields are an error.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CliOptions {
+    /// The command line (argv) to run; the request goes to its stdin as JSON and the contract
+    /// comes back on its stdout.
+    #[schemars(length(min = 1, max = 64))]
+    pub command: Option<Vec<String>>,
+    /// A preset instead of `command` (`claude`: `claude -p --output-format json`).
+    pub cli_backend: Option<String>,
+    /// The model, passed to the command (the JSON dialect's `model`, the `claude` preset's
+    /// `--model`).
+    #[schemars(length(max = 256))]
+    pub model: Option<String>,
+    /// Sampling temperature, 0 to 2, passed to the command (JSON dialect only).
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// Most tokens per answer, passed to the command (JSON dialect only).
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u32>,
+    /// Seconds one run may take (default 60).
+    pub timeout_seconds: Option<f64>,
+}
 
 /// What a checked `cli` brain object runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -309,61 +326,65 @@ struct Plan {
     temperature: Option<f64>,
     max_tokens: Option<u32>,
     timeout: Duration,
-    token_budget: Option<u64>,
     trace_prompts: bool,
 }
 
 impl Plan {
-    fn read(options: &Value) -> Result<Plan, BrainError> {
-        let spec: BrainSpec = serde_json::from_value(options.clone())
-            .map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
-        let given = serde_json::to_value(&spec).unwrap_or_default();
-        if let Some(field) = HTTP_ONLY.iter().find(|f| given.get(**f).is_some()) {
-            return Err(BrainError::Invalid(format!(
-                "brain.{field} does not apply to the cli provider (it runs brain.command; the \
-                 command reads its own configuration and environment)"
-            )));
+    fn read(spec: &BrainSpec, options: CliOptions) -> Result<Plan, String> {
+        check_temperature(options.temperature)?;
+        check_timeout(options.timeout_seconds)?;
+        check_max_tokens(options.max_tokens)?;
+        check_not_blank("model", options.model.as_deref())?;
+        if spec.api_key.is_some() {
+            return Err("brain.api_key does not apply to the cli provider (it runs \
+                 brain.command; the command reads its own configuration and environment)"
+                .into());
         }
-        let preset = match &spec.cli_backend {
+        if let Some(command) = &options.command
+            && command.first().is_none_or(|c| c.trim().is_empty())
+        {
+            return Err("brain.command must be a non-empty argv array (program first)".into());
+        }
+        let preset = match &options.cli_backend {
             None => None,
             Some(name) => Some(preset(name).ok_or_else(|| {
-                BrainError::Invalid(format!(
+                format!(
                     "brain.cli_backend: unknown preset '{name}' (available: {})",
                     PRESETS
                         .iter()
                         .map(|p| p.name)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ))
+                )
             })?),
         };
-        let argv = match (&spec.command, preset) {
+        let argv = match (&options.command, preset) {
             (Some(command), _) => command.clone(),
             (None, Some(preset)) => {
                 let mut argv: Vec<String> = preset.command.iter().map(|s| s.to_string()).collect();
-                if let Some(model) = &spec.model {
+                if let Some(model) = &options.model {
                     argv.extend([preset.model_flag.to_string(), model.clone()]);
                 }
                 argv
             }
             (None, None) => {
-                return Err(BrainError::Invalid(
+                return Err(
                     "brain.command is required for the cli provider: the command line to run, \
                      as an argv array (or name a preset with brain.cli_backend: \"claude\")"
                         .into(),
-                ));
+                );
             }
         };
         let dialect = preset.map_or(Dialect::Json, |p| p.dialect);
         if dialect == Dialect::ClaudeCode {
             for (field, set) in [
-                ("temperature", spec.temperature.is_some()),
-                ("max_tokens", spec.max_tokens.is_some()),
+                ("temperature", options.temperature.is_some()),
+                ("max_tokens", options.max_tokens.is_some()),
             ] {
                 if set {
-                    return Err(BrainError::Invalid(format!(
+                    return Err(format!(
                         "brain.{field}: the claude command line has no such option"
-                    )));
+                    ));
                 }
             }
         }
@@ -371,13 +392,12 @@ impl Plan {
             argv,
             dialect,
             program_is: preset.map(|p| p.program_is),
-            model: spec.model,
-            temperature: spec.temperature,
-            max_tokens: spec.max_tokens,
+            model: options.model,
+            temperature: options.temperature,
+            max_tokens: options.max_tokens,
             timeout: Duration::from_secs_f64(
-                spec.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+                options.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
             ),
-            token_budget: spec.token_budget,
             trace_prompts: spec.trace_prompts,
         })
     }
@@ -449,19 +469,26 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// Builds `cli` brains from brain objects.
+/// Makes `cli` brains from brain objects ([`CliOptions`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CliFactory;
+pub struct CliProvider;
 
-impl super::BrainFactory for CliFactory {
-    /// Refuses HTTP-only fields, an unknown preset, a missing command, options the preset's
-    /// program lacks, and a program that is not found.
+impl super::Provider for CliProvider {
+    type Options = CliOptions;
+
+    /// Refuses an unknown preset, a missing command, options the preset's program lacks.
+    fn validate(&self, spec: &BrainSpec, options: &CliOptions) -> Result<(), String> {
+        Plan::read(spec, options.clone()).map(drop)
+    }
+
+    /// Refuses a program that is not found.
     fn check(
         &self,
-        options: &Value,
+        spec: &BrainSpec,
+        options: &CliOptions,
         _api_key: Option<&agents_llm::client::Secret>,
     ) -> Result<(), BrainError> {
-        let plan = Plan::read(options)?;
+        let plan = Plan::read(spec, options.clone()).map_err(BrainError::Invalid)?;
         if find_program(plan.program()).is_none() {
             return Err(BrainError::Invalid(format!(
                 "brain.command: {}",
@@ -473,11 +500,12 @@ impl super::BrainFactory for CliFactory {
 
     fn build(
         &self,
-        options: &Value,
+        spec: &BrainSpec,
+        options: CliOptions,
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
-        let plan = Plan::read(options)?;
-        settings.gate.agent_budget.set_limit(plan.token_budget);
+        let plan = Plan::read(spec, options).map_err(BrainError::Invalid)?;
+        settings.gate.agent_budget.set_limit(spec.token_budget);
         Ok(Box::new(CliBrain {
             plan,
             gate: settings.gate.clone(),
@@ -996,7 +1024,8 @@ mod tests {
     use super::*;
 
     fn plan(options: Value) -> Result<Plan, String> {
-        Plan::read(&options).map_err(|e| e.to_string())
+        let spec: BrainSpec = serde_json::from_value(options).map_err(|e| e.to_string())?;
+        Plan::read(&spec, spec.options_as()?)
     }
 
     #[test]
@@ -1043,11 +1072,11 @@ mod tests {
             ),
             (
                 json!({"provider": "cli", "command": ["x"], "base_url": "http://a"}),
-                "brain.base_url does not apply to the cli provider",
+                "brain.base_url: unknown field `base_url`, expected one of `command`",
             ),
             (
                 json!({"provider": "cli", "command": ["x"], "headers": {"A": "b"}}),
-                "brain.headers does not apply",
+                "brain.headers: unknown field `headers`",
             ),
             (
                 json!({"provider": "cli", "cli_backend": "claude", "temperature": 0.5}),

@@ -10,6 +10,7 @@ pub mod gate;
 pub mod keys;
 pub mod llm;
 pub mod policy;
+pub mod provider;
 pub mod rating;
 pub mod reflection;
 pub mod scripted;
@@ -26,6 +27,7 @@ use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
 pub use keys::{ApiKeys, InlineKey};
 pub use policy::{BrainRefusal, ClientBrainPolicy};
+pub use provider::Provider;
 pub use section::{Framing, ScriptedPlay, Section, Sections};
 pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
 
@@ -353,56 +355,81 @@ impl std::fmt::Debug for BrainEvents {
 /// A brain choice resolved to a registered provider and its options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedBrain {
-    /// The registered brain that builds it (`scripted`, `openai`, …).
-    pub provider: String,
-    /// Its options: the brain object as JSON, `null` for a plain registered name.
-    pub options: serde_json::Value,
+    /// The brain object: its provider is registered (`scripted`, `openai`, …), and a plain
+    /// registered name is the provider with no options. An inline key is only marked here
+    /// ([`InlineKey::Withheld`]); the key itself is [`ResolvedBrain::api_key`].
+    pub spec: BrainSpec,
     /// How snapshots and the stored record name it: the name given, or `provider:model`.
     pub label: String,
     /// The key the brain object carried ([`BrainSpec::api_key`]), for
-    /// [`BrainSettings::api_key`]; `options` only say that there is one (`"***"`).
+    /// [`BrainSettings::api_key`].
     pub api_key: Option<agents_llm::client::Secret>,
 }
 
 /// Makes the brains of one kind (`scripted`, a provider). Registered by name in a
-/// [`BrainRegistry`].
+/// [`BrainRegistry`]; a provider module implements [`Provider`] instead, with options of its
+/// own type ([`BrainRegistry::register_provider`]).
 ///
 /// A plain function `Fn(&BrainSettings) -> Result<Box<dyn Brain>, BrainError>` is a factory
-/// whose brains take no options.
+/// whose brains take no options (a brain object naming it with any is refused, naming the
+/// field).
 pub trait BrainFactory: Send + Sync {
-    /// Checks a brain's options (`null` when the agent names the brain with a plain string) and
-    /// the environment they need, naming what is wrong. `api_key` is the key the brain object
-    /// carried itself, if any (its options say only `"***"`). The runtime calls it at spawn
-    /// before the agent gets an id, so a misconfigured brain is refused and uses no id.
+    /// Checks a brain object's options alone (nothing of the machine), naming what is wrong.
+    fn validate(&self, spec: &BrainSpec) -> Result<(), BrainError>;
+
+    /// Checks a brain object (a plain name is its provider with no options) and what it needs
+    /// from the machine, naming what is wrong. `api_key` is the key the brain object carried
+    /// itself, if any. The runtime calls it at spawn before the agent gets an id, so a
+    /// misconfigured brain is refused and uses no id.
     fn check(
         &self,
-        options: &serde_json::Value,
+        spec: &BrainSpec,
         api_key: Option<&agents_llm::client::Secret>,
     ) -> Result<(), BrainError>;
 
     /// Builds one agent's brain (after [`BrainFactory::check`] passed).
     fn build(
         &self,
-        options: &serde_json::Value,
+        spec: &BrainSpec,
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError>;
+
+    /// The JSON Schema of its options, for the protocol's schema of a brain object; `None`:
+    /// none described.
+    fn options_schema(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema> {
+        let _ = generator;
+        None
+    }
 }
 
 impl<F> BrainFactory for F
 where
     F: Fn(&BrainSettings) -> Result<Box<dyn Brain>, BrainError> + Send + Sync,
 {
+    fn validate(&self, spec: &BrainSpec) -> Result<(), BrainError> {
+        match spec.options.keys().next() {
+            Some(field) => Err(BrainError::Invalid(format!(
+                "brain.{field}: the {} brain takes no options",
+                spec.provider
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn check(
         &self,
-        _options: &serde_json::Value,
+        spec: &BrainSpec,
         _api_key: Option<&agents_llm::client::Secret>,
     ) -> Result<(), BrainError> {
-        Ok(())
+        BrainFactory::validate(self, spec)
     }
 
     fn build(
         &self,
-        _options: &serde_json::Value,
+        _spec: &BrainSpec,
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
         self(settings)
@@ -449,18 +476,85 @@ impl BrainRegistry {
                 Ok(Box::new(scripted::ScriptedBrain::new(settings)) as Box<dyn Brain>)
             }),
         );
-        registry.factories.insert(
-            llm::OPENAI.into(),
-            std::sync::Arc::new(llm::ProviderFactory::openai(registry.keys.clone())),
-        );
-        registry.factories.insert(
-            llm::ANTHROPIC.into(),
-            std::sync::Arc::new(llm::ProviderFactory::anthropic(registry.keys.clone())),
-        );
+        let keys = registry.keys.clone();
+        for api in llm::APIS {
+            registry.add_provider(api.name(), llm::HttpProvider::new(api, keys.clone()));
+        }
+        registry.add_provider(cli::NAME, cli::CliProvider);
         registry
-            .factories
-            .insert(cli::NAME.into(), std::sync::Arc::new(cli::CliFactory));
-        registry
+    }
+
+    fn add_provider(&mut self, name: &str, provider: impl Provider) {
+        self.factories.insert(
+            name.to_string(),
+            std::sync::Arc::new(provider::Registered(provider)),
+        );
+    }
+
+    /// Adds a provider: brains of `name` made from brain objects, their options read as its
+    /// [`Provider::Options`]. A name already registered is [`BrainError::Duplicate`].
+    pub fn register_provider(
+        &mut self,
+        name: impl Into<String>,
+        provider: impl Provider,
+    ) -> Result<(), BrainError> {
+        self.register(name, provider::Registered(provider))
+    }
+
+    /// The JSON Schema of every option of the registered providers, by field: the first
+    /// provider's description, then the providers that take it (`Options: openai,
+    /// anthropic.`).
+    pub fn options_schemas(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> std::collections::BTreeMap<String, serde_json::Value> {
+        let mut fields: std::collections::BTreeMap<String, (serde_json::Value, Vec<&str>)> =
+            Default::default();
+        for (name, factory) in &self.factories {
+            let Some(schema) = factory.options_schema(generator) else {
+                continue;
+            };
+            let schema = match schema.get("$ref").and_then(serde_json::Value::as_str) {
+                Some(reference) => reference
+                    .rsplit('/')
+                    .next()
+                    .and_then(|def| generator.definitions().get(def).cloned())
+                    .unwrap_or_default(),
+                None => schema.to_value(),
+            };
+            let properties = schema
+                .get("properties")
+                .and_then(serde_json::Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            for (field, property) in properties {
+                fields
+                    .entry(field)
+                    .or_insert_with(|| (property, Vec::new()))
+                    .1
+                    .push(name);
+            }
+        }
+        fields
+            .into_iter()
+            .map(|(field, (mut property, providers))| {
+                let said = property
+                    .get("description")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let description = format!(
+                    "{said}{}Provider{}: {}.",
+                    if said.is_empty() { "" } else { "\n\n" },
+                    if providers.len() > 1 { "s" } else { "" },
+                    providers.join(", ")
+                );
+                if let Some(object) = property.as_object_mut() {
+                    object.insert("description".into(), description.into());
+                }
+                (field, property)
+            })
+            .collect()
     }
 
     /// Adds a kind of brain. Names are exact and case-sensitive; a name already registered is
@@ -509,24 +603,18 @@ impl BrainRegistry {
 
     /// Resolves an agent's [`BrainChoice`] against `profiles` and this registry, and checks it
     /// ([`BrainFactory::check`]): a name is a profile, else a registered brain, else the
-    /// `claude` preset; an object is checked field by field, then by its provider.
+    /// `claude` preset; an object is checked field by field by its provider.
     pub fn resolve(
         &self,
         choice: &BrainChoice,
         profiles: &std::collections::BTreeMap<String, BrainSpec>,
     ) -> Result<ResolvedBrain, BrainError> {
-        let (spec, label) = match choice {
+        let (mut spec, label) = match choice {
             BrainChoice::Named(name) => {
                 if let Some(spec) = profiles.get(name) {
                     (spec.clone(), name.clone())
                 } else if self.contains(name) {
-                    self.check(name, &serde_json::Value::Null, None)?;
-                    return Ok(ResolvedBrain {
-                        provider: name.clone(),
-                        options: serde_json::Value::Null,
-                        label: name.clone(),
-                        api_key: None,
-                    });
+                    (BrainSpec::provider(name.clone()), name.clone())
                 } else if name == spec::CLAUDE_PRESET {
                     (BrainSpec::claude_preset(), name.clone())
                 } else {
@@ -542,7 +630,7 @@ impl BrainRegistry {
             }
             BrainChoice::Spec(spec) => ((**spec).clone(), spec.label()),
         };
-        spec.validate().map_err(BrainError::Invalid)?;
+        spec.validate_shared().map_err(BrainError::Invalid)?;
         if !self.contains(&spec.provider) {
             return Err(BrainError::Invalid(format!(
                 "brain.provider: unknown provider '{}' (available: {})",
@@ -555,35 +643,40 @@ impl BrainRegistry {
             .as_ref()
             .map(keys::InlineKey::key)
             .transpose()?;
-        let options =
-            serde_json::to_value(&spec).map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
-        self.check(&spec.provider, &options, api_key.as_ref())?;
+        if api_key.is_some() {
+            spec.api_key = Some(InlineKey::Withheld);
+        }
+        self.check(&spec, api_key.as_ref())?;
         Ok(ResolvedBrain {
-            provider: spec.provider,
-            options,
+            spec,
             label,
             api_key,
         })
     }
 
-    /// Checks that `name` exists and accepts `options` ([`BrainFactory::check`]).
-    pub fn check(
-        &self,
-        name: &str,
-        options: &serde_json::Value,
-        api_key: Option<&agents_llm::client::Secret>,
-    ) -> Result<(), BrainError> {
-        self.factory(name)?.check(options, api_key)
+    /// Checks a brain object's options alone, by its provider ([`BrainFactory::validate`]):
+    /// what an editor can say before anything runs.
+    pub fn validate(&self, spec: &BrainSpec) -> Result<(), BrainError> {
+        spec.validate_shared().map_err(BrainError::Invalid)?;
+        self.factory(&spec.provider)?.validate(spec)
     }
 
-    /// Builds the brain called `name`. An unknown name is [`BrainError::Unknown`] listing the
-    /// available names.
+    /// Checks that the brain object's provider exists and accepts it ([`BrainFactory::check`]).
+    pub fn check(
+        &self,
+        spec: &BrainSpec,
+        api_key: Option<&agents_llm::client::Secret>,
+    ) -> Result<(), BrainError> {
+        self.factory(&spec.provider)?.check(spec, api_key)
+    }
+
+    /// Builds a brain from a brain object (a [`ResolvedBrain::spec`]). An unknown provider is
+    /// [`BrainError::Unknown`] listing the available names.
     pub fn create(
         &self,
-        name: &str,
-        options: &serde_json::Value,
+        spec: &BrainSpec,
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
-        self.factory(name)?.build(options, settings)
+        self.factory(&spec.provider)?.build(spec, settings)
     }
 }

@@ -51,8 +51,16 @@ pub const CLIENT_FIELDS: &[&str] = &[
 /// client chose holds one of its endpoint's permits at most this long.
 pub const MAX_CLIENT_TIMEOUT_SECONDS: f64 = 120.0;
 
-/// The providers a client's brain object may use.
-pub const CLIENT_PROVIDERS: &[&str] = &[super::llm::OPENAI, super::llm::ANTHROPIC];
+/// Whether a client's brain object may use `provider`: the HTTP providers
+/// ([`super::llm::APIS`]) only.
+fn client_may_use(provider: &str) -> bool {
+    super::llm::api(provider).is_some()
+}
+
+/// The providers a client's brain object may use, for messages (`openai or anthropic`).
+fn client_providers() -> String {
+    super::llm::APIS.map(|api| api.name()).join(" or ")
+}
 
 /// The preset names a client may use (unless presets are off): the spec's `cli_backend`
 /// values.
@@ -132,7 +140,7 @@ impl ClientBrainPolicy {
                 profile_list(profiles)
             )));
         }
-        if !CLIENT_PROVIDERS.contains(&spec.provider.as_str()) {
+        if !client_may_use(&spec.provider) {
             let hint = if PRESETS.contains(&spec.provider.as_str()) {
                 format!(" (name the preset as the string \"{}\")", spec.provider)
             } else {
@@ -140,7 +148,7 @@ impl ClientBrainPolicy {
             };
             return Err(BrainRefusal(format!(
                 "brain.provider: a client's brain object may use {} only, not '{}'{hint}",
-                CLIENT_PROVIDERS.join(" or "),
+                client_providers(),
                 spec.provider
             )));
         }
@@ -161,7 +169,10 @@ impl ClientBrainPolicy {
                 CLIENT_FIELDS.join(", ")
             )));
         }
-        if let Some(t) = spec.timeout_seconds
+        if let Some(t) = spec
+            .options
+            .get("timeout_seconds")
+            .and_then(serde_json::Value::as_f64)
             && t > MAX_CLIENT_TIMEOUT_SECONDS
         {
             return Err(BrainRefusal(format!(
@@ -177,10 +188,11 @@ impl ClientBrainPolicy {
             ));
         }
         if let Some(allowed) = &self.origins {
-            let url = spec
-                .base_url
-                .as_deref()
-                .unwrap_or_else(|| default_base_url(&spec.provider));
+            let url = match spec.options.get("base_url") {
+                Some(serde_json::Value::String(url)) => url.as_str(),
+                Some(_) => return Ok(()), // Not text: the provider refuses it at spawn.
+                None => super::llm::api(&spec.provider).map_or("", |api| api.default_base_url()),
+            };
             let origin =
                 Origin::of_url(url).map_err(|e| BrainRefusal(format!("brain.base_url: {e}")))?;
             if !allowed.contains(&origin) {
@@ -196,14 +208,6 @@ impl ClientBrainPolicy {
             }
         }
         Ok(())
-    }
-}
-
-fn default_base_url(provider: &str) -> &'static str {
-    if provider == super::llm::ANTHROPIC {
-        agents_llm::anthropic::DEFAULT_BASE_URL
-    } else {
-        agents_llm::openai::DEFAULT_BASE_URL
     }
 }
 
@@ -309,8 +313,7 @@ mod tests {
 
     fn profiles() -> BTreeMap<String, BrainSpec> {
         let mut profiles = BTreeMap::new();
-        let mut local = BrainSpec::provider("cli");
-        local.command = Some(vec!["my-model".into()]);
+        let local = BrainSpec::provider("cli").with("command", vec!["my-model"]);
         profiles.insert("local".to_string(), local);
         profiles
     }

@@ -134,74 +134,36 @@ impl schemars::JsonSchema for BrainChoice {
     }
 }
 
-/// A brain object: which provider, and its options. Field names are exact; unknown fields are an
-/// error.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// A brain object: which provider, what every model brain shares with the runtime (a key it
+/// brought, a token budget, the trace), and the provider's own options.
+///
+/// As JSON it is one flat object (`{"provider": "openai", "model": "gpt-4o-mini",
+/// "token_budget": 5000}`). `provider`, `api_key`, `token_budget` and `trace_prompts` are read
+/// here; every other field is the provider's ([`BrainSpec::options`]), read and checked by the
+/// provider itself when an agent is spawned ([`super::provider::Provider`]): a field it does not
+/// know is an error naming the field and the ones it takes.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BrainSpec {
     /// `scripted`, `openai` (and every OpenAI-compatible server), `anthropic`, `cli`, or a brain
     /// the application registered.
-    #[schemars(length(min = 1, max = crate::limits::MAX_BRAIN_NAME_CHARS))]
     pub provider: String,
-    /// The model (required for `openai` and `anthropic`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 256))]
-    pub model: Option<String>,
-    /// The API's base URL: the prefix before `/chat/completions` (openai, default
-    /// `https://api.openai.com/v1`) or before `/v1/messages` (anthropic, default
-    /// `https://api.anthropic.com`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 2048))]
-    pub base_url: Option<String>,
-    /// The environment variable holding the API key (defaults `OPENAI_API_KEY`,
-    /// `ANTHROPIC_API_KEY`). A loopback `base_url` may go without a key. Never taken from a
-    /// client of the server ([`super::policy`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 256))]
-    pub api_key_env: Option<String>,
-    /// The API key itself, instead of `api_key_env`: how a client of the server brings its own
-    /// key (`""` for a server that needs none). Kept in memory only; the stored agent record
-    /// and every serialization write `"***"` instead ([`super::keys::InlineKey`]), so an agent
-    /// whose brain brought its key needs it again to be resumed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The API key itself: how a client of the server brings its own key (`""` for a server
+    /// that needs none). Kept in memory only; the stored agent record and every serialization
+    /// write `"***"` instead ([`super::keys::InlineKey`]), so an agent whose brain brought its
+    /// key needs it again to be resumed.
     pub api_key: Option<super::keys::InlineKey>,
-    /// Sampling temperature, 0 to 2.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 2.0))]
-    pub temperature: Option<f64>,
-    /// Most tokens per answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub max_tokens: Option<u32>,
-    /// Seconds one whole request may take (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_seconds: Option<f64>,
-    /// Retries of a request that failed for a passing reason: 429, 5xx, a lost connection
-    /// (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(max = 10))]
-    pub max_retries: Option<u32>,
-    /// Extra HTTP headers sent with every request. Stored with the agent: put keys in
-    /// `api_key_env`, never here.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    /// `cli`: the command line (argv) to run; the request goes to its stdin as JSON and the
-    /// contract comes back on its stdout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
-    pub command: Option<Vec<String>>,
-    /// `cli`: a preset instead of `command` (`claude`: `claude -p --output-format json`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cli_backend: Option<String>,
     /// Tokens (input and output, as the provider reports them) this agent may spend in all;
     /// when spent it reports `budget_exhausted` and stops calling the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<u64>,
-    /// Keep the prompts and answers in the `brain_calls` trace (off by default: the trace
-    /// holds timings, tokens and outcomes only).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// Keep the prompts and answers in the `brain_calls` trace (off by default: the trace holds
+    /// timings, tokens and outcomes only).
     pub trace_prompts: bool,
+    /// The provider's own options (`model`, `base_url`, `command`, …), as given.
+    pub options: serde_json::Map<String, serde_json::Value>,
 }
+
+/// The fields of a brain object that are [`BrainSpec`]'s own rather than its provider's.
+pub const SHARED_FIELDS: [&str; 4] = ["provider", "api_key", "token_budget", "trace_prompts"];
 
 impl BrainSpec {
     /// A spec for `provider` with no options.
@@ -212,9 +174,22 @@ impl BrainSpec {
         }
     }
 
+    /// Sets one of the provider's options (`spec.with("model", "gpt-4o-mini")`).
+    pub fn with(mut self, field: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.options.insert(field.to_string(), value.into());
+        self
+    }
+
+    /// The provider's `model` option, when it is text.
+    pub fn model(&self) -> Option<&str> {
+        self.options
+            .get("model")
+            .and_then(serde_json::Value::as_str)
+    }
+
     /// `provider` or `provider:model`, for logs, snapshots and the stored agent record.
     pub fn label(&self) -> String {
-        match &self.model {
+        match self.model() {
             Some(model) => format!("{}:{model}", self.provider),
             None => self.provider.clone(),
         }
@@ -222,53 +197,48 @@ impl BrainSpec {
 
     /// The `claude` preset: the `cli` provider running Anthropic's `claude -p`.
     pub fn claude_preset() -> Self {
-        BrainSpec {
-            provider: "cli".into(),
-            cli_backend: Some(CLAUDE_PRESET.into()),
-            ..BrainSpec::default()
+        BrainSpec::provider("cli").with("cli_backend", CLAUDE_PRESET)
+    }
+
+    /// Reads the provider's options as its own type `O` (which refuses fields it does not
+    /// know). Errors name the field: `brain: unknown field `modle`, expected one of …`.
+    pub fn options_as<O: serde::de::DeserializeOwned>(&self) -> Result<O, String> {
+        serde_path_to_error::deserialize(serde_json::Value::Object(self.options.clone())).map_err(
+            |e| match e.path().to_string().as_str() {
+                "." => format!("brain: {}", e.inner()),
+                path => format!("brain.{path}: {}", e.inner()),
+            },
+        )
+    }
+
+    /// Checks the brain object as far as it can be told without a runtime: the shared fields
+    /// ([`BrainSpec::validate_shared`]), then, for a built-in provider (`openai`,
+    /// `anthropic`, `cli`, `scripted`), its own options ([`super::provider::Provider`]). A
+    /// provider the application registers checks its options at spawn. Errors name the field
+    /// (`brain.temperature must be between 0 and 2, got 3`).
+    pub fn validate(&self) -> Result<(), String> {
+        let builtins = super::BrainRegistry::with_builtins();
+        if builtins.contains(&self.provider) {
+            builtins.validate(self).map_err(|e| e.to_string())
+        } else {
+            self.validate_shared()
         }
     }
 
-    /// Checks what does not depend on the provider: finite, in-range numbers, non-empty texts.
-    /// Errors name the field (`brain.temperature must be between 0 and 2, got 3`).
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks what does not depend on the provider: a provider named, a key within its
+    /// length.
+    pub fn validate_shared(&self) -> Result<(), String> {
         if self.provider.trim().is_empty() {
-            return Err(
-                "brain.provider must name a provider (scripted, openai, anthropic, cli)".into(),
-            );
+            return Err(format!(
+                "brain.provider must name a provider ({})",
+                super::BrainRegistry::with_builtins().names().join(", ")
+            ));
         }
         crate::limits::check_chars(
             "brain.provider",
             &self.provider,
             crate::limits::MAX_BRAIN_NAME_CHARS,
         )?;
-        if let Some(t) = self.temperature
-            && !(t.is_finite() && (0.0..=2.0).contains(&t))
-        {
-            return Err(format!(
-                "brain.temperature must be between 0 and 2, got {t}"
-            ));
-        }
-        if let Some(t) = self.timeout_seconds
-            && !(t.is_finite() && t > 0.0 && t <= 3600.0)
-        {
-            return Err(format!(
-                "brain.timeout_seconds must be more than 0 and at most 3600, got {t}"
-            ));
-        }
-        if self.max_tokens == Some(0) {
-            return Err("brain.max_tokens must be at least 1".into());
-        }
-        if let Some(r) = self.max_retries
-            && r > 10
-        {
-            return Err(format!("brain.max_retries must be at most 10, got {r}"));
-        }
-        if self.api_key.is_some() && self.api_key_env.is_some() {
-            return Err(
-                "brain.api_key and brain.api_key_env both name a key: give one of the two".into(),
-            );
-        }
         if let Some(super::keys::InlineKey::Given(key)) = &self.api_key {
             crate::limits::check_chars(
                 "brain.api_key",
@@ -276,30 +246,120 @@ impl BrainSpec {
                 crate::limits::MAX_API_KEY_CHARS,
             )?;
         }
-        for (field, value) in [
-            ("model", &self.model),
-            ("base_url", &self.base_url),
-            ("api_key_env", &self.api_key_env),
-        ] {
-            if let Some(v) = value
-                && v.trim().is_empty()
-            {
-                return Err(format!("brain.{field} must not be empty"));
-            }
-        }
-        if let Some(command) = &self.command
-            && command.first().is_none_or(|c| c.trim().is_empty())
-        {
-            return Err("brain.command must be a non-empty argv array (program first)".into());
-        }
-        for name in self.headers.keys() {
-            if name.trim().is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-                return Err(format!(
-                    "brain.headers: '{name}' is not a valid header name"
-                ));
-            }
-        }
         Ok(())
+    }
+}
+
+impl Serialize for BrainSpec {
+    /// One flat object: `provider`, the options, then the shared settings that are set (an
+    /// inline key as `"***"`).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("provider", &self.provider)?;
+        for (field, value) in &self.options {
+            map.serialize_entry(field, value)?;
+        }
+        if let Some(key) = &self.api_key {
+            map.serialize_entry("api_key", key)?;
+        }
+        if let Some(budget) = self.token_budget {
+            map.serialize_entry("token_budget", &budget)?;
+        }
+        if self.trace_prompts {
+            map.serialize_entry("trace_prompts", &true)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for BrainSpec {
+    /// An object with a `provider`; the shared fields are read with their types, every other
+    /// field is kept for the provider. Errors name the field.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut object = match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Object(object) => object,
+            other => {
+                return Err(D::Error::custom(format!(
+                    "a brain object must be an object, got {}",
+                    crate::json_kind::json_kind(&other)
+                )));
+            }
+        };
+        fn take<T: serde::de::DeserializeOwned, E: Error>(
+            object: &mut serde_json::Map<String, serde_json::Value>,
+            field: &str,
+        ) -> Result<Option<T>, E> {
+            match object.remove(field) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(value) => serde_json::from_value(value)
+                    .map(Some)
+                    .map_err(|e| E::custom(format!("{field}: {e}"))),
+            }
+        }
+        let provider: String =
+            take(&mut object, "provider")?.ok_or_else(|| D::Error::missing_field("provider"))?;
+        Ok(BrainSpec {
+            provider,
+            api_key: take(&mut object, "api_key")?,
+            token_budget: take(&mut object, "token_budget")?,
+            trace_prompts: take(&mut object, "trace_prompts")?.unwrap_or(false),
+            options: object,
+        })
+    }
+}
+
+impl schemars::JsonSchema for BrainSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BrainSpec".into()
+    }
+
+    /// The shared fields and every built-in provider's options, each described with the
+    /// providers it applies to ([`super::BrainRegistry::options_schemas`]).
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        properties.insert(
+            "provider".into(),
+            serde_json::json!({
+                "type": "string", "minLength": 1,
+                "maxLength": crate::limits::MAX_BRAIN_NAME_CHARS,
+                "description": "`scripted`, `openai` (and every OpenAI-compatible server), \
+                    `anthropic`, `cli`, or a brain the application registered."
+            }),
+        );
+        let mut api_key =
+            <super::keys::InlineKey as schemars::JsonSchema>::json_schema(generator).to_value();
+        api_key["type"] = serde_json::json!(["string", "null"]);
+        properties.insert("api_key".into(), api_key);
+        properties.insert(
+            "token_budget".into(),
+            serde_json::json!({
+                "type": ["integer", "null"], "minimum": 0,
+                "description": "Tokens (input and output, as the provider reports them) this \
+                    agent may spend in all; when spent it reports `budget_exhausted` and stops \
+                    calling the model."
+            }),
+        );
+        properties.insert(
+            "trace_prompts".into(),
+            serde_json::json!({
+                "type": ["boolean", "null"],
+                "description": "Keep the prompts and answers in the `brain_calls` trace (off \
+                    by default: the trace holds timings, tokens and outcomes only)."
+            }),
+        );
+        for (field, schema) in super::BrainRegistry::with_builtins().options_schemas(generator) {
+            properties.entry(field).or_insert(schema);
+        }
+        schemars::json_schema!({
+            "type": "object",
+            "description": "A brain object: `provider` and that provider's options. Unknown \
+                fields are an error naming the field.",
+            "required": ["provider"],
+            "properties": properties,
+            "additionalProperties": false
+        })
     }
 }
 
@@ -391,7 +451,7 @@ mod tests {
             ),
             (
                 "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"modle\": \"m\"}}}",
-                "unknown field `modle`",
+                "profiles.a: brain.modle: unknown field `modle`",
             ),
             (
                 "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"temperature\": 3}}}",
@@ -426,7 +486,7 @@ mod tests {
             panic!("an object is a spec")
         };
         assert_eq!(spec.label(), "openai:gpt-4o-mini");
-        assert_eq!(spec.headers["X-Title"], "town");
+        assert_eq!(spec.options["headers"]["X-Title"], "town");
         // Round trip.
         let back = serde_json::to_value(BrainChoice::Spec(spec.clone())).unwrap();
         assert_eq!(back["provider"], "openai");
@@ -439,11 +499,30 @@ mod tests {
 
     #[test]
     fn unknown_fields_and_wrong_types_are_named() {
-        let err =
+        // The provider's own fields are its to check: a typo is named when it reads them.
+        let BrainChoice::Spec(typo) =
             serde_json::from_value::<BrainChoice>(json!({"provider": "openai", "modle": "x"}))
-                .unwrap_err()
-                .to_string();
-        assert!(err.contains("brain: unknown field `modle`"), "{err}");
+                .unwrap()
+        else {
+            panic!("an object is a spec")
+        };
+        let err = typo.validate().unwrap_err();
+        assert!(
+            err.starts_with("brain.modle: unknown field `modle`, expected one of `model`"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("(the options of the openai provider)"),
+            "{err}"
+        );
+        let wrong = BrainSpec::provider("openai")
+            .with("model", "m")
+            .with("temperature", "hot");
+        let err = wrong.validate().unwrap_err();
+        assert!(
+            err.starts_with("brain.temperature: invalid type: string"),
+            "{err}"
+        );
         let err = serde_json::from_value::<BrainChoice>(json!(12))
             .unwrap_err()
             .to_string();
@@ -453,41 +532,79 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("missing field `provider`"), "{err}");
+        // The shared fields are read with their types.
+        let err = serde_json::from_value::<BrainChoice>(json!({"provider": "openai",
+            "token_budget": "lots"}))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("brain: token_budget: invalid type"), "{err}");
     }
 
     #[test]
     fn validation_names_the_field() {
-        let mut spec = BrainSpec::provider("openai");
+        let spec = BrainSpec::provider("openai").with("model", "m");
         assert_eq!(spec.validate(), Ok(()));
-        spec.temperature = Some(3.0);
         assert_eq!(
-            spec.validate().unwrap_err(),
+            spec.clone()
+                .with("temperature", 3.0)
+                .validate()
+                .unwrap_err(),
             "brain.temperature must be between 0 and 2, got 3"
         );
-        spec.temperature = None;
-        spec.timeout_seconds = Some(f64::NAN);
         assert!(
-            spec.validate()
+            spec.clone()
+                .with("timeout_seconds", 0.0)
+                .validate()
                 .unwrap_err()
                 .starts_with("brain.timeout_seconds")
         );
-        spec.timeout_seconds = None;
-        spec.command = Some(vec![]);
-        assert!(spec.validate().unwrap_err().starts_with("brain.command"));
-        spec.command = None;
-        spec.model = Some(" ".into());
-        assert_eq!(
-            spec.validate().unwrap_err(),
-            "brain.model must not be empty"
-        );
-        spec.model = None;
-        spec.headers.insert("Bad Header".into(), "x".into());
         assert!(
-            spec.validate()
+            BrainSpec::provider("cli")
+                .with("command", Vec::<String>::new())
+                .validate()
+                .unwrap_err()
+                .starts_with("brain.command")
+        );
+        assert_eq!(
+            spec.clone().with("base_url", " ").validate().unwrap_err(),
+            "brain.base_url must not be empty"
+        );
+        assert!(
+            spec.clone()
+                .with("headers", json!({"Bad Header": "x"}))
+                .validate()
                 .unwrap_err()
                 .contains("not a valid header name")
         );
+        assert_eq!(
+            BrainSpec::provider("openai").validate().unwrap_err(),
+            "brain.model is required for the openai provider"
+        );
         assert!(BrainSpec::provider(" ").validate().is_err());
+        // A provider the application registers checks its own options at spawn.
+        assert_eq!(
+            BrainSpec::provider("mine").with("anything", 1).validate(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_flat_object_round_trips_and_never_writes_a_key() {
+        let given = json!({"provider": "openai", "model": "m", "api_key": "sk-secret",
+            "token_budget": 10, "trace_prompts": true, "headers": {"X": "y"}});
+        let spec: BrainSpec = serde_json::from_value(given.clone()).unwrap();
+        assert_eq!(spec.token_budget, Some(10));
+        assert!(spec.trace_prompts);
+        assert_eq!(
+            spec.options.len(),
+            2,
+            "model and headers are the provider's"
+        );
+        let back = serde_json::to_value(&spec).unwrap();
+        let mut expected = given;
+        expected["api_key"] = json!("***");
+        assert_eq!(back, expected);
+        assert!(!format!("{spec:?}").contains("sk-secret"));
     }
 
     #[test]
@@ -508,7 +625,7 @@ mod tests {
     fn the_claude_preset_is_the_cli_provider() {
         let spec = BrainSpec::claude_preset();
         assert_eq!(spec.provider, "cli");
-        assert_eq!(spec.cli_backend.as_deref(), Some(CLAUDE_PRESET));
+        assert_eq!(spec.options["cli_backend"], CLAUDE_PRESET);
         assert_eq!(CLAUDE_COMMAND, ["claude", "-p", "--output-format", "json"]);
     }
 }

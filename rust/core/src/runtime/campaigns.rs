@@ -178,7 +178,7 @@ impl Runtime {
             events: BrainEvents::default(),
             api_key: resolved.api_key.clone(),
         };
-        Ok(brains.create(&resolved.provider, &resolved.options, &settings)?)
+        Ok(brains.create(&resolved.spec, &settings)?)
     }
 
     /// The GM answer of agent `gm_agent` for a turn on `campaign` (not applied: see

@@ -164,7 +164,7 @@ impl AgentConfig {
         check_chars("prompt", &self.prompt, MAX_PROMPT_CHARS)?;
         match &self.brain {
             Some(BrainChoice::Named(name)) => check_chars("brain", name, MAX_BRAIN_NAME_CHARS)?,
-            Some(BrainChoice::Spec(spec)) => spec.validate()?,
+            Some(BrainChoice::Spec(spec)) => spec.validate_shared()?,
             None => {}
         }
         if let Some(sets) = &self.tools {

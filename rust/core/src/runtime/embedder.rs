@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agents_llm::client::{CallError, Client, Endpoint, Provider};
+use agents_llm::client::{CallError, Client, Endpoint};
 use agents_llm::embeddings::EmbeddingRequest;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
@@ -228,7 +228,7 @@ impl Embedder {
             None => None,
         };
         let endpoint = Endpoint {
-            provider: Provider::OpenAi,
+            api: &agents_llm::openai::API,
             base_url: self.settings.base_url.trim().to_string(),
             api_key,
             headers: Vec::new(),

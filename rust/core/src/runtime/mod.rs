@@ -559,10 +559,7 @@ impl Runtime {
             events: stream_events(&inner.bus, &agent_id),
             api_key: resolved.api_key.clone(),
         };
-        let brain = inner
-            .brains
-            .read()
-            .create(&resolved.provider, &resolved.options, &settings)?;
+        let brain = inner.brains.read().create(&resolved.spec, &settings)?;
         let brain_name = resolved.label;
 
         let shared = Arc::new(AgentShared::new(
@@ -732,6 +729,21 @@ impl Runtime {
         factory: impl BrainFactory + 'static,
     ) -> Result<(), RuntimeError> {
         self.inner.brains.write().register(name, factory)?;
+        Ok(())
+    }
+
+    /// Adds a provider: brain objects naming `name` as their `provider` are read as its
+    /// [`crate::brain::Provider::Options`] (a field it does not know is refused, named) and
+    /// built by it. Errors: the name is taken or empty (`invalid_config`).
+    pub fn register_provider(
+        &self,
+        name: &str,
+        provider: impl crate::brain::Provider,
+    ) -> Result<(), RuntimeError> {
+        self.inner
+            .brains
+            .write()
+            .register_provider(name, provider)?;
         Ok(())
     }
 

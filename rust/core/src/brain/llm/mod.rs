@@ -1,12 +1,13 @@
-//! The model brains: `openai` (OpenAI and every compatible server) and `anthropic`.
+//! The model brains over HTTP: `openai` (OpenAI and every compatible server) and `anthropic`,
+//! one [`HttpProvider`] per wire format of [`APIS`].
 //!
-//! A brain object (`{"provider": "openai", "model": …}`, [`crate::brain::BrainSpec`]) is checked
-//! at spawn ([`ProviderFactory`]): the model is required, and the API key's environment variable
-//! (`api_key_env`, default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`) must be set unless the
-//! `base_url` is on loopback (a local server: Ollama, llama.cpp, LM Studio, vLLM). The key is
-//! read when the brain is built — a key handed to the runtime ([`ApiKeys`]), else the
-//! environment — and kept in memory only, as a [`agents_llm::client::Secret`]: it never
-//! reaches SQLite, a log line, an error or the trace.
+//! A brain object (`{"provider": "openai", "model": …}`, [`HttpOptions`]) is checked at spawn:
+//! the model is required, and the API key's environment variable (`api_key_env`, default
+//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`) must be set unless the `base_url` is on loopback (a
+//! local server: Ollama, llama.cpp, LM Studio, vLLM). The key is read when the brain is built —
+//! a key handed to the runtime ([`ApiKeys`]), else the environment — and kept in memory only,
+//! as a [`agents_llm::client::Secret`]: it never reaches SQLite, a log line, an error or the
+//! trace.
 //!
 //! Each decision is one streamed request ([`prompt`]), retried on passing failures (429 —
 //! honouring `Retry-After` up to [`MAX_RETRY_WAIT`]: a longer one is not retried —, 5xx, a lost
@@ -20,31 +21,40 @@ pub mod prompt;
 pub mod reflect;
 pub mod reply;
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use agents_llm::client::{CallError, Client, Endpoint, Provider, Secret, backoff};
+use agents_llm::api::Api;
+use agents_llm::client::{CallError, Client, Endpoint, Secret, backoff};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 
 use agents_llm::{ModelReply, ModelRequest};
 
 use super::keys::ApiKeys;
+use super::provider::{check_max_tokens, check_not_blank, check_temperature, check_timeout};
 use super::rating::{RateFuture, RatingRequest};
 use super::reflection::{ReflectFuture, ReflectionRequest};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::memory::BrainCall;
 use prompt::RequestOptions;
 
-/// The provider names the built-in factories register.
-pub const OPENAI: &str = "openai";
-/// See [`OPENAI`].
-pub const ANTHROPIC: &str = "anthropic";
+/// The wire formats the built-in HTTP providers speak, each registered under its name.
+pub const APIS: [&'static dyn Api; 2] = [&agents_llm::openai::API, &agents_llm::anthropic::API];
+
+/// The wire format registered as `provider`, if it is one of [`APIS`].
+pub fn api(provider: &str) -> Option<&'static dyn Api> {
+    APIS.into_iter().find(|api| api.name() == provider)
+}
 
 /// Default `timeout_seconds`.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
 /// Default `max_retries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// The most `max_retries` a brain object may ask for.
+pub const MAX_RETRIES: u32 = 10;
 /// The longest a brain waits before a retry: a provider asking for a longer wait
 /// (`Retry-After`) gets no retry, and the call fails at once as rate limited.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
@@ -58,154 +68,212 @@ fn client() -> Result<&'static Client, BrainError> {
         .map_err(|e| BrainError::Backend(e.clone()))
 }
 
-/// Builds `openai` or `anthropic` brains from brain objects, with the keys of an [`ApiKeys`].
+/// The options of an HTTP provider's brain object (besides `provider`, `api_key`,
+/// `token_budget`, `trace_prompts`). Field names are exact; unknown fields are an error.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpOptions {
+    /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required.
+    #[schemars(length(max = 256))]
+    pub model: Option<String>,
+    /// The API's base URL: the prefix before `/chat/completions` (openai, default
+    /// `https://api.openai.com/v1`) or before `/v1/messages` (anthropic, default
+    /// `https://api.anthropic.com`).
+    #[schemars(length(max = 2048))]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (defaults `OPENAI_API_KEY`,
+    /// `ANTHROPIC_API_KEY`). A loopback `base_url` may go without a key. Never taken from a
+    /// client of the server ([`super::policy`]).
+    #[schemars(length(max = 256))]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature, 0 to 2.
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// Most tokens per answer.
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u32>,
+    /// Seconds one whole request may take (default 60).
+    pub timeout_seconds: Option<f64>,
+    /// Retries of a request that failed for a passing reason: 429, 5xx, a lost connection
+    /// (default 3, at most 10).
+    #[schemars(range(max = 10))]
+    pub max_retries: Option<u32>,
+    /// Extra HTTP headers sent with every request. Stored with the agent: put keys in
+    /// `api_key_env`, never here.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// Makes the brains of one HTTP wire format ([`Api`]) from brain objects, with the keys of an
+/// [`ApiKeys`].
 #[derive(Clone, Debug)]
-pub struct ProviderFactory {
-    provider: Provider,
+pub struct HttpProvider {
+    api: &'static dyn Api,
     keys: ApiKeys,
 }
 
-impl ProviderFactory {
-    /// The `openai` factory.
-    pub fn openai(keys: ApiKeys) -> Self {
-        ProviderFactory {
-            provider: Provider::OpenAi,
-            keys,
-        }
-    }
-
-    /// The `anthropic` factory.
-    pub fn anthropic(keys: ApiKeys) -> Self {
-        ProviderFactory {
-            provider: Provider::Anthropic,
-            keys,
-        }
+impl HttpProvider {
+    /// The provider of `api`'s brains.
+    pub fn new(api: &'static dyn Api, keys: ApiKeys) -> Self {
+        HttpProvider { api, keys }
     }
 
     fn name(&self) -> &'static str {
-        match self.provider {
-            Provider::OpenAi => OPENAI,
-            Provider::Anthropic => ANTHROPIC,
-        }
+        self.api.name()
     }
 
-    fn default_base_url(&self) -> &'static str {
-        match self.provider {
-            Provider::OpenAi => agents_llm::openai::DEFAULT_BASE_URL,
-            Provider::Anthropic => agents_llm::anthropic::DEFAULT_BASE_URL,
-        }
-    }
-
-    fn default_key_env(&self) -> &'static str {
-        match self.provider {
-            Provider::OpenAi => "OPENAI_API_KEY",
-            Provider::Anthropic => "ANTHROPIC_API_KEY",
-        }
-    }
-
-    /// The checked parts of a spec: model, base URL, key variable, whether a key is needed.
-    fn read(&self, options: &serde_json::Value) -> Result<Checked, BrainError> {
-        let spec: BrainSpec = serde_json::from_value(options.clone())
-            .map_err(|e| BrainError::Invalid(format!("brain: {e}")))?;
-        for (field, set) in [
-            ("command", spec.command.is_some()),
-            ("cli_backend", spec.cli_backend.is_some()),
-        ] {
-            if set {
-                return Err(BrainError::Invalid(format!(
-                    "brain.{field} applies to the cli provider only, not to {}",
-                    self.name()
-                )));
-            }
-        }
-        let model = spec.model.clone().ok_or_else(|| {
-            BrainError::Invalid(format!(
-                "brain.model is required for the {} provider",
-                self.name()
-            ))
-        })?;
-        let base_url = spec
+    /// The base URL calls go to.
+    fn base_url(&self, options: &HttpOptions) -> String {
+        options
             .base_url
             .clone()
-            .unwrap_or_else(|| self.default_base_url().to_string());
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(BrainError::Invalid(format!(
-                "brain.base_url must start with http:// or https://, got '{base_url}'"
-            )));
-        }
-        let key = match spec.api_key {
-            Some(_) => KeySource::Inline,
-            None => KeySource::Env(
-                spec.api_key_env
-                    .clone()
-                    .unwrap_or_else(|| self.default_key_env().to_string()),
-            ),
-        };
-        Ok(Checked {
-            needs_key: !is_loopback(&base_url),
-            spec,
-            model,
-            base_url,
-            key,
-        })
+            .unwrap_or_else(|| self.api.default_base_url().to_string())
     }
 
     /// The key to send: the brain object's own (`api_key`, never the runtime's keys or the
     /// environment, even when empty), else the one handed over or in the environment under
-    /// its variable. An error when a key is needed and there is none.
+    /// its variable. An error when a key is needed and there is none; none is needed for a
+    /// loopback base URL.
     fn key(
         &self,
-        checked: &Checked,
+        spec: &BrainSpec,
+        options: &HttpOptions,
         inline: Option<&Secret>,
     ) -> Result<Option<Secret>, BrainError> {
-        let key = match &checked.key {
-            KeySource::Inline => {
-                let key = inline.ok_or_else(|| {
-                    BrainError::Invalid(
-                        "brain.api_key is not stored: give the brain object with its api_key \
-                         again to run this agent"
-                            .into(),
-                    )
-                })?;
-                Some(key.clone()).filter(|k| !k.expose().is_empty())
-            }
-            KeySource::Env(name) => self.keys.get(name),
+        let base_url = self.base_url(options);
+        let env = options
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| self.api.default_key_env().to_string());
+        let key = if spec.api_key.is_some() {
+            let key = inline.ok_or_else(|| {
+                BrainError::Invalid(
+                    "brain.api_key is not stored: give the brain object with its api_key \
+                     again to run this agent"
+                        .into(),
+                )
+            })?;
+            Some(key.clone()).filter(|k| !k.expose().is_empty())
+        } else {
+            self.keys.get(&env)
         };
-        if checked.needs_key && key.is_none() {
-            return Err(BrainError::Invalid(match &checked.key {
-                KeySource::Inline => format!(
-                    "brain.api_key is empty; the {} provider needs a key for {} (only a \
+        if !is_loopback(&base_url) && key.is_none() {
+            return Err(BrainError::Invalid(if spec.api_key.is_some() {
+                format!(
+                    "brain.api_key is empty; the {} provider needs a key for {base_url} (only a \
                      loopback base_url may go without one)",
                     self.name(),
-                    checked.base_url
-                ),
-                KeySource::Env(name) => format!(
-                    "brain: the environment variable {name} is not set; the {} provider needs \
+                )
+            } else {
+                format!(
+                    "brain: the environment variable {env} is not set; the {} provider needs \
                      an API key there, or handed to the runtime with set_api_key (set \
                      api_key_env to use another variable; a loopback base_url may go without a \
                      key)",
                     self.name()
-                ),
+                )
             }));
         }
         Ok(key)
     }
 }
 
-/// Where a brain's key comes from.
-enum KeySource {
-    /// The brain object's own `api_key`.
-    Inline,
-    /// A key handed to the runtime, else the environment, under this variable name.
-    Env(String),
-}
+impl super::Provider for HttpProvider {
+    type Options = HttpOptions;
 
-struct Checked {
-    spec: BrainSpec,
-    model: String,
-    base_url: String,
-    key: KeySource,
-    needs_key: bool,
+    fn validate(&self, spec: &BrainSpec, options: &HttpOptions) -> Result<(), String> {
+        check_temperature(options.temperature)?;
+        check_timeout(options.timeout_seconds)?;
+        check_max_tokens(options.max_tokens)?;
+        if let Some(r) = options.max_retries
+            && r > MAX_RETRIES
+        {
+            return Err(format!(
+                "brain.max_retries must be at most {MAX_RETRIES}, got {r}"
+            ));
+        }
+        for (field, value) in [
+            ("model", &options.model),
+            ("base_url", &options.base_url),
+            ("api_key_env", &options.api_key_env),
+        ] {
+            check_not_blank(field, value.as_deref())?;
+        }
+        if spec.api_key.is_some() && options.api_key_env.is_some() {
+            return Err(
+                "brain.api_key and brain.api_key_env both name a key: give one of the two".into(),
+            );
+        }
+        for name in options.headers.keys() {
+            if name.trim().is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                return Err(format!(
+                    "brain.headers: '{name}' is not a valid header name"
+                ));
+            }
+        }
+        if options.model.is_none() {
+            return Err(format!(
+                "brain.model is required for the {} provider",
+                self.name()
+            ));
+        }
+        let base_url = self.base_url(options);
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(format!(
+                "brain.base_url must start with http:// or https://, got '{base_url}'"
+            ));
+        }
+        Ok(())
+    }
+
+    fn check(
+        &self,
+        spec: &BrainSpec,
+        options: &HttpOptions,
+        api_key: Option<&Secret>,
+    ) -> Result<(), BrainError> {
+        self.key(spec, options, api_key).map(drop)
+    }
+
+    fn build(
+        &self,
+        spec: &BrainSpec,
+        options: HttpOptions,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        let api_key = self.key(spec, &options, settings.api_key.as_ref())?;
+        let base_url = self.base_url(&options);
+        Ok(Box::new(ModelBrain {
+            provider: self.name(),
+            endpoint_key: super::policy::Origin::of_url(&base_url)
+                .map(|o| o.to_string())
+                .unwrap_or_else(|_| base_url.clone()),
+            endpoint: Endpoint {
+                api: self.api,
+                base_url,
+                api_key,
+                headers: options.headers.into_iter().collect(),
+                timeout: Duration::from_secs_f64(
+                    options.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+                ),
+            },
+            options: RequestOptions {
+                model: options.model.unwrap_or_default(),
+                temperature: options.temperature,
+                max_tokens: options.max_tokens,
+                stream: true,
+            },
+            max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+            trace_prompts: spec.trace_prompts,
+            rng: ChaCha8Rng::seed_from_u64(settings.seed),
+            gate: {
+                settings.gate.agent_budget.set_limit(spec.token_budget);
+                settings.gate.clone()
+            },
+            events: settings.events.clone(),
+            last_call: None,
+        }))
+    }
 }
 
 /// Whether a URL's host is this machine (`localhost`, `127.*`, `[::1]`).
@@ -225,57 +293,6 @@ pub fn is_loopback(url: &str) -> bool {
         || host
             .parse::<std::net::Ipv4Addr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-impl super::BrainFactory for ProviderFactory {
-    fn check(
-        &self,
-        options: &serde_json::Value,
-        api_key: Option<&Secret>,
-    ) -> Result<(), BrainError> {
-        let checked = self.read(options)?;
-        self.key(&checked, api_key).map(drop)
-    }
-
-    fn build(
-        &self,
-        options: &serde_json::Value,
-        settings: &BrainSettings,
-    ) -> Result<Box<dyn Brain>, BrainError> {
-        let checked = self.read(options)?;
-        let api_key = self.key(&checked, settings.api_key.as_ref())?;
-        let spec = &checked.spec;
-        Ok(Box::new(ModelBrain {
-            provider: self.name(),
-            endpoint_key: super::policy::Origin::of_url(&checked.base_url)
-                .map(|o| o.to_string())
-                .unwrap_or_else(|_| checked.base_url.clone()),
-            endpoint: Endpoint {
-                provider: self.provider,
-                base_url: checked.base_url,
-                api_key,
-                headers: spec.headers.clone().into_iter().collect(),
-                timeout: Duration::from_secs_f64(
-                    spec.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
-                ),
-            },
-            options: RequestOptions {
-                model: checked.model,
-                temperature: spec.temperature,
-                max_tokens: spec.max_tokens,
-                stream: true,
-            },
-            max_retries: spec.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
-            trace_prompts: spec.trace_prompts,
-            rng: ChaCha8Rng::seed_from_u64(settings.seed),
-            gate: {
-                settings.gate.agent_budget.set_limit(spec.token_budget);
-                settings.gate.clone()
-            },
-            events: settings.events.clone(),
-            last_call: None,
-        }))
-    }
 }
 
 /// A brain that asks a model over HTTP.

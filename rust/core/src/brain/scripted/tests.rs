@@ -235,11 +235,11 @@ fn speaks(reply: &BrainReply) -> Vec<(String, Vec<String>, String)> {
 #[test]
 fn the_builtin_registry_builds_scripted_by_name() {
     let brains = BrainRegistry::with_builtins();
-    let none = serde_json::Value::Null;
-    let brain = brains.create("scripted", &none, &settings(1)).unwrap();
+    let named = |name: &str| crate::brain::BrainSpec::provider(name);
+    let brain = brains.create(&named("scripted"), &settings(1)).unwrap();
     assert_eq!(brain.name(), "scripted");
     assert_eq!(brains.names(), ["anthropic", "cli", "openai", "scripted"]);
-    match brains.create("gpt-9", &none, &settings(1)) {
+    match brains.create(&named("gpt-9"), &settings(1)) {
         Err(BrainError::Unknown { name, available }) => {
             assert_eq!(name, "gpt-9");
             assert_eq!(available, "anthropic, cli, openai, scripted");
@@ -247,8 +247,16 @@ fn the_builtin_registry_builds_scripted_by_name() {
         Err(other) => panic!("unexpected {other:?}"),
         Ok(_) => panic!("gpt-9 is not a brain"),
     }
-    assert!(brains.create("Scripted", &none, &settings(1)).is_err());
-    assert!(brains.check("scripted", &none, None).is_ok());
+    assert!(brains.create(&named("Scripted"), &settings(1)).is_err());
+    assert!(brains.check(&named("scripted"), None).is_ok());
+    // The scripted brain takes no options: one given is named.
+    let e = brains
+        .check(&named("scripted").with("model", "m"), None)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "brain.model: the scripted brain takes no options"
+    );
 }
 
 #[test]
@@ -860,7 +868,7 @@ async fn decide_takes_the_thinking_latency() {
         ..BrainSettings::default()
     };
     let mut brain = BrainRegistry::with_builtins()
-        .create("scripted", &serde_json::Value::Null, &s)
+        .create(&crate::brain::BrainSpec::provider("scripted"), &s)
         .unwrap();
     let c = ctx();
     let start = tokio::time::Instant::now();

@@ -1,0 +1,142 @@
+//! A provider: one module that makes brains of one kind from brain objects.
+//!
+//! A brain object ([`BrainSpec`]) is `provider`, the settings every model brain shares with
+//! the runtime (a key it brought, a token budget, the trace), and the provider's own options. A
+//! provider declares those options as its own type ([`Provider::Options`], a struct with
+//! `#[serde(deny_unknown_fields)]`), so adding one touches nothing outside its module but the
+//! line that registers it ([`super::BrainRegistry::with_builtins`]):
+//!
+//! - its options are read at spawn, before the agent gets an id: a field it does not know, a
+//!   value of the wrong type, a number out of range is an error naming the field
+//!   ([`Provider::validate`]);
+//! - what they need from the machine — a key, a program, a file — is checked there too
+//!   ([`Provider::check`]);
+//! - the protocol's schema of a brain object lists its options ([`Provider::Options`]'s JSON
+//!   Schema), and so do the editor's choices of a provider (the registry's names);
+//! - its brains call their model through the one pipeline every model brain shares
+//!   ([`super::gate::ModelGate::traced`]: the budgets, the runtime's permits, timing, tokens
+//!   spent, the trace record) and stream what arrives through [`super::BrainEvents`].
+//!
+//! The checks every provider's numbers share are here ([`check_temperature`],
+//! [`check_timeout`], [`check_max_tokens`], [`check_not_blank`]), written once.
+
+use agents_llm::client::Secret;
+
+use super::{Brain, BrainError, BrainSettings, BrainSpec};
+
+/// One kind of brain, made from brain objects naming it.
+pub trait Provider: Send + Sync + 'static {
+    /// Its options: every field of a brain object but [`super::spec::SHARED_FIELDS`]. Read
+    /// with serde (so `#[serde(deny_unknown_fields)]` names a typo), described by its JSON
+    /// Schema in the protocol's.
+    type Options: serde::de::DeserializeOwned + schemars::JsonSchema + Send;
+
+    /// Checks the options alone, naming the field (`brain.temperature must be between 0 and
+    /// 2, got 3`): what an editor can say before anything runs.
+    fn validate(&self, spec: &BrainSpec, options: &Self::Options) -> Result<(), String> {
+        let _ = (spec, options);
+        Ok(())
+    }
+
+    /// Checks what the options need from the machine (a key, a program, a file), after
+    /// [`Provider::validate`] passed. `api_key` is the key the brain object carried itself.
+    fn check(
+        &self,
+        spec: &BrainSpec,
+        options: &Self::Options,
+        api_key: Option<&Secret>,
+    ) -> Result<(), BrainError> {
+        let _ = (spec, options, api_key);
+        Ok(())
+    }
+
+    /// Builds one agent's brain (after both checks passed).
+    fn build(
+        &self,
+        spec: &BrainSpec,
+        options: Self::Options,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError>;
+}
+
+/// A [`Provider`] as the registry holds it.
+pub(crate) struct Registered<P>(pub P);
+
+impl<P: Provider> Registered<P> {
+    fn read(&self, spec: &BrainSpec) -> Result<P::Options, BrainError> {
+        let options = spec.options_as::<P::Options>().map_err(|e| {
+            BrainError::Invalid(if e.contains("unknown field") {
+                format!("{e} (the options of the {} provider)", spec.provider)
+            } else {
+                e
+            })
+        })?;
+        self.0
+            .validate(spec, &options)
+            .map_err(BrainError::Invalid)?;
+        Ok(options)
+    }
+}
+
+impl<P: Provider> super::BrainFactory for Registered<P> {
+    fn validate(&self, spec: &BrainSpec) -> Result<(), BrainError> {
+        self.read(spec).map(drop)
+    }
+
+    fn check(&self, spec: &BrainSpec, api_key: Option<&Secret>) -> Result<(), BrainError> {
+        let options = self.read(spec)?;
+        self.0.check(spec, &options, api_key)
+    }
+
+    fn build(
+        &self,
+        spec: &BrainSpec,
+        settings: &BrainSettings,
+    ) -> Result<Box<dyn Brain>, BrainError> {
+        let options = self.read(spec)?;
+        self.0.build(spec, options, settings)
+    }
+
+    fn options_schema(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema> {
+        Some(generator.subschema_for::<P::Options>())
+    }
+}
+
+/// `brain.temperature`: 0 to 2.
+pub fn check_temperature(temperature: Option<f64>) -> Result<(), String> {
+    match temperature {
+        Some(t) if !(t.is_finite() && (0.0..=2.0).contains(&t)) => Err(format!(
+            "brain.temperature must be between 0 and 2, got {t}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `brain.timeout_seconds`: more than 0, at most an hour.
+pub fn check_timeout(timeout_seconds: Option<f64>) -> Result<(), String> {
+    match timeout_seconds {
+        Some(t) if !(t.is_finite() && t > 0.0 && t <= 3600.0) => Err(format!(
+            "brain.timeout_seconds must be more than 0 and at most 3600, got {t}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `brain.max_tokens`: at least 1.
+pub fn check_max_tokens(max_tokens: Option<u32>) -> Result<(), String> {
+    match max_tokens {
+        Some(0) => Err("brain.max_tokens must be at least 1".into()),
+        _ => Ok(()),
+    }
+}
+
+/// A text option that is given must not be blank.
+pub fn check_not_blank(field: &str, value: Option<&str>) -> Result<(), String> {
+    match value {
+        Some(v) if v.trim().is_empty() => Err(format!("brain.{field} must not be empty")),
+        _ => Ok(()),
+    }
+}
