@@ -34,12 +34,13 @@ fn tools_lists_every_tool_in_the_llm_shape() {
         .collect();
     assert!(missing.is_empty(), "missing tools: {missing:?}");
     for def in defs.as_array().unwrap() {
-        let keys: Vec<&str> = def
+        let mut keys: Vec<&str> = def
             .as_object()
             .unwrap()
             .keys()
             .map(String::as_str)
             .collect();
+        keys.sort_unstable();
         assert_eq!(keys, ["description", "name", "parameters"], "{def}");
         assert!(!def["description"].as_str().unwrap().is_empty(), "{def}");
         assert_eq!(def["parameters"]["type"], "object", "{def}");

@@ -35,6 +35,7 @@ pub mod cluster;
 pub mod contract;
 pub mod geometry;
 pub mod json_kind;
+pub mod json_sorted;
 pub mod limits;
 pub mod mcp;
 pub mod memory;

@@ -180,8 +180,10 @@ pub fn params_schema(params: &Value) -> Result<Value, String> {
             format!("params.{field}: unknown type '{name}' (use int, number, string or bool)")
         })?;
         properties.insert(field.clone(), json!({"type": json_type}));
-        required.push(Value::String(field.clone()));
+        required.push(field.clone());
     }
+    // In alphabetical order, however the JSON object keeps its keys.
+    required.sort_unstable();
     Ok(json!({
         "type": "object",
         "properties": properties,

@@ -4,7 +4,8 @@
 //! notification), the payload written the way the spec writes `{ winner: "X" }` when it shows
 //! it: objects as `{ key: value, … }`, strings without quotes, arrays as `[a, b]`, numbers,
 //! booleans and `null` as they are. An empty object is `{}`; an event without a payload
-//! (`null`) is just `Event: <name>`. Keys come in alphabetical order (as JSON objects are kept).
+//! (`null`) is just `Event: <name>`. Keys come in alphabetical order, however the JSON object
+//! keeps them.
 
 use serde_json::Value;
 
@@ -27,7 +28,7 @@ pub fn label_line(label: &str) -> String {
 /// A value written as the spec writes payloads.
 pub fn relaxed(value: &Value) -> String {
     let mut out = String::new();
-    write_relaxed(value, &mut out);
+    write_relaxed(&crate::json_sorted::sorted(value), &mut out);
     out
 }
 

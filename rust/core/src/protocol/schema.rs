@@ -287,7 +287,9 @@ fn kind_of(v: &Value) -> &'static str {
 
 /// A schema file's text: pretty JSON with a trailing newline.
 pub fn render(schema: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(schema).unwrap_or_else(|_| "null".into());
+    // Keys in alphabetical order: the same file from every build.
+    let mut text = serde_json::to_string_pretty(&crate::json_sorted::sorted(schema))
+        .unwrap_or_else(|_| "null".into());
     text.push('\n');
     text
 }
