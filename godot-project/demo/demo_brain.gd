@@ -3,7 +3,7 @@
 ## first match wins:
 ##
 ## 1. the AGENTS_DEMO_* environment variables (docs/brains.md, "Running the demo town on a real
-##    model"): AGENTS_DEMO_PROVIDER (openai, anthropic, cli), AGENTS_DEMO_MODEL,
+##    model"): AGENTS_DEMO_PROVIDER (openai, anthropic, cli, local), AGENTS_DEMO_MODEL,
 ##    AGENTS_DEMO_BASE_URL, AGENTS_DEMO_API_KEY_ENV, AGENTS_DEMO_COMMAND,
 ##    AGENTS_DEMO_CLI_BACKEND;
 ## 2. AGENTS_DEMO_BRAIN: the path of an [AgentBrain] resource (`.tres`; `res://`, `user://` or a

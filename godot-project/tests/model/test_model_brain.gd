@@ -36,7 +36,7 @@ func test_the_inspector_offers_the_built_in_providers() -> void:
 		if property["name"] == "provider":
 			offered = property
 	assert_eq(offered["hint"], PROPERTY_HINT_ENUM_SUGGESTION)
-	assert_eq(offered["hint_string"], "anthropic,cli,openai,scripted")
+	assert_eq(offered["hint_string"], "anthropic,cli,local,openai,scripted")
 
 
 func test_an_openai_agent_streams_moves_and_speaks() -> void:
@@ -248,6 +248,54 @@ func test_agent_brain_resources_profiles_keys_and_budgets() -> void:
 		assert_eq(found, -1, "the key is in %s" % file)
 	var tres := FileAccess.get_file_as_string(path)
 	assert_false(tres.contains("sk-"), tres)
+
+
+func test_a_local_brain_thinks_with_a_model_file_in_the_game() -> void:
+	var file := OS.get_environment("AGENTS_TINY_MODEL")
+	if file.is_empty():
+		fail("not run: AGENTS_TINY_MODEL is not set")
+		return
+	events = []
+	# The model is read from the user folder, named as the game names it.
+	assert_eq(DirAccess.copy_absolute(file, ProjectSettings.globalize_path("user://tiny.gguf")), OK)
+	var brain := AgentBrain.new()
+	brain.provider = "local"
+	brain.model = "user://tiny.gguf"
+	brain.threads = 1
+	brain.sequences = 2
+	brain.context_size = 8192
+	brain.max_tokens = 200
+	brain.seed = 3
+	assert_eq(brain.validate(), "")
+	var as_dict := brain.to_dictionary()
+	assert_eq(as_dict["model"], ProjectSettings.globalize_path("user://tiny.gguf"))
+	assert_eq(as_dict["seed"], 3)
+	assert_false(as_dict.has("top_p"), "unset options are left out")
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "local")
+	rt.idle_think_seconds = 1000.0
+	rt.speaking_seconds = 0.05
+	rt.agent_error.connect(func(id, code, message): _note(["error", id, code, message]))
+	add_to_tree(rt)
+	var config := AgentConfig.new()
+	config.name = "Mira"
+	config.role = "the baker"
+	config.brain_config = brain
+	var id := rt.spawn_agent(config)
+	assert_false(id.is_empty(), rt.get_last_error())
+	assert_true(rt.send_message(id, "Come to the well?"))
+	var decided := await wait_until(func(): return rt.get_agent_trace(id).size() > 0, 30.0)
+	assert_true(decided, "the agent decided: %s" % [events])
+	for row in rt.get_agent_trace(id):
+		assert_eq(row["provider"], "local")
+		assert_ne(row["outcome"], "invalid_reply", "constrained answers keep the contract")
+	for e in events:
+		assert_false(String(e[2]).begins_with("brain_"), "no brain error: %s" % [e])
+	# A missing file is refused at spawn, naming it.
+	brain.model = "user://no-such-model.gguf"
+	var refused := rt.spawn_agent(config)
+	assert_eq(refused, "")
+	assert_contains(rt.get_last_error(), "does not exist")
 
 
 func test_a_cli_brain_runs_a_command_line_model() -> void:

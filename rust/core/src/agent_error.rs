@@ -24,8 +24,19 @@ pub enum AgentErrorCode {
     BudgetExhausted,
     /// The model provider refused the key (401 / 403).
     BrainAuthFailed,
-    /// The model provider does not know the model (404; the message quotes the server).
+    /// The model provider does not know the model (404; the message quotes the server), or a
+    /// local model's file does not exist.
     BrainModelNotFound,
+    /// A local model's file is not a model llama.cpp can load (not GGUF, corrupt, truncated).
+    BrainModelInvalid,
+    /// A local model does not fit the memory free (its file, or the context asked for).
+    BrainModelTooLarge,
+    /// A local model's prompt and answer do not fit its context.
+    BrainContextExceeded,
+    /// The JSON Schema an answer must match could not be made into a grammar.
+    BrainGrammarFailed,
+    /// A local model's chat template could not be applied.
+    BrainTemplateFailed,
     /// A reader fell behind and missed bus messages.
     Lagged,
     /// The task named is unknown.
@@ -38,7 +49,7 @@ pub enum AgentErrorCode {
 
 impl AgentErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [AgentErrorCode; 12] = [
+    pub const ALL: [AgentErrorCode; 17] = [
         AgentErrorCode::InvalidTransition,
         AgentErrorCode::ActionRefused,
         AgentErrorCode::InvalidAction,
@@ -47,6 +58,11 @@ impl AgentErrorCode {
         AgentErrorCode::BudgetExhausted,
         AgentErrorCode::BrainAuthFailed,
         AgentErrorCode::BrainModelNotFound,
+        AgentErrorCode::BrainModelInvalid,
+        AgentErrorCode::BrainModelTooLarge,
+        AgentErrorCode::BrainContextExceeded,
+        AgentErrorCode::BrainGrammarFailed,
+        AgentErrorCode::BrainTemplateFailed,
         AgentErrorCode::Lagged,
         AgentErrorCode::UnknownTask,
         AgentErrorCode::TaskAlreadyCompleted,
@@ -64,6 +80,11 @@ impl AgentErrorCode {
             AgentErrorCode::BudgetExhausted => "budget_exhausted",
             AgentErrorCode::BrainAuthFailed => "brain_auth_failed",
             AgentErrorCode::BrainModelNotFound => "brain_model_not_found",
+            AgentErrorCode::BrainModelInvalid => "brain_model_invalid",
+            AgentErrorCode::BrainModelTooLarge => "brain_model_too_large",
+            AgentErrorCode::BrainContextExceeded => "brain_context_exceeded",
+            AgentErrorCode::BrainGrammarFailed => "brain_grammar_failed",
+            AgentErrorCode::BrainTemplateFailed => "brain_template_failed",
             AgentErrorCode::Lagged => "lagged",
             AgentErrorCode::UnknownTask => "unknown_task",
             AgentErrorCode::TaskAlreadyCompleted => "task_already_completed",

@@ -435,7 +435,14 @@ async fn brains_are_registered_by_name() {
     let rt = runtime(&dir, &recorder);
     assert_eq!(
         rt.brain_names(),
-        ["anthropic", "cli", "openai", "recorder", "scripted"]
+        [
+            "anthropic",
+            "cli",
+            "local",
+            "openai",
+            "recorder",
+            "scripted"
+        ]
     );
     let again = rt
         .register_brain("recorder", |_: &BrainSettings| {
@@ -452,7 +459,7 @@ async fn brains_are_registered_by_name() {
     assert_eq!(unknown.code().as_str(), "unknown_brain");
     assert_eq!(
         unknown.to_string(),
-        "unknown brain 'gpt-9' (available: anthropic, cli, openai, recorder, scripted)"
+        "unknown brain 'gpt-9' (available: anthropic, cli, local, openai, recorder, scripted)"
     );
 }
 
@@ -496,7 +503,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "invalid_config");
     assert_eq!(
         err.to_string(),
-        "brain.provider: unknown provider 'nope' (available: anthropic, cli, openai, recorder, scripted)"
+        "brain.provider: unknown provider 'nope' (available: anthropic, cli, local, openai, recorder, scripted)"
     );
     let err = rt
         .spawn(config(json!({"provider": "recorder", "temperature": 9})).unwrap())
@@ -506,7 +513,7 @@ async fn brain_objects_and_profiles_are_resolved_at_spawn() {
     assert_eq!(err.code().as_str(), "unknown_brain");
     assert_eq!(
         err.to_string(),
-        "unknown brain 'slow' (available: anthropic, cli, fast, openai, recorder, scripted)"
+        "unknown brain 'slow' (available: anthropic, cli, fast, local, openai, recorder, scripted)"
     );
     // The provider reads its own options: a field it does not know is named.
     let err = rt

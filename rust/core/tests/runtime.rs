@@ -676,7 +676,7 @@ async fn api_errors_have_codes() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown brain 'gpt-9' (available: anthropic, cli, openai, scripted)"
+        "unknown brain 'gpt-9' (available: anthropic, cli, local, openai, scripted)"
     );
     assert_eq!(
         rt.send_message("agent_404", "hi")

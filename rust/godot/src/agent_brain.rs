@@ -37,14 +37,14 @@ use crate::convert;
 #[class(init, base = Resource)]
 pub struct AgentBrain {
     /// `scripted` (offline), `openai` (OpenAI and every compatible server: Ollama, llama.cpp,
-    /// LM Studio, vLLM, OpenRouter), `anthropic`, `cli` (a command-line model), or a brain the
-    /// game registered.
+    /// LM Studio, vLLM, OpenRouter), `anthropic`, `cli` (a command-line model), `local` (a model
+    /// file run inside the game), or a brain the game registered.
     #[var(hint = ENUM_SUGGESTION, usage_flags = [DEFAULT])]
     #[init(val = GString::from("openai"))]
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
-    /// `anthropic`.
-    #[export(placeholder = "gpt-4o-mini, claude-sonnet-4-5, llama3.2")]
+    /// `anthropic`. For `local`, the GGUF file: a path, `res://` or `user://`.
+    #[export(placeholder = "gpt-4o-mini, claude-sonnet-4-5, llama3.2, res://models/x.gguf")]
     model: GString,
     /// The API's base URL: the part before `/chat/completions` (`openai`, default
     /// `https://api.openai.com/v1`) or before `/v1/messages` (`anthropic`, default
@@ -64,6 +64,14 @@ pub struct AgentBrain {
     /// Most tokens per answer; `0`: the provider's default.
     #[export(range = (0.0, 200000.0, 1.0, or_greater, suffix = "tokens"))]
     max_tokens: i64,
+    /// `local`: nucleus sampling, more than 0 and at most 1; negative: 0.95.
+    #[export(range = (-1.0, 1.0, 0.01))]
+    #[init(val = -1.0)]
+    top_p: f64,
+    /// `local`: seeds the sampling; negative: the agent's seed.
+    #[export(range = (-1.0, 2147483647.0, 1.0, or_greater))]
+    #[init(val = -1)]
+    seed: i64,
     /// Seconds one whole request may take; negative: 60.
     #[export_group(name = "Requests")]
     #[export(range = (-1.0, 3600.0, 1.0, suffix = "s"))]
@@ -86,6 +94,27 @@ pub struct AgentBrain {
     /// `cli`: a preset instead of [member command]: `claude` runs `claude -p --output-format json`.
     #[var(hint = ENUM_SUGGESTION, hint_string = "claude", usage_flags = [DEFAULT])]
     cli_backend: GString,
+    /// `local`: tokens of context each agent holds, its prompt and its answer; `0`: 4096.
+    #[export_group(name = "On-device Model")]
+    #[export(range = (0.0, 131072.0, 256.0, or_greater, suffix = "tokens"))]
+    context_size: i64,
+    /// `local`: agents whose decisions are decoded together (more wait for a free slot); `0`:
+    /// 8. Agents on one model file share this and the settings below.
+    #[export(range = (0.0, 64.0, 1.0))]
+    sequences: i64,
+    /// `local`: CPU threads; `0`: the machine's cores (at most 8).
+    #[export(range = (0.0, 64.0, 1.0))]
+    threads: i64,
+    /// `local`: layers offloaded to a GPU (a build with a GPU back end); `0`: none.
+    #[export(range = (0.0, 256.0, 1.0, or_greater))]
+    gpu_layers: i64,
+    /// `local`: the chat template when the model file carries none (`chatml`, `gemma`,
+    /// `llama3`, …); empty: `chatml`.
+    #[export(placeholder = "chatml")]
+    chat_template: GString,
+    /// `local`: keep the model loaded when its last agent leaves.
+    #[export]
+    keep_loaded: bool,
     /// Tokens (input and output) the agent may spend in all; `0`: no limit. When spent, the
     /// agent reports `budget_exhausted` and calls no model until it is raised
     /// ([method AgentRuntime.set_token_budget]).
@@ -214,6 +243,9 @@ impl AgentBrain {
         // NaN is no JSON number: refused here with the provider's words.
         use agents_core::brain::provider::{check_temperature, check_timeout};
         check_temperature(self.temperature.is_nan().then_some(self.temperature))?;
+        if self.top_p.is_nan() {
+            return Err("brain.top_p must be more than 0 and at most 1, got NaN".into());
+        }
         check_timeout(
             self.timeout_seconds
                 .is_nan()
@@ -225,14 +257,34 @@ impl AgentBrain {
                 spec.options.insert(field.to_string(), value);
             }
         };
+        // A model file in the project or the user folder, as a path of this machine.
+        let model = text(&self.model).map(|m| match self.provider.to_string().as_str() {
+            "local" => crate::agent_runtime::globalize_path(&m),
+            _ => m,
+        });
+        set("model", model.map(Into::into));
         for (field, value) in [
-            ("model", &self.model),
             ("base_url", &self.base_url),
             ("api_key_env", &self.api_key_env),
             ("cli_backend", &self.cli_backend),
+            ("chat_template", &self.chat_template),
         ] {
             set(field, text(value).map(Into::into));
         }
+        for (field, value) in [
+            ("context_size", self.context_size),
+            ("sequences", self.sequences),
+            ("threads", self.threads),
+            ("gpu_layers", self.gpu_layers),
+        ] {
+            set(field, (value != 0).then(|| value.max(0).into()));
+        }
+        set(
+            "top_p",
+            (self.top_p >= 0.0 || self.top_p.is_nan()).then(|| number(self.top_p)),
+        );
+        set("seed", (self.seed >= 0).then(|| self.seed.into()));
+        set("keep_loaded", self.keep_loaded.then_some(true.into()));
         set(
             "temperature",
             (self.temperature >= 0.0 || self.temperature.is_nan())

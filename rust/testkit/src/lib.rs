@@ -4,7 +4,9 @@
 //!
 //! - [`postgres`]: a PostgreSQL server per test process, one fresh database per test.
 //! - [`nats`]: a NATS server per test, which the test may restart.
+//! - [`gguf`]: a tiny random-weight model file for the local model's tests.
 
+pub mod gguf;
 pub mod nats;
 pub mod postgres;
 

@@ -61,6 +61,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::All => {}
     }
     ensure_python_chess();
+    crate::packages::ensure_build_tools()?;
     crate::packages::ensure_postgres()?;
     crate::packages::ensure_nats()?;
     // `memory` measures PostgreSQL beside SQLite, `cluster` the bus over NATS.

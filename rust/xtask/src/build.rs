@@ -67,6 +67,7 @@ pub fn host_addon_file_name(release: bool) -> String {
 /// (copy to a temporary name, then rename, so a running Godot never sees a half-written file).
 /// Returns the installed path.
 pub fn build_extension(ctx: &Ctx, release: bool) -> Result<PathBuf, String> {
+    crate::packages::ensure_build_tools()?;
     let mut cmd = Command::new(cargo());
     cmd.args(["build", "-p", PACKAGE]).current_dir(&ctx.root);
     if release {

@@ -42,12 +42,15 @@ pub fn count_results(output: &str) -> (u64, u64) {
 }
 
 /// Runs `cargo test --workspace --no-fail-fast` (every test binary, also after a failing one),
-/// streaming its output, and counts the results.
+/// streaming its output, and counts the results. The tests that think with a real model find it
+/// under [`crate::test_model::ENV`] (fetched first).
 pub fn run_workspace_tests(ctx: &Ctx) -> Result<CargoTestRun, String> {
+    let model = crate::test_model::ensure()?;
     println!("xtask: cargo test --workspace --no-fail-fast");
     let out = process::run(
         Command::new(cargo())
             .args(["test", "--workspace", "--no-fail-fast"])
+            .env(crate::test_model::ENV, &model)
             .current_dir(&ctx.root),
         None,
         Echo::Stream,

@@ -29,6 +29,8 @@
 //!   stripped release library (`--libs`: prebuilt libraries, e.g. every platform's from the
 //!   release workflow); `--smoke` unzips and runs them headless (see [`package`]).
 //! - `selftest` — proves the Godot test runner fails on every failure mode it must catch.
+//! - `setup` — installs what building the workspace needs beyond Rust (cmake and libclang, for
+//!   llama.cpp), from Debian's packages when missing; `test`, `build` and `bench` do it too.
 //! - `protocol-schemas [--check]` — writes the WebSocket protocol's JSON Schemas to
 //!   `docs/protocol/` (`--check`: fails when the committed files are stale).
 //!
@@ -56,6 +58,7 @@ mod packages;
 mod process;
 mod protocol_schemas;
 mod screenshots;
+mod test_model;
 mod ws_client_tests;
 
 use std::path::{Path, PathBuf};
@@ -166,6 +169,7 @@ commands:
                                      .gdextension lists them) instead of building this machine's
        --smoke                       then unzip both into fresh projects and run them headless
   selftest                        prove the Godot test runner fails on each failure mode
+  setup                           install what building needs beyond Rust (cmake, libclang)
   protocol-schemas [--check]      write the protocol's JSON Schemas to docs/protocol/
                                   (--check: fail when the committed files are stale)
 ";
@@ -289,6 +293,7 @@ fn main() -> ExitCode {
         }),
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
+        "setup" => packages::ensure_build_tools(),
         "bench" => bench::run(&ctx, bench_selection(&opts)),
         "selftest" => godot_tests::selftest(&ctx),
         "protocol-schemas" => protocol_schemas::run(&ctx, opts.check),
@@ -424,6 +429,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut failed = 0u64;
     let mut problems: Vec<String> = Vec::new();
 
+    packages::ensure_build_tools()?;
     if !opts.skip_cargo {
         packages::ensure_postgres()?;
         packages::ensure_nats()?;

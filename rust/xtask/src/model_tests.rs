@@ -3,7 +3,8 @@
 //! `fakellm` binary, started here on a free loopback port with the replies of
 //! [`REPLIES`] queued. The suites learn its URL from `AGENTS_FAKE_LLM_URL`, and the path of a
 //! command-line model for the `cli` brain (Python, run with `python3`) from
-//! `AGENTS_CLI_MODEL_SCRIPT`.
+//! `AGENTS_CLI_MODEL_SCRIPT`, and a tiny random-weight model file for the `local` brain from
+//! `AGENTS_TINY_MODEL`.
 
 use std::fs;
 use std::process::Command;
@@ -94,6 +95,12 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
         Ok(started) => started,
         Err(e) => return failure(e),
     };
+    // A tiny random-weight model for the `local` brain's suite.
+    let tiny = ctx.target_dir.join("xtask-tiny-model.gguf");
+    if let Err(e) = agents_testkit::gguf::write_tiny_model(&tiny) {
+        let _ = fake.terminate(Duration::from_secs(5));
+        return failure(format!("cannot write {}: {e}", tiny.display()));
+    }
     println!("xtask: the model suites against the fake provider at {url}");
     let args = RunnerArgs {
         dir: Some(MODEL_SUITES_DIR.to_string()),
@@ -105,6 +112,10 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
                     .join(CLI_MODEL_SCRIPT)
                     .to_string_lossy()
                     .into_owned(),
+            ),
+            (
+                "AGENTS_TINY_MODEL".into(),
+                tiny.to_string_lossy().into_owned(),
             ),
         ],
     };

@@ -53,3 +53,42 @@ pub fn ensure_nats() -> Result<(), String> {
         &["nats-server"],
     )
 }
+
+/// cmake and libclang, which building llama.cpp (the `agents-local` crate) needs: cmake drives
+/// its C++ build, libclang its Rust bindings. Checked on Linux only (elsewhere the platform's
+/// developer tools provide them).
+pub fn ensure_build_tools() -> Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Ok(());
+    }
+    ensure(
+        "cmake and libclang to build llama.cpp",
+        || godot::which("cmake").is_some() && libclang_found(),
+        &["cmake", "libclang-dev"],
+    )
+}
+
+/// Whether a libclang shared library is where bindgen looks for one.
+fn libclang_found() -> bool {
+    if std::env::var_os("LIBCLANG_PATH").is_some() {
+        return true;
+    }
+    let has_libclang = |dir: &std::path::Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("libclang") && name.contains(".so") && !name.contains("cpp")
+            })
+        })
+    };
+    let lib = std::path::Path::new("/usr/lib");
+    has_libclang(&lib.join("x86_64-linux-gnu"))
+        || has_libclang(&lib.join("aarch64-linux-gnu"))
+        || std::fs::read_dir(lib).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with("llvm-")
+                    && has_libclang(&e.path().join("lib"))
+            })
+        })
+}

@@ -714,6 +714,11 @@ Answer with one JSON object and nothing else, in this shape:
 /// to answer, then the conversation — the situation, and each earlier round of this decision as
 /// the answer given and the results (or refusals) of its calls.
 pub fn text_prompt(request: &ModelRequest) -> String {
+    text_prompt_with(request, ANSWER_FORMAT)
+}
+
+/// [`text_prompt`] with another text saying how to answer.
+pub(crate) fn text_prompt_with(request: &ModelRequest, answer_format: &str) -> String {
     use std::fmt::Write;
     let mut out = system_text(request);
     out.push_str("\n\nTools (name: what it does; its arguments as a JSON Schema):");
@@ -727,7 +732,7 @@ pub fn text_prompt(request: &ModelRequest) -> String {
         );
     }
     out.push_str("\n\n");
-    out.push_str(ANSWER_FORMAT);
+    out.push_str(answer_format);
     for message in &request.messages {
         out.push_str("\n\n");
         match message {
@@ -1190,7 +1195,8 @@ mod tests {
             "- move: Walk somewhere. {\"type\":\"object\"}",
             "Answer with one JSON object",
             "player_0 to you",
-            "You answered: {\"assistant_text\":\"\",\"tool_calls\":[{\"args\":\"{\\\"x\\\": 1\"",
+            // The call's fields in either order (JSON objects may keep insertion order).
+            "You answered: {\"assistant_text\":\"\",\"tool_calls\":[{\"",
             "Call c1 refused: {\"reason\": \"invalid_json\"}",
         ];
         let mut at = 0;

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod gate;
 pub mod keys;
 pub mod llm;
+pub mod local;
 pub mod policy;
 pub mod provider;
 pub mod rating;
@@ -190,6 +191,16 @@ pub enum BrainError {
     /// A command-line model gave no answer (`cli`).
     #[error("the command-line model failed: {0}")]
     Cli(cli::CliError),
+    /// A model run in this process could not answer (the `local` provider: a missing or
+    /// invalid model file, a context too small for the prompt, a schema the grammar compiler
+    /// cannot handle), with the code the agent reports.
+    #[error("the local model failed: {message}")]
+    Model {
+        /// The agent's error code.
+        code: crate::agent_error::AgentErrorCode,
+        /// What went wrong.
+        message: String,
+    },
     /// The backend failed (network, process, …).
     #[error("brain backend failed: {0}")]
     Backend(String),
@@ -217,12 +228,13 @@ impl BrainError {
     }
 
     /// The code an agent reports this failure with: `brain_auth_failed` (401/403),
-    /// `brain_model_not_found` (404), else `brain_error`.
+    /// `brain_model_not_found` (404), a local model's own code, else `brain_error`.
     pub fn agent_error_code(&self) -> crate::agent_error::AgentErrorCode {
         use crate::agent_error::AgentErrorCode;
         use agents_llm::client::CallErrorCode;
         match self {
             BrainError::BudgetExhausted(_) => AgentErrorCode::BudgetExhausted,
+            BrainError::Model { code, .. } => *code,
             BrainError::Call(e) => match e.code() {
                 CallErrorCode::AuthFailed => AgentErrorCode::BrainAuthFailed,
                 CallErrorCode::ModelNotFound => AgentErrorCode::BrainModelNotFound,
@@ -481,6 +493,7 @@ impl BrainRegistry {
             registry.add_provider(api.name(), llm::HttpProvider::new(api, keys.clone()));
         }
         registry.add_provider(cli::NAME, cli::CliProvider);
+        registry.add_provider(local::NAME, local::LocalProvider);
         registry
     }
 

@@ -238,11 +238,14 @@ fn the_builtin_registry_builds_scripted_by_name() {
     let named = |name: &str| crate::brain::BrainSpec::provider(name);
     let brain = brains.create(&named("scripted"), &settings(1)).unwrap();
     assert_eq!(brain.name(), "scripted");
-    assert_eq!(brains.names(), ["anthropic", "cli", "openai", "scripted"]);
+    assert_eq!(
+        brains.names(),
+        ["anthropic", "cli", "local", "openai", "scripted"]
+    );
     match brains.create(&named("gpt-9"), &settings(1)) {
         Err(BrainError::Unknown { name, available }) => {
             assert_eq!(name, "gpt-9");
-            assert_eq!(available, "anthropic, cli, openai, scripted");
+            assert_eq!(available, "anthropic, cli, local, openai, scripted");
         }
         Err(other) => panic!("unexpected {other:?}"),
         Ok(_) => panic!("gpt-9 is not a brain"),
@@ -294,7 +297,7 @@ fn replies_are_portable_for_a_fixed_seed() {
             let calls: Vec<String> = reply
                 .tool_calls
                 .iter()
-                .map(|call| format!("{} {}", call.tool, call.args))
+                .map(|call| format!("{} {}", call.tool, crate::json_sorted::sorted(&call.args)))
                 .collect();
             calls.join(" | ")
         })

@@ -1,0 +1,252 @@
+//! The `local` brain: one agent's decisions, reflections and ratings as answers of a model
+//! loaded in this process ([`agents_local`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agents_llm::{ModelReply, ModelRequest, StreamEvent, Usage};
+use agents_local::{ChatMessage, Event, Job, LocalError, Model, ModelSettings, Models, Sampling};
+use serde_json::{Value, json};
+
+use super::speech::SpeechStream;
+use super::{DEFAULT_MAX_TOKENS, LocalOptions, NAME, contract_schema};
+use crate::agent_error::AgentErrorCode;
+use crate::brain::llm::prompt::{self, RequestOptions};
+use crate::brain::llm::{reflect, reply};
+use crate::brain::rating::{RateFuture, RatingRequest};
+use crate::brain::reflection::{ReflectFuture, ReflectionRequest};
+use crate::brain::{
+    Brain, BrainContext, BrainError, BrainEvents, BrainSettings, BrainSpec, DecideFuture,
+};
+use crate::memory::BrainCall;
+
+/// A brain that asks a model loaded in this process.
+pub struct LocalBrain {
+    /// Its sequence's key in the model (one per brain, so one per agent).
+    key: String,
+    /// The model file, for the trace.
+    label: String,
+    model_settings: ModelSettings,
+    keep: bool,
+    sampling: Sampling,
+    max_tokens: u32,
+    trace_prompts: bool,
+    gate: crate::brain::gate::ModelGate,
+    events: BrainEvents,
+    model: Option<Arc<Model>>,
+    last_call: Option<BrainCall>,
+}
+
+impl LocalBrain {
+    /// The brain of one agent (the model is loaded at its first decision).
+    pub(super) fn new(spec: &BrainSpec, options: LocalOptions, settings: &BrainSettings) -> Self {
+        static BRAINS: AtomicU64 = AtomicU64::new(0);
+        settings.gate.agent_budget.set_limit(spec.token_budget);
+        LocalBrain {
+            key: format!("brain-{}", BRAINS.fetch_add(1, Ordering::Relaxed)),
+            label: options.model.clone().unwrap_or_default(),
+            model_settings: options.model_settings(),
+            keep: options.keep_loaded.unwrap_or(false),
+            sampling: Sampling {
+                temperature: options.temperature.unwrap_or(0.7) as f32,
+                top_p: options.top_p.unwrap_or(0.95) as f32,
+                seed: options.seed.unwrap_or(settings.seed),
+            },
+            max_tokens: options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            trace_prompts: spec.trace_prompts,
+            gate: settings.gate.clone(),
+            events: settings.events.clone(),
+            model: None,
+            last_call: None,
+        }
+    }
+}
+
+impl Drop for LocalBrain {
+    fn drop(&mut self) {
+        if let Some(model) = &self.model {
+            model.forget(&self.key);
+        }
+    }
+}
+
+/// A local failure as the brain's error, with its code.
+fn failure(e: LocalError) -> BrainError {
+    let code = match e.code() {
+        "brain_model_not_found" => AgentErrorCode::BrainModelNotFound,
+        "brain_model_invalid" => AgentErrorCode::BrainModelInvalid,
+        "brain_model_too_large" => AgentErrorCode::BrainModelTooLarge,
+        "brain_context_exceeded" => AgentErrorCode::BrainContextExceeded,
+        "brain_grammar_failed" => AgentErrorCode::BrainGrammarFailed,
+        "brain_template_failed" => AgentErrorCode::BrainTemplateFailed,
+        _ => AgentErrorCode::BrainError,
+    };
+    BrainError::Model {
+        code,
+        message: e.to_string(),
+    }
+}
+
+impl LocalBrain {
+    /// The model, loaded on first use (off the runtime's threads: loading blocks).
+    async fn model(&mut self) -> Result<Arc<Model>, BrainError> {
+        if let Some(model) = &self.model {
+            return Ok(model.clone());
+        }
+        let (settings, keep) = (self.model_settings.clone(), self.keep);
+        let model = tokio::task::spawn_blocking(move || Models::global().load(&settings, keep))
+            .await
+            .map_err(|e| BrainError::Backend(format!("loading the model stopped: {e}")))?
+            .map_err(failure)?;
+        self.model = Some(model.clone());
+        Ok(model)
+    }
+
+    /// One answer constrained to `schema`, through the budgets and into the trace; text of
+    /// `assistant_text` streams when `stream` is set.
+    async fn call(
+        &mut self,
+        request: &ModelRequest,
+        schema: Value,
+        stream: bool,
+    ) -> Result<ModelReply, BrainError> {
+        let model = self.model().await?;
+        let job = Job {
+            key: self.key.clone(),
+            messages: vec![ChatMessage::new("user", text_prompt(request))],
+            schema: Some(schema),
+            sampling: self.sampling.clone(),
+            max_tokens: request.max_tokens.unwrap_or(self.max_tokens),
+        };
+        let events = &self.events;
+        let run = async {
+            let mut answers = model.run(job);
+            let mut speech = SpeechStream::default();
+            loop {
+                match answers.recv().await {
+                    Some(Event::Text(text)) => {
+                        if stream && let Some(delta) = speech.feed(&text) {
+                            events.report(&StreamEvent::TextDelta(delta));
+                        }
+                    }
+                    Some(Event::Done(outcome)) => {
+                        let usage = Usage {
+                            input_tokens: u64::from(outcome.prompt_tokens),
+                            output_tokens: u64::from(outcome.output_tokens),
+                            cached_input_tokens: u64::from(outcome.cached_tokens),
+                        };
+                        let reply = ModelReply {
+                            text: outcome.text,
+                            tool_calls: Vec::new(),
+                            usage,
+                            stop_reason: Some(
+                                if outcome.complete {
+                                    "end"
+                                } else {
+                                    "max_tokens"
+                                }
+                                .into(),
+                            ),
+                        };
+                        break Ok((reply, usage));
+                    }
+                    Some(Event::Failed(e)) => break Err(failure(e)),
+                    None => break Err(failure(LocalError::Stopped)),
+                }
+            }
+        };
+        let label = crate::brain::gate::CallLabel {
+            provider: NAME,
+            model: Some(self.label.clone()),
+            trace_prompts: self.trace_prompts,
+        };
+        self.gate
+            .traced(
+                label,
+                || text_prompt(request),
+                run,
+                |e: &BrainError| e.agent_error_code().as_str().to_string(),
+                &mut self.last_call,
+            )
+            .await?
+    }
+
+    fn options(&self) -> RequestOptions {
+        RequestOptions {
+            model: self.label.clone(),
+            temperature: Some(f64::from(self.sampling.temperature)),
+            max_tokens: Some(self.max_tokens),
+            stream: true,
+        }
+    }
+}
+
+impl Brain for LocalBrain {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
+        Box::pin(async move {
+            let request = prompt::request(context, &self.options());
+            let schema = contract_schema(&request.tools);
+            let reply = self.call(&request, schema, true).await?;
+            Ok(reply::to_contract(&reply))
+        })
+    }
+
+    fn take_call_report(&mut self) -> Option<BrainCall> {
+        self.last_call.take()
+    }
+
+    fn reflect<'a>(&'a mut self, request: &'a ReflectionRequest) -> ReflectFuture<'a> {
+        Box::pin(async move {
+            let model_request = reflect::request(request, &self.options());
+            let schema = model_request.json_schema.clone().unwrap_or(json!({}));
+            let reply = self.call(&model_request, schema, false).await?;
+            reflect::answer(&reply)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
+        })
+    }
+
+    fn rate<'a>(&'a mut self, request: &'a RatingRequest) -> RateFuture<'a> {
+        Box::pin(async move {
+            let model_request = reflect::rating_request(request, &self.options());
+            let schema = model_request.json_schema.clone().unwrap_or(json!({}));
+            let reply = self.call(&model_request, schema, false).await?;
+            reflect::ratings(&reply)
+                .map(Some)
+                .map_err(BrainError::InvalidReply)
+        })
+    }
+}
+
+/// How a local model is asked to answer. The grammar holds it to the shape, so nothing here is
+/// an example to copy (a small model copies an example's placeholder words).
+const ANSWER_FORMAT: &str = "\
+Answer with one JSON object: assistant_text is what you say now, in your own words (empty when \
+you only act); dialog_type is one word for it (reply, question, statement); tool_calls are the \
+tools you use now, each with an id, the tool's name and its args.";
+
+/// The request as one text: the system prompt and the tools first (stable between an agent's
+/// decisions, so they stay cached), then how to answer and the conversation.
+fn text_prompt(request: &ModelRequest) -> String {
+    if request.tools.is_empty() && request.json_schema.is_some() {
+        // A reflection or a rating: its own instructions, then its material.
+        let mut out = request
+            .system
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        for message in &request.messages {
+            if let agents_llm::ModelMessage::User { text } = message {
+                out.push_str("\n\n");
+                out.push_str(text);
+            }
+        }
+        return out;
+    }
+    crate::brain::cli::text_prompt_with(request, ANSWER_FORMAT)
+}

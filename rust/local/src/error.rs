@@ -1,0 +1,111 @@
+//! What can go wrong with a local model, each with its own code.
+
+use std::path::PathBuf;
+
+/// A local model's failure. [`LocalError::code`] is what an agent reports it with.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LocalError {
+    /// No file at the path.
+    #[error("the model file {} does not exist", .0.display())]
+    NotFound(PathBuf),
+    /// The file cannot be read.
+    #[error("the model file {} cannot be read: {message}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        message: String,
+    },
+    /// The file is not a GGUF model.
+    #[error("{} is not a GGUF model file (it does not start with the GGUF magic bytes)", .0.display())]
+    NotGguf(PathBuf),
+    /// The file is bigger than the memory this machine has free.
+    #[error(
+        "the model file {} is {size_mb} MB, more than the {available_mb} MB of memory this machine \
+         has free",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size_mb: u64,
+        /// Memory available.
+        available_mb: u64,
+    },
+    /// llama.cpp could not load the file (a corrupt or truncated file, an architecture it does
+    /// not know).
+    #[error("llama.cpp could not load {}: the file is corrupt, truncated, or of an architecture this build does not know", .0.display())]
+    LoadFailed(PathBuf),
+    /// llama.cpp could not make a context (too little memory for the context size asked).
+    #[error(
+        "llama.cpp could not make a context of {tokens} tokens for {sequences} agents: {message}"
+    )]
+    ContextFailed {
+        /// Tokens per agent.
+        tokens: u32,
+        /// Sequences.
+        sequences: u32,
+        /// What it said.
+        message: String,
+    },
+    /// The prompt and the answer do not fit the context.
+    #[error(
+        "the prompt is {prompt} tokens and the answer may take {answer}, more than the context of \
+         {context} tokens: raise brain.context_size, or lower brain.max_tokens"
+    )]
+    ContextTooSmall {
+        /// Prompt tokens.
+        prompt: u32,
+        /// Most answer tokens.
+        answer: u32,
+        /// Tokens one agent's sequence holds.
+        context: u32,
+    },
+    /// The chat template could not be applied.
+    #[error("the chat template could not be applied: {0}")]
+    Template(String),
+    /// The JSON Schema of the reply could not be made into a grammar.
+    #[error("the reply's JSON Schema could not be compiled into a grammar: {0}")]
+    Grammar(String),
+    /// Decoding failed.
+    #[error("decoding failed: {0}")]
+    Decode(String),
+    /// The file is loaded already, with other settings (one loaded model per file).
+    #[error(
+        "brain.{field}: the model {} is loaded already with {field} {loaded}, not {asked} (every \
+         agent on one model file shares its settings)",
+        path.display()
+    )]
+    SettingsDiffer {
+        /// The file.
+        path: PathBuf,
+        /// The setting.
+        field: &'static str,
+        /// What it is loaded with.
+        loaded: String,
+        /// What was asked.
+        asked: String,
+    },
+    /// The model's worker has stopped (the process is shutting down).
+    #[error("the model's worker has stopped")]
+    Stopped,
+}
+
+impl LocalError {
+    /// The code an agent reports this failure with (`agent_error`, the `brain_calls` trace).
+    pub fn code(&self) -> &'static str {
+        match self {
+            LocalError::NotFound(_) | LocalError::Unreadable { .. } => "brain_model_not_found",
+            LocalError::NotGguf(_) | LocalError::LoadFailed(_) => "brain_model_invalid",
+            LocalError::TooLarge { .. } | LocalError::ContextFailed { .. } => {
+                "brain_model_too_large"
+            }
+            LocalError::ContextTooSmall { .. } => "brain_context_exceeded",
+            LocalError::SettingsDiffer { .. } => "invalid_config",
+            LocalError::Template(_) => "brain_template_failed",
+            LocalError::Grammar(_) => "brain_grammar_failed",
+            LocalError::Decode(_) | LocalError::Stopped => "brain_error",
+        }
+    }
+}

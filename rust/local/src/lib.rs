@@ -1,0 +1,35 @@
+//! On-device models: llama.cpp inside the process, for agents that think without a server.
+//!
+//! # Design
+//!
+//! - **One loaded model per file** ([`Models`]): every agent naming a file shares one
+//!   [`Model`], so its weights are in memory once; it is unloaded when its last agent leaves
+//!   (or kept, if asked).
+//! - **One thread per model** ([`worker`]) owns llama.cpp's context, as NobodyWho keeps its
+//!   model behind a channel; brains send it jobs and read events. Unlike one inference lock
+//!   per model, the thread decodes the answers of many agents **together**: each agent has a
+//!   sequence of the context ([`ModelSettings::sequences`]), and every step is one batch with
+//!   the next tokens of every running answer.
+//! - **Each agent's prompt stays cached** in its sequence between its decisions: a new prompt
+//!   evaluates only what follows the longest prefix it shares with the last one
+//!   ([`Outcome::cached_tokens`]).
+//! - **Every answer is constrained while it is generated** ([`sampler`]): given a JSON Schema,
+//!   only tokens that keep the answer valid can be chosen (llguidance's grammar over the model's
+//!   vocabulary), answers are compact JSON, and tokens the grammar forces are taken without
+//!   sampling.
+//! - **Text streams** as it is generated ([`Event::Text`]), and **dropping the receiver cancels**
+//!   an answer before the next decode step.
+//!
+//! Nothing here knows agents or Godot: the core crate's `local` provider turns an agent's
+//! context into a [`Job`] and its answer into the tool-call contract.
+
+pub mod error;
+pub mod models;
+pub mod sampler;
+pub mod settings;
+pub mod worker;
+
+pub use error::LocalError;
+pub use models::{Model, Models};
+pub use settings::{ChatMessage, Job, ModelSettings, Sampling};
+pub use worker::{Event, ModelInfo, Outcome};

@@ -1,0 +1,111 @@
+//! How a model is loaded and how one answer is sampled.
+
+use std::path::PathBuf;
+
+/// How a model file is loaded: one loaded model per file ([`crate::Models`]); every agent
+/// naming the file shares it, so these must agree between them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSettings {
+    /// The GGUF file.
+    pub path: PathBuf,
+    /// Tokens of context each agent's sequence holds: its prompt and its answer.
+    pub context_size: u32,
+    /// Sequences decoded together: agents deciding at once beyond this wait for a free one.
+    /// Each keeps its agent's prompt cached between decisions.
+    pub sequences: u32,
+    /// CPU threads (0: as many as the machine has cores, at most 8).
+    pub threads: u32,
+    /// Layers offloaded to a GPU (0 on a CPU-only build).
+    pub gpu_layers: u32,
+    /// A chat template to use when the file carries none (a name llama.cpp knows: `chatml`,
+    /// `gemma`, `llama3`, …); `None`: the file's own, else `chatml`.
+    pub chat_template: Option<String>,
+}
+
+/// The default [`ModelSettings::context_size`].
+pub const DEFAULT_CONTEXT_SIZE: u32 = 4096;
+/// The default [`ModelSettings::sequences`].
+pub const DEFAULT_SEQUENCES: u32 = 8;
+/// The most [`ModelSettings::sequences`].
+pub const MAX_SEQUENCES: u32 = 64;
+/// The template used when the file carries none and none is named.
+pub const FALLBACK_TEMPLATE: &str = "chatml";
+
+impl ModelSettings {
+    /// Defaults for `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        ModelSettings {
+            path: path.into(),
+            context_size: DEFAULT_CONTEXT_SIZE,
+            sequences: DEFAULT_SEQUENCES,
+            threads: 0,
+            gpu_layers: 0,
+            chat_template: None,
+        }
+    }
+
+    /// The threads to run with: the setting, else the machine's cores (at most 8).
+    pub fn threads(&self) -> i32 {
+        let n = match self.threads {
+            0 => std::thread::available_parallelism().map_or(4, |n| n.get().min(8)),
+            n => n as usize,
+        };
+        n as i32
+    }
+}
+
+/// How one answer is sampled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampling {
+    /// 0: always the likeliest token.
+    pub temperature: f32,
+    /// Nucleus sampling: the smallest set of tokens whose probabilities add up to this.
+    pub top_p: f32,
+    /// Seeds the choice (the same seed and prompt give the same answer).
+    pub seed: u64,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            temperature: 0.7,
+            top_p: 0.95,
+            seed: 0,
+        }
+    }
+}
+
+/// One chat message of a prompt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message.
+    pub fn new(role: &str, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: role.to_string(),
+            content: content.into(),
+        }
+    }
+}
+
+/// One answer to generate.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Whose answer (an agent's id): its sequence keeps this prompt cached, and its next
+    /// prompt evaluates only what differs.
+    pub key: String,
+    /// The conversation, templated with the model's chat template.
+    pub messages: Vec<ChatMessage>,
+    /// The JSON Schema every answer must match; `None`: free text.
+    pub schema: Option<serde_json::Value>,
+    /// How tokens are chosen.
+    pub sampling: Sampling,
+    /// Most tokens of the answer.
+    pub max_tokens: u32,
+}

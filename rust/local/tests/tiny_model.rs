@@ -1,0 +1,334 @@
+//! The local model engine on a tiny random-weight model the test writes itself: loading, one
+//! model per file, many answers decoded together, the cached prompt prefix, answers constrained
+//! to a JSON Schema, streaming, cancellation, and every bad input named.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_local::{ChatMessage, Event, Job, LocalError, ModelSettings, Models, Outcome, Sampling};
+use agents_testkit::gguf::{TinyModel, write_tiny_model};
+use serde_json::{Value, json};
+
+fn tiny(dir: &Path) -> PathBuf {
+    let path = dir.join("tiny.gguf");
+    write_tiny_model(&path).unwrap();
+    path
+}
+
+/// One thread: the tests run side by side on few cores, and llama.cpp's worker threads wait for
+/// work by spinning.
+fn settings(path: &Path) -> ModelSettings {
+    ModelSettings {
+        context_size: 1024,
+        sequences: 4,
+        threads: 1,
+        ..ModelSettings::new(path)
+    }
+}
+
+/// The shape of a decision, small.
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "assistant_text": {"type": "string", "maxLength": 40},
+            "dialog_type": {"enum": ["statement", "question", "reply"]},
+            "tool_calls": {"type": "array", "maxItems": 2, "items": {"anyOf": [
+                {"type": "object", "properties": {
+                    "id": {"type": "string", "maxLength": 8},
+                    "tool": {"const": "move"},
+                    "args": {"type": "object", "properties": {
+                        "x": {"type": "integer", "minimum": 0, "maximum": 100},
+                        "y": {"type": "integer", "minimum": 0, "maximum": 100}},
+                        "required": ["x", "y"], "additionalProperties": false}},
+                 "required": ["id", "tool", "args"], "additionalProperties": false},
+                {"type": "object", "properties": {
+                    "id": {"type": "string", "maxLength": 8},
+                    "tool": {"const": "wait"},
+                    "args": {"type": "object", "properties": {}, "additionalProperties": false}},
+                 "required": ["id", "tool", "args"], "additionalProperties": false}
+            ]}}
+        },
+        "required": ["assistant_text", "dialog_type", "tool_calls"],
+        "additionalProperties": false
+    })
+}
+
+/// Checks an answer against [`schema`] by hand.
+fn is_a_decision(text: &str) -> bool {
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    if keys != ["assistant_text", "dialog_type", "tool_calls"] {
+        return false;
+    }
+    let text_ok = o["assistant_text"]
+        .as_str()
+        .is_some_and(|t| t.chars().count() <= 40);
+    let dialog_ok = matches!(
+        o["dialog_type"].as_str(),
+        Some("statement" | "question" | "reply")
+    );
+    let calls_ok = o["tool_calls"].as_array().is_some_and(|calls| {
+        calls.len() <= 2
+            && calls.iter().all(|c| match c["tool"].as_str() {
+                Some("move") => {
+                    let (x, y) = (&c["args"]["x"], &c["args"]["y"]);
+                    [x, y]
+                        .iter()
+                        .all(|v| v.as_i64().is_some_and(|n| (0..=100).contains(&n)))
+                }
+                Some("wait") => c["args"] == json!({}),
+                _ => false,
+            })
+    });
+    text_ok && dialog_ok && calls_ok
+}
+
+fn job(key: &str, prompt: &str, schema: Option<Value>, seed: u64) -> Job {
+    Job {
+        key: key.into(),
+        messages: vec![ChatMessage::new("user", prompt)],
+        schema,
+        sampling: Sampling {
+            seed,
+            ..Sampling::default()
+        },
+        max_tokens: 400,
+    }
+}
+
+/// Runs `job` to its end: the streamed text, and the outcome or the failure.
+async fn finish(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> (String, Result<Outcome, LocalError>) {
+    let mut streamed = String::new();
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::Text(t) => streamed.push_str(&t),
+            Event::Done(outcome) => return (streamed, Ok(*outcome)),
+            Event::Failed(e) => return (streamed, Err(e)),
+        }
+    }
+    (streamed, Err(LocalError::Stopped))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_match_their_schema_and_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let model = models.load(&settings(&tiny(dir.path())), false).unwrap();
+    assert_eq!(model.info().vocabulary, agents_testkit::gguf::VOCABULARY);
+    assert!(
+        !model.info().has_template,
+        "the tiny model carries no template"
+    );
+    for seed in 0..8 {
+        let (streamed, outcome) =
+            finish(model.run(job("agent_001", "Say hello.", Some(schema()), seed))).await;
+        let outcome = outcome.unwrap();
+        assert!(
+            is_a_decision(&outcome.text),
+            "seed {seed}: {}",
+            outcome.text
+        );
+        assert_eq!(streamed, outcome.text, "everything is streamed, once");
+        assert!(outcome.complete);
+        assert!(
+            outcome.forced_tokens > 0,
+            "the keys are forced, not sampled"
+        );
+        assert!(outcome.output_tokens > outcome.forced_tokens);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_answers_are_decoded_together_and_all_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let model = models.load(&settings(&tiny(dir.path())), false).unwrap();
+    // Ten agents on four sequences: six wait for a free one.
+    let runs: Vec<_> = (0..10)
+        .map(|i| model.run(job(&format!("agent_{i:03}"), "Decide.", Some(schema()), i)))
+        .collect();
+    let mut handles = Vec::new();
+    for run in runs {
+        handles.push(tokio::spawn(finish(run)));
+    }
+    for handle in handles {
+        let (_, outcome) = handle.await.unwrap();
+        let outcome = outcome.unwrap();
+        assert!(is_a_decision(&outcome.text), "{}", outcome.text);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_prompt_prefix_stays_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let model = models.load(&settings(&tiny(dir.path())), false).unwrap();
+    let stable = "You are Mira, the baker. ".repeat(20);
+    let first = finish(model.run(job("mira", &format!("{stable}Hello."), Some(schema()), 1)))
+        .await
+        .1
+        .unwrap();
+    assert_eq!(first.cached_tokens, 0);
+    let second = finish(model.run(job("mira", &format!("{stable}Goodbye."), Some(schema()), 1)))
+        .await
+        .1
+        .unwrap();
+    assert!(
+        second.cached_tokens > first.prompt_tokens / 2
+            && second.cached_tokens < second.prompt_tokens,
+        "{} of {} cached",
+        second.cached_tokens,
+        second.prompt_tokens
+    );
+    // Another agent's sequence holds its own prompt.
+    let other = finish(model.run(job("ivy", &format!("{stable}Goodbye."), Some(schema()), 1)))
+        .await
+        .1
+        .unwrap();
+    assert_eq!(other.cached_tokens, 0);
+    // The same prompt again: all but its last token.
+    let again = finish(model.run(job("mira", &format!("{stable}Goodbye."), Some(schema()), 2)))
+        .await
+        .1
+        .unwrap();
+    assert_eq!(again.cached_tokens, again.prompt_tokens - 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_receiver_stops_the_answer_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let one = ModelSettings {
+        sequences: 1,
+        ..settings(&tiny(dir.path()))
+    };
+    let model = models.load(&one, false).unwrap();
+    let mut long = job("agent_001", "Talk.", None, 1);
+    long.max_tokens = 900;
+    let mut events = model.run(long);
+    // The first text arrives; then the receiver goes.
+    match events.recv().await {
+        Some(Event::Text(_)) => {}
+        other => panic!("expected the answer's first text, got {other:?}"),
+    }
+    drop(events);
+    // The only sequence is free again for the next answer, well before 900 tokens would take.
+    let next = tokio::time::timeout(
+        Duration::from_secs(20),
+        finish(model.run(job("agent_002", "Decide.", Some(schema()), 2))),
+    )
+    .await
+    .expect("the cancelled answer freed its sequence");
+    assert!(is_a_decision(&next.1.unwrap().text));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_loaded_model_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let models = Models::default();
+    let a = models.load(&settings(&path), false).unwrap();
+    // The same file by another name is the same model.
+    let b = models
+        .load(&settings(&dir.path().join(".").join("tiny.gguf")), false)
+        .unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(models.loaded_count(), 1);
+    let bigger = ModelSettings {
+        context_size: 2048,
+        ..settings(&path)
+    };
+    let e = models.load(&bigger, false).unwrap_err();
+    assert_eq!(e.code(), "invalid_config");
+    assert!(
+        e.to_string().starts_with("brain.context_size: the model")
+            && e.to_string()
+                .contains("loaded already with context_size 1024, not 2048"),
+        "{e}"
+    );
+    assert_eq!(models.check(&bigger), Err(e));
+    // Unloaded with its last user.
+    drop((a, b));
+    assert_eq!(models.loaded_count(), 0);
+    // Unless kept.
+    let kept = models.load(&settings(&path), true).unwrap();
+    drop(kept);
+    assert_eq!(models.loaded_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_model_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let load = |path: PathBuf| models.load(&settings(&path), false).unwrap_err();
+    let missing = load(dir.path().join("nothing.gguf"));
+    assert_eq!(missing.code(), "brain_model_not_found");
+    assert!(missing.to_string().contains("does not exist"), "{missing}");
+    let text = dir.path().join("notes.gguf");
+    std::fs::write(&text, "these are not weights").unwrap();
+    assert!(matches!(load(text), LocalError::NotGguf(_)));
+    let tiny_file = dir.path().join("empty.gguf");
+    std::fs::write(&tiny_file, "GG").unwrap();
+    assert_eq!(load(tiny_file).code(), "brain_model_invalid");
+    assert!(matches!(
+        load(dir.path().to_path_buf()),
+        LocalError::NotGguf(_)
+    ));
+    // A model cut mid-way: llama.cpp refuses it, nothing crashes.
+    let bytes = TinyModel::default().bytes();
+    let cut = dir.path().join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = load(cut);
+    assert!(matches!(e, LocalError::LoadFailed(_)), "{e}");
+    assert_eq!(models.loaded_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_longer_than_the_context_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let small = ModelSettings {
+        context_size: 256,
+        ..settings(&tiny(dir.path()))
+    };
+    let model = models.load(&small, false).unwrap();
+    let mut long = job("agent_001", &"words ".repeat(50), Some(schema()), 1);
+    long.max_tokens = 64;
+    let (_, outcome) = finish(model.run(long)).await;
+    let e = outcome.unwrap_err();
+    assert_eq!(e.code(), "brain_context_exceeded");
+    assert!(
+        e.to_string()
+            .contains("more than the context of 256 tokens"),
+        "{e}"
+    );
+    // The model goes on answering what fits.
+    let mut short = job("agent_001", "Hi.", Some(schema()), 1);
+    short.max_tokens = 150;
+    assert!(finish(model.run(short)).await.1.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_the_grammar_compiler_cannot_handle_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let model = models.load(&settings(&tiny(dir.path())), false).unwrap();
+    let broken = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/nowhere"}},
+                        "required": ["a"]});
+    let (_, outcome) = finish(model.run(job("agent_001", "Hi.", Some(broken), 1))).await;
+    let e = outcome.unwrap_err();
+    assert_eq!(e.code(), "brain_grammar_failed", "{e}");
+    // The model goes on.
+    assert!(
+        finish(model.run(job("agent_001", "Hi.", Some(schema()), 1)))
+            .await
+            .1
+            .is_ok()
+    );
+}
