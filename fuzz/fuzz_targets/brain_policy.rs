@@ -46,25 +46,27 @@ fuzz_target!(|data: &[u8]| {
         }
         BrainChoice::Spec(spec) => {
             assert!(policy.objects, "an object without --allow-client-brains");
-            assert!(policy::CLIENT_PROVIDERS.contains(&spec.provider.as_str()));
+            let api = agents_core::brain::llm::api(&spec.provider);
+            assert!(api.is_some(), "a client brain of provider {}", spec.provider);
             assert!(spec.api_key.is_some(), "a client brain without its own key");
+            // A timeout that is no number is the provider's to refuse at spawn.
             assert!(
-                spec.timeout_seconds
+                spec.options
+                    .get("timeout_seconds")
+                    .and_then(serde_json::Value::as_f64)
                     .is_none_or(|t| t <= policy::MAX_CLIENT_TIMEOUT_SECONDS)
             );
             let fields = serde_json::to_value(spec).unwrap();
             for field in fields.as_object().unwrap().keys() {
                 assert!(policy::CLIENT_FIELDS.contains(&field.as_str()), "{field}");
             }
-            if let Some(allowed) = &policy.origins {
-                let url = spec
-                    .base_url
-                    .as_deref()
-                    .unwrap_or(if spec.provider == "anthropic" {
-                        "https://api.anthropic.com"
-                    } else {
-                        "https://api.openai.com/v1"
-                    });
+            // A base URL that is no text is the provider's to refuse at spawn.
+            let url = match spec.options.get("base_url") {
+                None => api.map(|api| api.default_base_url()),
+                Some(serde_json::Value::String(url)) => Some(url.as_str()),
+                Some(_) => None,
+            };
+            if let (Some(allowed), Some(url)) = (&policy.origins, url) {
                 assert!(allowed.contains(&Origin::of_url(url).unwrap()), "{url}");
             }
         }

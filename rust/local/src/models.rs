@@ -93,7 +93,9 @@ impl Models {
     }
 
     /// The model of `settings.path`, loaded now unless it is already (then its settings must
-    /// agree). Blocks while it loads. `keep`: it stays loaded when its last agent leaves.
+    /// agree). Blocks while it loads, and so does every other load meanwhile (two agents
+    /// naming one file at once must not load it twice). `keep`: it stays loaded when its last
+    /// agent leaves.
     pub fn load(&self, settings: &ModelSettings, keep: bool) -> Result<Arc<Model>, LocalError> {
         let mut loaded = self.loaded.lock();
         let key = canonical(&settings.path);

@@ -70,17 +70,12 @@ impl Drop for LocalBrain {
     }
 }
 
-/// A local failure as the brain's error, with its code.
+/// A local failure as the brain's error, with the agent error code the engine names.
 fn failure(e: LocalError) -> BrainError {
-    let code = match e.code() {
-        "brain_model_not_found" => AgentErrorCode::BrainModelNotFound,
-        "brain_model_invalid" => AgentErrorCode::BrainModelInvalid,
-        "brain_model_too_large" => AgentErrorCode::BrainModelTooLarge,
-        "brain_context_exceeded" => AgentErrorCode::BrainContextExceeded,
-        "brain_grammar_failed" => AgentErrorCode::BrainGrammarFailed,
-        "brain_template_failed" => AgentErrorCode::BrainTemplateFailed,
-        _ => AgentErrorCode::BrainError,
-    };
+    let code = AgentErrorCode::ALL
+        .into_iter()
+        .find(|code| code.as_str() == e.code())
+        .unwrap_or(AgentErrorCode::BrainError);
     BrainError::Model {
         code,
         message: e.to_string(),
@@ -249,4 +244,40 @@ fn text_prompt(request: &ModelRequest) -> String {
         return out;
     }
     crate::brain::cli::text_prompt_with(request, ANSWER_FORMAT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_local_failure_reports_its_own_code() {
+        let path = || std::path::PathBuf::from("m.gguf");
+        for (e, code) in [
+            (LocalError::NotFound(path()), "brain_model_not_found"),
+            (LocalError::LoadFailed(path()), "brain_model_invalid"),
+            (
+                LocalError::TooLarge {
+                    path: path(),
+                    size_mb: 9,
+                    available_mb: 1,
+                },
+                "brain_model_too_large",
+            ),
+            (
+                LocalError::ContextTooSmall {
+                    prompt: 900,
+                    answer: 200,
+                    context: 1024,
+                },
+                "brain_context_exceeded",
+            ),
+            (LocalError::Grammar("x".into()), "brain_grammar_failed"),
+            (LocalError::Template("x".into()), "brain_template_failed"),
+            (LocalError::Decode("x".into()), "brain_error"),
+        ] {
+            let failed = failure(e);
+            assert_eq!(failed.agent_error_code().as_str(), code, "{failed}");
+        }
+    }
 }
