@@ -219,18 +219,17 @@ fn run(
         return;
     }
     let mut worker = Worker {
+        slots: (0..settings.sequences)
+            .map(|seq| Slot::new(seq as i32))
+            .collect(),
         settings,
         model: &model,
         ctx,
         template,
         factory,
-        slots: Vec::new(),
         waiting: VecDeque::new(),
         tick: 0,
     };
-    worker.slots = (0..worker.settings.sequences)
-        .map(|seq| Slot::new(seq as i32))
-        .collect();
     worker.serve(commands);
 }
 

@@ -693,7 +693,7 @@ fn json_request<'a>(
     }
 }
 
-fn system_text(request: &ModelRequest) -> String {
+pub(crate) fn system_text(request: &ModelRequest) -> String {
     request
         .system
         .iter()

@@ -229,12 +229,7 @@ tools you use now, each with an id, the tool's name and its args.";
 fn text_prompt(request: &ModelRequest) -> String {
     if request.tools.is_empty() && request.json_schema.is_some() {
         // A reflection or a rating: its own instructions, then its material.
-        let mut out = request
-            .system
-            .iter()
-            .map(|b| b.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let mut out = crate::brain::cli::system_text(request);
         for message in &request.messages {
             if let agents_llm::ModelMessage::User { text } = message {
                 out.push_str("\n\n");
