@@ -5,7 +5,8 @@
 ## 1. the AGENTS_DEMO_* environment variables (docs/brains.md, "Running the demo town on a real
 ##    model"): AGENTS_DEMO_PROVIDER (openai, anthropic, cli, local), AGENTS_DEMO_MODEL,
 ##    AGENTS_DEMO_BASE_URL, AGENTS_DEMO_API_KEY_ENV, AGENTS_DEMO_COMMAND,
-##    AGENTS_DEMO_CLI_BACKEND;
+##    AGENTS_DEMO_CLI_BACKEND, AGENTS_DEMO_MODEL_URL and AGENTS_DEMO_MODEL_SHA256 (local: a model
+##    downloaded once into user://models);
 ## 2. AGENTS_DEMO_BRAIN: the path of an [AgentBrain] resource (`.tres`; `res://`, `user://` or a
 ##    file system path);
 ## 3. [constant BRAIN_FILE], `res://demo/brain.tres`, an [AgentBrain] you edit in the inspector
@@ -37,6 +38,8 @@ static func resolve() -> Dictionary:
 		if command != "":
 			brain.command = command.split(" ", false)
 		brain.cli_backend = _env("AGENTS_DEMO_CLI_BACKEND")
+		brain.model_url = _env("AGENTS_DEMO_MODEL_URL")
+		brain.model_sha256 = _env("AGENTS_DEMO_MODEL_SHA256")
 		return _checked(brain, "AGENTS_DEMO_PROVIDER")
 	var path := _env("AGENTS_DEMO_BRAIN")
 	if path == "":
@@ -71,6 +74,8 @@ static func label_of(brain: AgentBrain) -> String:
 	var label := String(brain.provider)
 	if brain.model != "":
 		label += " " + brain.model
+	elif brain.model_url != "":
+		label += " " + brain.model_url
 	if brain.base_url != "":
 		label += " at " + brain.base_url
 	return label

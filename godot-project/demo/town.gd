@@ -31,7 +31,7 @@
 ## (demo/demo_brain.gd: the AGENTS_DEMO_* environment variables of docs/brains.md, "Running the
 ## demo town on a real model", or the AgentBrain in demo/brain.tres) gives the runtime a default
 ## brain instead, so every villager thinks with that model: AGENTS_DEMO_PROVIDER (openai,
-## anthropic, cli), AGENTS_DEMO_MODEL, AGENTS_DEMO_BASE_URL, AGENTS_DEMO_API_KEY_ENV,
+## anthropic, cli, local), AGENTS_DEMO_MODEL, AGENTS_DEMO_BASE_URL, AGENTS_DEMO_API_KEY_ENV,
 ## AGENTS_DEMO_COMMAND / AGENTS_DEMO_CLI_BACKEND (cli); AGENTS_DEMO_SECONDS and
 ## AGENTS_DEMO_TOKEN_BUDGET apply to the town. The mayor's scripted opening (she asks two
 ## villagers for help) is left out then, and a model is not required to walk or to ask for help:

@@ -135,6 +135,17 @@ func test_other_brain_problems_warn_too() -> void:
 	runtime.brain_profiles = {"text": "scripted"}
 	_assert_one_warning(runtime.get_configuration_warnings(),
 		["brain_profiles[\"text\"]", "not an AgentBrain"], "a profile that is no brain")
+	var on_device := AgentBrain.new()
+	on_device.provider = "local"
+	on_device.model = "res://models/missing.gguf"
+	runtime.brain_profiles = {"npc": on_device}
+	_assert_one_warning(runtime.get_configuration_warnings(),
+		["brain_profiles[\"npc\"]", "res://models/missing.gguf does not exist", "model_url"],
+		"a local brain whose file is missing")
+	on_device.model = ""
+	on_device.model_url = "https://example.com/m.gguf"
+	on_device.model_sha256 = "ab".repeat(32)
+	assert_eq(Array(runtime.get_configuration_warnings()), [], "a download warns of nothing")
 
 
 func test_every_problem_is_listed() -> void:

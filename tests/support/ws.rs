@@ -27,6 +27,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "agent_error",
     "agent_speech_delta",
     "agent_tool_call",
+    "model_download_progress",
     "agent_replied",
     "agent_remembered",
     "agent_reflected",
@@ -45,6 +46,8 @@ pub struct Client {
     next_id: i64,
     /// Every event type received so far.
     pub seen: BTreeSet<String>,
+    /// How long [`Client::next`] waits for a message ([`WAIT`] unless a test sets it).
+    pub wait: Duration,
 }
 
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -57,6 +60,7 @@ impl Client {
             events: Vec::new(),
             next_id: 1,
             seen: BTreeSet::new(),
+            wait: WAIT,
         }
     }
 
@@ -84,7 +88,7 @@ impl Client {
     /// The next JSON message.
     pub async fn next(&mut self) -> Value {
         loop {
-            let msg = tokio::time::timeout(WAIT, self.ws.next())
+            let msg = tokio::time::timeout(self.wait, self.ws.next())
                 .await
                 .expect("a message in time")
                 .expect("the connection is open")

@@ -298,6 +298,125 @@ func test_a_local_brain_thinks_with_a_model_file_in_the_game() -> void:
 	assert_contains(rt.get_last_error(), "does not exist")
 
 
+func test_agents_decide_with_a_real_model_in_the_game() -> void:
+	var file := OS.get_environment("AGENTS_TEST_MODEL")
+	if file.is_empty():
+		fail("not run: AGENTS_TEST_MODEL is not set (cargo xtask test fetches Gemma 3 270M)")
+		return
+	events = []
+	var brain := AgentBrain.new()
+	brain.provider = "local"
+	brain.model = file
+	brain.threads = 2
+	brain.sequences = 2
+	brain.context_size = 3072
+	brain.max_tokens = 128
+	brain.temperature = 0.7
+	assert_eq(brain.validate(), "")
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "gemma")
+	rt.idle_think_seconds = 1000.0
+	rt.speaking_seconds = 0.05
+	rt.agent_error.connect(func(id, code, message): _note(["error", id, code, message]))
+	rt.agent_replied.connect(func(id, _ids, reply): _note(["replied", id, reply]))
+	rt.agent_speech_delta.connect(func(id, delta, _seq): _note(["delta", id, delta]))
+	add_to_tree(rt)
+	var ids: Array[String] = []
+	for agent_name in ["Mira", "Tomas"]:
+		var config := AgentConfig.new()
+		config.name = agent_name
+		config.role = "the baker"
+		config.brain_config = brain
+		var id := rt.spawn_agent(config)
+		assert_false(id.is_empty(), rt.get_last_error())
+		ids.append(id)
+	for id in ids:
+		assert_true(rt.send_message(id, "Good morning! Is there fresh bread today?"))
+	var replied := func() -> bool:
+		return ids.all(func(id): return events.any(func(e): return e[0] == "replied" and e[1] == id))
+	assert_true(await wait_until(replied, 240.0), "both agents decided: %s" % [events])
+	for e in events:
+		# What the world refuses (acting while speaking) is the game's answer to a decision;
+		# no brain error (a broken contract, a failed model) may occur.
+		if e[0] == "error":
+			assert_false(String(e[2]).begins_with("brain_"), "no brain error: %s" % [e])
+		if e[0] == "replied":
+			assert_eq(e[2]["error"], {}, "decided: %s" % [e])
+			assert_false(String(e[2]["text"]).begins_with("{"), "no JSON said: %s" % [e])
+	for id in ids:
+		for row in rt.get_agent_trace(id):
+			assert_eq(row["provider"], "local")
+			assert_ne(row["outcome"], "invalid_reply", "constrained answers keep the contract: %s" % [row])
+			assert_eq(row["repairs"], 0, "no repair was needed: %s" % [row])
+
+
+func test_a_local_model_is_downloaded_into_the_user_folder_with_progress() -> void:
+	var fake := OS.get_environment("AGENTS_FAKE_LLM_URL")
+	var sha := OS.get_environment("AGENTS_TINY_MODEL_SHA256")
+	if fake.is_empty() or sha.is_empty():
+		fail("not run: AGENTS_FAKE_LLM_URL or AGENTS_TINY_MODEL_SHA256 is not set")
+		return
+	events = []
+	var cache := "user://test_models"
+	if DirAccess.dir_exists_absolute(cache):
+		for f in DirAccess.get_files_at(cache):
+			DirAccess.remove_absolute(cache + "/" + f)
+	var brain := AgentBrain.new()
+	brain.provider = "local"
+	brain.model_url = fake + "/_fake/files/tiny.gguf"
+	brain.model_sha256 = sha
+	brain.model_cache = cache
+	brain.threads = 1
+	brain.sequences = 2
+	brain.context_size = 8192
+	brain.max_tokens = 120
+	assert_eq(brain.validate(), "")
+	var as_dict := brain.to_dictionary()
+	assert_eq(as_dict["model_cache"], ProjectSettings.globalize_path(cache))
+	assert_false(as_dict.has("model"))
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db(DB_DIR, "download")
+	rt.idle_think_seconds = 1000.0
+	rt.speaking_seconds = 0.05
+	rt.agent_error.connect(func(id, code, message): _note(["error", id, code, message]))
+	rt.model_download_progress.connect(func(id, url, received, total): _note(["progress", id, url, received, total]))
+	add_to_tree(rt)
+	var config := AgentConfig.new()
+	config.name = "Mira"
+	config.role = "the baker"
+	config.brain_config = brain
+	var id := rt.spawn_agent(config)
+	assert_false(id.is_empty(), rt.get_last_error())
+	assert_true(rt.send_message(id, "Come to the well?"))
+	var decided := await wait_until(func(): return rt.get_agent_trace(id).size() > 0, 30.0)
+	assert_true(decided, "the agent decided: %s" % [events])
+	var last: Array = []
+	for e in events:
+		if e[0] == "progress":
+			last = e
+		assert_ne(e[0], "error", "no error: %s" % [e])
+	assert_false(last.is_empty(), "progress was reported")
+	assert_eq(last[1], id)
+	assert_eq(last[2], brain.model_url)
+	assert_true(last[3] > 0, "bytes arrived")
+	assert_eq(last[3], last[4], "the last report is the whole file")
+	var files := DirAccess.get_files_at(cache)
+	assert_eq(files.size(), 1, "one checked file in the cache: %s" % [files])
+	assert_true(files[0].ends_with("-tiny.gguf"))
+	# A wrong hash is refused in the decision, by its own code, and the file is not kept.
+	brain.model_sha256 = "ab".repeat(32)
+	brain.model_cache = "user://test_models_wrong"
+	var wrong := rt.spawn_agent(config)
+	assert_false(wrong.is_empty(), rt.get_last_error())
+	events = []
+	assert_true(rt.send_message(wrong, "Hello?"))
+	var refused := await wait_until(func(): return events.any(func(e): return e[0] == "error"), 20.0)
+	assert_true(refused, "the mismatch was reported: %s" % [events])
+	for e in events:
+		if e[0] == "error":
+			assert_eq(e[2], "brain_model_checksum_mismatch")
+
+
 func test_a_cli_brain_runs_a_command_line_model() -> void:
 	var script := OS.get_environment("AGENTS_CLI_MODEL_SCRIPT")
 	if script.is_empty():

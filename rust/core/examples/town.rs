@@ -285,6 +285,7 @@ async fn town(length: Duration, brain: Option<BrainSpec>, budget: Option<u64>) {
             | BusMessage::AgentRemoved { .. }
             | BusMessage::AgentSpeechDelta { .. }
             | BusMessage::AgentToolCall { .. }
+            | BusMessage::ModelDownloadProgress { .. }
             | BusMessage::AgentReplied { .. }
             | BusMessage::AgentRemembered { .. }
             | BusMessage::CampaignChanged { .. } => continue,

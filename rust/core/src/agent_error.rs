@@ -37,6 +37,11 @@ pub enum AgentErrorCode {
     BrainGrammarFailed,
     /// A local model's chat template could not be applied.
     BrainTemplateFailed,
+    /// A local model's file could not be downloaded from its URL (the server, the connection,
+    /// the disk); the next decision tries again, resuming what arrived.
+    BrainModelDownloadFailed,
+    /// A local model's downloaded file does not have the SHA-256 asked for (it was deleted).
+    BrainModelChecksumMismatch,
     /// A reader fell behind and missed bus messages.
     Lagged,
     /// The task named is unknown.
@@ -49,7 +54,7 @@ pub enum AgentErrorCode {
 
 impl AgentErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [AgentErrorCode; 17] = [
+    pub const ALL: [AgentErrorCode; 19] = [
         AgentErrorCode::InvalidTransition,
         AgentErrorCode::ActionRefused,
         AgentErrorCode::InvalidAction,
@@ -63,6 +68,8 @@ impl AgentErrorCode {
         AgentErrorCode::BrainContextExceeded,
         AgentErrorCode::BrainGrammarFailed,
         AgentErrorCode::BrainTemplateFailed,
+        AgentErrorCode::BrainModelDownloadFailed,
+        AgentErrorCode::BrainModelChecksumMismatch,
         AgentErrorCode::Lagged,
         AgentErrorCode::UnknownTask,
         AgentErrorCode::TaskAlreadyCompleted,
@@ -85,6 +92,8 @@ impl AgentErrorCode {
             AgentErrorCode::BrainContextExceeded => "brain_context_exceeded",
             AgentErrorCode::BrainGrammarFailed => "brain_grammar_failed",
             AgentErrorCode::BrainTemplateFailed => "brain_template_failed",
+            AgentErrorCode::BrainModelDownloadFailed => "brain_model_download_failed",
+            AgentErrorCode::BrainModelChecksumMismatch => "brain_model_checksum_mismatch",
             AgentErrorCode::Lagged => "lagged",
             AgentErrorCode::UnknownTask => "unknown_task",
             AgentErrorCode::TaskAlreadyCompleted => "task_already_completed",

@@ -88,11 +88,39 @@ async fn misconfigured_local_brains_are_refused_at_spawn() {
         refused(json!({"provider": "local", "model": notes.to_str().unwrap()}))
             .contains("is not a GGUF model file"),
     );
+    let m = model.to_str().unwrap();
     assert_eq!(
         refused(json!({"provider": "local"})),
-        "brain.model is required for the local provider: the GGUF file"
+        "brain.model is required for the local provider: the GGUF file (or brain.model_url \
+         and brain.model_sha256, to download it)"
     );
-    let m = model.to_str().unwrap();
+    let url = "https://models.example/tiny.gguf";
+    let sha = "0".repeat(64);
+    for (brain, error) in [
+        (
+            json!({"provider": "local", "model_url": url}),
+            "brain.model_sha256 is required with brain.model_url: the SHA-256 the downloaded \
+             file must have",
+        ),
+        (
+            json!({"provider": "local", "model_url": "file:///etc/passwd", "model_sha256": sha}),
+            "brain.model_url: the URL's scheme is \"file\"; only http and https are downloaded",
+        ),
+        (
+            json!({"provider": "local", "model_url": url, "model_sha256": "12ab"}),
+            "brain.model_sha256: a SHA-256 is 64 hexadecimal digits; got 4 characters",
+        ),
+        (
+            json!({"provider": "local", "model": m, "model_url": url, "model_sha256": sha}),
+            "brain.model_url: give brain.model (a file) or brain.model_url (a download), not both",
+        ),
+        (
+            json!({"provider": "local", "model": m, "model_sha256": sha}),
+            "brain.model_sha256 applies to a download: it needs brain.model_url",
+        ),
+    ] {
+        assert_eq!(refused(brain), error);
+    }
     let typo = refused(json!({"provider": "local", "model": m, "temprature": 1}));
     assert!(
         typo.starts_with("brain.temprature: unknown field `temprature`")
@@ -131,5 +159,139 @@ async fn speech_streams_while_it_is_generated() {
         events.last(),
         Some(BusMessage::AgentSpeechDelta { agent_id, .. }) if *agent_id == id
     ));
+    rt.shutdown(Duration::from_secs(2));
+}
+
+/// Serves `bytes` at `http://127.0.0.1:PORT/models/tiny.gguf`, counting requests.
+async fn serve(bytes: Vec<u8>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = requests.clone();
+    let app = axum::Router::new().route(
+        "/models/tiny.gguf",
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let bytes = bytes.clone();
+            async move { bytes }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/models/tiny.gguf", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, requests)
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    agents_testkit::sha256_hex(bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_from_a_url_is_downloaded_once_with_progress_then_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(tiny(dir.path())).unwrap();
+    let (url, requests) = serve(bytes.clone()).await;
+    let cache = dir.path().join("cache");
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let brain = json!({"provider": "local", "model_url": format!("{url}?key=hidden"),
+                       "model_sha256": sha256(&bytes), "model_cache": cache.to_str().unwrap(),
+                       "threads": 1, "sequences": 2, "context_size": 8192, "max_tokens": 120});
+    let first = rt.spawn(agent(brain.clone())).unwrap();
+    let second = rt.spawn(agent(brain)).unwrap();
+    // Snapshots go to every client: a URL (and its query) is not in the brain's label.
+    assert_eq!(rt.state(&first).unwrap().brain, "local");
+    rt.send_message(&first, "Hello?").unwrap();
+    rt.send_message(&second, "Hello?").unwrap();
+    let mut progress = Vec::new();
+    let mut decided = std::collections::HashSet::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while decided.len() < 2 && tokio::time::Instant::now() < deadline {
+        let Ok(Some(agents_core::bus::Received::Message(env))) =
+            tokio::time::timeout(Duration::from_secs(1), sub.recv()).await
+        else {
+            continue;
+        };
+        match &env.message {
+            BusMessage::ModelDownloadProgress {
+                agent_id,
+                url: shown,
+                received_bytes,
+                total_bytes,
+            } => {
+                assert_eq!(*shown, url, "the query stays out of events");
+                progress.push((agent_id.clone(), *received_bytes, *total_bytes));
+            }
+            BusMessage::AgentReplied { agent_id, .. } => {
+                decided.insert(agent_id.clone());
+            }
+            BusMessage::AgentError { code, message, .. } => {
+                panic!("{code}: {message}")
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(decided.len(), 2, "both agents decided: {progress:?}");
+    let size = bytes.len() as u64;
+    assert!(
+        progress.contains(&(first.clone(), size, Some(size))),
+        "the end of the download reported: {progress:?}"
+    );
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "downloaded once"
+    );
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_with_another_hash_is_an_agent_error_and_others_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(tiny(dir.path())).unwrap();
+    let (url, _) = serve(bytes).await;
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let wrong = "ab".repeat(32);
+    let cache = dir.path().join("cache");
+    let id = rt
+        .spawn(agent(
+            json!({"provider": "local", "model_url": url, "model_sha256": wrong,
+                            "model_cache": cache.to_str().unwrap(), "threads": 1}),
+        ))
+        .unwrap();
+    let scripted = rt.spawn(agent(json!("scripted"))).unwrap();
+    rt.send_message(&id, "Hello?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(60), |m| {
+        matches!(m, BusMessage::AgentError { .. })
+    })
+    .await;
+    let Some(BusMessage::AgentError {
+        agent_id,
+        code,
+        message,
+    }) = events.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(agent_id.as_deref(), Some(id.as_str()));
+    assert_eq!(code.as_str(), "brain_model_checksum_mismatch");
+    assert!(message.contains(&wrong), "{message}");
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        0,
+        "the wrong file is gone"
+    );
+    // The agent is still there, and the others go on.
+    assert!(rt.state(&id).is_some());
+    rt.send_message(&scripted, "Hi").unwrap();
+    until(
+        &mut sub,
+        Duration::from_secs(20),
+        |m| matches!(m, BusMessage::AgentReplied { agent_id, .. } if *agent_id == scripted),
+    )
+    .await;
     rt.shutdown(Duration::from_secs(2));
 }

@@ -14,7 +14,9 @@
 //! - control, for processes that run the `fakellm` binary: `POST /_fake/replies` (a JSON array
 //!   of [`Behaviour`]s appended to the queue), `GET /_fake/requests` (what was received),
 //!   `POST /_fake/latency` (`{"ms": n}`), `POST /_fake/embeddings` (one
-//!   [`EmbeddingsBehaviour`]), `POST /_fake/reset`.
+//!   [`EmbeddingsBehaviour`]), `POST /_fake/reset`;
+//! - `GET /_fake/files/{name}` — a file of the directory [`FakeServer::serve_files`] named
+//!   (`fakellm --files DIR`), for model downloads; 404 for any other name, or none served.
 //!
 //! Each model request takes the next queued [`Behaviour`] (the default one when the queue is
 //! empty), waits the configured latency, and answers in the route's format — streamed as
@@ -364,6 +366,8 @@ struct Shared {
     embeddings: Mutex<EmbeddingsBehaviour>,
     /// Texts given a vector.
     embedded_inputs: AtomicUsize,
+    /// The directory `/_fake/files/{name}` serves.
+    files: Mutex<Option<std::path::PathBuf>>,
 }
 
 /// A running fake provider.
@@ -390,6 +394,7 @@ impl FakeServer {
             abandoned: Default::default(),
             embeddings: Mutex::new(EmbeddingsBehaviour::default()),
             embedded_inputs: AtomicUsize::new(0),
+            files: Mutex::new(None),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
@@ -400,6 +405,7 @@ impl FakeServer {
             .route("/_fake/latency", post(set_latency))
             .route("/_fake/embeddings", post(set_embeddings))
             .route("/_fake/reset", post(reset))
+            .route("/_fake/files/{name}", get(serve_file))
             .with_state(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -466,6 +472,12 @@ impl FakeServer {
     /// included).
     pub fn embedded_inputs(&self) -> usize {
         self.shared.embedded_inputs.load(Ordering::SeqCst)
+    }
+
+    /// Serves the files of `dir` at `GET /_fake/files/{name}` (plain names only: letters,
+    /// digits, `.`, `-`, `_`, not starting with `.`).
+    pub fn serve_files(&self, dir: impl Into<std::path::PathBuf>) {
+        *self.shared.files.lock() = Some(dir.into());
     }
 
     /// Delay before each answer's first byte (chat and embeddings alike).
@@ -1248,6 +1260,23 @@ fn anthropic_stream(
     ));
     events.push(sse("message_stop", json!({"type": "message_stop"})));
     events
+}
+
+/// `GET /_fake/files/{name}`: a file of the served directory, whole.
+async fn serve_file(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let plain = !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    let dir = shared.files.lock().clone();
+    match dir.filter(|_| plain).map(|d| std::fs::read(d.join(&name))) {
+        Some(Ok(bytes)) => bytes.into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 #[cfg(test)]

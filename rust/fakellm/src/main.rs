@@ -1,4 +1,5 @@
-//! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json] [--default JSON]`: the
+//! `fakellm --listen 127.0.0.1:0 [--latency-ms N] [--replies FILE.json] [--default JSON]
+//! [--files DIR]`: the
 //! fake LLM provider as a process (for headless Godot tests, benchmarks and demos). `--replies`
 //! queues answers (a JSON array of behaviours); `--default` is the answer once the queue is
 //! empty (one behaviour object, e.g. `{"kind": "reply", "text": "…", "chunk_chars": 4}`).
@@ -6,7 +7,8 @@
 //! (Ctrl-C) or terminated. It serves OpenAI chat completions and embeddings under
 //! `http://ADDR/v1` and Anthropic messages under `http://ADDR`; `POST /_fake/embeddings` (one
 //! embeddings behaviour, e.g. `{"kind": "vectors", "dimension": 384}`) changes how
-//! `/v1/embeddings` answers (see the library's docs for every route).
+//! `/v1/embeddings` answers; `--files DIR` serves DIR's files at `/_fake/files/{name}` (see the
+//! library's docs for every route).
 
 use std::time::Duration;
 
@@ -14,7 +16,8 @@ use agents_fakellm::{Behaviour, FakeServer};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json] [--default JSON]"
+        "usage: fakellm [--listen ADDR] [--latency-ms N] [--replies FILE.json] [--default JSON] \
+         [--files DIR]"
     );
     std::process::exit(2)
 }
@@ -25,6 +28,7 @@ async fn main() {
     let mut latency = None;
     let mut replies = None;
     let mut default = None;
+    let mut files = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -38,6 +42,7 @@ async fn main() {
             }
             "--replies" => replies = Some(args.next().unwrap_or_else(|| usage())),
             "--default" => default = Some(args.next().unwrap_or_else(|| usage())),
+            "--files" => files = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -48,6 +53,9 @@ async fn main() {
             std::process::exit(1);
         }
     };
+    if let Some(dir) = files {
+        server.serve_files(dir);
+    }
     if let Some(ms) = latency {
         server.set_latency(Duration::from_millis(ms));
     }

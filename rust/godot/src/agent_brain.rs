@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use agents_core::brain::{BrainRegistry, BrainSpec};
+use godot::classes::FileAccess;
 use godot::prelude::*;
 
 use crate::convert;
@@ -94,8 +95,22 @@ pub struct AgentBrain {
     /// `cli`: a preset instead of [member command]: `claude` runs `claude -p --output-format json`.
     #[var(hint = ENUM_SUGGESTION, hint_string = "claude", usage_flags = [DEFAULT])]
     cli_backend: GString,
-    /// `local`: tokens of context each agent holds, its prompt and its answer; `0`: 4096.
+    /// `local`: where to download the GGUF model file from (`https://…`) instead of a
+    /// [member model] file: once, into [member model_cache], checked against
+    /// [member model_sha256]. The agent's first decision waits for it;
+    /// [signal AgentRuntime.model_download_progress] tells how it goes.
     #[export_group(name = "On-device Model")]
+    #[export(placeholder = "https://example.com/models/model.gguf")]
+    model_url: GString,
+    /// `local`: the SHA-256 of the file at [member model_url] (64 hexadecimal digits),
+    /// required with it; a download that differs is deleted
+    /// (`brain_model_checksum_mismatch`).
+    #[export]
+    model_sha256: GString,
+    /// `local`: the folder downloaded models are kept in; empty: `user://models`.
+    #[export(placeholder = "user://models")]
+    model_cache: GString,
+    /// `local`: tokens of context each agent holds, its prompt and its answer; `0`: 4096.
     #[export(range = (0.0, 131072.0, 256.0, or_greater, suffix = "tokens"))]
     context_size: i64,
     /// `local`: agents whose decisions are decoded together (more wait for a free slot); `0`:
@@ -223,6 +238,16 @@ impl AgentBrain {
                  a local server (a loopback base_url needs no key)."
             ));
         }
+        if provider == "local"
+            && let Some(model) = text(&self.model)
+            && !FileAccess::file_exists(&model)
+        {
+            out.push(format!(
+                "{label}: the local brain's model file {model} does not exist: agents using it \
+                 will not spawn. Put the GGUF file there, or name where to download it with \
+                 model_url and model_sha256."
+            ));
+        }
         out
     }
 
@@ -263,6 +288,21 @@ impl AgentBrain {
             _ => m,
         });
         set("model", model.map(Into::into));
+        if let Some(url) = text(&self.model_url) {
+            set("model_url", Some(url.into()));
+            // Downloads go to the user folder unless another folder is named.
+            let cache = text(&self.model_cache).unwrap_or_else(|| "user://models".into());
+            set(
+                "model_cache",
+                Some(crate::agent_runtime::globalize_path(&cache).into()),
+            );
+        } else {
+            set(
+                "model_cache",
+                text(&self.model_cache).map(|c| crate::agent_runtime::globalize_path(&c).into()),
+            );
+        }
+        set("model_sha256", text(&self.model_sha256).map(Into::into));
         for (field, value) in [
             ("base_url", &self.base_url),
             ("api_key_env", &self.api_key_env),

@@ -354,6 +354,11 @@ impl AgentNode {
     #[signal]
     fn tool_called(tool: GString, call_id: GString);
 
+    /// Its on-device brain's model file is downloading ([member AgentBrain.model_url]):
+    /// [param received] bytes of [param total] ([code]-1[/code] when unknown).
+    #[signal]
+    fn model_downloading(received: i64, total: i64);
+
     /// Something went wrong for this agent, or a call on this node failed: [param code] is one
     /// of the `ERROR_*` constants of [AgentConstants] — the codes of
     /// [signal AgentRuntime.agent_error] (`brain_error`, `invalid_action`, …), of a failed spawn
@@ -1075,6 +1080,14 @@ impl AgentNode {
                 .signals()
                 .tool_called()
                 .emit(tool.as_str(), call_id.as_str()),
+            BusMessage::ModelDownloadProgress {
+                received_bytes,
+                total_bytes,
+                ..
+            } => self
+                .signals()
+                .model_downloading()
+                .emit(*received_bytes as i64, total_bytes.map_or(-1, |t| t as i64)),
             BusMessage::AgentError { code, message, .. } => {
                 self.last_error.set(code.as_str(), message.as_str());
                 self.signals()

@@ -620,6 +620,13 @@ impl AgentRuntime {
     #[signal]
     fn agent_tool_call(agent_id: GString, tool: GString, call_id: GString);
 
+    /// The model file of [param agent_id]'s on-device brain is downloading from [param url]
+    /// (an [AgentBrain]'s [member AgentBrain.model_url], before the agent's first decision):
+    /// [param received] bytes of [param total] ([code]-1[/code] when the server does not say).
+    /// At most once per MiB, and once at the end: for a loading screen.
+    #[signal]
+    fn model_download_progress(agent_id: GString, url: GString, received: i64, total: i64);
+
     /// GM tool calls were applied to a campaign loaded in this runtime over the protocol
     /// (`campaign_tool_calls`, `campaign_turn`): [param turn_id] is `""` for a batch,
     /// [param applied_actions] the `{tool, args, result, timestamp}` records. A [Campaign]
@@ -2203,6 +2210,17 @@ impl AgentRuntime {
                 agent_id.as_str(),
                 tool.as_str(),
                 call_id.as_str(),
+            ),
+            BusMessage::ModelDownloadProgress {
+                agent_id,
+                url,
+                received_bytes,
+                total_bytes,
+            } => self.signals().model_download_progress().emit(
+                agent_id.as_str(),
+                url.as_str(),
+                *received_bytes as i64,
+                total_bytes.map_or(-1, |t| t as i64),
             ),
             BusMessage::AgentReplied {
                 agent_id,

@@ -87,6 +87,27 @@ pub enum LocalError {
         /// What was asked.
         asked: String,
     },
+    /// A model file could not be downloaded (the server, the connection, the disk).
+    #[error("the model could not be downloaded from {url}: {message}")]
+    Download {
+        /// The URL, without its query.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A downloaded model file is not the one asked for: its SHA-256 differs (it was deleted).
+    #[error(
+        "the model downloaded from {url} has SHA-256 {got}, not the {expected} asked for (the \
+         file was deleted; check brain.model_sha256, or the server's file)"
+    )]
+    ChecksumMismatch {
+        /// The URL, without its query.
+        url: String,
+        /// The hash asked for.
+        expected: String,
+        /// The hash of what arrived.
+        got: String,
+    },
     /// The model's worker has stopped (the process is shutting down).
     #[error("the model's worker has stopped")]
     Stopped,
@@ -105,6 +126,8 @@ impl LocalError {
             LocalError::SettingsDiffer { .. } => "invalid_config",
             LocalError::Template(_) => "brain_template_failed",
             LocalError::Grammar(_) => "brain_grammar_failed",
+            LocalError::Download { .. } => "brain_model_download_failed",
+            LocalError::ChecksumMismatch { .. } => "brain_model_checksum_mismatch",
             LocalError::Decode(_) | LocalError::Stopped => "brain_error",
         }
     }

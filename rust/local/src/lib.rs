@@ -20,16 +20,21 @@
 //! - **Text streams** as it is generated ([`Event::Text`]), and **dropping the receiver cancels**
 //!   an answer before the next decode step.
 //!
+//! - **Model files can come from a URL** ([`download`]): downloaded once into a cache,
+//!   resumed after a cut, used only when their SHA-256 is the one asked for.
+//!
 //! Nothing here knows agents or Godot: the core crate's `local` provider turns an agent's
 //! context into a [`Job`] and its answer into the tool-call contract.
 
+pub mod download;
 pub mod error;
 pub mod models;
 pub mod sampler;
 pub mod settings;
 pub mod worker;
 
+pub use download::{Downloads, Progress, Source};
 pub use error::LocalError;
 pub use models::{Model, Models};
 pub use settings::{ChatMessage, Job, ModelSettings, Sampling};
-pub use worker::{Event, ModelInfo, Outcome};
+pub use worker::{Event, ModelInfo, Outcome, backend};

@@ -21,6 +21,9 @@ pub enum Pick {
     End,
 }
 
+/// Scaled logits this far below the likeliest token's are not drawn (weight under e^-20).
+const NEGLIGIBLE: f32 = 20.0;
+
 /// The sampler of one answer.
 pub struct Constrained {
     matcher: Option<Matcher>,
@@ -103,7 +106,9 @@ impl Constrained {
         }
     }
 
-    /// Temperature, then top-p, then a draw.
+    /// Temperature, then top-p, then a draw. Tokens less likely than e^-[`NEGLIGIBLE`] times
+    /// the likeliest are dropped first: together they weigh less than one part in a thousand
+    /// (of a 262,144-entry vocabulary), and the rest is sorted in a fraction of the time.
     fn sample(&mut self) -> u32 {
         let t = self.sampling.temperature;
         let max = self
@@ -111,6 +116,7 @@ impl Constrained {
             .iter()
             .map(|c| c.1)
             .fold(f32::NEG_INFINITY, f32::max);
+        self.candidates.retain(|c| (c.1 - max) / t > -NEGLIGIBLE);
         let mut total = 0.0;
         for c in &mut self.candidates {
             c.1 = ((c.1 - max) / t).exp();

@@ -91,8 +91,9 @@ pub(crate) enum Command {
     Forget(String),
 }
 
-/// The process's llama.cpp backend (initialised once, with llama.cpp's logs off).
-fn backend() -> Result<&'static LlamaBackend, LocalError> {
+/// The process's llama.cpp backend (initialised once, with llama.cpp's logs off). llama.cpp
+/// starts once per process: code that uses `llama-cpp-2` beside this crate takes it from here.
+pub fn backend() -> Result<&'static LlamaBackend, LocalError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {

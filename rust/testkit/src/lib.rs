@@ -13,6 +13,16 @@ pub mod postgres;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
+/// The SHA-256 of `bytes`, in lower-case hexadecimal (what a model download is checked
+/// against).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A free TCP port on 127.0.0.1 (bound and released: a later bind may still race).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -17,6 +17,10 @@
 //!   the `openai` brain against the fake provider (the `fakellm` binary, started here) and stream
 //!   their lines as `agent_speech_delta` signals, on the release extension (see
 //!   [`godot_stream_bench`]).
+//! - `agents-local` `throughput` and `agents-core` `local` (feature `local`): the on-device
+//!   model on Gemma 3 270M (fetched and checked by [`crate::test_model`]): tokens/s against
+//!   llama.cpp's own loop, agents decided together against one at a time, the prompt cache,
+//!   memory with 32 agents, answers valid without repair (see [`local_bench`]).
 //! - `agents-server` `ws`: the WebSocket server — memory per idle connection (1,000 clients),
 //!   event fan-out (1,000 agents → 100 clients), open-loop request → reply latency — compared in
 //!   the same run with two Godot servers this module starts (see [`ws_bench`]): the GDScript
@@ -48,6 +52,8 @@ pub enum Selection {
     /// Only AgentNode's costs: 500 NPC nodes' frame cost and the `ask` round trip
     /// (`--only-nodes`).
     OnlyNodes,
+    /// Only the on-device model's benches (`--only-local`).
+    OnlyLocal,
 }
 
 /// Runs the selected benchmarks, streaming their output.
@@ -58,6 +64,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::OnlyStream => return godot_stream_bench(ctx),
         Selection::OnlyDebugger => return debugger_bench(ctx),
         Selection::OnlyNodes => return node_bench(ctx),
+        Selection::OnlyLocal => return local_bench(ctx),
         Selection::All => {}
     }
     ensure_python_chess();
@@ -103,7 +110,37 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     godot_stream_bench(ctx)?;
     debugger_bench(ctx)?;
     node_bench(ctx)?;
+    local_bench(ctx)?;
     ws_bench(ctx)
+}
+
+/// The on-device model's benches on the real model (fetched once into the cache and checked):
+/// `agents-local`'s `throughput`, then `agents-core`'s `local`.
+pub fn local_bench(ctx: &Ctx) -> Result<(), String> {
+    crate::packages::ensure_build_tools()?;
+    let model = crate::test_model::ensure()?;
+    for (package, bench, features) in [
+        ("agents-local", "throughput", None),
+        ("agents-core", "local", Some("local")),
+    ] {
+        println!("xtask: cargo bench -p {package} --bench {bench}");
+        let mut cmd = Command::new(cargo());
+        cmd.args(["bench", "-p", package, "--bench", bench])
+            .env(crate::test_model::ENV, &model)
+            .current_dir(&ctx.root);
+        if let Some(features) = features {
+            cmd.args(["--features", features]);
+        }
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot run cargo bench: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "cargo bench -p {package} --bench {bench} failed ({status})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The drain bench's script, relative to `godot-project/`.

@@ -12,12 +12,14 @@
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
 //!   an `AgentRuntime` serving in another Godot process, then the package smoke test (suite
 //!   `package`); the last line printed is `N passed, N failed`.
-//! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes]` — the
+//! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes |
+//!   --only-local]` — the
 //!   release-build
 //!   benchmarks recorded
 //!   in `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-stream`: only
 //!   the Godot drain with 100 agents streaming from the fake provider; `--only-ws`: only the
-//!   WebSocket server bench with its Godot comparison servers).
+//!   WebSocket server bench with its Godot comparison servers; `--only-local`: the on-device
+//!   model's benches on Gemma 3 270M).
 //! - `killtest [--rounds N] [--seed S] [--clients N]` — kills a real `agents-server serve` with
 //!   SIGKILL mid-burst, round after round, and proves that every acknowledged write survives and
 //!   no id is handed out twice (see [`killtest`]); `test` runs it with a few rounds.
@@ -142,14 +144,17 @@ commands:
                                      package: only the release zips' smoke test)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes]
+  bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes | --only-local]
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
                                   just the Godot drain bench; --only-stream: just the Godot drain
                                   with 100 agents streaming from the fake model; --only-ws: just
                                   the WebSocket bench; --only-debugger: the Agents debugger's
                                   frame cost with 1,000 agents, with and without a session;
-                                  --only-nodes: 500 AgentNodes' frame cost and the ask round trip)
+                                  --only-nodes: 500 AgentNodes' frame cost and the ask round trip;
+                                  --only-local: the on-device model on Gemma 3 270M: tokens/s
+                                  against llama.cpp's loop, agents decided together, the prompt
+                                  cache, memory, answers valid without repair)
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -193,6 +198,8 @@ struct Opts {
     only_debugger: bool,
     /// `bench --only-nodes`.
     only_nodes: bool,
+    /// `bench --only-local`.
+    only_local: bool,
     /// `demo --fake-model`.
     fake_model: bool,
 }
@@ -216,6 +223,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--only-stream" => opts.only_stream = true,
             "--only-debugger" => opts.only_debugger = true,
             "--only-nodes" => opts.only_nodes = true,
+            "--only-local" => opts.only_local = true,
             "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
@@ -238,6 +246,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         opts.only_stream,
         opts.only_debugger,
         opts.only_nodes,
+        opts.only_local,
     ]
     .iter()
     .filter(|&&on| on)
@@ -245,8 +254,8 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         > 1
     {
         return Err(
-            "--only-godot, --only-stream, --only-ws, --only-debugger and --only-nodes exclude each \
-             other"
+            "--only-godot, --only-stream, --only-ws, --only-debugger, --only-nodes and --only-local \
+             exclude each other"
                 .into(),
         );
     }
@@ -377,6 +386,8 @@ fn bench_selection(opts: &Opts) -> bench::Selection {
         bench::Selection::OnlyDebugger
     } else if opts.only_nodes {
         bench::Selection::OnlyNodes
+    } else if opts.only_local {
+        bench::Selection::OnlyLocal
     } else if opts.skip_cargo {
         bench::Selection::OnlyGodot
     } else {

@@ -4,7 +4,9 @@
 //! [`REPLIES`] queued. The suites learn its URL from `AGENTS_FAKE_LLM_URL`, and the path of a
 //! command-line model for the `cli` brain (Python, run with `python3`) from
 //! `AGENTS_CLI_MODEL_SCRIPT`, and a tiny random-weight model file for the `local` brain from
-//! `AGENTS_TINY_MODEL`.
+//! `AGENTS_TINY_MODEL` (served by the fake too, at `/_fake/files/tiny.gguf`, with its SHA-256
+//! in `AGENTS_TINY_MODEL_SHA256`), and Gemma 3 270M from `AGENTS_TEST_MODEL` (fetched first, see
+//! [`crate::test_model`]).
 
 use std::fs;
 use std::process::Command;
@@ -89,18 +91,32 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
     if let Err(e) = fs::write(&replies, REPLIES) {
         return failure(format!("cannot write {}: {e}", replies.display()));
     }
+    // A tiny random-weight model for the `local` brain's suite, also served for download.
+    let files = ctx.target_dir.join("xtask-model-files");
+    let tiny = files.join("tiny.gguf");
+    if let Err(e) =
+        fs::create_dir_all(&files).and_then(|()| agents_testkit::gguf::write_tiny_model(&tiny))
+    {
+        return failure(format!("cannot write {}: {e}", tiny.display()));
+    }
+    let tiny_sha256 = match crate::test_model::sha256(&tiny) {
+        Ok(hash) => hash,
+        Err(e) => return failure(e),
+    };
+    // The real model, for agents deciding with it in Godot.
+    let gemma = match crate::test_model::ensure() {
+        Ok(path) => path,
+        Err(e) => return failure(e),
+    };
     let mut cmd = Command::new(&exe);
-    cmd.arg("--replies").arg(&replies);
+    cmd.arg("--replies")
+        .arg(&replies)
+        .arg("--files")
+        .arg(&files);
     let (fake, url) = match start_fake(&mut cmd) {
         Ok(started) => started,
         Err(e) => return failure(e),
     };
-    // A tiny random-weight model for the `local` brain's suite.
-    let tiny = ctx.target_dir.join("xtask-tiny-model.gguf");
-    if let Err(e) = agents_testkit::gguf::write_tiny_model(&tiny) {
-        let _ = fake.terminate(Duration::from_secs(5));
-        return failure(format!("cannot write {}: {e}", tiny.display()));
-    }
     println!("xtask: the model suites against the fake provider at {url}");
     let args = RunnerArgs {
         dir: Some(MODEL_SUITES_DIR.to_string()),
@@ -116,6 +132,11 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
             (
                 "AGENTS_TINY_MODEL".into(),
                 tiny.to_string_lossy().into_owned(),
+            ),
+            ("AGENTS_TINY_MODEL_SHA256".into(), tiny_sha256),
+            (
+                crate::test_model::ENV.into(),
+                gemma.to_string_lossy().into_owned(),
             ),
         ],
     };

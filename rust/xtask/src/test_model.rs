@@ -97,7 +97,7 @@ pub fn ensure() -> Result<PathBuf, String> {
     Ok(path)
 }
 
-fn sha256(path: &std::path::Path) -> Result<String, String> {
+pub fn sha256(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
     let mut file =
         std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;

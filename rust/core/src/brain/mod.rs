@@ -335,19 +335,41 @@ pub struct BrainSettings {
     pub api_key: Option<agents_llm::client::Secret>,
 }
 
-/// Where a streaming brain reports what arrives while it answers (the runtime publishes it as
-/// `AgentSpeechDelta` / `AgentToolCall`). The default drops everything.
+/// What a brain reports while it works, besides its answer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BrainEvent<'a> {
+    /// A piece of a streaming answer: text, or a tool call starting.
+    Stream(&'a agents_llm::StreamEvent),
+    /// The brain's model file is downloading (a `local` brain's `model_url`).
+    ModelDownload {
+        /// Where from (without the URL's query).
+        url: &'a str,
+        /// Bytes received.
+        received: u64,
+        /// The file's size, when the server says.
+        total: Option<u64>,
+    },
+}
+
+/// Where a brain reports what happens while it answers (the runtime publishes it as
+/// `AgentSpeechDelta`, `AgentToolCall`, `ModelDownloadProgress`). The default drops
+/// everything.
 #[derive(Clone)]
-pub struct BrainEvents(std::sync::Arc<dyn Fn(&agents_llm::StreamEvent) + Send + Sync>);
+pub struct BrainEvents(std::sync::Arc<dyn Fn(BrainEvent<'_>) + Send + Sync>);
 
 impl BrainEvents {
     /// Reports to `sink`.
-    pub fn new(sink: impl Fn(&agents_llm::StreamEvent) + Send + Sync + 'static) -> Self {
+    pub fn new(sink: impl Fn(BrainEvent<'_>) + Send + Sync + 'static) -> Self {
         BrainEvents(std::sync::Arc::new(sink))
     }
 
-    /// Reports one event.
+    /// Reports a piece of a streaming answer.
     pub fn report(&self, event: &agents_llm::StreamEvent) {
+        (self.0)(BrainEvent::Stream(event))
+    }
+
+    /// Reports any event.
+    pub fn report_event(&self, event: BrainEvent<'_>) {
         (self.0)(event)
     }
 }

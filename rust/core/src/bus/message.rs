@@ -220,6 +220,21 @@ events! {
         /// The call's id.
         call_id: String,
     },
+    /// The model file of an agent's `local` brain is downloading (its `model_url`), before
+    /// the agent's first decision: bytes received of how many. At most one per MiB and one at
+    /// the end; agents asking for a file that is downloading already report it too.
+    /// Ephemeral: for a loading screen; not stored.
+    ModelDownloadProgress = "model_download_progress" {
+        /// The agent waiting for the model.
+        agent_id: String,
+        /// Where it comes from (without the URL's query).
+        url: String,
+        /// Bytes received so far.
+        received_bytes: u64,
+        /// The file's size; absent when the server does not say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total_bytes: Option<u64>,
+    },
     /// An agent's decision answered lines sent to it from outside (`send_message`, an
     /// `AgentNode`'s `ask`): what it said and did, or why it could not decide. One per
     /// decision, after its speech and its actions; `in_reply_to` names the lines, so an answer
@@ -333,6 +348,7 @@ impl BusMessage {
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
+            | BusMessage::ModelDownloadProgress { agent_id, .. }
             | BusMessage::AgentReplied { agent_id, .. }
             | BusMessage::AgentRemembered { agent_id, .. }
             | BusMessage::AgentReflected { agent_id, .. } => agent_id,
@@ -370,6 +386,7 @@ impl BusMessage {
             | BusMessage::CollaborationRequested { agent_id, .. }
             | BusMessage::AgentSpeechDelta { agent_id, .. }
             | BusMessage::AgentToolCall { agent_id, .. }
+            | BusMessage::ModelDownloadProgress { agent_id, .. }
             | BusMessage::AgentReplied { agent_id, .. }
             | BusMessage::AgentRemembered { agent_id, .. }
             | BusMessage::AgentReflected { agent_id, .. } => Some(agent_id),

@@ -1532,26 +1532,39 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
     }
 }
 
-/// Publishes what a streaming brain reports as `AgentSpeechDelta` (numbered per agent) and
-/// `AgentToolCall`.
+/// Publishes what a brain reports as `AgentSpeechDelta` (numbered per agent),
+/// `AgentToolCall` and `ModelDownloadProgress`.
 fn stream_events(bus: &Bus, agent_id: &str) -> crate::brain::BrainEvents {
     let bus = bus.clone();
     let agent_id = agent_id.to_string();
     let seq = std::sync::atomic::AtomicU64::new(0);
     crate::brain::BrainEvents::new(move |event| {
+        use crate::brain::BrainEvent;
         let message = match event {
-            agents_llm::StreamEvent::TextDelta(delta) => BusMessage::AgentSpeechDelta {
-                agent_id: agent_id.clone(),
-                delta: delta.clone(),
-                seq: seq.fetch_add(1, Ordering::Relaxed),
-            },
-            agents_llm::StreamEvent::ToolCallStarted { id, name, .. } => {
+            BrainEvent::Stream(agents_llm::StreamEvent::TextDelta(delta)) => {
+                BusMessage::AgentSpeechDelta {
+                    agent_id: agent_id.clone(),
+                    delta: delta.clone(),
+                    seq: seq.fetch_add(1, Ordering::Relaxed),
+                }
+            }
+            BrainEvent::Stream(agents_llm::StreamEvent::ToolCallStarted { id, name, .. }) => {
                 BusMessage::AgentToolCall {
                     agent_id: agent_id.clone(),
                     tool: name.clone(),
                     call_id: id.clone(),
                 }
             }
+            BrainEvent::ModelDownload {
+                url,
+                received,
+                total,
+            } => BusMessage::ModelDownloadProgress {
+                agent_id: agent_id.clone(),
+                url: url.to_string(),
+                received_bytes: received,
+                total_bytes: total,
+            },
         };
         bus.publish(message);
     })

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agents_llm::{ModelReply, ModelRequest, StreamEvent, Usage};
-use agents_local::{ChatMessage, Event, Job, LocalError, Model, ModelSettings, Models, Sampling};
+use agents_local::{
+    ChatMessage, Downloads, Event, Job, LocalError, Model, ModelSettings, Models, Sampling, Source,
+};
 use serde_json::{Value, json};
 
 use super::speech::SpeechStream;
@@ -16,7 +18,8 @@ use crate::brain::llm::{reflect, reply};
 use crate::brain::rating::{RateFuture, RatingRequest};
 use crate::brain::reflection::{ReflectFuture, ReflectionRequest};
 use crate::brain::{
-    Brain, BrainContext, BrainError, BrainEvents, BrainSettings, BrainSpec, DecideFuture,
+    Brain, BrainContext, BrainError, BrainEvent, BrainEvents, BrainSettings, BrainSpec,
+    DecideFuture,
 };
 use crate::memory::BrainCall;
 
@@ -27,6 +30,8 @@ pub struct LocalBrain {
     /// The model file, for the trace.
     label: String,
     model_settings: ModelSettings,
+    /// Where the file is downloaded from, when it is (into `model_settings.path`).
+    source: Option<Source>,
     keep: bool,
     sampling: Sampling,
     max_tokens: u32,
@@ -44,8 +49,12 @@ impl LocalBrain {
         settings.gate.agent_budget.set_limit(spec.token_budget);
         LocalBrain {
             key: format!("brain-{}", BRAINS.fetch_add(1, Ordering::Relaxed)),
-            label: options.model.clone().unwrap_or_default(),
+            label: match &options.source() {
+                Some(source) => source.display_url(),
+                None => options.model.clone().unwrap_or_default(),
+            },
             model_settings: options.model_settings(),
+            source: options.source(),
             keep: options.keep_loaded.unwrap_or(false),
             sampling: Sampling {
                 temperature: options.temperature.unwrap_or(0.7) as f32,
@@ -83,10 +92,30 @@ fn failure(e: LocalError) -> BrainError {
 }
 
 impl LocalBrain {
-    /// The model, loaded on first use (off the runtime's threads: loading blocks).
+    /// The model, loaded on first use (off the runtime's threads: loading blocks), and
+    /// downloaded first when it comes from a URL (reporting the progress).
     async fn model(&mut self) -> Result<Arc<Model>, BrainError> {
         if let Some(model) = &self.model {
             return Ok(model.clone());
+        }
+        if let Some(source) = &self.source {
+            let cache = self
+                .model_settings
+                .path
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let (events, url) = (&self.events, source.display_url());
+            Downloads::global()
+                .fetch(source, &cache, |progress| {
+                    events.report_event(BrainEvent::ModelDownload {
+                        url: &url,
+                        received: progress.received,
+                        total: progress.total,
+                    })
+                })
+                .await
+                .map_err(failure)?;
         }
         let (settings, keep) = (self.model_settings.clone(), self.keep);
         let model = tokio::task::spawn_blocking(move || Models::global().load(&settings, keep))
@@ -134,14 +163,7 @@ impl LocalBrain {
                             text: outcome.text,
                             tool_calls: Vec::new(),
                             usage,
-                            stop_reason: Some(
-                                if outcome.complete {
-                                    "end"
-                                } else {
-                                    "max_tokens"
-                                }
-                                .into(),
-                            ),
+                            stop_reason: Some(if outcome.complete { "end" } else { CUT }.into()),
                         };
                         break Ok((reply, usage));
                     }
@@ -184,8 +206,15 @@ impl Brain for LocalBrain {
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
         Box::pin(async move {
             let request = prompt::request(context, &self.options());
-            let schema = contract_schema(&request.tools);
-            let reply = self.call(&request, schema, true).await?;
+            let schema = contract_schema(
+                &request.tools,
+                request.max_tokens.unwrap_or(self.max_tokens),
+            );
+            let mut reply = self.call(&request, schema, true).await?;
+            if reply.stop_reason.as_deref() == Some(CUT) {
+                // Closed where it stopped; never taken for plain text.
+                reply.text = super::salvage::close(&reply.text).unwrap_or_else(|| SILENT.into());
+            }
             Ok(reply::to_contract(&reply))
         })
     }
@@ -217,12 +246,18 @@ impl Brain for LocalBrain {
     }
 }
 
+/// The stop reason of an answer cut at `max_tokens`.
+const CUT: &str = "max_tokens";
+
+/// An answer that said nothing (the runtime asks for a repair).
+const SILENT: &str = r#"{"assistant_text":"","dialog_type":"","tool_calls":[]}"#;
+
 /// How a local model is asked to answer. The grammar holds it to the shape, so nothing here is
 /// an example to copy (a small model copies an example's placeholder words).
 const ANSWER_FORMAT: &str = "\
 Answer with one JSON object: assistant_text is what you say now, in your own words (empty when \
 you only act); dialog_type is one word for it (reply, question, statement); tool_calls are the \
-tools you use now, each with an id, the tool's name and its args.";
+tools you use now, each with the tool's name and its args.";
 
 /// The request as one text: the system prompt and the tools first (stable between an agent's
 /// decisions, so they stay cached), then how to answer and the conversation.
@@ -269,6 +304,21 @@ mod tests {
             ),
             (LocalError::Grammar("x".into()), "brain_grammar_failed"),
             (LocalError::Template("x".into()), "brain_template_failed"),
+            (
+                LocalError::Download {
+                    url: "u".into(),
+                    message: "m".into(),
+                },
+                "brain_model_download_failed",
+            ),
+            (
+                LocalError::ChecksumMismatch {
+                    url: "u".into(),
+                    expected: "a".into(),
+                    got: "b".into(),
+                },
+                "brain_model_checksum_mismatch",
+            ),
             (LocalError::Decode("x".into()), "brain_error"),
         ] {
             let failed = failure(e);

@@ -10,8 +10,10 @@
 //! Each decision is one answer of the model, **constrained while it is generated** to the
 //! contract — `{assistant_text, dialog_type, tool_calls: [{id, tool, args, reason?}]}` with
 //! `tool` one of the agent's tools at this moment and `args` matching that tool's JSON Schema
-//! ([`contract_schema`]) — so it is valid by construction; the runtime's validation and repair
-//! loop stay as a safety net, and the trace counts what they were needed for. Reflections and
+//! ([`contract_schema`], which also keeps out silent answers and repeated call ids) — so it is
+//! valid by construction; an answer cut at `max_tokens` is closed where it stopped (its
+//! complete calls only). The runtime's validation and repair loop stay as a safety net, and the
+//! trace counts what they were needed for. Reflections and
 //! importance ratings are constrained to their answers' schemas the same way. The prompt is the
 //! one text the `cli` brain's Claude Code dialect sends (the stable system prompt and tools
 //! first, so the agent's sequence keeps that prefix cached and a decision evaluates only what
@@ -29,6 +31,8 @@
 
 #[cfg(feature = "local")]
 mod brain;
+#[cfg(feature = "local")]
+mod salvage;
 #[cfg(feature = "local")]
 mod speech;
 
@@ -56,10 +60,22 @@ pub const DEFAULT_MAX_TOKENS: u32 = 512;
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocalOptions {
-    /// The GGUF model file (required for `local`): a path, absolute or relative to the working
-    /// directory (in Godot also `res://` or `user://`).
+    /// The GGUF model file: a path, absolute or relative to the working directory (in Godot
+    /// also `res://` or `user://`). Either this or `model_url`.
     #[schemars(length(max = 4096))]
     pub model: Option<String>,
+    /// Where to download the GGUF model file from (`http` or `https`), once, into
+    /// `model_cache`; with `model_sha256`. Either this or `model`.
+    #[schemars(length(max = 4096))]
+    pub model_url: Option<String>,
+    /// The SHA-256 the file at `model_url` must have (64 hexadecimal digits): a file that
+    /// differs is deleted and the agent reports `brain_model_checksum_mismatch`.
+    #[schemars(length(min = 64, max = 64))]
+    pub model_sha256: Option<String>,
+    /// The directory downloaded models are kept in (default: the user's cache directory,
+    /// `godot-agents/models` in it; in Godot `user://models`).
+    #[schemars(length(max = 4096))]
+    pub model_cache: Option<String>,
     /// Tokens of context each agent holds: its prompt and its answer (default 4096).
     #[schemars(range(min = 256, max = 131072))]
     pub context_size: Option<u32>,
@@ -91,10 +107,32 @@ pub struct LocalOptions {
 
 #[cfg(feature = "local")]
 impl LocalOptions {
+    /// Where the model comes from, when it is downloaded (the options were validated).
+    fn source(&self) -> Option<agents_local::Source> {
+        let url = self.model_url.as_deref()?;
+        agents_local::Source::new(url, self.model_sha256.as_deref().unwrap_or_default()).ok()
+    }
+
+    /// The directory downloads are kept in.
+    fn cache_dir(&self) -> std::path::PathBuf {
+        self.model_cache
+            .as_ref()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(agents_local::download::default_cache_dir)
+    }
+
+    /// The model file: `model`, or where `model_url`'s download is kept.
+    fn model_path(&self) -> std::path::PathBuf {
+        match self.source() {
+            Some(source) => source.cached_path(&self.cache_dir()),
+            None => self.model.clone().unwrap_or_default().into(),
+        }
+    }
+
     /// How the model is loaded.
     fn model_settings(&self) -> agents_local::ModelSettings {
         use agents_local::ModelSettings;
-        let defaults = ModelSettings::new(self.model.clone().unwrap_or_default());
+        let defaults = ModelSettings::new(self.model_path());
         ModelSettings {
             context_size: self.context_size.unwrap_or(defaults.context_size),
             sequences: self.sequences.unwrap_or(defaults.sequences),
@@ -120,9 +158,44 @@ impl super::Provider for LocalProvider {
         check_temperature(options.temperature)?;
         check_max_tokens(options.max_tokens)?;
         check_not_blank("model", options.model.as_deref())?;
+        check_not_blank("model_url", options.model_url.as_deref())?;
+        check_not_blank("model_cache", options.model_cache.as_deref())?;
         check_not_blank("chat_template", options.chat_template.as_deref())?;
-        if options.model.is_none() {
-            return Err("brain.model is required for the local provider: the GGUF file".into());
+        match (&options.model, &options.model_url) {
+            (None, None) => {
+                return Err(
+                    "brain.model is required for the local provider: the GGUF file \
+                            (or brain.model_url and brain.model_sha256, to download it)"
+                        .into(),
+                );
+            }
+            (Some(_), Some(_)) => {
+                return Err(
+                    "brain.model_url: give brain.model (a file) or brain.model_url \
+                            (a download), not both"
+                        .into(),
+                );
+            }
+            (Some(_), None) => {
+                for (field, set) in [
+                    ("model_sha256", options.model_sha256.is_some()),
+                    ("model_cache", options.model_cache.is_some()),
+                ] {
+                    if set {
+                        return Err(format!(
+                            "brain.{field} applies to a download: it needs brain.model_url"
+                        ));
+                    }
+                }
+            }
+            (None, Some(url)) => {
+                let Some(sha256) = &options.model_sha256 else {
+                    return Err("brain.model_sha256 is required with brain.model_url: the \
+                                SHA-256 the downloaded file must have"
+                        .into());
+                };
+                check_source(url, sha256)?;
+            }
         }
         if let Some(p) = options.top_p
             && !(p.is_finite() && p > 0.0 && p <= 1.0)
@@ -148,7 +221,7 @@ impl super::Provider for LocalProvider {
     }
 
     /// The file exists, is GGUF, fits the memory free, and agrees with the settings other
-    /// agents loaded it with.
+    /// agents loaded it with. A download not made yet is made at the agent's first decision.
     fn check(
         &self,
         _spec: &BrainSpec,
@@ -158,12 +231,14 @@ impl super::Provider for LocalProvider {
         #[cfg(feature = "local")]
         {
             use agents_local::{LocalError, Models};
-            Models::global()
-                .check(&options.model_settings())
-                .map_err(|e| match e {
-                    LocalError::SettingsDiffer { .. } => BrainError::Invalid(e.to_string()),
-                    other => BrainError::Invalid(format!("brain.model: {other}")),
-                })
+            let settings = options.model_settings();
+            if options.model_url.is_some() && !settings.path.is_file() {
+                return Ok(());
+            }
+            Models::global().check(&settings).map_err(|e| match e {
+                LocalError::SettingsDiffer { .. } => BrainError::Invalid(e.to_string()),
+                other => BrainError::Invalid(format!("brain.model: {other}")),
+            })
         }
         #[cfg(not(feature = "local"))]
         {
@@ -190,6 +265,29 @@ impl super::Provider for LocalProvider {
     }
 }
 
+/// A download's URL and hash, checked.
+fn check_source(url: &str, sha256: &str) -> Result<(), String> {
+    #[cfg(feature = "local")]
+    {
+        agents_local::Source::new(url, sha256)
+            .map(|_| ())
+            .map_err(|e| {
+                let field = if e.contains("SHA-256") {
+                    "model_sha256"
+                } else {
+                    "model_url"
+                };
+                format!("brain.{field}: {e}")
+            })
+    }
+    #[cfg(not(feature = "local"))]
+    {
+        // A build without local models refuses the provider when the agent spawns.
+        let _ = (url, sha256);
+        Ok(())
+    }
+}
+
 /// The error of a build without local models.
 #[cfg(not(feature = "local"))]
 fn not_built() -> BrainError {
@@ -200,42 +298,65 @@ fn not_built() -> BrainError {
     )
 }
 
-/// The JSON Schema of a decision with these tools: the contract, with `tool` one of the tools'
-/// names and `args` matching that tool's parameters. Texts are bounded by the contract's
-/// limits.
-pub fn contract_schema(tools: &[ToolSpec]) -> Value {
+/// The JSON Schema of a decision with these tools, answered in at most `max_tokens` tokens:
+/// the contract, with `tool` one of the tools' names and `args` matching that tool's
+/// parameters, and nothing the runtime would send back for repair:
+///
+/// - an answer without calls says something (`assistant_text` starts with a character that is
+///   not blank: the anti-silent rule);
+/// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
+/// - at most [`MAX_LOCAL_CALLS`] calls;
+/// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
+///   character), so an answer cut at `max_tokens` is rare.
+pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
     let calls: Vec<Value> = tools
         .iter()
         .map(|tool| {
             json!({
                 "type": "object",
                 "properties": {
-                    "id": {"type": "string", "maxLength": 16},
                     "tool": {"const": tool.name},
                     "args": tool.parameters,
                     "reason": {"type": "string", "maxLength": 200},
                 },
-                "required": ["id", "tool", "args"],
+                "required": ["tool", "args"],
                 "additionalProperties": false,
             })
         })
         .collect();
-    let tool_calls = if calls.is_empty() {
-        json!({"type": "array", "maxItems": 0})
-    } else {
-        json!({"type": "array", "maxItems": 4, "items": {"anyOf": calls}})
+    let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
+    let dialog_type = json!({"type": "string", "pattern": "^[a-z_]{1,32}$"});
+    let answer = |text: Value, tool_calls: Value| {
+        json!({
+            "type": "object",
+            "properties": {
+                "assistant_text": text,
+                "dialog_type": dialog_type,
+                "tool_calls": tool_calls,
+            },
+            "required": ["assistant_text", "dialog_type", "tool_calls"],
+            "additionalProperties": false,
+        })
     };
-    json!({
-        "type": "object",
-        "properties": {
-            "assistant_text": {"type": "string", "maxLength": limits::MAX_ASSISTANT_TEXT_CHARS},
-            "dialog_type": {"type": "string", "pattern": "^[a-z_]{1,32}$"},
-            "tool_calls": tool_calls,
-        },
-        "required": ["assistant_text", "dialog_type", "tool_calls"],
-        "additionalProperties": false,
-    })
+    // Something said: a first character that is not blank, then anything.
+    let said = json!({"type": "string",
+                      "pattern": format!("^\\S[\\s\\S]{{0,{}}}$", text_chars - 1)});
+    let no_calls = json!({"type": "array", "maxItems": 0});
+    if calls.is_empty() {
+        return answer(said, no_calls);
+    }
+    let some_calls = |min: usize| {
+        json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
+               "items": {"anyOf": calls}})
+    };
+    json!({"anyOf": [
+        answer(said, some_calls(0)),
+        answer(json!({"type": "string", "maxLength": text_chars}), some_calls(1)),
+    ]})
 }
+
+/// The most calls in one answer of a local model.
+pub const MAX_LOCAL_CALLS: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -248,13 +369,24 @@ mod tests {
             description: "Walk.".into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
         }];
-        let schema = contract_schema(&tools);
-        let call = &schema["properties"]["tool_calls"]["items"]["anyOf"][0];
+        let schema = contract_schema(&tools, 512);
+        let [said, acted] = [&schema["anyOf"][0], &schema["anyOf"][1]];
+        let call = &said["properties"]["tool_calls"]["items"]["anyOf"][0];
         assert_eq!(call["properties"]["tool"]["const"], "move");
         assert_eq!(call["properties"]["args"], tools[0].parameters);
         assert_eq!(
-            contract_schema(&[])["properties"]["tool_calls"]["maxItems"],
-            0
+            call["required"],
+            json!(["tool", "args"]),
+            "no ids to repeat"
         );
+        assert_eq!(
+            said["properties"]["assistant_text"]["pattern"],
+            "^\\S[\\s\\S]{0,255}$"
+        );
+        assert_eq!(acted["properties"]["tool_calls"]["minItems"], 1);
+        assert_eq!(acted["properties"]["assistant_text"]["maxLength"], 256);
+        let silent = contract_schema(&[], 512);
+        assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
+        assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
     }
 }

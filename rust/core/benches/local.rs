@@ -1,0 +1,361 @@
+//! The `local` provider on the real model (`AGENTS_TEST_MODEL`: Gemma 3 270M, which `cargo
+//! xtask bench --only-local` fetches), through the runtime, as a game runs it:
+//!
+//! - `crowd`: 1, 8 and 32 agents on one model asked a question at once, two rounds (the first
+//!   reads each agent's whole prompt, the second only what is new): decisions per second with
+//!   their decisions decoded together (`sequences` = agents) against one at a time
+//!   (`sequences: 1`: one context behind one lock, what a single inference lock per model
+//!   gives).
+//! - `cache`: an agent's second prompt against its first, on the model directly: time to the
+//!   first answer token with the first prompt cached in its sequence, against the same second
+//!   prompt read afresh and against the first prompt.
+//! - `memory`: resident memory of the process with 1 agent and with 32 agents on one model
+//!   (both with 32 sequences, so the context is the same): the model counted once.
+//! - `valid`: 8 agents deciding round after round until at least 500 decisions were made in
+//!   this run (the other parts' decisions count): calls whose answer broke the contract (so a
+//!   repair was asked) against all calls; nothing may need a repair.
+//!
+//! `cargo bench -p agents-core --features local --bench local [-- crowd|cache|memory|valid]`.
+//! Threads: `AGENTS_BENCH_THREADS` (default: the machine's cores, at most 8).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use agents_core::bus::{BusMessage, Filter, Received};
+use agents_core::memory::CallOutcome;
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions, WorldBounds};
+use agents_local::{ChatMessage, Event, Job, ModelSettings, Models, Sampling};
+use serde_json::{Value, json};
+
+/// Tokens of context per agent.
+const CONTEXT: u32 = 3072;
+/// Most tokens per answer.
+const MAX_TOKENS: u32 = 128;
+/// Decisions the `valid` part makes sure of.
+const VALID_DECISIONS: usize = 500;
+
+const NAMES: [&str; 8] = [
+    "Mira", "Tomas", "Ilse", "Bram", "Odile", "Piet", "Rosa", "Wim",
+];
+const QUESTIONS: [&str; 6] = [
+    "Good morning! Is there fresh bread today?",
+    "Could you walk over to the well with me?",
+    "Have you seen the miller anywhere?",
+    "What do you think of the new mayor?",
+    "Can you help me carry this flour to the bakery?",
+    "Is the market open tomorrow?",
+];
+
+struct Bench {
+    model: String,
+    threads: u32,
+    decisions: usize,
+    calls: usize,
+    invalid_calls: usize,
+    repaired_decisions: usize,
+}
+
+fn options(dir: &tempfile::TempDir) -> RuntimeOptions {
+    RuntimeOptions {
+        database: dir.path().join("bench.db"),
+        idle_think_seconds: 100_000.0,
+        speaking_seconds: 0.0,
+        bounds: WorldBounds::from_rect(0.0, 0.0, 1000.0, 1000.0).unwrap(),
+        ..RuntimeOptions::default()
+    }
+}
+
+impl Bench {
+    fn brain(&self, sequences: u32, trace_prompts: bool) -> Value {
+        json!({"provider": "local", "model": self.model, "threads": self.threads,
+               "sequences": sequences, "context_size": CONTEXT, "max_tokens": MAX_TOKENS,
+               "temperature": 0.7, "trace_prompts": trace_prompts})
+    }
+
+    fn spawn(&self, rt: &Runtime, n: usize, sequences: u32, trace_prompts: bool) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                let name = format!("{} {}", NAMES[i % NAMES.len()], i / NAMES.len() + 1);
+                let config = AgentConfig::from_json(&json!({
+                    "name": name, "role": "villager",
+                    "prompt": "You live in a small market town by the sea. You sell bread, \
+                               gossip about your neighbours and help the player when asked. \
+                               Keep your lines short and warm.",
+                    "initial_position": {"x": 20.0 + 30.0 * i as f64, "y": 40.0},
+                    "brain": self.brain(sequences, trace_prompts)
+                }))
+                .unwrap();
+                rt.spawn(config).unwrap()
+            })
+            .collect()
+    }
+
+    /// Asks every agent at once; waits until each has replied. The time it took, and when
+    /// each agent's first speech piece arrived.
+    async fn round(
+        &mut self,
+        rt: &Runtime,
+        ids: &[String],
+        question: &str,
+    ) -> (Duration, HashMap<String, Duration>) {
+        let mut sub = rt.subscribe(Filter::all());
+        let started = Instant::now();
+        for id in ids {
+            rt.send_message(id, question).unwrap();
+        }
+        let mut first_piece = HashMap::new();
+        let mut replied = 0;
+        while replied < ids.len() {
+            match tokio::time::timeout(Duration::from_secs(600), sub.recv()).await {
+                Ok(Some(Received::Message(env))) => match &env.message {
+                    BusMessage::AgentSpeechDelta { agent_id, .. } => {
+                        first_piece
+                            .entry(agent_id.clone())
+                            .or_insert_with(|| started.elapsed());
+                    }
+                    BusMessage::AgentReplied {
+                        agent_id, error, ..
+                    } if ids.contains(agent_id) => {
+                        if let Some(error) = error {
+                            panic!("{agent_id} could not decide: {error:?}");
+                        }
+                        replied += 1;
+                    }
+                    _ => {}
+                },
+                Ok(Some(Received::Lagged { .. })) => {}
+                other => panic!("no answer within 10 minutes: {other:?}"),
+            }
+        }
+        self.decisions += ids.len();
+        (started.elapsed(), first_piece)
+    }
+
+    /// Counts the agents' calls: all, and those whose answer broke the contract.
+    fn count_calls(&mut self, rt: &Runtime, ids: &[String]) {
+        for id in ids {
+            let trace = rt.agent_trace(id, 10_000).unwrap();
+            self.calls += trace.len();
+            self.invalid_calls += trace
+                .iter()
+                .filter(|row| row.call.outcome == CallOutcome::InvalidReply)
+                .count();
+            self.repaired_decisions += trace.iter().filter(|row| row.call.repairs > 0).count();
+        }
+    }
+
+    async fn crowd(&mut self) {
+        println!("\n### crowd: decisions per second, one model\n");
+        println!(
+            "| agents | decoding | round 1 (whole prompts) | round 2 (prompts cached) | both rounds |"
+        );
+        println!("|---|---|---|---|---|");
+        for n in [1usize, 8, 32] {
+            for (mode, sequences) in [("together", n as u32), ("one at a time", 1)] {
+                if n == 1 && sequences == 1 && mode == "one at a time" {
+                    continue;
+                }
+                let dir = tempfile::tempdir().unwrap();
+                let rt =
+                    Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
+                let ids = self.spawn(&rt, n, sequences, false);
+                let (first, _) = self.round(&rt, &ids, QUESTIONS[0]).await;
+                let (second, _) = self.round(&rt, &ids, QUESTIONS[1]).await;
+                self.count_calls(&rt, &ids);
+                let rate = |t: Duration| n as f64 / t.as_secs_f64();
+                println!(
+                    "| {n} | {mode} | {:.2}/s ({:.1} s) | {:.2}/s ({:.1} s) | {:.2}/s |",
+                    rate(first),
+                    first.as_secs_f64(),
+                    rate(second),
+                    second.as_secs_f64(),
+                    2.0 * n as f64 / (first + second).as_secs_f64()
+                );
+                rt.shutdown(Duration::from_secs(10));
+            }
+        }
+    }
+
+    async fn cache(&mut self) {
+        println!("\n### cache: an agent's second prompt, time to its first answer token\n");
+        // Two real prompts of one agent: its first decision's and its second's.
+        let dir = tempfile::tempdir().unwrap();
+        let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
+        let ids = self.spawn(&rt, 1, 1, true);
+        self.round(&rt, &ids, QUESTIONS[2]).await;
+        self.round(&rt, &ids, QUESTIONS[3]).await;
+        let trace = rt.agent_trace(&ids[0], 100).unwrap();
+        self.count_calls(&rt, &ids);
+        rt.shutdown(Duration::from_secs(10));
+        let mut prompts: Vec<String> = trace
+            .iter()
+            .rev()
+            .filter(|row| row.call.repairs == 0)
+            .filter_map(|row| row.call.prompt.clone())
+            .collect();
+        prompts.dedup();
+        assert!(prompts.len() >= 2, "two decisions traced: {trace:?}");
+        let (first, second) = (&prompts[0], &prompts[1]);
+
+        let settings = ModelSettings {
+            context_size: CONTEXT,
+            sequences: 2,
+            threads: self.threads,
+            ..ModelSettings::new(&self.model)
+        };
+        let model = Models::default().load(&settings, false).unwrap();
+        let ask = |key: &str, prompt: &str| {
+            let mut events = model.run(Job {
+                key: key.to_string(),
+                messages: vec![ChatMessage::new("user", prompt)],
+                schema: None,
+                sampling: Sampling {
+                    temperature: 0.0,
+                    top_p: 1.0,
+                    seed: 1,
+                },
+                max_tokens: 1,
+            });
+            loop {
+                match events.blocking_recv() {
+                    Some(Event::Done(outcome)) => break outcome,
+                    Some(Event::Text(_)) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        println!("| prompt | tokens | of them cached | time to first token |");
+        println!("|---|---|---|---|");
+        let row = |name: &str, key: &str, prompt: &str| {
+            let outcome = tokio::task::block_in_place(|| ask(key, prompt));
+            println!(
+                "| {name} | {} | {} | {:.0} ms |",
+                outcome.prompt_tokens,
+                outcome.cached_tokens,
+                outcome.first_token.as_secs_f64() * 1000.0
+            );
+            outcome.first_token
+        };
+        let cold_first = row("first decision's", "agent", first);
+        let cached = row("second decision's, first cached", "agent", second);
+        let cold_second = row("second decision's, read afresh", "other", second);
+        println!(
+            "\ncache: second decision {:.1}x faster to its first token than the first ({:.1}x than the same prompt uncached)",
+            cold_first.as_secs_f64() / cached.as_secs_f64(),
+            cold_second.as_secs_f64() / cached.as_secs_f64()
+        );
+    }
+
+    async fn memory(&mut self) {
+        println!("\n### memory: resident memory, one model, 32 sequences\n");
+        let before = rss();
+        let dir = tempfile::tempdir().unwrap();
+        let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
+        let one = self.spawn(&rt, 1, 32, false);
+        self.round(&rt, &one, QUESTIONS[4]).await;
+        let with_one = rss();
+        let more = self.spawn(&rt, 31, 32, false);
+        let all: Vec<String> = one.iter().chain(&more).cloned().collect();
+        self.round(&rt, &all, QUESTIONS[5]).await;
+        let with_all = rss();
+        self.count_calls(&rt, &all);
+        let file = std::fs::metadata(&self.model).unwrap().len();
+        println!("| | resident memory |");
+        println!("|---|---|");
+        println!("| before the model | {} MB |", before >> 20);
+        println!("| 1 agent decided | {} MB |", with_one >> 20);
+        println!("| 32 agents decided | {} MB |", with_all >> 20);
+        println!("| the model file | {} MB |", file >> 20);
+        println!(
+            "\nmemory: 31 more agents added {} MB (the model file is {} MB)",
+            with_all.saturating_sub(with_one) >> 20,
+            file >> 20
+        );
+        rt.shutdown(Duration::from_secs(10));
+    }
+
+    async fn valid(&mut self) {
+        println!("\n### valid: contract-valid answers without repair\n");
+        let dir = tempfile::tempdir().unwrap();
+        let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
+        let ids = self.spawn(&rt, 8, 8, false);
+        let mut round = 0;
+        while self.decisions < VALID_DECISIONS {
+            self.round(&rt, &ids, QUESTIONS[round % QUESTIONS.len()])
+                .await;
+            round += 1;
+        }
+        self.count_calls(&rt, &ids);
+        rt.shutdown(Duration::from_secs(10));
+    }
+}
+
+/// Resident memory of this process, in bytes (Linux).
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+fn main() {
+    let Ok(model) = std::env::var("AGENTS_TEST_MODEL") else {
+        println!(
+            "local: skipped (AGENTS_TEST_MODEL is not set; cargo xtask bench --only-local sets it)"
+        );
+        return;
+    };
+    let threads = std::env::var("AGENTS_BENCH_THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get().min(8)))
+        as u32;
+    let parts: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
+    let mut bench = Bench {
+        model,
+        threads,
+        decisions: 0,
+        calls: 0,
+        invalid_calls: 0,
+        repaired_decisions: 0,
+    };
+    println!(
+        "local: {} threads, context {CONTEXT} per agent, at most {MAX_TOKENS} tokens per answer",
+        threads
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        if wanted("crowd") {
+            bench.crowd().await;
+        }
+        if wanted("cache") {
+            bench.cache().await;
+        }
+        if wanted("memory") {
+            bench.memory().await;
+        }
+        if wanted("valid") {
+            bench.valid().await;
+        }
+    });
+    println!(
+        "\nlocal summary: {} decisions, {} model calls, {} answers broke the contract ({} calls \
+         were repairs): {:.2}% valid without repair",
+        bench.decisions,
+        bench.calls,
+        bench.invalid_calls,
+        bench.repaired_decisions,
+        100.0 * (bench.calls - bench.invalid_calls) as f64 / bench.calls.max(1) as f64
+    );
+}
