@@ -52,6 +52,7 @@ struct Bench {
     decisions: usize,
     calls: usize,
     invalid_calls: usize,
+    /// Calls that were repairs (an earlier answer of their decision broke the contract).
     repaired_decisions: usize,
 }
 
@@ -187,9 +188,9 @@ impl Bench {
         let trace = rt.agent_trace(&ids[0], 100).unwrap();
         self.count_calls(&rt, &ids);
         rt.shutdown(Duration::from_secs(10));
+        // Oldest first: the first decision's prompt, then the second's.
         let mut prompts: Vec<String> = trace
             .iter()
-            .rev()
             .filter(|row| row.call.repairs == 0)
             .filter_map(|row| row.call.prompt.clone())
             .collect();
@@ -349,13 +350,18 @@ fn main() {
             bench.valid().await;
         }
     });
+    // A call made after a repair was asked is a repair: one earlier answer of its decision broke
+    // the contract (the runtime's check). So the answers that broke it are the repairs, and the
+    // answers the brain itself could not read.
     println!(
-        "\nlocal summary: {} decisions, {} model calls, {} answers broke the contract ({} calls \
-         were repairs): {:.2}% valid without repair",
+        "\nlocal summary: {} decisions, {} model calls, {} of them repairs (an earlier answer of \
+         their decision broke the contract), {} answers the brain could not read: {:.2}% of the \
+         answers valid without repair",
         bench.decisions,
         bench.calls,
-        bench.invalid_calls,
         bench.repaired_decisions,
-        100.0 * (bench.calls - bench.invalid_calls) as f64 / bench.calls.max(1) as f64
+        bench.invalid_calls,
+        100.0 * (bench.calls - bench.repaired_decisions - bench.invalid_calls) as f64
+            / bench.calls.max(1) as f64
     );
 }
