@@ -797,6 +797,12 @@ fn every_bus_message() -> Vec<BusMessage> {
             tool: "move".into(),
             call_id: "call_1".into(),
         },
+        BusMessage::ModelDownloadProgress {
+            agent_id: "agent_001".into(),
+            url: "https://example.com/models/m.gguf".into(),
+            received_bytes: 1 << 20,
+            total_bytes: Some(250 << 20),
+        },
         BusMessage::AgentReplied {
             agent_id: "agent_001".into(),
             in_reply_to: vec![42],
