@@ -288,20 +288,15 @@ impl AgentBrain {
             _ => m,
         });
         set("model", model.map(Into::into));
-        if let Some(url) = text(&self.model_url) {
-            set("model_url", Some(url.into()));
-            // Downloads go to the user folder unless another folder is named.
-            let cache = text(&self.model_cache).unwrap_or_else(|| "user://models".into());
-            set(
-                "model_cache",
-                Some(crate::agent_runtime::globalize_path(&cache).into()),
-            );
-        } else {
-            set(
-                "model_cache",
-                text(&self.model_cache).map(|c| crate::agent_runtime::globalize_path(&c).into()),
-            );
-        }
+        let url = text(&self.model_url);
+        // Downloads go to the user folder unless another folder is named.
+        let cache =
+            text(&self.model_cache).or_else(|| url.is_some().then(|| "user://models".into()));
+        set("model_url", url.map(Into::into));
+        set(
+            "model_cache",
+            cache.map(|c| crate::agent_runtime::globalize_path(&c).into()),
+        );
         set("model_sha256", text(&self.model_sha256).map(Into::into));
         for (field, value) in [
             ("base_url", &self.base_url),

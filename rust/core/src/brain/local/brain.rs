@@ -47,14 +47,15 @@ impl LocalBrain {
     pub(super) fn new(spec: &BrainSpec, options: LocalOptions, settings: &BrainSettings) -> Self {
         static BRAINS: AtomicU64 = AtomicU64::new(0);
         settings.gate.agent_budget.set_limit(spec.token_budget);
+        let source = options.source();
         LocalBrain {
             key: format!("brain-{}", BRAINS.fetch_add(1, Ordering::Relaxed)),
-            label: match &options.source() {
+            label: match &source {
                 Some(source) => source.display_url(),
                 None => options.model.clone().unwrap_or_default(),
             },
             model_settings: options.model_settings(),
-            source: options.source(),
+            source,
             keep: options.keep_loaded.unwrap_or(false),
             sampling: Sampling {
                 temperature: options.temperature.unwrap_or(0.7) as f32,
