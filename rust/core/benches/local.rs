@@ -145,6 +145,28 @@ impl Bench {
         }
     }
 
+    /// With prompts traced: prints each repaired answer not printed yet (in `shown`), with the
+    /// end of the prompt that asked for its repair (the rule it broke).
+    fn show_repairs(rt: &Runtime, ids: &[String], shown: &mut std::collections::HashSet<i64>) {
+        for id in ids {
+            let mut rows = rt.agent_trace(id, 10_000).unwrap();
+            rows.sort_by_key(|row| row.id);
+            for pair in rows.windows(2) {
+                let (broken, repair) = (&pair[0], &pair[1]);
+                if repair.call.repairs == 0 || !shown.insert(repair.id) {
+                    continue;
+                }
+                let answer = broken.call.reply.as_deref().unwrap_or("?");
+                let prompt = repair.call.prompt.as_deref().unwrap_or("?");
+                let tail: String = {
+                    let chars: Vec<char> = prompt.chars().collect();
+                    chars[chars.len().saturating_sub(800)..].iter().collect()
+                };
+                println!("repaired answer of {id}: {answer}\n  asked to repair with: …{tail}\n");
+            }
+        }
+    }
+
     async fn crowd(&mut self) {
         println!("\n### crowd: decisions per second, one model\n");
         println!(
@@ -279,12 +301,24 @@ impl Bench {
         println!("\n### valid: contract-valid answers without repair\n");
         let dir = tempfile::tempdir().unwrap();
         let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
-        let ids = self.spawn(&rt, 8, 8, false);
+        let ids = self.spawn(&rt, 8, 8, true);
+        let wanted = std::env::var("AGENTS_BENCH_DECISIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(VALID_DECISIONS);
+        let started = Instant::now();
+        let mut shown = std::collections::HashSet::new();
         let mut round = 0;
-        while self.decisions < VALID_DECISIONS {
+        while self.decisions < wanted {
             self.round(&rt, &ids, QUESTIONS[round % QUESTIONS.len()])
                 .await;
             round += 1;
+            Self::show_repairs(&rt, &ids, &mut shown);
+            println!(
+                "round {round}: {} decisions so far, {:.0} s",
+                self.decisions,
+                started.elapsed().as_secs_f64()
+            );
         }
         self.count_calls(&rt, &ids);
         rt.shutdown(Duration::from_secs(10));

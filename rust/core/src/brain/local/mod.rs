@@ -29,6 +29,7 @@
 //! to remote providers: the model's sequences are its limit. Tokens count against the budgets
 //! like a remote model's (the prompt's cached tokens included, as `cached_tokens`).
 
+pub mod bounds;
 #[cfg(feature = "local")]
 mod brain;
 #[cfg(feature = "local")]
@@ -221,7 +222,8 @@ impl super::Provider for LocalProvider {
     }
 
     /// The file exists, is GGUF, fits the memory free, and agrees with the settings other
-    /// agents loaded it with. A download not made yet is made at the agent's first decision.
+    /// agents loaded it with. A download not made yet is made at the agent's first decision;
+    /// a file being copied out of the game's pack is waited for then.
     fn check(
         &self,
         _spec: &BrainSpec,
@@ -232,7 +234,11 @@ impl super::Provider for LocalProvider {
         {
             use agents_local::{LocalError, Models};
             let settings = options.model_settings();
-            if options.model_url.is_some() && !settings.path.is_file() {
+            // A download not made yet, or a file the game is copying out of its pack, is
+            // checked when the agent first decides.
+            let pending = options.model_url.is_some()
+                || agents_local::Downloads::global().is_pending(&settings.path);
+            if pending && !settings.path.is_file() {
                 return Ok(());
             }
             Models::global().check(&settings).map_err(|e| match e {
@@ -307,8 +313,11 @@ fn not_built() -> BrainError {
 /// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
 /// - at most [`MAX_LOCAL_CALLS`] calls;
 /// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
-///   character), so an answer cut at `max_tokens` is rare.
+///   character), and so does every string of the arguments, each number and list has an end
+///   ([`bounds::bounded`]): a model caught in a loop cannot run a call past `max_tokens`, so
+///   an answer cut there is rare, and keeps its text and its whole calls.
 pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
+    let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
     let calls: Vec<Value> = tools
         .iter()
         .map(|tool| {
@@ -316,15 +325,14 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
                 "type": "object",
                 "properties": {
                     "tool": {"const": tool.name},
-                    "args": tool.parameters,
-                    "reason": {"type": "string", "maxLength": 200},
+                    "args": bounds::bounded(&tool.parameters, text_chars as u64),
+                    "reason": {"type": "string", "maxLength": text_chars.min(MAX_REASON_CHARS)},
                 },
                 "required": ["tool", "args"],
                 "additionalProperties": false,
             })
         })
         .collect();
-    let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
     let dialog_type = json!({"type": "string", "pattern": "^[a-z_]{1,32}$"});
     let answer = |text: Value, tool_calls: Value| {
         json!({
@@ -355,6 +363,9 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
     ]})
 }
 
+/// The most characters of a call's `reason` in a local model's answer.
+pub const MAX_REASON_CHARS: usize = 200;
+
 /// The most calls in one answer of a local model.
 pub const MAX_LOCAL_CALLS: usize = 4;
 
@@ -373,7 +384,15 @@ mod tests {
         let [said, acted] = [&schema["anyOf"][0], &schema["anyOf"][1]];
         let call = &said["properties"]["tool_calls"]["items"]["anyOf"][0];
         assert_eq!(call["properties"]["tool"]["const"], "move");
-        assert_eq!(call["properties"]["args"], tools[0].parameters);
+        assert_eq!(
+            call["properties"]["args"],
+            bounds::bounded(&tools[0].parameters, 256),
+            "the tool's arguments, every value with an end"
+        );
+        assert_eq!(
+            call["properties"]["args"]["properties"]["x"]["maximum"],
+            1e15
+        );
         assert_eq!(
             call["required"],
             json!(["tool", "args"]),
