@@ -25,7 +25,9 @@ func _initialize() -> void:
 	var dirs := _user_arg_values("--dir")
 	var tests_dir: String = dirs[-1] if not dirs.is_empty() else DEFAULT_TESTS_DIR
 	var files := []
-	for file in DirAccess.get_files_at(tests_dir):
+	# Listed through ResourceLoader, which also sees the suites of an exported pack (stored
+	# there compiled, under other names).
+	for file in ResourceLoader.list_directory(tests_dir):
 		if file.begins_with("test_") and file.ends_with(".gd") and file != "test_base.gd":
 			if wanted.is_empty() or file in wanted or file.get_basename() in wanted:
 				files.append(file)

@@ -38,7 +38,8 @@ pub enum AgentErrorCode {
     /// A local model's chat template could not be applied.
     BrainTemplateFailed,
     /// A local model's file could not be downloaded from its URL (the server, the connection,
-    /// the disk); the next decision tries again, resuming what arrived.
+    /// the disk; the next decision tries again, resuming what arrived), or copied out of the
+    /// game's exported pack.
     BrainModelDownloadFailed,
     /// A local model's downloaded file does not have the SHA-256 asked for (it was deleted).
     BrainModelChecksumMismatch,

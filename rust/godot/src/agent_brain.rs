@@ -44,7 +44,9 @@ pub struct AgentBrain {
     #[init(val = GString::from("openai"))]
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
-    /// `anthropic`. For `local`, the GGUF file: a path, `res://` or `user://`.
+    /// `anthropic`. For `local`, the GGUF file: a path, `res://` or `user://`. A `res://` file
+    /// inside an exported game's pack is copied once to `user://models/packed/` (in a few
+    /// milliseconds of each frame; agents report it as [signal AgentRuntime.model_download_progress]).
     #[export(placeholder = "gpt-4o-mini, claude-sonnet-4-5, llama3.2, res://models/x.gguf")]
     model: GString,
     /// The API's base URL: the part before `/chat/completions` (`openai`, default
@@ -282,8 +284,10 @@ impl AgentBrain {
                 spec.options.insert(field.to_string(), value);
             }
         };
-        // A model file in the project or the user folder, as a path of this machine.
+        // A model file in the project or the user folder, as a path of this machine (one in
+        // an exported game's pack: its copy in the user folder, made when missing).
         let model = text(&self.model).map(|m| match self.provider.to_string().as_str() {
+            "local" if m.starts_with("res://") => crate::packed_model::model_path(&m),
             "local" => crate::agent_runtime::globalize_path(&m),
             _ => m,
         });

@@ -522,6 +522,8 @@ impl INode for AgentRuntime {
         if Engine::singleton().is_editor_hint() {
             return;
         }
+        // Models being copied out of the game's pack, a few milliseconds of the frame.
+        crate::packed_model::advance(crate::packed_model::FRAME_BUDGET);
         // The game's own code first: tools written in GDScript that agents called.
         self.run_tool_calls();
         let started = Instant::now();

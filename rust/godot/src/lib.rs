@@ -51,6 +51,7 @@ pub mod errors;
 pub mod game_tools;
 mod guard;
 pub mod operation;
+mod packed_model;
 pub mod script_tools;
 pub mod tool_set_names;
 

@@ -18,6 +18,11 @@
 //!   says), at most every [`PROGRESS_BYTES`], and the end (the whole file) to every agent that
 //!   waited for it.
 //!
+//! A file can also be written by its owner rather than downloaded — a game copying a model out
+//! of its exported pack, where llama.cpp cannot open it. [`Downloads::begin`] announces it; the
+//! owner reports its progress and its end on the [`Filling`] it gets, and agents that need the
+//! file wait for it ([`Downloads::wait`]) as they would for a download.
+//!
 //! URLs are the game's or the operator's configuration, never a client's; errors name them
 //! without their query string (which may hold a token).
 
@@ -154,10 +159,14 @@ pub enum State {
     Done(Result<PathBuf, LocalError>),
 }
 
+/// The files being written, each with where it comes from (a URL without its query, or the
+/// name a [`Filling`] was begun with) and how far it is.
+type Running = Arc<Mutex<HashMap<PathBuf, (String, watch::Receiver<State>)>>>;
+
 /// The downloads of this process, one per file.
 #[derive(Default)]
 pub struct Downloads {
-    running: Arc<Mutex<HashMap<PathBuf, watch::Receiver<State>>>>,
+    running: Running,
 }
 
 impl Downloads {
@@ -175,19 +184,19 @@ impl Downloads {
         &self,
         source: &Source,
         cache_dir: &Path,
-        mut on_progress: impl FnMut(Progress),
+        on_progress: impl FnMut(Progress),
     ) -> Result<PathBuf, LocalError> {
         let path = source.cached_path(cache_dir);
         if path.is_file() {
             return Ok(path);
         }
-        let mut state = {
+        let state = {
             let mut running = self.running.lock();
             match running.get(&path) {
-                Some(state) if !matches!(*state.borrow(), State::Done(_)) => state.clone(),
+                Some((_, state)) if !matches!(*state.borrow(), State::Done(_)) => state.clone(),
                 _ => {
                     let (sender, receiver) = watch::channel(State::Running(Progress::default()));
-                    running.insert(path.clone(), receiver.clone());
+                    running.insert(path.clone(), (source.display_url(), receiver.clone()));
                     let (source, target) = (source.clone(), path.clone());
                     let downloads = self.running.clone();
                     tokio::spawn(async move {
@@ -199,33 +208,144 @@ impl Downloads {
                 }
             }
         };
-        loop {
-            let now = state.borrow_and_update().clone();
-            match now {
-                State::Running(progress) => on_progress(progress),
-                State::Done(result) => {
-                    // Every waiter hears the end, however many reports it missed.
-                    if let Ok(done) = &result
-                        && let Ok(meta) = std::fs::metadata(done)
-                    {
-                        on_progress(Progress {
-                            received: meta.len(),
-                            total: Some(meta.len()),
-                        });
-                    }
-                    return result;
+        follow(state, on_progress, || LocalError::Download {
+            url: source.display_url(),
+            message: "the download stopped (the runtime is shutting down)".into(),
+        })
+        .await
+    }
+
+    /// Announces that the file at `path` is being written by the caller, from `from` (what
+    /// progress and errors name it by, such as `res://models/npc.gguf`): until the returned
+    /// [`Filling`] ends, agents that need the file wait for it ([`Downloads::wait`]). `None`
+    /// when the file is being downloaded or written already.
+    pub fn begin(&self, path: &Path, from: &str) -> Option<Filling> {
+        let mut running = self.running.lock();
+        if running
+            .get(path)
+            .is_some_and(|(_, state)| !matches!(*state.borrow(), State::Done(_)))
+        {
+            return None;
+        }
+        let (sender, receiver) = watch::channel(State::Running(Progress::default()));
+        running.insert(path.to_path_buf(), (from.to_string(), receiver));
+        Some(Filling {
+            path: path.to_path_buf(),
+            from: from.to_string(),
+            sender,
+            running: self.running.clone(),
+            ended: false,
+        })
+    }
+
+    /// True while the file at `path` is being downloaded or written.
+    pub fn is_pending(&self, path: &Path) -> bool {
+        self.running
+            .lock()
+            .get(path)
+            .is_some_and(|(_, state)| !matches!(*state.borrow(), State::Done(_)))
+    }
+
+    /// When the file at `path` is being downloaded or written: waits for its end, giving
+    /// `on_progress` where it comes from and how far it is (the end included). `None` when
+    /// nothing is writing it.
+    pub async fn wait(
+        &self,
+        path: &Path,
+        mut on_progress: impl FnMut(&str, Progress),
+    ) -> Option<Result<PathBuf, LocalError>> {
+        let (from, state) = self.running.lock().get(path).cloned()?;
+        let stopped = || LocalError::Copy {
+            from: from.clone(),
+            message: "it stopped before the end".into(),
+        };
+        Some(follow(state, |progress| on_progress(&from, progress), stopped).await)
+    }
+}
+
+/// A file being written by the caller of [`Downloads::begin`]. Dropping it before
+/// [`Filling::finish`] ends it as failed, so nobody waits for it forever.
+pub struct Filling {
+    path: PathBuf,
+    from: String,
+    sender: watch::Sender<State>,
+    running: Running,
+    ended: bool,
+}
+
+impl Filling {
+    /// Where the file is being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reports how far it is: `received` of `total` bytes.
+    pub fn progress(&self, received: u64, total: u64) {
+        self.sender.send_replace(State::Running(Progress {
+            received,
+            total: Some(total),
+        }));
+    }
+
+    /// Ends it: the file is complete at its path, or `Err` says why it is not (waiting agents
+    /// get [`LocalError::Copy`]).
+    pub fn finish(mut self, result: Result<(), String>) {
+        self.end(result.map_err(|message| LocalError::Copy {
+            from: self.from.clone(),
+            message,
+        }));
+    }
+
+    fn end(&mut self, result: Result<(), LocalError>) {
+        self.ended = true;
+        self.running.lock().remove(&self.path);
+        self.sender
+            .send_replace(State::Done(result.map(|()| self.path.clone())));
+    }
+}
+
+impl Drop for Filling {
+    fn drop(&mut self) {
+        if !self.ended {
+            let stopped = LocalError::Copy {
+                from: self.from.clone(),
+                message: "it stopped before the end".into(),
+            };
+            self.end(Err(stopped));
+        }
+    }
+}
+
+/// Follows a file being written to its end, reporting progress (and, to every follower, the
+/// end as the whole file however many reports it missed). `stopped` is the error when the
+/// writer vanished without a word.
+async fn follow(
+    mut state: watch::Receiver<State>,
+    mut on_progress: impl FnMut(Progress),
+    stopped: impl FnOnce() -> LocalError,
+) -> Result<PathBuf, LocalError> {
+    loop {
+        let now = state.borrow_and_update().clone();
+        match now {
+            State::Running(progress) => on_progress(progress),
+            State::Done(result) => {
+                if let Ok(done) = &result
+                    && let Ok(meta) = std::fs::metadata(done)
+                {
+                    on_progress(Progress {
+                        received: meta.len(),
+                        total: Some(meta.len()),
+                    });
                 }
+                return result;
             }
-            if state.changed().await.is_err() {
-                // The download's task ended without a word: the runtime is shutting down.
-                return match state.borrow().clone() {
-                    State::Done(result) => result,
-                    State::Running(_) => Err(LocalError::Download {
-                        url: source.display_url(),
-                        message: "the download stopped (the runtime is shutting down)".into(),
-                    }),
-                };
-            }
+        }
+        if state.changed().await.is_err() {
+            // The writer ended without a word (a download's task, when the runtime shuts down).
+            return match state.borrow().clone() {
+                State::Done(result) => result,
+                State::Running(_) => Err(stopped()),
+            };
         }
     }
 }

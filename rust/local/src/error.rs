@@ -108,6 +108,14 @@ pub enum LocalError {
         /// The hash of what arrived.
         got: String,
     },
+    /// A model file the game writes itself (copied out of its pack) could not be written.
+    #[error("the model could not be copied from {from}: {message}")]
+    Copy {
+        /// Where it comes from (`res://models/npc.gguf`).
+        from: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The model's worker has stopped (the process is shutting down).
     #[error("the model's worker has stopped")]
     Stopped,
@@ -126,7 +134,7 @@ impl LocalError {
             LocalError::SettingsDiffer { .. } => "invalid_config",
             LocalError::Template(_) => "brain_template_failed",
             LocalError::Grammar(_) => "brain_grammar_failed",
-            LocalError::Download { .. } => "brain_model_download_failed",
+            LocalError::Download { .. } | LocalError::Copy { .. } => "brain_model_download_failed",
             LocalError::ChecksumMismatch { .. } => "brain_model_checksum_mismatch",
             LocalError::Decode(_) | LocalError::Stopped => "brain_error",
         }

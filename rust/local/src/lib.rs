@@ -33,7 +33,7 @@ pub mod sampler;
 pub mod settings;
 pub mod worker;
 
-pub use download::{Downloads, Progress, Source};
+pub use download::{Downloads, Filling, Progress, Source};
 pub use error::LocalError;
 pub use models::{Model, Models};
 pub use settings::{ChatMessage, Job, ModelSettings, Sampling};

@@ -259,3 +259,95 @@ async fn agents_asking_at_once_share_one_download() {
     }
     assert_eq!(served.requests.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_the_game_writes_is_waited_for_with_its_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("npc.gguf");
+    let downloads = Arc::new(Downloads::default());
+    assert!(
+        downloads.wait(&path, |_, _| {}).await.is_none(),
+        "nothing writes it"
+    );
+    let filling = downloads.begin(&path, "res://models/npc.gguf").unwrap();
+    assert!(downloads.is_pending(&path));
+    assert!(
+        downloads.begin(&path, "res://models/npc.gguf").is_none(),
+        "one writer per file"
+    );
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let waiting = {
+        let (downloads, heard, path) = (downloads.clone(), heard.clone(), path.clone());
+        tokio::spawn(async move {
+            downloads
+                .wait(&path, |from, progress| {
+                    heard.lock().push((from.to_string(), progress))
+                })
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    filling.progress(512, 1024);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    std::fs::write(&path, vec![7u8; 1024]).unwrap();
+    filling.finish(Ok(()));
+    let done = waiting.await.unwrap().unwrap().unwrap();
+    assert_eq!(done, path);
+    assert!(!downloads.is_pending(&path));
+    let heard = heard.lock().clone();
+    assert!(
+        heard
+            .iter()
+            .all(|(from, _)| from == "res://models/npc.gguf")
+    );
+    assert!(heard.contains(&(
+        "res://models/npc.gguf".into(),
+        Progress {
+            received: 512,
+            total: Some(1024)
+        }
+    )));
+    assert_eq!(
+        heard.last().unwrap().1,
+        Progress {
+            received: 1024,
+            total: Some(1024)
+        },
+        "the end is heard as the whole file: {heard:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_copy_that_fails_or_is_dropped_tells_who_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("npc.gguf");
+    let downloads = Arc::new(Downloads::default());
+    let failing = downloads.begin(&path, "res://models/npc.gguf").unwrap();
+    let waiting = {
+        let (downloads, path) = (downloads.clone(), path.clone());
+        tokio::spawn(async move { downloads.wait(&path, |_, _| {}).await })
+    };
+    tokio::task::yield_now().await;
+    failing.finish(Err("no space left on the disk".into()));
+    let err = waiting.await.unwrap().unwrap().unwrap_err();
+    assert_eq!(
+        err,
+        LocalError::Copy {
+            from: "res://models/npc.gguf".into(),
+            message: "no space left on the disk".into()
+        }
+    );
+    assert_eq!(err.code(), "brain_model_download_failed");
+    // A writer that vanishes (its game stopped) ends the wait too, and a new copy may begin.
+    let dropped = downloads.begin(&path, "res://models/npc.gguf").unwrap();
+    let waiting = {
+        let (downloads, path) = (downloads.clone(), path.clone());
+        tokio::spawn(async move { downloads.wait(&path, |_, _| {}).await })
+    };
+    tokio::task::yield_now().await;
+    drop(dropped);
+    let err = waiting.await.unwrap().unwrap().unwrap_err();
+    assert!(err.to_string().contains("stopped before the end"), "{err}");
+    assert!(!downloads.is_pending(&path));
+    assert!(downloads.begin(&path, "res://models/npc.gguf").is_some());
+}

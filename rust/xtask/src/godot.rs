@@ -41,6 +41,27 @@ impl Godot {
         cmd
     }
 
+    /// A command running a copy of this Godot's program put in `dir`, as an exported game runs:
+    /// Godot looks for an extension's library beside its executable when the pack holds none,
+    /// and the executable of a Godot run through a root filesystem's loader is the loader.
+    pub fn command_in(&self, dir: &Path) -> Result<Command, String> {
+        let name = self
+            .program
+            .file_name()
+            .ok_or("the Godot program has no file name")?;
+        let copy = dir.join(name);
+        fs::copy(&self.program, &copy).map_err(|e| {
+            format!(
+                "cannot copy {} to {}: {e}",
+                self.program.display(),
+                copy.display()
+            )
+        })?;
+        let mut cmd = Command::new(copy);
+        cmd.args(&self.prefix);
+        Ok(cmd)
+    }
+
     /// The full command line, shell-quoted where needed.
     pub fn command_line(&self) -> String {
         std::iter::once(self.program.as_os_str())

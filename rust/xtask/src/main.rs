@@ -50,6 +50,7 @@ mod build;
 mod cargo_tests;
 mod demo;
 mod editor_debugger;
+mod export_tests;
 mod fuzz;
 mod godot;
 mod godot_tests;
@@ -522,11 +523,9 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let project = ctx.project_dir();
     godot_tests::import_project(&godot, &project)?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
-    let (model, others): (Vec<String>, Vec<String>) = opts
-        .suites
-        .iter()
-        .cloned()
-        .partition(|s| model_tests::is_model_suite(ctx, s));
+    let (model, others): (Vec<String>, Vec<String>) = opts.suites.iter().cloned().partition(|s| {
+        model_tests::is_model_suite(ctx, s) || export_tests::is_export_suite(ctx, s)
+    });
     let (shots, others): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| screenshots::is_screenshot_suite(s));

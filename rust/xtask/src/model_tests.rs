@@ -6,7 +6,7 @@
 //! `AGENTS_CLI_MODEL_SCRIPT`, and a tiny random-weight model file for the `local` brain from
 //! `AGENTS_TINY_MODEL` (served by the fake too, at `/_fake/files/tiny.gguf`, with its SHA-256
 //! in `AGENTS_TINY_MODEL_SHA256`), and Gemma 3 270M from `AGENTS_TEST_MODEL` (fetched first, see
-//! [`crate::test_model`]).
+//! [`crate::test_model`]). Then the demo project is exported with Gemma inside its pack, and the suites of `tests/export/` run from the export ([`crate::export_tests`]).
 
 use std::fs;
 use std::process::Command;
@@ -140,10 +140,23 @@ pub fn run(ctx: &Ctx, godot: &Godot, suites: &[String], timeout: Duration) -> Su
             ),
         ],
     };
-    let mut run = godot_tests::run_suites_in(godot, &ctx.project_dir(), &args, suites, timeout);
-    for p in &mut run.problems {
-        *p = format!("[model brains] {p}");
+    let (exported, model): (Vec<String>, Vec<String>) = suites
+        .iter()
+        .cloned()
+        .partition(|s| crate::export_tests::is_export_suite(ctx, s));
+    let mut run = SuiteRun::default();
+    if suites.is_empty() || !model.is_empty() {
+        run = godot_tests::run_suites_in(godot, &ctx.project_dir(), &args, &model, timeout);
+        for p in &mut run.problems {
+            *p = format!("[model brains] {p}");
+        }
     }
     let _ = fake.terminate(Duration::from_secs(5));
+    if suites.is_empty() || !exported.is_empty() {
+        let r = crate::export_tests::run(ctx, godot, &gemma, &exported, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
     run
 }

@@ -94,7 +94,8 @@ fn failure(e: LocalError) -> BrainError {
 
 impl LocalBrain {
     /// The model, loaded on first use (off the runtime's threads: loading blocks), and
-    /// downloaded first when it comes from a URL (reporting the progress).
+    /// downloaded first when it comes from a URL, or waited for while the game copies it out
+    /// of its pack (reporting the progress).
     async fn model(&mut self) -> Result<Arc<Model>, BrainError> {
         if let Some(model) = &self.model {
             return Ok(model.clone());
@@ -117,6 +118,21 @@ impl LocalBrain {
                 })
                 .await
                 .map_err(failure)?;
+        } else {
+            // A file the game is still writing (a model copied out of its pack).
+            let events = &self.events;
+            let copied = Downloads::global()
+                .wait(&self.model_settings.path, |from, progress| {
+                    events.report_event(BrainEvent::ModelDownload {
+                        url: from,
+                        received: progress.received,
+                        total: progress.total,
+                    })
+                })
+                .await;
+            if let Some(copied) = copied {
+                copied.map_err(failure)?;
+            }
         }
         let (settings, keep) = (self.model_settings.clone(), self.keep);
         let model = tokio::task::spawn_blocking(move || Models::global().load(&settings, keep))
@@ -308,6 +324,13 @@ mod tests {
             (
                 LocalError::Download {
                     url: "u".into(),
+                    message: "m".into(),
+                },
+                "brain_model_download_failed",
+            ),
+            (
+                LocalError::Copy {
+                    from: "res://m.gguf".into(),
                     message: "m".into(),
                 },
                 "brain_model_download_failed",

@@ -1,0 +1,195 @@
+//! Model files inside an exported game's pack, copied once into the user folder.
+//!
+//! llama.cpp opens a model by its path, and a file inside an exported game's `.pck` has none.
+//! So a `local` brain naming `res://models/npc.gguf` opens:
+//!
+//! - the file itself when `res://` is a folder on disk (the editor, a project run from source);
+//! - otherwise its copy at `user://models/packed/models/npc.gguf` ([`copy_path`]). A copy of
+//!   the file's size is the file, copied before: used as it is. Else the copy is made — into
+//!   `<copy>.partial`, renamed when complete — a few milliseconds of each frame
+//!   ([`FRAME_BUDGET`], on the main thread: only Godot reads its pack) while any
+//!   [`AgentRuntime`](crate::agent_runtime::AgentRuntime) runs. Agents that need the model wait
+//!   for it at their first decision and report its progress like a download's
+//!   (`model_download_progress`, with the `res://` path); a copy that fails (a full disk) is
+//!   their `brain_model_download_failed` error, and the next spawn tries again.
+//!
+//! No Godot object is held between frames (each step opens the pack file again at its offset),
+//! so a copy left unfinished at exit leaks nothing.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agents_local::{Downloads, Filling};
+use godot::classes::FileAccess;
+use godot::classes::file_access::ModeFlags;
+use godot::prelude::*;
+
+use crate::agent_runtime::globalize_path;
+
+/// The folder under `user://` copies are kept in.
+pub const COPY_DIR: &str = "user://models/packed";
+
+/// The longest a frame spends copying.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(8);
+
+/// Bytes read from the pack at a time.
+const CHUNK: i64 = 1 << 20;
+
+/// A copy under way.
+struct Copy {
+    /// The file in the pack (`res://…`).
+    from: String,
+    /// Where the bytes go (`<copy>.partial`).
+    partial: PathBuf,
+    file: std::fs::File,
+    /// The file's size, and how much of it was copied.
+    total: u64,
+    copied: u64,
+    filling: Filling,
+}
+
+thread_local! {
+    /// The copies under way (Godot's main thread makes and advances them).
+    static COPIES: RefCell<Vec<Copy>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where the copy of `res_path` (a `res://` path) is kept: `user://models/packed/` and the path
+/// under `res://`, as a path of this machine.
+pub fn copy_path(res_path: &str) -> PathBuf {
+    let under = res_path.trim_start_matches("res://");
+    PathBuf::from(globalize_path(COPY_DIR)).join(under)
+}
+
+/// The file a `local` brain opens for the model at `res_path` (see the module docs): the file
+/// itself when it is on disk, else its copy — begun here when it is not there yet. A path that
+/// names no file stays as it is (the brain says it does not exist).
+pub fn model_path(res_path: &str) -> String {
+    let global = globalize_path(res_path);
+    if Path::new(&global).is_absolute() && Path::new(&global).is_file() {
+        return global;
+    }
+    if !FileAccess::file_exists(res_path) {
+        return res_path.to_string();
+    }
+    let target = copy_path(res_path);
+    let shown = target.to_string_lossy().into_owned();
+    if Downloads::global().is_pending(&target) {
+        return shown;
+    }
+    let Some(total) = FileAccess::open(res_path, ModeFlags::READ).map(|f| f.get_length()) else {
+        return res_path.to_string();
+    };
+    if std::fs::metadata(&target).is_ok_and(|m| m.len() == total) {
+        return shown;
+    }
+    if let Some(filling) = Downloads::global().begin(&target, res_path) {
+        match start(res_path, &target, total, filling) {
+            Ok(copy) => COPIES.with_borrow_mut(|copies| copies.push(copy)),
+            Err(e) => godot_error!("Godot Agents: {e}"),
+        }
+    }
+    shown
+}
+
+/// Opens `<target>.partial` for a copy of `from` (the filling ends with the error otherwise).
+fn start(from: &str, target: &Path, total: u64, filling: Filling) -> Result<Copy, String> {
+    let mut partial = target.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let opened = target
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::File::create(&partial));
+    match opened {
+        Ok(file) => {
+            filling.progress(0, total);
+            Ok(Copy {
+                from: from.to_string(),
+                partial,
+                file,
+                total,
+                copied: 0,
+                filling,
+            })
+        }
+        Err(e) => {
+            let message = format!("cannot write {}: {e}", partial.display());
+            filling.finish(Err(message.clone()));
+            Err(format!("cannot copy the model {from}: {message}"))
+        }
+    }
+}
+
+/// Copies for at most `budget`; copies that end (complete or failed) are finished.
+pub fn advance(budget: Duration) {
+    let started = Instant::now();
+    COPIES.with_borrow_mut(|copies| {
+        let mut i = 0;
+        while i < copies.len() {
+            let left = budget.saturating_sub(started.elapsed());
+            match step(&mut copies[i], left) {
+                Ok(false) => i += 1,
+                ended => {
+                    let copy = copies.remove(i);
+                    finish(copy, ended.map(|_| ()));
+                }
+            }
+            if started.elapsed() >= budget {
+                break;
+            }
+        }
+    });
+}
+
+/// Copies chunks of `copy` for up to `budget` (one at least): `Ok(true)` when it is complete.
+fn step(copy: &mut Copy, budget: Duration) -> Result<bool, String> {
+    let started = Instant::now();
+    let mut source = FileAccess::open(&copy.from, ModeFlags::READ)
+        .ok_or_else(|| format!("cannot open {} in the game's pack", copy.from))?;
+    source.seek(copy.copied);
+    loop {
+        let want = CHUNK.min(i64::try_from(copy.total - copy.copied).unwrap_or(CHUNK));
+        let bytes = source.get_buffer(want);
+        if bytes.is_empty() {
+            return Err(format!(
+                "{} ended after {} of {} bytes",
+                copy.from, copy.copied, copy.total
+            ));
+        }
+        copy.file
+            .write_all(bytes.as_slice())
+            .map_err(|e| format!("cannot write {}: {e}", copy.partial.display()))?;
+        copy.copied += bytes.len() as u64;
+        copy.filling.progress(copy.copied, copy.total);
+        if copy.copied >= copy.total {
+            return Ok(true);
+        }
+        if started.elapsed() >= budget {
+            return Ok(false);
+        }
+    }
+}
+
+/// Ends a copy: the complete one becomes the file, a failed one is deleted and reported.
+fn finish(copy: Copy, result: Result<(), String>) {
+    let Copy {
+        from,
+        partial,
+        file,
+        filling,
+        ..
+    } = copy;
+    let target = filling.path().to_path_buf();
+    let result = result.and_then(|()| {
+        file.sync_all()
+            .and_then(|()| std::fs::rename(&partial, &target))
+            .map_err(|e| format!("cannot move it to {}: {e}", target.display()))
+    });
+    if let Err(e) = &result {
+        let _ = std::fs::remove_file(&partial);
+        godot_error!("Godot Agents: cannot copy the model {from}: {e}");
+    }
+    filling.finish(result);
+}
