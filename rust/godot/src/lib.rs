@@ -72,4 +72,14 @@ unsafe impl ExtensionLibrary for GodotAgents {
             tool_set_names::declare_setting();
         }
     }
+
+    fn on_stage_deinit(stage: InitStage) {
+        // The runtimes have shut down with their nodes: wait for the local models' threads
+        // to finish their last decode step, before Godot unloads this library under them.
+        if stage == InitStage::Scene
+            && !agents_local::Models::global().shutdown(std::time::Duration::from_secs(30))
+        {
+            godot_warn!("Godot Agents: a local model was still decoding when the game ended");
+        }
+    }
 }

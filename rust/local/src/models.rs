@@ -136,6 +136,17 @@ impl Models {
             .and_then(Weak::upgrade)
     }
 
+    /// Ends the models of this process before it ends or the library holding this code is
+    /// unloaded (a Godot extension at its end): the kept models are let go, and this waits, up
+    /// to `timeout`, until every model's thread has ended — a model ends when the last agent
+    /// using it is gone, after the decode step under way (at most a batch of prompt tokens).
+    /// A thread still decoding while the process exits would run code being torn down. False
+    /// when some thread had not ended in time (an agent still holds its model).
+    pub fn shutdown(&self, timeout: std::time::Duration) -> bool {
+        self.kept.lock().clear();
+        worker::join_all(std::time::Instant::now() + timeout)
+    }
+
     /// How many models are loaded.
     pub fn loaded_count(&self) -> usize {
         self.loaded

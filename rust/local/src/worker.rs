@@ -106,6 +106,29 @@ pub fn backend() -> Result<&'static LlamaBackend, LocalError> {
         .map_err(|e| LocalError::Decode(format!("llama.cpp did not start: {e}")))
 }
 
+/// The model threads started in this process (finished ones are dropped as new ones start).
+static THREADS: parking_lot::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// Waits until every model thread has ended, or `deadline` passed: false then. A thread ends
+/// once its model is dropped, after the decode step under way.
+pub(crate) fn join_all(deadline: Instant) -> bool {
+    let threads = std::mem::take(&mut *THREADS.lock());
+    let mut all = true;
+    for thread in threads {
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        } else {
+            all = false;
+            THREADS.lock().push(thread);
+        }
+    }
+    all
+}
+
 /// Starts the worker of `settings`' model: loads it on its own thread and waits until it is
 /// loaded (or failed to).
 pub(crate) fn start(
@@ -121,10 +144,14 @@ pub(crate) fn start(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     );
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name(name)
         .spawn(move || run(settings, receiver, ready))
         .map_err(|e| LocalError::Decode(format!("cannot start the model's thread: {e}")))?;
+    let mut threads = THREADS.lock();
+    threads.retain(|t| !t.is_finished());
+    threads.push(thread);
+    drop(threads);
     let info = loaded.recv().map_err(|_| LocalError::Stopped)??;
     Ok((commands, info))
 }
