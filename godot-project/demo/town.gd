@@ -612,6 +612,10 @@ func _talk_said(villager: Villager, who: String, text: String) -> void:
 		return
 	if not _talks.has(villager):
 		_talks[villager] = []
+	# One answer to several questions asked while the villager was thinking (a slow model)
+	# resolves each of them: it is shown once.
+	if who != "You" and not _talks[villager].is_empty() and _talks[villager][-1] == [who, text]:
+		return
 	_talks[villager].append([who, text])
 	if villager == _talk_with:
 		_show_talk()
@@ -748,16 +752,20 @@ func _exit_tree() -> void:
 ## Waits for a lively town, clicks [param baker] like a player would, talks to her, waits for
 ## her answer, saves the window at [param path] and quits.
 func _screenshot_run(path: String, baker: Villager) -> void:
-	if await _until(_lively, "the villagers spawned, walked and talked") \
-			and await _until(func() -> bool: return _counts.get("remembered", 0) > 0,
+	# A model decides for itself whether to walk and what to remember (as in the headless
+	# checks), and answers far slower than the scripted brain: a local one on a small CPU takes
+	# a minute for the villagers' first decisions.
+	var step := SHOT_STEP_SECONDS * (6.0 if _model_brain else 1.0)
+	if await _until(_lively, "the villagers spawned, walked and talked", step) \
+			and (_model_brain or await _until(func() -> bool: return _counts.get("remembered", 0) > 0,
 				"the baker remembered what the player told her a minute before",
-				_last_question_at() + SHOT_STEP_SECONDS):
+				_last_question_at() + SHOT_STEP_SECONDS)):
 		var who := baker.villager_name()
 		await _click(baker)
 		if await _until(func() -> bool: return _talk_with == baker, "the click on %s opened the talk box" % who):
 			_talk_input.text = SHOT_LINE
 			_talk_input.text_submitted.emit(SHOT_LINE)
-			if await _until(_answered.bind(baker), "%s answered the player in the talk box" % who):
+			if await _until(_answered.bind(baker), "%s answered the player in the talk box" % who, step):
 				await get_tree().create_timer(0.4).timeout
 	var bubbles := 0
 	for villager: Villager in villagers.get_children():
@@ -797,14 +805,19 @@ func _last_question_at() -> float:
 
 ## Everybody spawned, somebody walked, a few lines were said.
 func _lively() -> bool:
-	return _counts.get("spawned", 0) == _town.villagers.size() and _counts.get("arrived", 0) > 0 \
+	return _counts.get("spawned", 0) == _town.villagers.size() \
+		and (_counts.get("arrived", 0) > 0 or _model_brain) \
 		and _counts.get("lines", 0) >= 3 and _time >= 5.0
 
 
 ## The last line of the talk with [param villager] is its answer to SHOT_LINE.
 func _answered(villager: Villager) -> bool:
 	var lines: Array = _talks.get(villager, [])
-	return lines.size() >= 2 and lines[-1][0] != "You" and lines[-2][1] == SHOT_LINE
+	var asked := -1
+	for i in lines.size():
+		if lines[i][0] == "You" and lines[i][1] == SHOT_LINE:
+			asked = i
+	return asked >= 0 and lines.slice(asked + 1).any(func(l: Array) -> bool: return l[0] != "You")
 
 
 ## A left click on [param node], as the window gets it from the mouse: through Input, the
