@@ -45,8 +45,9 @@ pub struct AgentBrain {
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
     /// `anthropic`. For `local`, the GGUF file: a path, `res://` or `user://`. A `res://` file
-    /// inside an exported game's pack is copied once to `user://models/packed/` (in a few
-    /// milliseconds of each frame; agents report it as [signal AgentRuntime.model_download_progress]).
+    /// inside an exported game's pack is copied once to `user://models/packed/`, from the
+    /// first time the brain is used or checked, in a few milliseconds of each frame; agents
+    /// waiting for it report it as [signal AgentRuntime.model_download_progress].
     #[export(placeholder = "gpt-4o-mini, claude-sonnet-4-5, llama3.2, res://models/x.gguf")]
     model: GString,
     /// The API's base URL: the part before `/chat/completions` (`openai`, default

@@ -5,7 +5,8 @@
 //!
 //! - the file itself when `res://` is a folder on disk (the editor, a project run from source);
 //! - otherwise its copy at `user://models/packed/models/npc.gguf` ([`copy_path`]). A copy of
-//!   the file's size is the file, copied before: used as it is. Else the copy is made — into
+//!   the file's size is the file, copied before: used as it is. Else the copy is begun (the
+//!   first time the brain becomes its settings: a spawn, `validate()`) and made — into
 //!   `<copy>.partial`, renamed when complete — a few milliseconds of each frame
 //!   ([`FRAME_BUDGET`], on the main thread: only Godot reads its pack) while any
 //!   [`AgentRuntime`](crate::agent_runtime::AgentRuntime) runs. Agents that need the model wait

@@ -5,6 +5,14 @@
 //! its JSON Schema by construction. After a token, the tokens the grammar forces (the rest of a
 //! key, a `":"`) are taken at once without sampling ([`Constrained::forced`]), and evaluated
 //! together in the next batch.
+//!
+//! **Winding down.** An answer must end within `max_tokens`, and a JSON answer cut before its
+//! end is broken (a model caught in a loop inside a string would run to the cut). So near the
+//! end ([`Constrained::wind_down`]) the sampler closes what is open: of the tokens the grammar
+//! allows, it ends the answer when the grammar is complete, else takes the likeliest that only
+//! closes ([`Closers`]: inside a string `"` and then `}`, `]` or blanks; outside one `}`, `]`
+//! and blanks); where nothing may close yet (a required key, a string's minimum length), it
+//! samples as before.
 
 use llguidance::Matcher;
 use rand::{RngExt, SeedableRng};
@@ -31,6 +39,43 @@ pub struct Constrained {
     rng: ChaCha8Rng,
     /// Scratch: the allowed tokens and their weights.
     candidates: Vec<(u32, f32)>,
+    /// Winding down: the tokens that only close, and whether the answer is inside a string.
+    closing: Option<(std::sync::Arc<Closers>, bool)>,
+}
+
+/// The tokens of a vocabulary that only close JSON, by token id.
+pub struct Closers {
+    /// Inside a string: `"`, then only `}`, `]` and blanks.
+    pub in_string: Vec<bool>,
+    /// Outside: only `}`, `]` and blanks, one of the first two at least.
+    pub outside: Vec<bool>,
+}
+
+impl Closers {
+    /// The closing tokens among `tokens` (each token's bytes, by id).
+    pub fn new<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Closers {
+        let (mut in_string, mut outside) = (Vec::new(), Vec::new());
+        for bytes in tokens {
+            let closes = |b: &[u8]| b.iter().all(|c| matches!(c, b'}' | b']' | b' ' | b'\n'));
+            in_string.push(bytes.first() == Some(&b'"') && closes(&bytes[1..]));
+            outside.push(bytes.iter().any(|c| matches!(c, b'}' | b']')) && closes(bytes));
+        }
+        Closers { in_string, outside }
+    }
+}
+
+/// Whether JSON text that begins `bytes` is inside a string at its end.
+pub fn inside_string(bytes: &[u8]) -> bool {
+    let (mut inside, mut escaped) = (false, false);
+    for &b in bytes {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if inside => escaped = true,
+            b'"' => inside = !inside,
+            _ => {}
+        }
+    }
+    inside
 }
 
 impl Constrained {
@@ -41,7 +86,14 @@ impl Constrained {
             matcher,
             sampling,
             candidates: Vec::new(),
+            closing: None,
         }
+    }
+
+    /// The next token closes what is open if it can (see the module docs); `in_string`: the
+    /// answer so far ends inside a string ([`inside_string`]).
+    pub fn wind_down(&mut self, closers: &std::sync::Arc<Closers>, in_string: bool) {
+        self.closing = Some((closers.clone(), in_string));
     }
 
     /// Whether the grammar is complete or failed (no more tokens).
@@ -75,7 +127,24 @@ impl Constrained {
         if self.candidates.is_empty() {
             return Ok(Pick::End);
         }
-        let token = if self.sampling.temperature <= 0.0 {
+        if let (Some((closers, in_string)), Some(_)) = (self.closing.take(), &self.matcher) {
+            let set = if in_string {
+                &closers.in_string
+            } else {
+                &closers.outside
+            };
+            let closing = self
+                .candidates
+                .iter()
+                .copied()
+                .filter(|(t, _)| is_end(*t) || set.get(*t as usize) == Some(&true))
+                .max_by(|a, b| is_end(a.0).cmp(&is_end(b.0)).then(a.1.total_cmp(&b.1)));
+            if let Some((token, _)) = closing {
+                self.candidates.clear();
+                self.candidates.push((token, 0.0));
+            }
+        }
+        let token = if self.sampling.temperature <= 0.0 || self.candidates.len() == 1 {
             self.candidates
                 .iter()
                 .copied()
@@ -147,6 +216,39 @@ impl Constrained {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closing_tokens_only_close() {
+        let tokens = [
+            "\"", "\"}", "\"]}\n", "}", "]}", " }", "", " ", "a\"", "\",", "},", "1}", "{", "\"a",
+        ];
+        let closers = Closers::new(tokens.iter().map(|t| t.as_bytes()));
+        let named = |set: &[bool]| {
+            tokens
+                .iter()
+                .zip(set)
+                .filter(|(_, c)| **c)
+                .map(|(t, _)| *t)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(named(&closers.in_string), ["\"", "\"}", "\"]}\n"]);
+        assert_eq!(named(&closers.outside), ["}", "]}", " }"]);
+    }
+
+    #[test]
+    fn strings_are_told_from_what_is_around_them() {
+        assert!(!inside_string(b"{\"a\":1"));
+        assert!(inside_string(b"{\"a\":\"x"));
+        assert!(
+            inside_string(b"{\"a\":\"x\\\""),
+            "an escaped quote does not close"
+        );
+        assert!(
+            !inside_string(b"{\"a\":\"x\\\\\""),
+            "an escaped backslash does"
+        );
+        assert!(inside_string(b"{\""));
+    }
 
     #[test]
     fn free_sampling_follows_the_logits() {

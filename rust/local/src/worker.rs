@@ -30,7 +30,7 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::LocalError;
-use crate::sampler::{Constrained, Pick};
+use crate::sampler::{Closers, Constrained, Pick};
 use crate::settings::{FALLBACK_TEMPLATE, Job, ModelSettings};
 
 /// The most tokens decoded in one batch.
@@ -104,6 +104,12 @@ pub fn backend() -> Result<&'static LlamaBackend, LocalError> {
         })
         .as_ref()
         .map_err(|e| LocalError::Decode(format!("llama.cpp did not start: {e}")))
+}
+
+/// After how many tokens an answer of at most `max_tokens` winds down (closes what is open,
+/// [`Constrained::wind_down`]): a quarter of them (4 to 48) are kept for closing.
+pub fn wind_down_at(max_tokens: u32) -> u32 {
+    max_tokens - (max_tokens / 4).clamp(4, 48).min(max_tokens)
 }
 
 /// The model threads started in this process (finished ones are dropped as new ones start).
@@ -246,7 +252,14 @@ fn run(
     if ready.send(Ok(info)).is_err() {
         return;
     }
+    let closers = {
+        let trie = tok_env.tok_trie();
+        Arc::new(Closers::new(
+            (0..trie.vocab_size() as u32).map(|t| trie.token(t)),
+        ))
+    };
     let mut worker = Worker {
+        closers,
         slots: (0..settings.sequences)
             .map(|seq| Slot::new(seq as i32))
             .collect(),
@@ -339,6 +352,8 @@ struct Running {
 
 struct Worker<'m> {
     settings: ModelSettings,
+    /// Which tokens only close JSON, for answers winding down ([`Constrained::wind_down`]).
+    closers: Arc<Closers>,
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
     template: LlamaChatTemplate,
@@ -621,6 +636,10 @@ impl Worker<'_> {
             running.outcome.first_token = running.started.elapsed();
         }
         let vocab = model.vocab();
+        if running.outcome.output_tokens >= wind_down_at(running.max_tokens) {
+            let in_string = crate::sampler::inside_string(&running.bytes);
+            running.sampler.wind_down(&self.closers, in_string);
+        }
         let picked = running
             .sampler
             .pick(logits, |t| vocab.is_eog(LlamaToken(t as i32)));

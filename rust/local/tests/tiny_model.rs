@@ -332,3 +332,44 @@ async fn a_schema_the_grammar_compiler_cannot_handle_is_named() {
             .is_ok()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_near_max_tokens_winds_down_and_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let model = models.load(&settings(&tiny(dir.path())), false).unwrap();
+    // Strings far longer than the answer may be: the random model's noise would fill them
+    // past max_tokens, and the answer would be cut in the middle.
+    let long = json!({
+        "type": "object",
+        "properties": {
+            "assistant_text": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "tool_calls": {"type": "array", "maxItems": 4, "items": {
+                "type": "object",
+                "properties": {
+                    "tool": {"const": "speak"},
+                    "args": {"type": "object", "properties": {
+                        "content": {"type": "string", "maxLength": 2000}},
+                        "required": ["content"], "additionalProperties": false}},
+                "required": ["tool", "args"], "additionalProperties": false}}
+        },
+        "required": ["assistant_text", "tool_calls"],
+        "additionalProperties": false
+    });
+    let validator = jsonschema::validator_for(&long).unwrap();
+    for seed in 1..=4 {
+        let mut ask = job(&format!("agent_{seed}"), "Talk.", Some(long.clone()), seed);
+        // The tiny model's vocabulary spells keys in many tokens: closing takes about 20.
+        ask.max_tokens = 96;
+        let (_, outcome) = finish(model.run(ask)).await;
+        let outcome = outcome.unwrap();
+        assert!(outcome.output_tokens <= 96, "{outcome:?}");
+        assert!(
+            outcome.complete,
+            "closed before max_tokens: {:?}",
+            outcome.text
+        );
+        let answer: Value = serde_json::from_str(&outcome.text).unwrap();
+        assert!(validator.is_valid(&answer), "{answer}");
+    }
+}
