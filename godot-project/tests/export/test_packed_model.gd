@@ -89,7 +89,10 @@ func test_a_model_in_the_pack_is_copied_once_with_progress() -> void:
 		assert_eq(reports[-1][3], size, "the last report is the whole file")
 		assert_eq(reports[-1][4], size)
 	for e in events:
-		assert_ne(e[0], "error", "no error: %s" % [e])
+		# What the world refuses (acting while speaking, a task that is not open) is the game's
+		# answer to a decision; no brain error (a failed copy, a failed model) may occur.
+		if e[0] == "error":
+			assert_false(String(e[2]).begins_with("brain_"), "no brain error: %s" % [e])
 		if e[0] == "replied":
 			assert_eq(e[2]["error"], {}, "decided: %s" % [e])
 	assert_true(FileAccess.file_exists(COPY), "the copy is in the user folder")
