@@ -22,6 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use agents_local::download::partial_path;
 use agents_local::{Downloads, Filling};
 use godot::classes::FileAccess;
 use godot::classes::file_access::ModeFlags;
@@ -42,8 +43,7 @@ const CHUNK: i64 = 1 << 20;
 struct Copy {
     /// The file in the pack (`res://…`).
     from: String,
-    /// Where the bytes go (`<copy>.partial`).
-    partial: PathBuf,
+    /// `<copy>.partial`, being written.
     file: std::fs::File,
     /// The file's size, and how much of it was copied.
     total: u64,
@@ -96,9 +96,7 @@ pub fn model_path(res_path: &str) -> String {
 
 /// Opens `<target>.partial` for a copy of `from` (the filling ends with the error otherwise).
 fn start(from: &str, target: &Path, total: u64, filling: Filling) -> Result<Copy, String> {
-    let mut partial = target.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
+    let partial = partial_path(target);
     let opened = target
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
@@ -108,7 +106,6 @@ fn start(from: &str, target: &Path, total: u64, filling: Filling) -> Result<Copy
             filling.progress(0, total);
             Ok(Copy {
                 from: from.to_string(),
-                partial,
                 file,
                 total,
                 copied: 0,
@@ -163,9 +160,10 @@ fn step(copy: &mut Copy, budget: Duration) -> Result<bool, String> {
                 copy.from, copy.copied, copy.total
             ));
         }
-        copy.file
-            .write_all(bytes.as_slice())
-            .map_err(|e| format!("cannot write {}: {e}", copy.partial.display()))?;
+        copy.file.write_all(bytes.as_slice()).map_err(|e| {
+            let partial = partial_path(copy.filling.path());
+            format!("cannot write {}: {e}", partial.display())
+        })?;
         copy.copied += bytes.len() as u64;
         copy.filling.progress(copy.copied, copy.total);
         if copy.copied >= copy.total {
@@ -181,12 +179,12 @@ fn step(copy: &mut Copy, budget: Duration) -> Result<bool, String> {
 fn finish(copy: Copy, result: Result<(), String>) {
     let Copy {
         from,
-        partial,
         file,
         filling,
         ..
     } = copy;
     let target = filling.path().to_path_buf();
+    let partial = partial_path(&target);
     let result = result.and_then(|()| {
         file.sync_all()
             .and_then(|()| std::fs::rename(&partial, &target))

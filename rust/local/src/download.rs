@@ -495,8 +495,8 @@ fn plain(e: reqwest::Error) -> String {
     text
 }
 
-/// `<target>.partial`.
-fn partial_path(target: &Path) -> PathBuf {
+/// `<target>.partial`: where a file is written until it is complete.
+pub fn partial_path(target: &Path) -> PathBuf {
     let mut name = target.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     target.with_file_name(name)
