@@ -11,8 +11,9 @@
 //!   prompt read afresh and against the first prompt.
 //! - `memory`: resident memory of the process with 1 agent and with 32 agents on one model
 //!   (both with 32 sequences, so the context is the same): the model counted once.
-//! - `valid`: 8 agents deciding round after round until at least 500 decisions were made in
-//!   this run (the other parts' decisions count): calls whose answer broke the contract (so a
+//! - `valid`: 8 agents asked round after round until they made at least 500 decisions in
+//!   this run (the other parts' decisions count; standing together, they also decide on what
+//!   they hear each other say): calls whose answer broke the contract (so a
 //!   repair was asked) against all calls; nothing may need a repair.
 //!
 //! `cargo bench -p agents-core --features local --bench local [-- crowd|cache|memory|valid]`.
@@ -130,6 +131,18 @@ impl Bench {
         }
         self.decisions += ids.len();
         (started.elapsed(), first_piece)
+    }
+
+    /// Decisions the agents made since they started (each agent's own count, asked or not).
+    fn decisions_made(rt: &Runtime, ids: &[String]) -> usize {
+        ids.iter()
+            .map(|id| {
+                rt.recent_decisions(id)
+                    .unwrap()
+                    .last()
+                    .map_or(0, |decision| decision.number as usize)
+            })
+            .sum()
     }
 
     /// Counts the agents' calls: all, and those whose answer broke the contract.
@@ -309,10 +322,14 @@ impl Bench {
         let started = Instant::now();
         let mut shown = std::collections::HashSet::new();
         let mut round = 0;
+        let before = self.decisions;
         while self.decisions < wanted {
             self.round(&rt, &ids, QUESTIONS[round % QUESTIONS.len()])
                 .await;
             round += 1;
+            // Agents standing together also hear each other's answers and decide on them: the
+            // decisions made are the agents' own counts, not the questions asked.
+            self.decisions = before + Self::decisions_made(&rt, &ids);
             Self::show_repairs(&rt, &ids, &mut shown);
             println!(
                 "round {round}: {} decisions so far, {:.0} s",
