@@ -20,6 +20,20 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::settings::Sampling;
 
+/// The grammar of an answer matching `schema`, written as compact JSON (no blanks between
+/// tokens). `lenient`: keywords the grammar compiler does not support are ignored instead of
+/// refused (the worker tries a schema strictly first).
+pub fn grammar(schema: &serde_json::Value, lenient: bool) -> llguidance::api::TopLevelGrammar {
+    let mut schema = schema.clone();
+    if let Some(object) = schema.as_object_mut() {
+        object.insert(
+            "x-guidance".into(),
+            serde_json::json!({"whitespace_flexible": false, "lenient": lenient}),
+        );
+    }
+    llguidance::api::TopLevelGrammar::from_json_schema(schema)
+}
+
 /// What [`Constrained::pick`] chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {

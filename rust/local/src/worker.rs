@@ -30,7 +30,7 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::LocalError;
-use crate::sampler::{Closers, Constrained, Pick};
+use crate::sampler::{Closers, Constrained, Pick, grammar};
 use crate::settings::{FALLBACK_TEMPLATE, Job, ModelSettings};
 
 /// The most tokens decoded in one batch.
@@ -531,17 +531,7 @@ impl Worker<'_> {
     /// compiler does not support is tried again leniently (those keywords ignored: the
     /// caller's validation still checks the answer).
     fn matcher(&self, schema: &serde_json::Value) -> Result<llguidance::Matcher, LocalError> {
-        let compile = |lenient: bool| {
-            let mut schema = schema.clone();
-            if let Some(object) = schema.as_object_mut() {
-                object.insert(
-                    "x-guidance".into(),
-                    serde_json::json!({"whitespace_flexible": false, "lenient": lenient}),
-                );
-            }
-            let grammar = llguidance::api::TopLevelGrammar::from_json_schema(schema);
-            self.factory.create_parser(grammar)
-        };
+        let compile = |lenient: bool| self.factory.create_parser(grammar(schema, lenient));
         let parser = compile(false)
             .or_else(|strict| {
                 tracing::debug!("the reply's schema needs lenient compilation: {strict}");

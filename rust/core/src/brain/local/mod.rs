@@ -309,7 +309,8 @@ fn not_built() -> BrainError {
 /// parameters, and nothing the runtime would send back for repair:
 ///
 /// - an answer without calls says something (`assistant_text` starts with a character that is
-///   not blank: the anti-silent rule);
+///   not blank: the anti-silent rule), and no line says a chat template's turn marker
+///   ([`line`]);
 /// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
 /// - at most [`MAX_LOCAL_CALLS`] calls;
 /// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
@@ -346,9 +347,7 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
             "additionalProperties": false,
         })
     };
-    // Something said: a first character that is not blank, then anything.
-    let said = json!({"type": "string",
-                      "pattern": format!("^\\S[\\s\\S]{{0,{}}}$", text_chars - 1)});
+    let said = line(true, text_chars);
     let no_calls = json!({"type": "array", "maxItems": 0});
     if calls.is_empty() {
         return answer(said, no_calls);
@@ -359,8 +358,25 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
     };
     json!({"anyOf": [
         answer(said, some_calls(0)),
-        answer(json!({"type": "string", "maxLength": text_chars}), some_calls(1)),
+        answer(line(false, text_chars), some_calls(1)),
     ]})
+}
+
+/// The schema of what an agent says in a local model's answer: at most `max_chars`
+/// characters, starting with one that is not blank when `said` (an answer without calls must
+/// say something), and never `<|` — the opening of the turn markers of ChatML (the template a
+/// model without its own is given) and of most chat templates (`<|im_start|>`, `<|user|>`,
+/// `<|eot_id|>`), which a model imitating its prompt's turns would otherwise say. A `<`
+/// followed by anything else is allowed.
+fn line(said: bool, max_chars: usize) -> Value {
+    // Runs of `<` are followed by a character that is neither `<` nor `|`, or end the line.
+    let body = "(?:[^<]|<+[^<|])*<*";
+    let pattern = if said {
+        format!("^(?:(?:[^\\s<]|<+[^<|]){body}|<+)$")
+    } else {
+        format!("^{body}$")
+    };
+    json!({"type": "string", "maxLength": max_chars, "pattern": pattern})
 }
 
 /// The most characters of a call's `reason` in a local model's answer.
@@ -398,14 +414,92 @@ mod tests {
             json!(["tool", "args"]),
             "no ids to repeat"
         );
-        assert_eq!(
-            said["properties"]["assistant_text"]["pattern"],
-            "^\\S[\\s\\S]{0,255}$"
-        );
+        assert_eq!(said["properties"]["assistant_text"], line(true, 256));
         assert_eq!(acted["properties"]["tool_calls"]["minItems"], 1);
-        assert_eq!(acted["properties"]["assistant_text"]["maxLength"], 256);
+        assert_eq!(acted["properties"]["assistant_text"], line(false, 256));
         let silent = contract_schema(&[], 512);
         assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
         assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
+    }
+
+    #[test]
+    fn a_line_never_says_a_turn_marker() {
+        let said = jsonschema::validator_for(&line(true, 40)).unwrap();
+        let any = jsonschema::validator_for(&line(false, 40)).unwrap();
+        for ok in [
+            "Hello!",
+            "a < b",
+            "<3 you",
+            "<",
+            "x <<",
+            "<< x",
+            "Hi\n<b>bread</b>",
+        ] {
+            assert!(said.is_valid(&json!(ok)), "{ok:?} may be said");
+            assert!(any.is_valid(&json!(ok)), "{ok:?} may be said");
+        }
+        for marker in [
+            "Sure.<|im_start|>assistant",
+            "<|im_end|>",
+            "a <<|user|>",
+            "ok<|",
+        ] {
+            assert!(
+                !said.is_valid(&json!(marker)),
+                "{marker:?} is a turn marker"
+            );
+            assert!(!any.is_valid(&json!(marker)), "{marker:?} is a turn marker");
+        }
+        // An answer without calls says something: not blank, not empty.
+        for silent in ["", " hi", "\nhi"] {
+            assert!(!said.is_valid(&json!(silent)), "{silent:?} is silent");
+        }
+        assert!(any.is_valid(&json!("")), "calls may come without a line");
+        assert!(
+            !any.is_valid(&json!("x".repeat(41))),
+            "at most 40 characters"
+        );
+    }
+
+    /// How many bytes of `answer` the grammar of `schema` takes before it refuses one
+    /// (compiled strictly, as the model's worker first compiles it; over one token per byte).
+    #[cfg(feature = "local")]
+    fn taken(schema: &Value, answer: &str) -> usize {
+        let env = toktrie::ApproximateTokEnv::single_byte_env();
+        let factory = llguidance::ParserFactory::new_simple(&env).unwrap();
+        let parser = factory
+            .create_parser(agents_local::sampler::grammar(schema, false))
+            .unwrap();
+        let mut matcher = llguidance::Matcher::new(Ok(parser));
+        assert_eq!(matcher.get_error(), None);
+        let tokens = env.tokenize_bytes(answer.as_bytes());
+        assert_eq!(tokens.len(), answer.len());
+        matcher.try_consume_tokens(&tokens).unwrap()
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
+    fn the_grammar_refuses_a_turn_marker_as_it_starts() {
+        let tools = [ToolSpec {
+            name: "move".into(),
+            description: "Walk.".into(),
+            parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
+        }];
+        let schema = contract_schema(&tools, 128);
+        let whole = r#"{"assistant_text":"Hi <b>!","dialog_type":"chat","tool_calls":[]}"#;
+        assert_eq!(taken(&schema, whole), whole.len(), "a `<` of anything else");
+        let acting = r#"{"assistant_text":"","dialog_type":"act","tool_calls":[{"tool":"move","args":{"x":1}}]}"#;
+        assert_eq!(taken(&schema, acting), acting.len());
+        for start in [r#"{"assistant_text":"Hi <"#, r#"{"assistant_text":"<"#] {
+            let marker = format!("{start}|im_start|>assistant");
+            assert_eq!(
+                taken(&schema, &marker),
+                start.len(),
+                "the `|` after the `<` is refused"
+            );
+        }
+        // Without tools an answer must say something: no blank start.
+        let blank = r#"{"assistant_text":" "#;
+        assert_eq!(taken(&contract_schema(&[], 128), blank), blank.len() - 1);
     }
 }
