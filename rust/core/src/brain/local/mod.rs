@@ -309,8 +309,8 @@ fn not_built() -> BrainError {
 /// parameters, and nothing the runtime would send back for repair:
 ///
 /// - an answer without calls says something (`assistant_text` starts with a character that is
-///   not blank: the anti-silent rule), and no line says a chat template's turn marker
-///   ([`line`]);
+///   not blank: the anti-silent rule), and no line says `<|`, which opens a chat template's
+///   turn markers;
 /// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
 /// - at most [`MAX_LOCAL_CALLS`] calls;
 /// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
