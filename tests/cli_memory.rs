@@ -61,6 +61,18 @@ fn an_operator_plants_pages_searches_and_exports_an_agents_memories() {
         ],
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // A game time past the bound would freeze every later memory's time: refused, named.
+    for time in ["1e308", "-1e13"] {
+        let flag = format!("--game-time={time}");
+        let run = memory(&db, &["remember", &flag, "Far in the future."]);
+        assert_ne!(run.code, Some(0), "{time}");
+        assert!(
+            run.stderr
+                .contains("game_time must be within ±1000000000000 seconds"),
+            "{}",
+            run.stderr
+        );
+    }
 
     // A page: the newest two, oldest first, and where the older page starts.
     let run = memory(&db, &["list", "--limit", "2"]);

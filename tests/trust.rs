@@ -328,6 +328,151 @@ async fn origins_and_presets_are_the_operators_to_allow() {
     assert_eq!(attacker.connections(), 0);
 }
 
+/// An address on the origin list that answers every call with a redirect (`status`) to
+/// what `target` holds when the call comes; counts the calls it got.
+fn redirector(status: u16, target: Arc<Mutex<String>>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let count = calls.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 16384];
+            let _ = stream.read(&mut buf);
+            let target = target.lock().unwrap().clone();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} Moved\r\nlocation: {target}\r\ncontent-length: 0\r\n\
+                 connection: close\r\n\r\n"
+            );
+        }
+    });
+    (format!("http://127.0.0.1:{port}"), calls)
+}
+
+/// A client brain on a listed origin that answers with a redirect — 301, 302, 307, 308 to an
+/// address off the list, a 307 to the server's own `/mcp` — is not followed: the prompt and
+/// the key go nowhere else, and the agent's error says the provider redirected (naming no
+/// address). `base_url: null` is the provider's default address, checked against the list
+/// as a `base_url` left out is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_brains_follow_no_redirect_and_null_is_the_default_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let attacker = Attacker::start();
+    let off_list = Arc::new(Mutex::new(format!(
+        "{}/chat/completions",
+        attacker.base_url()
+    )));
+    let own_mcp = Arc::new(Mutex::new(String::new()));
+    let mut cases = Vec::new();
+    for status in [301u16, 302, 307, 308] {
+        cases.push((status, redirector(status, off_list.clone())));
+    }
+    cases.push((307, redirector(307, own_mcp.clone())));
+    let origins: Vec<&str> = cases
+        .iter()
+        .map(|(_, (origin, _))| origin.as_str())
+        .collect();
+    let server = serve(
+        dir.path(),
+        &[
+            "--allow-client-brains",
+            "--client-brain-origins",
+            &origins.join(","),
+        ],
+    );
+    *own_mcp.lock().unwrap() = format!("http://{}/mcp", server.addr());
+    let mut c = Client::connect(&server.url()).await;
+    for (status, (origin, calls)) in &cases {
+        let brain = json!({"provider": "openai", "base_url": format!("{origin}/v1"),
+                           "model": "m", "api_key": "sk-client-redirect", "max_retries": 0});
+        let id = spawn_and_greet(&mut c, brain).await;
+        let error = c
+            .event(|m| m["type"] == "agent_error" && m["agent_id"] == id.as_str())
+            .await;
+        assert_eq!(error["code"], "brain_error", "{status}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("redirect ({status}), which is not followed")),
+            "{message}"
+        );
+        assert!(!message.contains("127.0.0.1"), "{message}");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "{status}: one call, to the listed origin"
+        );
+    }
+    server.wait_log("model calls follow no redirect").await;
+    assert_eq!(attacker.connections(), 0, "a redirect was followed");
+
+    // base_url: null is api.openai.com / api.anthropic.com, not on the list: refused as when
+    // it is left out, and nothing is called.
+    for provider in ["openai", "anthropic"] {
+        for brain in [
+            json!({"provider": provider, "model": "m", "api_key": "k", "base_url": null}),
+            json!({"provider": provider, "model": "m", "api_key": "k"}),
+        ] {
+            refused(&spawn_with(&mut c, brain).await, "is not an origin");
+        }
+    }
+    c.assert_usable().await;
+}
+
+/// Durations a client sets are bounded (an agent would otherwise stay thinking or speaking for
+/// ever), each refusal naming the field and its limit; a refused value is not echoed back
+/// whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_durations_are_bounded_and_its_values_not_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &[]);
+    let mut c = Client::connect(&server.url()).await;
+    for (field, value, says) in [
+        ("thinking_seconds", json!(1e20), "600"),
+        ("speaking_seconds", json!(1e300), "600"),
+        ("idle_think_seconds", json!(1e9), "86400"),
+    ] {
+        let mut config = quiet_agent("Slow");
+        config[field] = value;
+        let reply = c
+            .request(json!({"type": "agent_spawn_request", "agent_config": config}))
+            .await;
+        assert_eq!(reply["type"], "error", "{reply}");
+        let message = reply["message"].as_str().unwrap();
+        assert!(
+            message.contains(field) && message.contains(says),
+            "{message}"
+        );
+    }
+    let mut config = quiet_agent("Forgetful");
+    config["memory"] = json!({"recency_half_life_seconds": 1e300});
+    let reply = c
+        .request(json!({"type": "agent_spawn_request", "agent_config": config}))
+        .await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert!(
+        reply["message"]
+            .as_str()
+            .unwrap()
+            .contains("recency_half_life_seconds"),
+        "{reply}"
+    );
+    // A tool argument of 4,001 characters where a number belongs: named, not echoed.
+    let long = "7".repeat(4_001);
+    let reply = c
+        .request(json!({"type": "call_tool", "name": "roll_rpg_dice",
+                        "arguments": {"sides": long, "count": 1}}))
+        .await;
+    let text = reply.to_string();
+    assert!(text.len() < 1_000, "{text}");
+    assert!(text.contains("4001 characters"), "{text}");
+    spawn(&mut c, quiet_agent("Fine")).await;
+    c.assert_usable().await;
+}
+
 /// A bad origin list stops the server before it listens, naming the entry.
 #[test]
 fn a_bad_origin_list_is_refused_at_start() {

@@ -262,3 +262,16 @@ func test_client_brains_follow_the_nodes_policy() -> void:
 	var preset := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 3,
 		"agent_config": {"brain": "scripted"}}, "agent_spawn_response")
 	assert_eq(preset.get("code"), "brain_not_allowed", "presets off: %s" % preset)
+	# base_url null is the provider's default address (api.openai.com): not listed, refused as
+	# when it is left out.
+	var null_url := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 4,
+		"agent_config": {"brain": {"provider": "openai", "model": "m", "api_key": "k",
+			"base_url": null}}}, "agent_spawn_response")
+	assert_eq(null_url.get("code"), "brain_not_allowed", "base_url null: %s" % null_url)
+	assert_true(String(null_url.get("message", "")).contains("https://api.openai.com is not an origin"), str(null_url))
+	# A duration that would keep an agent thinking for ever is refused, naming its limit.
+	var slow := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 5,
+		"agent_config": {"name": "Slow", "thinking_seconds": 1e20}}, "agent_spawn_response")
+	assert_eq(slow.get("type"), "error", "thinking_seconds 1e20: %s" % slow)
+	assert_true(String(slow.get("message", "")).contains("thinking_seconds"), str(slow))
+	assert_true(String(slow.get("message", "")).contains("600"), str(slow))

@@ -30,6 +30,17 @@ pub const MAX_SEED_CHARS: usize = 256;
 pub const MAX_SCRIPT_REPLIES: usize = 100;
 /// Who speaks in `send_message` (an id).
 pub const MAX_SENDER_CHARS: usize = 64;
+/// The longest an agent may wait idle before it decides on its own (`idle_think_seconds`):
+/// a day.
+pub const MAX_IDLE_THINK_SECONDS: f64 = 86_400.0;
+/// The longest the scripted brain may take to think (`thinking_seconds`), and the longest a
+/// line may take to say (`speaking_seconds`): ten minutes. Longer would keep an agent
+/// thinking or speaking — deaf to its next decision — for as long.
+pub const MAX_ACT_SECONDS: f64 = 600.0;
+/// The latest game time, in seconds, a memory may be stamped with (about 31,700 years of game
+/// time; exact in a float, so later times still count up from it), and the longest
+/// `recency_half_life_seconds`.
+pub const MAX_GAME_TIME_SECONDS: f64 = 1e12;
 /// A message or line sent to an agent.
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
 /// A task name.

@@ -19,6 +19,9 @@
 //! [`MAX_STREAMED_TOOL_CALLS`] [`StreamEvent::ToolCallStarted`], their ids and names cut to
 //! [`MAX_STREAMED_NAME_CHARS`] characters.
 //!
+//! A call follows no redirect: a 3xx answer fails it with [`CallError::Redirect`] (code
+//! `brain_bad_request`, not retryable), so a prompt and a key reach only the configured address.
+//!
 //! Keys are [`Secret`]s: their `Debug` and `Display` print `***`, and no error message ever
 //! contains one (the errors quote the server's message and the URL, never a header).
 
@@ -191,6 +194,20 @@ pub enum CallError {
         /// The server's message.
         message: String,
     },
+    /// A 3xx: the server sent the call elsewhere. Model calls follow no redirect, so a
+    /// prompt and a key go only to the address that was configured (and that a policy
+    /// checked). The target is for the operator's log, never for a client.
+    #[error(
+        "redirected ({status}){}: model calls follow no redirect; set the base URL to the \
+         address that answers",
+        location.as_deref().map(|l| format!(" to {l}")).unwrap_or_default()
+    )]
+    Redirect {
+        /// The status.
+        status: u16,
+        /// The `Location` it named, if any (cut to 200 characters).
+        location: Option<String>,
+    },
     /// Another 4xx.
     #[error("request refused ({status}): {message}")]
     BadRequest {
@@ -217,7 +234,7 @@ impl CallError {
             CallError::Server { .. } => CallErrorCode::ServerError,
             CallError::Auth { .. } => CallErrorCode::AuthFailed,
             CallError::ModelNotFound { .. } => CallErrorCode::ModelNotFound,
-            CallError::BadRequest { .. } => CallErrorCode::BadRequest,
+            CallError::Redirect { .. } | CallError::BadRequest { .. } => CallErrorCode::BadRequest,
             CallError::Provider(_) => CallErrorCode::ProviderError,
             CallError::InvalidResponse(_) => CallErrorCode::InvalidResponse,
         }
@@ -247,6 +264,9 @@ impl CallError {
             CallError::Server { status, .. } => format!("server error ({status})"),
             CallError::Auth { status, .. } => format!("authentication failed ({status})"),
             CallError::ModelNotFound { .. } => "model not found (404)".into(),
+            CallError::Redirect { status, .. } => {
+                format!("the provider answered with a redirect ({status}), which is not followed")
+            }
             CallError::BadRequest { status, .. } => format!("request refused ({status})"),
             CallError::Provider(_) => "the provider reported an error in its answer".into(),
             CallError::InvalidResponse(_) => "the answer was not in the provider's format".into(),
@@ -320,6 +340,9 @@ impl Client {
         install_tls_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("godot-agents/", env!("CARGO_PKG_VERSION")))
+            // A redirect would send the prompt (and with 307 / 308 the key's call again) to an
+            // address nobody configured or checked: none is followed (`CallError::Redirect`).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| CallError::Unreachable {
                 url: String::new(),
@@ -459,11 +482,20 @@ fn longer_than(cap: usize) -> CallError {
 }
 
 /// The error of a response whose status is not 2xx, as every call of this crate reports it:
-/// 429 (with its `Retry-After`), 401 / 403, 404, 5xx, any other status; the message is the
+/// a 3xx (a redirect, not followed), 429 (with its `Retry-After`), 401 / 403, 404, 5xx, any
+/// other status; the message is the
 /// provider's (see [`crate::error_message`]) or an excerpt of its body, which is read up to
 /// [`MAX_ERROR_BODY_BYTES`] only.
 pub(crate) async fn status_error(response: reqwest::Response) -> CallError {
     let status = response.status().as_u16();
+    if (300..400).contains(&status) {
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(|l| l.chars().take(200).collect());
+        return CallError::Redirect { status, location };
+    }
     let retry_after = response
         .headers()
         .get("retry-after")

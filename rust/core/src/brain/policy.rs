@@ -188,13 +188,11 @@ impl ClientBrainPolicy {
             ));
         }
         if let Some(allowed) = &self.origins {
-            let url = match spec.options.get("base_url") {
-                Some(serde_json::Value::String(url)) => url.as_str(),
-                Some(_) => return Ok(()), // Not text: the provider refuses it at spawn.
-                None => super::llm::api(&spec.provider).map_or("", |api| api.default_base_url()),
-            };
+            // The URL the provider will call, as it resolves it: a `base_url` left out and
+            // one given as `null` both mean the provider's default, which must be listed too.
+            let url = super::llm::resolved_base_url(spec).map_err(BrainRefusal)?;
             let origin =
-                Origin::of_url(url).map_err(|e| BrainRefusal(format!("brain.base_url: {e}")))?;
+                Origin::of_url(&url).map_err(|e| BrainRefusal(format!("brain.base_url: {e}")))?;
             if !allowed.contains(&origin) {
                 return Err(BrainRefusal(format!(
                     "brain.base_url: {origin} is not an origin this server lets clients' brains \
@@ -485,6 +483,26 @@ mod tests {
             let e = result.unwrap_err().to_string();
             assert!(e.contains(says), "{url}: {e}");
         }
+        // `base_url: null` is the provider's default, as leaving it out is: checked the same.
+        let local_only = ClientBrainPolicy {
+            origins: Some(parse_origins("http://127.0.0.1:11434").unwrap()),
+            ..policy.clone()
+        };
+        for provider in ["openai", "anthropic"] {
+            for brain in [
+                json!({"provider": provider, "model": "m", "api_key": "k", "base_url": null}),
+                json!({"provider": provider, "model": "m", "api_key": "k"}),
+            ] {
+                let e = refusal(&local_only, brain.clone());
+                assert!(e.contains("is not an origin"), "{brain}: {e}");
+            }
+        }
+        // A base_url of another type is refused by the policy itself, naming the field.
+        let e = refusal(
+            &local_only,
+            json!({"provider": "openai", "model": "m", "api_key": "k", "base_url": 7}),
+        );
+        assert!(e.contains("brain.base_url: invalid type"), "{e}");
         let none = ClientBrainPolicy {
             origins: Some(Vec::new()),
             ..policy

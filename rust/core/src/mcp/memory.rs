@@ -49,7 +49,8 @@ fn memory_tools(runtime: Weak<Runtime>) -> Vec<(ToolSpec, Handler)> {
                 "kind": {"type": "string", "enum": kinds, "default": "fact"},
                 "importance": {"type": "integer", "minimum": 1, "maximum": 10},
                 "about": {"type": "string", "minLength": 1, "maxLength": 100},
-                "supersedes": {"type": "array", "items": {"type": "integer"}, "maxItems": 64}
+                "supersedes": {"type": "array", "maxItems": 64,
+                    "items": {"type": "integer", "minimum": 1, "maximum": i64::MAX}}
             },
             "required": ["agent_id", "text"],
             "additionalProperties": false
@@ -80,7 +81,7 @@ fn memory_tools(runtime: Weak<Runtime>) -> Vec<(ToolSpec, Handler)> {
             "properties": {
                 "agent_id": agent_id,
                 "limit": {"type": "integer", "minimum": 1, "maximum": crate::limits::MAX_PAGE, "default": 50},
-                "before": {"type": "integer", "minimum": 1}
+                "before": {"type": "integer", "minimum": 1, "maximum": i64::MAX}
             },
             "required": ["agent_id"],
             "additionalProperties": false
@@ -92,7 +93,10 @@ fn memory_tools(runtime: Weak<Runtime>) -> Vec<(ToolSpec, Handler)> {
         "Forget one memory of an agent.",
         json!({
             "type": "object",
-            "properties": {"agent_id": agent_id, "memory_id": {"type": "integer"}},
+            "properties": {
+                "agent_id": agent_id,
+                "memory_id": {"type": "integer", "minimum": 1, "maximum": i64::MAX}
+            },
             "required": ["agent_id", "memory_id"],
             "additionalProperties": false
         }),
@@ -146,18 +150,33 @@ fn recall_call(rt: &Runtime, args: &Value) -> Result<Value, RuntimeError> {
     Ok(json!({"agent_id": agent(args), "game_time": rt.game_time(), "memories": memories}))
 }
 
+/// A memory id argument: absent is `None`; the schema keeps it within 1 to 2⁶³ − 1, and a
+/// value that is not (had the schema been bypassed) is an error naming it, never another id.
+fn memory_id(args: &Value, field: &str) -> Result<Option<i64>, RuntimeError> {
+    match &args[field] {
+        Value::Null => Ok(None),
+        v => v.as_i64().filter(|id| *id >= 1).map(Some).ok_or_else(|| {
+            RuntimeError::InvalidMessage(format!(
+                "{field} must be a memory id from 1 to {}, got {v}",
+                i64::MAX
+            ))
+        }),
+    }
+}
+
 fn list_call(rt: &Runtime, args: &Value) -> Result<Value, RuntimeError> {
     let limit = args["limit"].as_u64().unwrap_or(50) as usize;
     let page = rt.memories_page(
         agent(args),
-        args["before"].as_i64(),
+        memory_id(args, "before")?,
         limit.min(crate::limits::MAX_PAGE),
     )?;
     Ok(json!({"agent_id": agent(args), "memories": page.rows, "next": page.next}))
 }
 
 fn forget_call(rt: &Runtime, args: &Value) -> Result<Value, RuntimeError> {
-    let memory_id = args["memory_id"].as_i64().unwrap_or_default();
+    let memory_id = memory_id(args, "memory_id")?
+        .ok_or_else(|| RuntimeError::InvalidMessage("memory_id is required".into()))?;
     rt.forget(agent(args), memory_id)?;
     Ok(json!({"agent_id": agent(args), "memory_id": memory_id, "forgotten": true}))
 }
@@ -222,6 +241,36 @@ mod tests {
         }
         let out = call("recall", json!({"agent_id": id, "query": "x", "limit": 51}));
         assert_eq!(out.structured["reason"], "invalid_args");
+        // Ids past 2⁶³ − 1 are refused as such, never read as another id (or as no cursor).
+        let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
+        for (tool, args) in [
+            ("forget_memory", json!({"agent_id": id, "memory_id": huge})),
+            (
+                "forget_memory",
+                json!({"agent_id": id, "memory_id": 1u64 << 63}),
+            ),
+            ("forget_memory", json!({"agent_id": id, "memory_id": 0})),
+            (
+                "list_memories",
+                json!({"agent_id": id, "before": 1u64 << 63}),
+            ),
+            ("list_memories", json!({"agent_id": id, "before": huge})),
+        ] {
+            let out = call(tool, args.clone());
+            assert_eq!(
+                out.structured["reason"], "invalid_args",
+                "{args} → {}",
+                out.structured
+            );
+            let error = out.structured["error"].as_str().unwrap();
+            assert!(!error.contains("memory 0"), "{error}");
+        }
+        // A value over its limit is named by its size, not echoed back.
+        let long = "x".repeat(MAX_MEMORY_TEXT_CHARS + 1);
+        let out = call("remember", json!({"agent_id": id, "text": long}));
+        let error = out.structured["error"].as_str().unwrap();
+        assert!(error.len() < 300, "{error}");
+        assert!(error.contains("2001 characters"), "{error}");
         // Once the runtime is gone, the tools say so.
         rt.shutdown(std::time::Duration::from_secs(1));
         drop(rt);

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::MemoryError;
+use crate::limits::MAX_GAME_TIME_SECONDS;
 
 /// Longest text of one memory, in characters.
 pub const MAX_MEMORY_TEXT_CHARS: usize = 2000;
@@ -174,6 +175,12 @@ impl NewMemory {
         if !self.game_time.is_finite() {
             return bad(format!(
                 "game_time must be a finite number, got {}",
+                self.game_time
+            ));
+        }
+        if !(-MAX_GAME_TIME_SECONDS..=MAX_GAME_TIME_SECONDS).contains(&self.game_time) {
+            return bad(format!(
+                "game_time must be within ±{MAX_GAME_TIME_SECONDS} seconds, got {}",
                 self.game_time
             ));
         }

@@ -37,7 +37,8 @@ pub struct MemorySettings {
     /// How much recency, importance and relevance each count in a memory's score.
     pub weights: RecallWeights,
     /// Seconds of game time over which a memory's recency halves, counted from when it was
-    /// last recalled (default 3,600: an hour of game time).
+    /// last recalled (default 3,600: an hour of game time; at most 10¹²).
+    #[schemars(range(max = 1e12))]
     pub recency_half_life_seconds: f64,
     /// The agent reflects (draws insights and sums up what it thinks of people: see
     /// [`crate::mind::reflection`]) once the importance of the memories it formed since it
@@ -150,6 +151,12 @@ impl MemorySettings {
         if !half_life.is_finite() || half_life <= 0.0 {
             return Err(format!(
                 "memory.recency_half_life_seconds must be a positive number, got {half_life}"
+            ));
+        }
+        let longest = crate::limits::MAX_GAME_TIME_SECONDS;
+        if half_life > longest {
+            return Err(format!(
+                "memory.recency_half_life_seconds must be at most {longest}, got {half_life}"
             ));
         }
         for (name, weight) in [

@@ -221,7 +221,7 @@ pub(crate) fn check_request(kind: &str, request: &Value) -> Result<(), String> {
 /// One schema failure in words.
 fn describe(e: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::{TypeKind, ValidationErrorKind as K};
-    let found = kind_of(e.instance());
+    let found = crate::json_kind::json_kind(e.instance());
     let types = |kind: &TypeKind| -> Vec<String> {
         match kind {
             TypeKind::Single(t) => vec![t.to_string()],
@@ -246,7 +246,7 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
                         K::Type { kind } if inner.instance_path() == e.instance_path() => {
                             names.extend(types(kind))
                         }
-                        _ => return e.to_string(),
+                        _ => return crate::json_kind::schema_error_text(e),
                     }
                 }
             }
@@ -260,7 +260,7 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
             let n = e.instance().as_array().map_or(0, Vec::len);
             format!("has {n} entries; the limit is {limit}")
         }
-        _ => e.to_string(),
+        _ => crate::json_kind::schema_error_text(e),
     }
 }
 
@@ -270,18 +270,6 @@ fn article(json_type: &str) -> String {
         "null" => "null".into(),
         t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),
         t => format!("a {t}"),
-    }
-}
-
-/// What a value is, in words (`an array`, `a string`).
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

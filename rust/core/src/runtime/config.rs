@@ -61,14 +61,18 @@ pub struct AgentConfig {
     /// it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub movement: Option<crate::moves::Movement>,
-    /// Seconds idle before an autonomous decision. Unset: the runtime's `idle_think_seconds`.
+    /// Seconds idle before an autonomous decision, at most a day. Unset: the runtime's
+    /// `idle_think_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = crate::limits::MAX_IDLE_THINK_SECONDS))]
     pub idle_think_seconds: Option<f64>,
-    /// The scripted brain's thinking latency in seconds. Unset: the runtime's.
+    /// The scripted brain's thinking latency in seconds, at most 600. Unset: the runtime's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = crate::limits::MAX_ACT_SECONDS))]
     pub thinking_seconds: Option<f64>,
-    /// How long a line takes to say, in seconds. Unset: the runtime's.
+    /// How long a line takes to say, in seconds, at most 600. Unset: the runtime's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = crate::limits::MAX_ACT_SECONDS))]
     pub speaking_seconds: Option<f64>,
     /// Distance within which other agents count as nearby (and hear unaddressed speech).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,20 +121,32 @@ impl AgentConfig {
         serde_json::from_value(value.clone()).map_err(|e| format!("invalid agent config: {e}"))
     }
 
-    /// Checks the numeric fields (non-negative, finite seconds and radius; a finite position), the
+    /// Checks the numeric fields (non-negative, finite seconds and radius, the seconds within
+    /// [`crate::limits::MAX_IDLE_THINK_SECONDS`] and [`crate::limits::MAX_ACT_SECONDS`]; a
+    /// finite position), the
     /// seed's type, and the lengths of the texts ([`crate::limits`]). Errors name the field.
     pub fn validate(&self) -> Result<(), String> {
+        use crate::limits::{MAX_ACT_SECONDS, MAX_IDLE_THINK_SECONDS};
         let secs = [
-            ("idle_think_seconds", self.idle_think_seconds),
-            ("thinking_seconds", self.thinking_seconds),
-            ("speaking_seconds", self.speaking_seconds),
-            ("hearing_radius", self.hearing_radius),
+            ("hearing_radius", self.hearing_radius, f64::MAX),
+            (
+                "idle_think_seconds",
+                self.idle_think_seconds,
+                MAX_IDLE_THINK_SECONDS,
+            ),
+            ("thinking_seconds", self.thinking_seconds, MAX_ACT_SECONDS),
+            ("speaking_seconds", self.speaking_seconds, MAX_ACT_SECONDS),
         ];
-        for (field, v) in secs {
+        for (field, v, max) in secs {
             if let Some(v) = v
                 && (!v.is_finite() || v < 0.0)
             {
                 return Err(format!("{field} must be a non-negative number, got {v}"));
+            }
+            if let Some(v) = v
+                && v > max
+            {
+                return Err(format!("{field} must be at most {max} seconds, got {v}"));
             }
         }
         if let Some(p) = self.initial_position
@@ -407,6 +423,40 @@ mod tests {
             ..Default::default()
         };
         assert!(c.validate().unwrap_err().contains("idle_think_seconds"));
+        // Durations that would keep an agent waiting, thinking or speaking for ever.
+        for (config, says) in [
+            (
+                AgentConfig {
+                    thinking_seconds: Some(1e20),
+                    ..Default::default()
+                },
+                "thinking_seconds must be at most 600 seconds, got 100000000000000000000",
+            ),
+            (
+                AgentConfig {
+                    speaking_seconds: Some(1e300),
+                    ..Default::default()
+                },
+                "speaking_seconds must be at most 600 seconds",
+            ),
+            (
+                AgentConfig {
+                    idle_think_seconds: Some(86_400.5),
+                    ..Default::default()
+                },
+                "idle_think_seconds must be at most 86400 seconds",
+            ),
+        ] {
+            let e = config.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        let at_the_limits = AgentConfig {
+            idle_think_seconds: Some(86_400.0),
+            thinking_seconds: Some(600.0),
+            speaking_seconds: Some(600.0),
+            ..Default::default()
+        };
+        assert_eq!(at_the_limits.validate(), Ok(()));
         let c = AgentConfig {
             seed: Some(json!(1.5)),
             ..Default::default()

@@ -383,7 +383,7 @@ impl Tool {
                 Err(ToolError::InvalidArguments {
                     tool: self.spec.name.clone(),
                     field,
-                    message: err.to_string(),
+                    message: crate::json_kind::schema_error_text(&err),
                 })
             }
         }

@@ -49,6 +49,19 @@ pub fn api(provider: &str) -> Option<&'static dyn Api> {
     APIS.into_iter().find(|api| api.name() == provider)
 }
 
+/// The base URL a brain object of an HTTP provider calls, as its provider resolves it: its
+/// `base_url`, or the provider's default when the field is left out or `null`. An error when
+/// `provider` is no HTTP provider or its options do not read as [`HttpOptions`] (the message
+/// names the field: `brain.base_url: invalid type: …`).
+pub fn resolved_base_url(spec: &BrainSpec) -> Result<String, String> {
+    let api = api(&spec.provider)
+        .ok_or_else(|| format!("'{}' is not an HTTP provider", spec.provider))?;
+    let options: HttpOptions = spec.options_as()?;
+    Ok(options
+        .base_url
+        .unwrap_or_else(|| api.default_base_url().to_string()))
+}
+
 /// Default `timeout_seconds`.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
 /// Default `max_retries`.
@@ -122,7 +135,7 @@ impl HttpProvider {
         self.api.name()
     }
 
-    /// The base URL calls go to.
+    /// The base URL calls go to (the policy reads the same with [`resolved_base_url`]).
     fn base_url(&self, options: &HttpOptions) -> String {
         options
             .base_url

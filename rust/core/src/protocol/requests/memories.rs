@@ -120,6 +120,7 @@ pub struct ForgetMemory {
     #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
     pub agent_id: String,
     /// The memory.
+    #[schemars(range(min = 1))]
     pub memory_id: i64,
 }
 
