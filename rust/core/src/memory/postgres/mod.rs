@@ -31,8 +31,8 @@ use parking_lot::Mutex;
 use tokio_postgres::Config;
 
 use super::ids::IdKind;
-use super::{Access, MemoryError};
 use super::store::{Loaded, Queries};
+use super::{Access, MemoryError};
 use conn::Conn;
 pub(crate) use conn::explain;
 pub(crate) use write::PgSink;
@@ -106,7 +106,8 @@ impl PgStore {
             std::process::id(),
             rand::random::<u64>()
         );
-        let sink = (access == Access::ReadWrite).then(|| PgSink::new(conn, config.clone(), writer_id));
+        let sink =
+            (access == Access::ReadWrite).then(|| PgSink::new(conn, config.clone(), writer_id));
 
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
         let mut threads = Vec::with_capacity(READERS);

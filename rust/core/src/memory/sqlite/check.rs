@@ -86,7 +86,9 @@ pub(crate) fn inspect(path: &Path) -> Result<Found, MemoryError> {
             format!("not a SQLite database (it starts with {head:?})"),
         ));
     }
-    let field = |at: usize| i32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    let field = |at: usize| {
+        i32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
     let (header_version, header_id) = (field(60), field(68));
     if header_id != 0 && header_id != APPLICATION_ID {
         return Err(foreign(
@@ -240,7 +242,10 @@ mod tests {
             Memory::open_read_only(Location::File(path.to_path_buf())),
         ] {
             match memory {
-                Err(MemoryError::Foreign { path: shown, found: what }) => {
+                Err(MemoryError::Foreign {
+                    path: shown,
+                    found: what,
+                }) => {
                     assert_eq!(shown, path.display().to_string());
                     found.push(what);
                 }
@@ -292,7 +297,8 @@ mod tests {
         // Even with the project's tables in it.
         let path = dir.path().join("lookalike.db");
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(&MIGRATIONS[0].sql(Dialect::Sqlite)).unwrap();
+        conn.execute_batch(&MIGRATIONS[0].sql(Dialect::Sqlite))
+            .unwrap();
         conn.execute_batch("PRAGMA application_id = 7; PRAGMA user_version = 1;")
             .unwrap();
         drop(conn);
@@ -303,14 +309,20 @@ mod tests {
     fn a_file_that_is_not_sqlite_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         for (name, bytes) in [
-            ("notes.db", b"dear diary, the cellar key is under the mat\n".repeat(200)),
+            (
+                "notes.db",
+                b"dear diary, the cellar key is under the mat\n".repeat(200),
+            ),
             ("short.db", b"SQLite format 3\0".to_vec()),
             ("zeros.db", vec![0u8; 4096]),
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
             let found = refused_untouched(&path);
-            assert!(found.starts_with("not a SQLite database"), "{name}: {found}");
+            assert!(
+                found.starts_with("not a SQLite database"),
+                "{name}: {found}"
+            );
         }
     }
 
@@ -319,7 +331,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("future.db");
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(&MIGRATIONS[0].sql(Dialect::Sqlite)).unwrap();
+        conn.execute_batch(&MIGRATIONS[0].sql(Dialect::Sqlite))
+            .unwrap();
         conn.pragma_update(None, "application_id", APPLICATION_ID)
             .unwrap();
         conn.pragma_update(None, "user_version", 999).unwrap();

@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use parking_lot::Mutex;
 use rusqlite::Connection;
 
-use super::{Access, MemoryError};
-use check::Found;
 use super::queries::Reader;
 use super::store::{Loaded, Queries};
+use super::{Access, MemoryError};
+use check::Found;
 pub(crate) use write::SqliteSink;
 
 /// Most idle reader connections kept for reuse.
@@ -57,7 +57,9 @@ impl SqliteStore {
         if access == Access::ReadOnly {
             let shown = path.display().to_string();
             match found {
-                Found::Missing | Found::Empty => return Err(MemoryError::NoDatabase { path: shown }),
+                Found::Missing | Found::Empty => {
+                    return Err(MemoryError::NoDatabase { path: shown });
+                }
                 Found::Ours { version, .. } if version < schema::LATEST => {
                     return Err(MemoryError::Outdated {
                         path: shown,
