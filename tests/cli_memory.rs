@@ -349,3 +349,49 @@ fn a_database_made_before_the_mark_still_works_and_is_then_marked() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stdout.lines().count(), 1);
 }
+
+#[test]
+fn a_postgres_database_that_is_not_ours_is_refused_without_creating_a_table() {
+    use agents_testkit::postgres;
+    let db = postgres::database();
+    postgres::execute(
+        &db.url,
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, total DOUBLE PRECISION);
+         INSERT INTO orders VALUES (1, 12.5);",
+    )
+    .unwrap();
+    let tables = || {
+        postgres::query_text(
+            &db.url,
+            "SELECT tablename::TEXT FROM pg_tables
+                 WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+        )
+        .unwrap()
+    };
+    let before = tables();
+    for args in [&["list"][..], &["remember", "The cellar key is under the mat."]] {
+        let run = memory(&db.url, args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("not an agents database (tables public.orders, no memory_schema)"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(tables(), before, "{args:?} created nothing");
+    }
+
+    // An empty database: the reading commands find nothing and create nothing.
+    let empty = postgres::database();
+    let run = memory(&empty.url, &["list"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("no database at"), "{}", run.stderr);
+    assert_eq!(
+        postgres::query_i64(
+            &empty.url,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        )
+        .unwrap(),
+        0
+    );
+}
