@@ -369,7 +369,10 @@ fn a_postgres_database_that_is_not_ours_is_refused_without_creating_a_table() {
         .unwrap()
     };
     let before = tables();
-    for args in [&["list"][..], &["remember", "The cellar key is under the mat."]] {
+    for args in [
+        &["list"][..],
+        &["remember", "The cellar key is under the mat."],
+    ] {
         let run = memory(&db.url, args);
         assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
         assert!(
