@@ -29,6 +29,11 @@
 //! after a crash the unused rest of a reservation is skipped (ids are unique, not dense). On
 //! PostgreSQL every process claims its own blocks from the same table. See `ids.rs`.
 //!
+//! Recognition: a database that is not this library's (another application's SQLite file, a
+//! file that is not SQLite, a PostgreSQL database with tables of its own) is refused before
+//! anything is written to it (`sqlite/check.rs`, `postgres/schema.rs`);
+//! [`Memory::open_read_only`] never creates, migrates or writes a database.
+//!
 //! Inbox: a line accepted for an agent ([`Memory::send_to_inbox`]) is stored with its
 //! conversation row in one write and stays in `agent_inbox` until a decision of the agent has
 //! answered it ([`Memory::inbox_done`]); a resumed agent starts by listening to what is left.
