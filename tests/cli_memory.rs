@@ -1,9 +1,12 @@
 //! `agents-server memory remember | list | search | export`, run as a real process on a real
 //! SQLite file holding an agent the runtime stored: an operator plants facts, pages the
 //! stream, searches it and exports it; bad input is refused with exit code 2 and a message.
+//! A file that is not the project's database is refused by every command, byte for byte
+//! untouched; the reading commands never create or upgrade a database.
 
 mod support;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
@@ -199,4 +202,211 @@ fn bad_input_is_refused_with_a_reason_and_stores_nothing() {
     let run = memory(&db, &["export"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stdout, "", "nothing was stored");
+}
+
+/// The file's bytes, and whether a `-wal` or `-shm` file lies beside it.
+fn snapshot(path: &Path) -> (Vec<u8>, bool, bool) {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(suffix);
+        PathBuf::from(name).exists()
+    };
+    (std::fs::read(path).unwrap(), beside("-wal"), beside("-shm"))
+}
+
+/// Every memory command on `db` fails with exit code 1 and a message holding each of
+/// `reasons`, and leaves the file as it was: the same bytes, no `-wal`/`-shm` beside it.
+fn refused_untouched(db: &Path, reasons: &[&str]) {
+    let before = snapshot(db);
+    assert!(!before.1 && !before.2, "no -wal/-shm to start with");
+    let db = db.to_str().unwrap();
+    for args in [
+        &["list"][..],
+        &["search", "key"],
+        &["export"],
+        &["remember", "The cellar key is under the mat."],
+        &["forget", "--id", "1"],
+    ] {
+        let run = memory(db, args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        for reason in reasons {
+            assert!(run.stderr.contains(reason), "{args:?}: {}", run.stderr);
+        }
+        assert_eq!(
+            snapshot(Path::new(db)),
+            before,
+            "{args:?} left it untouched"
+        );
+    }
+}
+
+#[test]
+fn a_database_that_is_not_ours_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+
+    // Another program's SQLite file: its own tables (one named like ours), user_version 0.
+    let shop = dir.path().join("shop.db");
+    rusqlite::Connection::open(&shop)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE agents (id INTEGER PRIMARY KEY, name TEXT);
+             CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL);
+             CREATE INDEX idx_orders_total ON orders (total);
+             INSERT INTO orders (total) VALUES (12.5);",
+        )
+        .unwrap();
+    refused_untouched(
+        &shop,
+        &[
+            &format!("refused {}: not an agents database", shop.display()),
+            "application_id 0x00000000, user_version 0, tables agents, orders",
+            "nothing was changed",
+        ],
+    );
+
+    // The server will not start on it either.
+    let run = run_cli(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--db",
+            shop.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_ne!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not an agents database"),
+        "{}",
+        run.stderr
+    );
+    refused_untouched(&shop, &["tables agents, orders"]);
+
+    // Another application's id.
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 305419896; CREATE TABLE notes (text TEXT);")
+        .unwrap();
+    refused_untouched(
+        &other,
+        &["application_id 0x12345678 (another application's"],
+    );
+
+    // A schema newer than this build (a file of ours, marked, at user_version 999).
+    let future = dir.path().join("future.db");
+    let db = database_with_an_agent(&dir);
+    std::fs::copy(&db, &future).unwrap();
+    rusqlite::Connection::open(&future)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 999;")
+        .unwrap();
+    refused_untouched(&future, &["database schema version 999 is newer than"]);
+
+    // Not a SQLite file at all.
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(
+        &notes,
+        "dear diary, the cellar key is under the mat\n".repeat(100),
+    )
+    .unwrap();
+    refused_untouched(
+        &notes,
+        &["not a SQLite database (it starts with \"dear diary, the \")"],
+    );
+}
+
+#[test]
+fn reading_commands_never_create_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("sub").join("agents.db");
+    let db = missing.to_str().unwrap();
+    for args in [&["list"][..], &["search", "key"], &["export"]] {
+        let run = memory(db, args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("no database at {db}")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!dir.path().join("sub").exists(), "{args:?} created nothing");
+    }
+}
+
+#[test]
+fn a_database_made_before_the_mark_still_works_and_is_then_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database_with_an_agent(&dir);
+    let application_id = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(application_id(), 0x4167_4d65, "a new database is marked");
+    // As the previous version left it: the project's tables, no application_id.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 0;")
+        .unwrap();
+
+    let run = memory(&db, &["list"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(application_id(), 0, "a reading command writes nothing");
+    let run = memory(&db, &["remember", "The festival starts at noon."]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(application_id(), 0x4167_4d65, "a writing command marks it");
+    let run = memory(&db, &["export"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1);
+}
+
+#[test]
+fn a_postgres_database_that_is_not_ours_is_refused_without_creating_a_table() {
+    use agents_testkit::postgres;
+    let db = postgres::database();
+    postgres::execute(
+        &db.url,
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, total DOUBLE PRECISION);
+         INSERT INTO orders VALUES (1, 12.5);",
+    )
+    .unwrap();
+    let tables = || {
+        postgres::query_text(
+            &db.url,
+            "SELECT tablename::TEXT FROM pg_tables
+                 WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+        )
+        .unwrap()
+    };
+    let before = tables();
+    for args in [
+        &["list"][..],
+        &["remember", "The cellar key is under the mat."],
+    ] {
+        let run = memory(&db.url, args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("not an agents database (tables public.orders, no memory_schema)"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(tables(), before, "{args:?} created nothing");
+    }
+
+    // An empty database: the reading commands find nothing and create nothing.
+    let empty = postgres::database();
+    let run = memory(&empty.url, &["list"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("no database at"), "{}", run.stderr);
+    assert_eq!(
+        postgres::query_i64(
+            &empty.url,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        )
+        .unwrap(),
+        0
+    );
 }

@@ -111,7 +111,8 @@ pub enum Command {
     /// memory as JSON lines, oldest first; `memory remember --db DB --agent ID [--kind fact]
     /// [--importance 5] [--about ID] [--game-time S] TEXT` stores one; `memory forget --db DB
     /// --agent ID --id MEMORY_ID` forgets one. DB is a SQLite file or a
-    /// PostgreSQL URL. Exit code 2 for bad input (an unknown agent, a memory that cannot be
+    /// PostgreSQL URL; list, search and export open it read-only (never creating, upgrading or
+    /// writing it), and a database that is not this project's is refused untouched. Exit code 2 for bad input (an unknown agent, a memory that cannot be
     /// stored), 1 when the database fails.
     Memory {
         /// What to do with the memory.
@@ -171,7 +172,8 @@ pub struct ServeArgs {
     /// The database holding agents, conversations, tasks and state history: a SQLite file
     /// (created if missing), or a PostgreSQL database given as a URL,
     /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (migrated on first use; several
-    /// processes may share it). The password never appears in messages or logs.
+    /// processes may share it). A database that is not this project's is refused untouched.
+    /// The password never appears in messages or logs.
     #[arg(long, value_name = "PATH|URL", default_value = "agents.db")]
     pub db: std::path::PathBuf,
     /// Serve one world with other `agents-server` processes: the NATS server (or servers,

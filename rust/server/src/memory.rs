@@ -15,12 +15,17 @@
 //!   prints `{"agent_id", "forgotten": MEMORY_ID}` once it is committed (a memory the agent does
 //!   not have is left alone: exit code 2).
 //!
+//! `list`, `search` and `export` only read: they open the database read-only, never create,
+//! migrate or mark it (a missing path is an error, an older schema asks for a command that
+//! writes). `remember` and `forget` open it to write (creating and upgrading it). Both refuse
+//! a database that is not this project's, untouched.
+//!
 //! Exit codes: 0 done; 2 bad input (an agent the database does not know, a memory that cannot
 //! be stored, an unknown kind); 1 the database failed.
 
 use std::io::Write;
 
-use agents_core::memory::{Memory, MemoryError, MemoryKind, NewMemory};
+use agents_core::memory::{Location, Memory, MemoryError, MemoryKind, NewMemory};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -139,7 +144,14 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
         MemoryCommand::Remember(args) => &args.target,
         MemoryCommand::Forget(args) => &args.target,
     };
-    let memory = Memory::open(&target.db).map_err(|e| (1, e.to_string()))?;
+    let location = Location::of(&target.db);
+    let opened = match &command {
+        MemoryCommand::Remember(_) | MemoryCommand::Forget(_) => Memory::open_at(location),
+        MemoryCommand::List(_) | MemoryCommand::Search(_) | MemoryCommand::Export(_) => {
+            Memory::open_read_only(location)
+        }
+    };
+    let memory = opened.map_err(|e| (1, e.to_string()))?;
     if memory.agent(&target.agent).map_err(failed)?.is_none() {
         return Err(bad(format!("the database has no agent '{}'", target.agent)));
     }

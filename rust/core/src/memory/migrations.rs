@@ -69,9 +69,9 @@ impl Step {
 }
 
 /// Migration `i + 1` is `MIGRATIONS[i]`. The table-creating steps (1–5) are idempotent (`IF NOT
-/// EXISTS`) as well, so a database whose tables were created by hand with a lower version still
-/// migrates; steps 6, 7 and 9 add columns (SQLite has no `ADD COLUMN IF NOT EXISTS`) and rely
-/// on the version alone there.
+/// EXISTS`) as well; steps 6, 7 and 9 add columns (SQLite has no `ADD COLUMN IF NOT EXISTS`)
+/// and rely on the version alone there. Migrations only run on a database recognised as this
+/// library's (`sqlite/check.rs`, `postgres/schema.rs`).
 pub(crate) const MIGRATIONS: &[Step] = &[
     // v1: the three tables of the spec, the resume records, and the indexes of the queries run.
     Step::Shared(
@@ -342,6 +342,42 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     ON memory_vectors (agent_id, model, memory_id);",
     ),
 ];
+
+/// The first migration's tables: a database made by this library has them all.
+pub(crate) const OWN_TABLES: [&str; 4] = [
+    "agent_conversations",
+    "agent_tasks",
+    "agent_state_history",
+    "agents",
+];
+
+/// Tables named when a database is refused (the count of the others follows).
+pub(crate) const TABLES_NAMED: usize = 5;
+/// Characters shown of each table name when a database is refused.
+const NAME_CHARS: usize = 40;
+
+/// A refused database's tables in a few words: the first [`TABLES_NAMED`] of `tables` (each
+/// cut to 40 characters, control characters dropped) and how many more of `total` there are.
+pub(crate) fn name_tables(tables: &[String], total: usize) -> String {
+    if total == 0 {
+        return "no tables".to_string();
+    }
+    let named: Vec<String> = tables
+        .iter()
+        .take(TABLES_NAMED)
+        .map(|name| {
+            name.chars()
+                .filter(|c| !c.is_control())
+                .take(NAME_CHARS)
+                .collect()
+        })
+        .collect();
+    let mut out = format!("tables {}", named.join(", "));
+    if total > named.len() {
+        out.push_str(&format!(" and {} more", total - named.len()));
+    }
+    out
+}
 
 /// The newest schema version (the number of migrations).
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -29,6 +29,11 @@
 //! after a crash the unused rest of a reservation is skipped (ids are unique, not dense). On
 //! PostgreSQL every process claims its own blocks from the same table. See `ids.rs`.
 //!
+//! Recognition: a database that is not this library's (another application's SQLite file, a
+//! file that is not SQLite, a PostgreSQL database with tables of its own) is refused before
+//! anything is written to it (`sqlite/check.rs`, `postgres/schema.rs`);
+//! [`Memory::open_read_only`] never creates, migrates or writes a database.
+//!
 //! Inbox: a line accepted for an agent ([`Memory::send_to_inbox`]) is stored with its
 //! conversation row in one write and stays in `agent_inbox` until a decision of the agent has
 //! answered it ([`Memory::inbox_done`]); a resumed agent starts by listening to what is left.
@@ -98,6 +103,35 @@ pub enum MemoryError {
         /// Why.
         message: String,
     },
+    /// The file or database is not this library's (another application's, a file that is not
+    /// SQLite, tables of its own and none of ours): refused before anything was written to it.
+    #[error("refused {path}: not an agents database ({found}); nothing was changed")]
+    Foreign {
+        /// The path (or the URL without its password).
+        path: String,
+        /// What was found there.
+        found: String,
+    },
+    /// A read-only open found nothing to read: no file, or a database without the tables.
+    #[error("no database at {path}: nothing to read (a command that writes creates it)")]
+    NoDatabase {
+        /// The path (or the URL without its password).
+        path: String,
+    },
+    /// A read-only open found the database at an older schema version: reading it needs the
+    /// migrations, which only a writing open runs.
+    #[error(
+        "database {path} is at schema version {found}, this library's is {supported}: run a \
+         command that writes to it to upgrade it"
+    )]
+    Outdated {
+        /// The path (or the URL without its password).
+        path: String,
+        /// The version found.
+        found: i64,
+        /// This library's.
+        supported: i64,
+    },
     /// The database was written by a newer version of this library.
     #[error("database schema version {found} is newer than this library's ({supported})")]
     SchemaTooNew {
@@ -163,6 +197,15 @@ pub struct Memory {
 struct Queue {
     last_seq: u64,
     tx: Option<Sender<writer::Queued>>,
+}
+
+/// What an open may do to the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Create it if missing, migrate it, write to it.
+    ReadWrite,
+    /// Read it as it is: never create, migrate or write.
+    ReadOnly,
 }
 
 /// Where a memory lives: a SQLite file, or a PostgreSQL database.
@@ -308,7 +351,11 @@ impl Allocator {
         }
     }
 
+    /// The next id; [`MemoryError::Closed`] on a closed or read-only memory.
     fn next(&mut self, inner: &Inner) -> Result<i64, MemoryError> {
+        if inner.is_closed() {
+            return Err(MemoryError::Closed);
+        }
         match self {
             Allocator::Reserved(ids) => ids.next(inner),
             Allocator::Claimed(ids) => ids.next(inner),
@@ -519,29 +566,53 @@ impl Memory {
     /// `postgresql://` URL (see [`Location::of`]). Runs the migrations and starts the writer
     /// thread.
     ///
-    /// Errors: [`MemoryError::Open`] (with the path, or the URL without its password) when the
-    /// file cannot be opened or is not a database, or the server cannot be reached;
-    /// [`MemoryError::SchemaTooNew`] when the database is newer than
-    /// [`Memory::SCHEMA_VERSION`].
+    /// The database is inspected first: one that is not this library's (another
+    /// application's SQLite file, a file that is not SQLite, a PostgreSQL database with tables
+    /// of its own and none of ours) is refused before anything is written to it.
+    ///
+    /// Errors: [`MemoryError::Foreign`] (that refusal); [`MemoryError::Open`] (with the path,
+    /// or the URL without its password) when the file cannot be opened or the server cannot be
+    /// reached; [`MemoryError::SchemaTooNew`] when the database is newer than
+    /// [`Memory::SCHEMA_VERSION`] (refused untouched too).
     pub fn open(path: impl AsRef<Path>) -> Result<Memory, MemoryError> {
         Memory::open_at(Location::of(path))
     }
 
-    /// Opens the memory at `location` (see [`Memory::open`]).
+    /// Opens the memory at `location` to read and write (see [`Memory::open`]).
     pub fn open_at(location: Location) -> Result<Memory, MemoryError> {
-        let (store, sink, loaded, shown): (Store, RunWriter, store::Loaded, PathBuf) =
+        Memory::open_with(location, Access::ReadWrite)
+    }
+
+    /// Opens the memory at `location` to read only: nothing is created, migrated or written,
+    /// and no writer thread starts. Its writes are dropped as on a closed memory
+    /// ([`MemoryError::Closed`] where a write answers with a result). A search reads the
+    /// keyword index as the last writer left it.
+    ///
+    /// Errors: those of [`Memory::open`], and [`MemoryError::NoDatabase`] (no file, an empty
+    /// one, a PostgreSQL database without the tables) and [`MemoryError::Outdated`] (a
+    /// database at an older schema version: a writing open upgrades it).
+    pub fn open_read_only(location: Location) -> Result<Memory, MemoryError> {
+        Memory::open_with(location, Access::ReadOnly)
+    }
+
+    fn open_with(location: Location, access: Access) -> Result<Memory, MemoryError> {
+        let (store, sink, loaded, shown): (Store, Option<RunWriter>, store::Loaded, PathBuf) =
             match &location {
                 Location::File(path) => {
-                    let (store, sink, loaded) = SqliteStore::open(path)?;
+                    let (store, sink, loaded) = SqliteStore::open(path, access)?;
                     let shown = store.path().to_path_buf();
-                    let run = Box::new(move |rx, state| writer::run(sink, rx, state));
+                    let run = sink.map(|sink| -> RunWriter {
+                        Box::new(move |rx, state| writer::run(sink, rx, state))
+                    });
                     (Store::Sqlite(store), run, loaded, shown)
                 }
                 #[cfg(feature = "postgres")]
                 Location::Postgres(url) => {
-                    let (store, sink, loaded) = postgres::PgStore::open(url, &location)?;
+                    let (store, sink, loaded) = postgres::PgStore::open(url, &location, access)?;
                     let shown = PathBuf::from(location.to_string());
-                    let run = Box::new(move |rx, state| writer::run(sink, rx, state));
+                    let run = sink.map(|sink| -> RunWriter {
+                        Box::new(move |rx, state| writer::run(sink, rx, state))
+                    });
                     (Store::Postgres(store), run, loaded, shown)
                 }
                 #[cfg(not(feature = "postgres"))]
@@ -566,15 +637,21 @@ impl Memory {
         }
 
         let commit = Arc::new(writer::CommitState::new());
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let state = commit.clone();
-        let handle = std::thread::Builder::new()
-            .name("agents-memory-writer".to_string())
-            .spawn(move || sink(rx, state))
-            .map_err(|e| MemoryError::Open {
-                path: shown.display().to_string(),
-                message: format!("cannot start the writer thread: {e}"),
-            })?;
+        let (tx, handle) = match sink {
+            Some(sink) => {
+                let (tx, rx) = crossbeam_channel::unbounded();
+                let state = commit.clone();
+                let handle = std::thread::Builder::new()
+                    .name("agents-memory-writer".to_string())
+                    .spawn(move || sink(rx, state))
+                    .map_err(|e| MemoryError::Open {
+                        path: shown.display().to_string(),
+                        message: format!("cannot start the writer thread: {e}"),
+                    })?;
+                (Some(tx), Some(handle))
+            }
+            None => (None, None),
+        };
 
         let inbox_ids = store
             .is_shared()
@@ -583,13 +660,10 @@ impl Memory {
             inner: Arc::new(Inner {
                 location,
                 shown,
-                queue: Mutex::new(Queue {
-                    last_seq: 0,
-                    tx: Some(tx),
-                }),
+                queue: Mutex::new(Queue { last_seq: 0, tx }),
                 submitted: AtomicU64::new(0),
                 commit,
-                writer: Mutex::new(Some(handle)),
+                writer: Mutex::new(handle),
                 agent_ids: Mutex::new(Allocator::new(&store, IdKind::Agent, loaded.last_agent_seq)),
                 tasks: Mutex::new(tasks),
                 memory_ids: Mutex::new(Allocator::new(

@@ -30,9 +30,9 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 use tokio_postgres::Config;
 
-use super::MemoryError;
 use super::ids::IdKind;
 use super::store::{Loaded, Queries};
+use super::{Access, MemoryError};
 use conn::Conn;
 pub(crate) use conn::explain;
 pub(crate) use write::PgSink;
@@ -50,17 +50,20 @@ pub(crate) struct PgStore {
 }
 
 impl PgStore {
-    /// Connects, runs the migrations and loads what the allocators and the task index start
-    /// from; returns the store, the writer's sink and that.
+    /// Connects, inspects the database ([`schema::inspect`]), then — to write — runs the
+    /// migrations, or — to read — checks it is ours at this library's version and makes every
+    /// connection read-only (`default_transaction_read_only`); loads what the allocators and
+    /// the task index start from. Returns the store, the writer's sink (none to read) and that.
     pub(crate) fn open(
         url: &str,
         location: &super::Location,
-    ) -> Result<(PgStore, PgSink, Loaded), MemoryError> {
+        access: Access,
+    ) -> Result<(PgStore, Option<PgSink>, Loaded), MemoryError> {
         // The first connection blocks on its own runtime: on a thread of its own, so that
         // opening works from async code too. It then belongs to the writer thread.
         std::thread::scope(|scope| {
             scope
-                .spawn(|| PgStore::open_here(url, location))
+                .spawn(|| PgStore::open_here(url, location, access))
                 .join()
                 .unwrap_or_else(|_| {
                     Err(MemoryError::Open {
@@ -74,17 +77,28 @@ impl PgStore {
     fn open_here(
         url: &str,
         location: &super::Location,
-    ) -> Result<(PgStore, PgSink, Loaded), MemoryError> {
+        access: Access,
+    ) -> Result<(PgStore, Option<PgSink>, Loaded), MemoryError> {
         let shown = location.to_string();
         let open_error = |message: String| MemoryError::Open {
             path: shown.clone(),
             message,
         };
-        let config: Config = url
+        let mut config: Config = url
             .parse()
             .map_err(|e: tokio_postgres::Error| open_error(explain(&e)))?;
+        if access == Access::ReadOnly {
+            let options = match config.get_options() {
+                Some(options) => format!("{options} -c default_transaction_read_only=on"),
+                None => "-c default_transaction_read_only=on".to_string(),
+            };
+            config.options(options);
+        }
         let mut conn = Conn::connect(&config).map_err(|e| open_error(explain(&e)))?;
-        schema::migrate(&mut conn)?;
+        match access {
+            Access::ReadWrite => schema::migrate(&mut conn, &shown)?,
+            Access::ReadOnly => schema::check_current(&mut conn, &shown)?,
+        }
         let loaded = read::load(&mut conn)?;
         let writer_id = format!(
             "{}-{}-{:016x}",
@@ -92,7 +106,8 @@ impl PgStore {
             std::process::id(),
             rand::random::<u64>()
         );
-        let sink = PgSink::new(conn, config.clone(), writer_id);
+        let sink =
+            (access == Access::ReadWrite).then(|| PgSink::new(conn, config.clone(), writer_id));
 
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
         let mut threads = Vec::with_capacity(READERS);

@@ -4,6 +4,10 @@
 //! each migration runs in one transaction under an advisory lock, so processes opening the
 //! same database at once migrate it once.
 //!
+//! A database is inspected before anything is created in it ([`inspect`]): ours has
+//! `memory_schema`; one without a table is ours to create; one with tables of its own and no
+//! `memory_schema` is another application's, refused untouched.
+//!
 //! One table SQLite does not need: `memory_writers`, the last batch each writer committed, so
 //! that a writer whose connection dropped while committing learns whether the commit happened
 //! instead of writing the batch twice.
@@ -11,7 +15,80 @@
 use super::conn::Conn;
 use crate::memory::MemoryError;
 
-use crate::memory::migrations::{Dialect, LATEST, MIGRATIONS};
+use crate::memory::migrations::{Dialect, LATEST, MIGRATIONS, TABLES_NAMED, name_tables};
+
+/// What a database holds, looked at without creating anything: `Some(version)` when it is
+/// ours (it has `memory_schema`), `None` when it has no table at all (ours to create).
+/// A database with tables and no `memory_schema` is refused: [`MemoryError::Foreign`] naming a
+/// few of them (`shown` is the URL without its password). Tables in every schema count but
+/// PostgreSQL's own.
+pub(crate) fn inspect(conn: &mut Conn, shown: &str) -> Result<Option<i64>, MemoryError> {
+    let (ours, total, named) = conn.run(|client| async move {
+        let ours: bool = client
+            .query_one("SELECT to_regclass('memory_schema') IS NOT NULL", &[])
+            .await?
+            .get(0);
+        let user_tables = "FROM pg_catalog.pg_tables \
+             WHERE schemaname NOT IN ('pg_catalog', 'information_schema')";
+        let total: i64 = client
+            .query_one(&format!("SELECT count(*) {user_tables}"), &[])
+            .await?
+            .get(0);
+        let named = client
+            .query(
+                &format!(
+                    "SELECT schemaname || '.' || tablename {user_tables} \
+                     ORDER BY schemaname, tablename LIMIT {TABLES_NAMED}"
+                ),
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|row| row.get::<_, String>(0))
+            .collect::<Vec<_>>();
+        Ok::<_, tokio_postgres::Error>((ours, total, named))
+    })??;
+    if ours {
+        let version = conn.run(|client| async move {
+            let row = client
+                .query_one("SELECT COALESCE(MAX(version), 0) FROM memory_schema", &[])
+                .await?;
+            Ok::<i64, tokio_postgres::Error>(row.get(0))
+        })??;
+        return Ok(Some(version));
+    }
+    if total == 0 {
+        return Ok(None);
+    }
+    Err(MemoryError::Foreign {
+        path: shown.to_string(),
+        found: format!(
+            "{}, no memory_schema",
+            name_tables(&named, usize::try_from(total).unwrap_or(usize::MAX))
+        ),
+    })
+}
+
+/// Checks that a database can be read as it is: ours, at this library's version.
+/// Errors: [`MemoryError::NoDatabase`] (no table at all), [`MemoryError::Outdated`],
+/// [`MemoryError::SchemaTooNew`], [`MemoryError::Foreign`].
+pub(crate) fn check_current(conn: &mut Conn, shown: &str) -> Result<(), MemoryError> {
+    match inspect(conn, shown)? {
+        None => Err(MemoryError::NoDatabase {
+            path: shown.to_string(),
+        }),
+        Some(found) if found > LATEST => Err(MemoryError::SchemaTooNew {
+            found,
+            supported: LATEST,
+        }),
+        Some(found) if found < LATEST => Err(MemoryError::Outdated {
+            path: shown.to_string(),
+            found,
+            supported: LATEST,
+        }),
+        Some(_) => Ok(()),
+    }
+}
 
 /// The key of the advisory lock migrations run under ("agents" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6167_656e_7473;
@@ -49,9 +126,18 @@ pub(crate) fn version(conn: &mut Conn) -> Result<i64, tokio_postgres::Error> {
 }
 
 /// Runs every migration newer than the database's version, each in its own transaction under
-/// the migration lock. A database newer than this library is refused.
-pub(crate) fn migrate(conn: &mut Conn) -> Result<(), MemoryError> {
+/// the migration lock. Another application's database ([`inspect`]) and a database newer than
+/// this library are refused before anything is created.
+pub(crate) fn migrate(conn: &mut Conn, shown: &str) -> Result<(), MemoryError> {
     let latest = LATEST;
+    if let Some(found) = inspect(conn, shown)?
+        && found > latest
+    {
+        return Err(MemoryError::SchemaTooNew {
+            found,
+            supported: latest,
+        });
+    }
     let found = version(conn)?;
     if found > latest {
         return Err(MemoryError::SchemaTooNew {

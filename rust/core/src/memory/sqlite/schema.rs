@@ -19,6 +19,7 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) use crate::memory::migrations::LATEST;
 use crate::memory::migrations::{Dialect, MIGRATIONS};
+use crate::memory::sqlite::check::APPLICATION_ID;
 
 fn open_error(path: &Path, message: impl ToString) -> MemoryError {
     MemoryError::Open {
@@ -63,6 +64,17 @@ fn configure(conn: &Connection, query_only: bool) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// A connection that never writes: opened read-only, its journal mode left as the file has
+/// it. For reading a database no writer of this process opened.
+pub(crate) fn connect_read_only(path: &Path) -> Result<Connection, MemoryError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .and_then(|()| conn.pragma_update(None, "query_only", true))
+        .map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
 /// The file's `user_version`.
 pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -77,6 +89,13 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
             found,
             supported: LATEST,
         });
+    }
+    let id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if id != APPLICATION_ID {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.commit()?;
+        tracing::debug!(from = id, "marked the database as this library's");
     }
     for (index, step) in MIGRATIONS.iter().enumerate() {
         let version = index as i64 + 1;
