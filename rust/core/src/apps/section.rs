@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{AppView, ControlMode};
 use crate::brain::section::act;
-use crate::brain::{BrainContext, BrainReply, ScriptedPlay, Section};
+use crate::brain::{BrainContext, BrainReply, ScriptedPlay, Section, budget};
 use crate::tools::world::WAIT;
 
 /// The read-only action that suggests the next move (the game apps offer it).
@@ -28,7 +28,10 @@ impl Section for AppView {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// Who the agent is in the app, the state, what it may do, what happened.
+    /// Who the agent is in the app, the state, what it may do, what happened: the state cut
+    /// to [`budget::APP_STATE_TOKENS`], each action or event line to
+    /// [`budget::APP_LOG_LINE_CHARS`], the newest actions and the newest events each within
+    /// [`budget::APP_LOG_TOKENS`].
     fn situation_lines(&self, _context: &BrainContext) -> Option<String> {
         let mut out = format!(
             "You play app {} ({} mode, {} in control).",
@@ -40,7 +43,18 @@ impl Section for AppView {
         if let Some(label) = &self.human_label {
             let _ = write!(out, "\nNow: {label}");
         }
-        let _ = write!(out, "\nApp state: {}", self.state);
+        let state = self.state.to_string();
+        if budget::tokens(&state) > budget::APP_STATE_TOKENS {
+            let _ = write!(
+                out,
+                "\nApp state (cut to its first {} characters of {}): {}",
+                budget::APP_STATE_TOKENS * 4,
+                state.chars().count(),
+                budget::cut_to(&state, budget::APP_STATE_TOKENS)
+            );
+        } else {
+            let _ = write!(out, "\nApp state: {state}");
+        }
         if self.actions.is_empty() {
             out.push_str(match self.control_mode {
                 ControlMode::Human => {
@@ -55,22 +69,37 @@ impl Section for AppView {
                 self.actions.join(", ")
             );
         }
+        let line = |text: String| crate::limits::cut_copy(&text, budget::APP_LOG_LINE_CHARS);
         if !self.history.is_empty() {
             out.push_str("\nLast actions, oldest first:");
-            for a in &self.history {
-                let outcome = match &a.error {
-                    None => format!("ok {}", a.result),
-                    Some(e) => format!("failed: {}", serde_json::to_string(e).unwrap_or_default()),
-                };
-                let _ = write!(
-                    out,
-                    "\n#{} {} {} {} → {outcome}",
-                    a.action_id, a.by, a.name, a.params
-                );
+            let (actions, earlier) =
+                budget::newest_within(&self.history, budget::APP_LOG_TOKENS, |a| {
+                    let outcome = match &a.error {
+                        None => format!("ok {}", a.result),
+                        Some(e) => {
+                            format!("failed: {}", serde_json::to_string(e).unwrap_or_default())
+                        }
+                    };
+                    line(format!(
+                        "#{} {} {} {} → {outcome}",
+                        a.action_id, a.by, a.name, a.params
+                    ))
+                });
+            for text in budget::left_out(earlier, "actions")
+                .into_iter()
+                .chain(actions)
+            {
+                let _ = write!(out, "\n{text}");
             }
         }
-        for event in &self.events {
-            let _ = write!(out, "\nSystem: {event}");
+        let (events, earlier) = budget::newest_within(&self.events, budget::APP_LOG_TOKENS, |e| {
+            line(format!("System: {e}"))
+        });
+        for text in budget::left_out(earlier, "events")
+            .into_iter()
+            .chain(events)
+        {
+            let _ = write!(out, "\n{text}");
         }
         Some(out)
     }
