@@ -199,6 +199,37 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_huge_state_and_a_long_log_stay_within_their_budgets() {
+        use crate::apps::ActionRecord;
+        let mut app = board();
+        app.state = json!({"cells": "x".repeat(200_000)});
+        app.history = (1..=100)
+            .map(|i| ActionRecord {
+                action_id: i,
+                name: "place".into(),
+                params: json!({"cell": 1}),
+                by: crate::apps::Actor::Agent,
+                ok: true,
+                result: json!({"board": "r".repeat(50_000)}),
+                error: None,
+                at: String::new(),
+            })
+            .collect();
+        app.events = (1..=100)
+            .map(|i| format!("Event {i}: {}", "e".repeat(16_000)))
+            .collect();
+        let context = BrainContext::detached("agent_001", "Ivy");
+        let lines = app.situation_lines(&context).unwrap();
+        let most = budget::APP_STATE_TOKENS + 2 * budget::APP_LOG_TOKENS + 100;
+        assert!(budget::tokens(&lines) <= most, "{}", budget::tokens(&lines));
+        assert!(lines.contains("App state (cut to its first 8000 characters of 200"));
+        assert!(lines.contains("earlier actions, not shown)\n#"));
+        assert!(lines.contains("#100 "), "the newest action");
+        assert!(lines.contains("earlier events, not shown)"));
+        assert!(lines.contains("System: Event 100: "), "the newest event");
+    }
+
     #[tokio::test]
     async fn an_app_is_a_section_that_the_brains_read_without_knowing_apps() {
         let mut context = BrainContext::detached("agent_001", "Ivy");
