@@ -40,14 +40,15 @@ pub struct ServerProc {
 }
 
 impl ServerProc {
-    /// Starts `serve` on a free loopback port with `--db db` and `extra` arguments; waits for
-    /// its "listening on" line.
+    /// Starts `serve` on a free loopback port with `--db db` and `extra` arguments (at
+    /// `--log-level info` unless they name one); waits for its "listening on" line.
     pub fn start(db: impl AsRef<OsStr>, extra: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut cmd = Command::new(super::server_bin());
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--db"])
-            .arg(db)
-            .args(["--log-level", "info"])
-            .args(extra)
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--db"]).arg(db);
+        if !extra.contains(&"--log-level") {
+            cmd.args(["--log-level", "info"]);
+        }
+        cmd.args(extra)
             .env_remove("AGENTS_SERVER_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -43,6 +43,11 @@ pub const MAX_ACT_SECONDS: f64 = 600.0;
 pub const MAX_GAME_TIME_SECONDS: f64 = 1e12;
 /// A message or line sent to an agent.
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
+/// The longest text of one memory, in characters.
+pub const MAX_MEMORY_TEXT_CHARS: usize = 2_000;
+/// What a game tells an agent it perceives (`observe`): the longest text one memory holds, since
+/// each observation becomes a memory as it is, so a longer one is refused rather than cut.
+pub const MAX_OBSERVATION_CHARS: usize = MAX_MEMORY_TEXT_CHARS;
 /// A task name.
 pub const MAX_TASK_NAME_CHARS: usize = 200;
 /// A tool name.

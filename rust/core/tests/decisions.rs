@@ -760,12 +760,18 @@ async fn observations_reach_the_next_decision_once_and_do_not_wake_the_agent() {
         rt.observe(&id, " ").unwrap_err().code().as_str(),
         "invalid_message"
     );
-    assert_eq!(
-        rt.observe(&id, &"x".repeat(4001))
-            .unwrap_err()
-            .code()
-            .as_str(),
-        "invalid_message"
+    // Longer than a memory holds: refused whole, naming the limit (it would not be kept).
+    let over = rt
+        .observe(
+            &id,
+            &"x".repeat(agents_core::limits::MAX_OBSERVATION_CHARS + 1),
+        )
+        .unwrap_err();
+    assert_eq!(over.code().as_str(), "invalid_message");
+    assert!(
+        over.to_string()
+            .contains("observation is 2001 characters long; the limit is 2000"),
+        "{over}"
     );
     assert_eq!(
         rt.observe("agent_404", "hi").unwrap_err().code().as_str(),

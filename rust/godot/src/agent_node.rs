@@ -415,7 +415,8 @@ impl AgentNode {
 
     /// Tells the agent what it perceives ("The cellar door is locked."): shown to its next
     /// decision, once, without making it decide or answer. Returns `false` (and
-    /// [signal error_occurred]) when it does not run or the text is empty.
+    /// [signal error_occurred]) when it does not run, or the text is empty or longer than
+    /// 2,000 characters (a memory's length).
     #[func]
     pub fn observe(&mut self, text: GString) -> bool {
         let result = match self.core.as_ref().filter(|_| !self.agent_id.is_empty()) {

@@ -1041,7 +1041,8 @@ impl AgentRuntime {
     /// Tells a running agent what it perceives ([param text]: "The cellar door is locked."):
     /// the line is shown to its next decision, once. It is not a message — the agent neither
     /// decides because of it nor answers it. The newest 32 wait. Returns `false` for an agent
-    /// that is not running or an empty text.
+    /// that is not running, or a text that is empty or longer than 2,000 characters (a
+    /// memory's length).
     #[func]
     pub fn observe(&mut self, agent_id: GString, text: GString) -> bool {
         let id = agent_id.to_string();

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{AppView, ControlMode};
 use crate::brain::section::act;
-use crate::brain::{BrainContext, BrainReply, ScriptedPlay, Section};
+use crate::brain::{BrainContext, BrainReply, ScriptedPlay, Section, budget};
 use crate::tools::world::WAIT;
 
 /// The read-only action that suggests the next move (the game apps offer it).
@@ -28,7 +28,10 @@ impl Section for AppView {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// Who the agent is in the app, the state, what it may do, what happened.
+    /// Who the agent is in the app, the state, what it may do, what happened: the state cut
+    /// to [`budget::APP_STATE_TOKENS`], each action or event line to
+    /// [`budget::APP_LOG_LINE_CHARS`], the newest actions and the newest events each within
+    /// [`budget::APP_LOG_TOKENS`].
     fn situation_lines(&self, _context: &BrainContext) -> Option<String> {
         let mut out = format!(
             "You play app {} ({} mode, {} in control).",
@@ -40,7 +43,18 @@ impl Section for AppView {
         if let Some(label) = &self.human_label {
             let _ = write!(out, "\nNow: {label}");
         }
-        let _ = write!(out, "\nApp state: {}", self.state);
+        let state = self.state.to_string();
+        if budget::tokens(&state) > budget::APP_STATE_TOKENS {
+            let _ = write!(
+                out,
+                "\nApp state (cut to its first {} characters of {}): {}",
+                budget::APP_STATE_TOKENS * 4,
+                state.chars().count(),
+                budget::cut_to(&state, budget::APP_STATE_TOKENS)
+            );
+        } else {
+            let _ = write!(out, "\nApp state: {state}");
+        }
         if self.actions.is_empty() {
             out.push_str(match self.control_mode {
                 ControlMode::Human => {
@@ -55,22 +69,37 @@ impl Section for AppView {
                 self.actions.join(", ")
             );
         }
+        let line = |text: String| crate::limits::cut_copy(&text, budget::APP_LOG_LINE_CHARS);
         if !self.history.is_empty() {
             out.push_str("\nLast actions, oldest first:");
-            for a in &self.history {
-                let outcome = match &a.error {
-                    None => format!("ok {}", a.result),
-                    Some(e) => format!("failed: {}", serde_json::to_string(e).unwrap_or_default()),
-                };
-                let _ = write!(
-                    out,
-                    "\n#{} {} {} {} → {outcome}",
-                    a.action_id, a.by, a.name, a.params
-                );
+            let (actions, earlier) =
+                budget::newest_within(&self.history, budget::APP_LOG_TOKENS, |a| {
+                    let outcome = match &a.error {
+                        None => format!("ok {}", a.result),
+                        Some(e) => {
+                            format!("failed: {}", serde_json::to_string(e).unwrap_or_default())
+                        }
+                    };
+                    line(format!(
+                        "#{} {} {} {} → {outcome}",
+                        a.action_id, a.by, a.name, a.params
+                    ))
+                });
+            for text in budget::left_out(earlier, "actions")
+                .into_iter()
+                .chain(actions)
+            {
+                let _ = write!(out, "\n{text}");
             }
         }
-        for event in &self.events {
-            let _ = write!(out, "\nSystem: {event}");
+        let (events, earlier) = budget::newest_within(&self.events, budget::APP_LOG_TOKENS, |e| {
+            line(format!("System: {e}"))
+        });
+        for text in budget::left_out(earlier, "events")
+            .into_iter()
+            .chain(events)
+        {
+            let _ = write!(out, "\n{text}");
         }
         Some(out)
     }
@@ -168,6 +197,37 @@ mod tests {
             history: Vec::new(),
             events: vec!["Event: roundStarted".into()],
         }
+    }
+
+    #[test]
+    fn a_huge_state_and_a_long_log_stay_within_their_budgets() {
+        use crate::apps::ActionRecord;
+        let mut app = board();
+        app.state = json!({"cells": "x".repeat(200_000)});
+        app.history = (1..=100)
+            .map(|i| ActionRecord {
+                action_id: i,
+                name: "place".into(),
+                params: json!({"cell": 1}),
+                by: crate::apps::Actor::Agent,
+                ok: true,
+                result: json!({"board": "r".repeat(50_000)}),
+                error: None,
+                at: String::new(),
+            })
+            .collect();
+        app.events = (1..=100)
+            .map(|i| format!("Event {i}: {}", "e".repeat(16_000)))
+            .collect();
+        let context = BrainContext::detached("agent_001", "Ivy");
+        let lines = app.situation_lines(&context).unwrap();
+        let most = budget::APP_STATE_TOKENS + 2 * budget::APP_LOG_TOKENS + 100;
+        assert!(budget::tokens(&lines) <= most, "{}", budget::tokens(&lines));
+        assert!(lines.contains("App state (cut to its first 8000 characters of 200"));
+        assert!(lines.contains("earlier actions, not shown)\n#"));
+        assert!(lines.contains("#100 "), "the newest action");
+        assert!(lines.contains("earlier events, not shown)"));
+        assert!(lines.contains("System: Event 100: "), "the newest event");
     }
 
     #[tokio::test]

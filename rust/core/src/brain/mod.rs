@@ -5,6 +5,7 @@
 //! `collaborate`, `complete_task`) are tools ([`crate::tools::world`]), so an LLM backend plugs
 //! in without changing the runtime.
 
+pub mod budget;
 pub mod cli;
 pub mod gate;
 pub mod keys;

@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::MemoryError;
 use crate::limits::MAX_GAME_TIME_SECONDS;
 
-/// Longest text of one memory, in characters.
-pub const MAX_MEMORY_TEXT_CHARS: usize = 2000;
+pub use crate::limits::MAX_MEMORY_TEXT_CHARS;
 /// Most memory ids one memory may cite as its sources.
 pub const MAX_MEMORY_SOURCES: usize = 64;
 /// Longest "about" (an agent id, the player's id), in characters.

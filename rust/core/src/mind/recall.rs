@@ -323,8 +323,15 @@ pub fn score(
     }
 }
 
+/// The fewest tokens left in a recall's budget worth a memory cut to fit them.
+pub const MIN_CUT_TOKENS: usize = 32;
+
 /// The best of `scored`, best first (ties: the newer first): up to the limit and within the
-/// token budget for those not in view; those in view only when they match the cue.
+/// token budget for those not in view; those in view only when they match the cue. A memory
+/// that would not fit even in the whole budget is cut to what is left of it (marked
+/// [`crate::limits::CUT_MARK`]) when at least [`MIN_CUT_TOKENS`] are left, so a long memory
+/// is shown in part rather than never; one that would fit in the whole budget but not in
+/// what is left is skipped.
 pub fn select(mut scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recalled> {
     scored.sort_by(|a, b| {
         b.score
@@ -333,7 +340,7 @@ pub fn select(mut scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recal
     });
     let mut kept = Vec::new();
     let (mut shown, mut tokens) = (0, 0);
-    for r in scored {
+    for mut r in scored {
         if r.in_view {
             if r.relevance > 0.0 {
                 kept.push(r);
@@ -343,7 +350,13 @@ pub fn select(mut scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recal
         if shown == settings.recall_limit {
             continue;
         }
-        let cost = tokens_of(&r.memory.text);
+        let mut cost = tokens_of(&r.memory.text);
+        let left = settings.recall_budget_tokens.saturating_sub(tokens);
+        if cost > settings.recall_budget_tokens && left >= MIN_CUT_TOKENS {
+            // The frame's 20 characters are counted in the cost, as for a whole memory.
+            crate::limits::cut_chars(&mut r.memory.text, (left * 4).saturating_sub(20));
+            cost = tokens_of(&r.memory.text);
+        }
         if tokens + cost > settings.recall_budget_tokens {
             continue;
         }
@@ -460,6 +473,37 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(select(scored, &tight).len(), 1);
+    }
+
+    #[test]
+    fn a_memory_longer_than_the_whole_budget_is_cut_to_what_is_left() {
+        use crate::brain::Section as _;
+        let settings = MemorySettings::default();
+        let long = stored(1, MemoryKind::Fact, &"k".repeat(2_000), 9, 0.0);
+        let short = stored(2, MemoryKind::Fact, "The well is dry.", 1, 0.0);
+        let picked = select(
+            vec![
+                score(long, 1.0, &cue(0.0), &settings),
+                score(short, 0.0, &cue(0.0), &settings),
+            ],
+            &settings,
+        );
+        let shown: usize = picked.iter().map(|r| tokens_of(&r.memory.text)).sum();
+        assert!(shown <= settings.recall_budget_tokens, "{shown}");
+        assert_eq!(picked[0].memory.id, 1);
+        assert!(picked[0].memory.text.ends_with(crate::limits::CUT_MARK));
+        // What the model reads is within the budget too (each line with its frame).
+        let lines = crate::mind::Recollection {
+            recalled: picked,
+            now: 0.0,
+        }
+        .situation_lines(&crate::brain::BrainContext::detached("agent_001", "Mira"))
+        .unwrap();
+        assert!(
+            lines.chars().count() <= settings.recall_budget_tokens * 4 + 40,
+            "{}",
+            lines.chars().count()
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! [`MemoryKind::Relationship`]): recalled, cited, inspected like the rest.
 //!
 //! - **What it looks at**: its newest [`WINDOW`] memories formed after its last insight or
-//!   relationship, oldest first ([`since_last`]).
+//!   relationship ([`since_last`]), within a token budget ([`shown`]): the most important
+//!   first, each cut to a few hundred characters; oldest first.
 //! - **Who draws**: its brain when it has a model ([`crate::brain::Brain::reflect`]); else, or
 //!   when the model's answer is unusable, the rules here ([`by_rule`]), which are
 //!   deterministic: whom it talks with most, what it keeps failing at, what keeps coming up,
@@ -24,6 +25,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::forming::{self, clip, quoted_line};
+use crate::brain::budget;
 use crate::brain::reflection::{
     DrawnInsight, DrawnRelationship, Person, ReflectionAnswer, ReflectionMemory, ReflectionRequest,
 };
@@ -98,19 +100,36 @@ pub fn name_in(memories: &[StoredMemory], person: &str) -> Option<String> {
         .find_map(|m| forming::speaker_of(&m.text).map(str::to_string))
 }
 
-/// The memories as a brain is shown them.
+/// The memories as a brain is shown them, within [`budget::REFLECTION_TOKENS`]: each text
+/// cut to [`budget::REFLECTION_MEMORY_CHARS`], the most important first (of equal importance,
+/// the newest), as many as fit; oldest first.
 pub fn shown(memories: &[StoredMemory]) -> Vec<ReflectionMemory> {
-    memories
-        .iter()
-        .map(|m| ReflectionMemory {
+    let mut ranked: Vec<&StoredMemory> = memories.iter().collect();
+    ranked.sort_by(|a, b| b.importance.cmp(&a.importance).then(b.id.cmp(&a.id)));
+    let mut spent = 0;
+    let mut kept: Vec<ReflectionMemory> = Vec::new();
+    for m in ranked {
+        let text = crate::limits::cut_copy(&m.text, budget::REFLECTION_MEMORY_CHARS);
+        // The line's frame: `[id] (kind, importance n) `.
+        let cost = budget::tokens(&text) + REFLECTION_FRAME_TOKENS;
+        if spent + cost > budget::REFLECTION_TOKENS {
+            continue;
+        }
+        spent += cost;
+        kept.push(ReflectionMemory {
             id: m.id,
             kind: m.kind,
-            text: m.text.clone(),
+            text,
             about: m.about.clone(),
             importance: m.importance,
-        })
-        .collect()
+        });
+    }
+    kept.sort_by_key(|m| m.id);
+    kept
 }
+
+/// The tokens of a memory's frame in a reflection's prompt (its id, kind and importance).
+const REFLECTION_FRAME_TOKENS: usize = 10;
 
 /// A reflection drawn by rule from `request` (the same request, the same answer).
 pub fn by_rule(request: &ReflectionRequest) -> ReflectionAnswer {
@@ -342,13 +361,19 @@ pub fn to_memories(
 }
 
 /// The request for `memories` (checked by [`since_last`]) of an agent, with the people they
-/// are about.
+/// are about: the memories within their budget ([`shown`]), what the agent thought of each
+/// person cut to [`MAX_INSIGHT_CHARS`] (what a reflection draws; a planted one may be longer).
 pub fn request(
     agent: (&str, &str, &str, &str),
     memories: &[StoredMemory],
-    people: Vec<Person>,
+    mut people: Vec<Person>,
 ) -> ReflectionRequest {
     let (agent_id, name, role, prompt) = agent;
+    for person in &mut people {
+        if let Some(thought) = &mut person.thought {
+            crate::limits::cut_chars(thought, MAX_INSIGHT_CHARS);
+        }
+    }
     ReflectionRequest {
         agent_id: agent_id.to_string(),
         name: name.to_string(),
@@ -363,6 +388,41 @@ pub fn request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reflection_reads_its_memories_within_its_budget() {
+        let memories: Vec<StoredMemory> = (1..=100)
+            .map(|id| {
+                let mut m = memory(id, MemoryKind::Fact, &"w".repeat(2_000), None);
+                m.importance = if id == 7 { 9 } else { 6 };
+                m
+            })
+            .collect();
+        let mut thinks = person("agent_002", "Ivy");
+        thinks.thought = Some("t".repeat(2_000));
+        let request = request(("agent_001", "Mira", "", ""), &memories, vec![thinks]);
+        let spent: usize = request
+            .memories
+            .iter()
+            .map(|m| budget::tokens(&m.text) + REFLECTION_FRAME_TOKENS)
+            .sum();
+        assert!(spent <= budget::REFLECTION_TOKENS, "{spent}");
+        assert!(request.memories.len() >= 5, "{}", request.memories.len());
+        // The most important first, then the newest; shown oldest first.
+        assert_eq!(request.memories[0].id, 7);
+        assert_eq!(request.memories.last().unwrap().id, 100);
+        assert!(request.memories.windows(2).all(|w| w[0].id < w[1].id));
+        assert!(
+            request
+                .memories
+                .iter()
+                .all(|m| m.text.chars().count() <= budget::REFLECTION_MEMORY_CHARS)
+        );
+        assert_eq!(
+            request.people[0].thought.as_ref().unwrap().chars().count(),
+            MAX_INSIGHT_CHARS
+        );
+    }
 
     fn memory(id: i64, kind: MemoryKind, text: &str, about: Option<&str>) -> StoredMemory {
         StoredMemory {

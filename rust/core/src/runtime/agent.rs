@@ -135,6 +135,8 @@ pub(crate) struct AgentShared {
     /// Its memories waiting for its brain's ratings (`id`, text), oldest first, and whether
     /// its brain rates at all (until it says it has no model).
     unrated: Mutex<(Vec<(i64, String)>, bool)>,
+    /// Its warnings a client can make it repeat, logged once per window and cause.
+    warnings: super::warnings::Warnings,
 }
 
 impl AgentShared {
@@ -183,10 +185,36 @@ impl AgentShared {
             uncounted: std::sync::atomic::AtomicU32::new(crate::mind::compaction::CHECK_EVERY - 1),
             app_events_seen: Mutex::new((String::new(), 0)),
             unrated: Mutex::new((Vec::new(), true)),
+            warnings: super::warnings::Warnings::default(),
         }
     }
 
-    /// Queues a memory it formed for its brain's rating (while its brain rates).
+    /// Logs a warning of `cause` about the agent (`agent` and `cause` fields), unless one of
+    /// that cause was logged less than [`super::warnings::WINDOW`] ago: then it is only
+    /// counted, and the next one logged says how many it stands for.
+    pub(crate) fn warn(&self, cause: &'static str, message: impl std::fmt::Display) {
+        use super::warnings::{Admit, repeats_note};
+        if let Admit::Log { repeats, seconds } =
+            self.warnings.admit(cause, std::time::Instant::now())
+        {
+            let note = repeats_note(repeats, seconds);
+            tracing::warn!(agent = %self.id, cause, "{message}{note}");
+        }
+    }
+
+    /// Logs how many warnings of each cause were counted and not logged yet (as it stops).
+    fn flush_warnings(&self) {
+        for (cause, repeats, seconds) in self.warnings.take_unlogged(std::time::Instant::now()) {
+            tracing::warn!(
+                agent = %self.id,
+                cause,
+                "… {repeats} more warnings like the last one logged in the last {seconds} s"
+            );
+        }
+    }
+
+    /// Queues a memory it formed for its brain's rating (while its brain rates), its text cut
+    /// to [`crate::brain::budget::RATING_MEMORY_CHARS`].
     pub(crate) fn to_rate(&self, id: i64, text: &str) {
         let batch = self.memory.importance_batch;
         if batch == 0 {
@@ -196,7 +224,9 @@ impl AgentShared {
         if !unrated.1 {
             return;
         }
-        unrated.0.push((id, text.to_string()));
+        // What a rating reads of it: a batch stays within its budget whatever the texts.
+        let text = crate::limits::cut_copy(text, crate::brain::budget::RATING_MEMORY_CHARS);
+        unrated.0.push((id, text));
         // A brain that cannot keep up rates the newest: the oldest keep the heuristic's.
         let excess = unrated.0.len().saturating_sub(4 * batch);
         unrated.0.drain(..excess);
@@ -308,7 +338,10 @@ impl AgentShared {
                 .with(APP_TOOLS.into(), offered.clone())
         });
         if let Err(e) = updated {
-            tracing::warn!(agent = %self.id, "its app's tools clash with its own: {e}");
+            self.warn(
+                "app_tools_clash",
+                format_args!("its app's tools clash with its own: {e}"),
+            );
         }
         self.tools()
     }
@@ -642,9 +675,9 @@ impl Agent {
             Ok(Some(answer)) => (answer, "model"),
             Ok(None) => (reflection::by_rule(&request), "rules"),
             Err(e) => {
-                tracing::warn!(
-                    agent = %self.shared.id,
-                    "the brain's reflection is unusable, drawn by rule instead: {e}"
+                self.shared.warn(
+                    "reflection_unusable",
+                    format_args!("the brain's reflection is unusable, drawn by rule instead: {e}"),
                 );
                 (reflection::by_rule(&request), "rules")
             }
@@ -704,9 +737,11 @@ impl Agent {
                 let mut unrated = self.shared.unrated.lock();
                 *unrated = (Vec::new(), false);
             }
-            Err(e) => tracing::warn!(
-                agent = %self.shared.id,
-                "the brain's importance ratings are unusable, the heuristic's stand: {e}"
+            Err(e) => self.shared.warn(
+                "ratings_unusable",
+                format_args!(
+                    "the brain's importance ratings are unusable, the heuristic's stand: {e}"
+                ),
             ),
         }
     }
@@ -829,7 +864,9 @@ impl Agent {
                 let reply = match reply {
                     Ok(reply) => reply,
                     Err(e) => {
-                        tracing::warn!(agent = %self.shared.id, brain = %self.shared.brain, "{e}");
+                        let brain = &self.shared.brain;
+                        self.shared
+                            .warn("brain_failed", format_args!("brain {brain}: {e}"));
                         break 'decision Err((e.agent_error_code(), e.public_message()));
                     }
                 };
@@ -1490,7 +1527,7 @@ impl Agent {
     }
 
     fn error(&self, code: AgentErrorCode, message: String) {
-        tracing::warn!(agent = %self.shared.id, code = code.as_str(), "{message}");
+        self.shared.warn(code.as_str(), &message);
         self.errors.borrow_mut().push(message.clone());
         self.inner.bus.publish(BusMessage::AgentError {
             agent_id: Some(self.shared.id.clone()),
@@ -1505,6 +1542,7 @@ impl Agent {
             inner, shared, sub, ..
         } = self;
         drop(sub);
+        shared.flush_warnings();
         inner.world.remove(&shared.id);
         if let Some(app) = shared.app() {
             app.detach(shared.removal().as_str());
@@ -1574,7 +1612,7 @@ fn take(
                 "{} missed {missed} bus messages (its queue was full)",
                 shared.id
             );
-            tracing::warn!(agent = %shared.id, "{message}");
+            shared.warn(AgentErrorCode::Lagged.as_str(), &message);
             inner.bus.publish(BusMessage::AgentError {
                 agent_id: Some(shared.id.clone()),
                 code: AgentErrorCode::Lagged,

@@ -25,6 +25,7 @@ mod embedder;
 mod journal;
 pub use journal::{CallOutcome, DecidedCall, Decision, JOURNAL_LENGTH, Trigger};
 mod tools;
+mod warnings;
 mod world;
 
 use std::collections::HashMap;
@@ -955,10 +956,12 @@ impl Runtime {
     /// Tells a running agent what it perceives ("The cellar door is locked.", "Smoke rises
     /// from the bakery."): the line is shown to its next decision (not a message: it does not
     /// make the agent decide, nor is it answered). At most 32 wait;
-    /// the oldest goes first.
+    /// the oldest goes first. It becomes a memory as it is, so it is at most
+    /// [`crate::limits::MAX_OBSERVATION_CHARS`] (a memory's length); a longer one is refused
+    /// with `invalid_message` naming the limit, and nothing is kept.
     pub fn observe(&self, agent_id: &str, text: &str) -> Result<(), RuntimeError> {
         self.check_open()?;
-        check_text("observation", text, MAX_MESSAGE_CHARS)?;
+        check_text("observation", text, crate::limits::MAX_OBSERVATION_CHARS)?;
         let shared = self.running(agent_id)?;
         shared.observe(text.trim().to_string());
         self.inner.form(

@@ -223,7 +223,10 @@ impl Inner {
             supersedes: Vec::new(),
         };
         if let Err(error) = self.store_memory(&shared.id, memory) {
-            tracing::warn!(agent = %shared.id, "a memory was not formed: {error}");
+            shared.warn(
+                "memory_not_formed",
+                format_args!("a memory was not formed: {error}"),
+            );
         }
     }
 

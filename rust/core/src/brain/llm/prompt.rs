@@ -9,7 +9,9 @@
 //!    answer, the anti-silent rule, how refused calls come back —, the player's id and the
 //!    world's bounds. One block, marked as the end of the cacheable prefix;
 //! 3. one user message with the situation, in compact lines: the instruction, where the agent
-//!    is, its tasks, who is near, its recent conversation, what it just heard;
+//!    is, its tasks, who is near, its recent conversation, what it notices, what it just heard
+//!    (the parts a client can grow each within its budget, [`crate::brain::budget`]: the
+//!    newest kept, a line counting the earlier ones left out);
 //! 4. the earlier rounds of this decision: each answer as an assistant message with its tool
 //!    calls, then one tool result per call — a read-only call's result, or the contract's
 //!    failure feedback (`{id, tool, status, reason, message}`, marked as an error) for a refused
@@ -20,7 +22,7 @@ use serde_json::{Value, json};
 
 use agents_llm::{ModelMessage, ModelRequest, ModelToolCall, SystemBlock, ToolSpec};
 
-use crate::brain::BrainContext;
+use crate::brain::{BrainContext, budget};
 use crate::contract::DecisionStep;
 
 /// How the model is asked to answer, the same for every agent.
@@ -183,55 +185,61 @@ pub fn situation(context: &BrainContext) -> String {
             (a.distance * 10.0).round() / 10.0
         );
     }
-    for r in &context.recent_messages {
-        let to = r
-            .recipient
-            .as_deref()
-            .map(|to| {
-                to.split(',')
-                    .map(|t| you(t.trim()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_else(|| "anyone".into());
-        let _ = write!(
-            out,
-            "\nEarlier, {} to {}: {}",
-            you(&r.sender),
-            to,
-            quoted(&r.content)
-        );
-    }
+    let (recent, earlier) =
+        budget::newest_within(&context.recent_messages, budget::RECENT_TOKENS, |r| {
+            let to = r
+                .recipient
+                .as_deref()
+                .map(|to| {
+                    to.split(',')
+                        .map(|t| you(t.trim()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_else(|| "anyone".into());
+            format!(
+                "Earlier, {} to {}: {}",
+                you(&r.sender),
+                to,
+                quoted(&r.content)
+            )
+        });
+    push_lines(&mut out, budget::left_out(earlier, "lines"), recent);
     if let Some(movement) = &context.movement {
         let _ = write!(out, "\n{}", movement.describe());
     }
-    for o in &context.observations {
-        let _ = write!(out, "\nYou notice: {o}");
-    }
-    for m in &context.incoming {
+    let (noticed, earlier) =
+        budget::newest_within(&context.observations, budget::OBSERVATIONS_TOKENS, |o| {
+            format!("You notice: {o}")
+        });
+    push_lines(&mut out, budget::left_out(earlier, "observations"), noticed);
+    let (heard, earlier) = budget::newest_within(&context.incoming, budget::INCOMING_TOKENS, |m| {
         match &m.kind {
-            crate::brain::IncomingKind::Speech => {
-                let _ = write!(
-                    out,
-                    "\nJust now, {} ({}) to you: {}",
-                    m.sender,
-                    m.sender_name,
-                    quoted(&m.content)
-                );
-            }
-            crate::brain::IncomingKind::Collaboration { task_id, task_name } => {
-                let _ = write!(
-                    out,
-                    "\nJust now, {} ({}) asks your help with task {task_id} {}: {}",
-                    m.sender,
-                    m.sender_name,
-                    quoted(task_name),
-                    quoted(&m.content)
-                );
-            }
+            crate::brain::IncomingKind::Speech => format!(
+                "Just now, {} ({}) to you: {}",
+                m.sender,
+                m.sender_name,
+                quoted(&m.content)
+            ),
+            crate::brain::IncomingKind::Collaboration { task_id, task_name } => format!(
+                "Just now, {} ({}) asks your help with task {task_id} {}: {}",
+                m.sender,
+                m.sender_name,
+                quoted(task_name),
+                quoted(&m.content)
+            ),
         }
-    }
+    });
+    push_lines(&mut out, budget::left_out(earlier, "lines to you"), heard);
     out
+}
+
+/// Appends `note` (if any), then `lines`, each on a line of its own.
+fn push_lines(out: &mut String, note: Option<String>, lines: Vec<String>) {
+    for line in note.into_iter().chain(lines) {
+        out.push('\n');
+        out.push_str(&line);
+    }
 }
 
 /// One earlier round: the answer, then one result per call.
@@ -394,6 +402,32 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn what_a_client_can_grow_stays_within_its_budget() {
+        let mut ctx = context();
+        let long = |i: usize| format!("{i:02} {}", "o".repeat(1_997));
+        ctx.observations = (0..32).map(long).collect();
+        ctx.incoming = (0..40)
+            .map(|i| IncomingMessage {
+                content: format!("{i:02} {}", "m".repeat(3_997)),
+                ..ctx.incoming[0].clone()
+            })
+            .collect();
+        let text = situation(&ctx);
+        let budgets = budget::OBSERVATIONS_TOKENS + budget::INCOMING_TOKENS;
+        assert!(
+            budget::tokens(&text) <= budgets + 200,
+            "{} tokens",
+            budget::tokens(&text)
+        );
+        // The newest are shown, and the earlier ones counted.
+        assert!(text.contains("You notice: 31 "), "the newest observation");
+        assert!(!text.contains("You notice: 29 "));
+        assert!(text.contains("(… and 31 earlier observations, not shown)\nYou notice: 31 "));
+        assert!(text.contains("(… and 39 earlier lines to you, not shown)"));
+        assert!(text.contains("to you: \"39 "));
     }
 
     fn call(id: &str, tool: &str, args: Value) -> ToolCall {

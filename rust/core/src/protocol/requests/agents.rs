@@ -452,8 +452,8 @@ pub struct Observe {
     /// The agent.
     #[schemars(length(max = crate::limits::MAX_AGENT_ID_CHARS))]
     pub agent_id: String,
-    /// What it perceives (not empty).
-    #[schemars(length(max = crate::limits::MAX_MESSAGE_CHARS))]
+    /// What it perceives (not empty; at most a memory's length, 2,000 characters).
+    #[schemars(length(max = crate::limits::MAX_OBSERVATION_CHARS))]
     pub text: String,
 }
 
