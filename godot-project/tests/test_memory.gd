@@ -164,3 +164,26 @@ func test_an_agent_with_memory_off_keeps_only_what_is_planted() -> void:
 	assert_true(node.forget_memory(id))
 	assert_false(node.forget_memory(id))
 	assert_eq(node.get_last_error_code(), AgentConstants.ERROR_UNKNOWN_MEMORY)
+
+
+## A database_path that names a file the game keeps for something else (a save file) is refused
+## before anything writes to it: start fails naming what was found, and the file is untouched.
+func test_a_file_that_is_not_an_agents_database_is_refused_untouched() -> void:
+	var dir := fresh_db(DB_DIR, "foreign").get_base_dir()
+	DirAccess.make_dir_recursive_absolute(dir)
+	var save := dir.path_join("save.json")
+	var file := FileAccess.open(save, FileAccess.WRITE)
+	file.store_string('{"level": 3, "gold": 120}')
+	file.close()
+	var before := FileAccess.get_file_as_bytes(save)
+	var rt := AgentRuntime.new()
+	rt.database_path = save
+	rt.autostart = false
+	add_to_tree(rt)
+	assert_false(rt.start(), "start fails")
+	assert_true(rt.get_last_error().contains("not an agents database"), rt.get_last_error())
+	assert_true(rt.get_last_error().contains("nothing was changed"), rt.get_last_error())
+	assert_false(rt.is_running())
+	assert_eq(FileAccess.get_file_as_bytes(save), before, "the file is untouched")
+	assert_false(FileAccess.file_exists(save + "-wal"), "no -wal beside it")
+	assert_false(FileAccess.file_exists(save + "-shm"), "no -shm beside it")
