@@ -135,6 +135,10 @@ async fn misconfigured_local_brains_are_refused_at_spawn() {
         refused(json!({"provider": "local", "model": m, "sequences": 0})),
         "brain.sequences must be between 1 and 64, got 0"
     );
+    assert_eq!(
+        refused(json!({"provider": "local", "model": m, "timeout_seconds": 0})),
+        "brain.timeout_seconds must be more than 0 and at most 3600, got 0"
+    );
     // Nothing refused used an id.
     let id = rt.spawn(agent(brain(&model))).unwrap();
     assert_eq!(id, "agent_001");
@@ -380,5 +384,34 @@ async fn one_clients_flood_of_agents_does_not_starve_another_client() {
         rt.terminate(id).unwrap();
     }
     waiting(0).await;
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_past_its_time_limit_is_the_agents_error_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny(dir.path());
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    // A microsecond: over by the end of the first decode step, long before 200 tokens.
+    let mut brain = brain(&model);
+    brain["timeout_seconds"] = json!(0.000001);
+    let id = rt.spawn(agent(brain)).unwrap();
+    rt.send_message(&id, "Can you come to the well?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(60), common::error_of(&id)).await;
+    let Some(BusMessage::AgentError { code, message, .. }) = events.last() else {
+        panic!("no error: {events:?}")
+    };
+    assert_eq!(code.as_str(), "brain_error");
+    assert!(
+        message.contains("did not finish its answer within brain.timeout_seconds"),
+        "{message}"
+    );
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(
+        trace[0].call.error_code.as_deref(),
+        Some("brain_timeout"),
+        "{trace:?}"
+    );
     rt.shutdown(Duration::from_secs(2));
 }

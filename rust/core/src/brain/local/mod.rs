@@ -62,9 +62,9 @@ const _: () = assert!(MAX_SEQUENCES == agents_local::settings::MAX_SEQUENCES);
 /// The default `max_tokens` of an answer.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
 
-/// The default `timeout_seconds` of an answer: a 512-token answer of a small model on two CPU
-/// threads ends well within it.
-pub const DEFAULT_TIMEOUT_SECONDS: f64 = 120.0;
+/// The default `timeout_seconds` of an answer, as a remote call's: a 512-token answer of a
+/// small model on two CPU threads ends well within it.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
 
 /// The options of a `local` brain object (besides `provider`, `token_budget`,
 /// `trace_prompts`). Field names are exact; unknown fields are an error.
@@ -115,7 +115,7 @@ pub struct LocalOptions {
     /// Keep the model loaded when its last agent leaves (default: unloaded).
     pub keep_loaded: Option<bool>,
     /// Seconds one answer may take once it has a sequence, more than 0 and at most 3600
-    /// (default 120); an answer not done by then fails, naming the limit.
+    /// (default 60); an answer not done by then fails, naming the limit.
     pub timeout_seconds: Option<f64>,
 }
 
