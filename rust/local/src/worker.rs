@@ -453,7 +453,9 @@ impl Worker<'_> {
             if waiting.events.is_closed() {
                 continue;
             }
-            let index = self.free_slot(&waiting.job.key).expect("a sequence is free");
+            let index = self
+                .free_slot(&waiting.job.key)
+                .expect("a sequence is free");
             let events = waiting.events;
             if let Err(e) = self.start(index, *waiting.job, events.clone()) {
                 let _ = events.send(Event::Failed(e));

@@ -276,7 +276,10 @@ async fn parties_take_turns_for_the_models_sequences() {
             (key.clone(), model.run(short(&key, "flood")))
         })
         .collect();
-    queued.push(("newcomer".into(), model.run(short("newcomer", "connection-2"))));
+    queued.push((
+        "newcomer".into(),
+        model.run(short("newcomer", "connection-2")),
+    ));
     queued.push(("game".into(), model.run(short("game", ""))));
     assert_eq!(model.waiting(), 14);
     let done = Arc::new(parking_lot::Mutex::new(Vec::new()));

@@ -297,7 +297,9 @@ mod tests {
             endpoints: Arc::new(EndpointLimits::new(3)),
             ..ModelGate::default()
         };
-        let mut slow: Vec<_> = (0..3).map(|_| now(&gate, "http://slow.test").unwrap()).collect();
+        let mut slow: Vec<_> = (0..3)
+            .map(|_| now(&gate, "http://slow.test").unwrap())
+            .collect();
         // Its own lane and two of the runtime's permits.
         assert_eq!(gate.calls.available_permits(), 2);
         // A fourth call to the slow endpoint waits for its endpoint, not for the runtime…
