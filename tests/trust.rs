@@ -491,3 +491,48 @@ fn a_bad_origin_list_is_refused_at_start() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is not an origin"), "{stderr}");
 }
+
+/// A client's brains on endpoints that hang — four agents on each of two, as a probe had it,
+/// against the server's default limits — do not keep a healthy endpoint's agent waiting: it
+/// answers while the eight calls still hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endpoints_a_client_made_hang_do_not_hold_back_a_healthy_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let hanging = [
+        FakeServer::start("127.0.0.1:0").await.unwrap(),
+        FakeServer::start("127.0.0.1:0").await.unwrap(),
+    ];
+    for fake in &hanging {
+        fake.set_default(Behaviour::Hang);
+    }
+    let healthy = FakeServer::start("127.0.0.1:0").await.unwrap();
+    healthy.set_default(Behaviour::text("Right away."));
+    let server = serve(dir.path(), &["--allow-client-brains"]);
+    let mut c = Client::connect(&server.url()).await;
+    for fake in &hanging {
+        let stuck = json!({"provider": "openai", "base_url": fake.openai_base(), "model": "m",
+                           "api_key": "k", "timeout_seconds": 120, "max_retries": 0});
+        for _ in 0..4 {
+            spawn_and_greet(&mut c, stuck.clone()).await;
+        }
+    }
+    for _ in 0..400 {
+        if hanging.iter().all(|f| f.requests().len() == 4) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(hanging.each_ref().map(|f| f.requests().len()), [4, 4]);
+    let fine = json!({"provider": "openai", "base_url": healthy.openai_base(), "model": "m",
+                      "api_key": "k"});
+    let id = spawn_and_greet(&mut c, fine).await;
+    c.event(|m| m["type"] == "agent_speech" && m["agent_id"] == id.as_str())
+        .await;
+    assert_eq!(healthy.requests().len(), 1);
+    assert_eq!(
+        hanging.each_ref().map(|f| f.requests().len()),
+        [4, 4],
+        "the hanging calls are still in flight"
+    );
+    c.assert_usable().await;
+}

@@ -243,6 +243,7 @@ impl Bench {
         let ask = |key: &str, prompt: &str| {
             let mut events = model.run(Job {
                 key: key.to_string(),
+                party: String::new(),
                 messages: vec![ChatMessage::new("user", prompt)],
                 schema: None,
                 sampling: Sampling {
@@ -251,6 +252,7 @@ impl Bench {
                     seed: 1,
                 },
                 max_tokens: 1,
+                timeout: None,
             });
             loop {
                 match events.blocking_recv() {

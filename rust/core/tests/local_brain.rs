@@ -135,6 +135,10 @@ async fn misconfigured_local_brains_are_refused_at_spawn() {
         refused(json!({"provider": "local", "model": m, "sequences": 0})),
         "brain.sequences must be between 1 and 64, got 0"
     );
+    assert_eq!(
+        refused(json!({"provider": "local", "model": m, "timeout_seconds": 0})),
+        "brain.timeout_seconds must be more than 0 and at most 3600, got 0"
+    );
     // Nothing refused used an id.
     let id = rt.spawn(agent(brain(&model))).unwrap();
     assert_eq!(id, "agent_001");
@@ -293,5 +297,121 @@ async fn a_download_with_another_hash_is_an_agent_error_and_others_go_on() {
         |m| matches!(m, BusMessage::AgentReplied { agent_id, .. } if *agent_id == scripted),
     )
     .await;
+    rt.shutdown(Duration::from_secs(2));
+}
+
+/// The first model call of `id` in the trace (rows are numbered as they are written).
+fn first_call(rt: &agents_core::runtime::Runtime, id: &str) -> Option<i64> {
+    rt.agent_trace(id, 100).unwrap().iter().map(|r| r.id).min()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clients_flood_of_agents_does_not_starve_another_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    // One sequence, so the answers are taken one at a time, in the model's turns.
+    let brain = json!({"provider": "local", "model": path.to_str().unwrap(), "threads": 1,
+                       "sequences": 1, "context_size": 8192, "max_tokens": 200, "seed": 3});
+    let rt = runtime(&dir);
+    // The sequence is held while the queue fills, by an answer of the test's own.
+    let settings = agents_local::ModelSettings {
+        context_size: 8192,
+        sequences: 1,
+        threads: 1,
+        ..agents_local::ModelSettings::new(&path)
+    };
+    let model = agents_local::Models::global()
+        .load(&settings, false)
+        .unwrap();
+    // A string of 7,000 characters: it cannot end before the test drops it.
+    let mut holder = model.run(agents_local::Job {
+        key: "holder".into(),
+        party: "test".into(),
+        messages: vec![agents_local::ChatMessage::new("user", "Talk.")],
+        schema: Some(json!({"type": "string", "minLength": 7000, "maxLength": 7000})),
+        sampling: agents_local::Sampling::default(),
+        max_tokens: 7500,
+        timeout: None,
+    });
+    assert!(matches!(
+        holder.recv().await,
+        Some(agents_local::Event::Text(_))
+    ));
+    let spawn = |party: &str| {
+        let mut config = agent(brain.clone());
+        config.party = Some(party.into());
+        let id = rt.spawn(config).unwrap();
+        rt.send_message(&id, "Can you come to the well?").unwrap();
+        id
+    };
+    let waiting = |n: usize| {
+        let model = model.clone();
+        async move {
+            for _ in 0..1200 {
+                // At least `n` (an agent may queue more than one answer); 0: none.
+                let now = model.waiting();
+                if (n == 0 && now == 0) || (n > 0 && now >= n) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("{} answers wait, not {n}", model.waiting());
+        }
+    };
+    // One client's eight agents ask first, then another client's one.
+    let flood: Vec<String> = (0..8).map(|_| spawn("connection-1")).collect();
+    waiting(8).await;
+    let newcomer = spawn("connection-2");
+    waiting(9).await;
+    drop(holder);
+    let mut answered = None;
+    for _ in 0..1200 {
+        answered = first_call(&rt, &newcomer);
+        if answered.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let answered = answered.expect("the newcomer was answered");
+    // Its turn came after one answer of the flood, not after all eight.
+    let before = flood
+        .iter()
+        .filter(|id| first_call(&rt, id).is_some_and(|first| first < answered))
+        .count();
+    assert_eq!(before, 1, "flood agents answered before the newcomer");
+    // Terminated, the flood's waiting answers leave the queue.
+    for id in &flood {
+        rt.terminate(id).unwrap();
+    }
+    waiting(0).await;
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_past_its_time_limit_is_the_agents_error_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny(dir.path());
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    // A microsecond: over by the end of the first decode step, long before 200 tokens.
+    let mut brain = brain(&model);
+    brain["timeout_seconds"] = json!(0.000001);
+    let id = rt.spawn(agent(brain)).unwrap();
+    rt.send_message(&id, "Can you come to the well?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(60), common::error_of(&id)).await;
+    let Some(BusMessage::AgentError { code, message, .. }) = events.last() else {
+        panic!("no error: {events:?}")
+    };
+    assert_eq!(code.as_str(), "brain_error");
+    assert!(
+        message.contains("did not finish its answer within brain.timeout_seconds"),
+        "{message}"
+    );
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(
+        trace[0].call.error_code.as_deref(),
+        Some("brain_timeout"),
+        "{trace:?}"
+    );
     rt.shutdown(Duration::from_secs(2));
 }

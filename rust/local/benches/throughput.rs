@@ -62,6 +62,7 @@ fn main() {
     let run = |key: &str, temperature: f32, schema: Option<serde_json::Value>| {
         let job = Job {
             key: key.to_string(),
+            party: String::new(),
             messages: vec![ChatMessage::new("user", PROMPT)],
             schema,
             sampling: Sampling {
@@ -70,6 +71,7 @@ fn main() {
                 seed: 7,
             },
             max_tokens: TOKENS,
+            timeout: None,
         };
         let mut events = model.run(job);
         loop {

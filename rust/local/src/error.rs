@@ -119,10 +119,25 @@ pub enum LocalError {
     /// The model's worker has stopped (the process is shutting down).
     #[error("the model's worker has stopped")]
     Stopped,
+    /// The answer was not done within its time limit ([`crate::Job::timeout`]), counted from
+    /// when it got a sequence.
+    #[error(
+        "the model did not finish its answer within brain.timeout_seconds ({seconds} s; \
+         {output_tokens} tokens answered): raise it, lower brain.max_tokens, or give the model \
+         more threads"
+    )]
+    TimedOut {
+        /// The limit.
+        seconds: f64,
+        /// Tokens of the answer by then.
+        output_tokens: u32,
+    },
 }
 
 impl LocalError {
-    /// The code an agent reports this failure with (`agent_error`, the `brain_calls` trace).
+    /// The code of this failure in the `brain_calls` trace, and the one an agent reports
+    /// (`agent_error`) — but `brain_timeout`, reported as `brain_error` as a remote model's
+    /// timeout is.
     pub fn code(&self) -> &'static str {
         match self {
             LocalError::NotFound(_) | LocalError::Unreadable { .. } => "brain_model_not_found",
@@ -137,6 +152,7 @@ impl LocalError {
             LocalError::Download { .. } | LocalError::Copy { .. } => "brain_model_download_failed",
             LocalError::ChecksumMismatch { .. } => "brain_model_checksum_mismatch",
             LocalError::Decode(_) | LocalError::Stopped => "brain_error",
+            LocalError::TimedOut { .. } => "brain_timeout",
         }
     }
 }

@@ -17,8 +17,12 @@
 //!   only tokens that keep the answer valid can be chosen (llguidance's grammar over the model's
 //!   vocabulary), answers are compact JSON, and tokens the grammar forces are taken without
 //!   sampling.
-//! - **Text streams** as it is generated ([`Event::Text`]), and **dropping the receiver cancels**
-//!   an answer before the next decode step.
+//! - **Parties take turns** ([`queue`]): waiting answers get free sequences round-robin
+//!   between the parties they are for (each connection, the game), so one party's backlog
+//!   cannot starve another's; an answer may be given a time limit ([`Job::timeout`]).
+//! - **Text streams** as it is generated ([`Event::Text`]), and **dropping the [`Answer`]
+//!   cancels** it: a waiting one leaves the queue at once, a running one stops before the next
+//!   decode step.
 //!
 //! - **Model files can come from a URL** ([`download`]): downloaded once into a cache,
 //!   resumed after a cut, used only when their SHA-256 is the one asked for.
@@ -29,6 +33,7 @@
 pub mod download;
 pub mod error;
 pub mod models;
+pub mod queue;
 pub mod sampler;
 pub mod settings;
 pub mod worker;
@@ -36,5 +41,6 @@ pub mod worker;
 pub use download::{Downloads, Filling, Progress, Source};
 pub use error::LocalError;
 pub use models::{Model, Models};
+pub use queue::Answer;
 pub use settings::{ChatMessage, Job, ModelSettings, Sampling};
 pub use worker::{Event, ModelInfo, Outcome, backend};

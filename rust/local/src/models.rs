@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak, mpsc};
 
 use parking_lot::Mutex;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 
 use crate::error::LocalError;
+use crate::queue::{Answer, Queue};
 use crate::settings::{Job, ModelSettings};
 use crate::worker::{self, Command, Event, ModelInfo};
 
@@ -25,6 +26,7 @@ pub struct Model {
     settings: ModelSettings,
     info: ModelInfo,
     commands: mpsc::Sender<Command>,
+    queue: Arc<Queue>,
 }
 
 impl std::fmt::Debug for Model {
@@ -47,18 +49,22 @@ impl Model {
         &self.info
     }
 
-    /// Starts an answer. Its events arrive on the receiver; dropping the receiver cancels the
-    /// answer (it stops before the next decode step).
-    pub fn run(&self, job: Job) -> UnboundedReceiver<Event> {
+    /// Queues an answer ([`crate::queue`]): it starts when a sequence is free and its party's
+    /// turn has come. Its events arrive on the [`Answer`]; dropping it cancels the answer (a
+    /// waiting one leaves the queue at once, a running one stops before the next decode step).
+    pub fn run(&self, job: Job) -> Answer {
         let (events, receiver) = unbounded_channel();
-        if self
-            .commands
-            .send(Command::Run(Box::new(job), events.clone()))
-            .is_err()
-        {
+        let id = self.queue.push(Box::new(job), events.clone());
+        if self.commands.send(Command::Queued).is_err() {
+            self.queue.remove(id);
             let _ = events.send(Event::Failed(LocalError::Stopped));
         }
-        receiver
+        Answer::new(receiver, id, self.queue.clone())
+    }
+
+    /// How many answers wait for a sequence.
+    pub fn waiting(&self) -> usize {
+        self.queue.len()
     }
 
     /// The agent `key` left: the cache of its prompt may be dropped.
@@ -107,11 +113,13 @@ impl Models {
             return Ok(model);
         }
         check_file(&settings.path)?;
-        let (commands, info) = worker::start(settings.clone())?;
+        let queue = Arc::new(Queue::default());
+        let (commands, info) = worker::start(settings.clone(), queue.clone())?;
         let model = Arc::new(Model {
             settings: settings.clone(),
             info,
             commands,
+            queue,
         });
         loaded.retain(|_, m| m.strong_count() > 0);
         loaded.insert(key, Arc::downgrade(&model));

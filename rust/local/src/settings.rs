@@ -100,6 +100,10 @@ pub struct Job {
     /// Whose answer (an agent's id): its sequence keeps this prompt cached, and its next
     /// prompt evaluates only what differs.
     pub key: String,
+    /// Who the answer is for: the connection that spawned its agent, or the game itself (`""`).
+    /// Waiting answers take the model's free sequences in turns between parties
+    /// ([`crate::queue`]).
+    pub party: String,
     /// The conversation, templated with the model's chat template.
     pub messages: Vec<ChatMessage>,
     /// The JSON Schema every answer must match; `None`: free text.
@@ -108,4 +112,7 @@ pub struct Job {
     pub sampling: Sampling,
     /// Most tokens of the answer.
     pub max_tokens: u32,
+    /// How long the answer may take from the moment it gets a sequence; past it, it fails
+    /// ([`crate::LocalError::TimedOut`]). `None`: as long as its `max_tokens` take.
+    pub timeout: Option<std::time::Duration>,
 }

@@ -4,17 +4,18 @@
 //! contexts are not shared between threads, and one thread feeding one context is what lets
 //! answers be decoded together. The loop:
 //!
-//! 1. takes new jobs (blocking only while nothing runs) and starts each on a free sequence —
-//!    its agent's own if it has one, so the prompt's cached prefix is reused: only the tokens
+//! 1. takes waiting jobs from the model's queue (blocking only while nothing runs or waits),
+//!    in turns between parties ([`crate::queue`]), and starts each on a free sequence — its
+//!    agent's own if it has one, so the prompt's cached prefix is reused: only the tokens
 //!    after the longest common prefix with what the sequence holds are evaluated;
 //! 2. builds one batch from every running answer — a prompt's next chunk, or the token just
 //!    chosen plus those the grammar forces — up to [`BATCH_TOKENS`];
 //! 3. decodes it once, and for every answer whose last token was in it chooses the next token
 //!    ([`crate::sampler`]) and streams its text;
 //! 4. drops answers whose receiver is gone (the agent was interrupted, terminated, or its
-//!    runtime shut down) before the next batch: cancellation takes at most one decode step.
+//!    runtime shut down) before the next batch: cancellation takes at most one decode step;
+//!    and fails those past their time limit ([`Job::timeout`]), freeing their sequences.
 
-use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
@@ -30,6 +31,7 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::LocalError;
+use crate::queue::Queue;
 use crate::sampler::{Closers, Constrained, Pick, grammar};
 use crate::settings::{FALLBACK_TEMPLATE, Job, ModelSettings};
 
@@ -85,8 +87,8 @@ pub struct ModelInfo {
 
 /// What the worker is asked.
 pub(crate) enum Command {
-    /// Generate an answer, reporting to the sender.
-    Run(Box<Job>, UnboundedSender<Event>),
+    /// An answer was queued.
+    Queued,
     /// An agent left: its sequence's cache may go.
     Forget(String),
 }
@@ -139,6 +141,7 @@ pub(crate) fn join_all(deadline: Instant) -> bool {
 /// loaded (or failed to).
 pub(crate) fn start(
     settings: ModelSettings,
+    queue: Arc<Queue>,
 ) -> Result<(mpsc::Sender<Command>, ModelInfo), LocalError> {
     let (commands, receiver) = mpsc::channel();
     let (ready, loaded) = mpsc::channel();
@@ -152,7 +155,7 @@ pub(crate) fn start(
     );
     let thread = std::thread::Builder::new()
         .name(name)
-        .spawn(move || run(settings, receiver, ready))
+        .spawn(move || run(settings, queue, receiver, ready))
         .map_err(|e| LocalError::Decode(format!("cannot start the model's thread: {e}")))?;
     let mut threads = THREADS.lock();
     threads.retain(|t| !t.is_finished());
@@ -164,6 +167,7 @@ pub(crate) fn start(
 
 fn run(
     settings: ModelSettings,
+    queue: Arc<Queue>,
     commands: mpsc::Receiver<Command>,
     ready: mpsc::Sender<Result<ModelInfo, LocalError>>,
 ) {
@@ -268,7 +272,7 @@ fn run(
         ctx,
         template,
         factory,
-        waiting: VecDeque::new(),
+        queue,
         tick: 0,
     };
     worker.serve(commands);
@@ -347,6 +351,8 @@ struct Running {
     outcome: Outcome,
     max_tokens: u32,
     started: Instant,
+    /// When it fails unless done, and its time limit.
+    deadline: Option<(Instant, Duration)>,
     answering: bool,
 }
 
@@ -359,15 +365,23 @@ struct Worker<'m> {
     template: LlamaChatTemplate,
     factory: llguidance::ParserFactory,
     slots: Vec<Slot>,
-    waiting: VecDeque<(Box<Job>, UnboundedSender<Event>)>,
+    queue: Arc<Queue>,
     tick: u64,
 }
 
 impl Worker<'_> {
+    /// Serves until the model is dropped and nothing runs; answers still waiting then fail.
     fn serve(&mut self, commands: mpsc::Receiver<Command>) {
+        self.decode_until_dropped(commands);
+        while let Some(waiting) = self.queue.pop() {
+            let _ = waiting.events.send(Event::Failed(LocalError::Stopped));
+        }
+    }
+
+    fn decode_until_dropped(&mut self, commands: mpsc::Receiver<Command>) {
         let mut batch = LlamaBatch::new(BATCH_TOKENS, 1);
         loop {
-            let idle = self.slots.iter().all(|s| s.running.is_none()) && self.waiting.is_empty();
+            let idle = self.slots.iter().all(|s| s.running.is_none()) && self.queue.len() == 0;
             if idle {
                 match commands.recv() {
                     Ok(command) => self.take(command),
@@ -394,7 +408,7 @@ impl Worker<'_> {
 
     fn take(&mut self, command: Command) {
         match command {
-            Command::Run(job, events) => self.waiting.push_back((job, events)),
+            Command::Queued => {}
             Command::Forget(key) => {
                 for slot in &mut self.slots {
                     if slot.key.as_deref() == Some(key.as_str()) && slot.running.is_none() {
@@ -409,25 +423,41 @@ impl Worker<'_> {
         }
     }
 
-    /// Answers nobody waits for any more stop here.
+    /// Answers nobody waits for any more stop here, and those past their time limit fail.
     fn drop_cancelled(&mut self) {
+        let now = Instant::now();
         for slot in &mut self.slots {
-            if slot.running.as_ref().is_some_and(|r| r.events.is_closed()) {
+            let Some(running) = &slot.running else {
+                continue;
+            };
+            let late = running.deadline.filter(|(at, _)| now >= *at);
+            if let Some((_, limit)) = late {
+                let _ = running.events.send(Event::Failed(LocalError::TimedOut {
+                    seconds: limit.as_secs_f64(),
+                    output_tokens: running.outcome.output_tokens,
+                }));
+            }
+            if late.is_some() || running.events.is_closed() {
                 slot.running = None;
                 slot.last_used = self.tick;
             }
         }
-        self.waiting.retain(|(_, events)| !events.is_closed());
     }
 
-    /// Starts waiting jobs on free sequences, oldest job first.
+    /// Starts waiting jobs on free sequences, in the queue's turns.
     fn start_waiting(&mut self) {
-        while let Some((job, _)) = self.waiting.front() {
-            let Some(index) = self.free_slot(&job.key) else {
+        while self.slots.iter().any(|s| s.running.is_none()) {
+            let Some(waiting) = self.queue.pop() else {
                 return;
             };
-            let (job, events) = self.waiting.pop_front().expect("a job is waiting");
-            if let Err(e) = self.start(index, *job, events.clone()) {
+            if waiting.events.is_closed() {
+                continue;
+            }
+            let index = self
+                .free_slot(&waiting.job.key)
+                .expect("a sequence is free");
+            let events = waiting.events;
+            if let Err(e) = self.start(index, *waiting.job, events.clone()) {
                 let _ = events.send(Event::Failed(e));
             }
         }
@@ -509,6 +539,7 @@ impl Worker<'_> {
             },
             max_tokens: job.max_tokens,
             started,
+            deadline: job.timeout.map(|limit| (started + limit, limit)),
             answering: false,
         });
         Ok(())

@@ -46,6 +46,7 @@ async fn a_real_model_answers_valid_decisions_together() {
         .map(|i| {
             model.run(Job {
                 key: format!("agent_{i}"),
+                party: String::new(),
                 messages: vec![ChatMessage::new(
                     "user",
                     format!(
@@ -59,6 +60,7 @@ async fn a_real_model_answers_valid_decisions_together() {
                     ..Sampling::default()
                 },
                 max_tokens: 120,
+                timeout: None,
             })
         })
         .collect();

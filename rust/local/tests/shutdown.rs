@@ -27,10 +27,12 @@ async fn shutdown_waits_for_the_model_threads_and_tells_when_one_is_still_held()
     // after the step under way.
     let mut events = model.run(Job {
         key: "agent_001".into(),
+        party: String::new(),
         messages: vec![ChatMessage::new("user", "Talk.")],
         schema: None,
         sampling: Sampling::default(),
         max_tokens: 900,
+        timeout: None,
     });
     assert!(matches!(events.recv().await, Some(Event::Text(_))));
     drop(events);

@@ -1,12 +1,15 @@
 //! The local model engine on a tiny random-weight model the test writes itself: loading, one
 //! model per file, many answers decoded together, the cached prompt prefix, answers constrained
-//! to a JSON Schema, streaming, cancellation, and every bad input named.
+//! to a JSON Schema, streaming, cancellation, parties taking turns for the sequences, time
+//! limits, and every bad input named.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_local::{ChatMessage, Event, Job, LocalError, ModelSettings, Models, Outcome, Sampling};
+use agents_local::{
+    Answer, ChatMessage, Event, Job, LocalError, ModelSettings, Models, Outcome, Sampling,
+};
 use agents_testkit::gguf::{TinyModel, write_tiny_model};
 use serde_json::{Value, json};
 
@@ -90,6 +93,7 @@ fn is_a_decision(text: &str) -> bool {
 fn job(key: &str, prompt: &str, schema: Option<Value>, seed: u64) -> Job {
     Job {
         key: key.into(),
+        party: String::new(),
         messages: vec![ChatMessage::new("user", prompt)],
         schema,
         sampling: Sampling {
@@ -97,13 +101,12 @@ fn job(key: &str, prompt: &str, schema: Option<Value>, seed: u64) -> Job {
             ..Sampling::default()
         },
         max_tokens: 400,
+        timeout: None,
     }
 }
 
 /// Runs `job` to its end: the streamed text, and the outcome or the failure.
-async fn finish(
-    mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-) -> (String, Result<Outcome, LocalError>) {
+async fn finish(mut events: Answer) -> (String, Result<Outcome, LocalError>) {
     let mut streamed = String::new();
     while let Some(event) = events.recv().await {
         match event {
@@ -226,6 +229,140 @@ async fn dropping_the_receiver_stops_the_answer_at_once() {
     .await
     .expect("the cancelled answer freed its sequence");
     assert!(is_a_decision(&next.1.unwrap().text));
+}
+
+/// A long free-text answer for `party` (it runs until dropped or cut at 900 tokens).
+fn long(key: &str, party: &str) -> Job {
+    Job {
+        party: party.into(),
+        max_tokens: 900,
+        ..job(key, "Talk.", None, 1)
+    }
+}
+
+/// A short answer for `party`.
+fn short(key: &str, party: &str) -> Job {
+    Job {
+        party: party.into(),
+        max_tokens: 8,
+        ..job(key, "Decide.", None, 1)
+    }
+}
+
+/// Waits for the first text of a running answer.
+async fn running(answer: &mut Answer) {
+    match answer.recv().await {
+        Some(Event::Text(_)) => {}
+        other => panic!("expected the answer's first text, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parties_take_turns_for_the_models_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let one = ModelSettings {
+        sequences: 1,
+        ..settings(&tiny(dir.path()))
+    };
+    let model = models.load(&one, false).unwrap();
+    // The only sequence is busy while the queue fills: a flood of one party's answers first,
+    // then one answer of another party and one of the game.
+    let mut busy = model.run(long("hold", "flood"));
+    running(&mut busy).await;
+    let mut queued: Vec<(String, Answer)> = (0..12)
+        .map(|i| {
+            let key = format!("flood_{i:02}");
+            (key.clone(), model.run(short(&key, "flood")))
+        })
+        .collect();
+    queued.push((
+        "newcomer".into(),
+        model.run(short("newcomer", "connection-2")),
+    ));
+    queued.push(("game".into(), model.run(short("game", ""))));
+    assert_eq!(model.waiting(), 14);
+    let done = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for (key, answer) in queued {
+        let done = done.clone();
+        handles.push(tokio::spawn(async move {
+            let outcome = finish(answer).await.1;
+            assert!(outcome.is_ok(), "{key}: {outcome:?}");
+            done.lock().push(key);
+        }));
+    }
+    drop(busy);
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    // One sequence: answers end in the order they started. Each party had its turn after one
+    // answer of the flood, and the flood kept its own order.
+    let order = done.lock().clone();
+    assert_eq!(&order[..3], ["flood_00", "newcomer", "game"], "{order:?}");
+    let flood: Vec<_> = order.iter().filter(|k| k.starts_with("flood")).collect();
+    let mut sorted = flood.clone();
+    sorted.sort();
+    assert_eq!(flood, sorted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_answer_leaves_the_queue_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let one = ModelSettings {
+        sequences: 1,
+        ..settings(&tiny(dir.path()))
+    };
+    let model = models.load(&one, false).unwrap();
+    let mut busy = model.run(long("hold", "a"));
+    running(&mut busy).await;
+    let queued: Vec<_> = (0..5)
+        .map(|i| model.run(short(&format!("gone_{i}"), "a")))
+        .collect();
+    let kept = model.run(short("kept", "b"));
+    assert_eq!(model.waiting(), 6);
+    // Their agents are terminated while the sequence is still busy: gone from the queue at
+    // once, not when their turn would have come.
+    drop(queued);
+    assert_eq!(model.waiting(), 1);
+    drop(busy);
+    let (_, outcome) = tokio::time::timeout(Duration::from_secs(60), finish(kept))
+        .await
+        .expect("the answer left waiting ran");
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert_eq!(model.waiting(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_past_its_time_limit_fails_and_frees_its_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let one = ModelSettings {
+        sequences: 1,
+        ..settings(&tiny(dir.path()))
+    };
+    let model = models.load(&one, false).unwrap();
+    // A limit that has passed by the first decode step's end: 900 tokens cannot be answered.
+    let late = Job {
+        timeout: Some(Duration::ZERO),
+        ..long("slow", "")
+    };
+    let (_, outcome) = tokio::time::timeout(Duration::from_secs(60), finish(model.run(late)))
+        .await
+        .expect("the answer ended");
+    let e = outcome.unwrap_err();
+    assert!(matches!(e, LocalError::TimedOut { .. }), "{e:?}");
+    assert_eq!(e.code(), "brain_timeout");
+    assert!(e.to_string().contains("brain.timeout_seconds"), "{e}");
+    // Its sequence is free for the next answer.
+    let (_, next) = tokio::time::timeout(
+        Duration::from_secs(60),
+        finish(model.run(short("next", ""))),
+    )
+    .await
+    .expect("the next answer ran");
+    assert!(next.is_ok(), "{next:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,15 +1,18 @@
 //! What model brains share with their runtime: a limit on concurrent model calls, and token
 //! budgets.
 //!
-//! - **Concurrency.** Every model call of a runtime takes a permit of one semaphore
-//!   (`RuntimeOptions::max_concurrent_model_calls`, default 8) for the time of its HTTP
-//!   request — not while it waits to retry. A thousand agents deciding at once queue for it
-//!   instead of stampeding the provider.
-//! - **Per endpoint.** Before that, an HTTP call takes a permit of its endpoint (the scheme,
-//!   host and port of its `base_url`; `RuntimeOptions::max_concurrent_model_calls_per_endpoint`,
-//!   default 6), and waits for it without holding a runtime permit. So one slow or hanging
-//!   provider holds at most that many of the runtime's permits, and agents of every other
-//!   endpoint keep thinking.
+//! - **Per endpoint.** An HTTP call takes a permit of its endpoint (the scheme, host and port
+//!   of its `base_url`; `RuntimeOptions::max_concurrent_model_calls_per_endpoint`, default 6)
+//!   for the time of its request — not while it waits to retry — and waits for it holding
+//!   nothing else. A thousand agents deciding at once queue instead of stampeding a provider.
+//! - **Concurrency.** Then the call takes its endpoint's own lane, if no other call of the
+//!   endpoint holds it, else a permit of the runtime's semaphore
+//!   (`RuntimeOptions::max_concurrent_model_calls`, default 8), whichever frees first. An
+//!   endpoint's first call in flight is its own share and needs nothing of the others, so
+//!   endpoints that hang — however many — never keep a healthy endpoint's call waiting: it
+//!   starts as soon as its own endpoint has a free permit. The runtime's permits bound the
+//!   calls beyond each endpoint's first: at most `max_concurrent_model_calls` plus one per
+//!   endpoint in use are in flight.
 //! - **Budgets.** Tokens are counted from the usage the provider reports (input + output). The
 //!   runtime has a budget (`RuntimeOptions::token_budget`) and each agent one (its brain's
 //!   `token_budget`); both default to none. A decision whose agent or runtime budget is spent
@@ -22,19 +25,28 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 /// The default of `RuntimeOptions::max_concurrent_model_calls`.
 pub const DEFAULT_MAX_CONCURRENT_MODEL_CALLS: usize = 8;
 /// The default of `RuntimeOptions::max_concurrent_model_calls_per_endpoint`.
 pub const DEFAULT_MAX_CONCURRENT_CALLS_PER_ENDPOINT: usize = 6;
 
-/// The permits of each model endpoint. An endpoint's semaphore is made on first use and
-/// forgotten once nobody holds or waits for it, so endpoints named by clients do not pile up.
+/// The permits of each model endpoint. An endpoint's semaphores are made on first use and
+/// forgotten once nobody holds or waits for them, so endpoints named by clients do not pile up.
 #[derive(Debug)]
 pub struct EndpointLimits {
     per_endpoint: usize,
-    endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+    endpoints: Mutex<HashMap<String, Arc<Endpoint>>>,
+}
+
+/// One endpoint's semaphores.
+#[derive(Debug)]
+struct Endpoint {
+    /// Its calls in flight (`per_endpoint` permits).
+    permits: Arc<Semaphore>,
+    /// Its own lane (one permit): the call holding it takes none of the runtime's permits.
+    lane: Arc<Semaphore>,
 }
 
 impl EndpointLimits {
@@ -46,17 +58,21 @@ impl EndpointLimits {
         }
     }
 
-    /// The semaphore of `endpoint`.
-    fn of(&self, endpoint: &str) -> Arc<Semaphore> {
+    /// The semaphores of `endpoint`.
+    fn of(&self, endpoint: &str) -> Arc<Endpoint> {
         let mut endpoints = self.endpoints.lock();
-        if let Some(semaphore) = endpoints.get(endpoint) {
-            return semaphore.clone();
+        if let Some(semaphores) = endpoints.get(endpoint) {
+            return semaphores.clone();
         }
-        // Only this map holds an idle endpoint's semaphore: forget those.
-        endpoints.retain(|_, s| Arc::strong_count(s) > 1);
-        let semaphore = Arc::new(Semaphore::new(self.per_endpoint));
-        endpoints.insert(endpoint.to_string(), semaphore.clone());
-        semaphore
+        // Only this map holds an idle endpoint's semaphores (a permit, held or awaited, holds
+        // them too): forget those.
+        endpoints.retain(|_, e| Arc::strong_count(e) > 1);
+        let semaphores = Arc::new(Endpoint {
+            permits: Arc::new(Semaphore::new(self.per_endpoint)),
+            lane: Arc::new(Semaphore::new(1)),
+        });
+        endpoints.insert(endpoint.to_string(), semaphores.clone());
+        semaphores
     }
 
     /// How many endpoints are known now (idle ones are forgotten at the next new one).
@@ -71,10 +87,14 @@ impl Default for EndpointLimits {
     }
 }
 
-/// The two permits of one HTTP model call: its endpoint's and the runtime's.
+/// The permits of one HTTP model call: its endpoint's, and its endpoint's lane or one of the
+/// runtime's (exactly one of the two).
 pub struct CallPermit<'a> {
-    _runtime: SemaphorePermit<'a>,
-    _endpoint: tokio::sync::OwnedSemaphorePermit,
+    _lane: Option<OwnedSemaphorePermit>,
+    _runtime: Option<SemaphorePermit<'a>>,
+    _endpoint: OwnedSemaphorePermit,
+    /// Keeps the endpoint known while its call runs.
+    _known: Arc<Endpoint>,
 }
 
 /// The runtime is shutting down (its semaphores are closed).
@@ -210,19 +230,26 @@ impl ModelGate {
         Ok(result.map(|(answer, _)| answer))
     }
 
-    /// Waits for a call's permits: `endpoint`'s first (holding nothing of the runtime's while
-    /// it waits), then the runtime's. Held for the time of one HTTP request.
+    /// Waits for a call's permits: `endpoint`'s first (holding nothing else while it waits),
+    /// then the endpoint's lane or one of the runtime's permits, whichever is free first (the
+    /// lane when both are). Held for the time of one HTTP request.
     pub async fn permit(&self, endpoint: &str) -> Result<CallPermit<'_>, Closed> {
-        let endpoint = self
-            .endpoints
-            .of(endpoint)
-            .acquire_owned()
-            .await
-            .map_err(|_| Closed)?;
-        let runtime = self.calls.acquire().await.map_err(|_| Closed)?;
+        let known = self.endpoints.of(endpoint);
+        if self.calls.is_closed() {
+            return Err(Closed);
+        }
+        let held = known.permits.clone().acquire_owned().await;
+        let held = held.map_err(|_| Closed)?;
+        let (lane, runtime) = tokio::select! {
+            biased;
+            lane = known.lane.clone().acquire_owned() => (Some(lane.map_err(|_| Closed)?), None),
+            runtime = self.calls.acquire() => (None, Some(runtime.map_err(|_| Closed)?)),
+        };
         Ok(CallPermit {
+            _lane: lane,
             _runtime: runtime,
-            _endpoint: endpoint,
+            _endpoint: held,
+            _known: known,
         })
     }
 
@@ -257,6 +284,12 @@ impl ModelGate {
 mod tests {
     use super::*;
 
+    /// A permit that is free now (`None`: it would wait).
+    fn now<'a>(gate: &'a ModelGate, endpoint: &str) -> Option<CallPermit<'a>> {
+        let permit = futures_util::FutureExt::now_or_never(gate.permit(endpoint));
+        permit.map(|p| p.unwrap())
+    }
+
     #[tokio::test]
     async fn one_endpoint_holds_at_most_its_share_of_the_runtimes_permits() {
         let gate = ModelGate {
@@ -264,10 +297,11 @@ mod tests {
             endpoints: Arc::new(EndpointLimits::new(3)),
             ..ModelGate::default()
         };
-        let mut slow = Vec::new();
-        for _ in 0..3 {
-            slow.push(gate.permit("http://slow.test").await.unwrap());
-        }
+        let mut slow: Vec<_> = (0..3)
+            .map(|_| now(&gate, "http://slow.test").unwrap())
+            .collect();
+        // Its own lane and two of the runtime's permits.
+        assert_eq!(gate.calls.available_permits(), 2);
         // A fourth call to the slow endpoint waits for its endpoint, not for the runtime…
         let waiting = gate.permit("http://slow.test");
         tokio::pin!(waiting);
@@ -275,20 +309,48 @@ mod tests {
             futures_util::FutureExt::now_or_never(waiting.as_mut()).is_none(),
             "the endpoint is full"
         );
-        assert_eq!(gate.calls.available_permits(), 1);
-        // …so another endpoint still gets a call through.
-        let other = gate.permit("http://healthy.test").await.unwrap();
-        assert_eq!(gate.calls.available_permits(), 0);
+        assert_eq!(gate.calls.available_permits(), 2);
+        // …so another endpoint still gets its calls through.
+        let other = now(&gate, "http://healthy.test").unwrap();
+        assert_eq!(gate.calls.available_permits(), 2, "its own lane");
         drop(other);
         drop(slow.pop());
         let fourth = waiting.await.unwrap();
         drop(fourth);
         drop(slow);
+        assert_eq!(gate.calls.available_permits(), 4);
         // Idle endpoints are forgotten when a new one comes.
-        drop(gate.permit("http://third.test").await.unwrap());
+        drop(now(&gate, "http://third.test").unwrap());
         assert_eq!(gate.endpoints.known(), 1);
         gate.calls.close();
         assert_eq!(gate.permit("http://slow.test").await.err(), Some(Closed));
+    }
+
+    #[tokio::test]
+    async fn endpoints_that_hang_never_hold_back_the_first_call_of_another() {
+        // The runtime's defaults, and the probe's counts: 4 + 4 calls hanging on two
+        // endpoints take every permit of the runtime but their two lanes' worth.
+        let gate = ModelGate::default();
+        let hanging: Vec<_> = ["http://a.test", "http://b.test"]
+            .iter()
+            .flat_map(|e| (0..4).map(|_| now(&gate, e).unwrap()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(gate.calls.available_permits(), 2);
+        // Hanging endpoints of their own fill the rest.
+        let more: Vec<_> = ["http://c.test", "http://d.test"]
+            .iter()
+            .flat_map(|e| (0..2).map(|_| now(&gate, e).unwrap()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(gate.calls.available_permits(), 0);
+        // A healthy endpoint's call still starts at once; its second waits for the runtime.
+        let healthy = now(&gate, "http://healthy.test").expect("its own lane is free");
+        let second = gate.permit("http://healthy.test");
+        tokio::pin!(second);
+        assert!(futures_util::FutureExt::now_or_never(second.as_mut()).is_none());
+        // Whichever frees first lets it go: its own lane here.
+        drop(healthy);
+        drop(second.await.unwrap());
+        drop((hanging, more));
     }
 
     #[test]

@@ -331,6 +331,10 @@ pub struct BrainSettings {
     pub gate: gate::ModelGate,
     /// Where a streaming brain reports text and tool calls as they arrive.
     pub events: BrainEvents,
+    /// Whom the agent thinks for: the connection of a server that spawned it
+    /// (`connection-3`), or the game itself (`""`). A model shared by several parties gives
+    /// them turns (the `local` provider's sequences).
+    pub party: String,
     /// The key the brain object carried itself ([`BrainSpec::api_key`]; empty: none), taken
     /// out of its options by [`BrainRegistry::resolve`] so that the options never hold it.
     pub api_key: Option<agents_llm::client::Secret>,

@@ -360,6 +360,11 @@ async fn read_loop(
     }
 }
 
+/// The party ([`crate::brain::BrainSettings::party`]) of the agents connection `id` spawns.
+fn party(id: u64) -> String {
+    format!("connection-{id}")
+}
+
 /// What a request may touch of its connection.
 struct Context<'a> {
     filter: &'a Arc<RwLock<EventFilter>>,
@@ -483,6 +488,11 @@ async fn answer(
         }
         None => request,
     };
+    let mut request = request;
+    if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &mut request {
+        // Its agents think for this connection: a shared model gives each connection turns.
+        agent_config.party = Some(party(context.outbound.id));
+    }
     if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &request
         && let Err(refusal) = shared.config.client_brains.check(
             agent_config.brain.as_ref(),

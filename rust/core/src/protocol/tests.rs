@@ -1215,10 +1215,16 @@ fn agent_config_round_trips_through_the_spawn_schema() {
             recall_limit: 3,
             ..Default::default()
         }),
+        party: Some("connection-1".into()),
     };
     let request = json!({"type": "agent_spawn_request", "agent_config": config});
     assert_valid(&request);
     parse_request(&request.to_string()).unwrap();
+    // Whom an agent thinks for is the server's to say: never written, never read.
+    assert_eq!(request["agent_config"].get("party"), None);
+    let mut claimed = request.clone();
+    claimed["agent_config"]["party"] = json!("connection-2");
+    assert!(parse_request(&claimed.to_string()).is_err());
 }
 
 #[test]

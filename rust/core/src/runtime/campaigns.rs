@@ -177,6 +177,7 @@ impl Runtime {
             gate: inner.model_gate(),
             events: BrainEvents::default(),
             api_key: resolved.api_key.clone(),
+            party: String::new(),
         };
         Ok(brains.create(&resolved.spec, &settings)?)
     }

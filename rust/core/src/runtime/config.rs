@@ -26,6 +26,12 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = crate::limits::MAX_AGENT_KEY_CHARS))]
     pub key: Option<String>,
+    /// Whom the agent thinks for: set by a server to the connection that spawns it, never
+    /// read from or written to JSON (`None`: the game itself). A model shared between parties
+    /// gives them turns ([`crate::brain::BrainSettings::party`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub party: Option<String>,
     /// Display name (`"Mira"`). Defaults to the agent id.
     #[serde(default)]
     #[schemars(length(max = crate::limits::MAX_NAME_CHARS))]

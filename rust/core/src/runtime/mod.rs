@@ -559,6 +559,7 @@ impl Runtime {
             gate: gate.clone(),
             events: stream_events(&inner.bus, &agent_id),
             api_key: resolved.api_key.clone(),
+            party: effective.party.clone().unwrap_or_default(),
         };
         let brain = inner.brains.read().create(&resolved.spec, &settings)?;
         let brain_name = resolved.label;
@@ -1532,6 +1533,7 @@ fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
         movement: over.movement,
         script: over.script,
         memory: over.memory.or(base.memory),
+        party: over.party,
     }
 }
 

@@ -11,7 +11,7 @@ use agents_local::{
 use serde_json::{Value, json};
 
 use super::speech::SpeechStream;
-use super::{DEFAULT_MAX_TOKENS, LocalOptions, NAME, contract_schema};
+use super::{DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_SECONDS, LocalOptions, NAME, contract_schema};
 use crate::agent_error::AgentErrorCode;
 use crate::brain::llm::prompt::{self, RequestOptions};
 use crate::brain::llm::{reflect, reply};
@@ -27,6 +27,10 @@ use crate::memory::BrainCall;
 pub struct LocalBrain {
     /// Its sequence's key in the model (one per brain, so one per agent).
     key: String,
+    /// Whom its agent thinks for ([`BrainSettings::party`]).
+    party: String,
+    /// How long one answer may take once it has a sequence.
+    timeout: std::time::Duration,
     /// The model file, for the trace.
     label: String,
     model_settings: ModelSettings,
@@ -50,6 +54,10 @@ impl LocalBrain {
         let source = options.source();
         LocalBrain {
             key: format!("brain-{}", BRAINS.fetch_add(1, Ordering::Relaxed)),
+            party: settings.party.clone(),
+            timeout: std::time::Duration::from_secs_f64(
+                options.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+            ),
             label: match &source {
                 Some(source) => source.display_url(),
                 None => options.model.clone().unwrap_or_default(),
@@ -154,10 +162,12 @@ impl LocalBrain {
         let model = self.model().await?;
         let job = Job {
             key: self.key.clone(),
+            party: self.party.clone(),
             messages: vec![ChatMessage::new("user", text_prompt(request))],
             schema: Some(schema),
             sampling: self.sampling.clone(),
             max_tokens: request.max_tokens.unwrap_or(self.max_tokens),
+            timeout: Some(self.timeout),
         };
         let events = &self.events;
         let run = async {
@@ -184,8 +194,8 @@ impl LocalBrain {
                         };
                         break Ok((reply, usage));
                     }
-                    Some(Event::Failed(e)) => break Err(failure(e)),
-                    None => break Err(failure(LocalError::Stopped)),
+                    Some(Event::Failed(e)) => break Err(e),
+                    None => break Err(LocalError::Stopped),
                 }
             }
         };
@@ -199,10 +209,11 @@ impl LocalBrain {
                 label,
                 || text_prompt(request),
                 run,
-                |e: &BrainError| e.agent_error_code().as_str().to_string(),
+                |e: &LocalError| e.code().to_string(),
                 &mut self.last_call,
             )
             .await?
+            .map_err(failure)
     }
 
     fn options(&self) -> RequestOptions {

@@ -26,8 +26,14 @@
 //!
 //! Decisions of many agents on one model are decoded together (up to `sequences` at once); a
 //! local call takes no permit of the runtime's `max_concurrent_model_calls`, which limits calls
-//! to remote providers: the model's sequences are its limit. Tokens count against the budgets
-//! like a remote model's (the prompt's cached tokens included, as `cached_tokens`).
+//! to remote providers: the model's sequences are its limit. Answers waiting for a sequence
+//! take turns between the parties their agents think for — each connection of a server that
+//! spawned agents, and the game itself ([`crate::brain::BrainSettings::party`]) — so one
+//! client's agents cannot starve another's; a waiting answer whose agent is interrupted or
+//! terminated leaves the queue at once. An answer ends by its `max_tokens`, or fails
+//! (`brain_error`, traced as `brain_timeout`) when it is not done `timeout_seconds` after it got
+//! its sequence. Tokens count against the budgets like a remote model's (the prompt's cached
+//! tokens included, as `cached_tokens`).
 
 pub mod bounds;
 #[cfg(feature = "local")]
@@ -41,7 +47,7 @@ use agents_llm::ToolSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::provider::{check_max_tokens, check_not_blank, check_temperature};
+use super::provider::{check_max_tokens, check_not_blank, check_temperature, check_timeout};
 use super::{Brain, BrainError, BrainSettings, BrainSpec};
 use crate::limits;
 
@@ -55,6 +61,10 @@ const _: () = assert!(MAX_SEQUENCES == agents_local::settings::MAX_SEQUENCES);
 
 /// The default `max_tokens` of an answer.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
+
+/// The default `timeout_seconds` of an answer, as a remote call's: a 512-token answer of a
+/// small model on two CPU threads ends well within it.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
 
 /// The options of a `local` brain object (besides `provider`, `token_budget`,
 /// `trace_prompts`). Field names are exact; unknown fields are an error.
@@ -104,6 +114,9 @@ pub struct LocalOptions {
     pub max_tokens: Option<u32>,
     /// Keep the model loaded when its last agent leaves (default: unloaded).
     pub keep_loaded: Option<bool>,
+    /// Seconds one answer may take once it has a sequence, more than 0 and at most 3600
+    /// (default 60); an answer not done by then fails, naming the limit.
+    pub timeout_seconds: Option<f64>,
 }
 
 #[cfg(feature = "local")]
@@ -158,6 +171,7 @@ impl super::Provider for LocalProvider {
         }
         check_temperature(options.temperature)?;
         check_max_tokens(options.max_tokens)?;
+        check_timeout(options.timeout_seconds)?;
         check_not_blank("model", options.model.as_deref())?;
         check_not_blank("model_url", options.model_url.as_deref())?;
         check_not_blank("model_cache", options.model_cache.as_deref())?;
