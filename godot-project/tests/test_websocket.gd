@@ -275,3 +275,20 @@ func test_client_brains_follow_the_nodes_policy() -> void:
 	assert_eq(slow.get("type"), "error", "thinking_seconds 1e20: %s" % slow)
 	assert_true(String(slow.get("message", "")).contains("thinking_seconds"), str(slow))
 	assert_true(String(slow.get("message", "")).contains("600"), str(slow))
+
+
+## What a client sends the node's server is bounded as on agents-server: an observation longer
+## than a memory (2,000 characters) is refused at the door, naming the limit.
+func test_an_over_long_observation_is_refused_at_the_door() -> void:
+	var rt := _server(fresh_db(DB_DIR, "observe"))
+	var id := rt.spawn_agent({"name": "Watcher", "role": "guard"})
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
+	var long := await ws_request(peer, {"type": "observe", "request_id": 1, "agent_id": id,
+		"text": "x".repeat(2001)}, "observe_response")
+	assert_eq(long.get("type"), "error", "2,001 characters: %s" % long)
+	assert_true(String(long.get("message", "")).contains("2000"), str(long))
+	assert_true(String(long.get("message", "")).length() < 400, "the text is not echoed back")
+	var fits := await ws_request(peer, {"type": "observe", "request_id": 2, "agent_id": id,
+		"text": "x".repeat(2000)}, "observe_response")
+	assert_eq(fits.get("type"), "observe_response", "2,000 characters fit: %s" % fits)
