@@ -54,10 +54,32 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     let runtime = Arc::new(runtime);
     if args.resume {
-        let resumed = runtime
-            .resume_all()
-            .map_err(|e| format!("cannot resume the stored agents: {e}"))?;
-        tracing::info!("resumed {} agent(s): {}", resumed.len(), resumed.join(", "));
+        // One agent that cannot start waits (logged with its reason by the runtime); the
+        // others run and the server serves.
+        let resumed = match runtime.resume_all() {
+            Ok(resumed) => resumed,
+            Err(e) => {
+                runtime.shutdown(SHUTDOWN_TIMEOUT);
+                return Err(format!("cannot resume the stored agents: {e}"));
+            }
+        };
+        tracing::info!(
+            "resumed {} agent(s): {}",
+            resumed.running.len(),
+            resumed.running.join(", ")
+        );
+        if !resumed.waiting.is_empty() {
+            let ids: Vec<&str> = resumed
+                .waiting
+                .iter()
+                .map(|w| w.agent_id.as_str())
+                .collect();
+            tracing::warn!(
+                "{} stored agent(s) wait for what they lack (list_stored_agents says what): {}",
+                ids.len(),
+                ids.join(", ")
+            );
+        }
     }
     let cluster = match &args.cluster {
         None => None,
