@@ -63,23 +63,19 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 return Err(format!("cannot resume the stored agents: {e}"));
             }
         };
+        let waiting: Vec<&str> = resumed
+            .waiting
+            .iter()
+            .map(|w| w.agent_id.as_str())
+            .collect();
         tracing::info!(
-            "resumed {} agent(s): {}",
+            "resumed {} agent(s): {}; {} wait for what they lack (list_stored_agents says \
+             what): {}",
             resumed.running.len(),
-            resumed.running.join(", ")
+            resumed.running.join(", "),
+            waiting.len(),
+            waiting.join(", ")
         );
-        if !resumed.waiting.is_empty() {
-            let ids: Vec<&str> = resumed
-                .waiting
-                .iter()
-                .map(|w| w.agent_id.as_str())
-                .collect();
-            tracing::warn!(
-                "{} stored agent(s) wait for what they lack (list_stored_agents says what): {}",
-                ids.len(),
-                ids.join(", ")
-            );
-        }
     }
     let cluster = match &args.cluster {
         None => None,
