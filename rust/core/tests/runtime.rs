@@ -790,7 +790,10 @@ async fn a_restart_on_the_same_database_keeps_ids_history_and_resumable_agents()
         .map(|a| (a.agent_id, a.removed_at.is_some()))
         .collect();
     assert_eq!(stored, [(kept.clone(), false), (gone.clone(), true)]);
-    assert_eq!(rt.resume_all().unwrap(), std::slice::from_ref(&kept));
+    assert_eq!(
+        rt.resume_all().unwrap().running,
+        std::slice::from_ref(&kept)
+    );
     let s = rt.state(&kept).unwrap();
     assert_eq!(
         (s.name.as_str(), s.current_task.unwrap().task_name.as_str()),
@@ -874,7 +877,7 @@ async fn a_line_not_answered_before_a_stop_is_answered_after_resume() {
     {
         let rt = start(&dir);
         let mut sub = rt.subscribe(Filter::all());
-        assert_eq!(rt.resume_all().unwrap(), std::slice::from_ref(&id));
+        assert_eq!(rt.resume_all().unwrap().running, std::slice::from_ref(&id));
         let events = collect(&mut sub, Duration::from_secs(65)).await;
         assert_eq!(
             transitions(&events, &id)[..4],
@@ -1407,4 +1410,81 @@ async fn positions_the_game_reports_decide_who_hears_whom() {
         "unknown_agent"
     );
     rt.shutdown(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stored_agent_that_cannot_start_waits_and_the_others_resume() {
+    use agents_core::brain::{BrainChoice, BrainSpec};
+    use agents_core::runtime::WaitReason;
+    let dir = tempfile::tempdir().unwrap();
+    let with_profile = |name: &str| {
+        let mut opts = options(&dir);
+        opts.brain_profiles
+            .insert(name.into(), BrainSpec::provider("scripted"));
+        Runtime::start_on(Handle::current(), opts).unwrap()
+    };
+    let (steady, fleeting);
+    {
+        let rt = with_profile("fleeting");
+        steady = rt.spawn(AgentConfig::named("Steady", "mayor")).unwrap();
+        fleeting = rt
+            .spawn(AgentConfig {
+                brain: Some(BrainChoice::named("fleeting")),
+                ..AgentConfig::named("Fleeting", "bard")
+            })
+            .unwrap();
+        rt.shutdown(Duration::from_secs(1));
+    }
+    let rt = with_profile("other");
+    let resumed = rt.resume_all().unwrap();
+    assert_eq!(resumed.running, std::slice::from_ref(&steady));
+    assert_eq!(resumed.waiting.len(), 1);
+    let waiting = &resumed.waiting[0];
+    assert_eq!(waiting.agent_id, fleeting);
+    assert_eq!(waiting.code.as_str(), "unknown_brain");
+    assert_eq!(waiting.waiting.reason, WaitReason::Brain);
+    assert!(
+        waiting.waiting.message.contains("unknown brain 'fleeting'"),
+        "{waiting:?}"
+    );
+    assert_eq!(rt.waiting_for(&fleeting).as_ref(), Some(&waiting.waiting));
+    assert!(rt.state(&fleeting).is_none());
+    // A second resume changes nothing for the running one.
+    assert!(rt.resume_all().unwrap().running.is_empty());
+
+    // Given another brain, it starts and waits no more.
+    rt.spawn(AgentConfig {
+        agent_id: Some(fleeting.clone()),
+        brain: Some(BrainChoice::named("other")),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(rt.waiting_agents().is_empty());
+    assert!(rt.state(&fleeting).is_some());
+    rt.shutdown(Duration::from_secs(1));
+
+    // Waiting again (its stored brain is `other` now, gone too); terminated, it is not resumed.
+    let rt = start(&dir);
+    let resumed = rt.resume_all().unwrap();
+    assert_eq!(resumed.waiting[0].agent_id, fleeting);
+    let mut sub = rt.subscribe(Filter::all().kinds([MessageKind::AgentRemoved]));
+    rt.terminate(&fleeting).unwrap();
+    assert!(rt.waiting_for(&fleeting).is_none());
+    let reason = expect(&mut sub, Duration::from_secs(1), |m| match m {
+        BusMessage::AgentRemoved { agent_id, reason } if agent_id == &fleeting => {
+            Some(reason.clone())
+        }
+        _ => None,
+    })
+    .await;
+    assert_eq!(reason, "terminated");
+    assert_eq!(
+        rt.terminate(&fleeting).unwrap_err().code().as_str(),
+        "unknown_agent"
+    );
+    rt.shutdown(Duration::from_secs(1));
+    let rt = start(&dir);
+    let resumed = rt.resume_all().unwrap();
+    assert_eq!(resumed.running, std::slice::from_ref(&steady));
+    assert!(resumed.waiting.is_empty());
 }

@@ -322,7 +322,10 @@ pub struct AgentRuntime {
     /// Base seed (≥ 0): each agent's brain seed derives from it and the agent id, so runs repeat.
     #[export(range = (0.0, 2147483647.0, 1.0, or_greater, hide_slider))]
     seed: i64,
-    /// On start, resume every agent stored in the database that was not terminated.
+    /// On start, resume every agent stored in the database that was not terminated. One that
+    /// cannot start (its brain object's own key is not stored, its brain or model file is
+    /// gone) is reported ([signal agent_error]) and waits, stored, with the reason
+    /// ([method get_stored_agents]'s `waiting_for`); the others run.
     #[export]
     resume_agents: bool,
     /// Start the runtime when the node is ready (in the game; never in the editor). Off: call
@@ -757,8 +760,21 @@ impl AgentRuntime {
             }
         }
         if self.resume_agents {
-            // The runtime runs even when resuming fails; the error is reported.
-            let _ = self.call_runtime("", "resume_agents", |rt| rt.resume_all().map_err(failure));
+            // The runtime runs even when resuming fails; each agent that waits is reported.
+            if let Ok(resumed) =
+                self.call_runtime("", "resume_agents", |rt| rt.resume_all().map_err(failure))
+            {
+                for agent in resumed.waiting {
+                    self.report(
+                        &agent.agent_id,
+                        agent.code.as_str(),
+                        &format!(
+                            "{} is not resumed and waits ({}): {}",
+                            agent.agent_id, agent.waiting.reason, agent.waiting.message
+                        ),
+                    );
+                }
+            }
         }
         self.signals().started().emit();
         true
@@ -1408,16 +1424,33 @@ impl AgentRuntime {
 
     /// Every agent stored in the database, running or not, as Dictionaries with `agent_id`,
     /// `name`, `role`, `prompt`, `brain`, `config`, `position` (a Vector2), `state`,
-    /// `created_at` and `removed_at` (set once terminated).
+    /// `created_at`, `removed_at` (set once terminated) and, for one that [member resume_agents]
+    /// could not start, `waiting_for` (`{reason, message}`: `reason` is `api_key`, `brain`,
+    /// `model_file` or `other`).
     #[func]
     pub fn get_stored_agents(&mut self) -> Array<VarDictionary> {
         self.call_runtime("", "get_stored_agents", |rt| {
-            rt.stored_agents().map_err(failure)
+            let records = rt.stored_agents().map_err(failure)?;
+            Ok(records
+                .into_iter()
+                .map(|r| {
+                    let waiting = rt.waiting_for(&r.agent_id);
+                    (r, waiting)
+                })
+                .collect::<Vec<_>>())
         })
         .map(|records| {
             let mut out = Array::new();
-            for r in &records {
-                out.push(&record_to_dictionary(r));
+            for (r, waiting) in &records {
+                let mut d = record_to_dictionary(r);
+                if let Some(waiting) = waiting {
+                    put(
+                        &mut d,
+                        "waiting_for",
+                        convert::serialize_to_dictionary(waiting).to_variant(),
+                    );
+                }
+                out.push(&d);
             }
             out
         })

@@ -54,10 +54,28 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     let runtime = Arc::new(runtime);
     if args.resume {
-        let resumed = runtime
-            .resume_all()
-            .map_err(|e| format!("cannot resume the stored agents: {e}"))?;
-        tracing::info!("resumed {} agent(s): {}", resumed.len(), resumed.join(", "));
+        // One agent that cannot start waits (logged with its reason by the runtime); the
+        // others run and the server serves.
+        let resumed = match runtime.resume_all() {
+            Ok(resumed) => resumed,
+            Err(e) => {
+                runtime.shutdown(SHUTDOWN_TIMEOUT);
+                return Err(format!("cannot resume the stored agents: {e}"));
+            }
+        };
+        let waiting: Vec<&str> = resumed
+            .waiting
+            .iter()
+            .map(|w| w.agent_id.as_str())
+            .collect();
+        tracing::info!(
+            "resumed {} agent(s): {}; {} wait for what they lack (list_stored_agents says \
+             what): {}",
+            resumed.running.len(),
+            resumed.running.join(", "),
+            waiting.len(),
+            waiting.join(", ")
+        );
     }
     let cluster = match &args.cluster {
         None => None,

@@ -84,11 +84,7 @@ impl InlineKey {
     pub fn key(&self) -> Result<Secret, super::BrainError> {
         match self {
             InlineKey::Given(key) => Ok(key.clone()),
-            InlineKey::Withheld => Err(super::BrainError::Invalid(
-                "brain.api_key was given with the brain object and is not stored: give the brain \
-                 object with its api_key again to run this agent"
-                    .into(),
-            )),
+            InlineKey::Withheld => Err(super::BrainError::KeyNotStored),
         }
     }
 }

@@ -177,6 +177,16 @@ pub enum BrainError {
     /// variable that is not set — named, never its value).
     #[error("{0}")]
     Invalid(String),
+    /// The brain object brought its own key (`api_key`), which is never stored: a stored agent
+    /// with it runs again once its brain object is given again with the key.
+    #[error(
+        "brain.api_key was given with the brain object and is not stored: give the brain \
+         object with its api_key again to run this agent"
+    )]
+    KeyNotStored,
+    /// A `local` brain's model file is not there (the path, as the operator gave it).
+    #[error("brain.model: the model file {0} does not exist")]
+    ModelFileMissing(String),
     /// A token budget is spent; no model was called.
     #[error("{0}")]
     BudgetExhausted(String),
@@ -236,6 +246,7 @@ impl BrainError {
         match self {
             BrainError::BudgetExhausted(_) => AgentErrorCode::BudgetExhausted,
             BrainError::Model { code, .. } => *code,
+            BrainError::ModelFileMissing(_) => AgentErrorCode::BrainModelNotFound,
             BrainError::Call(e) => match e.code() {
                 CallErrorCode::AuthFailed => AgentErrorCode::BrainAuthFailed,
                 CallErrorCode::ModelNotFound => AgentErrorCode::BrainModelNotFound,

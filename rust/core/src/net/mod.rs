@@ -511,19 +511,32 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
 
 /// `GET /readyz`: whether the runtime can serve now (readiness): `200` when every check of
 /// [`Runtime::readiness`] passes, else `503`; the body names each check and, for a failing one,
-/// why (`{"status":"unready","checks":{"memory":"ok","nats":"disconnected"}}`). No token needed.
+/// why (`{"status":"unready","checks":{"memory":"ok","nats":"disconnected"}}`), and counts the
+/// stored agents a resume left waiting, by reason
+/// (`"waiting_agents":{"count":1,"reasons":{"api_key":1}}`: counts only, no id, no message —
+/// `list_stored_agents` has those). Waiting agents do not make the server unready. No token
+/// needed.
 async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
     let runtime = shared.runtime.clone();
-    let checks = tokio::task::spawn_blocking(move || runtime.readiness())
-        .await
-        .unwrap_or_else(|_| vec![("runtime".to_string(), Err("the check panicked".to_string()))]);
+    let (checks, waiting) =
+        tokio::task::spawn_blocking(move || (runtime.readiness(), runtime.waiting_agents()))
+            .await
+            .unwrap_or_else(|_| {
+                let failed = ("runtime".to_string(), Err("the check panicked".to_string()));
+                (vec![failed], Vec::new())
+            });
     let ready = checks.iter().all(|(_, r)| r.is_ok());
+    let mut reasons = std::collections::BTreeMap::<&str, usize>::new();
+    for (_, w) in &waiting {
+        *reasons.entry(w.reason.as_str()).or_default() += 1;
+    }
     let body = serde_json::json!({
         "status": if ready { "ready" } else { "unready" },
         "checks": checks
             .into_iter()
             .map(|(name, r)| (name, serde_json::Value::String(r.err().unwrap_or_else(|| "ok".to_string()))))
             .collect::<serde_json::Map<String, serde_json::Value>>(),
+        "waiting_agents": {"count": waiting.len(), "reasons": reasons},
     });
     let status = if ready {
         StatusCode::OK

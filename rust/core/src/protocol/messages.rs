@@ -10,7 +10,7 @@ use crate::agent_state::AgentState;
 use crate::apps::{ActionRecord, Actor, AppSession, ChatRole, ControlMode};
 use crate::bus::BusMessage;
 use crate::geometry::Position;
-use crate::memory::{AgentRecord, BrainCallRow, ConversationRow, StateChangeRow, TaskRow};
+use crate::memory::{BrainCallRow, ConversationRow, StateChangeRow, TaskRow};
 
 /// The messages the server pushes to the connection that registered an app (whatever its
 /// `subscribe` filter says): the actions to handle, the app's chat, its agent leaving.
@@ -250,8 +250,9 @@ pub enum ServerMessage {
     ListStoredAgentsResponse {
         /// Echoed.
         request_id: Option<RequestId>,
-        /// Stored agents, by number.
-        agents: Vec<AgentRecord>,
+        /// Stored agents, by number; one a resume could not start says what it waits for
+        /// (`waiting_for`).
+        agents: Vec<crate::runtime::StoredAgent>,
         /// Pass as `cursor` for the next page; `null`: this is the last one.
         next_cursor: Option<String>,
     },

@@ -17,8 +17,10 @@ mod apps;
 mod campaigns;
 mod clock;
 mod remembering;
+mod resume;
 pub use campaigns::{CampaignSource, LoadedCampaign};
 pub use remembering::{MAX_RECALLED, Remember};
+pub use resume::{Resumed, StoredAgent, WaitReason, Waiting, WaitingAgent};
 mod config;
 mod decision;
 mod embedder;
@@ -255,7 +257,9 @@ impl RuntimeError {
             RuntimeError::Brain(
                 crate::brain::BrainError::Duplicate(_)
                 | crate::brain::BrainError::InvalidName(_)
-                | crate::brain::BrainError::Invalid(_),
+                | crate::brain::BrainError::Invalid(_)
+                | crate::brain::BrainError::KeyNotStored
+                | crate::brain::BrainError::ModelFileMissing(_),
             ) => RuntimeErrorCode::InvalidConfig,
             RuntimeError::Brain(_) => RuntimeErrorCode::BrainError,
             RuntimeError::ToolSet(_) => RuntimeErrorCode::InvalidConfig,
@@ -338,6 +342,9 @@ pub(crate) struct Inner {
     memory: Memory,
     world: World,
     agents: RwLock<HashMap<String, AgentEntry>>,
+    /// The stored agents a resume could not start, with what each waits for
+    /// ([`Runtime::resume_all`]).
+    waiting: RwLock<HashMap<String, Waiting>>,
     brains: RwLock<BrainRegistry>,
     tool_sets: RwLock<ToolSets>,
     /// Permits for concurrent model calls ([`crate::brain::gate`]).
@@ -429,6 +436,7 @@ impl Runtime {
             memory,
             options,
             agents: RwLock::new(HashMap::new()),
+            waiting: RwLock::new(HashMap::new()),
             readiness: RwLock::new(Vec::new()),
             brains: RwLock::new(brains),
             tool_sets: RwLock::new(ToolSets::with_builtins()),
@@ -623,6 +631,8 @@ impl Runtime {
                 },
             );
         }
+        // A stored agent that waited has what it lacked now.
+        inner.waiting.write().remove(&agent_id);
         inner.world.insert(
             &agent_id,
             Placed {
@@ -1003,30 +1013,17 @@ impl Runtime {
         Ok(self.running(agent_id)?.is_paused())
     }
 
-    /// Resumes every stored agent that was not terminated and is not running; returns their ids.
-    pub fn resume_all(&self) -> Result<Vec<String>, RuntimeError> {
-        self.check_open()?;
-        let mut resumed = Vec::new();
-        for record in self.inner.memory.agents()? {
-            if record.removed_at.is_some()
-                || self.inner.agents.read().contains_key(&record.agent_id)
-            {
-                continue;
-            }
-            let config = AgentConfig {
-                agent_id: Some(record.agent_id.clone()),
-                ..Default::default()
-            };
-            resumed.push(self.spawn(config)?);
-        }
-        Ok(resumed)
-    }
-
     /// Terminates an agent gracefully: its task stops, its subscription closes, it is marked
     /// terminated in the database (so [`Runtime::resume_all`] skips it; spawning its id resumes
-    /// it), and subscribers get `AgentRemoved` with reason `terminated`.
+    /// it), and subscribers get `AgentRemoved` with reason `terminated`. A stored agent that
+    /// waits ([`Runtime::waiting_agents`]) is terminated the same way.
     pub fn terminate(&self, agent_id: &str) -> Result<(), RuntimeError> {
-        let entry = self.remove_entry(agent_id)?;
+        let entry = match self.remove_entry(agent_id) {
+            Err(RuntimeError::UnknownAgent(_)) if self.terminate_waiting(agent_id) => {
+                return Ok(());
+            }
+            entry => entry?,
+        };
         entry.shared.set_removal(Removal::Terminated);
         self.inner.memory.mark_agent_removed(agent_id);
         entry.cancel.cancel();
@@ -1247,15 +1244,6 @@ impl Runtime {
     ) -> Result<Page<TaskRow>, RuntimeError> {
         self.known(agent_id)?;
         Ok(self.inner.memory.tasks_page(agent_id, after, limit)?)
-    }
-
-    /// A page of the stored agents by agent number (see [`Memory::agents_page`]).
-    pub fn stored_agents_page(
-        &self,
-        after: Option<i64>,
-        limit: usize,
-    ) -> Result<Page<AgentRecord>, RuntimeError> {
-        Ok(self.inner.memory.agents_page(after, limit)?)
     }
 
     fn known(&self, agent_id: &str) -> Result<(), RuntimeError> {

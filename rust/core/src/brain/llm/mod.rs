@@ -159,13 +159,7 @@ impl HttpProvider {
             .clone()
             .unwrap_or_else(|| self.api.default_key_env().to_string());
         let key = if spec.api_key.is_some() {
-            let key = inline.ok_or_else(|| {
-                BrainError::Invalid(
-                    "brain.api_key is not stored: give the brain object with its api_key \
-                     again to run this agent"
-                        .into(),
-                )
-            })?;
+            let key = inline.ok_or(BrainError::KeyNotStored)?;
             Some(key.clone()).filter(|k| !k.expose().is_empty())
         } else {
             self.keys.get(&env)

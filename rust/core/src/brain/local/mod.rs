@@ -257,6 +257,9 @@ impl super::Provider for LocalProvider {
             }
             Models::global().check(&settings).map_err(|e| match e {
                 LocalError::SettingsDiffer { .. } => BrainError::Invalid(e.to_string()),
+                LocalError::NotFound(path) => {
+                    BrainError::ModelFileMissing(path.display().to_string())
+                }
                 other => BrainError::Invalid(format!("brain.model: {other}")),
             })
         }

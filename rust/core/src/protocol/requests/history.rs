@@ -265,11 +265,11 @@ impl Request for ListStoredAgents {
             |after| {
                 let mut page = cx.runtime.stored_agents_page(after, limit)?;
                 for row in &mut page.rows {
-                    crate::brain::spec::redact_stored_config(&mut row.config);
+                    crate::brain::spec::redact_stored_config(&mut row.record.config);
                 }
                 Ok(page)
             },
-            |row| crate::memory::agent_number(&row.agent_id),
+            |row| crate::memory::agent_number(&row.record.agent_id),
             |agents, next_cursor| ServerMessage::ListStoredAgentsResponse {
                 request_id: cx.id(),
                 agents,
