@@ -438,6 +438,33 @@ func test_resume_agents_brings_back_the_non_terminated() -> void:
 	assert_eq(rt2.spawn_agent({"name": "New", "idle_think_seconds": 60}), "agent_003")
 
 
+## One stored agent that cannot start (its brain profile is gone) does not keep the others
+## down: they resume, it waits, stored, with its reason, until it is spawned with a brain.
+func test_resume_agents_leaves_one_that_cannot_start_waiting() -> void:
+	var db := fresh_db(DB_DIR, "resume_waiting")
+	var village := AgentBrain.new()
+	village.provider = "scripted"
+	var rt := _runtime(db, {"brain_profiles": {"village": village}})
+	var keep := rt.spawn_agent({"name": "Mayor", "role": "mayor", "idle_think_seconds": 60})
+	var stuck := rt.spawn_agent({"name": "Smith", "role": "smith", "brain": "village", "idle_think_seconds": 60})
+	assert_ne(stuck, "", rt.get_last_error())
+	rt.free()
+
+	events = []
+	var rt2 := _runtime(db, {"resume_agents": true})
+	assert_true(rt2.is_running(), "the runtime starts: %s" % rt2.get_last_error())
+	assert_eq(rt2.list_agents(), PackedStringArray([keep]), "the one that can start runs")
+	var entry: Dictionary = rt2.get_stored_agents().filter(func(a): return a["agent_id"] == stuck)[0]
+	var waiting: Dictionary = entry.get("waiting_for", {})
+	assert_eq(waiting.get("reason"), "brain", "it waits for its brain: %s" % entry)
+	assert_true(String(waiting.get("message", "")).contains("village"), str(waiting))
+	assert_false(entry.has("removed_at") and entry["removed_at"] != null, "still stored, not removed")
+	# Given a brain, it starts, and waits no more.
+	assert_eq(rt2.spawn_agent({"agent_id": stuck, "brain": "scripted", "idle_think_seconds": 60}), stuck, rt2.get_last_error())
+	var again: Dictionary = rt2.get_stored_agents().filter(func(a): return a["agent_id"] == stuck)[0]
+	assert_false(again.has("waiting_for"), "no longer waiting: %s" % again)
+
+
 func test_slow_reader_lags_without_blocking() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "lag"), {"event_queue_capacity": 4})
 	for i in 12:
