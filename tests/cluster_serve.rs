@@ -133,7 +133,8 @@ async fn three_processes_serve_one_world() {
         assert_eq!(status, 200, "{body}");
         assert_eq!(
             body,
-            json!({"status": "ready", "checks": {"runtime": "ok", "memory": "ok", "nats": "ok"}})
+            json!({"status": "ready", "checks": {"runtime": "ok", "memory": "ok", "nats": "ok"},
+                   "waiting_agents": {"count": 0, "reasons": {}}})
         );
     }
     let mut clients = Vec::new();

@@ -296,14 +296,22 @@ async fn parties_take_turns_for_the_models_sequences() {
     for handle in handles {
         handle.await.unwrap();
     }
-    // One sequence: answers end in the order they started. Each party had its turn after one
-    // answer of the flood, and the flood kept its own order.
+    // One sequence: answers end in the order they started (each is recorded by its own task
+    // as it ends, so two neighbours may be recorded swapped). Each other party had its turn
+    // within the first answers — not after the flood's twelve — and the flood kept its own
+    // order.
     let order = done.lock().clone();
-    assert_eq!(&order[..3], ["flood_00", "newcomer", "game"], "{order:?}");
+    for party in ["newcomer", "game"] {
+        let at = order.iter().position(|k| k == party).unwrap();
+        assert!(at <= 3, "{party} answered {}th: {order:?}", at + 1);
+    }
     let flood: Vec<_> = order.iter().filter(|k| k.starts_with("flood")).collect();
     let mut sorted = flood.clone();
     sorted.sort();
-    assert_eq!(flood, sorted);
+    for (at, key) in flood.iter().enumerate() {
+        let place = sorted.iter().position(|k| k == key).unwrap();
+        assert!(place.abs_diff(at) <= 1, "the flood's order: {flood:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
