@@ -105,6 +105,7 @@ fn recall_at_ten_thousand(dir: &std::path::Path) {
                     game_time: n as f64 * 6.0,
                     ..NewMemory::new(kind, text)
                 },
+                0,
             )
             .expect("remember");
     }
@@ -235,6 +236,7 @@ fn a_thousand_agents(dir: &std::path::Path) {
                     game_time: (n / agents) as f64,
                     ..NewMemory::new(*kind, text.clone())
                 },
+                0,
             )
             .expect("remember");
     }
