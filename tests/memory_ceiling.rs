@@ -115,7 +115,7 @@ async fn a_client_lowers_the_memory_ceiling_but_never_lifts_it_and_it_holds() {
     assert_eq!(ids.last(), Some(&last), "the newest is kept");
     // Stopped, it keeps the same ceiling.
     let reply = client
-        .request(json!({"type": "agent_terminate", "agent_id": mira}))
+        .request(json!({"type": "agent_terminate_request", "agent_id": mira}))
         .await;
     ok(&reply, "agent_terminate_response");
     let last = plant(&mut client, &mira, 300).await;
