@@ -127,8 +127,8 @@ async fn ask(rt: &Runtime, sub: &mut Subscription, agent: &str, line: &str) {
     }
 }
 
-/// An agent at its cap that goes on talking reflects, and what it draws is stored without
-/// taking it past the cap.
+/// An agent at its cap that goes on talking reflects, again and again, and what it draws is
+/// stored without taking it past the cap.
 #[tokio::test(start_paused = true)]
 async fn reflections_do_not_pile_past_the_cap() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,7 +144,17 @@ async fn reflections_do_not_pile_past_the_cap() {
     )
     .unwrap();
     let mira = rt.spawn(baker(Some(200))).unwrap();
-    plant(&rt, &mira, MemoryKind::Insight);
+    // At its cap with small talk (importance 2): what it hears now ranks above it.
+    for n in 0..PLANTED {
+        rt.remember(
+            &mira,
+            Remember {
+                importance: Some(2),
+                ..Remember::fact(format!("Small talk {n}."))
+            },
+        )
+        .unwrap();
+    }
     let mut sub = rt.subscribe(Filter::all());
     let mut reflections = rt.subscribe(Filter::all().kinds([MessageKind::AgentReflected]));
     let mut drawn = Vec::new();

@@ -731,8 +731,8 @@ impl Memory {
     /// [`Memory::remember`]; one bad memory queues nothing.
     ///
     /// The ceiling: the transaction that stores them leaves the agent at most `max_memories`
-    /// memories (0: no ceiling), every kind counted. The memories written are kept (when one
-    /// batch writes more than the ceiling, the newest); room is made by forgetting the agent's
+    /// memories (0: no ceiling), every kind counted. The memories this write stores are kept
+    /// (the newest memory is never the one dropped); room is made by forgetting the agent's
     /// least valuable ones, with their vectors: first what a compaction would sum up (the
     /// oldest, least important of what happened to it), then the rest by importance, then
     /// age. Compaction ([`crate::mind::compaction`]) normally keeps a running agent a tenth

@@ -369,8 +369,9 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
 }
 
 /// The ids of the memories of agent `?1` beyond its ceiling `?2`, when it has more than that:
-/// its memories in the order they are kept, all but the first `?2`. Kept first: the ones this
-/// batch wrote (id `?3` and above), newest first — the write being made always lands; then
+/// its memories in the order they are kept, all but the first `?2`. Kept first: the ones the
+/// agent's newest write of the batch stores (id `?3` and above) — the write being made always
+/// lands; then
 /// what the agent made of its memories (insights, relationships, summaries: the kinds
 /// [`super::MemoryKind::is_derived`] names), the most important first, then the newest; last,
 /// what happened to it, in the importance bands compaction sums it up by
@@ -416,7 +417,8 @@ const FORGET_BEYOND_CEILING: &str = concat!(
 /// vector, then its row (and with it its place in the keyword index). One count of the
 /// agent's memories per batch when it is within its ceiling.
 pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Statement<'_>> {
-    // (agent, its ceiling, its first memory id in the batch), in the order first written.
+    // (agent, its newest write's ceiling, the first memory id of that write), in the order
+    // first written. The batch's earlier writes of the agent rank as any older memory does.
     let mut agents: Vec<(&str, usize, i64)> = Vec::new();
     let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for queued in batch {
@@ -432,17 +434,15 @@ pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Statement<'_>> {
             } => (std::slice::from_ref(summary), *max_memories),
             _ => continue,
         };
-        for line in lines {
-            match at.get(line.agent_id.as_str()) {
-                Some(&index) => {
-                    let seen = &mut agents[index];
-                    seen.1 = max_memories;
-                    seen.2 = seen.2.min(line.id);
-                }
-                None => {
-                    at.insert(&line.agent_id, agents.len());
-                    agents.push((&line.agent_id, max_memories, line.id));
-                }
+        // An op's memories are one agent's, their ids handed out together.
+        let (Some(line), Some(first)) = (lines.first(), lines.iter().map(|l| l.id).min()) else {
+            continue;
+        };
+        match at.get(line.agent_id.as_str()) {
+            Some(&index) => agents[index] = (&line.agent_id, max_memories, first),
+            None => {
+                at.insert(&line.agent_id, agents.len());
+                agents.push((&line.agent_id, max_memories, first));
             }
         }
     }
