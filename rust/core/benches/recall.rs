@@ -12,9 +12,12 @@
 //!    Target: p99 ≤ 5 ms (hybrid).
 //! 2. **1,000 agents × 1,000 memories.** A million memories queued as fast as one thread can
 //!    into a fresh file, timed until every one is committed; the file's size after a checkpoint.
+//!    Each write keeps its agent within the runtime's default ceiling (5,000), as the runtime's
+//!    writes do.
 //!
 //! Run with `cargo bench -p agents-core --bench recall` (release profile). `RECALL_BENCH_AGENTS`
-//! lowers the agent count of part 2 (default 1,000) for a quick look.
+//! lowers the agent count of part 2 (default 1,000) for a quick look; `RECALL_BENCH_CEILING`
+//! sets part 2's ceiling (0: none).
 
 use std::time::{Duration, Instant};
 
@@ -105,6 +108,7 @@ fn recall_at_ten_thousand(dir: &std::path::Path) {
                     game_time: n as f64 * 6.0,
                     ..NewMemory::new(kind, text)
                 },
+                0,
             )
             .expect("remember");
     }
@@ -223,6 +227,12 @@ fn a_thousand_agents(dir: &std::path::Path) {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let texts: Vec<(MemoryKind, String)> = (0..4_096).map(|_| memory_text(&mut rng)).collect();
     let total = agents * PER_AGENT;
+    // Each write keeps its agent within the runtime's default ceiling, as the runtime's do
+    // (`RECALL_BENCH_CEILING=0`: none).
+    let ceiling: usize = std::env::var("RECALL_BENCH_CEILING")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(agents_core::mind::MemorySettings::default().max_memories);
     let started = Instant::now();
     for n in 0..total {
         let agent = format!("agent_{:03}", n % agents + 1);
@@ -235,6 +245,7 @@ fn a_thousand_agents(dir: &std::path::Path) {
                     game_time: (n / agents) as f64,
                     ..NewMemory::new(*kind, text.clone())
                 },
+                ceiling,
             )
             .expect("remember");
     }

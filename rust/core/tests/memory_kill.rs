@@ -115,7 +115,7 @@ fn kill_child_writes_until_killed() {
                     importance: 2,
                     ..NewMemory::new(MemoryKind::Fact, format!("fact {facts}."))
                 };
-                mem.remember(&agent, fact).expect("a fact");
+                mem.remember(&agent, fact, 0).expect("a fact");
                 facts += 1;
             }
         }
@@ -136,6 +136,7 @@ fn kill_child_writes_until_killed() {
                             ..drawn(MemoryKind::Relationship, format!("thought {n}"))
                         },
                     ],
+                    0,
                 )
                 .expect("a reflection");
             thought = Some(ids[2]);
@@ -145,7 +146,7 @@ fn kill_child_writes_until_killed() {
             if !oldest.is_empty() {
                 let summary = agents_core::mind::compaction::summary(&oldest);
                 let ids = summary.sources.clone();
-                mem.compact(&agent, summary, ids).expect("a compaction");
+                mem.compact(&agent, summary, ids, 0).expect("a compaction");
             }
         }
     }

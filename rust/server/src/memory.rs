@@ -10,7 +10,8 @@
 //!   first.
 //! - `memory remember --db DB --agent ID [--kind fact] [--importance 5] [--about ID]
 //!   [--game-time S] TEXT` stores one memory (a fact the game knows, say) and prints
-//!   `{"agent_id", "remembered": true}` once it is committed.
+//!   `{"agent_id", "remembered": true}` once it is committed. The agent keeps at most its
+//!   stored config's `memory.max_memories` (else the default 5,000), as a runtime keeps it.
 //! - `memory forget --db DB --agent ID --id MEMORY_ID` forgets one memory of the agent and
 //!   prints `{"agent_id", "forgotten": MEMORY_ID}` once it is committed (a memory the agent does
 //!   not have is left alone: exit code 2).
@@ -26,6 +27,7 @@
 use std::io::Write;
 
 use agents_core::memory::{Location, Memory, MemoryError, MemoryKind, NewMemory};
+use agents_core::mind::MemorySettings;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -152,9 +154,13 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
         }
     };
     let memory = opened.map_err(|e| (1, e.to_string()))?;
-    if memory.agent(&target.agent).map_err(failed)?.is_none() {
+    let Some(record) = memory.agent(&target.agent).map_err(failed)? else {
         return Err(bad(format!("the database has no agent '{}'", target.agent)));
-    }
+    };
+    // The agent's own ceiling (its stored config's), else the default one.
+    let max_memories = MemorySettings::of_stored(&record.config)
+        .unwrap_or_default()
+        .max_memories;
     let agent = target.agent.clone();
     let write = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| (1, format!("cannot write the output: {e}")))
@@ -211,6 +217,7 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
                         game_time: args.game_time,
                         supersedes: args.supersedes,
                     },
+                    max_memories,
                 )
                 .map_err(failed)?;
             memory.wait_committed(seq).map_err(failed)?;

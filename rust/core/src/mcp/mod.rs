@@ -11,6 +11,9 @@
 //!   first, then the notes) and `isError`. An unknown tool is a JSON-RPC "invalid params" error;
 //!   invalid arguments are a result with `isError: true` whose structured content names the field
 //!   (`{error, reason: "invalid_args", tool, field}`).
+//! - Over HTTP, each session's `tools/call`s are rate-limited as a WebSocket connection's
+//!   requests are ([`http_service`]): beyond the bucket, a failed result with the reason
+//!   `rate_limited`.
 //! - Calls of tools that search ([`Tool::searches`]: the `suggest_*` AIs, up to their `timeMs`)
 //!   run on tokio's blocking pool; the others answer in microseconds and run inline.
 
@@ -20,6 +23,7 @@ pub mod stdio;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::net::{Admission, TokenBucket};
 use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -42,16 +46,42 @@ pub const SERVER_NAME: &str = "godot-agents";
 pub struct McpHandler {
     registry: Arc<ToolRegistry>,
     tools: Arc<Vec<rmcp::model::Tool>>,
+    /// The session's token bucket ([`McpHandler::rate_limited`]); `None`: no limit.
+    bucket: Option<Arc<parking_lot::Mutex<TokenBucket>>>,
 }
 
 impl McpHandler {
-    /// A handler serving every tool of `registry`.
+    /// A handler serving every tool of `registry`, without a rate limit (stdio: the
+    /// operator's own host).
     pub fn new(registry: Arc<ToolRegistry>) -> Self {
         let tools = registry.tools().map(to_mcp_tool).collect();
         McpHandler {
             registry,
             tools: Arc::new(tools),
+            bucket: None,
         }
+    }
+
+    /// This handler for one session whose `tools/call`s are limited as a WebSocket
+    /// connection's requests are: a token bucket of `burst` calls at once, refilled at
+    /// `rate_per_sec` a second; a call beyond it is a failed result with the reason
+    /// `rate_limited`, and is not run.
+    pub fn rate_limited(&self, rate_per_sec: u32, burst: u32) -> Self {
+        McpHandler {
+            bucket: Some(Arc::new(parking_lot::Mutex::new(TokenBucket::new(
+                rate_per_sec,
+                burst,
+                std::time::Instant::now(),
+            )))),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the session's bucket refuses a call now.
+    fn refuses(&self) -> bool {
+        self.bucket.as_ref().is_some_and(|bucket| {
+            bucket.lock().take(std::time::Instant::now()) != Admission::Allowed
+        })
     }
 
     /// The registry this handler serves.
@@ -136,6 +166,15 @@ impl ServerHandler for McpHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         tracing::debug!(tool = %request.name, "tools/call");
+        if self.refuses() {
+            let code = crate::protocol::ErrorCode::RateLimited;
+            let refused = ToolOutput::failed(json!({
+                "error": "too many tool calls in this session; slow down",
+                "reason": code.as_str(),
+                "tool": request.name,
+            }));
+            return Ok(CallToolResponse::from(to_call_result(&refused)));
+        }
         self.call(&request.name, request.arguments)
             .await
             .map(CallToolResponse::from)
@@ -179,6 +218,10 @@ pub type McpHttpService = StreamableHttpService<McpHandler, LocalSessionManager>
 /// MCP over Streamable HTTP for `registry`, to mount at `/mcp` (the WebSocket server does, see
 /// [`ServerConfig::mcp`](crate::net::ServerConfig::mcp)).
 ///
+/// Each session's `tools/call`s are rate-limited as a WebSocket connection's requests are
+/// (`rate`: `(per second, burst)`, [`McpHandler::rate_limited`]); a session is what rmcp
+/// makes per `initialize` (its `Mcp-Session-Id`), each with a bucket of its own.
+///
 /// Cancelling `shutdown` ends every MCP session. The service accepts only these `Host` headers
 /// (rmcp's protection against DNS rebinding), on any bind: the loopback names, the bound address
 /// when it is a specific one, and `allowed_hosts` (the names a server on another interface is
@@ -188,6 +231,7 @@ pub fn http_service(
     bind: SocketAddr,
     allowed_hosts: &[String],
     shutdown: CancellationToken,
+    (rate_per_sec, burst): (u32, u32),
 ) -> McpHttpService {
     let handler = McpHandler::new(registry);
     let mut config = StreamableHttpServerConfig::default();
@@ -201,7 +245,7 @@ pub fn http_service(
     hosts.extend(allowed_hosts.iter().cloned());
     config = config.with_allowed_hosts(hosts);
     StreamableHttpService::new(
-        move || Ok(handler.clone()),
+        move || Ok(handler.rate_limited(rate_per_sec, burst)),
         Arc::new(LocalSessionManager::default()),
         config,
     )

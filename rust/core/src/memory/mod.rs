@@ -786,19 +786,36 @@ impl Memory {
         })
     }
     /// Queues a memory of `agent_id`'s stream (checked first: [`NewMemory::checked`]); returns
-    /// its id (never handed out again, as task ids) and its write's sequence number. Errors:
-    /// [`MemoryError::InvalidMemory`] naming what is wrong (nothing is queued then).
-    pub fn remember(&self, agent_id: &str, memory: NewMemory) -> Result<(i64, u64), MemoryError> {
-        let (ids, seq) = self.remember_all(agent_id, vec![memory])?;
+    /// its id (never handed out again, as task ids) and its write's sequence number. The
+    /// agent's stream is at most `max_memories` long once it is committed (0: no ceiling):
+    /// this memory is stored, and the agent's least valuable memories make room (see
+    /// [`Memory::remember_all`]). Errors: [`MemoryError::InvalidMemory`] naming what is wrong
+    /// (nothing is queued then).
+    pub fn remember(
+        &self,
+        agent_id: &str,
+        memory: NewMemory,
+        max_memories: usize,
+    ) -> Result<(i64, u64), MemoryError> {
+        let (ids, seq) = self.remember_all(agent_id, vec![memory], max_memories)?;
         Ok((ids[0], seq))
     }
     /// Queues several memories of `agent_id` in one write, all stored or none (a reflection's
     /// insights); returns their ids, in order, and the write's sequence number. Checked as
     /// [`Memory::remember`]; one bad memory queues nothing.
+    ///
+    /// The ceiling: the transaction that stores them leaves the agent at most `max_memories`
+    /// memories (0: no ceiling), every kind counted. The memories this write stores are kept
+    /// (the newest memory is never the one dropped); room is made by forgetting the agent's
+    /// least valuable ones, with their vectors: first what a compaction would sum up (the
+    /// oldest, least important of what happened to it), then the rest by importance, then
+    /// age. Compaction ([`crate::mind::compaction`]) normally keeps a running agent a tenth
+    /// below its cap; the ceiling is the backstop for every writer.
     pub fn remember_all(
         &self,
         agent_id: &str,
         memories: Vec<NewMemory>,
+        max_memories: usize,
     ) -> Result<(Vec<i64>, u64), MemoryError> {
         if agent_id.trim().is_empty() {
             return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
@@ -822,7 +839,10 @@ impl Memory {
             });
         }
         let ids: Vec<i64> = lines.iter().map(|l| l.id).collect();
-        let seq = self.inner.submit(writer::Op::Memories(lines));
+        let seq = self.inner.submit(writer::Op::Memories {
+            lines,
+            max_memories,
+        });
         Ok((ids, seq))
     }
     /// Queues new importances for memories of `agent_id` (`(id, 1 to 10)`, a model's ratings;
@@ -1005,12 +1025,14 @@ impl Memory {
     /// Queues a compaction of `agent_id`'s memories: `summary` stored and the memories
     /// `summarised` (its sources) deleted, in one write — after a crash either both happened
     /// or neither. Returns the summary's id and the write's sequence number. Checked as
-    /// [`Memory::remember`].
+    /// [`Memory::remember`], and kept within `max_memories` as [`Memory::remember_all`] keeps
+    /// it.
     pub fn compact(
         &self,
         agent_id: &str,
         summary: NewMemory,
         summarised: Vec<i64>,
+        max_memories: usize,
     ) -> Result<(i64, u64), MemoryError> {
         if agent_id.trim().is_empty() {
             return Err(MemoryError::InvalidMemory("agent_id is empty".into()));
@@ -1026,6 +1048,7 @@ impl Memory {
                 created_at: crate::time::now_iso(),
             },
             summarised,
+            max_memories,
         });
         Ok((id, seq))
     }

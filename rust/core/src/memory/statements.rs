@@ -304,10 +304,11 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             "DELETE FROM agent_inbox WHERE id = ?1",
             vec![Int(*id)],
         )],
-        Op::Memories(lines) => lines.iter().flat_map(memory_statements).collect(),
+        Op::Memories { lines, .. } => lines.iter().flat_map(memory_statements).collect(),
         Op::Compact {
             summary,
             summarised,
+            ..
         } => memory_statements(summary)
             .chain(
                 summarised
@@ -365,6 +366,97 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
             })
             .collect(),
     }
+}
+
+/// The ids of the memories of agent `?1` beyond its ceiling `?2`, when it has more than that:
+/// its memories in the order they are kept, all but the first `?2`. Kept first: the ones the
+/// agent's newest write of the batch stores (id `?3` and above) — the write being made always
+/// lands; then
+/// what the agent made of its memories (insights, relationships, summaries: the kinds
+/// [`super::MemoryKind::is_derived`] names), the most important first, then the newest; last,
+/// what happened to it, in the importance bands compaction sums it up by
+/// ([`crate::mind::compaction::IMPORTANCE_BARS`]: above 6, 5 and 6, up to 4), the newest first
+/// within a band. So what goes first is what a compaction would sum up first (the oldest and
+/// least important of what happened to it), then the least important and oldest of the rest.
+macro_rules! beyond_ceiling {
+    () => {
+        "SELECT id FROM memories
+     WHERE agent_id = ?1 AND (SELECT COUNT(*) FROM memories WHERE agent_id = ?1) > ?2
+     ORDER BY
+         CASE WHEN id >= ?3 THEN 0
+              WHEN kind IN ('insight', 'relationship', 'summary') THEN 1
+              ELSE 2 END,
+         CASE WHEN id >= ?3 THEN 0
+              WHEN kind IN ('insight', 'relationship', 'summary') THEN importance
+              WHEN importance > 6 THEN 2
+              WHEN importance > 4 THEN 1
+              ELSE 0 END DESC,
+         id DESC
+     LIMIT 9223372036854775807 OFFSET ?2"
+    };
+}
+
+/// Forgets the vectors of the memories `beyond_ceiling!` selects.
+const FORGET_VECTORS_BEYOND_CEILING: &str = concat!(
+    "DELETE FROM memory_vectors WHERE agent_id = ?1 AND memory_id IN (",
+    beyond_ceiling!(),
+    ")"
+);
+
+/// Forgets the memories `beyond_ceiling!` selects.
+const FORGET_BEYOND_CEILING: &str = concat!(
+    "DELETE FROM memories WHERE agent_id = ?1 AND id IN (",
+    beyond_ceiling!(),
+    ")"
+);
+
+/// The statements that keep each agent a batch wrote memories of within its ceiling (the
+/// `max_memories` of its newest write there; 0: no ceiling), run after the batch's writes in
+/// the same transaction: a committed batch never leaves an agent above its ceiling. What is
+/// beyond it (`beyond_ceiling!`) is forgotten as [`Op::ForgetMemory`] forgets: the memory's
+/// vector, then its row (and with it its place in the keyword index). One count of the
+/// agent's memories per batch when it is within its ceiling.
+pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Statement<'_>> {
+    // (agent, its newest write's ceiling, the first memory id of that write), in the order
+    // first written. The batch's earlier writes of the agent rank as any older memory does.
+    let mut agents: Vec<(&str, usize, i64)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for queued in batch {
+        let (lines, max_memories) = match &queued.op {
+            Op::Memories {
+                lines,
+                max_memories,
+            } => (lines.as_slice(), *max_memories),
+            Op::Compact {
+                summary,
+                max_memories,
+                ..
+            } => (std::slice::from_ref(summary), *max_memories),
+            _ => continue,
+        };
+        // An op's memories are one agent's, their ids handed out together.
+        let (Some(line), Some(first)) = (lines.first(), lines.iter().map(|l| l.id).min()) else {
+            continue;
+        };
+        match at.get(line.agent_id.as_str()) {
+            Some(&index) => agents[index] = (&line.agent_id, max_memories, first),
+            None => {
+                at.insert(&line.agent_id, agents.len());
+                agents.push((&line.agent_id, max_memories, first));
+            }
+        }
+    }
+    agents
+        .into_iter()
+        .filter(|(_, ceiling, _)| *ceiling > 0)
+        .flat_map(|(agent_id, ceiling, first)| {
+            let params = vec![text(agent_id), count(ceiling as u64), Param::Int(first)];
+            [
+                statement(FORGET_VECTORS_BEYOND_CEILING, params.clone()),
+                statement(FORGET_BEYOND_CEILING, params),
+            ]
+        })
+        .collect()
 }
 
 /// A memory deleted, with its vector.

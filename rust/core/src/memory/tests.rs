@@ -130,6 +130,8 @@ on_both_backends!(
     a_newer_memory_supersedes_an_older_one_and_recalls_are_kept,
     a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up,
     vectors_are_stored_per_model_and_go_with_their_memories,
+    the_ceiling_holds_for_every_kind_and_keeps_the_newest,
+    the_ceiling_forgets_what_compaction_would_sum_up_first_then_the_least_important,
 );
 
 fn line(agent: &str, sender: &str, content: &str, recipient: Option<&str>) -> NewConversation {
@@ -1616,9 +1618,10 @@ fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
     mem.remember(
         "agent_001",
         fact("Ivy said the cellar key is under the mat.", 7, 10.0),
+        0,
     )
     .unwrap();
-    mem.remember("agent_001", fact("It rained all morning.", 2, 20.0))
+    mem.remember("agent_001", fact("It rained all morning.", 2, 20.0), 0)
         .unwrap();
     mem.remember(
         "agent_001",
@@ -1628,14 +1631,17 @@ fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
             sources: vec![1, 2],
             ..fact("Keys get lost in this town: nul \0 inside.", 5, 30.0)
         },
+        0,
     )
     .unwrap();
-    mem.remember("agent_002", fact("The cellar is flooded.", 4, 5.0))
+    mem.remember("agent_002", fact("The cellar is flooded.", 4, 5.0), 0)
         .unwrap();
     // Bad input is refused before anything is queued, naming what is wrong.
-    let refused = mem.remember("agent_001", fact("  ", 5, 0.0)).unwrap_err();
+    let refused = mem
+        .remember("agent_001", fact("  ", 5, 0.0), 0)
+        .unwrap_err();
     assert_eq!(refused.to_string(), "invalid memory: text is empty");
-    assert!(mem.remember("", fact("x", 5, 0.0)).is_err());
+    assert!(mem.remember("", fact("x", 5, 0.0), 0).is_err());
 
     // A page, newest first across pages, oldest first within one.
     let page = mem.memories_page("agent_001", None, 2).unwrap();
@@ -1703,6 +1709,7 @@ fn memories_are_stored_paged_and_found_by_their_words<D: TestDb>() {
     mem.remember(
         "agent_001",
         fact("Ivy said the cellar key is under the mat.", 7, 40.0),
+        0,
     )
     .unwrap();
     // They last: a reopened database has them, and finds them.
@@ -1723,10 +1730,10 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
     let mem = Memory::open(db.path()).unwrap();
     assert_eq!(mem.latest_memory_time().unwrap(), None);
     let (first, _) = mem
-        .remember("agent_001", fact("The key is under the mat.", 6, 10.0))
+        .remember("agent_001", fact("The key is under the mat.", 6, 10.0), 0)
         .unwrap();
     assert_eq!(first, 1);
-    mem.remember("agent_002", fact("The key is in the well.", 6, 11.0))
+    mem.remember("agent_002", fact("The key is in the well.", 6, 11.0), 0)
         .unwrap();
     // Another agent's memory 2 is not agent_001's to replace.
     mem.remember(
@@ -1735,12 +1742,13 @@ fn a_newer_memory_supersedes_an_older_one_and_recalls_are_kept<D: TestDb>() {
             supersedes: vec![1, 2],
             ..fact("Ivy moved the key to the shelf.", 7, 20.0)
         },
+        0,
     )
     .unwrap();
     // Ids are handed out once: a reopened database continues after them.
     drop(mem);
     let mem = Memory::open(db.path()).unwrap();
-    let (next, _) = mem.remember("agent_003", fact("x", 1, 0.0)).unwrap();
+    let (next, _) = mem.remember("agent_003", fact("x", 1, 0.0), 0).unwrap();
     assert_eq!(next, 4);
     mem.touch_memories("agent_001", vec![1, 3], 50.0);
     mem.touch_memories("agent_002", vec![1], 99.0);
@@ -1771,10 +1779,11 @@ fn a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up<D: Tes
                 importance,
                 n as f64,
             ),
+            0,
         )
         .unwrap();
     }
-    mem.remember("agent_002", fact("Not mine.", 1, 0.0))
+    mem.remember("agent_002", fact("Not mine.", 1, 0.0), 0)
         .unwrap();
     // A reflection: all of it in one write, a bad one stores nothing.
     let thought = |text: &str, about: &str, supersedes: Vec<i64>| NewMemory {
@@ -1793,13 +1802,15 @@ fn a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up<D: Tes
                 },
                 thought("Ivy is kind.", "agent_002", vec![]),
             ],
+            0,
         )
         .unwrap();
     assert_eq!(ids, vec![8, 9]);
     assert!(matches!(
         mem.remember_all(
             "agent_001",
-            vec![thought("Fine.", "agent_002", vec![]), fact("", 1, 0.0)]
+            vec![thought("Fine.", "agent_002", vec![]), fact("", 1, 0.0)],
+            0
         ),
         Err(MemoryError::InvalidMemory(_))
     ));
@@ -1808,6 +1819,7 @@ fn a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up<D: Tes
         .remember_all(
             "agent_001",
             vec![thought("Ivy is very kind.", "agent_002", vec![9])],
+            0,
         )
         .unwrap();
     let now = mem
@@ -1836,6 +1848,7 @@ fn a_reflection_is_stored_whole_and_a_compaction_replaces_what_it_sums_up<D: Tes
                 ..NewMemory::new(MemoryKind::Summary, "Earlier: the mill wheel turned.")
             },
             vec![1, 2, 3],
+            0,
         )
         .unwrap();
     let rows = mem.memories_page("agent_001", None, 50).unwrap().rows;
@@ -1861,14 +1874,15 @@ fn the_search_index_catches_up_and_stays_consistent() {
         .remember(
             "agent_001",
             fact("The cellar key is under the mat.", 5, 1.0),
+            0,
         )
         .unwrap();
     let (flood, _) = mem
-        .remember("agent_001", fact("The cellar is flooded.", 5, 2.0))
+        .remember("agent_001", fact("The cellar is flooded.", 5, 2.0), 0)
         .unwrap();
     // Forgotten before any search asked for the index.
     mem.forget("agent_001", flood);
-    mem.remember("agent_002", fact("The cellar key is lost.", 5, 3.0))
+    mem.remember("agent_002", fact("The cellar key is lost.", 5, 3.0), 0)
         .unwrap();
     let found: Vec<i64> = mem
         .search_memories("agent_001", "cellar key", 10)
@@ -1890,6 +1904,7 @@ fn the_search_index_catches_up_and_stays_consistent() {
         mem.remember(
             "agent_001",
             fact(&format!("Lantern number {n} hangs in the mill."), 3, 10.0),
+            0,
         )
         .unwrap();
     }
@@ -1930,12 +1945,16 @@ fn vectors_are_stored_per_model_and_go_with_their_memories<D: TestDb>() {
     let mut ids = Vec::new();
     for n in 0..4 {
         let (id, _) = mem
-            .remember("agent_001", fact(&format!("Fact number {n}."), 3, n as f64))
+            .remember(
+                "agent_001",
+                fact(&format!("Fact number {n}."), 3, n as f64),
+                0,
+            )
             .unwrap();
         ids.push(id);
     }
     let (other, _) = mem
-        .remember("agent_002", fact("Someone else's.", 3, 0.0))
+        .remember("agent_002", fact("Someone else's.", 3, 0.0), 0)
         .unwrap();
     let v = |x: f32| vec![x, 0.5, -0.25, f32::MIN_POSITIVE];
     mem.store_vectors(
@@ -1973,6 +1992,7 @@ fn vectors_are_stored_per_model_and_go_with_their_memories<D: TestDb>() {
             ..NewMemory::new(MemoryKind::Summary, "Fact two happened.")
         },
         vec![ids[2]],
+        0,
     )
     .unwrap();
     assert!(mem.memory_vectors("agent_001", "m1").unwrap().is_empty());
@@ -1998,5 +2018,195 @@ fn vectors_are_stored_per_model_and_go_with_their_memories<D: TestDb>() {
     assert_eq!(
         reopened.memory_vectors("agent_001", "m2").unwrap(),
         vec![(ids[1], v(5.0))]
+    );
+}
+
+/// 1,500 memories of one kind and importance written against a ceiling of 200 (in batches as
+/// the writer takes them, some of their own): every committed batch leaves at most 200, and
+/// they are the newest;
+/// another agent's stream is left alone, and no ceiling (0) keeps everything.
+fn the_ceiling_holds_for_every_kind_and_keeps_the_newest<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    for (n, kind) in [MemoryKind::Insight, MemoryKind::Summary, MemoryKind::Fact]
+        .into_iter()
+        .enumerate()
+    {
+        let agent = format!("agent_{:03}", n + 1);
+        let mut ids = Vec::new();
+        for i in 0..1_500 {
+            let memory = NewMemory {
+                importance: 5,
+                ..NewMemory::new(kind, format!("{kind} number {i}."))
+            };
+            let (id, seq) = mem.remember(&agent, memory, 200).unwrap();
+            ids.push(id);
+            if i % 500 == 0 {
+                // A batch of its own, then a count right after it committed.
+                mem.wait_committed(seq).unwrap();
+                assert!(mem.memory_count(&agent).unwrap() <= 200);
+            }
+        }
+        mem.flush().unwrap();
+        let kept: Vec<i64> = mem
+            .memories_page(&agent, None, 1_000)
+            .unwrap()
+            .rows
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(
+            kept,
+            ids[1_300..],
+            "{kind}: the newest 200, whatever their importance"
+        );
+    }
+    // No ceiling: all kept; the agents above did not lose another's memories.
+    for i in 0..300 {
+        mem.remember("agent_009", fact(&format!("Fact {i}."), 1, 0.0), 0)
+            .unwrap();
+    }
+    assert_eq!(mem.memory_count("agent_009").unwrap(), 300);
+    assert_eq!(db.query_i64("SELECT COUNT(*) FROM memories"), 3 * 200 + 300);
+}
+
+/// At its ceiling, each new memory is stored and the least valuable one goes, with its vector:
+/// the oldest of what happened to the agent with the lowest importance band first (what a
+/// compaction would sum up first), then the rest; what it made of its memories (insights,
+/// summaries) goes last, the least important and oldest first.
+fn the_ceiling_forgets_what_compaction_would_sum_up_first_then_the_least_important<D: TestDb>() {
+    let db = D::new();
+    let mem = Memory::open(db.path()).unwrap();
+    let agent = "agent_001";
+    let drawn = |kind: MemoryKind, importance: u8, text: String| NewMemory {
+        importance,
+        ..NewMemory::new(kind, text)
+    };
+    // 200: 60 insights (importance 3 and 8), 40 important facts (9), 50 facts of importance 5,
+    // 50 unimportant ones (2); the unimportant ones are the newest of what happened.
+    let mut insights = Vec::new();
+    for i in 0..60 {
+        let importance = if i % 2 == 0 { 3 } else { 8 };
+        let (id, _) = mem
+            .remember(
+                agent,
+                drawn(MemoryKind::Insight, importance, format!("Insight {i}.")),
+                200,
+            )
+            .unwrap();
+        insights.push((id, importance));
+    }
+    let mut important = Vec::new();
+    for i in 0..40 {
+        important.push(
+            mem.remember(agent, fact(&format!("Key fact {i}."), 9, 0.0), 200)
+                .unwrap()
+                .0,
+        );
+    }
+    let mut middling = Vec::new();
+    for i in 0..50 {
+        middling.push(
+            mem.remember(agent, fact(&format!("Fact {i}."), 5, 0.0), 200)
+                .unwrap()
+                .0,
+        );
+    }
+    let mut small = Vec::new();
+    for i in 0..50 {
+        small.push(
+            mem.remember(agent, fact(&format!("Small talk {i}."), 2, 0.0), 200)
+                .unwrap()
+                .0,
+        );
+    }
+    mem.flush().unwrap();
+    assert_eq!(mem.memory_count(agent).unwrap(), 200);
+    let everything: Vec<(i64, Vec<f32>)> = insights
+        .iter()
+        .map(|(id, _)| *id)
+        .chain(important.iter().copied())
+        .chain(middling.iter().copied())
+        .chain(small.iter().copied())
+        .map(|id| (id, vec![1.0, 0.0]))
+        .collect();
+    mem.store_vectors(agent, "m", &everything);
+    let stored = |mem: &Memory| -> Vec<i64> {
+        mem.memories_page(agent, None, 1_000)
+            .unwrap()
+            .rows
+            .iter()
+            .map(|m| m.id)
+            .collect()
+    };
+    // 10 new memories, each in a batch of its own (the least important kind there is): each
+    // is kept, and the 10 oldest unimportant facts make room.
+    let mut newest = Vec::new();
+    for i in 0..10 {
+        let (id, seq) = mem
+            .remember(agent, fact(&format!("Crumbs {i}."), 1, 0.0), 200)
+            .unwrap();
+        mem.wait_committed(seq).unwrap();
+        newest.push(id);
+        assert!(stored(&mem).contains(&id), "the write being made lands");
+    }
+    let now = stored(&mem);
+    assert_eq!(now.len(), 200);
+    assert!(
+        small[..10].iter().all(|id| !now.contains(id)),
+        "the oldest small talk went"
+    );
+    assert!(small[10..].iter().all(|id| now.contains(id)));
+    assert!(newest.iter().all(|id| now.contains(id)));
+    // Their vectors went with them.
+    assert_eq!(mem.memory_vectors(agent, "m").unwrap().len(), 190);
+    // A batch of 150 reflections' insights: room for 50 of the 200 before. Everything that
+    // happened to the agent goes first (what a compaction sums up: the importance bands up to
+    // 4, up to 6, then the rest), then the 10 least important, oldest insights.
+    let (drawn_ids, _) = mem
+        .remember_all(
+            agent,
+            (0..150)
+                .map(|i| drawn(MemoryKind::Insight, 6, format!("New insight {i}.")))
+                .collect(),
+            200,
+        )
+        .unwrap();
+    mem.flush().unwrap();
+    let now = stored(&mem);
+    assert_eq!(now.len(), 200);
+    assert!(
+        drawn_ids.iter().all(|id| now.contains(id)),
+        "the whole reflection is kept"
+    );
+    assert!(
+        small
+            .iter()
+            .chain(&newest)
+            .chain(&middling)
+            .chain(&important)
+            .all(|id| !now.contains(id))
+    );
+    let kept_insights: Vec<(i64, u8)> = insights
+        .iter()
+        .filter(|(id, _)| now.contains(id))
+        .copied()
+        .collect();
+    let unimportant: Vec<(i64, u8)> = insights.iter().filter(|(_, i)| *i == 3).copied().collect();
+    let important_insights = insights.iter().filter(|(_, i)| *i == 8);
+    assert!(
+        important_insights
+            .clone()
+            .all(|m| kept_insights.contains(m))
+    );
+    assert!(
+        unimportant[..10].iter().all(|m| !kept_insights.contains(m)),
+        "the oldest went"
+    );
+    assert!(unimportant[10..].iter().all(|m| kept_insights.contains(m)));
+    assert_eq!(
+        db.query_i64("SELECT COUNT(*) FROM memory_vectors"),
+        50,
+        "only the vectors of the memories kept"
     );
 }

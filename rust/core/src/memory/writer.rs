@@ -85,13 +85,19 @@ pub(crate) enum Op {
         id: i64,
     },
     /// Memories of an agent's stream (checked: [`super::NewMemory::checked`]), in one write: a
-    /// reflection's insights are stored together or not at all.
-    Memories(Vec<MemoryLine>),
+    /// reflection's insights are stored together or not at all. The agent's stream is then
+    /// kept at most `max_memories` long (0: no ceiling; [`super::statements::ceilings`]).
+    Memories {
+        lines: Vec<MemoryLine>,
+        max_memories: usize,
+    },
     /// Older memories summarised (compaction): the summary stored and the memories it sums up
-    /// deleted, in one write.
+    /// deleted, in one write; the stream kept at most `max_memories` long, as for
+    /// [`Op::Memories`].
     Compact {
         summary: MemoryLine,
         summarised: Vec<i64>,
+        max_memories: usize,
     },
     /// Importance ratings of an agent's memories (a model's): `(id, importance)`.
     Rate {

@@ -1,6 +1,6 @@
 //! Compaction: an agent's stream kept under [`MemorySettings::max_memories`] for a long game.
 //!
-//! Every [`CHECK_EVERY`] memories an agent forms, the runtime counts its memories; over the
+//! Every [`CHECK_EVERY`] memories an agent forms, the runtime counts its memories; at the
 //! cap, the oldest memories that happened to it are summed up, [`PER_SUMMARY`] to a summary
 //! ([`MemoryKind::Summary`], citing their ids), and deleted in the same write — the
 //! least important first: those of importance up to 4, then up to 6, then any
@@ -30,10 +30,12 @@ pub const IMPORTANCE_BARS: [u8; 3] = [4, 6, 10];
 pub const LINE_CHARS: usize = 160;
 
 /// How many memories a compaction of a stream of `count` under `cap` sums up (0: none):
-/// down to a tenth below the cap, counting the summaries it adds.
+/// once the stream has reached the cap (the ceiling every write keeps, see
+/// [`crate::memory::Memory::remember_all`], stops it there), down to a tenth below it,
+/// counting the summaries it adds.
 pub fn excess(count: u64, cap: usize) -> usize {
     let cap = cap as u64;
-    if cap == 0 || count <= cap {
+    if cap == 0 || count < cap {
         return 0;
     }
     let target = cap - cap / 10;
@@ -121,7 +123,9 @@ mod tests {
     #[test]
     fn the_excess_goes_a_tenth_below_the_cap_and_counts_the_summaries() {
         assert_eq!(excess(100, 0), 0, "no cap");
-        assert_eq!(excess(1_000, 1_000), 0);
+        assert_eq!(excess(999, 1_000), 0);
+        // At the cap (where the ceiling of every write holds it): down to 900 as well.
+        assert_eq!(excess(1_000, 1_000), 100 + 2);
         // 1,001 over a cap of 1,000: down to 900, and the 2 summaries added come off too.
         let n = excess(1_001, 1_000);
         assert_eq!(n, 101 + 2);

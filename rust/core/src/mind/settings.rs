@@ -47,9 +47,12 @@ pub struct MemorySettings {
     /// went through before it stopped).
     #[schemars(range(max = 100000))]
     pub reflection_threshold: u32,
-    /// Most memories the agent keeps (default 5,000; 0: no cap). Over it, its oldest memories
-    /// of what happened to it are summed up and deleted, the least important first (see
-    /// [`crate::mind::compaction`]).
+    /// Most memories the agent keeps, every kind counted (default 5,000; 0: no cap; else at
+    /// least 200). It holds as each memory is written, for running and stored agents alike:
+    /// the new memory is stored and the least valuable ones are forgotten to make room. Before
+    /// that, at the cap, its oldest memories of what happened to it are summed up and deleted,
+    /// the least important first (see [`crate::mind::compaction`]). A client's spawn may
+    /// lower the server's, not raise it nor set 0.
     #[schemars(range(max = 1000000))]
     pub max_memories: usize,
     /// With a model brain, the agent's new memories are rated again by the model, this many
@@ -106,6 +109,29 @@ impl Default for RecallWeights {
 }
 
 impl MemorySettings {
+    /// The memory settings a stored agent's config gives (its `memory`; the config as the
+    /// runtime stores it, [`crate::memory::AgentRecord::config`]); `None` when it gives none
+    /// (the runtime's apply) or they cannot be read.
+    pub fn of_stored(config: &serde_json::Value) -> Option<MemorySettings> {
+        serde_json::from_value(config.get("memory")?.clone()).ok()
+    }
+
+    /// Checks a client's settings (an `agent_spawn_request`'s `memory`; the game's own code
+    /// and the operator are trusted) against the operator's ceiling `operator`
+    /// ([`crate::runtime::RuntimeOptions::memory`]'s `max_memories`): a client may lower it,
+    /// down to [`MIN_MAX_MEMORIES`], but not raise it nor set 0 (no cap). When the operator's
+    /// is 0 (no cap), any valid ceiling is accepted.
+    pub fn check_client(&self, operator: usize) -> Result<(), String> {
+        let asked = self.max_memories;
+        if operator == 0 || (asked != 0 && asked <= operator) {
+            return Ok(());
+        }
+        Err(format!(
+            "memory.max_memories must be from {MIN_MAX_MEMORIES} to {operator} (the server's ceiling; 0, no \
+             cap, is not a client's to choose), got {asked}"
+        ))
+    }
+
     /// Checks every field; the message names the bad one (`memory.weights.recency must be …`).
     pub fn validate(&self) -> Result<(), String> {
         if self.recall_limit > MAX_RECALL_LIMIT {

@@ -433,7 +433,7 @@ mod tests {
         let memory = Memory::open(dir.path().join("vectors.db")).unwrap();
         for agent in ["agent_001", "agent_002"] {
             let (id, _) = memory
-                .remember(agent, NewMemory::new(MemoryKind::Fact, "A fact."))
+                .remember(agent, NewMemory::new(MemoryKind::Fact, "A fact."), 0)
                 .unwrap();
             memory.store_vectors(agent, "m", &[(id, vec![1.0, 0.0])]);
         }

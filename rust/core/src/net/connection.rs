@@ -505,6 +505,16 @@ async fn answer(
             request_id,
         ));
     }
+    if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &request
+        && let Some(memory) = &agent_config.memory
+        && let Err(refusal) = memory.check_client(shared.runtime.options().memory.max_memories)
+    {
+        return Some(dispatch::error(
+            ErrorCode::InvalidConfig,
+            refusal,
+            request_id,
+        ));
+    }
     if let ClientRequest::AppUnregister(AppUnregister { app_id }) = &request {
         context.apps.0.lock().retain(|(a, _)| a != app_id);
     }

@@ -367,6 +367,7 @@ impl Server {
                 local_addr,
                 &config.allowed_hosts,
                 shutdown.clone(),
+                (config.rate_limit_per_sec, config.rate_limit_burst),
             );
             routes = routes.nest_service("/mcp", mcp);
         }

@@ -10,7 +10,7 @@ use crate::bus::BusMessage;
 use crate::memory::{
     MAX_MEMORY_ABOUT_CHARS, MemoryError, MemoryKind, NewMemory, Page, StoredMemory,
 };
-use crate::mind::{Cue, Recalled, forming, recall};
+use crate::mind::{Cue, MemorySettings, Recalled, forming, recall};
 
 /// A memory a game plants in an agent's stream ([`Runtime::remember`]; the protocol's
 /// `remember`). Only `text` is required.
@@ -234,7 +234,10 @@ impl Inner {
     /// that happened counts toward the agent's next reflection.
     fn store_memory(&self, agent_id: &str, memory: NewMemory) -> Result<i64, MemoryError> {
         let memory = [memory.checked()?];
-        let (ids, _) = self.memory.remember_all(agent_id, memory.to_vec())?;
+        let ceiling = self.max_memories(agent_id);
+        let (ids, _) = self
+            .memory
+            .remember_all(agent_id, memory.to_vec(), ceiling)?;
         self.remembered(agent_id, &ids, &memory);
         let [memory] = memory;
         if let Some(entry) = self.agents.read().get(agent_id) {
@@ -257,7 +260,8 @@ impl Inner {
         drawn: Vec<NewMemory>,
         drawn_by: &str,
     ) -> Result<Vec<i64>, MemoryError> {
-        let (ids, _) = self.memory.remember_all(agent_id, drawn.clone())?;
+        let ceiling = self.max_memories(agent_id);
+        let (ids, _) = self.memory.remember_all(agent_id, drawn.clone(), ceiling)?;
         self.remembered(agent_id, &ids, &drawn);
         let memories = ids
             .iter()
@@ -296,7 +300,7 @@ impl Inner {
                 let ids = summary.sources.clone();
                 let (id, _) = self
                     .memory
-                    .compact(agent_id, summary.clone(), ids.clone())?;
+                    .compact(agent_id, summary.clone(), ids.clone(), cap)?;
                 if let Some(embedder) = &self.embedder {
                     embedder.index().remove(agent_id, &ids);
                 }
@@ -306,6 +310,23 @@ impl Inner {
             }
         }
         Ok(summed)
+    }
+
+    /// The most memories `agent_id` keeps, every kind counted, enforced as each is written
+    /// ([`crate::memory::Memory::remember_all`]; 0: no ceiling): a running agent's
+    /// `memory.max_memories`; a stored one's from its stored config, else the runtime's.
+    pub(crate) fn max_memories(&self, agent_id: &str) -> usize {
+        if let Some(entry) = self.agents.read().get(agent_id) {
+            return entry.shared.memory.max_memories;
+        }
+        let stored = match self.memory.agent(agent_id) {
+            Ok(record) => record.and_then(|r| MemorySettings::of_stored(&r.config)),
+            Err(error) => {
+                tracing::warn!(agent = %agent_id, "reading its stored memory settings: {error}");
+                None
+            }
+        };
+        stored.map_or(self.options.memory.max_memories, |s| s.max_memories)
     }
 
     /// Publishes `agent_remembered` for stored memories, and queues them to be embedded.

@@ -15,7 +15,7 @@ use tokio_postgres::{Client, Config, Statement};
 
 use super::conn::Conn;
 use super::text::Text;
-use crate::memory::statements::{Param as Value, statements};
+use crate::memory::statements::{Param as Value, ceilings, statements};
 use crate::memory::store::Sink;
 use crate::memory::writer::{Op, Queued};
 
@@ -78,10 +78,8 @@ impl PgSink {
 
     fn try_commit(&mut self, batch: &[Queued]) -> Result<(), tokio_postgres::Error> {
         let mut prepared = Vec::with_capacity(batch.len());
-        for queued in writes(batch) {
-            for statement in statements(&queued.op) {
-                prepared.push(self.conn.prepared_shared(statement.sql)?);
-            }
+        for statement in all_statements(batch) {
+            prepared.push(self.conn.prepared_shared(statement.sql)?);
         }
         let mark = self.conn.prepared(MARK)?;
         let last = i64::try_from(batch.last().map_or(0, |q| q.seq)).unwrap_or(i64::MAX);
@@ -133,18 +131,16 @@ async fn pipeline(
 ) -> Result<(), tokio_postgres::Error> {
     let mut calls = Vec::with_capacity(prepared.len() + 1);
     let mut prepared = prepared.iter();
-    for queued in writes(batch) {
-        for statement in statements(&queued.op) {
-            let sql = prepared
-                .next()
-                .expect("one prepared statement per statement");
-            let params: Vec<Param<'_>> = statement
-                .params
-                .into_iter()
-                .map(|value| Box::new(value) as Param<'_>)
-                .collect();
-            calls.push(client.execute_raw(sql, params));
-        }
+    for statement in all_statements(batch) {
+        let sql = prepared
+            .next()
+            .expect("one prepared statement per statement");
+        let params: Vec<Param<'_>> = statement
+            .params
+            .into_iter()
+            .map(|value| Box::new(value) as Param<'_>)
+            .collect();
+        calls.push(client.execute_raw(sql, params));
     }
     let mark_params: Vec<Param<'_>> = vec![Box::new(Text(writer_id)), Box::new(last)];
     calls.push(client.execute_raw(mark, mark_params));
@@ -154,6 +150,16 @@ async fn pipeline(
         .into_iter()
         .find_map(Result::err)
         .map_or(Ok(()), Err)
+}
+
+/// The statements of `batch` this backend runs, in order: its writes', then its memory
+/// ceilings ([`ceilings`]).
+fn all_statements(
+    batch: &[Queued],
+) -> impl Iterator<Item = crate::memory::statements::Statement<'_>> {
+    writes(batch)
+        .flat_map(|queued| statements(&queued.op))
+        .chain(ceilings(batch))
 }
 
 /// The writes of `batch` this backend runs: all but id reservations (PostgreSQL claims ids in

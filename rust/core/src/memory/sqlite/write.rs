@@ -1,10 +1,11 @@
 //! The SQLite writer's transactions: one `IMMEDIATE` transaction per batch, each write's
-//! statements ([`crate::memory::statements`]) run as cached statements.
+//! statements ([`crate::memory::statements`]) run as cached statements, then the batch's
+//! memory ceilings ([`ceilings`]).
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, ToSql, TransactionBehavior, params_from_iter};
 
-use crate::memory::statements::{Param, statements};
+use crate::memory::statements::{Param, ceilings, statements};
 use crate::memory::store::Sink;
 use crate::memory::writer::{Op, Queued};
 
@@ -71,7 +72,7 @@ impl Sink for SqliteSink {
         let stored = batch
             .iter()
             .map(|q| match &q.op {
-                Op::Memories(lines) => lines.len(),
+                Op::Memories { lines, .. } => lines.len(),
                 Op::Compact { .. } => 1,
                 _ => 0,
             })
@@ -114,11 +115,10 @@ fn commit(
     index_from: Option<i64>,
 ) -> rusqlite::Result<Option<i64>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    for queued in batch {
-        for statement in statements(&queued.op) {
-            tx.prepare_cached(statement.sql)?
-                .execute(params_from_iter(statement.params.iter()))?;
-        }
+    let ceilings = ceilings(batch);
+    for statement in batch.iter().flat_map(|q| statements(&q.op)).chain(ceilings) {
+        tx.prepare_cached(statement.sql)?
+            .execute(params_from_iter(statement.params.iter()))?;
     }
     let indexed = index_from.map(|from| index(&tx, from)).transpose()?;
     tx.commit()?;
