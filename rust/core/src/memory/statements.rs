@@ -410,16 +410,43 @@ const FORGET_BEYOND_CEILING: &str = concat!(
     ")"
 );
 
-/// The statements that keep each agent a batch wrote memories of within its ceiling (the
-/// `max_memories` of its newest write there; 0: no ceiling), run after the batch's writes in
-/// the same transaction: a committed batch never leaves an agent above its ceiling. What is
-/// beyond it (`beyond_ceiling!`) is forgotten as [`Op::ForgetMemory`] forgets: the memory's
-/// vector, then its row (and with it its place in the keyword index). One count of the
-/// agent's memories per batch when it is within its ceiling.
-pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Statement<'_>> {
-    // (agent, its newest write's ceiling, the first memory id of that write), in the order
-    // first written. The batch's earlier writes of the agent rank as any older memory does.
-    let mut agents: Vec<(&str, usize, i64)> = Vec::new();
+/// One agent a batch wrote memories of, and the ceiling its newest write there asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ceiling<'a> {
+    /// The agent.
+    pub agent_id: &'a str,
+    /// Its `max_memories` (the newest write's in the batch; 0: no ceiling).
+    pub max_memories: usize,
+    /// The first memory id of its newest write (kept whatever the ceiling).
+    pub first_id: i64,
+    /// Memories the batch adds to it, in all (an upper bound on how much it grew).
+    pub added: usize,
+}
+
+impl<'a> Ceiling<'a> {
+    /// The statements that forget what is beyond the ceiling (`beyond_ceiling!`), as
+    /// [`Op::ForgetMemory`] forgets: the memory's vector, then its row (and with it its place
+    /// in the keyword index). They count the agent's memories first, and do nothing when it
+    /// is within its ceiling.
+    pub(crate) fn statements(self) -> [Statement<'a>; 2] {
+        let params = vec![
+            text(self.agent_id),
+            count(self.max_memories as u64),
+            Param::Int(self.first_id),
+        ];
+        [
+            statement(FORGET_VECTORS_BEYOND_CEILING, params.clone()),
+            statement(FORGET_BEYOND_CEILING, params),
+        ]
+    }
+}
+
+/// The agents a batch wrote memories of that have a ceiling, in the order first written: run
+/// each one's [`Ceiling::statements`] after the batch's writes, in the same transaction, and a
+/// committed batch never leaves an agent above its ceiling (the `max_memories` of its newest
+/// write there). The batch's earlier writes of the agent rank as any older memory does.
+pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Ceiling<'_>> {
+    let mut agents: Vec<Ceiling<'_>> = Vec::new();
     let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for queued in batch {
         let (lines, max_memories) = match &queued.op {
@@ -435,28 +462,32 @@ pub(crate) fn ceilings(batch: &[super::writer::Queued]) -> Vec<Statement<'_>> {
             _ => continue,
         };
         // An op's memories are one agent's, their ids handed out together.
-        let (Some(line), Some(first)) = (lines.first(), lines.iter().map(|l| l.id).min()) else {
+        let (Some(line), Some(first_id)) = (lines.first(), lines.iter().map(|l| l.id).min()) else {
             continue;
         };
-        match at.get(line.agent_id.as_str()) {
-            Some(&index) => agents[index] = (&line.agent_id, max_memories, first),
+        let agent_id = line.agent_id.as_str();
+        let added = match at.get(agent_id) {
+            Some(&index) => agents[index].added,
             None => {
-                at.insert(&line.agent_id, agents.len());
-                agents.push((&line.agent_id, max_memories, first));
+                at.insert(agent_id, agents.len());
+                agents.push(Ceiling {
+                    agent_id,
+                    max_memories,
+                    first_id,
+                    added: 0,
+                });
+                0
             }
-        }
+        };
+        agents[at[agent_id]] = Ceiling {
+            agent_id,
+            max_memories,
+            first_id,
+            added: added + lines.len(),
+        };
     }
+    agents.retain(|c| c.max_memories > 0);
     agents
-        .into_iter()
-        .filter(|(_, ceiling, _)| *ceiling > 0)
-        .flat_map(|(agent_id, ceiling, first)| {
-            let params = vec![text(agent_id), count(ceiling as u64), Param::Int(first)];
-            [
-                statement(FORGET_VECTORS_BEYOND_CEILING, params.clone()),
-                statement(FORGET_BEYOND_CEILING, params),
-            ]
-        })
-        .collect()
 }
 
 /// A memory deleted, with its vector.

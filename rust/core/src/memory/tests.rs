@@ -2070,6 +2070,37 @@ fn the_ceiling_holds_for_every_kind_and_keeps_the_newest<D: TestDb>() {
     assert_eq!(db.query_i64("SELECT COUNT(*) FROM memories"), 3 * 200 + 300);
 }
 
+/// Another connection that adds to an agent's memories (another process on the same file)
+/// makes the writer count them again: it does not trust what it counted before that commit,
+/// and its next write leaves the agent within its ceiling.
+#[test]
+fn the_sqlite_ceiling_counts_again_after_another_connection_commits() {
+    let db = SqliteDb::new();
+    let mem = Memory::open(db.path()).unwrap();
+    for i in 0..150 {
+        mem.remember("agent_001", fact(&format!("Heard {i}."), 3, 0.0), 200)
+            .unwrap();
+    }
+    mem.flush().unwrap();
+    let other = rusqlite::Connection::open(db.path()).unwrap();
+    for i in 0..150 {
+        other
+            .execute(
+                "INSERT INTO memories (id, agent_id, kind, text, importance, about, sources,
+                                       game_time, created_at)
+                 VALUES (?1, 'agent_001', 'fact', ?2, 3, NULL, '[]', 0, '2026-01-01T00:00:00Z')",
+                rusqlite::params![1_000_000 + i, format!("Planted {i}.")],
+            )
+            .unwrap();
+    }
+    assert_eq!(mem.memory_count("agent_001").unwrap(), 300);
+    // It had counted 150 of its own: had it trusted that, 151 would pass the ceiling.
+    mem.remember("agent_001", fact("Seen once.", 3, 0.0), 200)
+        .unwrap();
+    mem.flush().unwrap();
+    assert_eq!(mem.memory_count("agent_001").unwrap(), 200);
+}
+
 /// At its ceiling, each new memory is stored and the least valuable one goes, with its vector:
 /// the oldest of what happened to the agent with the lowest importance band first (what a
 /// compaction would sum up first), then the rest; what it made of its memories (insights,

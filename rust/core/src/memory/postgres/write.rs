@@ -159,7 +159,7 @@ fn all_statements(
 ) -> impl Iterator<Item = crate::memory::statements::Statement<'_>> {
     writes(batch)
         .flat_map(|queued| statements(&queued.op))
-        .chain(ceilings(batch))
+        .chain(ceilings(batch).into_iter().flat_map(|c| c.statements()))
 }
 
 /// The writes of `batch` this backend runs: all but id reservations (PostgreSQL claims ids in
