@@ -13,7 +13,6 @@ use agents_testkit::{nats, postgres};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use support::server::ServerProc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -93,22 +92,6 @@ impl Client {
     }
 }
 
-/// `GET path` over plain HTTP: the status code and the body.
-async fn get(server: &ServerProc, path: &str) -> (u16, Value) {
-    let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tcp.read_to_string(&mut response).await.unwrap();
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
-}
-
 fn serve(db: &str, nats: &str, name: &str) -> ServerProc {
     support::cluster::serve(db, nats, "e2e", name)
 }
@@ -125,11 +108,8 @@ async fn three_processes_serve_one_world() {
         server
             .wait_log(&format!("joined world 'e2e' on {} as {name}", nats.url))
             .await;
-        assert_eq!(
-            get(server, "/healthz").await,
-            (200, json!({"status": "ok"}))
-        );
-        let (status, body) = get(server, "/readyz").await;
+        assert_eq!(server.get("/healthz").await, (200, json!({"status": "ok"})));
+        let (status, body) = server.get("/readyz").await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(
             body,
@@ -200,7 +180,7 @@ async fn three_processes_serve_one_world() {
     for server in &servers {
         let deadline = Instant::now() + WITHIN;
         loop {
-            let (status, body) = get(server, "/readyz").await;
+            let (status, body) = server.get("/readyz").await;
             if status == 503 {
                 assert_eq!(body["status"], "unready");
                 assert_eq!(body["checks"]["memory"], "ok");
@@ -218,12 +198,12 @@ async fn three_processes_serve_one_world() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert_eq!(get(server, "/healthz").await.0, 200);
+        assert_eq!(server.get("/healthz").await.0, 200);
     }
     nats.restart();
     for server in &servers {
         let deadline = Instant::now() + WITHIN;
-        while get(server, "/readyz").await.0 != 200 {
+        while server.get("/readyz").await.0 != 200 {
             assert!(
                 Instant::now() < deadline,
                 "not ready again after NATS came back"

@@ -13,7 +13,6 @@ use agents_fakellm::FakeServer;
 use serde_json::{Value, json};
 use support::server::ServerProc;
 use support::ws::{Client, ok, quiet_agent, spawn};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The client's own key: it must never be stored, logged or listed.
 const CLIENT_KEY: &str = "sk-client-own-resume-3b7e";
@@ -33,22 +32,6 @@ fn serve(dir: &Path, extra: &[&str]) -> ServerProc {
     ];
     args.extend_from_slice(extra);
     ServerProc::start(dir.join("agents.db"), &args, &[])
-}
-
-/// `GET path` on the server: the status and the JSON body.
-async fn get(server: &ServerProc, path: &str) -> (u16, Value) {
-    let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tcp.read_to_string(&mut response).await.unwrap();
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
 /// The stored agents, by id.
@@ -161,7 +144,7 @@ async fn a_restart_serves_and_the_agents_that_cannot_start_wait_for_what_they_la
     assert!(!listed.contains(CLIENT_KEY), "{listed}");
 
     // /readyz: ready, and the waiting agents counted by reason (no id, no message).
-    let (status, body) = get(&server, "/readyz").await;
+    let (status, body) = server.get("/readyz").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "ready", "{body}");
     assert_eq!(
@@ -191,7 +174,7 @@ async fn a_restart_serves_and_the_agents_that_cannot_start_wait_for_what_they_la
         agents.values().all(|a| a.get("waiting_for").is_none()),
         "{agents:?}"
     );
-    let (status, body) = get(&server, "/readyz").await;
+    let (status, body) = server.get("/readyz").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["waiting_agents"], json!({"count": 0, "reasons": {}}));
 
@@ -234,7 +217,7 @@ async fn a_waiting_agent_can_be_terminated() {
     let mut server = serve(dir.path(), &["--resume"]);
     let mut c = Client::connect(&server.url()).await;
     assert!(stored(&mut c).await[&id].get("waiting_for").is_none());
-    let (_, body) = get(&server, "/readyz").await;
+    let (_, body) = server.get("/readyz").await;
     assert_eq!(body["waiting_agents"]["count"], 0, "{body}");
     drop(c);
     server.terminate();

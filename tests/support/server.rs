@@ -112,6 +112,28 @@ impl ServerProc {
         panic!("the server did not stop:\n{}", self.stderr.text());
     }
 
+    /// `GET path` over plain HTTP (`/healthz`, `/readyz`): the status code and the JSON body
+    /// (`null` when it is not JSON).
+    pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(&self.addr).await.unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).await.unwrap();
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+        (
+            status,
+            serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
     /// Waits (10 s at most) for a log line holding `needle`.
     pub async fn wait_log(&self, needle: &str) {
         for _ in 0..400 {
