@@ -292,3 +292,23 @@ func test_an_over_long_observation_is_refused_at_the_door() -> void:
 	var fits := await ws_request(peer, {"type": "observe", "request_id": 2, "agent_id": id,
 		"text": "x".repeat(2000)}, "observe_response")
 	assert_eq(fits.get("type"), "observe_response", "2,000 characters fit: %s" % fits)
+
+
+## The node's memory ceiling (AgentRuntime.memory, 5,000 by default) is the operator's: a client
+## may lower it for its agent, never lift it nor turn it off.
+func test_a_client_lowers_the_memory_ceiling_but_never_lifts_it() -> void:
+	var rt := _server(fresh_db(DB_DIR, "ceiling"))
+	var peer: WebSocketPeer = await ws_connect(rt.get_websocket_url())
+	await ws_receive(peer, func(m): return m.type == "welcome")
+	var request_id := 0
+	for cap in [0, 5001]:
+		request_id += 1
+		var refused := await ws_request(peer, {"type": "agent_spawn_request", "request_id": request_id,
+			"agent_config": {"name": "Hoarder", "memory": {"max_memories": cap}}}, "agent_spawn_response")
+		assert_eq(refused.get("code"), "invalid_config", "max_memories %d: %s" % [cap, refused])
+		assert_true(String(refused.get("message", "")).contains("max_memories"), str(refused))
+	var lowered := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 9,
+		"agent_config": {"name": "Modest", "memory": {"max_memories": 300}}}, "agent_spawn_response")
+	assert_eq(lowered.get("type"), "agent_spawn_response", "a lower ceiling: %s" % lowered)
+	# The game's own code is trusted: it may spawn an agent without a ceiling.
+	assert_ne(rt.spawn_agent({"name": "Archivist", "memory": {"max_memories": 0}}), "", rt.get_last_error())
