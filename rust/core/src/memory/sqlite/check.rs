@@ -108,32 +108,19 @@ pub(crate) fn inspect(path: &Path) -> Result<Found, MemoryError> {
     let id = pragma("application_id").map_err(unreadable)?;
     let tables = tables(&conn).map_err(unreadable)?;
     drop(conn);
-    let too_new = || MemoryError::SchemaTooNew {
-        found: version,
-        supported: LATEST,
-    };
-    if id == i64::from(APPLICATION_ID) {
-        return if version > LATEST {
-            Err(too_new())
-        } else {
-            Ok(Found::Ours {
-                version,
-                marked: true,
-            })
-        };
-    }
+    let marked = id == i64::from(APPLICATION_ID);
     if id == 0 && version == 0 && tables.is_empty() {
         return Ok(Found::Empty);
     }
     let has_ours = OWN_TABLES.iter().all(|own| tables.iter().any(|t| t == own));
-    if id == 0 && has_ours && version >= 1 {
+    if marked || (id == 0 && has_ours && version >= 1) {
         return if version > LATEST {
-            Err(too_new())
-        } else {
-            Ok(Found::Ours {
-                version,
-                marked: false,
+            Err(MemoryError::SchemaTooNew {
+                found: version,
+                supported: LATEST,
             })
+        } else {
+            Ok(Found::Ours { version, marked })
         };
     }
     Err(foreign(path, describe(id, version, &tables)))
