@@ -21,6 +21,18 @@ fn tiny(dir: &Path) -> PathBuf {
 
 /// One thread: the tests run side by side on few cores, and llama.cpp's worker threads wait for
 /// work by spinning.
+/// The tiny model in `dir`, loaded with a single sequence (so answers wait for it in turn),
+/// with the `Models` that hold it.
+fn one_sequence(dir: &Path) -> (Models, Arc<agents_local::Model>) {
+    let models = Models::default();
+    let one = ModelSettings {
+        sequences: 1,
+        ..settings(&tiny(dir))
+    };
+    let model = models.load(&one, false).unwrap();
+    (models, model)
+}
+
 fn settings(path: &Path) -> ModelSettings {
     ModelSettings {
         context_size: 1024,
@@ -206,12 +218,7 @@ async fn an_agents_prompt_prefix_stays_cached() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_receiver_stops_the_answer_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let models = Models::default();
-    let one = ModelSettings {
-        sequences: 1,
-        ..settings(&tiny(dir.path()))
-    };
-    let model = models.load(&one, false).unwrap();
+    let (_models, model) = one_sequence(dir.path());
     let mut long = job("agent_001", "Talk.", None, 1);
     long.max_tokens = 900;
     let mut events = model.run(long);
@@ -260,12 +267,7 @@ async fn running(answer: &mut Answer) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parties_take_turns_for_the_models_sequences() {
     let dir = tempfile::tempdir().unwrap();
-    let models = Models::default();
-    let one = ModelSettings {
-        sequences: 1,
-        ..settings(&tiny(dir.path()))
-    };
-    let model = models.load(&one, false).unwrap();
+    let (_models, model) = one_sequence(dir.path());
     // The only sequence is busy while the queue fills: a flood of one party's answers first,
     // then one answer of another party and one of the game.
     let mut busy = model.run(long("hold", "flood"));
@@ -317,12 +319,7 @@ async fn parties_take_turns_for_the_models_sequences() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_answer_leaves_the_queue_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let models = Models::default();
-    let one = ModelSettings {
-        sequences: 1,
-        ..settings(&tiny(dir.path()))
-    };
-    let model = models.load(&one, false).unwrap();
+    let (_models, model) = one_sequence(dir.path());
     let mut busy = model.run(long("hold", "a"));
     running(&mut busy).await;
     let queued: Vec<_> = (0..5)
@@ -345,12 +342,7 @@ async fn a_dropped_answer_leaves_the_queue_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_past_its_time_limit_fails_and_frees_its_sequence() {
     let dir = tempfile::tempdir().unwrap();
-    let models = Models::default();
-    let one = ModelSettings {
-        sequences: 1,
-        ..settings(&tiny(dir.path()))
-    };
-    let model = models.load(&one, false).unwrap();
+    let (_models, model) = one_sequence(dir.path());
     // A limit that has passed by the first decode step's end: 900 tokens cannot be answered.
     let late = Job {
         timeout: Some(Duration::ZERO),
