@@ -22,8 +22,11 @@
 //!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
 //! - [`mcp`]: the tool registry as an MCP server (stdio in `agents-server mcp`, Streamable HTTP
 //!   at `/mcp`).
+//! - [`admission`]: per-connection rate limits and the constant-time token comparison, shared by
+//!   both servers.
 //! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
+pub mod admission;
 pub mod agent_error;
 pub mod agent_state;
 pub mod apps;

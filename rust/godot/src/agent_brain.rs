@@ -285,23 +285,9 @@ impl AgentBrain {
                 spec.options.insert(field.to_string(), value);
             }
         };
-        // A model file in the project or the user folder, as a path of this machine (one in
-        // an exported game's pack: its copy in the user folder, made when missing).
-        let model = text(&self.model).map(|m| match self.provider.to_string().as_str() {
-            "local" if m.starts_with("res://") => crate::packed_model::model_path(&m),
-            "local" => crate::agent_runtime::globalize_path(&m),
-            _ => m,
-        });
-        set("model", model.map(Into::into));
-        let url = text(&self.model_url);
-        // Downloads go to the user folder unless another folder is named.
-        let cache =
-            text(&self.model_cache).or_else(|| url.is_some().then(|| "user://models".into()));
-        set("model_url", url.map(Into::into));
-        set(
-            "model_cache",
-            cache.map(|c| crate::agent_runtime::globalize_path(&c).into()),
-        );
+        set("model", text(&self.model).map(Into::into));
+        set("model_url", text(&self.model_url).map(Into::into));
+        set("model_cache", text(&self.model_cache).map(Into::into));
         set("model_sha256", text(&self.model_sha256).map(Into::into));
         for (field, value) in [
             ("base_url", &self.base_url),
@@ -362,6 +348,7 @@ impl AgentBrain {
         // A resource is saved with the scene: it names the key's variable, never a key.
         spec.token_budget = u64::try_from(self.token_budget).ok().filter(|&b| b > 0);
         spec.trace_prompts = self.trace_prompts;
+        crate::packed_model::localize_brain(&spec.provider, &mut spec.options);
         Ok(spec)
     }
 }

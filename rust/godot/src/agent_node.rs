@@ -15,13 +15,13 @@ use agents_core::bus::BusMessage;
 use crate::agent_memory::{recalled_to_array, remember_request};
 use crate::agent_runtime::failure;
 use agents_core::moves::{MoveOutcome, Movement};
-use agents_core::runtime::{AgentConfig as CoreConfig, Position, Runtime, RuntimeErrorCode};
+use agents_core::runtime::{AgentConfig as CoreConfig, Runtime, RuntimeErrorCode};
 use godot::classes::{Engine, INode, IRefCounted, Node, RefCounted};
 use godot::prelude::*;
 
 use crate::agent_config::AgentConfig;
 use crate::agent_runtime::{AgentRuntime, reply_to_dictionary};
-use crate::body::{Body, Step, Walk};
+use crate::body::{Body, BoundNode, Step, Walk};
 use crate::convert;
 use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
@@ -111,23 +111,6 @@ impl AgentAsk {
         self.reply = reply;
         let keep = self.to_gd().to_variant();
         self.base_mut().call_deferred("_emit_finished", &[keep]);
-    }
-}
-
-/// An [AgentNode] as its runtime keeps it: the node, its body, and the position last reported.
-#[derive(Debug)]
-pub(crate) struct BoundNode {
-    /// The node (its events go to it).
-    pub node: InstanceId,
-    body: Option<Body>,
-    /// The position last reported to the agent.
-    pub reported: Option<Position>,
-}
-
-impl BoundNode {
-    /// Where the body is now (`None`: it reports none, or it is gone).
-    pub fn body_position(&self) -> Option<Position> {
-        self.body.as_ref()?.position()
     }
 }
 
@@ -738,11 +721,15 @@ impl AgentNode {
                 self.core = Some(core);
                 self.state = AgentState::Idle.as_str();
                 self.last_error.clear();
-                let bound = BoundNode {
-                    node: self.base().instance_id(),
-                    body: self.body(),
-                    reported: None,
+                let node = self.base().instance_id();
+                let deliver = move |message: &BusMessage| {
+                    let Ok(mut node) = Gd::<AgentNode>::try_from_instance_id(node) else {
+                        return false;
+                    };
+                    node.bind_mut().deliver(message);
+                    true
                 };
+                let bound = BoundNode::new(std::rc::Rc::new(deliver), self.body());
                 runtime.clone().bind_mut().bind_node(&agent_id, bound);
             }
             Err((code, message)) => self.fail(code, &message),

@@ -22,7 +22,7 @@ use agents_core::runtime::{
     RuntimeErrorCode, RuntimeOptions, WORLD_TOOLS, WorldBounds,
 };
 use agents_core::tools::ToolRegistry;
-use godot::classes::{Engine, INode, Node, Os};
+use godot::classes::{Engine, INode, Node};
 use godot::prelude::*;
 use serde_json::Value;
 
@@ -57,26 +57,6 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, F
 /// The runtime's error as a failure.
 pub(crate) fn failure(error: RuntimeError) -> Failure {
     (error.code().as_str(), error.to_string())
-}
-
-/// `path` as an operating-system path: `user://` and `res://` through
-/// `ProjectSettings.globalize_path`, anything else unchanged.
-pub(crate) fn globalize_path(path: &str) -> String {
-    if !(path.starts_with("user://") || path.starts_with("res://")) {
-        return path.to_string();
-    }
-    let engine = Engine::singleton();
-    if let Some(mut settings) = engine.get_singleton("ProjectSettings")
-        && let Ok(result) = settings.try_call("globalize_path", &[path.to_variant()])
-        && let Ok(global) = result.try_to::<GString>()
-        && !global.is_empty()
-    {
-        return global.to_string();
-    }
-    match path.strip_prefix("user://") {
-        Some(rest) => format!("{}/{rest}", Os::singleton().get_user_data_dir()),
-        None => path.to_string(),
-    }
 }
 
 /// The profile name [member AgentRuntime.default_brain_config] is registered under.
@@ -126,6 +106,15 @@ fn config_from_variant(config: &Variant) -> Result<CoreConfig, String> {
                     "brain".into(),
                     serde_json::to_value(spec).map_err(|e| format!("invalid brain: {e}"))?,
                 );
+            }
+            // A brain object's files as paths of this machine, as from an AgentBrain.
+            if let Some(Value::Object(brain)) = map.get_mut("brain") {
+                let provider = brain
+                    .get("provider")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                crate::packed_model::localize_brain(&provider, brain);
             }
             // Godot code tends to write "" or null for "not set".
             map.retain(|key, value| match value {
@@ -451,7 +440,7 @@ pub struct AgentRuntime {
     last_frame_drain_cpu_usec: i64,
     debugger: crate::debugger::DebuggerLink,
     /// The [AgentNode] of each agent spawned by one: agent id → node.
-    nodes: std::collections::HashMap<String, crate::agent_node::BoundNode>,
+    nodes: std::collections::HashMap<String, crate::body::BoundNode>,
     /// The agents of `nodes`, in the order their bodies are read.
     node_order: Vec<String>,
     /// Where the next frame's share of body reads starts in `node_order`.
@@ -1575,7 +1564,7 @@ fn database_path_warning(path: &str) -> Option<String> {
              user://agents.db."
         ));
     }
-    let global = globalize_path(path);
+    let global = crate::paths::globalize_path(path);
     let file = Path::new(&global);
     if file.is_dir() {
         return Some(format!(
@@ -1815,7 +1804,7 @@ impl AgentRuntime {
             default_brain = DEFAULT_BRAIN_PROFILE.into();
         }
         let options = RuntimeOptions {
-            database: PathBuf::from(globalize_path(&path)),
+            database: PathBuf::from(crate::paths::globalize_path(&path)),
             idle_think_seconds: self.idle_think_seconds,
             bounds,
             default_brain,
@@ -1835,8 +1824,9 @@ impl AgentRuntime {
             hearing_radius: self.hearing_radius,
             player_id: self.player_id.to_string(),
             seed: self.seed.unsigned_abs(),
-            campaign_dir: (!self.campaign_dir.is_empty())
-                .then(|| PathBuf::from(globalize_path(&self.campaign_dir.to_string()))),
+            campaign_dir: (!self.campaign_dir.is_empty()).then(|| {
+                PathBuf::from(crate::paths::globalize_path(&self.campaign_dir.to_string()))
+            }),
             memory: self
                 .memory
                 .as_ref()
@@ -2045,24 +2035,24 @@ impl AgentRuntime {
         let Some(agent_id) = message.agent_id() else {
             return;
         };
-        let Some(id) = self.nodes.get(agent_id).map(|b| b.node) else {
+        let Some(deliver) = self.nodes.get(agent_id).map(|b| b.deliver.clone()) else {
             return;
         };
         if matches!(message, BusMessage::AgentRemoved { .. }) {
             self.unbind_node(agent_id);
         }
-        let Ok(mut node) = Gd::<crate::agent_node::AgentNode>::try_from_instance_id(id) else {
-            self.unbind_node(agent_id);
-            return;
-        };
         // The node's handlers may call back into this runtime.
-        let _reentrant = self.base_mut();
-        node.bind_mut().deliver(message);
+        let reentrant = self.base_mut();
+        let delivered = deliver(message);
+        drop(reentrant);
+        if !delivered {
+            self.unbind_node(agent_id);
+        }
     }
 
     /// Registers the [AgentNode] that spawned `agent_id`: its events go to it, and its body's
     /// position to the agent.
-    pub(crate) fn bind_node(&mut self, agent_id: &str, node: crate::agent_node::BoundNode) {
+    pub(crate) fn bind_node(&mut self, agent_id: &str, node: crate::body::BoundNode) {
         if self.nodes.insert(agent_id.to_string(), node).is_none() {
             self.node_order.push(agent_id.to_string());
         }

@@ -332,3 +332,34 @@ mod tests {
         assert_eq!(coordinate(1e7), 1e7);
     }
 }
+
+/// Hands an event about its agent to a bound node; false when the node is gone.
+pub(crate) type Deliver = std::rc::Rc<dyn Fn(&agents_core::bus::BusMessage) -> bool>;
+
+/// An [AgentNode](crate::agent_node::AgentNode) as its runtime keeps it: where its agent's
+/// events go, its body, and the position last reported. The node makes it when its agent
+/// spawned ([`BoundNode::new`]); the runtime knows the node only through it.
+pub(crate) struct BoundNode {
+    /// Hands the node an event about its agent.
+    pub deliver: Deliver,
+    body: Option<Body>,
+    /// The position last reported to the agent.
+    pub reported: Option<Position>,
+}
+
+impl BoundNode {
+    /// A node bound to its agent: `deliver` hands it the agent's events, `body` is what it
+    /// moves (`None`: it reports no position).
+    pub fn new(deliver: Deliver, body: Option<Body>) -> Self {
+        BoundNode {
+            deliver,
+            body,
+            reported: None,
+        }
+    }
+
+    /// Where the body is now (`None`: it reports none, or it is gone).
+    pub fn body_position(&self) -> Option<Position> {
+        self.body.as_ref()?.position()
+    }
+}

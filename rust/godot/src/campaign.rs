@@ -108,7 +108,7 @@ impl IResource for Campaign {
 
 /// A Godot path as a file path (`res://` and `user://` globalized).
 fn os_path(path: &str) -> PathBuf {
-    PathBuf::from(crate::agent_runtime::globalize_path(path))
+    PathBuf::from(crate::paths::globalize_path(path))
 }
 
 fn strings(items: &PackedStringArray) -> Vec<String> {

@@ -52,6 +52,7 @@ pub mod game_tools;
 mod guard;
 pub mod operation;
 mod packed_model;
+mod paths;
 pub mod script_tools;
 pub mod tool_set_names;
 

@@ -28,7 +28,7 @@ use godot::classes::FileAccess;
 use godot::classes::file_access::ModeFlags;
 use godot::prelude::*;
 
-use crate::agent_runtime::globalize_path;
+use crate::paths::globalize_path;
 
 /// The folder under `user://` copies are kept in.
 pub const COPY_DIR: &str = "user://models/packed";
@@ -54,6 +54,38 @@ struct Copy {
 thread_local! {
     /// The copies under way (Godot's main thread makes and advances them).
     static COPIES: RefCell<Vec<Copy>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A `local` brain's files as paths of this machine, whichever way the brain arrived (an
+/// [AgentBrain](crate::agent_brain::AgentBrain), a Dictionary given to `spawn_agent`, an
+/// [AgentConfig](crate::agent_config::AgentConfig)): `model` in the project (`res://`: the file,
+/// or its copy out of an exported game's pack, [`model_path`]) or in the user folder
+/// (`user://`), and `model_cache`, which is the user folder's `models` when a `model_url` is
+/// given without one. Other providers' options, and paths already of this machine, are left as
+/// they are.
+pub fn localize_brain(provider: &str, options: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::Value;
+    if provider != "local" {
+        return;
+    }
+    if let Some(Value::String(model)) = options.get("model") {
+        let local = if model.starts_with("res://") {
+            model_path(model)
+        } else {
+            globalize_path(model)
+        };
+        options.insert("model".into(), Value::String(local));
+    }
+    let has_url = options
+        .get("model_url")
+        .is_some_and(|url| url.as_str().is_some_and(|u| !u.trim().is_empty()));
+    if has_url && !options.contains_key("model_cache") {
+        options.insert("model_cache".into(), Value::String("user://models".into()));
+    }
+    if let Some(Value::String(cache)) = options.get("model_cache") {
+        let local = globalize_path(cache);
+        options.insert("model_cache".into(), Value::String(local));
+    }
 }
 
 /// Where the copy of `res_path` (a `res://` path) is kept: `user://models/packed/` and the path

@@ -32,6 +32,7 @@
 
 pub mod download;
 pub mod error;
+pub mod event;
 pub mod models;
 pub mod queue;
 pub mod sampler;
@@ -40,7 +41,8 @@ pub mod worker;
 
 pub use download::{Downloads, Filling, Progress, Source};
 pub use error::LocalError;
+pub use event::{Event, Outcome};
 pub use models::{Model, Models};
 pub use queue::Answer;
 pub use settings::{ChatMessage, Job, ModelSettings, Sampling};
-pub use worker::{Event, ModelInfo, Outcome, backend};
+pub use worker::{ModelInfo, backend};

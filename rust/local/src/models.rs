@@ -14,9 +14,10 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::error::LocalError;
+use crate::event::Event;
 use crate::queue::{Answer, Queue};
 use crate::settings::{Job, ModelSettings};
-use crate::worker::{self, Command, Event, ModelInfo};
+use crate::worker::{self, Command, ModelInfo};
 
 /// The magic bytes every GGUF file starts with.
 pub const GGUF_MAGIC: &[u8; 4] = b"GGUF";

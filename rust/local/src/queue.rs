@@ -12,8 +12,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+use crate::event::Event;
 use crate::settings::Job;
-use crate::worker::Event;
 
 /// One answer waiting for a sequence.
 pub(crate) struct Waiting {

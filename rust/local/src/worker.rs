@@ -31,44 +31,13 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::LocalError;
+use crate::event::{Event, Outcome};
 use crate::queue::Queue;
 use crate::sampler::{Closers, Constrained, Pick, grammar};
 use crate::settings::{FALLBACK_TEMPLATE, Job, ModelSettings};
 
 /// The most tokens decoded in one batch.
 pub const BATCH_TOKENS: usize = 512;
-
-/// What a running answer reports.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    /// Text as it is generated.
-    Text(String),
-    /// The answer.
-    Done(Box<Outcome>),
-    /// It failed.
-    Failed(LocalError),
-}
-
-/// A finished answer.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Outcome {
-    /// The answer's text.
-    pub text: String,
-    /// Tokens of the prompt.
-    pub prompt_tokens: u32,
-    /// Of those, tokens that were cached from the agent's previous prompt (not evaluated).
-    pub cached_tokens: u32,
-    /// Tokens of the answer.
-    pub output_tokens: u32,
-    /// Of those, tokens the grammar forced (not sampled).
-    pub forced_tokens: u32,
-    /// From the job's start to its first answer token.
-    pub first_token: Duration,
-    /// From the job's start to its end.
-    pub elapsed: Duration,
-    /// False when the answer was cut at `max_tokens`.
-    pub complete: bool,
-}
 
 /// What a loaded model is.
 #[derive(Clone, Debug, PartialEq)]

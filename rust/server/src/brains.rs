@@ -9,7 +9,9 @@ use agents_core::bus::{BusMessage, Filter, Received};
 use agents_core::memory::BrainCallRow;
 use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
 
-use crate::cli::BrainCheckArgs;
+use clap::Args;
+
+use crate::args::{LogLevel, positive_seconds};
 
 /// Reads a profiles file; errors name the file.
 pub fn load(path: &Path) -> Result<BrainProfiles, String> {
@@ -365,6 +367,46 @@ fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
             .into(),
         _ => "see the message above; docs/brains.md has the failure list".into(),
     }
+}
+
+/// Arguments of `agents-server brain-check`.
+#[derive(Debug, Args)]
+pub struct BrainCheckArgs {
+    /// The profile (or brain name) to check; default: the file's `default`.
+    pub profile: Option<String>,
+    /// A JSON file of named brains: `{"default": NAME, "profiles": {NAME: {brain object}}}`
+    /// (see docs/brains.md).
+    #[arg(long, value_name = "FILE")]
+    pub brains: Option<std::path::PathBuf>,
+    /// A one-off brain instead of a profile: `openai`, `anthropic`, `cli`, `scripted`.
+    #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+    pub provider: Option<String>,
+    /// The model of a one-off brain.
+    #[arg(long, value_name = "MODEL", requires = "provider")]
+    pub model: Option<String>,
+    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama).
+    #[arg(long, value_name = "URL", requires = "provider")]
+    pub base_url: Option<String>,
+    /// The environment variable holding a one-off brain's key.
+    #[arg(long, value_name = "VAR", requires = "provider")]
+    pub api_key_env: Option<String>,
+    /// The command line of a one-off `cli` brain, after `--`:
+    /// `brain-check --provider cli -- python3 my_model.py --fast`.
+    #[arg(last = true, value_name = "COMMAND", requires = "provider")]
+    pub command: Vec<String>,
+    /// What the player says to the agent.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "Hello! Who are you, and what will you do next?"
+    )]
+    pub message: String,
+    /// Seconds to wait for the whole decision (repairs and retries included).
+    #[arg(long, value_name = "S", default_value_t = 120.0, value_parser = positive_seconds)]
+    pub timeout_seconds: f64,
+    /// How much is logged to stderr.
+    #[arg(long, value_enum, default_value_t = LogLevel::Warn)]
+    pub log_level: LogLevel,
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 
 use std::io::{self, Read, Write};
 
+use crate::args::{LogLevel, positive_seconds};
 use agents_core::tools::{ToolOutput, ToolRegistry};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
-use tracing::level_filters::LevelFilter;
 
 /// Exit code of a successful command.
 pub const EXIT_OK: u8 = 0;
@@ -89,7 +89,7 @@ pub enum Command {
     /// When it fails, it says why and what to check: an unreachable URL, a refused key, an
     /// unknown model, an answer that is not the contract, a timeout. Uses a throw-away database.
     /// Exit code 0 when the model answered with a valid decision, 1 otherwise.
-    BrainCheck(BrainCheckArgs),
+    BrainCheck(crate::brains::BrainCheckArgs),
     /// Tabletop campaigns (`campaign.json`): create one, run GM tool calls on it, run a GM turn.
     ///
     /// `campaign new [--party pc_001,pc_002] FILE`; `campaign apply FILE [--actor ID]` with a
@@ -119,46 +119,6 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::memory::MemoryCommand,
     },
-}
-
-/// Arguments of `agents-server brain-check`.
-#[derive(Debug, Args)]
-pub struct BrainCheckArgs {
-    /// The profile (or brain name) to check; default: the file's `default`.
-    pub profile: Option<String>,
-    /// A JSON file of named brains: `{"default": NAME, "profiles": {NAME: {brain object}}}`
-    /// (see docs/brains.md).
-    #[arg(long, value_name = "FILE")]
-    pub brains: Option<std::path::PathBuf>,
-    /// A one-off brain instead of a profile: `openai`, `anthropic`, `cli`, `scripted`.
-    #[arg(long, value_name = "NAME", conflicts_with = "profile")]
-    pub provider: Option<String>,
-    /// The model of a one-off brain.
-    #[arg(long, value_name = "MODEL", requires = "provider")]
-    pub model: Option<String>,
-    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama).
-    #[arg(long, value_name = "URL", requires = "provider")]
-    pub base_url: Option<String>,
-    /// The environment variable holding a one-off brain's key.
-    #[arg(long, value_name = "VAR", requires = "provider")]
-    pub api_key_env: Option<String>,
-    /// The command line of a one-off `cli` brain, after `--`:
-    /// `brain-check --provider cli -- python3 my_model.py --fast`.
-    #[arg(last = true, value_name = "COMMAND", requires = "provider")]
-    pub command: Vec<String>,
-    /// What the player says to the agent.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "Hello! Who are you, and what will you do next?"
-    )]
-    pub message: String,
-    /// Seconds to wait for the whole decision (repairs and retries included).
-    #[arg(long, value_name = "S", default_value_t = 120.0, value_parser = positive_seconds)]
-    pub timeout_seconds: f64,
-    /// How much is logged to stderr.
-    #[arg(long, value_enum, default_value_t = LogLevel::Warn)]
-    pub log_level: LogLevel,
 }
 
 /// Arguments of `agents-server serve`.
@@ -350,36 +310,6 @@ pub struct McpArgs {
     pub log_level: LogLevel,
 }
 
-/// Log verbosity (logs always go to stderr).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogLevel {
-    /// Nothing.
-    Off,
-    /// Errors only.
-    Error,
-    /// Errors and warnings.
-    Warn,
-    /// Start-up, shutdown and other milestones.
-    Info,
-    /// Every request.
-    Debug,
-    /// Everything, including protocol traffic.
-    Trace,
-}
-
-impl From<LogLevel> for LevelFilter {
-    fn from(level: LogLevel) -> Self {
-        match level {
-            LogLevel::Off => LevelFilter::OFF,
-            LogLevel::Error => LevelFilter::ERROR,
-            LogLevel::Warn => LevelFilter::WARN,
-            LogLevel::Info => LevelFilter::INFO,
-            LogLevel::Debug => LevelFilter::DEBUG,
-            LogLevel::Trace => LevelFilter::TRACE,
-        }
-    }
-}
-
 /// Writes every definition in `format` as pretty JSON followed by a newline.
 pub fn print_definitions(
     registry: &ToolRegistry,
@@ -472,20 +402,6 @@ fn read_arguments(arguments: Option<&str>, stdin: &mut impl Read) -> Result<Valu
 fn write_pretty(out: &mut impl Write, value: &Value) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
-}
-
-/// A number of seconds: finite, more than zero, at most a day.
-fn positive_seconds(text: &str) -> Result<f64, String> {
-    let seconds: f64 = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
-        Ok(seconds)
-    } else {
-        Err(format!(
-            "{text} is not between 0 (exclusive) and 86400 seconds"
-        ))
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `agents-server`: the Godot Agents headless server.
 //!
 //! A thin layer over `agents-core`: every command reads the one tool registry
-//! ([`server_tools`]: the game tools and the GM tools on campaign files).
+//! ([`tools::server_tools`]: the game tools and the GM tools on campaign files).
 //!
 //! - `agents-server tools [--format llm|mcp]` prints every tool definition as pretty JSON.
 //! - `agents-server tool NAME [JSON|-]` calls one tool and prints its `structuredContent`.
@@ -12,38 +12,29 @@
 //!
 //! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
 
+mod args;
 mod brains;
 mod campaign;
 mod cli;
 mod mcp;
 mod memory;
 mod serve;
+mod tools;
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agents_core::campaign::file_tools::CampaignFiles;
-use agents_core::tools::ToolRegistry;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-
-/// The tools the server offers (the command line, MCP, `call_tool`): the game tools, and the GM
-/// tools on campaign files (`move`, `move_options`, `hp_delta`, `map_generate` with a
-/// `campaign` path naming what `files` allows: any path for the operator's `tool` command, the
-/// campaign directory's files for MCP and WebSocket clients).
-pub fn server_tools(files: CampaignFiles) -> ToolRegistry {
-    let mut registry = ToolRegistry::with_game_tools();
-    agents_core::campaign::file_tools::register(&mut registry, files);
-    registry
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Tools(args) => {
-            let registry = server_tools(CampaignFiles::AnyPath);
+            let registry = tools::server_tools(CampaignFiles::AnyPath);
             let stdout = std::io::stdout();
             match cli::print_definitions(&registry, args.format, &mut stdout.lock()) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -61,7 +52,7 @@ fn main() -> ExitCode {
         }
         Command::Tool(args) => {
             // The operator's own shell: any path.
-            let registry = server_tools(CampaignFiles::AnyPath);
+            let registry = tools::server_tools(CampaignFiles::AnyPath);
             let outcome = cli::run_tool(
                 &registry,
                 &args.name,
@@ -75,7 +66,9 @@ fn main() -> ExitCode {
         Command::Mcp(args) => {
             mcp::init_logging(args.log_level.into());
             // An MCP host is not trusted: campaign files only inside --campaign-dir.
-            let registry = Arc::new(server_tools(CampaignFiles::for_clients(args.campaign_dir)));
+            let registry = Arc::new(tools::server_tools(CampaignFiles::for_clients(
+                args.campaign_dir,
+            )));
             match mcp::run_stdio(registry) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

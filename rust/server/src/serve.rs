@@ -120,7 +120,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         }
     };
     // Clients name campaign files only inside --campaign-dir.
-    let tools = Arc::new(crate::server_tools(CampaignFiles::for_clients(
+    let tools = Arc::new(crate::tools::server_tools(CampaignFiles::for_clients(
         args.campaign_dir.clone(),
     )));
     let config = ServerConfig {

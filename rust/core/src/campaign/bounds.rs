@@ -7,19 +7,13 @@
 //! the campaign and at least one area or actor. Each problem is named as the other load problems
 //! are (`map.areas: 2001 areas; the limit is 2000`).
 
-use serde::Serialize;
-
 use super::Campaign;
 use super::page::PageView;
+use super::view::json_bytes;
 use crate::limits::{
     MAX_CAMPAIGN_ACTORS, MAX_CAMPAIGN_AREAS, MAX_CAMPAIGN_ENTRY_BYTES, MAX_CAMPAIGN_HEAD_BYTES,
     MAX_CAMPAIGN_ID_CHARS,
 };
-
-/// The size of `value` as compact JSON.
-pub(super) fn json_bytes<T: Serialize + ?Sized>(value: &T) -> usize {
-    serde_json::to_vec(value).map_or(0, |v| v.len())
-}
 
 /// Every way `campaign` is larger than a campaign may be (empty: within every limit).
 pub(super) fn problems(campaign: &Campaign) -> Vec<String> {

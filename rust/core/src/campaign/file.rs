@@ -34,7 +34,7 @@ pub fn parse(text: &str) -> Result<Loaded, CampaignError> {
 
 /// The campaign as the file's text: pretty JSON, non-ASCII text as it is, a final newline.
 pub fn to_text(campaign: &Campaign) -> String {
-    let view = super::load::FileView::of(campaign);
+    let view = super::view::FileView::of(campaign);
     let mut text = serde_json::to_string_pretty(&view).unwrap_or_default();
     text.push('\n');
     text

@@ -34,8 +34,8 @@ mod load;
 pub mod map;
 pub mod page;
 pub mod pyrandom;
-mod scripted_gm;
 pub mod turn;
+mod view;
 
 use std::collections::BTreeMap;
 

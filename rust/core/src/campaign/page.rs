@@ -17,8 +17,7 @@ use std::ops::Bound;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::bounds::json_bytes;
-use super::load::{ConnectionView, FileView};
+use super::view::{ConnectionView, FileView, json_bytes};
 use super::{Actor, Area, Campaign, Goal, Milestone, Selected};
 
 /// Where a page of a campaign starts: after this area or actor.

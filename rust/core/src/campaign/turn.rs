@@ -20,6 +20,8 @@
 //!   `tool_feedback`). A turn never ends with no calls and no text: a GM that stays silent gets
 //!   [`SILENT_FALLBACK`].
 
+mod scripted_gm;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -111,7 +113,7 @@ impl GmView {
 /// A GM turn frames the whole decision: the GM's own prompt (who it is, the GM tool-call
 /// contract and its examples) and the turn as its situation (the context JSON, non-ASCII text
 /// as it is; the turn actor; what the player said). Offline, the scripted brain runs the turn
-/// with [`super::scripted_gm`].
+/// with [`scripted_gm`].
 impl Section for GmView {
     fn key(&self) -> &'static str {
         "campaign"
@@ -144,7 +146,7 @@ impl Section for GmView {
     }
 
     fn scripted(&self, context: &BrainContext, play: &mut ScriptedPlay<'_>) -> Option<BrainReply> {
-        Some(super::scripted_gm::decide(context, self, play))
+        Some(scripted_gm::decide(context, self, play))
     }
 
     fn summary(&self) -> Option<String> {

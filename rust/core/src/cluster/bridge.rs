@@ -33,7 +33,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::router::Directory;
-use super::subjects::Subjects;
+use super::subjects::{ORIGIN_HEADER, SEQ_HEADER, Subjects};
 use crate::bus::{BusMessage, Filter, MessageKind, Received, Subscription};
 use crate::runtime::Runtime;
 
@@ -46,11 +46,6 @@ pub const RETIRE_OVERLAP: Duration = Duration::from_millis(250);
 
 /// How long the bridge waits for NATS to confirm new subscriptions.
 const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Header: the process a message was published in.
-pub const ORIGIN_HEADER: &str = "Agents-Origin";
-/// Header: the message's sequence number on its origin's bus.
-pub const SEQ_HEADER: &str = "Agents-Seq";
 
 /// Queue of the outgoing subscription (messages not yet sent to NATS).
 const EXPORT_CAPACITY: usize = 65_536;

@@ -24,9 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::runtime::Runtime;
-pub use bridge::{BridgeStats, ORIGIN_HEADER, SEQ_HEADER};
+pub use bridge::BridgeStats;
 pub use router::{FORWARD_TIMEOUT, TRACE_HEADER};
 use subjects::Subjects;
+pub use subjects::{ORIGIN_HEADER, SEQ_HEADER};
 
 /// The default lease of an agent.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);

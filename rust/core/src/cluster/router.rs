@@ -29,7 +29,7 @@ use tracing::Instrument;
 
 use super::handover;
 use super::leases;
-use super::subjects::Subjects;
+use super::subjects::{ORIGIN_HEADER, Subjects};
 use crate::bus::BusMessage;
 use crate::net::{Remote, RemoteError};
 use crate::protocol::requests::{self as dispatch, Handled};
@@ -232,7 +232,7 @@ impl Router {
         );
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(TRACE_HEADER, trace_id.as_str());
-        headers.insert(super::ORIGIN_HEADER, &*self.process);
+        headers.insert(ORIGIN_HEADER, &*self.process);
         (trace_id, headers)
     }
 
@@ -298,7 +298,7 @@ impl Router {
                             "agent_handover",
                             trace_id = %header_of(ask.headers.as_ref(), TRACE_HEADER),
                             from = %process,
-                            to = %header_of(ask.headers.as_ref(), super::ORIGIN_HEADER),
+                            to = %header_of(ask.headers.as_ref(), ORIGIN_HEADER),
                         );
                         tokio::spawn(async move {
                             let answer = match serde_json::from_slice::<handover::MoveRequest>(&ask.payload) {
@@ -327,7 +327,7 @@ impl Router {
                         let span = tracing::info_span!(
                             "routed_request",
                             trace_id = %header_of(request.headers.as_ref(), TRACE_HEADER),
-                            from = %header_of(request.headers.as_ref(), super::ORIGIN_HEADER),
+                            from = %header_of(request.headers.as_ref(), ORIGIN_HEADER),
                             to = %process,
                         );
                         tokio::spawn(

@@ -1,4 +1,5 @@
-//! The NATS subjects of one world, and how a bus [`Filter`] becomes the subjects to listen to.
+//! The NATS subjects of one world, how a bus [`Filter`] becomes the subjects to listen to, and
+//! the headers a message crosses NATS with ([`ORIGIN_HEADER`], [`SEQ_HEADER`]).
 //!
 //! Every subject starts with `<prefix>.<world>` (`agents.town` by default prefix):
 //!
@@ -22,6 +23,11 @@
 //! once: the bridge drops repeats by the message's id.
 
 use std::collections::BTreeSet;
+
+/// Header: the process a message was published in.
+pub const ORIGIN_HEADER: &str = "Agents-Origin";
+/// Header: the message's sequence number on its origin's bus.
+pub const SEQ_HEADER: &str = "Agents-Seq";
 
 use crate::bus::{BusMessage, Filter};
 

@@ -23,7 +23,7 @@ pub mod stdio;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::net::{Admission, TokenBucket};
+use crate::admission::{Admission, TokenBucket};
 use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,

@@ -61,11 +61,11 @@ use std::thread::JoinHandle;
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
 
+pub use rows::BadStored;
 pub use rows::{
     AgentRecord, AppLogKind, AppRow, BrainCall, BrainCallRow, CallOutcome, ConversationRow,
     InboxRow, NewConversation, Page, StateChangeRow, StoredApp, TaskRow, TaskStatus,
 };
-pub use store::BadStored;
 pub use stream::{
     Candidates, DrawnMemory, FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES,
     MAX_MEMORY_TEXT_CHARS, MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, is_stopword,

@@ -198,7 +198,7 @@ fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
         agent_id: row.text(1)?,
         kind: kind
             .parse::<MemoryKind>()
-            .map_err(|reason| store::BadStored {
+            .map_err(|reason| super::rows::BadStored {
                 what: "memory kind",
                 text: kind.clone(),
                 reason,
@@ -206,7 +206,7 @@ fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
         text: row.text(3)?,
         importance: u8::try_from(row.int(4)?.clamp(1, 10)).unwrap_or(1),
         about: row.maybe_text(5)?,
-        sources: serde_json::from_str(&sources).map_err(|e| store::BadStored {
+        sources: serde_json::from_str(&sources).map_err(|e| super::rows::BadStored {
             what: "memory sources",
             text: sources.clone(),
             reason: e.to_string(),

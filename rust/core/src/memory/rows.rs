@@ -288,3 +288,15 @@ pub struct StoredApp {
     /// Its last chat lines, oldest first, as written.
     pub chat: Vec<serde_json::Value>,
 }
+
+/// A stored string that does not parse (an unknown state or status, invalid JSON).
+#[derive(Debug, thiserror::Error)]
+#[error("stored {what} '{text}' does not parse: {reason}")]
+pub struct BadStored {
+    /// What the column holds.
+    pub what: &'static str,
+    /// The text found.
+    pub text: String,
+    /// Why it does not parse.
+    pub reason: String,
+}

@@ -1,17 +1,18 @@
-//! What a database backend provides: the reads ([`Queries`], one connection's worth), the
-//! writer's transactions ([`Sink`]), and the pieces both backends share (pages, app log
-//! entries, stored strings that must parse).
+//! What a database backend provides for reading: the reads ([`Queries`], one connection's
+//! worth), and the pieces both backends share (pages, app log entries, stored strings that must
+//! parse). Its writes are the writer's [`Sink`](super::writer::Sink).
 //!
 //! [`Memory`](super::Memory) owns the queue, the sequence numbers, the commit watch, the id
 //! allocators and the open-task index; a backend only runs SQL. Two exist: SQLite (a file, the
 //! default) and PostgreSQL (a URL, behind the `postgres` feature), with the same tables, the
 //! same migrations and the same kill-safety promise (an acknowledged write is committed).
 
+use super::AppLogKind;
+use super::rows::BadStored;
 use super::{
     AgentRecord, BrainCallRow, ConversationRow, InboxRow, MemoryError, Page, StateChangeRow,
     StoredApp, TaskRow, TaskStatus,
 };
-use super::{AppLogKind, writer::Queued};
 use crate::agent_state::AgentState;
 
 /// The reads of the memory, on one connection of a backend. Every method reads what is
@@ -139,19 +140,6 @@ pub(crate) trait Queries {
     fn ping(&mut self) -> Result<(), MemoryError>;
 }
 
-/// The writer's side of a backend: commits one batch of queued writes in one transaction, all
-/// or nothing.
-pub(crate) trait Sink: Send + 'static {
-    /// Commits `batch` in order in one transaction. On an error nothing of it is committed.
-    fn commit(&mut self, batch: &[Queued]) -> Result<(), String>;
-
-    /// Work put off while writes were waiting (SQLite: indexing new memories for search), done
-    /// in a transaction of its own when the queue is empty. The default has none.
-    fn catch_up(&mut self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
 /// What opening a database finds: the highest ids in use and the open tasks.
 pub(crate) struct Loaded {
     /// The larger of the highest stored agent number and the agent reservation.
@@ -197,18 +185,6 @@ pub(crate) fn oldest_first_page<T>(mut rows: Vec<(T, i64)>, limit: usize) -> Pag
 /// A `LIMIT` as SQL takes it.
 pub(crate) fn limit_of(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
-}
-
-/// A stored string that does not parse (an unknown state or status, invalid JSON).
-#[derive(Debug, thiserror::Error)]
-#[error("stored {what} '{text}' does not parse: {reason}")]
-pub struct BadStored {
-    /// What the column holds.
-    pub what: &'static str,
-    /// The text found.
-    pub text: String,
-    /// Why it does not parse.
-    pub reason: String,
 }
 
 /// A stored agent state.

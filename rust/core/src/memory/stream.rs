@@ -285,9 +285,9 @@ pub(crate) fn vector_bytes(vector: &[f32]) -> Vec<u8> {
 }
 
 /// A stored vector read back; a length that is not a whole number of floats is an error.
-pub(crate) fn vector_of(bytes: &[u8]) -> Result<Vec<f32>, super::BadStored> {
+pub(crate) fn vector_of(bytes: &[u8]) -> Result<Vec<f32>, super::rows::BadStored> {
     if !bytes.len().is_multiple_of(4) {
-        return Err(super::BadStored {
+        return Err(super::rows::BadStored {
             what: "memory vector",
             text: format!("{} bytes", bytes.len()),
             reason: "not a whole number of 32-bit floats".into(),

@@ -10,7 +10,6 @@ use parking_lot::{Condvar, Mutex};
 
 use super::MemoryError;
 use super::ids::IdKind;
-use super::store::Sink;
 use crate::agent_state::AgentState;
 
 /// Most operations committed in one transaction.
@@ -167,6 +166,19 @@ pub(crate) struct MemoryLine {
     pub agent_id: String,
     pub memory: super::NewMemory,
     pub created_at: String,
+}
+
+/// The writer's side of a backend: commits one batch of queued writes in one transaction, all
+/// or nothing.
+pub(crate) trait Sink: Send + 'static {
+    /// Commits `batch` in order in one transaction. On an error nothing of it is committed.
+    fn commit(&mut self, batch: &[Queued]) -> Result<(), String>;
+
+    /// Work put off while writes were waiting (SQLite: indexing new memories for search), done
+    /// in a transaction of its own when the queue is empty. The default has none.
+    fn catch_up(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// An operation with its sequence number (allocated in submission order).

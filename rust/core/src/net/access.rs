@@ -26,7 +26,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use super::ServerConfig;
-use super::limits::constant_time_eq;
+use crate::admission::constant_time_eq;
 
 /// The subprotocol the server selects when a client offers it (a browser that sends its token
 /// as a subprotocol entry must offer this one too: a browser fails the handshake when the server

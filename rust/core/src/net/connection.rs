@@ -23,12 +23,12 @@ use tokio_tungstenite::tungstenite;
 use tokio_util::sync::CancellationToken;
 
 use super::fanout::{Events, Fanned};
-use super::limits::{Admission, TokenBucket};
 use super::{
     CLOSE_GOING_AWAY, CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG, CLOSE_POLICY_VIOLATION,
     CLOSE_PROTOCOL_ERROR, REASON_FLOOD, REASON_SHUTDOWN, REASON_TOO_SLOW, REASON_WRITE_TIMEOUT,
     Shared,
 };
+use crate::admission::{Admission, TokenBucket};
 use crate::protocol::events::EventFilter;
 use crate::protocol::requests::{
     self as dispatch, AgentSpawnRequest, AppUnregister, Handled, Runs,

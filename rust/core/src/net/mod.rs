@@ -49,7 +49,6 @@ mod access;
 mod campaign_queue;
 mod connection;
 mod fanout;
-mod limits;
 mod routing;
 #[cfg(test)]
 mod tests;
@@ -88,8 +87,8 @@ use tokio_util::task::TaskTracker;
 use crate::runtime::Runtime;
 use crate::tools::ToolRegistry;
 
+pub use crate::admission::{Admission, FLOOD_FACTOR, TokenBucket, constant_time_eq};
 pub use access::{Refusal, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, token_fits_subprotocol};
-pub use limits::{Admission, FLOOD_FACTOR, TokenBucket, constant_time_eq};
 
 /// Close code: the server is going away (shutdown).
 pub const CLOSE_GOING_AWAY: u16 = 1001;

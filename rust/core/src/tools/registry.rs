@@ -441,14 +441,6 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// A registry holding every game tool (nine games: `new_*`, `apply_*`, `legal_*`,
-    /// `choose_*`) plus the built-in AI tools.
-    pub fn with_game_tools() -> Self {
-        let mut registry = ToolRegistry::new();
-        super::games::register_all(&mut registry);
-        registry
-    }
-
     /// Registers a synchronous tool that does not need to know its caller. Its schema is
     /// compiled once, here.
     pub fn register<F>(&mut self, spec: ToolSpec, handler: F) -> Result<(), RegistryError>

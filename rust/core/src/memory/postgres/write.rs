@@ -16,7 +16,7 @@ use tokio_postgres::{Client, Config, Statement};
 use super::conn::Conn;
 use super::text::Text;
 use crate::memory::statements::{Param as Value, ceilings, statements};
-use crate::memory::store::Sink;
+use crate::memory::writer::Sink;
 use crate::memory::writer::{Op, Queued};
 
 /// How long the writer keeps connecting again before the batch counts as failed.

@@ -17,7 +17,7 @@ use rusqlite::{Connection, ToSql, TransactionBehavior, params_from_iter};
 use std::collections::HashMap;
 
 use crate::memory::statements::{Param, ceilings, statements};
-use crate::memory::store::Sink;
+use crate::memory::writer::Sink;
 use crate::memory::writer::{Op, Queued};
 
 /// The writing connection, and how far memories are indexed for search.

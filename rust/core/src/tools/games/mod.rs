@@ -39,6 +39,16 @@ pub fn register_all(registry: &mut ToolRegistry) {
     mancala::register(registry);
 }
 
+impl ToolRegistry {
+    /// A registry holding every game tool (nine games: `new_*`, `apply_*`, `legal_*`,
+    /// `choose_*`) plus the built-in AI tools.
+    pub fn with_game_tools() -> Self {
+        let mut registry = ToolRegistry::new();
+        register_all(&mut registry);
+        registry
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,4 +1,6 @@
-//! Per-connection rate limiting and the constant-time token comparison.
+//! Who may come in, and how often: per-connection rate limiting (token buckets, floods) and the
+//! constant-time token comparison. A leaf: the WebSocket server ([`crate::net`]) and the MCP
+//! endpoint ([`crate::mcp`]) both use it.
 
 use std::time::{Duration, Instant};
 

@@ -18,8 +18,8 @@
 
 use serde_json::{Value, json};
 
+use super::GmView;
 use crate::brain::{BrainContext, BrainReply, ScriptedPlay};
-use crate::campaign::turn::GmView;
 
 /// Words that ask where the actor can go.
 const OPTIONS_WORDS: &[&str] = &[
