@@ -84,6 +84,8 @@ var _dirty := false
 var _log: RichTextLabel
 var _input: LineEdit
 var _send: Button
+## True while a line is being handed to the agent (its error is shown as the answer).
+var _asking := false
 
 
 func _init() -> void:
@@ -252,7 +254,11 @@ func _agent_name() -> String:
 
 func _ask(node: Node, text: String) -> void:
 	_add("You: " + text, COLORS.human)
-	var reply: Dictionary = await node.ask(text)
+	# A line that cannot be sent is also the node's error_occurred: shown once, as the answer.
+	_asking = true
+	var finished: Signal = node.ask(text)
+	_asking = false
+	var reply: Dictionary = await finished
 	if not reply.ok:
 		_add("(%s could not answer: %s)" % [_agent_name(), reply.error.message], COLORS.system)
 
@@ -276,6 +282,8 @@ func _on_spoke(text: String, _recipients: PackedStringArray, _dialog_type: Strin
 
 
 func _on_error(code: String, message: String) -> void:
+	if _asking:
+		return
 	_live = -1
 	_add("(%s: %s)" % [code, message], COLORS.system)
 

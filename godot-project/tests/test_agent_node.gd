@@ -177,6 +177,25 @@ func test_an_autoload_runtime_is_found_and_no_runtime_is_an_error() -> void:
 	assert_eq(_agent(npc).get_runtime(), rt)
 
 
+func test_an_ask_outside_the_tree_says_why_and_signals_it() -> void:
+	var agent := AgentNode.new()
+	agent.name = "Drifter"
+	var errors := []
+	agent.error_occurred.connect(func(code, message): errors.append([code, message]))
+	var reply: Dictionary = await agent.ask("Hello?")
+	assert_eq(reply.error.code, "not_spawned")
+	assert_contains(reply.error.message, "AgentNode 'Drifter' has no running agent: it is not in the scene tree")
+	assert_eq(errors.size(), 1, "the message points to error_occurred, so it is emitted: %s" % [errors])
+	assert_eq(errors[0][1], reply.error.message)
+	assert_eq(agent.get_last_error(), reply.error.message)
+	# An unnamed node says so rather than leaving a blank.
+	var unnamed := AgentNode.new()
+	assert_eq(unnamed.say("Hi"), 0)
+	assert_contains(unnamed.get_last_error(), "this AgentNode (unnamed) has no running agent")
+	agent.free()
+	unnamed.free()
+
+
 func test_a_runtime_started_later_spawns_its_waiting_nodes() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "later"))
 	rt.autostart = false

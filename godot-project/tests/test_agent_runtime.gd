@@ -102,7 +102,7 @@ func test_defaults_and_config_resource() -> void:
 	assert_eq(rt.default_brain, "scripted")
 	assert_eq(rt.thinking_seconds, 0.8)
 	assert_eq(rt.speaking_seconds, 1.5)
-	assert_eq(rt.hearing_radius, 15.0)
+	assert_eq(rt.hearing_radius, -1.0, "automatic: 15% of world_bounds' longer side")
 	assert_eq(rt.player_id, "player_0")
 	assert_eq(rt.seed, 0)
 	assert_false(rt.resume_agents)
@@ -520,3 +520,58 @@ func test_events_wait_while_not_processing_and_drain_on_demand() -> void:
 	assert_true(rt.get_last_frame_event_count() <= 1)
 	await _expect("agent_removed", [b])
 	assert_true(rt.get_last_frame_drain_usec() >= 0)
+
+
+## Keeps the warnings Godot reports while it is added (`OS.add_logger`).
+class WarningLog extends Logger:
+	var lines: Array[String] = []
+	var _lock := Mutex.new()
+
+	func _log_error(_function: String, _file: String, _line: int, code: String, rationale: String,
+			_editor_notify: bool, error_type: int, _backtraces: Array[ScriptBacktrace]) -> void:
+		if error_type == ERROR_TYPE_WARNING:
+			_lock.lock()
+			lines.append(code + " " + rationale)
+			_lock.unlock()
+
+	func _log_message(_message: String, _error: bool) -> void:
+		pass
+
+	func joined() -> String:
+		_lock.lock()
+		var text := "\n".join(lines)
+		_lock.unlock()
+		return text
+
+
+func test_properties_set_after_start_and_a_world_of_other_units_are_warned_of() -> void:
+	var log := WarningLog.new()
+	OS.add_logger(log)
+	var rt := AgentRuntime.new()
+	rt.database_path = fresh_db("user://test_agent_runtime", "late")
+	add_to_tree(rt)
+	assert_true(rt.is_running(), "autostart in its own _ready")
+	# What a parent's _ready does after: too late for these.
+	rt.world_bounds = Rect2(0, 0, 1280, 720)
+	rt.idle_think_seconds = 3.0
+	rt.max_events_per_frame = 50  # read every frame: no warning
+	await wait_frames(2)
+	var text := log.joined()
+	assert_contains(text, "AgentRuntime.idle_think_seconds, AgentRuntime.world_bounds were changed after the runtime started and are not applied")
+	assert_contains(text, "Set them in the inspector, or turn autostart off and call start() after setting them.")
+	assert_false("max_events_per_frame" in text, text)
+	assert_eq(text.count("were changed after"), 1, "once for each change: %s" % text)
+	# A body in pixels in the default 100 x 100 world is named with the fix.
+	rt.stop()
+	rt.world_bounds = Rect2(0, 0, 100, 100)
+	assert_true(rt.start())
+	var npc := Node2D.new()
+	npc.position = Vector2(640, 300)
+	var agent := AgentNode.new()
+	npc.add_child(agent)
+	rt.add_child(npc)
+	assert_true(await wait_until(func(): return log.joined().contains("outside AgentRuntime.world_bounds"), 5.0), log.joined())
+	assert_contains(log.joined(), "is at (640, 300), outside AgentRuntime.world_bounds (0, 0, 100, 100)")
+	assert_contains(log.joined(), "hearing_radius: 15 now")
+	OS.remove_logger(log)
+

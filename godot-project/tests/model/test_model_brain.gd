@@ -296,6 +296,22 @@ func test_a_local_brain_thinks_with_a_model_file_in_the_game() -> void:
 	var refused := rt.spawn_agent(config)
 	assert_eq(refused, "")
 	assert_contains(rt.get_last_error(), "does not exist")
+	# The same files named in a Dictionary's brain: the user folder, and the project (the
+	# file itself while the project runs from source), as through an AgentBrain.
+	var options := {"provider": "local", "threads": 1, "sequences": 2, "context_size": 8192, "max_tokens": 200}
+	var user_brain := options.duplicate()
+	user_brain["model"] = "user://tiny.gguf"
+	var from_user := rt.spawn_agent({"name": "Lio", "brain": user_brain})
+	assert_false(from_user.is_empty(), rt.get_last_error())
+	var in_project := "res://tests/model/tiny_copy.gguf"
+	assert_eq(DirAccess.copy_absolute(file, ProjectSettings.globalize_path(in_project)), OK)
+	var project_brain := options.duplicate()
+	project_brain["model"] = in_project
+	var from_project := rt.spawn_agent({"name": "Ada", "brain": project_brain})
+	var error := rt.get_last_error()
+	rt.terminate_agent(from_project)
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(in_project))
+	assert_false(from_project.is_empty(), error)
 
 
 func test_agents_decide_with_a_real_model_in_the_game() -> void:

@@ -213,9 +213,11 @@ pub struct AgentNode {
     #[export]
     #[init(val = true)]
     drive_movement: bool,
-    /// Walking speed in units per second (pixels in 2D, metres in 3D).
-    #[export(range = (0.0, 10000.0, or_greater))]
-    #[init(val = 100.0)]
+    /// Walking speed in units per second (pixels in 2D, metres in 3D). Negative (the
+    /// default): a walking pace in the body's units — 100 pixels a second for a `Node2D`,
+    /// 2 metres a second for a `Node3D`.
+    #[export(range = (-1.0, 10000.0, or_greater))]
+    #[init(val = -1.0)]
     move_speed: f64,
     /// A walk that makes no headway (a tenth of what it could cover) for this many seconds is
     /// blocked ("something is in the way"). `0`: never.
@@ -266,7 +268,12 @@ impl INode for AgentNode {
             let _ = self.finish_walk(walk.move_id, MoveOutcome::Blocked("it has no body".into()));
             return;
         };
-        let outcome = match walk.step(&mut body, delta, self.move_speed, self.stuck_seconds) {
+        let speed = if self.move_speed >= 0.0 {
+            self.move_speed
+        } else {
+            body.walking_speed()
+        };
+        let outcome = match walk.step(&mut body, delta, speed, self.stuck_seconds) {
             Step::Walking => {
                 self.walk = Some(walk);
                 return;
@@ -406,10 +413,7 @@ impl AgentNode {
             Some(core) => core
                 .observe(&self.agent_id, &text.to_string())
                 .map_err(|e| (e.code().as_str(), e.to_string())),
-            None => Err((
-                NOT_SPAWNED,
-                "the AgentNode has no running agent".to_string(),
-            )),
+            None => Err(self.no_agent()),
         };
         match result {
             Ok(()) => true,
@@ -827,6 +831,31 @@ impl AgentNode {
         Ok(config)
     }
 
+    /// The error of a call that needs its agent while it has none, saying why: the node is
+    /// outside the scene tree, found no [AgentRuntime], waits for it to start, or its spawn
+    /// failed.
+    fn no_agent(&self) -> (&'static str, String) {
+        let name = self.base().get_name().to_string();
+        let who = if name.is_empty() {
+            "this AgentNode (unnamed)".to_string()
+        } else {
+            format!("AgentNode '{name}'")
+        };
+        let why = if !self.base().is_inside_tree() {
+            "it is not in the scene tree; its agent spawns when it enters one under an \
+             AgentRuntime"
+        } else {
+            match self.runtime_node() {
+                None => "no AgentRuntime was found among its ancestors or the scene's nodes",
+                Some(runtime) if !runtime.bind().is_running() => {
+                    "its AgentRuntime has not started; the agent spawns when it does"
+                }
+                Some(_) => "its agent did not spawn or has stopped (see its error_occurred signal)",
+            }
+        };
+        (NOT_SPAWNED, format!("{who} has no running agent: {why}"))
+    }
+
     /// The name of the tool set of its own tools: `node:<instance id>`.
     fn tool_set_name(&self) -> String {
         format!("node:{}", self.base().instance_id().to_i64())
@@ -835,13 +864,7 @@ impl AgentNode {
     /// Sends a line as the player; returns its message id.
     fn send(&self, text: &str) -> Result<i64, (&'static str, String)> {
         let Some(core) = self.core.as_ref().filter(|_| !self.agent_id.is_empty()) else {
-            return Err((
-                NOT_SPAWNED,
-                format!(
-                    "AgentNode {} has no running agent (see its error_occurred signal)",
-                    self.base().get_name()
-                ),
-            ));
+            return Err(self.no_agent());
         };
         core.send_message(&self.agent_id, text)
             .map_err(|e| (e.code().as_str(), e.to_string()))
@@ -855,7 +878,7 @@ impl AgentNode {
                 self.asks.push((message_id, ask.clone()));
             }
             Err((code, message)) => {
-                self.last_error.set(code, message.clone());
+                self.fail(code, &message);
                 let reply = failed_reply(&self.agent_id, 0, code, &message);
                 ask.bind_mut().finish(reply);
             }
@@ -911,10 +934,7 @@ impl AgentNode {
     ) -> Option<T> {
         let result = match self.core.as_ref().filter(|_| !self.agent_id.is_empty()) {
             Some(core) => f(core, &self.agent_id),
-            None => Err((
-                NOT_SPAWNED,
-                "the AgentNode has no running agent".to_string(),
-            )),
+            None => Err(self.no_agent()),
         };
         match result {
             Ok(v) => Some(v),

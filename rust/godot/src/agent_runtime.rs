@@ -59,6 +59,10 @@ pub(crate) fn failure(error: RuntimeError) -> Failure {
     (error.code().as_str(), error.to_string())
 }
 
+/// The share of the longer side of [member AgentRuntime.world_bounds] agents hear within when
+/// [member AgentRuntime.hearing_radius] is negative (its default).
+const HEARING_SHARE_OF_WORLD: f64 = 0.15;
+
 /// The profile name [member AgentRuntime.default_brain_config] is registered under.
 const DEFAULT_BRAIN_PROFILE: &str = "default";
 
@@ -301,8 +305,11 @@ pub struct AgentRuntime {
     #[init(val = 1.5)]
     speaking_seconds: f64,
     /// Distance within which agents count as nearby and hear unaddressed speech (world units).
-    #[export(range = (0.0, 1000.0, 0.1, or_greater))]
-    #[init(val = 15.0)]
+    /// Negative (the default): 15% of the longer side of [member world_bounds] — 15 in the
+    /// default 100 × 100 world, 192 pixels in a 1280 × 720 level — so it follows the world's
+    /// scale.
+    #[export(range = (-1.0, 1000.0, 0.1, or_greater))]
+    #[init(val = -1.0)]
     hearing_radius: f64,
     /// The id [method send_message] speaks as; agents address their replies to it.
     #[export]
@@ -439,6 +446,12 @@ pub struct AgentRuntime {
     last_frame_drain_usec: i64,
     last_frame_drain_cpu_usec: i64,
     debugger: crate::debugger::DebuggerLink,
+    /// The start-time properties as they were at [method start] (or at the last warning).
+    started_with: Option<crate::started_with::StartedWith>,
+    /// Whether a frame since [method start] looked for late properties.
+    late_checked: bool,
+    /// Whether a body outside [member world_bounds] was warned of since [method start].
+    warned_outside_world: bool,
     /// The [AgentNode] of each agent spawned by one: agent id → node.
     nodes: std::collections::HashMap<String, crate::body::BoundNode>,
     /// The agents of `nodes`, in the order their bodies are read.
@@ -513,6 +526,11 @@ impl INode for AgentRuntime {
     fn process(&mut self, delta: f64) {
         if Engine::singleton().is_editor_hint() {
             return;
+        }
+        // The first frame after start: properties its parent's `_ready` set too late.
+        if !self.late_checked {
+            self.late_checked = true;
+            self.warn_of_late_properties();
         }
         // Models being copied out of the game's pack, a few milliseconds of the frame.
         crate::packed_model::advance(crate::packed_model::FRAME_BUDGET);
@@ -681,6 +699,7 @@ impl AgentRuntime {
     #[func]
     pub fn start(&mut self) -> bool {
         if self.runtime.is_some() {
+            self.warn_of_late_properties();
             return true;
         }
         let options = match self.options() {
@@ -742,6 +761,12 @@ impl AgentRuntime {
                 self.subscription = Some(subscription);
                 self.server = server;
                 self.last_error.clear();
+                let node = self.base_mut();
+                let taken = crate::started_with::StartedWith::take(&node, "AgentRuntime");
+                drop(node);
+                self.started_with = Some(taken);
+                self.late_checked = false;
+                self.warned_outside_world = false;
             }
             Err((code, message)) => {
                 self.report("", code, &message);
@@ -778,6 +803,7 @@ impl AgentRuntime {
         let Some(runtime) = self.runtime.take() else {
             return;
         };
+        self.started_with = None;
         let server = self.server.take();
         if let Err((code, message)) = guarded("stop", || {
             if let Some(server) = &server {
@@ -1821,7 +1847,7 @@ impl AgentRuntime {
                 .filter(|&b| b > 0),
             thinking_seconds: self.thinking_seconds,
             speaking_seconds: self.speaking_seconds,
-            hearing_radius: self.hearing_radius,
+            hearing_radius: self.hearing_radius(),
             player_id: self.player_id.to_string(),
             seed: self.seed.unsigned_abs(),
             campaign_dir: (!self.campaign_dir.is_empty()).then(|| {
@@ -1849,6 +1875,26 @@ impl AgentRuntime {
             usize::try_from(self.max_events_per_frame).unwrap_or(usize::MAX)
         } else {
             self.queue_capacity()
+        }
+    }
+
+    /// Warns, naming them, of start-time properties changed since [method start] (they are
+    /// not applied), once for each change.
+    fn warn_of_late_properties(&mut self) {
+        let Some(started) = self.started_with.take() else {
+            return;
+        };
+        let node = self.base_mut();
+        let changed = started.changed(&node);
+        let now = if changed.is_empty() {
+            started
+        } else {
+            crate::started_with::StartedWith::take(&node, "AgentRuntime")
+        };
+        drop(node);
+        self.started_with = Some(now);
+        if !changed.is_empty() {
+            godot_warn!("{}", crate::started_with::warning(&changed));
         }
     }
 
@@ -2094,7 +2140,45 @@ impl AgentRuntime {
         }
         if !moved.is_empty() {
             runtime.set_positions(&moved);
+            let (agent_id, at) = (moved[0].0.to_string(), moved[0].1);
+            self.warn_outside_world(&agent_id, at);
         }
+    }
+
+    /// [member hearing_radius], or when it is negative its share of [member world_bounds].
+    fn hearing_radius(&self) -> f64 {
+        if self.hearing_radius >= 0.0 {
+            return self.hearing_radius;
+        }
+        let size = self.world_bounds.size;
+        HEARING_SHARE_OF_WORLD * f64::from(size.x.max(size.y))
+    }
+
+    /// Warns, once per start, of a bound body outside [member world_bounds]: the world is
+    /// likely in other units than the level (the default 100 × 100 in a level of pixels), and
+    /// who hears whom follows the world.
+    fn warn_outside_world(&mut self, agent_id: &str, at: Position) {
+        if self.warned_outside_world {
+            return;
+        }
+        let r = self.world_bounds;
+        let (x0, y0) = (f64::from(r.position.x), f64::from(r.position.y));
+        let (x1, y1) = (x0 + f64::from(r.size.x), y0 + f64::from(r.size.y));
+        if at.x >= x0 && at.x <= x1 && at.y >= y0 && at.y <= y1 {
+            return;
+        }
+        self.warned_outside_world = true;
+        godot_warn!(
+            "the body of agent {agent_id}'s AgentNode is at ({}, {}), outside \
+             AgentRuntime.world_bounds ({x0}, {y0}, {}, {}): set world_bounds to your level's \
+             rectangle (in the bodies' units). Who hears whom (hearing_radius: {} now) and the \
+             map agents are shown follow it.",
+            at.x,
+            at.y,
+            r.size.x,
+            r.size.y,
+            self.hearing_radius()
+        );
     }
 
     /// Forgets the node of `agent_id` (it left the tree, its agent stopped).

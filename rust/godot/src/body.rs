@@ -35,6 +35,15 @@ pub(crate) enum Body {
 }
 
 impl Body {
+    /// A walking pace in the body's units a second: 100 pixels in 2D, 2 metres in 3D
+    /// ([member AgentNode.move_speed]'s default).
+    pub fn walking_speed(&self) -> f64 {
+        match self {
+            Body::Flat(_) => 100.0,
+            Body::Spatial(_) => 2.0,
+        }
+    }
+
     /// `node` as a body, when it is a `Node2D` or a `Node3D`.
     pub fn of(node: Gd<Node>) -> Option<Body> {
         match node.try_cast::<Node2D>() {

@@ -54,6 +54,7 @@ pub mod operation;
 mod packed_model;
 mod paths;
 pub mod script_tools;
+mod started_with;
 pub mod tool_set_names;
 
 use godot::prelude::*;
