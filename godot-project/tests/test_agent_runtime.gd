@@ -222,6 +222,29 @@ func test_refused_and_invalid_actions_become_agent_errors() -> void:
 	assert_eq(rt.get_agent_state(id)["position"], Vector2(50, 50))
 
 
+func test_say_returns_the_message_id_and_agent_said_carries_the_dialog_type() -> void:
+	var rt := _runtime(fresh_db(DB_DIR, "say"))
+	var said := []
+	rt.agent_said.connect(func(id, text, to, dialog_type): said.append([id, text, to, dialog_type]))
+	var id := rt.spawn_agent({"name": "Mira", "role": "baker", "idle_think_seconds": 60})
+	var message_id := rt.say(id, "Is the bread ready?")
+	assert_true(message_id > 0, rt.get_last_error())
+	# The player's line, and the answer: the fields of AgentNode.spoke, with the agent's id.
+	assert_true(await wait_until(func(): return said.size() >= 2, 10.0), str(said))
+	assert_eq(said[0], ["player_0", "Is the bread ready?", PackedStringArray([id]), "player"])
+	assert_eq(said[1][0], id)
+	assert_contains(said[1][2], "player_0")
+	assert_eq(said[1][3], "reply")
+	# The deprecated agent_spoke still comes, with its three arguments.
+	assert_eq((await _expect("agent_spoke", ["player_0"])).slice(1), ["player_0", "Is the bread ready?", PackedStringArray([id])])
+	# The decision's reply names the id say() returned.
+	var replied := await _expect("agent_replied", [id])
+	assert_eq(replied[2], PackedInt64Array([message_id]))
+	# An error is 0 and says why.
+	assert_eq(rt.say("nobody", "Hello?"), 0)
+	assert_contains(rt.get_last_error(), "nobody")
+
+
 func test_player_message_gets_an_answer() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "player"))
 	var id := rt.spawn_agent({"name": "Mira", "role": "baker", "idle_think_seconds": 60})

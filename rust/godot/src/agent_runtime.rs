@@ -597,9 +597,22 @@ impl AgentRuntime {
     #[signal]
     fn agent_move_finished(agent_id: GString, move_id: i64, outcome: GString, reason: GString);
 
-    /// Someone said [param content] to [param recipients] (agent ids or the player id; empty: to
+    /// Someone said [param text] to [param recipients] (agent ids or the player id; empty: to
     /// no one in particular). [param agent_id] is usually an agent; lines sent with
-    /// [method send_message] come back with the player id.
+    /// [method say] come back with the player id. [param dialog_type] is the kind of line, one
+    /// of the `DIALOG_*` constants of [AgentConstants] (`reply`, `chat`, `task_update`,
+    /// `player`, …; a model may use others): the same fields as [signal AgentNode.spoke], with
+    /// the agent's id.
+    #[signal]
+    fn agent_said(
+        agent_id: GString,
+        text: GString,
+        recipients: PackedStringArray,
+        dialog_type: GString,
+    );
+
+    /// Deprecated: use [signal agent_said], which also carries the line's `dialog_type`. Emitted
+    /// with it, for programs written before it.
     #[signal]
     fn agent_spoke(agent_id: GString, content: GString, recipients: PackedStringArray);
 
@@ -1276,8 +1289,19 @@ impl AgentRuntime {
     }
 
     /// Says [param text] to an agent as the player ([member player_id]). The agent listens,
-    /// thinks and answers with [signal agent_spoke] addressed to the player. Returns `false` for
-    /// an unknown agent or an empty text.
+    /// thinks and answers with [signal agent_said] addressed to the player. Returns the line's
+    /// message id ([signal agent_replied] names it), or `0` for an unknown agent, an empty or
+    /// too long text ([method get_last_error]) — as [method AgentNode.say] does.
+    #[func]
+    pub fn say(&mut self, agent_id: GString, text: GString) -> i64 {
+        let id = agent_id.to_string();
+        let text = text.to_string();
+        self.call_runtime(&id, "say", |rt| rt.send_message(&id, &text).map_err(failure))
+            .unwrap_or(0)
+    }
+
+    /// Deprecated: use [method say], which returns the line's message id. Says [param text] to
+    /// an agent as the player; `false` on an error.
     #[func]
     pub fn send_message(&mut self, agent_id: GString, text: GString) -> bool {
         let id = agent_id.to_string();
@@ -2262,12 +2286,20 @@ impl AgentRuntime {
                 agent_id,
                 content,
                 recipients,
+                dialog_type,
                 ..
-            } => self.signals().agent_spoke().emit(
-                agent_id.as_str(),
-                content.as_str(),
-                &convert::strings_to_packed(recipients),
-            ),
+            } => {
+                let recipients = convert::strings_to_packed(recipients);
+                self.signals().agent_said().emit(
+                    agent_id.as_str(),
+                    content.as_str(),
+                    &recipients,
+                    dialog_type.as_str(),
+                );
+                self.signals()
+                    .agent_spoke()
+                    .emit(agent_id.as_str(), content.as_str(), &recipients);
+            }
             BusMessage::TaskAssigned {
                 agent_id,
                 task_id,
