@@ -328,20 +328,6 @@ fn distance(a: Position, b: Position) -> f64 {
     (a.x - b.x).hypot(a.y - b.y)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coordinates_read_as_the_decimals_they_were_written_with() {
-        assert_eq!(coordinate(206.8), 206.8);
-        assert_eq!(coordinate(-282.8), -282.8);
-        assert_eq!(coordinate(500.0), 500.0);
-        assert_eq!(coordinate(0.0004), 0.0);
-        assert_eq!(coordinate(1e7), 1e7);
-    }
-}
-
 /// Hands an event about its agent to a bound node; false when the node is gone.
 pub(crate) type Deliver = std::rc::Rc<dyn Fn(&agents_core::bus::BusMessage) -> bool>;
 
@@ -370,5 +356,19 @@ impl BoundNode {
     /// Where the body is now (`None`: it reports none, or it is gone).
     pub fn body_position(&self) -> Option<Position> {
         self.body.as_ref()?.position()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_read_as_the_decimals_they_were_written_with() {
+        assert_eq!(coordinate(206.8), 206.8);
+        assert_eq!(coordinate(-282.8), -282.8);
+        assert_eq!(coordinate(500.0), 500.0);
+        assert_eq!(coordinate(0.0004), 0.0);
+        assert_eq!(coordinate(1e7), 1e7);
     }
 }
