@@ -81,7 +81,8 @@ pub struct NearbyAgent {
     pub distance: f64,
 }
 
-/// Everything a brain sees when deciding (the runtime builds it; see DESIGN.md "An agent's turn").
+/// Everything a brain sees when deciding (the runtime builds it; `docs/brains.md`, "What the model
+/// sees").
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BrainContext {
     /// The deciding agent.

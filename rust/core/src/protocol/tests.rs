@@ -878,7 +878,7 @@ fn every_bus_message_becomes_its_event() {
     expected.sort();
     assert_eq!(seen, expected, "one bus message per event type");
 
-    // The spec's two messages, with their exact field names and values.
+    // The state and speech events, field for field as docs/protocol.md gives them.
     let state = wire(&event_message(&all[2]));
     assert_eq!(
         state,
