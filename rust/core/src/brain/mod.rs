@@ -518,7 +518,7 @@ impl BrainRegistry {
         }
     }
 
-    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`.
+    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`, `local`.
     pub fn with_builtins() -> Self {
         let mut registry = BrainRegistry::empty();
         registry.factories.insert(
