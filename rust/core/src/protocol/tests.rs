@@ -1159,6 +1159,25 @@ fn doc_lists_every_error_code() {
 }
 
 #[test]
+fn doc_lists_every_memory_kind() {
+    let text = std::fs::read_to_string(docs_dir().join("protocol.md")).unwrap();
+    let list = text
+        .split("Each has a `kind` (")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("docs/protocol.md lists the memory kinds");
+    let listed: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    let declared: Vec<&str> = crate::memory::MemoryKind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        listed, declared,
+        "docs/protocol.md's memory kinds, in declaration order"
+    );
+}
+
+#[test]
 fn runtime_error_codes_map_to_protocol_codes() {
     use crate::runtime::RuntimeError;
     let cases = [
