@@ -526,8 +526,8 @@ fn every_bad_line_gets_its_json_rpc_error() {
 }
 
 /// The GM tools on a campaign file over MCP, the file named inside `--campaign-dir`:
-/// `move_options` read-only, a `move` applied and saved, a refused call an error result with the
-/// spec's feedback, the state check before the arguments.
+/// `move_options` read-only, a `move` applied and saved, a refused call an error result with its
+/// tool feedback, the state check before the arguments.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gm_tools_act_on_a_campaign_file() {
     let dir = tempfile::tempdir().unwrap();

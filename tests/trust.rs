@@ -147,7 +147,7 @@ async fn by_default_a_client_names_brains_and_builds_none() {
     let default_key = json!({"provider": "anthropic", "base_url": attacker.base_url(),
                              "model": "m"});
     refused(&spawn_with(&mut c, default_key).await, "no brain objects");
-    // The spec's spawn message: `cli_backend` names a preset, which is accepted.
+    // A spawn that names its brain with `cli_backend`: a preset, which is accepted.
     let scripted = c
         .request(json!({"type": "agent_spawn_request",
                         "agent_config": {"name": "Ada", "cli_backend": "scripted"}}))

@@ -1,6 +1,6 @@
 ## AgentApp, AgentAction and AgentChatPanel end to end (the app bridge, docs/apps.md):
 ## registering, attaching a scripted agent, actions through action_requested and action_handler,
-## static and dynamic state delivery, the spec's scenarios with its exact texts, the human's
+## static and dynamic state delivery, the routing's refusals with their exact texts, the human's
 ## actions in every control mode, the session, the chat panel's lines, auto-registration through
 ## runtime_path, and built-in game apps. Each test has its own database under
 ## user://test_agent_app/ and short timings; agents only decide when the app wakes them.
@@ -339,7 +339,7 @@ func test_action_not_available_and_invalid_arguments() -> void:
 	var rt := _runtime("not_available")
 	var app := _app(rt, "board", {"actions": [PLACE], "world_tools": false})
 	# The agent calls a tool that is not in the action list, three times (the runtime repairs
-	# twice): refused with the spec's text, and nothing reaches the game.
+	# twice): refused with the routing's text, and nothing reaches the game.
 	var id := _agent(rt, "board", [_call("fly"), _call("fly"), _call("fly")])
 	var message := await _expect_agent_error(id, "Action not available")
 	assert_contains(message, "Action not available: 'fly' is not one of the app's actions now (available: place)")
@@ -498,7 +498,7 @@ func test_dynamic_context_labels_events_and_the_session() -> void:
 	var emitted := await _expect("event_emitted")
 	assert_eq(emitted[0], ["event_emitted", "roundEnded", "Event: roundEnded — { winner: X }"])
 
-	# The session: everything the spec's agent context holds.
+	# The session: everything the agent's context of the app holds.
 	var session := app.get_session()
 	assert_has_keys(session, ["app_id", "mode", "control_mode", "role_prompt", "state",
 		"human_label", "agent_id", "actions", "tools", "history", "events", "chat"])

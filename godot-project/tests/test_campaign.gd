@@ -1,4 +1,4 @@
-## Campaign (a Resource): GM tool calls with the spec's check order and reasons, the effects'
+## Campaign (a Resource): GM tool calls with their check order and reasons, the effects'
 ## signals, campaign.json saved and loaded, and GM turns through a scripted agent of an
 ## AgentRuntime (the campaign format and the GM tool-call contract of docs/campaigns.md).
 extends "res://tests/test_base.gd"

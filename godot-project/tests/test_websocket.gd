@@ -45,7 +45,7 @@ func test_a_websocket_client_drives_the_same_agents_as_the_node() -> void:
 	assert_eq(spawned_signals, [["agent_001", "Assistant"]], "the node's signal fired")
 	assert_eq(rt.get_agent_state(id).get("name"), "Assistant")
 
-	# Its autonomous decision arrives as agent_state_update events (spec shape).
+	# Its autonomous decision arrives as agent_state_update events (the protocol's shape).
 	var update := await ws_receive(peer, func(m): return m.type == "agent_state_update" and m.state == "thinking")
 	assert_eq(update.get("agent_id"), id, "state update for the agent")
 	assert_has_keys(update, ["state", "position", "current_task"], "agent_state_update fields")
@@ -227,7 +227,7 @@ func test_a_client_names_brains_and_builds_none() -> void:
 	assert_eq(named.get("type"), "agent_spawn_response", "a profile by name: %s" % named)
 	var preset := await ws_request(peer, {"type": "agent_spawn_request", "request_id": 4,
 		"agent_config": {"name": "Preset", "cli_backend": "scripted"}}, "agent_spawn_response")
-	assert_eq(preset.get("type"), "agent_spawn_response", "the spec's cli_backend: %s" % preset)
+	assert_eq(preset.get("type"), "agent_spawn_response", "a preset by cli_backend: %s" % preset)
 	# The game's own code is trusted: it may spawn a brain object.
 	var own := rt.spawn_agent({"name": "Own", "brain": {"provider": "openai", "model": "m",
 		"base_url": "http://127.0.0.1:9/v1"}})

@@ -1,5 +1,5 @@
 //! Shared helpers for the end-to-end tests: locating (building) the `agents-server` binary, running
-//! its CLI, and the list of tools the specification requires.
+//! its CLI, and the list of tools the server must offer.
 //!
 //! # Where the binary comes from
 //!
@@ -22,8 +22,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// The tool names of the game-tools contract.
-pub const SPEC_TOOLS: &[&str] = &[
+/// The nine games' tools (`new_*`, `apply_*`, `legal_*`, `choose_*`, the dice and the slot
+/// machine's own).
+pub const GAME_TOOLS: &[&str] = &[
     "new_chess_game",
     "apply_chess_move",
     "legal_chess_moves",
@@ -70,10 +71,10 @@ pub const SUGGEST_GAMES: &[&str] = &[
 /// The tabletop GM tools, on campaign files.
 pub const GM_TOOLS: &[&str] = &["move", "move_options", "hp_delta", "map_generate"];
 
-/// Every tool the server must list: the specification's tools, the `suggest_*` tools and the GM
-/// tools, sorted.
+/// Every tool the server must list: the games' tools, the `suggest_*` tools and the GM tools,
+/// sorted.
 pub fn expected_tool_names() -> Vec<String> {
-    let mut names: Vec<String> = SPEC_TOOLS.iter().map(|s| (*s).to_owned()).collect();
+    let mut names: Vec<String> = GAME_TOOLS.iter().map(|s| (*s).to_owned()).collect();
     names.extend(SUGGEST_GAMES.iter().map(|g| format!("suggest_{g}_move")));
     names.extend(GM_TOOLS.iter().map(|t| (*t).to_owned()));
     names.sort();

@@ -12,27 +12,9 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// The event types of the protocol, in the welcome's order.
-pub const EVENT_TYPES: &[&str] = &[
-    "agent_spawned",
-    "agent_state_update",
-    "agent_moved",
-    "agent_move_requested",
-    "agent_move_finished",
-    "agent_speech",
-    "agent_removed",
-    "task_assigned",
-    "task_completed",
-    "collaboration_requested",
-    "agent_error",
-    "agent_speech_delta",
-    "agent_tool_call",
-    "model_download_progress",
-    "agent_replied",
-    "agent_remembered",
-    "agent_reflected",
-    "campaign_changed",
-];
+/// The event types of the protocol, in the welcome's order: the declaration itself, so a new
+/// event needs no second list here.
+pub use agents_core::protocol::EVENT_TYPES;
 
 /// Collected stderr lines (a tiny mutex-protected vector).
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;

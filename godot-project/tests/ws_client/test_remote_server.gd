@@ -139,7 +139,7 @@ func test_a_spawned_agent_reports_its_states_and_answers_the_player() -> void:
 		"[%s] the filter in force, sorted" % _target)
 	assert_eq(sub.get("agents"), null, "[%s] every agent" % _target)
 
-	# The spec's request: agent_spawn_request → confirmation with the agent id, request_id echoed.
+	# agent_spawn_request → confirmation with the agent id, request_id echoed.
 	rid = _rid()
 	var config := _quick_agent("Remote Mira")
 	ws_send(peer, {"type": "agent_spawn_request", "request_id": rid, "agent_config": config})

@@ -1,6 +1,6 @@
 //! The app bridge end to end (`docs/apps.md`, every scenario): an app registered
-//! with the runtime, an agent attached to it, its actions as the agent's tools, routing with the
-//! spec's texts, control modes, static and dynamic state delivery, events, labels, the session
+//! with the runtime, an agent attached to it, its actions as the agent's tools, routing with its
+//! fixed texts, control modes, static and dynamic state delivery, events, labels, the session
 //! (kept in SQLite and read back), remote handlers with timeouts (a bad answer refused, the
 //! action still waiting), registrations (an owner unregisters only its own), and the scripted
 //! brain playing offline. Real SQLite, real time.
@@ -122,7 +122,7 @@ fn player(rt: &Runtime, brain: &str) -> String {
     .unwrap()
 }
 
-/// The spec's tic-tac-toe action.
+/// The tic-tac-toe action of the examples (`docs/apps.md`).
 fn place() -> ActionDef {
     ActionDef::new("place", "Place mark").with_params(json!({"row": "int", "col": "int"}))
 }

@@ -74,7 +74,7 @@ fn new_edges(c: &Campaign, first: u32) -> Vec<(String, String)> {
         .collect()
 }
 
-// -- map_generate: the conformance vectors of campaign.md ---------------------------------------
+// -- map_generate: the reference GM backend's layers for known seeds ------------------------------
 
 #[test]
 fn vector_root_forest_4_alpha() {

@@ -1,4 +1,4 @@
-//! GM turns (`campaign.md` "The model-output contract in a GM turn"): the offline scripted GM,
+//! GM turns (`docs/campaigns.md`, "A GM turn"): the offline scripted GM,
 //! the repair loop and the anti-silent rule, tolerant reading of a model's answer, the turn log.
 
 use std::collections::VecDeque;

@@ -41,7 +41,7 @@ impl std::error::Error for ParseError {}
 pub struct MoveError {
     /// Stable machine-readable code (snake_case).
     pub reason: &'static str,
-    /// Human-readable message, as the specification words it.
+    /// Human-readable message, in fixed wording.
     pub message: String,
 }
 

@@ -572,6 +572,26 @@ mod tests {
     }
 
     #[test]
+    fn memory_remember_help_names_every_memory_kind() {
+        let cli = Cli::command();
+        let kind = cli
+            .find_subcommand("memory")
+            .and_then(|memory| memory.find_subcommand("remember"))
+            .and_then(|remember| remember.get_arguments().find(|a| a.get_id() == "kind"))
+            .expect("`memory remember` has --kind");
+        let help = kind.get_help().map(ToString::to_string).unwrap_or_default();
+        let words: Vec<&str> = help
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .collect();
+        for k in agents_core::memory::MemoryKind::ALL {
+            assert!(
+                words.contains(&k.as_str()),
+                "`memory remember --kind`'s help does not name `{k}`: {help}"
+            );
+        }
+    }
+
+    #[test]
     fn command_line_is_well_formed() {
         Cli::command().debug_assert();
         let cli = Cli::try_parse_from(["agents-server", "tools", "--format", "mcp"]).unwrap();

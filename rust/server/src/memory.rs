@@ -103,7 +103,8 @@ pub struct SearchArgs {
 pub struct RememberArgs {
     #[command(flatten)]
     pub target: AgentArgs,
-    /// What the memory is of: heard, said, did, observed, fact, task, event, insight, summary.
+    /// What the memory is of: heard, said, did, observed, fact, task, event, insight, summary,
+    /// relationship.
     #[arg(long, default_value = "fact")]
     pub kind: String,
     /// How much it matters, 1 to 10.

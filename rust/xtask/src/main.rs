@@ -49,6 +49,8 @@ mod bench;
 mod build;
 mod cargo_tests;
 mod demo;
+#[cfg(test)]
+mod docs_checks;
 mod editor_debugger;
 mod export_tests;
 mod fuzz;

@@ -1,7 +1,7 @@
 //! An app's actions, and their parameters as JSON Schema.
 //!
 //! An action is `{name, description, params, humanOnly, agentOnly}` (the app bridge's shape).
-//! `params` is a JSON Schema object, or the spec's shorthand — an object whose values name types:
+//! `params` is a JSON Schema object, or a shorthand — an object whose values name types:
 //!
 //! ```json
 //! {"row": "int", "col": "int"}

@@ -191,7 +191,7 @@ struct Inner {
 }
 
 impl Inner {
-    /// Whether `by` may trigger `name` now (availability, control mode, flags), in the spec's
+    /// Whether `by` may trigger `name` now: availability, control mode, flags, checked in that
     /// order.
     fn permit(&self, by: Actor, name: &str) -> Result<&ActionDef, Refused> {
         let action = self

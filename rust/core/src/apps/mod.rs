@@ -5,7 +5,7 @@
 //!
 //! - **An app** ([`AppConfig`]) has an id, a mode (`static` | `dynamic`), a role prompt, a
 //!   state (any JSON), actions ([`ActionDef`]: `name`, `description`, `params` as a JSON Schema
-//!   or the spec's shorthand, `humanOnly`, `agentOnly`), a control mode (`agent` | `human` |
+//!   or a shorthand, `humanOnly`, `agentOnly`), a control mode (`agent` | `human` |
 //!   `copilot`), a `human_label`, and at most one attached agent (an agent is attached to at
 //!   most one app).
 //! - **Actions are tools.** The app's actions make one [`ToolRegistry`](crate::tools::ToolRegistry)
@@ -13,7 +13,7 @@
 //!   now — none in `human` control mode, never a `humanOnly` one — as its tool set
 //!   [`APP_TOOLS`], next to its world tools (an app may hide those: `world_tools: false`). The
 //!   agent's calls go through the runtime's one decision check; the app's [guard](crate::tools::ToolGuard)
-//!   answers with the spec's texts.
+//!   answers with the routing's fixed texts.
 //! - **Routing**, first failure wins ([`Refused`]): an action that is not in the current list
 //!   → "Action not available"; the other side in control → "Human is in control" (an agent in
 //!   `human` mode) / "Agent is in control" (a human in `agent` mode); `humanOnly` for the agent,

@@ -1,11 +1,10 @@
 //! The texts the app bridge shows an agent and a chat: events as system messages, human labels.
 //!
 //! An event reaches the agent as `Event: <name> — <payload>` (the app bridge's game event
-//! notification), the payload written the way the spec writes `{ winner: "X" }` when it shows
-//! it: objects as `{ key: value, … }`, strings without quotes, arrays as `[a, b]`, numbers,
-//! booleans and `null` as they are. An empty object is `{}`; an event without a payload
-//! (`null`) is just `Event: <name>`. Keys come in alphabetical order, however the JSON object
-//! keeps them.
+//! notification), the payload written loosely, `{ winner: X }` rather than JSON: objects as
+//! `{ key: value, … }`, strings without quotes, arrays as `[a, b]`, numbers, booleans and `null`
+//! as they are. An empty object is `{}`; an event without a payload (`null`) is just
+//! `Event: <name>`. Keys come in alphabetical order, however the JSON object keeps them.
 
 use serde_json::Value;
 
@@ -25,7 +24,7 @@ pub fn label_line(label: &str) -> String {
     format!("{LABEL_PREFIX}{label}")
 }
 
-/// A value written as the spec writes payloads.
+/// A value written loosely, as events show payloads (`{ winner: X }`).
 pub fn relaxed(value: &Value) -> String {
     let mut out = String::new();
     write_relaxed(&crate::json_sorted::sorted(value), &mut out);

@@ -81,7 +81,8 @@ pub struct NearbyAgent {
     pub distance: f64,
 }
 
-/// Everything a brain sees when deciding (the runtime builds it; see DESIGN.md "An agent's turn").
+/// Everything a brain sees when deciding (the runtime builds it; `docs/brains.md`, "What the model
+/// sees").
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BrainContext {
     /// The deciding agent.
@@ -517,7 +518,7 @@ impl BrainRegistry {
         }
     }
 
-    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`.
+    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`, `local`.
     pub fn with_builtins() -> Self {
         let mut registry = BrainRegistry::empty();
         registry.factories.insert(

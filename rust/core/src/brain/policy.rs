@@ -9,8 +9,8 @@
 //! [`ClientBrainPolicy`] before the runtime sees it:
 //!
 //! - **A name** is the operator's: a profile is always accepted, and so is the default brain
-//!   (a config that names none). The presets — `scripted` and `claude`, the names the spec's
-//!   `cli_backend` uses — run a fixed program, never one the client chose, and are accepted
+//!   (a config that names none). The presets — `scripted` and `claude`, the names `cli_backend`
+//!   takes — run a fixed program, never one the client chose, and are accepted
 //!   unless the operator turns them off ([`ClientBrainPolicy::presets`],
 //!   `--no-client-presets`). Any other name is left to the runtime (a brain the application
 //!   registered, or `unknown_brain`).
@@ -62,8 +62,8 @@ fn client_providers() -> String {
     super::llm::APIS.map(|api| api.name()).join(" or ")
 }
 
-/// The preset names a client may use (unless presets are off): the spec's `cli_backend`
-/// values.
+/// The preset names a client may use (unless presets are off): the values `cli_backend`
+/// takes.
 pub const PRESETS: &[&str] = &[super::scripted::NAME, CLAUDE_PRESET];
 
 /// What brains clients of a server may choose. The default is the safe one: profiles and

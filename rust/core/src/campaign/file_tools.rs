@@ -3,8 +3,8 @@
 //!
 //! Each tool takes the GM tool's own arguments plus `campaign` (a campaign file) and optionally
 //! `turn_actor_id` (a party member; default the active actor). It loads the file, runs the one
-//! call through [`Campaign::run_calls`] — the allowlist, the actor's state, the arguments, in the
-//! spec's order —, saves the file when the call was applied, and answers
+//! call through [`Campaign::run_calls`] — the allowlist, the actor's state, the arguments, in that
+//! order —, saves the file when the call was applied, and answers
 //! `{applied_actions, tool_feedback}` (an error result when the call failed, with its `error` and
 //! `reason` at the top level too). The schemas shown to MCP hosts name the arguments and require
 //! only `campaign`: the campaign's checks, not the schema, decide a call's reason.
@@ -63,7 +63,7 @@ impl CampaignFiles {
 
 /// The schema of `tool` on a file: its own properties, `campaign` and `turn_actor_id`; nothing
 /// else (a misspelt argument is refused). The properties carry their type in their description
-/// only: the campaign's checks, in the spec's order, judge the values (a dying actor's call is
+/// only: the campaign's checks, in their fixed order, judge the values (a dying actor's call is
 /// `actor_state_restricted` before its arguments are looked at).
 fn schema(tool: GmTool) -> Value {
     let own = tool.parameters();

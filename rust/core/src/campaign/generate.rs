@@ -1,5 +1,5 @@
-//! `map_generate`: a seeded layer of new areas (`campaign.md`), the same dungeon from the same
-//! seed as the reference backend.
+//! `map_generate`: a seeded layer of new areas (`docs/campaigns.md`), the same dungeon from the
+//! same seed as the reference backend.
 //!
 //! - Arguments: `parent_area_id` (missing or null: a root layer), `theme` (trimmed; missing or
 //!   null `Generated`, empty after trimming `Generated` with the warning `theme_defaulted`),

@@ -1,4 +1,4 @@
-//! Reading and writing `campaign.json` (`campaign.md`): defaults for what is missing, the
+//! Reading and writing `campaign.json` (`docs/campaigns.md`): defaults for what is missing, the
 //! migration of the older layout, normalisation (with warnings), and a problem for everything
 //! that cannot be read — all of them listed, not just the first.
 
@@ -100,7 +100,7 @@ fn kind(value: &Value) -> &'static str {
     crate::json_kind::json_kind(value)
 }
 
-/// An integer, never a boolean or a float (`campaign.md`).
+/// An integer, never a boolean or a float (what `campaign.json`'s integer fields hold).
 pub(crate) fn strict_int(value: &Value) -> Option<i64> {
     match value {
         Value::Number(n) => n.as_i64(),

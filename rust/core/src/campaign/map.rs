@@ -1,4 +1,4 @@
-//! The campaign map: areas with **directed** reachability (`campaign.md`).
+//! The campaign map: areas with **directed** reachability (`docs/campaigns.md`).
 //!
 //! An area's `reachable_area_ids` are its outbound one-hop neighbours, kept sorted; A → B says
 //! nothing about B → A. `connections` is not stored here: it is derived from the reachable lists

@@ -49,7 +49,7 @@ pub use map::{Area, CampaignMap, Connection};
 /// The GM tools a campaign allows unless its file says otherwise.
 pub const DEFAULT_ALLOWLIST: [&str; 4] = ["move", "hp_delta", "map_generate", "move_options"];
 
-/// The character states a turn actor may be in (`campaign.md`, "Running tool calls").
+/// The character states a turn actor may be in (`docs/campaigns.md`, "The GM tools").
 pub const CHARACTER_STATES: [&str; 5] = [
     "alive",
     "dying",

@@ -1,5 +1,6 @@
 //! CPython's `random.Random`, as far as `map_generate` needs it: seeding from a string, and
-//! `getrandbits` / `randrange` on top of Mersenne Twister MT19937 (`campaign.md`).
+//! `getrandbits` / `randrange` on top of Mersenne Twister MT19937, as the
+//! reference GM backend draws its maps.
 //!
 //! Seeding (CPython 3, `random.seed(str)`, version 2): the string's UTF-8 bytes followed by their
 //! SHA-512 digest, read as one big-endian integer; its 32-bit words, least significant first and

@@ -73,7 +73,7 @@ impl Step {
 /// and rely on the version alone there. Migrations only run on a database recognised as this
 /// library's (`sqlite/check.rs`, `postgres/schema.rs`).
 pub(crate) const MIGRATIONS: &[Step] = &[
-    // v1: the three tables of the spec, the resume records, and the indexes of the queries run.
+    // v1: conversations, tasks and state history, the resume records, the queries' indexes.
     Step::Shared(
         "CREATE TABLE IF NOT EXISTS agent_conversations (
         id {ROW_ID},

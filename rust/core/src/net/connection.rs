@@ -433,7 +433,7 @@ async fn forward_app(
         };
         let message = match next {
             None => return,
-            // The protocol's app messages are the spec's: the connection answers the actions
+            // The protocol has its own app messages: the connection answers the actions
             // itself, emits the events, and reads the rest with `get_app_session`.
             Some(
                 AppOutbound::Recorded(_) | AppOutbound::Event(_) | AppOutbound::Attached { .. },

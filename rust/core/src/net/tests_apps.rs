@@ -190,7 +190,7 @@ fn a_client_registers_an_app_that_a_scripted_agent_plays() {
         assert_eq!(human["action"]["ok"], true);
         assert_eq!(human["action"]["result"], "X at 2,2");
 
-        // Refusals with the spec's texts.
+        // Refusals with the routing's fixed texts.
         ws.send(
             json!({"type": "app_set_control_mode", "request_id": 23, "app_id": "board",
             "control_mode": "agent"}),

@@ -1,5 +1,5 @@
 //! Campaigns over a real WebSocket on loopback: `campaign_load` by path (under the campaign
-//! directory) and inline, `campaign_tool_calls` with the spec's feedback, a GM turn answered by a
+//! directory) and inline, `campaign_tool_calls` with its tool feedback, a GM turn answered by a
 //! scripted agent, `campaign_state`, the `campaign_changed` event, the file saved and the turn
 //! logged beside it, and bad input answered with specific errors.
 

@@ -4,7 +4,7 @@
 //!
 //! - [`client_request`]: every request a client may send, each with the optional `request_id`
 //!   (a string, an integer or `null`) that [`parse_request`](super::parse_request) strips before
-//!   deserializing, and with `cli_backend` accepted as the spec's name of `agent_config.brain`.
+//!   deserializing, and with `cli_backend` accepted as another name of `agent_config.brain`.
 //! - [`server_message`]: every message the server sends, as serialized (every field present,
 //!   `null` where empty).
 //! - [`error_message`]: the `error` message alone.
@@ -51,7 +51,7 @@ pub fn client_request() -> Value {
             properties.insert("request_id".into(), request_id.clone());
         }
     }
-    // `brain` has the serde alias `cli_backend` (the spec's name), which schemars does not see.
+    // `brain` has the serde alias `cli_backend`, which schemars does not see.
     if let Some(Value::Object(properties)) = root.pointer_mut("/$defs/AgentConfig/properties")
         && let Some(brain) = properties.get("brain").cloned()
     {
@@ -59,7 +59,7 @@ pub fn client_request() -> Value {
         if let Value::Object(o) = &mut alias {
             o.insert(
                 "description".into(),
-                "The spec's name of `brain` (an alias; give one of the two).".into(),
+                "Another name of `brain` (give one of the two).".into(),
             );
         }
         properties.insert("cli_backend".into(), alias);

@@ -878,7 +878,7 @@ fn every_bus_message_becomes_its_event() {
     expected.sort();
     assert_eq!(seen, expected, "one bus message per event type");
 
-    // The spec's two messages, with their exact field names and values.
+    // The state and speech events, field for field as docs/protocol.md gives them.
     let state = wire(&event_message(&all[2]));
     assert_eq!(
         state,
@@ -1156,6 +1156,25 @@ fn doc_lists_every_error_code() {
             "docs/protocol.md never names `{kind}`"
         );
     }
+}
+
+#[test]
+fn doc_lists_every_memory_kind() {
+    let text = std::fs::read_to_string(docs_dir().join("protocol.md")).unwrap();
+    let list = text
+        .split("Each has a `kind` (")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("docs/protocol.md lists the memory kinds");
+    let listed: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    let declared: Vec<&str> = crate::memory::MemoryKind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        listed, declared,
+        "docs/protocol.md's memory kinds, in declaration order"
+    );
 }
 
 #[test]

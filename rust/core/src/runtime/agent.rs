@@ -43,7 +43,7 @@ use crate::moves::{MoveError, MoveOutcome, MoveRequest, MoveStatus, Movement, Wa
 use crate::tools::ToolContext;
 use crate::tools::world::Action;
 
-/// The instruction every autonomous decision starts from (agent-runtime.md).
+/// The instruction every autonomous decision starts from (`docs/runtime.md`, "The decision loop").
 pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
 /// At most this many nearby agents go into a brain's context.
 const NEARBY_LIMIT: usize = 8;

@@ -9,7 +9,7 @@ use crate::geometry::{Position, WorldBounds};
 
 /// How one agent is set up. Every field but `name` is optional; unset fields take the runtime's
 /// defaults ([`RuntimeOptions`]). Unknown JSON fields are an error (a typo should not be silently
-/// ignored). `cli_backend` (the spec's name) is accepted as an alias of `brain`.
+/// ignored). `cli_backend` is accepted as another name of `brain`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {

@@ -99,7 +99,7 @@ impl Action {
     }
 }
 
-/// The specs of the five world tools, in registration order.
+/// The five world tools' [`ToolSpec`]s, in registration order.
 fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec::new(

@@ -13,7 +13,7 @@
 //!   A piece on a light square is a parse error; light squares must be `.`.
 //! - `<turn>` is `w` or `b`, separated from the board by one space (surrounding whitespace and a
 //!   run of spaces between the two parts are tolerated on input; the output always uses one).
-//! - Decisions where the specification is silent (all parse errors, each with a clear message):
+//! - Further rules of the format (all parse errors, each with a clear message):
 //!   at most 12 pieces per side; a man on its crowning row (a white man on rank 8, a black man on
 //!   rank 1) must be written as a king. No other restriction (any number of kings, any turn).
 //! - Every parse error message starts with `Invalid state: `.

@@ -3,8 +3,7 @@
 //! # State grammar
 //!
 //! The state is a FEN string (`<board> <turn> <castling> <ep> <halfmove> <fullmove>`), parsed with
-//! shakmaty and validated as a standard chess position. Decisions where the specification is
-//! silent:
+//! shakmaty and validated as a standard chess position. Choices beyond FEN itself:
 //!
 //! - **Output** ([`ChessGame`]'s `Display`) always writes all six fields and writes the en-passant
 //!   square only when an en-passant capture is actually legal (shakmaty
