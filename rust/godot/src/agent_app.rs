@@ -329,8 +329,8 @@ struct HumanDone {
 }
 
 /// A game (an "app") that an agent plays: its state and actions go to the agent attached to
-/// it, each action becoming one of the agent's tools; the agent's calls are checked (the spec's
-/// `Action not available`, `Human is in control`, `humanOnly` / `agentOnly`, the parameters'
+/// it, each action becoming one of the agent's tools; the agent's calls are checked
+/// (`Action not available`, `Human is in control`, `humanOnly` / `agentOnly`, the parameters'
 /// schema) and arrive here to be carried out by the game. A human can share the controls
 /// ([member control_mode]) and chat with the agent. See `docs/apps.md`.
 ///
@@ -816,7 +816,7 @@ impl AgentApp {
         }
     }
 
-    /// The spec's `setContext`: replaces what [param context] gives — `state`, `actions` (as in
+    /// The app bridge's `setContext`: replaces what [param context] gives — `state`, `actions` (as in
     /// [member actions]), `human_label` (or `humanLabel`) — and wakes the agent; its tools
     /// change with its next decision. A changed label adds `🎮 <label>` to the chat once.
     /// Unknown keys are refused. Before [method register], it sets what the app registers
@@ -901,7 +901,7 @@ impl AgentApp {
         self.done(result.map(|_| ()))
     }
 
-    /// The human triggers [param action] with [param params], as the spec's routing allows it:
+    /// The human triggers [param action] with [param params], as the app bridge's routing allows it:
     /// refused in `agent` [member control_mode] and for `agentOnly` actions, checked against
     /// the action's parameters, then carried out like the agent's (through
     /// [signal action_requested] or [member action_handler]). Returns a request id (1, 2, …)
