@@ -18,6 +18,7 @@ mod campaigns;
 mod clock;
 mod remembering;
 mod resume;
+mod spawn;
 pub use campaigns::{CampaignSource, LoadedCampaign};
 pub use remembering::{MAX_RECALLED, Remember};
 pub use resume::{Resumed, StoredAgent, WaitReason, Waiting, WaitingAgent};
@@ -48,15 +49,15 @@ pub use config::{AgentConfig, DEFAULT_MAX_AGENTS, DEFAULT_PLAYER_ID, RuntimeOpti
 pub use tools::{AgentTools, GAME_TOOLS, ToolSetError, WORLD_TOOLS};
 
 use crate::brain::gate::{ModelGate, TokenBudget};
-use crate::brain::{BrainChoice, BrainFactory, BrainRegistry, BrainSettings};
-use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, MessageKind, Subscription};
+use crate::brain::{BrainChoice, BrainFactory, BrainRegistry};
+use crate::bus::{AgentErrorCode, Bus, BusMessage, Filter, Subscription};
 use crate::memory::{
     AgentRecord, ConversationRow, Memory, MemoryError, Page, StateChangeRow, TaskRow,
 };
 use crate::tools::ToolRegistry;
 use agent::{AgentShared, Removal};
 use tools::ToolSets;
-use world::{Placed, World};
+use world::World;
 
 pub use crate::limits::{MAX_MESSAGE_CHARS, MAX_TASK_NAME_CHARS};
 
@@ -463,224 +464,6 @@ impl Runtime {
         } else {
             Ok(())
         }
-    }
-
-    /// Spawns an agent, or resumes a stored one when `config.agent_id` is set. Returns its id.
-    ///
-    /// Errors: `invalid_config` (bad numbers, unknown brain), `unknown_agent` (an `agent_id`
-    /// that is not stored), `already_running`, `shut_down`.
-    pub fn spawn(&self, mut config: AgentConfig) -> Result<String, RuntimeError> {
-        self.check_open()?;
-        config
-            .validate()
-            .map_err(|e| RuntimeError::InvalidConfig(format!("invalid agent config: {e}")))?;
-        let inner = &self.inner;
-        // A key names the stored agent to resume, unless an id does.
-        if config.agent_id.is_none()
-            && let Some(key) = &config.key
-        {
-            if let Some(agent_id) = inner.running_with_key(key) {
-                return Err(RuntimeError::KeyInUse {
-                    key: key.clone(),
-                    agent_id,
-                });
-            }
-            config.agent_id = inner.memory.agent_by_key(key)?.map(|a| a.agent_id);
-        }
-        let opts = &inner.options;
-        let given_position = config.initial_position;
-
-        // Everything that can fail is checked before a new id is allocated, so a failed spawn
-        // uses no id.
-        let (mut effective, stored_position, created_at, resumed) = match &config.agent_id {
-            Some(id) => {
-                if inner.agents.read().contains_key(id) {
-                    return Err(RuntimeError::AlreadyRunning(id.clone()));
-                }
-                let Some(stored) = inner.memory.agent(id)? else {
-                    return Err(RuntimeError::UnknownAgent(id.clone()));
-                };
-                let base: AgentConfig =
-                    serde_json::from_value(stored.config.clone()).unwrap_or_default();
-                (
-                    merge(base, config),
-                    Some(stored.position),
-                    stored.created_at,
-                    true,
-                )
-            }
-            None => (config, None, crate::time::now_iso(), false),
-        };
-        let choice = effective
-            .brain
-            .clone()
-            .unwrap_or_else(|| BrainChoice::Named(opts.default_brain.clone()));
-        let resolved = inner.brains.read().resolve(&choice, &opts.brain_profiles)?;
-        let tools = self.agent_tools(effective.tools.as_deref())?;
-        if let Some(app_id) = &effective.app_id {
-            let app = inner.apps.get(app_id)?;
-            if let Some(other) = app.agent_id() {
-                return Err(crate::apps::AppError::Attached(format!(
-                    "app '{app_id}' is played by {other} already: detach it first"
-                ))
-                .into());
-            }
-        }
-        // A resumed agent comes back where it was, unless the caller places it somewhere. A
-        // stored position may lie outside the bounds (the game reported it,
-        // `Runtime::set_position`): only a position the caller asks for is checked. A game
-        // that carries out its agent's moves (`movement: requested`) owns the world it stands
-        // in and places it anywhere, as `set_position` accepts: the bounds limit the runtime's
-        // own moves, not the game's.
-        let position = given_position
-            .or(stored_position)
-            .or(effective.initial_position)
-            .unwrap_or_else(|| opts.bounds.center());
-        let placed_by_caller = given_position.is_some() || stored_position.is_none();
-        let placed_by_game = effective.movement == Some(crate::moves::Movement::Requested);
-        if placed_by_caller && !placed_by_game && !opts.bounds.contains(position) {
-            return Err(RuntimeError::InvalidConfig(format!(
-                "initial_position {position} is outside the world bounds ({}, {})..({}, {})",
-                opts.bounds.min_x, opts.bounds.min_y, opts.bounds.max_x, opts.bounds.max_y
-            )));
-        }
-        let running = inner.agents.read().len();
-        if running >= opts.max_agents {
-            return Err(too_many_agents(running, opts.max_agents));
-        }
-        let agent_id = match &effective.agent_id {
-            Some(id) => id.clone(),
-            None => inner.memory.next_agent_id()?,
-        };
-        effective.agent_id = Some(agent_id.clone());
-        if effective.name.trim().is_empty() {
-            effective.name = agent_id.clone();
-        }
-        let seed = effective.seed.as_ref().map(seed_value).unwrap_or_else(|| {
-            opts.seed ^ agents_games::seed::Seed::Str(agent_id.clone()).to_u64()
-        });
-        let gate = inner.model_gate();
-        let settings = BrainSettings {
-            seed,
-            thinking_seconds: effective.thinking_seconds.unwrap_or(opts.thinking_seconds),
-            script: std::mem::take(&mut effective.script),
-            gate: gate.clone(),
-            events: stream_events(&inner.bus, &agent_id),
-            api_key: resolved.api_key.clone(),
-            party: effective.party.clone().unwrap_or_default(),
-        };
-        let brain = inner.brains.read().create(&resolved.spec, &settings)?;
-        let brain_name = resolved.label;
-
-        let shared = Arc::new(AgentShared::new(
-            &agent_id,
-            &effective,
-            &brain_name,
-            position,
-            tools,
-            gate.agent_budget,
-            opts,
-        ));
-        // What a resumed agent went through since its last reflection still counts toward
-        // its next one.
-        if resumed && shared.memory.enabled && shared.memory.reflection_threshold > 0 {
-            let newest =
-                inner
-                    .memory
-                    .memories_page(&agent_id, None, crate::mind::reflection::WINDOW)?;
-            shared
-                .count_toward_reflection(crate::mind::reflection::pending_importance(&newest.rows));
-        }
-        // Lines accepted for a resumed agent before it stopped and not answered yet.
-        let inbox = if resumed {
-            inner.memory.inbox(&agent_id)?
-        } else {
-            Vec::new()
-        };
-        let cancel = CancellationToken::new();
-        let subscription = inner.bus.subscribe(
-            Filter::all()
-                .recipients([agent_id.clone()])
-                .kinds([MessageKind::AgentSpoke, MessageKind::CollaborationRequested])
-                .with_broadcasts(false),
-        );
-        {
-            let mut agents = inner.agents.write();
-            if agents.contains_key(&agent_id) {
-                return Err(RuntimeError::AlreadyRunning(agent_id));
-            }
-            // Checked above without the lock; a spawn with the same key that raced past it
-            // stops here.
-            if let Some(key) = &shared.key
-                && let Some(other) = agents.values().find(|a| a.shared.key.as_ref() == Some(key))
-            {
-                return Err(RuntimeError::KeyInUse {
-                    key: key.clone(),
-                    agent_id: other.shared.id.clone(),
-                });
-            }
-            // Checked above without the lock; a spawn that raced past it stops here.
-            if agents.len() >= opts.max_agents {
-                return Err(too_many_agents(agents.len(), opts.max_agents));
-            }
-            agents.insert(
-                agent_id.clone(),
-                AgentEntry {
-                    shared: shared.clone(),
-                    cancel: cancel.clone(),
-                },
-            );
-        }
-        // A stored agent that waited has what it lacked now.
-        inner.waiting.write().remove(&agent_id);
-        inner.world.insert(
-            &agent_id,
-            Placed {
-                name: shared.name.clone(),
-                role: shared.role.clone(),
-                position,
-            },
-        );
-        inner.memory.save_agent(&AgentRecord {
-            agent_id: agent_id.clone(),
-            name: shared.name.clone(),
-            role: shared.role.clone(),
-            prompt: shared.prompt.clone(),
-            brain: brain_name,
-            config: serde_json::to_value(&effective).unwrap_or(serde_json::Value::Null),
-            position,
-            state: AgentState::Idle,
-            created_at,
-            removed_at: None,
-        });
-        inner.bus.publish(BusMessage::AgentSpawned {
-            agent_id: agent_id.clone(),
-            name: shared.name.clone(),
-            role: shared.role.clone(),
-            position,
-            state: AgentState::Idle,
-            resumed,
-        });
-        let task = agent::run(
-            self.inner.clone(),
-            shared,
-            brain,
-            subscription,
-            cancel,
-            inbox,
-        );
-        inner.tracker.spawn_on(task, &inner.handle);
-        if let Some(embedder) = &inner.embedder {
-            embedder.backfill(&agent_id);
-        }
-        if let Some(app_id) = &effective.app_id
-            && let Err(e) = self.attach_app(app_id, &agent_id)
-        {
-            // Taken in between by another agent: the spawn is undone.
-            let _ = self.terminate(&agent_id);
-            return Err(e);
-        }
-        Ok(agent_id)
     }
 
     /// Tokens the runtime's model brains have spent (as providers reported them), and the
@@ -1477,100 +1260,6 @@ impl Inner {
             Some(e) => e.shared.name.clone(),
             None => id.to_string(),
         }
-    }
-}
-
-/// The refusal of a spawn beyond [`RuntimeOptions::max_agents`].
-fn too_many_agents(running: usize, max: usize) -> RuntimeError {
-    RuntimeError::LimitReached(format!(
-        "this runtime runs {running} agents, as many as it may (max_agents {max}): terminate \
-         one first"
-    ))
-}
-
-/// Fields set in `over` replace those of `base` (resume: the stored config under the given one).
-fn merge(base: AgentConfig, over: AgentConfig) -> AgentConfig {
-    AgentConfig {
-        agent_id: over.agent_id.or(base.agent_id),
-        key: over.key.or(base.key),
-        autonomous: over.autonomous.or(base.autonomous),
-        name: if over.name.trim().is_empty() {
-            base.name
-        } else {
-            over.name
-        },
-        role: if over.role.is_empty() {
-            base.role
-        } else {
-            over.role
-        },
-        prompt: if over.prompt.is_empty() {
-            base.prompt
-        } else {
-            over.prompt
-        },
-        brain: over.brain.or(base.brain),
-        initial_position: over.initial_position.or(base.initial_position),
-        idle_think_seconds: over.idle_think_seconds.or(base.idle_think_seconds),
-        thinking_seconds: over.thinking_seconds.or(base.thinking_seconds),
-        speaking_seconds: over.speaking_seconds.or(base.speaking_seconds),
-        hearing_radius: over.hearing_radius.or(base.hearing_radius),
-        seed: over.seed.or(base.seed),
-        tools: over.tools.or(base.tools),
-        app_id: over.app_id,
-        movement: over.movement,
-        script: over.script,
-        memory: over.memory.or(base.memory),
-        party: over.party,
-    }
-}
-
-/// Publishes what a brain reports as `AgentSpeechDelta` (numbered per agent),
-/// `AgentToolCall` and `ModelDownloadProgress`.
-fn stream_events(bus: &Bus, agent_id: &str) -> crate::brain::BrainEvents {
-    let bus = bus.clone();
-    let agent_id = agent_id.to_string();
-    let seq = std::sync::atomic::AtomicU64::new(0);
-    crate::brain::BrainEvents::new(move |event| {
-        use crate::brain::BrainEvent;
-        let message = match event {
-            BrainEvent::Stream(agents_llm::StreamEvent::TextDelta(delta)) => {
-                BusMessage::AgentSpeechDelta {
-                    agent_id: agent_id.clone(),
-                    delta: delta.clone(),
-                    seq: seq.fetch_add(1, Ordering::Relaxed),
-                }
-            }
-            BrainEvent::Stream(agents_llm::StreamEvent::ToolCallStarted { id, name, .. }) => {
-                BusMessage::AgentToolCall {
-                    agent_id: agent_id.clone(),
-                    tool: name.clone(),
-                    call_id: id.clone(),
-                }
-            }
-            BrainEvent::ModelDownload {
-                url,
-                received,
-                total,
-            } => BusMessage::ModelDownloadProgress {
-                agent_id: agent_id.clone(),
-                url: url.to_string(),
-                received_bytes: received,
-                total_bytes: total,
-            },
-        };
-        bus.publish(message);
-    })
-}
-
-fn seed_value(v: &serde_json::Value) -> u64 {
-    use agents_games::seed::Seed;
-    match v {
-        serde_json::Value::String(s) => Seed::Str(s.clone()).to_u64(),
-        other => match other.as_u64().or_else(|| other.as_i64().map(|i| i as u64)) {
-            Some(n) => Seed::Int(n).to_u64(),
-            None => 0,
-        },
     }
 }
 
