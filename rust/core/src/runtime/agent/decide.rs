@@ -1,0 +1,387 @@
+//! How an agent decides: the context it is shown, the brain asked (read-only tool calls
+//! answered and the brain asked again), and the decision's outcome.
+
+use super::*;
+
+impl Agent {
+    /// Thinking: the decision loop, then the answer's execution.
+    ///
+    /// The brain answers; the answer is checked ([`decision::check`]). A refused answer goes
+    /// back with its failure feedback to be repaired (at most `max_repairs` times, then the
+    /// decision fails with `brain_invalid_reply` and nothing of it runs). An answer that only
+    /// asks read-only tools something gets their results and continues (at most `max_steps`
+    /// answers in all). The final answer is executed. A message arriving while the brain thinks
+    /// interrupts it: the brain call in flight is dropped, and the decision starts over with
+    /// the message in context.
+    pub(super) async fn think(&mut self) -> Outcome {
+        let mut entry;
+        let started = Instant::now();
+        let mut seen_observations;
+        let mut seen_move;
+        let result = 'decision: loop {
+            let tools = self.shared.decision_tools();
+            seen_observations = self.shared.last_observation();
+            seen_move = self.shared.move_status();
+            let mut context = self.context_base(&tools);
+            context.movement = seen_move.clone();
+            let trigger = if context.incoming.is_empty() {
+                Trigger::Autonomous
+            } else {
+                Trigger::Message
+            };
+            // Its context is summed up once the first question read the memory into it.
+            entry = Decision::start(self.decisions + 1, trigger, String::new());
+            let mut repairs = 0;
+            let mut answers = 0;
+            let mut first = true;
+            loop {
+                let (reply, returned) = match self.ask(context, first).await {
+                    Asked::Stopped => return Outcome::Stopped,
+                    Asked::Interrupted => {
+                        // Listen, acknowledge, then decide again with the message in context.
+                        if self.transition(AgentState::Listening).is_ok() {
+                            self.acknowledge();
+                            let _ = self.transition(AgentState::Thinking);
+                        }
+                        continue 'decision;
+                    }
+                    Asked::Answered(reply, context) => (reply, context),
+                };
+                context = *returned;
+                if first {
+                    entry.context = context_summary(&context);
+                    if let Some(recollection) = context.sections.get::<Recollection>() {
+                        entry.recalled = recollection.recalled.clone();
+                    }
+                }
+                first = false;
+                if let Some(mut call) = self.brain.take_call_report() {
+                    call.agent_id = self.shared.id.clone();
+                    call.repairs = repairs;
+                    entry.count_model_call(&call);
+                    self.inner.memory.record_brain_call(call);
+                }
+                entry.repairs = repairs;
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        let brain = &self.shared.brain;
+                        self.shared
+                            .warn("brain_failed", format_args!("brain {brain}: {e}"));
+                        break 'decision Err((e.agent_error_code(), e.public_message()));
+                    }
+                };
+                match decision::check(&reply, &tools, &self.tool_context()) {
+                    Err(feedback) if repairs < self.inner.options.max_repairs => {
+                        repairs += 1;
+                        tracing::debug!(
+                            agent = %self.shared.id,
+                            repairs,
+                            "repairing an answer: {}",
+                            decision::summary(&feedback)
+                        );
+                        context.steps.push(*feedback);
+                    }
+                    Err(feedback) => {
+                        break 'decision Err((
+                            AgentErrorCode::BrainInvalidReply,
+                            format!(
+                                "the answer still breaks the contract after {repairs} repairs: {}",
+                                decision::summary(&feedback)
+                            ),
+                        ));
+                    }
+                    Ok(plan) => {
+                        answers += 1;
+                        if plan.only_reads() && answers < self.inner.options.max_steps {
+                            let results = Agent::run_reads(&plan, self.tool_context()).await;
+                            let reads = plan
+                                .calls
+                                .iter()
+                                .filter(|(_, planned)| matches!(planned, Planned::Tool { .. }));
+                            for ((call, _), result) in reads.zip(&results) {
+                                let outcome = if result.is_error {
+                                    CallOutcome::Failed
+                                } else {
+                                    CallOutcome::Done
+                                };
+                                entry.push_call(
+                                    call,
+                                    outcome,
+                                    Some(clip(&result.result.to_string())),
+                                );
+                            }
+                            context.steps.push(DecisionStep {
+                                reply,
+                                results,
+                                ..DecisionStep::default()
+                            });
+                            continue;
+                        }
+                        break 'decision Ok((reply, plan));
+                    }
+                }
+            }
+        };
+        self.decisions += 1;
+        entry.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (answering, inbox): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.pending).into_iter().unzip();
+        self.acknowledged = 0;
+        // Heard: remembered once the decision that answers them is made (before their inbox
+        // rows are done, so a crash in between hears them again at resume, never loses them).
+        // A request for help is remembered as the task it assigned.
+        for message in &answering {
+            if matches!(message.kind, IncomingKind::Speech) {
+                let speaker = display_name(message);
+                let text = forming::heard(&speaker, &message.content);
+                let about = Some(message.sender.as_str());
+                self.inner
+                    .form(&self.shared, MemoryKind::Heard, text, about);
+            }
+        }
+        self.remember_app_events();
+        let mut failure = None;
+        let outcome = match result {
+            Ok((reply, plan)) => {
+                self.failures = 0;
+                self.last_failure = None;
+                self.execute(reply, plan, &answering, &mut entry).await
+            }
+            Err((code, message)) => {
+                entry.failure = Some(format!("{}: {message}", code.as_str()));
+                failure = Some(ReplyFailure {
+                    code,
+                    message: message.clone(),
+                });
+                self.failures = self.failures.saturating_add(1);
+                let message = format!("{} could not decide: {message}", self.shared.id);
+                if code == AgentErrorCode::BudgetExhausted && self.last_failure == Some(code) {
+                    // Reported when it was spent; quiet until it is raised.
+                    tracing::debug!(agent = %self.shared.id, "{message}");
+                } else {
+                    self.error(code, message);
+                }
+                self.last_failure = Some(code);
+                let _ = self.transition(AgentState::Idle);
+                Outcome::Idle(error_backoff(self.failures, self.shared.idle_think))
+            }
+        };
+        // Shown to this decision's brain (a failed one's too): not shown again.
+        self.shared.forget_observations(seen_observations);
+        if let Some(seen) = &seen_move {
+            self.shared.move_seen(seen);
+        }
+        let in_reply_to: Vec<i64> = inbox.into_iter().flatten().collect();
+        if !in_reply_to.is_empty() {
+            self.inner.bus.publish(BusMessage::AgentReplied {
+                agent_id: self.shared.id.clone(),
+                in_reply_to: in_reply_to.clone(),
+                text: entry.spoken.join("\n"),
+                actions: entry.calls.clone(),
+                error: failure,
+            });
+        }
+        self.shared.journal.record(entry);
+        // Answered (or failed with an error event): not delivered again after a restart.
+        for id in in_reply_to {
+            self.inner.memory.inbox_done(id);
+        }
+        outcome
+    }
+
+    /// Asks the brain, interruptibly. The first question of a decision also reads the
+    /// conversation memory (committed rows only) into the context, and recalls memories
+    /// ([`crate::mind::recall`]): a recall that fails is logged, and the decision goes on
+    /// without it.
+    pub(super) async fn ask(&mut self, mut context: BrainContext, read_memory: bool) -> Asked {
+        let memory = self.inner.memory.clone();
+        let settings = self.shared.memory.clone();
+        let now = self.inner.game_time();
+        let embedder = self.inner.embedder.clone();
+        let brain = &mut self.brain;
+        let decide = async move {
+            if read_memory {
+                let id = context.agent_id.clone();
+                let query = recall::query_of(&context);
+                let people = recall::people_of(&context);
+                let shown = recall::shown_of(&context);
+                let lines = recall::lines_of(&context);
+                let recalls = settings.enabled && settings.recall_limit > 0;
+                // By meaning too, when an endpoint answers in time.
+                let queries = match &embedder {
+                    Some(e) if recalls && settings.semantic_weight > 0.0 => {
+                        e.query(&crate::runtime::embedder::recall_texts(&query, &lines))
+                            .await
+                    }
+                    _ => None,
+                };
+                let read = tokio::task::spawn_blocking(move || {
+                    let rows = memory.recent_conversation_committed(&id, CONTEXT_MESSAGES)?;
+                    // Nothing to recall into (memory off, or a recall limit of 0): no read.
+                    if !recalls {
+                        return Ok((rows, None));
+                    }
+                    let meaning = embedder
+                        .zip(queries)
+                        .and_then(|(e, queries)| e.meaning(&memory, &id, queries));
+                    let cue = Cue {
+                        query,
+                        now,
+                        wait_for_writes: false,
+                        people,
+                        shown,
+                        lines,
+                        meaning,
+                        in_view: rows
+                            .iter()
+                            .map(|r| (r.sender.clone(), r.content.clone()))
+                            .collect(),
+                    };
+                    let recalled = recall::recall(&memory, &id, &cue, &settings).inspect(|list| {
+                        let shown: Vec<i64> = list
+                            .iter()
+                            .filter(|r| !r.in_view)
+                            .map(|r| r.memory.id)
+                            .collect();
+                        if !shown.is_empty() {
+                            memory.touch_memories(&id, shown, now);
+                        }
+                    });
+                    Ok::<_, crate::memory::MemoryError>((rows, Some(recalled)))
+                })
+                .await;
+                match read {
+                    Ok(Ok((rows, recalled))) => {
+                        context.recent_messages = rows;
+                        match recalled {
+                            Some(Ok(recalled)) => {
+                                context.sections.put(Recollection { recalled, now })
+                            }
+                            Some(Err(e)) => {
+                                tracing::warn!(agent = %context.agent_id, "recalling memories: {e}")
+                            }
+                            None => {}
+                        }
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                    }
+                    Err(e) => {
+                        tracing::warn!(agent = %context.agent_id, "reading conversation memory: {e}")
+                    }
+                }
+            }
+            // A brain is code of its own (a registered one may be the game's): its panic is this
+            // decision's failure, never the end of the agent's task.
+            let reply = match AssertUnwindSafe(brain.decide(&context))
+                .catch_unwind()
+                .await
+            {
+                Ok(reply) => reply,
+                Err(panic) => {
+                    tracing::error!(
+                        agent = %context.agent_id,
+                        "the brain panicked: {}",
+                        crate::tools::panic_message(&*panic)
+                    );
+                    Err(BrainError::Backend(
+                        "the brain panicked (the server's log has its message)".into(),
+                    ))
+                }
+            };
+            (reply, context)
+        };
+        tokio::pin!(decide);
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Asked::Stopped,
+                received = self.sub.recv() => match received {
+                    None => return Asked::Stopped,
+                    Some(r) => if take(&self.inner, &self.shared, &mut self.pending, r) {
+                        return Asked::Interrupted;
+                    },
+                },
+                (reply, context) = &mut decide => return Asked::Answered(reply, Box::new(context)),
+            }
+        }
+    }
+
+    /// Runs the read-only calls of `plan` and collects their results for the brain.
+    ///
+    /// A free function of the plan and the context: `&Agent` is not `Sync` (its brain is not).
+    pub(super) async fn run_reads(plan: &Plan, ctx: ToolContext) -> Vec<CallResult> {
+        let mut results = Vec::with_capacity(plan.calls.len());
+        for (call, planned) in &plan.calls {
+            let Planned::Tool { registry, .. } = planned else {
+                continue;
+            };
+            let output = registry
+                .call_async(&call.tool, call.args.clone(), ctx.clone())
+                .await
+                .unwrap_or_else(|e| e.to_output());
+            results.push(CallResult {
+                id: call.id.clone(),
+                tool: call.tool.clone(),
+                result: output.structured,
+                is_error: output.is_error,
+            });
+        }
+        results
+    }
+
+    pub(super) fn tool_context(&self) -> ToolContext {
+        ToolContext::for_agent(self.shared.id.clone(), self.cancel.child_token())
+    }
+
+    pub(super) fn context_base(&self, tools: &AgentTools) -> BrainContext {
+        let (_, position) = self.shared.state_and_position();
+        let mut open = self.inner.memory.open_tasks(&self.shared.id).into_iter();
+        let current_task = open.next();
+        let nearby = self
+            .inner
+            .world
+            .nearby(
+                &self.shared.id,
+                position,
+                self.shared.hearing_radius,
+                NEARBY_LIMIT,
+            )
+            .into_iter()
+            .map(|(agent_id, placed, distance)| NearbyAgent {
+                agent_id,
+                name: placed.name,
+                role: placed.role,
+                position: placed.position,
+                distance,
+            })
+            .collect();
+        let mut context = BrainContext {
+            agent_id: self.shared.id.clone(),
+            name: self.shared.name.clone(),
+            role: self.shared.role.clone(),
+            prompt: self.shared.prompt.clone(),
+            instruction: INSTRUCTION.into(),
+            position,
+            bounds: self.inner.options.bounds,
+            current_task,
+            other_tasks: open.collect(),
+            recent_messages: Vec::new(),
+            observations: self.shared.observations(),
+            // Set by `think`, which remembers what it showed.
+            movement: None,
+            incoming: self.pending.iter().map(|(m, _)| m.clone()).collect(),
+            nearby,
+            player_id: self.inner.options.player_id.clone(),
+            decisions: self.decisions,
+            tools: tools.definitions().to_vec(),
+            steps: Vec::new(),
+            sections: Default::default(),
+        };
+        if let Some(app) = self.shared.app() {
+            context.sections.put(app.view());
+        }
+        context
+    }
+}
