@@ -221,6 +221,28 @@ fn the_top_level_modules_import_each_other_without_circles() {
     assert!(circles.is_empty(), "{}", described.join("\n"));
 }
 
+/// The same holds for the `agents-llm` crate the brains call through: its wire formats
+/// (`api`, the provider modules) and its HTTP client (`client`) share the key type through a
+/// leaf (`secret`) and the stream's frames through another (`framing`) instead of using each
+/// other.
+#[test]
+fn the_llm_crates_modules_import_each_other_without_circles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../llm/src");
+    let graph = graph(&src);
+    assert!(
+        graph["client"].contains_key("api"),
+        "the client uses the APIs"
+    );
+    assert!(
+        !graph["api"].contains_key("client"),
+        "the APIs use no client: {:?}",
+        graph["api"]
+    );
+    let circles = circles(&graph);
+    let described: Vec<String> = circles.iter().map(|c| describe(&graph, c)).collect();
+    assert!(circles.is_empty(), "{}", described.join("\n"));
+}
+
 #[test]
 fn uses_are_read_from_paths_and_groups_but_not_comments_or_tests() {
     let code = product_code(

@@ -130,13 +130,16 @@ pub struct BrainCheckArgs {
     /// (see docs/brains.md).
     #[arg(long, value_name = "FILE")]
     pub brains: Option<std::path::PathBuf>,
-    /// A one-off brain instead of a profile: `openai`, `anthropic`, `cli`, `scripted`.
+    /// A one-off brain instead of a profile: a provider's name (`openai`, `ollama`, `cli`, …;
+    /// an unknown one is refused with the list).
     #[arg(long, value_name = "NAME", conflicts_with = "profile")]
     pub provider: Option<String>,
     /// The model of a one-off brain.
     #[arg(long, value_name = "MODEL", requires = "provider")]
     pub model: Option<String>,
-    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama).
+    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama's
+    /// OpenAI-compatible API with `openai`; `ollama` calls `http://127.0.0.1:11434` unless
+    /// told otherwise).
     #[arg(long, value_name = "URL", requires = "provider")]
     pub base_url: Option<String>,
     /// The environment variable holding a one-off brain's key.
@@ -275,10 +278,11 @@ pub struct ServeArgs {
     /// docs/brains.md). `default` becomes the brain of agents whose config names none.
     #[arg(long, value_name = "FILE")]
     pub brains: Option<std::path::PathBuf>,
-    /// Let clients spawn agents with a brain object of their own: `openai` or `anthropic` only,
-    /// carrying the client's own key as `api_key` (kept in memory, never stored or logged).
-    /// Off: clients name a profile of --brains (or a preset). Never from a client, even then:
-    /// `api_key_env`, `headers`, `command`, `cli_backend` in an object.
+    /// Let clients spawn agents with a brain object of their own: an HTTP provider's only
+    /// (`openai`, `anthropic`, `ollama`), carrying the client's own key as `api_key` (kept in
+    /// memory, never stored or logged). Off: clients name a profile of --brains (or a preset).
+    /// Never from a client, even then: `api_key_env`, `headers`, `command`, `cli_backend`,
+    /// `num_ctx`, `keep_alive` in an object.
     #[arg(long)]
     pub allow_client_brains: bool,
     /// The origins (`scheme://host[:port]`, comma-separated) a client's brain object may call,
