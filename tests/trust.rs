@@ -83,6 +83,7 @@ fn serve(dir: &Path, extra: &[&str]) -> ServerProc {
             ("OPERATOR_DB_PASSWORD", OPERATOR_SECRET),
             ("OPENAI_API_KEY", OPERATOR_KEY),
             ("ANTHROPIC_API_KEY", OPERATOR_KEY),
+            ("OLLAMA_API_KEY", OPERATOR_KEY),
         ],
     )
 }
@@ -326,6 +327,71 @@ async fn origins_and_presets_are_the_operators_to_allow() {
     refused(&spawn_with(&mut c, json!("scripted")).await, "preset");
     spawn(&mut c, json!({"name": "Bo", "brain": "local"})).await;
     assert_eq!(attacker.connections(), 0);
+}
+
+/// An `ollama` brain object from a client is an HTTP provider's like the others: its own key
+/// (here none), an origin on the list (its default, a local Ollama, included), none of the
+/// settings of the operator's Ollama (`num_ctx`, `keep_alive`), and the operator's
+/// `OLLAMA_API_KEY` is never lent to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_ollama_brain_is_held_to_the_same_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let attacker = Attacker::start();
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    let server = serve(
+        dir.path(),
+        &[
+            "--allow-client-brains",
+            "--client-brain-origins",
+            &fake.url(),
+        ],
+    );
+    let mut c = Client::connect(&server.url()).await;
+    let attacker_ollama = format!("http://127.0.0.1:{}", attacker.port);
+    for (brain, says) in [
+        (
+            json!({"provider": "ollama", "base_url": fake.ollama_base(), "model": "m"}),
+            "brain.api_key is required",
+        ),
+        (
+            json!({"provider": "ollama", "base_url": fake.ollama_base(), "model": "m",
+                   "api_key": "", "num_ctx": 1_048_576}),
+            "brain.num_ctx is not taken from a client",
+        ),
+        (
+            json!({"provider": "ollama", "base_url": fake.ollama_base(), "model": "m",
+                   "api_key": "", "keep_alive": -1}),
+            "brain.keep_alive is not taken from a client",
+        ),
+        (
+            json!({"provider": "ollama", "base_url": attacker_ollama, "model": "m",
+                   "api_key": ""}),
+            &format!("{attacker_ollama} is not an origin"),
+        ),
+        // Its default is a local Ollama, which this list does not name.
+        (
+            json!({"provider": "ollama", "model": "m", "api_key": ""}),
+            "http://127.0.0.1:11434 is not an origin",
+        ),
+    ] {
+        refused(&spawn_with(&mut c, brain).await, says);
+    }
+    fake.push(Behaviour::text("Hello from the client's Ollama."));
+    let own = json!({"provider": "ollama", "base_url": fake.ollama_base(), "model": "llama3.2",
+                     "api_key": ""});
+    let id = spawn_and_greet(&mut c, own).await;
+    c.event(|m| m["type"] == "agent_speech" && m["agent_id"] == id.as_str())
+        .await;
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/api/chat");
+    assert!(
+        requests[0].header("authorization").is_none(),
+        "the operator's OLLAMA_API_KEY was lent: {:?}",
+        requests[0].headers
+    );
+    assert_eq!(attacker.connections(), 0);
+    c.assert_usable().await;
 }
 
 /// An address on the origin list that answers every call with a redirect (`status`) to

@@ -36,7 +36,7 @@ func test_the_inspector_offers_the_built_in_providers() -> void:
 		if property["name"] == "provider":
 			offered = property
 	assert_eq(offered["hint"], PROPERTY_HINT_ENUM_SUGGESTION)
-	assert_eq(offered["hint_string"], "anthropic,cli,local,openai,scripted")
+	assert_eq(offered["hint_string"], "anthropic,cli,local,ollama,openai,scripted")
 
 
 func test_an_openai_agent_streams_moves_and_speaks() -> void:

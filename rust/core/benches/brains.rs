@@ -101,7 +101,7 @@ async fn overhead() {
         serde_json::from_str(last[0].call.prompt.as_deref().unwrap()).unwrap();
     let client = agents_llm::client::Client::new().unwrap();
     let endpoint = agents_llm::client::Endpoint {
-        api: &agents_llm::openai::API,
+        api: std::sync::Arc::new(agents_llm::openai::API),
         base_url: fake.openai_base(),
         api_key: None,
         headers: vec![],

@@ -5,7 +5,7 @@
 //! By default they think with the offline `scripted` brain, on tokio's paused clock, so 30 s of
 //! town life take a moment. The `AGENTS_DEMO_*` environment variables of the Godot demo town
 //! (`docs/brains.md`, "Running the demo town on a real model") make every villager think with a
-//! model instead, on the real clock: `AGENTS_DEMO_PROVIDER` (`openai`, `anthropic`, `cli`),
+//! model instead, on the real clock: `AGENTS_DEMO_PROVIDER` (`openai`, `ollama`, `cli`, …),
 //! `AGENTS_DEMO_MODEL`, `AGENTS_DEMO_BASE_URL`, `AGENTS_DEMO_API_KEY_ENV`, `AGENTS_DEMO_COMMAND`,
 //! `AGENTS_DEMO_CLI_BACKEND`, `AGENTS_DEMO_SECONDS`, `AGENTS_DEMO_TOKEN_BUDGET`.
 

@@ -1,5 +1,5 @@
-//! The `openai` and `anthropic` brains end to end: a runtime whose agents think with the fake
-//! provider (a real HTTP server on loopback), real SQLite, real time.
+//! The HTTP model brains (`openai`, `anthropic`, `ollama`) end to end: a runtime whose agents
+//! think with the fake provider (a real HTTP server on loopback), real SQLite, real time.
 
 use std::time::Duration;
 
@@ -251,6 +251,196 @@ async fn an_anthropic_agent_and_the_provider_errors() {
         trace[1].call.error_code.as_deref(),
         Some("brain_auth_failed")
     );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+/// An `ollama` brain speaks Ollama's own API: streamed NDJSON, calls whose arguments are
+/// objects, a repair turn whose results name their tool, and its own options on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ollama_agent_decides_through_the_native_api() {
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.push_many([
+        // Not its tool: refused, and repaired.
+        Behaviour::calls(vec![FakeCall::new("fly", json!({"to": "the mill"}))]),
+        Behaviour::Reply {
+            text: "Fresh bread at the well!".into(),
+            tool_calls: vec![FakeCall::new("move", json!({"x": 12, "y": 14}))],
+            chunk_chars: Some(4),
+        },
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut sub = rt.subscribe(Filter::all());
+    let id = rt
+        .spawn(agent(json!({"provider": "ollama", "model": "llama3.2",
+                            "base_url": fake.ollama_base(), "temperature": 0.4,
+                            "max_tokens": 256, "num_ctx": 8192, "keep_alive": "10m"})))
+        .unwrap();
+    assert_eq!(rt.state(&id).unwrap().brain, "ollama:llama3.2");
+    rt.send_message(&id, "Any bread left?").unwrap();
+    let events = until(&mut sub, Duration::from_secs(10), spoke_by(&id)).await;
+    let moved: Vec<Position> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentMoved { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moved, [Position::new(12.0, 14.0)]);
+    let Some(BusMessage::AgentSpoke { content, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(content, "Fresh bread at the well!");
+    let streamed: String = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpeechDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        streamed, "Fresh bread at the well!",
+        "streamed line by line"
+    );
+    let calls: Vec<&str> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentToolCall { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, ["fly", "move"]);
+
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 2);
+    let first = &sent[0];
+    assert_eq!(first.path, "/api/chat");
+    assert!(first.header("authorization").is_none(), "no key, none sent");
+    assert_eq!(first.body["stream"], true);
+    assert_eq!(
+        first.body["options"],
+        json!({"temperature": 0.4, "num_predict": 256, "num_ctx": 8192})
+    );
+    assert_eq!(first.body["keep_alive"], "10m");
+    assert_eq!(first.body["messages"][0]["role"], "system");
+    assert!(
+        first.body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You bake bread.")
+    );
+    let tools: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["collaborate", "complete_task", "move", "speak", "wait"]
+    );
+    // The repair: the refused call with its arguments as an object, its result naming it.
+    let messages = sent[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["role"], "assistant");
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"],
+        json!({"name": "fly", "arguments": {"to": "the mill"}})
+    );
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["tool_name"], "fly");
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"reason\":\"tool_not_allowed\""),
+        "{}",
+        messages[3]
+    );
+
+    // Traced like the others, with the tokens Ollama reported.
+    let trace = rt.agent_trace(&id, 10).unwrap();
+    assert_eq!(trace.len(), 2);
+    assert!(trace.iter().all(|r| r.call.provider == "ollama"));
+    assert_eq!(trace[0].call.model.as_deref(), Some("llama3.2"));
+    assert_eq!((trace[0].call.repairs, trace[1].call.repairs), (0, 1));
+    assert!(
+        trace
+            .iter()
+            .all(|r| r.call.input_tokens > 0 && r.call.output_tokens > 0)
+    );
+    rt.shutdown(Duration::from_secs(2));
+}
+
+/// An `ollama` brain object's options are its own: each mistake is refused at spawn naming the
+/// field, and no key is needed wherever Ollama runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_options_are_checked_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let refused = |extra: Value| {
+        let mut brain = json!({"provider": "ollama", "model": "llama3.2"});
+        for (k, v) in extra.as_object().unwrap() {
+            brain[k] = v.clone();
+        }
+        let e = rt.spawn(agent(brain)).unwrap_err();
+        assert_eq!(e.code().as_str(), "invalid_config", "{e}");
+        e.to_string()
+    };
+    for (extra, says) in [
+        (
+            json!({"num_gpu": 1}),
+            "brain.num_gpu: unknown field `num_gpu`, expected one of `model`",
+        ),
+        (
+            json!({"num_gpu": 1}),
+            "(the options of the ollama provider)",
+        ),
+        (
+            json!({"num_ctx": "8k"}),
+            "brain.num_ctx: invalid type: string \"8k\"",
+        ),
+        (json!({"num_ctx": 4096.5}), "brain.num_ctx: invalid type"),
+        (
+            json!({"num_ctx": 64}),
+            "brain.num_ctx must be between 256 and 1048576, got 64",
+        ),
+        (
+            json!({"num_ctx": 5_000_000}),
+            "brain.num_ctx must be between",
+        ),
+        (
+            json!({"keep_alive": "5 minutes"}),
+            "brain.keep_alive must be a duration such as \"5m\"",
+        ),
+        (
+            json!({"keep_alive": "10"}),
+            "brain.keep_alive must be a duration",
+        ),
+        (
+            json!({"keep_alive": false}),
+            "brain.keep_alive: expected a duration such as \"5m\" or a number of seconds",
+        ),
+        (
+            json!({"temperature": 3}),
+            "brain.temperature must be between 0 and 2",
+        ),
+        (
+            json!({"model": null}),
+            "brain.model is required for the ollama provider",
+        ),
+    ] {
+        let e = refused(extra.clone());
+        assert!(e.contains(says), "{extra}: {e}");
+    }
+    // No key anywhere: a local Ollama by default, and one elsewhere too.
+    for brain in [
+        json!({"provider": "ollama", "model": "llama3.2"}),
+        json!({"provider": "ollama", "model": "llama3.2", "base_url": "http://10.0.0.5:11434",
+               "api_key_env": "AGENTS_TEST_KEY_THAT_IS_NOT_SET", "keep_alive": -1}),
+    ] {
+        rt.spawn(agent(brain.clone()))
+            .unwrap_or_else(|e| panic!("{brain}: {e}"));
+    }
     rt.shutdown(Duration::from_secs(2));
 }
 
@@ -540,15 +730,17 @@ async fn a_huge_tool_name_gives_a_bounded_invalid_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_truncated_stream_is_a_failed_call_for_both_providers() {
+async fn a_truncated_stream_is_a_failed_call_for_every_http_provider() {
     let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(&dir);
     let mut sub = rt.subscribe(Filter::all());
-    for (provider, base) in [
-        ("openai", fake.openai_base()),
-        ("anthropic", fake.anthropic_base()),
-    ] {
+    let providers = agents_core::brain::BrainRegistry::with_builtins().http_names();
+    assert!(providers.len() >= 3, "{providers:?}");
+    for provider in providers {
+        let base = fake
+            .base_for(provider)
+            .expect("the fake speaks every HTTP provider");
         // Retried like a lost connection: the second try answers whole.
         let sent = fake.requests().len();
         fake.push_many([

@@ -676,7 +676,12 @@ async fn api_errors_have_codes() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown brain 'gpt-9' (available: anthropic, cli, local, openai, scripted)"
+        format!(
+            "unknown brain 'gpt-9' (available: {})",
+            agents_core::brain::BrainRegistry::with_builtins()
+                .names()
+                .join(", ")
+        )
     );
     assert_eq!(
         rt.send_message("agent_404", "hi")

@@ -9,6 +9,8 @@
 //! - `POST /v1/chat/completions` — OpenAI chat completions (the OpenAI base URL is
 //!   [`FakeServer::openai_base`], `{url}/v1`);
 //! - `POST /v1/messages` — Anthropic messages (base URL [`FakeServer::anthropic_base`], `{url}`);
+//! - `POST /api/chat` — Ollama's own chat API (base URL [`FakeServer::ollama_base`], `{url}`),
+//!   see [Ollama](#ollama);
 //! - `POST /v1/embeddings` — OpenAI embeddings (same base URL as chat completions), see
 //!   [Embeddings](#embeddings);
 //! - control, for processes that run the `fakellm` binary: `POST /_fake/replies` (a JSON array
@@ -19,8 +21,9 @@
 //!   (`fakellm --files DIR`), for model downloads; 404 for any other name, or none served.
 //!
 //! Each model request takes the next queued [`Behaviour`] (the default one when the queue is
-//! empty), waits the configured latency, and answers in the route's format — streamed as
-//! Server-Sent Events when the request says `"stream": true`, else as one JSON body.
+//! empty), waits the configured latency, and answers in the route's format — streamed when the
+//! request says `"stream": true` (Server-Sent Events; newline-delimited JSON for Ollama, which
+//! also streams when `stream` is left out), else as one JSON body.
 //!
 //! # Token accounting (a fixed rule, so benchmarks can count prompt tokens)
 //!
@@ -32,7 +35,19 @@
 //! earlier request for the same model had the same part ("earlier": the last
 //! [`PROMPT_MEMORY`] requests). Reported as the providers report them: OpenAI `prompt_tokens`
 //! (cached included) with `prompt_tokens_details.cached_tokens`; Anthropic `input_tokens` (not
-//! cached) plus `cache_read_input_tokens`.
+//! cached) plus `cache_read_input_tokens`; Ollama `prompt_eval_count` (the whole prompt: it
+//! reports no cached tokens) and `eval_count`.
+//!
+//! # Ollama
+//!
+//! `/api/chat` answers as Ollama does: streamed, one JSON object per line — the text in pieces,
+//! then each call whole in a line of its own (its `arguments` a JSON object; a [`FakeCall`] whose
+//! arguments are a string that is no JSON object sends that string, which Ollama itself never
+//! does; no `id` unless the call has one), then a last line with `done: true`, `done_reason` and
+//! the token counts —; or one JSON body with the same fields. `StreamError` is a line
+//! `{"error": …}` after the first piece; `Truncated` leaves out the `done` line. As Ollama, it
+//! refuses (400, `{"error": …}`) a request whose messages carry tool calls with arguments that
+//! are not a JSON object.
 //!
 //! # Embeddings
 //!
@@ -69,7 +84,7 @@ use serde_json::{Value, json};
 /// A tool call the fake model makes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FakeCall {
-    /// Its id (default: `call_<n>` / `toolu_<n>`).
+    /// Its id (default: `call_<n>` / `toolu_<n>`; on Ollama's route, none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The tool.
@@ -144,8 +159,9 @@ pub enum Behaviour {
     },
     /// Starts answering `text`, then stops before the answer's end: streamed, the text goes out
     /// in pieces of 7 characters and the stream closes without its terminator (OpenAI: no
-    /// `finish_reason`, no `data: [DONE]`; Anthropic: no `message_delta`, no `message_stop`), as
-    /// when a connection is cut mid-answer; not streamed, the first half of the JSON body.
+    /// `finish_reason`, no `data: [DONE]`; Anthropic: no `message_delta`, no `message_stop`;
+    /// Ollama: no line with `done: true`), as when a connection is cut mid-answer; not streamed,
+    /// the first half of the JSON body.
     Truncated {
         /// The text.
         text: String,
@@ -329,7 +345,7 @@ pub const DEFAULT_TEXT: &str = "The fake model has nothing scripted to say.";
 /// A request the server received.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordedRequest {
-    /// The path (`/v1/chat/completions`, `/v1/messages`).
+    /// The path (`/v1/chat/completions`, `/v1/messages`, `/api/chat`).
     pub path: String,
     /// The headers, names in lower case.
     pub headers: Vec<(String, String)>,
@@ -399,6 +415,7 @@ impl FakeServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
+            .route("/api/chat", post(ollama))
             .route("/v1/embeddings", post(embeddings))
             .route("/_fake/replies", post(push_replies))
             .route("/_fake/requests", get(list_requests))
@@ -437,13 +454,19 @@ impl FakeServer {
         self.url()
     }
 
-    /// The base URL for the wire format named `api` (`openai` or `anthropic`, as
-    /// `agents_llm::api::Api::name` says it).
-    pub fn base_for(&self, api: &str) -> String {
-        if api == "anthropic" {
-            self.anthropic_base()
-        } else {
-            self.openai_base()
+    /// The Ollama base URL (`{url}`).
+    pub fn ollama_base(&self) -> String {
+        self.url()
+    }
+
+    /// The base URL for the wire format named `api` (`openai`, `anthropic` or `ollama`, as
+    /// `agents_llm::api::Api::name` says it); `None` for a format this server does not speak.
+    pub fn base_for(&self, api: &str) -> Option<String> {
+        match api {
+            "openai" => Some(self.openai_base()),
+            "anthropic" => Some(self.anthropic_base()),
+            "ollama" => Some(self.ollama_base()),
+            _ => None,
         }
     }
 
@@ -607,6 +630,17 @@ impl IntoResponse for Json {
 enum Route {
     OpenAi,
     Anthropic,
+    Ollama,
+}
+
+impl Route {
+    fn name(self) -> &'static str {
+        match self {
+            Route::OpenAi => "openai",
+            Route::Anthropic => "anthropic",
+            Route::Ollama => "ollama",
+        }
+    }
 }
 
 /// Records the request; its body as JSON (`null` when it is not).
@@ -670,16 +704,14 @@ fn prompt_usage(shared: &Shared, route: Route, body: &Value) -> (u64, u64) {
     let part = |key: &str| body.get(key).map(Value::to_string).unwrap_or_default();
     let prompt = format!("{}{}{}", part("tools"), part("system"), part("messages"));
     let cacheable = match route {
-        Route::OpenAi => String::new(),
+        Route::OpenAi | Route::Ollama => String::new(),
         Route::Anthropic => anthropic_cacheable(body),
     };
-    let route_name = if route == Route::OpenAi {
-        "openai"
-    } else {
-        "anthropic"
-    };
+    let route_name = route.name();
     let mut prompts = shared.prompts.lock();
     let cached_chars = match route {
+        // Ollama reuses a cached prefix too, but reports no cached tokens.
+        Route::Ollama => 0,
         Route::OpenAi => prompts
             .iter()
             .filter(|(r, m, _, _)| r == route_name && *m == model)
@@ -743,6 +775,10 @@ async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: 
     answer(&shared, Route::Anthropic, "/v1/messages", &headers, &body).await
 }
 
+async fn ollama(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    answer(&shared, Route::Ollama, "/api/chat", &headers, &body).await
+}
+
 async fn answer(
     shared: &Shared,
     route: Route,
@@ -773,8 +809,16 @@ async fn answer_now(
     body: &Bytes,
 ) -> Response {
     let (request, behaviour, n) = receive(shared, path, headers, body).await;
-    let stream = request["stream"].as_bool().unwrap_or(false);
+    // Ollama streams unless told not to; the others only when asked.
+    let stream = request["stream"]
+        .as_bool()
+        .unwrap_or(route == Route::Ollama);
     let model = request["model"].as_str().unwrap_or("fake").to_string();
+    if route == Route::Ollama
+        && let Some(refusal) = ollama_refusal(&request)
+    {
+        return (StatusCode::BAD_REQUEST, Json(json!({ "error": refusal }))).into_response();
+    }
     match behaviour {
         Behaviour::Status {
             status,
@@ -824,6 +868,12 @@ async fn answer_now(
                         "error": {"type": "overloaded_error", "message": message}}),
                     ),
                 ],
+                Route::Ollama => {
+                    return ndjson_response(vec![
+                        ollama_line(&model, json!({"role": "assistant", "content": "I"}), None),
+                        format!("{}\n", json!({ "error": message })),
+                    ]);
+                }
             };
             sse_response(events)
         }
@@ -870,6 +920,12 @@ async fn answer_now(
                     usage,
                     chunk,
                 )),
+                (Route::Ollama, false) => {
+                    Json(ollama_whole(&model, &text, &tool_calls, usage)).into_response()
+                }
+                (Route::Ollama, true) => {
+                    ndjson_response(ollama_stream(&model, &text, &tool_calls, usage, chunk))
+                }
             }
         }
         Behaviour::Truncated { text } => {
@@ -882,6 +938,12 @@ async fn answer_now(
                 let mut events = match route {
                     Route::OpenAi => openai_stream(&model, n, &text, &[], usage, 7, false),
                     Route::Anthropic => anthropic_stream(&model, n, &text, &[], usage, 7),
+                    Route::Ollama => {
+                        // Without the last line, the one saying `done: true`.
+                        let mut lines = ollama_stream(&model, &text, &[], usage, 7);
+                        lines.pop();
+                        return ndjson_response(lines);
+                    }
                 };
                 // Without the last two: OpenAI's finishing chunk and `[DONE]`, Anthropic's
                 // `message_delta` and `message_stop`.
@@ -891,6 +953,7 @@ async fn answer_now(
             let whole = match route {
                 Route::OpenAi => openai_whole(&model, n, &text, &[], usage),
                 Route::Anthropic => anthropic_whole(&model, n, &text, &[], usage),
+                Route::Ollama => ollama_whole(&model, &text, &[], usage),
             }
             .to_string();
             let half: String = whole.chars().take(whole.chars().count() / 2).collect();
@@ -903,6 +966,14 @@ async fn answer_now(
                 cached,
                 output: tokens(text.chars().count()),
             };
+            // Ollama's own API sends whole calls anyway: the quirks are those of its `/v1`.
+            if route == Route::Ollama {
+                return if stream {
+                    ndjson_response(ollama_stream(&model, &text, &tool_calls, usage, 7))
+                } else {
+                    Json(ollama_whole(&model, &text, &tool_calls, usage)).into_response()
+                };
+            }
             if route == Route::Anthropic || !stream {
                 return Json(openai_whole(&model, n, &text, &tool_calls, usage)).into_response();
             }
@@ -1262,6 +1333,123 @@ fn anthropic_stream(
     events
 }
 
+/// Why Ollama would refuse `request` (400): a tool call of its messages whose arguments are not
+/// a JSON object.
+fn ollama_refusal(request: &Value) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .find(|call| !call["function"]["arguments"].is_object())
+        .map(|_| {
+            "json: cannot unmarshal into Go struct field ToolCallFunction.messages.tool_calls.\
+             function.arguments of type api.ToolCallFunctionArguments (not an object)"
+                .to_string()
+        })
+}
+
+/// A call's arguments as Ollama sends them: an object (a string that is no JSON object as it
+/// is, which Ollama never sends).
+fn ollama_arguments(call: &FakeCall) -> Value {
+    match &call.arguments {
+        Value::Null => json!({}),
+        Value::String(raw) => serde_json::from_str::<Value>(raw)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| Value::String(raw.clone())),
+        other => other.clone(),
+    }
+}
+
+fn ollama_call(call: &FakeCall, index: usize) -> Value {
+    let mut c = json!({"function": {"index": index, "name": call.name,
+                                    "arguments": ollama_arguments(call)}});
+    if let Some(id) = &call.id {
+        c["id"] = id.as_str().into();
+    }
+    c
+}
+
+/// One line of an Ollama stream: a message, and the final fields when `last` has the usage.
+fn ollama_line(model: &str, message: Value, last: Option<(Usage, &str)>) -> String {
+    let mut line = json!({"model": model, "created_at": "2025-01-01T00:00:00Z",
+                          "message": message, "done": last.is_some()});
+    if let Some((usage, reason)) = last {
+        for (k, v) in ollama_final(usage, reason) {
+            line[k] = v;
+        }
+    }
+    format!("{line}\n")
+}
+
+fn ollama_final(usage: Usage, reason: &str) -> [(&'static str, Value); 6] {
+    [
+        ("done_reason", reason.into()),
+        ("total_duration", 1_000_000.into()),
+        ("load_duration", 1_000.into()),
+        ("prompt_eval_count", usage.input.into()),
+        ("eval_count", usage.output.into()),
+        ("eval_duration", 900_000.into()),
+    ]
+}
+
+fn ollama_whole(model: &str, text: &str, calls: &[FakeCall], usage: Usage) -> Value {
+    let mut message = json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        message["tool_calls"] = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ollama_call(c, i))
+            .collect();
+    }
+    let mut body = json!({"model": model, "created_at": "2025-01-01T00:00:00Z",
+                          "message": message, "done": true});
+    for (k, v) in ollama_final(usage, "stop") {
+        body[k] = v;
+    }
+    body
+}
+
+fn ollama_stream(
+    model: &str,
+    text: &str,
+    calls: &[FakeCall],
+    usage: Usage,
+    chunk: usize,
+) -> Vec<String> {
+    let mut lines: Vec<String> = pieces(text, chunk)
+        .into_iter()
+        .map(|piece| ollama_line(model, json!({"role": "assistant", "content": piece}), None))
+        .collect();
+    for (i, call) in calls.iter().enumerate() {
+        lines.push(ollama_line(
+            model,
+            json!({"role": "assistant", "content": "", "tool_calls": [ollama_call(call, i)]}),
+            None,
+        ));
+    }
+    lines.push(ollama_line(
+        model,
+        json!({"role": "assistant", "content": ""}),
+        Some((usage, "stop")),
+    ));
+    lines
+}
+
+fn ndjson_response(lines: Vec<String>) -> Response {
+    let stream = futures_util::stream::iter(
+        lines
+            .into_iter()
+            .map(|l| Ok::<Bytes, Infallible>(Bytes::from(l))),
+    );
+    (
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
 /// `GET /_fake/files/{name}`: a file of the served directory, whole.
 async fn serve_file(
     State(shared): State<Arc<Shared>>,
@@ -1323,6 +1511,60 @@ mod tests {
         assert!(cosine(&query, &close) > 0.3, "{}", cosine(&query, &close));
         assert!(cosine(&query, &far).abs() < 0.2, "{}", cosine(&query, &far));
         assert!(cosine(&query, &close) > cosine(&query, &far) + 0.2);
+    }
+
+    #[test]
+    fn ollama_answers_in_its_own_shape_and_refuses_what_ollama_refuses() {
+        let usage = Usage {
+            input: 10,
+            cached: 0,
+            output: 3,
+        };
+        let calls = [
+            FakeCall::new("move", json!({"x": 1})),
+            FakeCall {
+                id: Some("call_srv".into()),
+                ..FakeCall::new("wait", json!("{\"seconds\": 2}"))
+            },
+            FakeCall::new("fly", json!("{broken")),
+        ];
+        let lines = ollama_stream("m", "Hello!", &calls, usage, 4);
+        let values: Vec<Value> = lines
+            .iter()
+            .map(|l| {
+                assert!(l.ends_with('\n') && !l[..l.len() - 1].contains('\n'), "{l}");
+                serde_json::from_str(l).unwrap()
+            })
+            .collect();
+        // Two pieces of text, a line per call, the last line done with the counts.
+        assert_eq!(values.len(), 2 + 3 + 1);
+        assert_eq!(values[0]["message"]["content"], "Hell");
+        let call = |i: usize| &values[2 + i]["message"]["tool_calls"][0];
+        assert_eq!(call(0)["function"]["arguments"], json!({"x": 1}));
+        assert!(call(0).get("id").is_none(), "Ollama sends no ids");
+        assert_eq!(call(1)["id"], "call_srv");
+        assert_eq!(call(1)["function"]["arguments"], json!({"seconds": 2}));
+        assert_eq!(call(2)["function"]["arguments"], "{broken");
+        let last = values.last().unwrap();
+        assert_eq!(last["done"], true);
+        assert_eq!(
+            (&last["prompt_eval_count"], &last["eval_count"]),
+            (&json!(10), &json!(3))
+        );
+        assert!(values[..5].iter().all(|v| v["done"] == false));
+        let whole = ollama_whole("m", "Hello!", &calls[..1], usage);
+        assert_eq!(whole["message"]["content"], "Hello!");
+        assert_eq!(whole["done_reason"], "stop");
+
+        let asking = |arguments: Value| {
+            ollama_refusal(&json!({"messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "",
+                 "tool_calls": [{"function": {"name": "move", "arguments": arguments}}]}]}))
+        };
+        assert_eq!(asking(json!({"x": 1})), None);
+        assert!(asking(json!("{\"x\": 1}")).is_some());
+        assert_eq!(ollama_refusal(&json!({"messages": []})), None);
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! empty (one behaviour object, e.g. `{"kind": "reply", "text": "…", "chunk_chars": 4}`).
 //! Prints `listening http://ADDR` as its first line, then serves until it is interrupted
 //! (Ctrl-C) or terminated. It serves OpenAI chat completions and embeddings under
-//! `http://ADDR/v1` and Anthropic messages under `http://ADDR`; `POST /_fake/embeddings` (one
-//! embeddings behaviour, e.g. `{"kind": "vectors", "dimension": 384}`) changes how
-//! `/v1/embeddings` answers; `--files DIR` serves DIR's files at `/_fake/files/{name}` (see the
-//! library's docs for every route).
+//! `http://ADDR/v1`, Anthropic messages and Ollama's chat API under `http://ADDR`;
+//! `POST /_fake/embeddings` (one embeddings behaviour, e.g. `{"kind": "vectors", "dimension":
+//! 384}`) changes how `/v1/embeddings` answers; `--files DIR` serves DIR's files at
+//! `/_fake/files/{name}` (see the library's docs for every route).
 
 use std::time::Duration;
 

@@ -192,9 +192,16 @@ fn missing_key_variable(
     api_key_env: &str,
     has_key: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let default_variable = agents_core::brain::llm::api(provider)?.default_key_env();
-    let base_url = base_url.trim();
-    if !base_url.is_empty() && agents_core::brain::llm::is_loopback(base_url) {
+    let api = agents_core::brain::llm::api(provider)?;
+    if !api.key_required() {
+        return None;
+    }
+    let default_variable = api.default_key_env();
+    let base_url = match base_url.trim() {
+        "" => api.default_base_url(),
+        given => given,
+    };
+    if agents_core::brain::llm::is_loopback(base_url) {
         return None;
     }
     let variable = match api_key_env.trim() {
@@ -385,6 +392,12 @@ mod tests {
             Some("OPENROUTER_KEY")
         );
         assert_eq!(missing_key_variable("openai", "", "", all), None);
+        // Ollama's native API needs no key: on its default loopback URL or elsewhere.
+        assert_eq!(missing_key_variable("ollama", "", "", none), None);
+        assert_eq!(
+            missing_key_variable("ollama", "https://ollama.example", "", none),
+            None
+        );
         // Only the named variable counts.
         let only_openai = |name: &str| name == "OPENAI_API_KEY";
         assert_eq!(

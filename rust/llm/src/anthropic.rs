@@ -29,7 +29,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::sse::SseEvent;
+use crate::api::{HttpOptions, HttpProvider};
+use crate::framing::{Frame, Framing};
 use crate::{
     ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError, excerpt,
     invalid,
@@ -247,7 +248,7 @@ impl StreamAccumulator {
     }
 
     /// Takes one event; returns what it adds for a watching game.
-    pub fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+    pub fn on_event(&mut self, event: &Frame) -> Result<Vec<StreamEvent>, WireError> {
         let data: Value = serde_json::from_str(event.data.trim()).map_err(|e| {
             invalid(format!(
                 "a stream event is not JSON ({e}): {}",
@@ -414,11 +415,15 @@ impl crate::api::Api for Anthropic {
         "/v1/messages"
     }
 
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
     fn request_body(&self, request: &ModelRequest) -> Value {
         request_body(request)
     }
 
-    fn headers(&self, key: Option<&crate::client::Secret>) -> Vec<(&'static str, String)> {
+    fn headers(&self, key: Option<&crate::secret::Secret>) -> Vec<(&'static str, String)> {
         let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
         if let Some(key) = key {
             headers.push(("x-api-key", key.expose().to_string()));
@@ -435,8 +440,17 @@ impl crate::api::Api for Anthropic {
     }
 }
 
+/// It takes the options every HTTP provider takes, and no other.
+impl HttpProvider for Anthropic {
+    type Options = HttpOptions;
+
+    fn http_options(&self, options: &HttpOptions) -> HttpOptions {
+        options.clone()
+    }
+}
+
 impl crate::api::StreamDecoder for StreamAccumulator {
-    fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+    fn on_event(&mut self, event: &Frame) -> Result<Vec<StreamEvent>, WireError> {
         StreamAccumulator::on_event(self, event)
     }
 
@@ -456,6 +470,7 @@ impl crate::api::StreamDecoder for StreamAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::Deframer;
     use crate::sse::SseDecoder;
     use crate::{SystemBlock, ToolSpec};
 

@@ -11,9 +11,11 @@
 //! (its framing included), longer than [`MAX_RESPONSE_BYTES`] fails the call with
 //! `brain_invalid_response` as soon as the cap is passed (a `Content-Length` over it fails before
 //! anything is read). An error status's body is read up to [`MAX_ERROR_BODY_BYTES`] only, to quote
-//! it. A stream that ends without its terminator — OpenAI's `data: [DONE]` (or at least a
-//! `finish_reason`), Anthropic's `message_stop` — is not a complete answer: the call fails as a
-//! lost connection does (`brain_unreachable`, retryable). What the caller is handed while a
+//! it. A stream is cut into frames by the framing its API declares ([`Api::framing`]: Server-Sent
+//! Events, newline-delimited JSON). A stream that ends without its terminator — OpenAI's
+//! `data: [DONE]` (or at least a `finish_reason`), Anthropic's `message_stop`, Ollama's
+//! `done: true` — is not a complete answer: the call fails as a lost connection does
+//! (`brain_unreachable`, retryable). What the caller is handed while a
 //! stream arrives is bounded too: at most [`MAX_STREAMED_TEXT_CHARS`] characters of
 //! [`StreamEvent::TextDelta`] in all (the rest of the text is still in the reply), and at most
 //! [`MAX_STREAMED_TOOL_CALLS`] [`StreamEvent::ToolCallStarted`], their ids and names cut to
@@ -25,14 +27,16 @@
 //! Keys are [`Secret`]s: their `Debug` and `Display` print `***`, and no error message ever
 //! contains one (the errors quote the server's message and the URL, never a header).
 
-use std::fmt;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::api::Api;
+use crate::framing::{Deframer, Framing};
+use crate::ndjson::NdjsonDecoder;
+pub use crate::secret::Secret;
 use crate::sse::SseDecoder;
 use crate::{ModelReply, ModelRequest, StreamEvent, WireError};
 
@@ -55,40 +59,15 @@ pub const MAX_STREAMED_TOOL_CALLS: usize = 64;
 /// The most characters of a call's id or tool name in a [`StreamEvent::ToolCallStarted`].
 pub const MAX_STREAMED_NAME_CHARS: usize = 64;
 
-/// A secret (an API key). Shown as `***` everywhere; read it with [`Secret::expose`].
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Secret(key.into())
-    }
-
-    /// The key itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
 /// Where and how to call.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
-    /// The wire format it speaks ([`crate::openai::API`], [`crate::anthropic::API`]).
-    pub api: &'static dyn Api,
-    /// The base URL (before the API's [`Api::path`]: `/chat/completions`, `/v1/messages`).
+    /// The wire format it speaks ([`crate::openai::API`], [`crate::anthropic::API`],
+    /// [`crate::ollama::API`], or one configured by a brain's options:
+    /// [`crate::api::HttpProvider::configure`]).
+    pub api: Arc<dyn Api>,
+    /// The base URL (before the API's [`Api::path`]: `/chat/completions`, `/v1/messages`,
+    /// `/api/chat`).
     pub base_url: String,
     /// The key, if the server needs one.
     pub api_key: Option<Secret>,
@@ -416,57 +395,74 @@ impl Client {
             })?;
             return Ok(endpoint.api.parse_response(&value)?);
         }
-        let mut decoder = SseDecoder::new();
-        let mut stream = endpoint.api.stream();
-        let mut announcer = Announcer::default();
-        let mut feed = |event: &crate::sse::SseEvent| -> Result<(), CallError> {
-            for e in stream.on_event(event)? {
-                if let Some(e) = announcer.pass(e) {
-                    on_event(e);
-                }
-            }
-            Ok(())
-        };
-        let mut bytes = response.bytes_stream();
-        let mut received = 0usize;
-        let mut events_seen = 0usize;
-        while let Some(chunk) = bytes.next().await {
-            let chunk = chunk.map_err(|e| CallError::Unreachable {
-                url: url.to_string(),
-                message: format!("the stream broke: {}", without_url(&e)),
-            })?;
-            received += chunk.len();
-            if received > MAX_RESPONSE_BYTES {
-                return Err(too_large());
-            }
-            for event in decoder.feed(&chunk) {
-                events_seen += 1;
-                feed(&event)?;
+        match endpoint.api.framing() {
+            Framing::Sse => read_stream::<SseDecoder>(endpoint, url, response, on_event).await,
+            Framing::Ndjson => {
+                read_stream::<NdjsonDecoder>(endpoint, url, response, on_event).await
             }
         }
-        if let Some(event) = decoder.finish() {
-            events_seen += 1;
-            feed(&event)?;
-        }
-        if events_seen == 0 {
-            // Not a stream cut short but no stream at all (an HTML error page, a JSON body):
-            // asking again would get the same.
-            return Err(CallError::InvalidResponse(format!(
-                "the answer to a streamed request holds no event ({received} bytes, none of \
-                 them an SSE `data:` line)"
-            )));
-        }
-        if !stream.is_complete() {
-            return Err(CallError::Unreachable {
-                url: url.to_string(),
-                message: format!(
-                    "the stream ended without its terminator ({}): the answer is incomplete",
-                    stream.missing_terminator()
-                ),
-            });
-        }
-        Ok(stream.finish()?)
     }
+}
+
+/// Reads a streamed answer framed as `D` cuts it, handing each frame to the endpoint's
+/// [`crate::api::StreamDecoder`] and what it adds to `on_event` (through an [`Announcer`]).
+async fn read_stream<D: Deframer>(
+    endpoint: &Endpoint,
+    url: &str,
+    response: reqwest::Response,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelReply, CallError> {
+    let mut deframer = D::default();
+    let mut stream = endpoint.api.stream();
+    let mut announcer = Announcer::default();
+    let mut feed = |frame: &crate::framing::Frame| -> Result<(), CallError> {
+        for e in stream.on_event(frame)? {
+            if let Some(e) = announcer.pass(e) {
+                on_event(e);
+            }
+        }
+        Ok(())
+    };
+    let mut bytes = response.bytes_stream();
+    let mut received = 0usize;
+    let mut frames_seen = 0usize;
+    while let Some(chunk) = bytes.next().await {
+        let chunk = chunk.map_err(|e| CallError::Unreachable {
+            url: url.to_string(),
+            message: format!("the stream broke: {}", without_url(&e)),
+        })?;
+        received += chunk.len();
+        if received > MAX_RESPONSE_BYTES {
+            return Err(too_large());
+        }
+        for frame in deframer.feed(&chunk) {
+            frames_seen += 1;
+            feed(&frame)?;
+        }
+    }
+    if let Some(frame) = deframer.finish() {
+        frames_seen += 1;
+        feed(&frame)?;
+    }
+    if frames_seen == 0 {
+        // Not a stream cut short but no stream at all (an HTML error page, a JSON body):
+        // asking again would get the same.
+        return Err(CallError::InvalidResponse(format!(
+            "the answer to a streamed request holds no event ({received} bytes, none of them \
+             {})",
+            endpoint.api.framing().frame_name()
+        )));
+    }
+    if !stream.is_complete() {
+        return Err(CallError::Unreachable {
+            url: url.to_string(),
+            message: format!(
+                "the stream ended without its terminator ({}): the answer is incomplete",
+                stream.missing_terminator()
+            ),
+        });
+    }
+    Ok(stream.finish()?)
 }
 
 /// The error for an answer over [`MAX_RESPONSE_BYTES`].
@@ -643,14 +639,11 @@ mod tests {
     }
 
     #[test]
-    fn secrets_never_print() {
-        let key = Secret::new("sk-very-secret");
-        assert_eq!(format!("{key}"), "***");
-        assert_eq!(format!("{key:?}"), "Secret(***)");
+    fn keys_never_print_and_urls_join_the_path() {
         let endpoint = Endpoint {
-            api: &crate::openai::API,
+            api: Arc::new(crate::openai::API),
             base_url: "http://127.0.0.1:1/v1/".into(),
-            api_key: Some(key),
+            api_key: Some(Secret::new("sk-very-secret")),
             headers: vec![],
             timeout: Duration::from_secs(1),
         };

@@ -905,7 +905,7 @@ mod tests {
     #[test]
     fn requests_out_of_bounds_are_refused_before_sending() {
         let mut endpoint = Endpoint {
-            api: &crate::openai::API,
+            api: std::sync::Arc::new(crate::openai::API),
             base_url: "http://127.0.0.1:1/v1/".into(),
             api_key: Some(Secret::new("sk-x")),
             headers: vec![],
@@ -936,7 +936,7 @@ mod tests {
             };
             assert!(refused(&endpoint, request).contains("between 1 and 16384"));
         }
-        endpoint.api = &crate::anthropic::API;
+        endpoint.api = std::sync::Arc::new(crate::anthropic::API);
         assert!(
             refused(&endpoint, EmbeddingRequest::new("m", &one))
                 .contains("anthropic API has no embeddings")

@@ -5,24 +5,32 @@
 //! call as [`ToolSpec`]s — and gets back one [`ModelReply`]: text, tool calls (their arguments as
 //! the raw text the model produced, which may not even be JSON), token usage. Each provider
 //! module turns a request into that provider's exact JSON body and its answers (a JSON body, or
-//! a stream of Server-Sent Events decoded by [`sse`]) back into a reply:
+//! a stream framed as its API says: Server-Sent Events decoded by [`sse`], newline-delimited
+//! JSON by [`ndjson`]) back into a reply, and declares the options a brain object gives it
+//! ([`api`] says what a provider module holds):
 //!
 //! - [`openai`]: chat completions — OpenAI and every compatible server (Ollama's `/v1`,
 //!   llama.cpp's `llama-server`, LM Studio, vLLM, OpenRouter), with their streaming quirks;
-//! - [`anthropic`]: messages, with prompt-cache breakpoints and the named stream events.
+//! - [`anthropic`]: messages, with prompt-cache breakpoints and the named stream events;
+//! - [`ollama`]: Ollama's own chat API, streamed as NDJSON, with its context size and how long
+//!   it keeps a model loaded.
 //!
 //! [`embeddings`] turns texts into vectors with OpenAI's embeddings API (served by the same
 //! compatible servers), for recalling memories by meaning.
 //!
 //! The wire formats are pure (bytes in, values out); [`client`] does the HTTP, and the brains
-//! that use it live in the core crate. Nothing here panics on what a server sends: every
+//! that use it live in the core crate. API keys are [`secret::Secret`]s. Nothing here panics on what a server sends: every
 //! malformed answer is a [`WireError`].
 
 pub mod anthropic;
 pub mod api;
 pub mod client;
 pub mod embeddings;
+pub mod framing;
+pub mod ndjson;
+pub mod ollama;
 pub mod openai;
+pub mod secret;
 pub mod sse;
 
 use serde::{Deserialize, Serialize};
@@ -175,6 +183,21 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
         s.push('…');
     }
     s
+}
+
+/// `call_1`, `call_2`, … for the `n`th call (from 0) of an answer whose server sent no id.
+pub(crate) fn synthetic_id(n: usize) -> String {
+    format!("call_{}", n + 1)
+}
+
+/// A call's arguments as text: a string as it is (broken JSON included); an object (Ollama
+/// sends one, and some compatible servers do) as its JSON; nothing as nothing.
+pub(crate) fn arguments_text(arguments: Option<&serde_json::Value>) -> String {
+    match arguments {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
 }
 
 /// The message of a provider's error body: `{"error": {"message": …}}` (OpenAI and most

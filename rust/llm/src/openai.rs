@@ -33,10 +33,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::sse::SseEvent;
+use crate::api::{HttpOptions, HttpProvider};
+use crate::framing::{Frame, Framing};
 use crate::{
-    ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError, excerpt,
-    invalid,
+    ModelMessage, ModelReply, ModelRequest, ModelToolCall, StreamEvent, Usage, WireError,
+    arguments_text, excerpt, invalid, synthetic_id,
 };
 
 /// The default base URL (the part before `/chat/completions`).
@@ -194,20 +195,6 @@ pub fn parse_response(body: &Value) -> Result<ModelReply, WireError> {
     })
 }
 
-/// `call_1`, `call_2`, … for calls a server sent without an id.
-fn synthetic_id(n: usize) -> String {
-    format!("call_{}", n + 1)
-}
-
-/// Arguments as text: a string as it is; an object (some servers send one) as its JSON.
-fn arguments_text(arguments: Option<&Value>) -> String {
-    match arguments {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    }
-}
-
 /// A tool call being assembled from stream pieces.
 #[derive(Debug)]
 struct PartialCall {
@@ -247,7 +234,7 @@ impl StreamAccumulator {
     }
 
     /// Takes one event; returns what it adds for a watching game (text, a call starting).
-    pub fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+    pub fn on_event(&mut self, event: &Frame) -> Result<Vec<StreamEvent>, WireError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -399,6 +386,10 @@ impl crate::api::Api for OpenAi {
         "/chat/completions"
     }
 
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
     fn embeddings_path(&self) -> Option<&'static str> {
         Some("/embeddings")
     }
@@ -407,7 +398,7 @@ impl crate::api::Api for OpenAi {
         request_body(request)
     }
 
-    fn headers(&self, key: Option<&crate::client::Secret>) -> Vec<(&'static str, String)> {
+    fn headers(&self, key: Option<&crate::secret::Secret>) -> Vec<(&'static str, String)> {
         key.map(|key| ("authorization", format!("Bearer {}", key.expose())))
             .into_iter()
             .collect()
@@ -422,8 +413,17 @@ impl crate::api::Api for OpenAi {
     }
 }
 
+/// It takes the options every HTTP provider takes, and no other.
+impl HttpProvider for OpenAi {
+    type Options = HttpOptions;
+
+    fn http_options(&self, options: &HttpOptions) -> HttpOptions {
+        options.clone()
+    }
+}
+
 impl crate::api::StreamDecoder for StreamAccumulator {
-    fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+    fn on_event(&mut self, event: &Frame) -> Result<Vec<StreamEvent>, WireError> {
         StreamAccumulator::on_event(self, event)
     }
 
@@ -443,6 +443,7 @@ impl crate::api::StreamDecoder for StreamAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::Deframer;
     use crate::sse::SseDecoder;
     use crate::{SystemBlock, ToolSpec};
 

@@ -1,5 +1,5 @@
 //! An incremental Server-Sent Events decoder (the HTML Living Standard's event stream format,
-//! as both OpenAI and Anthropic stream).
+//! as both OpenAI and Anthropic stream): the [`Deframer`] of [`crate::framing::Framing::Sse`].
 //!
 //! Bytes go in as they arrive, cut anywhere — inside a line, inside a UTF-8 character —, and
 //! whole events come out: an event ends at a blank line; `data:` lines are joined with `\n`;
@@ -8,18 +8,9 @@
 //! single space after the colon is not part of the value. `data: [DONE]` is ordinary data: the
 //! provider modules give it its meaning.
 //!
-//! The decoder holds at most the line being read and the data of the event being read; it does
-//! not bound them itself. The client caps the bytes of a whole stream
-//! ([`crate::client::MAX_RESPONSE_BYTES`]), which bounds both.
+//! Each event is a [`Frame`]: its `event:` name, its `data:` lines joined with `\n`.
 
-/// One event.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SseEvent {
-    /// The `event:` name, if one was given (Anthropic names every event; OpenAI none).
-    pub event: Option<String>,
-    /// The `data:` lines, joined with `\n`.
-    pub data: String,
-}
+use crate::framing::{Deframer, Frame};
 
 /// The decoder's state between chunks.
 #[derive(Debug, Default)]
@@ -38,45 +29,13 @@ impl SseDecoder {
         SseDecoder::default()
     }
 
-    /// Feeds the next bytes; returns the events they complete, in order.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
-        let mut events = Vec::new();
-        for &b in bytes {
-            if self.after_cr {
-                self.after_cr = false;
-                if b == b'\n' {
-                    continue;
-                }
-            }
-            match b {
-                b'\n' => self.end_line(&mut events),
-                b'\r' => {
-                    self.after_cr = true;
-                    self.end_line(&mut events);
-                }
-                _ => self.line.push(b),
-            }
-        }
-        events
-    }
-
-    /// The event left open when the stream ends without its blank line, if it has data.
-    pub fn finish(mut self) -> Option<SseEvent> {
-        let mut events = Vec::new();
-        if !self.line.is_empty() {
-            self.end_line(&mut events);
-        }
-        self.end_line(&mut events);
-        events.pop()
-    }
-
-    fn end_line(&mut self, events: &mut Vec<SseEvent>) {
+    fn end_line(&mut self, events: &mut Vec<Frame>) {
         let line = String::from_utf8_lossy(&self.line).into_owned();
         self.line.clear();
         if line.is_empty() {
             let event = self.event.take();
             if let Some(data) = self.data.take() {
-                events.push(SseEvent { event, data });
+                events.push(Frame { event, data });
             }
             return;
         }
@@ -101,21 +60,55 @@ impl SseDecoder {
     }
 }
 
+impl Deframer for SseDecoder {
+    /// Feeds the next bytes; returns the events they complete, in order.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Frame> {
+        let mut events = Vec::new();
+        for &b in bytes {
+            if self.after_cr {
+                self.after_cr = false;
+                if b == b'\n' {
+                    continue;
+                }
+            }
+            match b {
+                b'\n' => self.end_line(&mut events),
+                b'\r' => {
+                    self.after_cr = true;
+                    self.end_line(&mut events);
+                }
+                _ => self.line.push(b),
+            }
+        }
+        events
+    }
+
+    /// The event left open when the stream ends without its blank line, if it has data.
+    fn finish(mut self) -> Option<Frame> {
+        let mut events = Vec::new();
+        if !self.line.is_empty() {
+            self.end_line(&mut events);
+        }
+        self.end_line(&mut events);
+        events.pop()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
 
-    fn decode(chunks: &[&[u8]]) -> Vec<SseEvent> {
+    fn decode(chunks: &[&[u8]]) -> Vec<Frame> {
         let mut decoder = SseDecoder::new();
-        let mut events: Vec<SseEvent> = chunks.iter().flat_map(|c| decoder.feed(c)).collect();
+        let mut events: Vec<Frame> = chunks.iter().flat_map(|c| decoder.feed(c)).collect();
         events.extend(decoder.finish());
         events
     }
 
-    fn data(event: Option<&str>, data: &str) -> SseEvent {
-        SseEvent {
+    fn data(event: Option<&str>, data: &str) -> Frame {
+        Frame {
             event: event.map(str::to_string),
             data: data.to_string(),
         }

@@ -1,6 +1,7 @@
-//! The HTTP client against the fake provider: a real server on loopback, both wire formats,
-//! streamed and not, and every failure mode.
+//! The HTTP client against the fake provider: a real server on loopback, the wire formats,
+//! streamed and not, and every failure mode (Ollama's own API has its suite, `ollama.rs`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeCall, FakeServer};
@@ -8,16 +9,28 @@ use agents_llm::client::{CallError, CallErrorCode, Client, Endpoint, Secret};
 use agents_llm::{ModelMessage, ModelRequest, ModelToolCall, StreamEvent, SystemBlock, ToolSpec};
 use serde_json::json;
 
-type Provider = &'static dyn agents_llm::api::Api;
-const OPENAI: Provider = &agents_llm::openai::API;
-const ANTHROPIC: Provider = &agents_llm::anthropic::API;
+type Provider = Arc<dyn agents_llm::api::Api>;
+
+fn openai() -> Provider {
+    Arc::new(agents_llm::openai::API)
+}
+
+fn anthropic() -> Provider {
+    Arc::new(agents_llm::anthropic::API)
+}
+
+fn ollama() -> Provider {
+    Arc::new(agents_llm::ollama::API.clone())
+}
 
 const KEY: &str = "sk-test-4f1c9a7e-never-print-me";
 
-fn endpoint(server: &FakeServer, provider: Provider) -> Endpoint {
+fn endpoint(server: &FakeServer, provider: &Provider) -> Endpoint {
     Endpoint {
-        api: provider,
-        base_url: server.base_for(provider.name()),
+        api: provider.clone(),
+        base_url: server
+            .base_for(provider.name())
+            .expect("the fake speaks it"),
         api_key: Some(Secret::new(KEY)),
         headers: vec![("X-Title".into(), "town".into())],
         timeout: Duration::from_secs(5),
@@ -70,11 +83,11 @@ async fn call(
 async fn both_providers_streamed_and_whole() {
     let server = FakeServer::start("127.0.0.1:0").await.unwrap();
     let client = Client::new().unwrap();
-    for provider in [OPENAI, ANTHROPIC] {
+    for provider in [openai(), anthropic()] {
         for stream in [true, false] {
             server.push(reply_with_move());
             let (reply, events) =
-                call(&client, &endpoint(&server, provider), &request(stream)).await;
+                call(&client, &endpoint(&server, &provider), &request(stream)).await;
             let reply = reply.unwrap_or_else(|e| panic!("{provider:?} stream={stream}: {e}"));
             assert_eq!(reply.text, "On my way to the well.");
             assert_eq!(reply.tool_calls.len(), 1);
@@ -105,28 +118,34 @@ async fn both_providers_streamed_and_whole() {
     // What was sent: the headers and the bodies.
     let sent = server.requests();
     assert_eq!(sent.len(), 4);
-    let openai = &sent[0];
-    assert_eq!(openai.path, "/v1/chat/completions");
+    let openai_sent = &sent[0];
+    assert_eq!(openai_sent.path, "/v1/chat/completions");
     assert_eq!(
-        openai.header("authorization"),
+        openai_sent.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
-    assert_eq!(openai.header("x-title"), Some("town"));
-    assert_eq!(openai.body["tools"][0]["function"]["name"], "move");
-    assert_eq!(openai.body["stream_options"]["include_usage"], true);
-    let anthropic = &sent[2];
-    assert_eq!(anthropic.path, "/v1/messages");
-    assert_eq!(anthropic.header("x-api-key"), Some(KEY));
-    assert_eq!(anthropic.header("anthropic-version"), Some("2023-06-01"));
-    assert!(anthropic.header("authorization").is_none());
+    assert_eq!(openai_sent.header("x-title"), Some("town"));
+    assert_eq!(openai_sent.body["tools"][0]["function"]["name"], "move");
+    assert_eq!(openai_sent.body["stream_options"]["include_usage"], true);
+    let anthropic_sent = &sent[2];
+    assert_eq!(anthropic_sent.path, "/v1/messages");
+    assert_eq!(anthropic_sent.header("x-api-key"), Some(KEY));
     assert_eq!(
-        anthropic.body["system"][0]["cache_control"]["type"],
+        anthropic_sent.header("anthropic-version"),
+        Some("2023-06-01")
+    );
+    assert!(anthropic_sent.header("authorization").is_none());
+    assert_eq!(
+        anthropic_sent.body["system"][0]["cache_control"]["type"],
         "ephemeral"
     );
-    assert_eq!(anthropic.body["tools"][0]["input_schema"]["type"], "object");
+    assert_eq!(
+        anthropic_sent.body["tools"][0]["input_schema"]["type"],
+        "object"
+    );
     // The second identical Anthropic request reads its prefix from the cache.
     server.push(reply_with_move());
-    let (reply, _) = call(&client, &endpoint(&server, ANTHROPIC), &request(false)).await;
+    let (reply, _) = call(&client, &endpoint(&server, &anthropic()), &request(false)).await;
     assert!(reply.unwrap().usage.cached_input_tokens > 0);
 }
 
@@ -157,7 +176,7 @@ async fn ollama_quirks_and_a_repair_turn() {
             is_error: true,
         },
     ]);
-    let (reply, _) = call(&client, &endpoint(&server, OPENAI), &req).await;
+    let (reply, _) = call(&client, &endpoint(&server, &openai()), &req).await;
     let reply = reply.unwrap();
     let names: Vec<_> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["move", "wait"]);
@@ -233,11 +252,11 @@ async fn every_failure_has_its_code_and_never_shows_the_key() {
             true,
         ),
     ];
-    for provider in [OPENAI, ANTHROPIC] {
+    for provider in [openai(), anthropic(), ollama()] {
         for (behaviour, code, retryable) in &cases {
             server.push(behaviour.clone());
             let stream = matches!(behaviour, Behaviour::StreamError { .. });
-            let (result, _) = call(&client, &endpoint(&server, provider), &request(stream)).await;
+            let (result, _) = call(&client, &endpoint(&server, &provider), &request(stream)).await;
             let err = result.expect_err("an error");
             assert_eq!(err.code(), *code, "{provider:?}: {err}");
             assert_eq!(err.retryable(), *retryable, "{err}");
@@ -248,12 +267,12 @@ async fn every_failure_has_its_code_and_never_shows_the_key() {
     }
     // The server's words are quoted, and Retry-After is read.
     server.push(cases[0].0.clone());
-    let (err, _) = call(&client, &endpoint(&server, OPENAI), &request(false)).await;
+    let (err, _) = call(&client, &endpoint(&server, &openai()), &request(false)).await;
     let err = err.unwrap_err();
     assert_eq!(err.retry_after(), Some(Duration::from_secs(2)));
     assert!(err.to_string().contains("Rate limit reached"), "{err}");
     server.push(cases[3].0.clone());
-    let (err, _) = call(&client, &endpoint(&server, OPENAI), &request(false)).await;
+    let (err, _) = call(&client, &endpoint(&server, &openai()), &request(false)).await;
     assert_eq!(
         err.unwrap_err().to_string(),
         "model not found (404): The model `gpt-9` does not exist"
@@ -265,7 +284,7 @@ async fn timeouts_and_unreachable_servers() {
     let server = FakeServer::start("127.0.0.1:0").await.unwrap();
     let client = Client::new().unwrap();
     server.push(Behaviour::Hang);
-    let mut slow = endpoint(&server, OPENAI);
+    let mut slow = endpoint(&server, &openai());
     slow.timeout = Duration::from_millis(300);
     let started = std::time::Instant::now();
     let (err, _) = call(&client, &slow, &request(true)).await;
@@ -277,7 +296,7 @@ async fn timeouts_and_unreachable_servers() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    let mut gone = endpoint(&server, ANTHROPIC);
+    let mut gone = endpoint(&server, &anthropic());
     gone.base_url = format!("http://{closed}");
     let (err, _) = call(&client, &gone, &request(false)).await;
     let err = err.unwrap_err();

@@ -1,20 +1,17 @@
 //! JSON nested 100,000 deep from a provider, against the fake
 //! provider on loopback: a whole answer that is such JSON — bare, or hidden in a tool call's
 //! arguments inside an answer of the right shape — fails the call with
-//! `brain_invalid_response`, for both providers, without a stack overflow; the error quotes a
+//! `brain_invalid_response`, for every provider, without a stack overflow; the error quotes a
 //! bounded excerpt, not the answer.
 
 use std::time::Duration;
 
 use agents_fakellm::{Behaviour, FakeServer};
+use agents_llm::api::Api;
 use agents_llm::client::{CallErrorCode, Client, Endpoint};
 use agents_llm::{ModelMessage, ModelRequest};
 
 /// How deep the JSON is nested.
-type Provider = &'static dyn agents_llm::api::Api;
-const OPENAI: Provider = &agents_llm::openai::API;
-const ANTHROPIC: Provider = &agents_llm::anthropic::API;
-
 const DEPTH: usize = 100_000;
 
 /// `[` nested [`DEPTH`] deep, then closed.
@@ -35,22 +32,33 @@ async fn json_nested_100_000_deep_is_an_invalid_response_not_a_crash() {
         ..ModelRequest::default()
     };
     let deep = deep();
-    for provider in [OPENAI, ANTHROPIC] {
-        let hidden = if provider.name() == "openai" {
-            format!(
+    let providers: [std::sync::Arc<dyn Api>; 3] = [
+        std::sync::Arc::new(agents_llm::openai::API),
+        std::sync::Arc::new(agents_llm::anthropic::API),
+        std::sync::Arc::new(agents_llm::ollama::API.clone()),
+    ];
+    for provider in providers {
+        // An answer of the provider's shape, with the deep JSON as a call's arguments.
+        let hidden = match provider.name() {
+            "openai" => format!(
                 r#"{{"choices": [{{"index": 0, "finish_reason": "tool_calls", "message":
                 {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1",
                 "type": "function", "function": {{"name": "move", "arguments": {deep}}}}}]}}}}]}}"#
-            )
-        } else {
-            format!(
+            ),
+            "anthropic" => format!(
                 r#"{{"id": "m", "type": "message", "role": "assistant", "stop_reason": "tool_use",
                 "content": [{{"type": "tool_use", "id": "t1", "name": "move", "input": {deep}}}]}}"#
-            )
+            ),
+            _ => format!(
+                r#"{{"model": "m", "done": true, "message": {{"role": "assistant", "content": "",
+                "tool_calls": [{{"function": {{"name": "move", "arguments": {deep}}}}}]}}}}"#
+            ),
         };
         let endpoint = Endpoint {
-            api: provider,
-            base_url: server.base_for(provider.name()),
+            base_url: server
+                .base_for(provider.name())
+                .expect("the fake speaks it"),
+            api: provider.clone(),
             api_key: None,
             headers: Vec::new(),
             timeout: Duration::from_secs(20),

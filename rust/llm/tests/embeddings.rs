@@ -13,7 +13,7 @@ const KEY: &str = "sk-embed-7d2e-never-print-me";
 
 fn endpoint(server: &FakeServer) -> Endpoint {
     Endpoint {
-        api: &agents_llm::openai::API,
+        api: std::sync::Arc::new(agents_llm::openai::API),
         base_url: server.openai_base(),
         api_key: Some(Secret::new(KEY)),
         headers: vec![("X-Title".into(), "town".into())],
@@ -328,7 +328,7 @@ async fn requests_out_of_bounds_are_refused_before_sending() {
         assert!(err.to_string().contains("not sent"), "{err}");
     }
     let mut anthropic = endpoint(&server);
-    anthropic.api = &agents_llm::anthropic::API;
+    anthropic.api = std::sync::Arc::new(agents_llm::anthropic::API);
     let one = texts(&["hello"]);
     let err = embed(&client, &anthropic, &EmbeddingRequest::new("m", &one))
         .await

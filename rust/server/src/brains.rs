@@ -293,18 +293,24 @@ fn print_call(row: &BrainCallRow) {
 }
 
 /// What to look at for a brain refused before any call.
-fn diagnosis_of_config(message: &str) -> &'static str {
+fn diagnosis_of_config(message: &str) -> String {
     if message.contains("environment variable") {
         "set the variable named above to your API key (or point api_key_env at the one that \
          holds it); a local server on 127.0.0.1 needs none"
+            .into()
     } else if message.contains("model is required") {
-        "give the model's name (`--model`, or `model` in the profile)"
+        "give the model's name (`--model`, or `model` in the profile)".into()
     } else if message.contains("unknown brain") || message.contains("unknown provider") {
-        "use a provider of openai, anthropic, cli, scripted, or a profile of --brains FILE"
+        format!(
+            "use a provider of {}, or a profile of --brains FILE",
+            agents_core::brain::BrainRegistry::with_builtins()
+                .names()
+                .join(", ")
+        )
     } else if message.contains("not found on PATH") || message.contains("not executable") {
-        "install the command, or give its full path in `command`"
+        "install the command, or give its full path in `command`".into()
     } else {
-        "fix the field named above (docs/brains.md lists every option)"
+        "fix the field named above (docs/brains.md lists every option)".into()
     }
 }
 
@@ -319,10 +325,14 @@ fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
     let url = option("base_url", "the provider's default URL");
     let key = option("api_key_env", "the provider's key variable");
     let model = option("model", "the model");
+    // The path the provider's calls go to after the base URL (`/chat/completions`).
+    let path = spec
+        .and_then(|s| agents_core::brain::llm::api(&s.provider))
+        .map_or("the provider's path", |api| api.path());
     match code {
         "brain_unreachable" => format!(
             "nothing answered at {url}: is the server running, and is base_url the part before \
-             /chat/completions (…/v1) or /v1/messages?"
+             {path}?"
         ),
         "brain_timeout" => {
             "the model did not finish in time: raise timeout_seconds (a local model's first \
@@ -345,7 +355,8 @@ fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
              temperature"
             .into(),
         "brain_invalid_response" => "the server's answer is not the provider's wire format: \
-             check that the provider matches the server (openai for OpenAI-compatible servers)"
+             check that the provider matches the server (openai for OpenAI-compatible servers, \
+             ollama for Ollama's own API)"
             .into(),
         "brain_invalid_reply" => "the model answered, but not the contract even after the \
              repairs: use a model that follows tool-calling instructions"
@@ -378,13 +389,16 @@ pub struct BrainCheckArgs {
     /// (see docs/brains.md).
     #[arg(long, value_name = "FILE")]
     pub brains: Option<std::path::PathBuf>,
-    /// A one-off brain instead of a profile: `openai`, `anthropic`, `cli`, `scripted`.
+    /// A one-off brain instead of a profile: a provider's name (`openai`, `ollama`, `cli`, …;
+    /// an unknown one is refused with the list).
     #[arg(long, value_name = "NAME", conflicts_with = "profile")]
     pub provider: Option<String>,
     /// The model of a one-off brain.
     #[arg(long, value_name = "MODEL", requires = "provider")]
     pub model: Option<String>,
-    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama).
+    /// The base URL of a one-off brain (`http://127.0.0.1:11434/v1` for Ollama's
+    /// OpenAI-compatible API with `openai`; `ollama` calls `http://127.0.0.1:11434` unless
+    /// told otherwise).
     #[arg(long, value_name = "URL", requires = "provider")]
     pub base_url: Option<String>,
     /// The environment variable holding a one-off brain's key.
@@ -420,6 +434,10 @@ mod tests {
             .with("base_url", "http://127.0.0.1:1/v1")
             .with("api_key_env", "MY_KEY");
         assert!(diagnosis("brain_unreachable", Some(&spec)).contains("http://127.0.0.1:1/v1"));
+        assert!(diagnosis("brain_unreachable", Some(&spec)).contains("before /chat/completions?"));
+        let ollama = BrainSpec::provider("ollama").with("model", "llama3.2");
+        assert!(diagnosis("brain_unreachable", Some(&ollama)).contains("before /api/chat?"));
+        assert!(diagnosis_of_config("unknown provider 'x'").contains("ollama, openai"));
         assert!(diagnosis("brain_auth_failed", Some(&spec)).contains("MY_KEY"));
         assert!(diagnosis("brain_model_not_found", Some(&spec)).contains("llama9"));
         assert!(diagnosis_of_config("the environment variable X is not set").contains("API key"));

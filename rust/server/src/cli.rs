@@ -235,10 +235,11 @@ pub struct ServeArgs {
     /// docs/brains.md). `default` becomes the brain of agents whose config names none.
     #[arg(long, value_name = "FILE")]
     pub brains: Option<std::path::PathBuf>,
-    /// Let clients spawn agents with a brain object of their own: `openai` or `anthropic` only,
-    /// carrying the client's own key as `api_key` (kept in memory, never stored or logged).
-    /// Off: clients name a profile of --brains (or a preset). Never from a client, even then:
-    /// `api_key_env`, `headers`, `command`, `cli_backend` in an object.
+    /// Let clients spawn agents with a brain object of their own: an HTTP provider's only
+    /// (`openai`, `anthropic`, `ollama`), carrying the client's own key as `api_key` (kept in
+    /// memory, never stored or logged). Off: clients name a profile of --brains (or a preset).
+    /// Never from a client, even then: `api_key_env`, `headers`, `command`, `cli_backend`,
+    /// `num_ctx`, `keep_alive` in an object.
     #[arg(long)]
     pub allow_client_brains: bool,
     /// The origins (`scheme://host[:port]`, comma-separated) a client's brain object may call,
@@ -679,11 +680,11 @@ mod tests {
 
 /// The origins of `--client-brain-origins`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origins(pub Vec<agents_core::brain::policy::Origin>);
+pub struct Origins(pub Vec<agents_core::brain::origin::Origin>);
 
 /// `--client-brain-origins`: a comma-separated list of origins.
 fn client_brain_origins(list: &str) -> Result<Origins, String> {
-    agents_core::brain::policy::parse_origins(list).map(Origins)
+    agents_core::brain::origin::parse_origins(list).map(Origins)
 }
 
 /// `--memory`: a memory settings object, checked (an unknown field or a number out of range is

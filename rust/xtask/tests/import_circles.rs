@@ -214,10 +214,10 @@ fn reexports(items: &[syn::Item], children: &BTreeSet<String>) -> BTreeMap<Strin
         let syn::Item::Use(u) = item else { continue };
         // `use self::child::X`, `use child::X`: the first segment names the child.
         let mut tree = &u.tree;
-        if let syn::UseTree::Path(p) = tree {
-            if p.ident == "self" {
-                tree = &p.tree;
-            }
+        if let syn::UseTree::Path(p) = tree
+            && p.ident == "self"
+        {
+            tree = &p.tree;
         }
         match tree {
             syn::UseTree::Path(p) if children.contains(&p.ident.to_string()) => {
@@ -225,10 +225,10 @@ fn reexports(items: &[syn::Item], children: &BTreeSet<String>) -> BTreeMap<Strin
             }
             syn::UseTree::Group(g) => {
                 for t in &g.items {
-                    if let syn::UseTree::Path(p) = t {
-                        if children.contains(&p.ident.to_string()) {
-                            walk(&p.tree, Some(&p.ident.to_string()), &mut out);
-                        }
+                    if let syn::UseTree::Path(p) = t
+                        && children.contains(&p.ident.to_string())
+                    {
+                        walk(&p.tree, Some(&p.ident.to_string()), &mut out);
                     }
                 }
             }
@@ -270,12 +270,12 @@ fn read_module(root: &Path, file: &Path, path: ModPath, krate: &mut Crate) {
     };
     let mut declared = Vec::new();
     for item in &parsed.items {
-        if let syn::Item::Mod(m) = item {
-            if m.content.is_none() {
-                let name = m.ident.to_string();
-                module.children.insert(name.clone());
-                declared.push(name);
-            }
+        if let syn::Item::Mod(m) = item
+            && m.content.is_none()
+        {
+            let name = m.ident.to_string();
+            module.children.insert(name.clone());
+            declared.push(name);
         }
     }
     module.reexports = reexports(&parsed.items, &module.children);

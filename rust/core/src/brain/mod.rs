@@ -11,6 +11,7 @@ pub mod gate;
 pub mod keys;
 pub mod llm;
 pub mod local;
+pub mod origin;
 pub mod policy;
 pub mod provider;
 pub mod rating;
@@ -487,11 +488,14 @@ where
     }
 }
 
-/// The brains a runtime can build, by name. [`BrainRegistry::with_builtins`] holds `scripted`;
-/// applications add their own with [`BrainRegistry::register`].
+/// The brains a runtime can build, by name. [`BrainRegistry::with_builtins`] holds `scripted`,
+/// the HTTP providers, `cli` and `local`; applications add their own with
+/// [`BrainRegistry::register`].
 #[derive(Clone)]
 pub struct BrainRegistry {
     factories: std::collections::BTreeMap<String, std::sync::Arc<dyn BrainFactory>>,
+    /// The wire formats of the HTTP providers among them, by name.
+    apis: std::collections::BTreeMap<String, &'static dyn agents_llm::api::Api>,
     keys: ApiKeys,
 }
 
@@ -514,11 +518,13 @@ impl BrainRegistry {
     pub fn empty() -> Self {
         BrainRegistry {
             factories: Default::default(),
+            apis: Default::default(),
             keys: ApiKeys::new(),
         }
     }
 
-    /// A registry with the built-in brains: `scripted`, `openai`, `anthropic`, `cli`, `local`.
+    /// A registry with the built-in brains: `scripted`, every HTTP provider of the
+    /// `agents-llm` crate (one line each), `cli`, `local`.
     pub fn with_builtins() -> Self {
         let mut registry = BrainRegistry::empty();
         registry.factories.insert(
@@ -527,13 +533,19 @@ impl BrainRegistry {
                 Ok(Box::new(scripted::ScriptedBrain::new(settings)) as Box<dyn Brain>)
             }),
         );
-        let keys = registry.keys.clone();
-        for api in llm::APIS {
-            registry.add_provider(api.name(), llm::HttpProvider::new(api, keys.clone()));
-        }
+        registry.add_http(&agents_llm::openai::API);
+        registry.add_http(&agents_llm::anthropic::API);
+        registry.add_http(&agents_llm::ollama::API);
         registry.add_provider(cli::NAME, cli::CliProvider);
         registry.add_provider(local::NAME, local::LocalProvider);
         registry
+    }
+
+    /// The built-in registry, made once: what the HTTP providers are, for the code that asks
+    /// without a runtime's registry ([`llm::api`], the client policy). Its keys are never read.
+    pub(crate) fn builtins() -> &'static BrainRegistry {
+        static BUILTINS: std::sync::OnceLock<BrainRegistry> = std::sync::OnceLock::new();
+        BUILTINS.get_or_init(BrainRegistry::with_builtins)
     }
 
     fn add_provider(&mut self, name: &str, provider: impl Provider) {
@@ -541,6 +553,24 @@ impl BrainRegistry {
             name.to_string(),
             std::sync::Arc::new(provider::Registered(provider)),
         );
+    }
+
+    /// Registers an HTTP provider under its name: its brains ([`llm::HttpBrains`]) and its
+    /// wire format ([`BrainRegistry::http_api`]).
+    fn add_http<P: agents_llm::api::HttpProvider>(&mut self, api: &'static P) {
+        self.apis.insert(api.name().to_string(), api);
+        let keys = self.keys.clone();
+        self.add_provider(api.name(), llm::HttpBrains::new(api, keys));
+    }
+
+    /// The wire format of the HTTP provider registered as `name`; `None` for any other brain.
+    pub fn http_api(&self, name: &str) -> Option<&'static dyn agents_llm::api::Api> {
+        self.apis.get(name).copied()
+    }
+
+    /// The names of the HTTP providers, sorted.
+    pub fn http_names(&self) -> Vec<&'static str> {
+        self.apis.values().map(|api| api.name()).collect()
     }
 
     /// Adds a provider: brains of `name` made from brain objects, their options read as its

@@ -15,9 +15,11 @@
 //!   `--no-client-presets`). Any other name is left to the runtime (a brain the application
 //!   registered, or `unknown_brain`).
 //! - **A brain object** is refused unless the operator allows them
-//!   ([`ClientBrainPolicy::objects`], `--allow-client-brains`). Then only the `openai` and
-//!   `anthropic` providers, only the fields in [`CLIENT_FIELDS`] (never `api_key_env`,
-//!   `headers`, `command`, `cli_backend`, nor any field added later until it is listed), with
+//!   ([`ClientBrainPolicy::objects`], `--allow-client-brains`). Then only the HTTP providers
+//!   (`openai`, `anthropic`, `ollama`: those of the brain registry), only the fields in
+//!   [`CLIENT_FIELDS`] (never `api_key_env`, `headers`, `command`, `cli_backend`, a provider's
+//!   own settings of the server it calls such as `num_ctx` or `keep_alive`, nor any field added
+//!   later until it is listed), with
 //!   the client's own key inline (`api_key`, required: the server's keys and environment are
 //!   never lent to a client's brain), a `timeout_seconds` of at most
 //!   [`MAX_CLIENT_TIMEOUT_SECONDS`], and a `base_url` whose origin the operator listed
@@ -27,9 +29,8 @@
 //! the switch that would allow it.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
+use super::origin::Origin;
 use super::spec::{BrainChoice, BrainSpec, CLAUDE_PRESET};
 
 /// The fields a client's brain object may set. Anything else is refused by name, so a field
@@ -51,15 +52,19 @@ pub const CLIENT_FIELDS: &[&str] = &[
 /// client chose holds one of its endpoint's permits at most this long.
 pub const MAX_CLIENT_TIMEOUT_SECONDS: f64 = 120.0;
 
-/// Whether a client's brain object may use `provider`: the HTTP providers
-/// ([`super::llm::APIS`]) only.
+/// Whether a client's brain object may use `provider`: the HTTP providers of the built-in
+/// registry ([`super::BrainRegistry::http_api`]) only.
 fn client_may_use(provider: &str) -> bool {
     super::llm::api(provider).is_some()
 }
 
-/// The providers a client's brain object may use, for messages (`openai or anthropic`).
+/// The providers a client's brain object may use, for messages (`anthropic, ollama or openai`).
 fn client_providers() -> String {
-    super::llm::APIS.map(|api| api.name()).join(" or ")
+    match super::BrainRegistry::builtins().http_names().as_slice() {
+        [] => String::from("none"),
+        [only] => only.to_string(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+    }
 }
 
 /// The preset names a client may use (unless presets are off): the values `cli_backend`
@@ -70,7 +75,7 @@ pub const PRESETS: &[&str] = &[super::scripted::NAME, CLAUDE_PRESET];
 /// presets by name, no brain objects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientBrainPolicy {
-    /// Accept brain objects from clients (`openai` / `anthropic`, with their own key).
+    /// Accept brain objects from clients (of an HTTP provider, with their own key).
     /// Default off.
     pub objects: bool,
     /// The origins a client's brain object may point at; `None`: any (once objects are
@@ -225,89 +230,12 @@ fn origin_list(origins: &[Origin]) -> String {
         .join(", ")
 }
 
-/// An HTTP origin: `scheme://host[:port]`, scheme `http` or `https`, the host normalised as
-/// URLs normalise it (lower case, IP addresses in their canonical form), the scheme's default
-/// port left out. `https://API.openai.com:443` is `https://api.openai.com`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Origin(String);
-
-impl Origin {
-    /// The origin of a URL (a `base_url`). A URL with a user name or password is refused:
-    /// credentials do not belong in a URL a policy compares.
-    pub fn of_url(url: &str) -> Result<Origin, String> {
-        let parsed =
-            url::Url::parse(url.trim()).map_err(|e| format!("'{url}' is not a URL: {e}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!("'{url}' is not an http:// or https:// URL"));
-        }
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err(format!(
-                "a URL with a user name or password is not accepted ('{}')",
-                parsed.host_str().unwrap_or_default()
-            ));
-        }
-        let host = parsed.host_str().unwrap_or_default();
-        if host.is_empty() {
-            return Err(format!("'{url}' names no host"));
-        }
-        // A name, an IPv4 address or a bracketed IPv6 one: nothing a list could not hold
-        // (URL parsing lets a percent-encoded `,` through into a host).
-        if !host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b))
-        {
-            return Err(format!(
-                "'{url}' names the host '{host}', which is not a host name or an IP address"
-            ));
-        }
-        Ok(Origin(parsed.origin().ascii_serialization()))
-    }
-}
-
-impl FromStr for Origin {
-    type Err = String;
-
-    /// `scheme://host[:port]`, nothing after the host but an optional `/`.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let text = text.trim();
-        let origin = Origin::of_url(text)?;
-        let parsed = url::Url::parse(text).map_err(|e| e.to_string())?;
-        if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
-            return Err(format!(
-                "'{text}' is not an origin: give scheme://host[:port] with no path ({origin})"
-            ));
-        }
-        Ok(origin)
-    }
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Reads a comma-separated list of origins (`--client-brain-origins`): blanks around entries
-/// are ignored, an empty entry or one that is not an origin is an error naming it.
-pub fn parse_origins(list: &str) -> Result<Vec<Origin>, String> {
-    let mut origins = Vec::new();
-    for (i, entry) in list.split(',').enumerate() {
-        if entry.trim().is_empty() {
-            return Err(format!("origin {} of the list is empty", i + 1));
-        }
-        let origin: Origin = entry.parse()?;
-        if !origins.contains(&origin) {
-            origins.push(origin);
-        }
-    }
-    Ok(origins)
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::brain::origin::parse_origins;
 
     fn profiles() -> BTreeMap<String, BrainSpec> {
         let mut profiles = BTreeMap::new();
@@ -389,10 +317,15 @@ mod tests {
         assert_eq!(policy.check(Some(&object(ok)), &profiles()), Ok(()));
         let ok = json!({"provider": "anthropic", "model": "m", "api_key": ""});
         assert_eq!(policy.check(Some(&object(ok)), &profiles()), Ok(()));
+        let ok = json!({"provider": "ollama", "model": "llama3.2", "api_key": "",
+                        "temperature": 0.2, "max_tokens": 100});
+        assert_eq!(policy.check(Some(&object(ok)), &profiles()), Ok(()));
+        let only = format!("may use {} only, not 'cli'", client_providers());
+        assert!(only.contains("anthropic, ollama or openai"), "{only}");
         for (brain, says) in [
             (
                 json!({"provider": "cli", "command": ["sh", "-c", "id"]}),
-                "may use openai or anthropic only, not 'cli'",
+                only.as_str(),
             ),
             (
                 json!({"provider": "cli", "cli_backend": "claude"}),
@@ -419,6 +352,15 @@ mod tests {
                 json!({"provider": "openai", "model": "m", "api_key": "k",
                        "timeout_seconds": 3600}),
                 "at most 120 s",
+            ),
+            // The server's own settings of a provider are the operator's.
+            (
+                json!({"provider": "ollama", "model": "m", "api_key": "", "num_ctx": 131072}),
+                "brain.num_ctx is not taken from a client",
+            ),
+            (
+                json!({"provider": "ollama", "model": "m", "api_key": "", "keep_alive": -1}),
+                "brain.keep_alive is not taken from a client",
             ),
         ] {
             let e = refusal(&policy, brain.clone());
@@ -483,18 +425,30 @@ mod tests {
             let e = result.unwrap_err().to_string();
             assert!(e.contains(says), "{url}: {e}");
         }
-        // `base_url: null` is the provider's default, as leaving it out is: checked the same.
+        // `base_url: null` is the provider's default, as leaving it out is: checked the same,
+        // for every HTTP provider. Only Ollama's default is on loopback (this list's origin).
         let local_only = ClientBrainPolicy {
             origins: Some(parse_origins("http://127.0.0.1:11434").unwrap()),
             ..policy.clone()
         };
-        for provider in ["openai", "anthropic"] {
+        let providers = crate::brain::BrainRegistry::builtins().http_names();
+        assert!(providers.len() >= 3, "{providers:?}");
+        for provider in providers {
+            let default = crate::brain::llm::api(provider).unwrap().default_base_url();
+            let on_the_list =
+                Origin::of_url(default).unwrap().to_string() == "http://127.0.0.1:11434";
+            assert_eq!(on_the_list, provider == "ollama", "{provider}: {default}");
             for brain in [
                 json!({"provider": provider, "model": "m", "api_key": "k", "base_url": null}),
                 json!({"provider": provider, "model": "m", "api_key": "k"}),
             ] {
-                let e = refusal(&local_only, brain.clone());
-                assert!(e.contains("is not an origin"), "{brain}: {e}");
+                let result = local_only.check(Some(&object(brain.clone())), &profiles());
+                if on_the_list {
+                    assert_eq!(result, Ok(()), "{brain}");
+                } else {
+                    let e = result.unwrap_err().to_string();
+                    assert!(e.contains("is not an origin"), "{brain}: {e}");
+                }
             }
         }
         // A base_url of another type is refused by the policy itself, naming the field.

@@ -17,6 +17,10 @@
 //!   ([`super::gate::ModelGate::traced`]: the budgets, the runtime's permits, timing, tokens
 //!   spent, the trace record) and stream what arrives through [`super::BrainEvents`].
 //!
+//! An HTTP provider is simpler still: one module of the `agents-llm` crate (its wire format and
+//! its options, [`agents_llm::api::HttpProvider`]) registered in one line; the model brains
+//! ([`super::llm::HttpBrains`]) make it a [`Provider`].
+//!
 //! The checks every provider's numbers share are here ([`check_temperature`],
 //! [`check_timeout`], [`check_max_tokens`], [`check_not_blank`]), written once.
 

@@ -144,8 +144,8 @@ impl schemars::JsonSchema for BrainChoice {
 /// know is an error naming the field and the ones it takes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BrainSpec {
-    /// `scripted`, `openai` (and every OpenAI-compatible server), `anthropic`, `cli`, or a brain
-    /// the application registered.
+    /// A registered brain: a built-in one (`scripted`, `openai` for every OpenAI-compatible
+    /// server, `anthropic`, `ollama`, `cli`, `local`) or one the application registered.
     pub provider: String,
     /// The API key itself: how a client of the server brings its own key (`""` for a server
     /// that needs none). Kept in memory only; the stored agent record and every serialization
@@ -212,8 +212,9 @@ impl BrainSpec {
     }
 
     /// Checks the brain object as far as it can be told without a runtime: the shared fields
-    /// ([`BrainSpec::validate_shared`]), then, for a built-in provider (`openai`,
-    /// `anthropic`, `cli`, `scripted`), its own options ([`super::provider::Provider`]). A
+    /// ([`BrainSpec::validate_shared`]), then, for a built-in provider
+    /// ([`super::BrainRegistry::with_builtins`]), its own options
+    /// ([`super::provider::Provider`]). A
     /// provider the application registers checks its options at spawn. Errors name the field
     /// (`brain.temperature must be between 0 and 2, got 3`).
     pub fn validate(&self) -> Result<(), String> {
@@ -318,14 +319,19 @@ impl schemars::JsonSchema for BrainSpec {
     /// The shared fields and every built-in provider's options, each described with the
     /// providers it applies to ([`super::BrainRegistry::options_schemas`]).
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let builtins = super::BrainRegistry::with_builtins();
+        let names: Vec<String> = builtins.names().iter().map(|n| format!("`{n}`")).collect();
         let mut properties = serde_json::Map::new();
         properties.insert(
             "provider".into(),
             serde_json::json!({
                 "type": "string", "minLength": 1,
                 "maxLength": crate::limits::MAX_BRAIN_NAME_CHARS,
-                "description": "`scripted`, `openai` (and every OpenAI-compatible server), \
-                    `anthropic`, `cli`, or a brain the application registered."
+                "description": format!(
+                    "{} (`openai` speaks to every OpenAI-compatible server), or a brain the \
+                     application registered.",
+                    names.join(", ")
+                )
             }),
         );
         let mut api_key =
@@ -349,7 +355,7 @@ impl schemars::JsonSchema for BrainSpec {
                     by default: the trace holds timings, tokens and outcomes only)."
             }),
         );
-        for (field, schema) in super::BrainRegistry::with_builtins().options_schemas(generator) {
+        for (field, schema) in builtins.options_schemas(generator) {
             properties.entry(field).or_insert(schema);
         }
         schemars::json_schema!({

@@ -228,7 +228,7 @@ impl Embedder {
             None => None,
         };
         let endpoint = Endpoint {
-            api: &agents_llm::openai::API,
+            api: std::sync::Arc::new(agents_llm::openai::API),
             base_url: self.settings.base_url.trim().to_string(),
             api_key,
             headers: Vec::new(),

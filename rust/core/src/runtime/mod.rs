@@ -513,7 +513,7 @@ impl Runtime {
                 ..
             } => self.inner.world.insert(
                 agent_id,
-                Placed {
+                world::Placed {
                     name: name.clone(),
                     role: role.clone(),
                     position: *position,

@@ -201,7 +201,7 @@ impl AgentRuntime {
                 .map(|o| o.to_string())
                 .collect();
             Some(
-                agents_core::brain::policy::parse_origins(&list.join(","))
+                agents_core::brain::origin::parse_origins(&list.join(","))
                     .map_err(|e| format!("client_brain_origins: {e}"))?,
             )
         };

@@ -1,10 +1,15 @@
-//! The model brains over HTTP: `openai` (OpenAI and every compatible server) and `anthropic`,
-//! one [`HttpProvider`] per wire format of [`APIS`].
+//! The model brains over HTTP: one [`HttpBrains`] per provider of the `agents-llm` crate
+//! (`openai` for OpenAI and every compatible server, `anthropic`, `ollama`), each registered
+//! in one line of [`super::BrainRegistry::with_builtins`]; what else needs to know the HTTP
+//! providers ([`api`], the client policy, the protocol's schema) asks that registry.
 //!
-//! A brain object (`{"provider": "openai", "model": …}`, [`HttpOptions`]) is checked at spawn:
-//! the model is required, and the API key's environment variable (`api_key_env`, default
-//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`) must be set unless the `base_url` is on loopback (a
-//! local server: Ollama, llama.cpp, LM Studio, vLLM). The key is read when the brain is built —
+//! A brain object (`{"provider": "openai", "model": …}`) is read as its provider's options
+//! ([`agents_llm::api::HttpProvider::Options`]) and checked at spawn: the fields every HTTP
+//! provider takes ([`HttpOptions`]) here, the provider's own by the provider. The model is
+//! required, and the API key's environment variable (`api_key_env`, default the provider's:
+//! `OPENAI_API_KEY`, …) must be set unless the `base_url` is on loopback (a local server:
+//! Ollama, llama.cpp, LM Studio, vLLM) or the provider needs no key (`ollama`: a key is sent when
+//! there is one). The key is read when the brain is built —
 //! a key handed to the runtime ([`ApiKeys`]), else the environment — and kept in memory only,
 //! as a [`agents_llm::client::Secret`]: it never reaches SQLite, a log line, an error or the
 //! trace.
@@ -21,11 +26,11 @@ pub mod prompt;
 pub mod reflect;
 pub mod reply;
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use agents_llm::api::Api;
+pub use agents_llm::api::HttpOptions;
+use agents_llm::api::{Api, HttpProvider};
 use agents_llm::client::{CallError, Client, Endpoint, Secret, backoff};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -41,22 +46,26 @@ use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFut
 use crate::memory::BrainCall;
 use prompt::RequestOptions;
 
-/// The wire formats the built-in HTTP providers speak, each registered under its name.
-pub const APIS: [&'static dyn Api; 2] = [&agents_llm::openai::API, &agents_llm::anthropic::API];
-
-/// The wire format registered as `provider`, if it is one of [`APIS`].
+/// The wire format of the built-in HTTP provider registered as `provider`
+/// ([`super::BrainRegistry::http_api`] of the built-in registry).
 pub fn api(provider: &str) -> Option<&'static dyn Api> {
-    APIS.into_iter().find(|api| api.name() == provider)
+    super::BrainRegistry::builtins().http_api(provider)
 }
 
 /// The base URL a brain object of an HTTP provider calls, as its provider resolves it: its
 /// `base_url`, or the provider's default when the field is left out or `null`. An error when
-/// `provider` is no HTTP provider or its options do not read as [`HttpOptions`] (the message
-/// names the field: `brain.base_url: invalid type: …`).
+/// `provider` is no HTTP provider or its `base_url` is not text (the message names the field:
+/// `brain.base_url: invalid type: …`). Every HTTP provider takes `base_url` ([`HttpOptions`]);
+/// the other fields are not read here.
 pub fn resolved_base_url(spec: &BrainSpec) -> Result<String, String> {
     let api = api(&spec.provider)
         .ok_or_else(|| format!("'{}' is not an HTTP provider", spec.provider))?;
-    let options: HttpOptions = spec.options_as()?;
+    #[derive(Deserialize)]
+    struct BaseUrl {
+        #[serde(default)]
+        base_url: Option<String>,
+    }
+    let options: BaseUrl = spec.options_as()?;
     Ok(options
         .base_url
         .unwrap_or_else(|| api.default_base_url().to_string()))
@@ -81,54 +90,18 @@ fn client() -> Result<&'static Client, BrainError> {
         .map_err(|e| BrainError::Backend(e.clone()))
 }
 
-/// The options of an HTTP provider's brain object (besides `provider`, `api_key`,
-/// `token_budget`, `trace_prompts`). Field names are exact; unknown fields are an error.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HttpOptions {
-    /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required.
-    #[schemars(length(max = 256))]
-    pub model: Option<String>,
-    /// The API's base URL: the prefix before `/chat/completions` (openai, default
-    /// `https://api.openai.com/v1`) or before `/v1/messages` (anthropic, default
-    /// `https://api.anthropic.com`).
-    #[schemars(length(max = 2048))]
-    pub base_url: Option<String>,
-    /// The environment variable holding the API key (defaults `OPENAI_API_KEY`,
-    /// `ANTHROPIC_API_KEY`). A loopback `base_url` may go without a key. Never taken from a
-    /// client of the server ([`super::policy`]).
-    #[schemars(length(max = 256))]
-    pub api_key_env: Option<String>,
-    /// Sampling temperature, 0 to 2.
-    #[schemars(range(min = 0.0, max = 2.0))]
-    pub temperature: Option<f64>,
-    /// Most tokens per answer.
-    #[schemars(range(min = 1))]
-    pub max_tokens: Option<u32>,
-    /// Seconds one whole request may take (default 60).
-    pub timeout_seconds: Option<f64>,
-    /// Retries of a request that failed for a passing reason: 429, 5xx, a lost connection
-    /// (default 3, at most 10).
-    #[schemars(range(max = 10))]
-    pub max_retries: Option<u32>,
-    /// Extra HTTP headers sent with every request. Stored with the agent: put keys in
-    /// `api_key_env`, never here.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-}
-
-/// Makes the brains of one HTTP wire format ([`Api`]) from brain objects, with the keys of an
-/// [`ApiKeys`].
+/// Makes the brains of one HTTP provider ([`HttpProvider`]: its wire format and its options)
+/// from brain objects, with the keys of an [`ApiKeys`].
 #[derive(Clone, Debug)]
-pub struct HttpProvider {
-    api: &'static dyn Api,
+pub struct HttpBrains<P: HttpProvider> {
+    api: &'static P,
     keys: ApiKeys,
 }
 
-impl HttpProvider {
-    /// The provider of `api`'s brains.
-    pub fn new(api: &'static dyn Api, keys: ApiKeys) -> Self {
-        HttpProvider { api, keys }
+impl<P: HttpProvider> HttpBrains<P> {
+    /// The brains of `api`.
+    pub fn new(api: &'static P, keys: ApiKeys) -> Self {
+        HttpBrains { api, keys }
     }
 
     fn name(&self) -> &'static str {
@@ -146,7 +119,7 @@ impl HttpProvider {
     /// The key to send: the brain object's own (`api_key`, never the runtime's keys or the
     /// environment, even when empty), else the one handed over or in the environment under
     /// its variable. An error when a key is needed and there is none; none is needed for a
-    /// loopback base URL.
+    /// loopback base URL, nor by a provider that takes calls without one.
     fn key(
         &self,
         spec: &BrainSpec,
@@ -164,7 +137,7 @@ impl HttpProvider {
         } else {
             self.keys.get(&env)
         };
-        if !is_loopback(&base_url) && key.is_none() {
+        if self.api.key_required() && !is_loopback(&base_url) && key.is_none() {
             return Err(BrainError::Invalid(if spec.api_key.is_some() {
                 format!(
                     "brain.api_key is empty; the {} provider needs a key for {base_url} (only a \
@@ -185,10 +158,12 @@ impl HttpProvider {
     }
 }
 
-impl super::Provider for HttpProvider {
-    type Options = HttpOptions;
+impl<P: HttpProvider> super::Provider for HttpBrains<P> {
+    type Options = P::Options;
 
-    fn validate(&self, spec: &BrainSpec, options: &HttpOptions) -> Result<(), String> {
+    /// The fields every HTTP provider takes, then the provider's own ([`HttpProvider::validate`]).
+    fn validate(&self, spec: &BrainSpec, own: &P::Options) -> Result<(), String> {
+        let options = &self.api.http_options(own);
         check_temperature(options.temperature)?;
         check_timeout(options.timeout_seconds)?;
         check_max_tokens(options.max_tokens)?;
@@ -230,33 +205,35 @@ impl super::Provider for HttpProvider {
                 "brain.base_url must start with http:// or https://, got '{base_url}'"
             ));
         }
-        Ok(())
+        self.api.validate(own)
     }
 
     fn check(
         &self,
         spec: &BrainSpec,
-        options: &HttpOptions,
+        options: &P::Options,
         api_key: Option<&Secret>,
     ) -> Result<(), BrainError> {
-        self.key(spec, options, api_key).map(drop)
+        self.key(spec, &self.api.http_options(options), api_key)
+            .map(drop)
     }
 
     fn build(
         &self,
         spec: &BrainSpec,
-        options: HttpOptions,
+        own: P::Options,
         settings: &BrainSettings,
     ) -> Result<Box<dyn Brain>, BrainError> {
+        let options = self.api.http_options(&own);
         let api_key = self.key(spec, &options, settings.api_key.as_ref())?;
         let base_url = self.base_url(&options);
         Ok(Box::new(ModelBrain {
             provider: self.name(),
-            endpoint_key: super::policy::Origin::of_url(&base_url)
+            endpoint_key: super::origin::Origin::of_url(&base_url)
                 .map(|o| o.to_string())
                 .unwrap_or_else(|_| base_url.clone()),
             endpoint: Endpoint {
-                api: self.api,
+                api: self.api.configure(&own),
                 base_url,
                 api_key,
                 headers: options.headers.into_iter().collect(),
