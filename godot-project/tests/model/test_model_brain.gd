@@ -39,6 +39,46 @@ func test_the_inspector_offers_the_built_in_providers() -> void:
 	assert_eq(offered["hint_string"], "anthropic,cli,local,ollama,openai,scripted")
 
 
+## The usage flags of `brain`'s property `name`.
+func _usage(brain: AgentBrain, name: String) -> int:
+	for property in brain.get_property_list():
+		if property["name"] == name:
+			return property["usage"]
+	return -1
+
+
+func test_the_inspector_shows_the_chosen_providers_options() -> void:
+	var brain := AgentBrain.new()
+	brain.provider = "ollama"
+	for shown in ["model", "base_url", "temperature", "num_ctx", "keep_alive", "token_budget"]:
+		assert_true(_usage(brain, shown) & PROPERTY_USAGE_EDITOR, "ollama shows %s" % shown)
+	for hidden in ["context_size", "gpu_layers", "command", "cli_backend", "model_sha256"]:
+		assert_false(_usage(brain, hidden) & PROPERTY_USAGE_EDITOR, "ollama hides %s" % hidden)
+		assert_true(_usage(brain, hidden) & PROPERTY_USAGE_STORAGE, "%s is still saved" % hidden)
+	brain.provider = "local"
+	assert_true(_usage(brain, "context_size") & PROPERTY_USAGE_EDITOR)
+	assert_false(_usage(brain, "num_ctx") & PROPERTY_USAGE_EDITOR)
+	brain.provider = "cli"
+	assert_true(_usage(brain, "command") & PROPERTY_USAGE_EDITOR)
+	assert_false(_usage(brain, "base_url") & PROPERTY_USAGE_EDITOR)
+	# A brain the game registered declares nothing here: every field is offered.
+	brain.provider = "my_brain"
+	assert_true(_usage(brain, "context_size") & PROPERTY_USAGE_EDITOR)
+	assert_true(_usage(brain, "num_ctx") & PROPERTY_USAGE_EDITOR)
+	# Ollama's own options reach the brain object.
+	brain.provider = "ollama"
+	brain.model = "llama3.2"
+	brain.num_ctx = 8192
+	brain.keep_alive = "10m"
+	var as_dict := brain.to_dictionary()
+	assert_eq(as_dict["num_ctx"], 8192)
+	assert_eq(as_dict["keep_alive"], "10m")
+	brain.keep_alive = "300"
+	assert_eq(brain.to_dictionary()["keep_alive"], 300, "a number of seconds")
+	brain.keep_alive = "soon"
+	assert_contains(brain.validate(), "brain.keep_alive")
+
+
 func test_an_openai_agent_streams_moves_and_speaks() -> void:
 	if _url.is_empty():
 		fail("not run: AGENTS_FAKE_LLM_URL is not set")

@@ -4,9 +4,17 @@ use std::collections::BTreeMap;
 
 use agents_core::brain::{BrainRegistry, BrainSpec};
 use godot::classes::FileAccess;
+use godot::obj::EngineBitfield;
 use godot::prelude::*;
+use godot::register::info::PropertyUsageFlags;
 
 use crate::convert;
+
+/// Properties every brain has, whatever its provider: always shown in the inspector.
+const SHARED_PROPERTIES: [&str; 3] = ["provider", "token_budget", "trace_prompts"];
+
+/// The inspector's usage flag.
+const EDITOR: PropertyUsageFlags = PropertyUsageFlags::EDITOR;
 
 /// Which model an agent thinks with, and how: the brain object of `docs/brains.md` as a
 /// resource. Set one on [member AgentConfig.brain_config] for one agent, or on
@@ -40,7 +48,7 @@ pub struct AgentBrain {
     /// `scripted` (offline), `openai` (OpenAI and every compatible server: Ollama, llama.cpp,
     /// LM Studio, vLLM, OpenRouter), `anthropic`, `cli` (a command-line model), `local` (a model
     /// file run inside the game), or a brain the game registered.
-    #[var(hint = ENUM_SUGGESTION, usage_flags = [DEFAULT])]
+    #[var(hint = ENUM_SUGGESTION, usage_flags = [DEFAULT], set = set_provider)]
     #[init(val = GString::from("openai"))]
     provider: GString,
     /// The model (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3.2`); required for `openai` and
@@ -133,6 +141,16 @@ pub struct AgentBrain {
     /// `local`: keep the model loaded when its last agent leaves.
     #[export]
     keep_loaded: bool,
+    /// `ollama`: tokens of context the model holds (`options.num_ctx`, 256 to 1,048,576); `0`:
+    /// the server's default.
+    #[export_group(name = "Ollama")]
+    #[export(range = (0.0, 1048576.0, 256.0, or_greater, suffix = "tokens"))]
+    num_ctx: i64,
+    /// `ollama`: how long the server keeps the model loaded after a call: a duration (`5m`,
+    /// `1h30m`, `0` to unload at once, `-1m` to keep it) or a number of seconds; empty: the
+    /// server's default.
+    #[export(placeholder = "5m")]
+    keep_alive: GString,
     /// Tokens (input and output) the agent may spend in all; `0`: no limit. When spent, the
     /// agent reports `budget_exhausted` and calls no model until it is raised
     /// ([method AgentRuntime.set_token_budget]).
@@ -143,6 +161,7 @@ pub struct AgentBrain {
     /// debugging. Off: timings, tokens and outcomes only.
     #[export]
     trace_prompts: bool,
+    base: Base<Resource>,
 }
 
 #[godot_api]
@@ -150,16 +169,39 @@ impl IResource for AgentBrain {
     // The editor suggests the built-in providers for `provider`: the registry's names, so a
     // provider added to it is offered without touching this resource. (A plain comment: a doc
     // comment here would show Rust's types in the class reference.)
+    //
+    // The inspector shows the options the chosen provider declares (its options type, the
+    // registry's `option_names`), and hides the others: a provider added to the registry shows
+    // its own fields without a list kept here. Hidden fields keep their values.
     fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
-        if property.property_name == "provider" {
+        let name = property.property_name.to_string();
+        if name == "provider" {
             property.hint_info.hint_string =
                 GString::from(&BrainRegistry::with_builtins().names().join(","));
+            return;
+        }
+        if SHARED_PROPERTIES.contains(&name.as_str()) || !property.usage.is_set(EDITOR) {
+            return;
+        }
+        if let Some(options) =
+            BrainRegistry::with_builtins().option_names(&self.provider.to_string())
+            && !options.contains(&name)
+        {
+            property.usage = PropertyUsageFlags::from_ord(property.usage.ord() & !EDITOR.ord());
         }
     }
 }
 
 #[godot_api]
 impl AgentBrain {
+    /// The provider setter: see [member provider]. The inspector then shows that provider's
+    /// options.
+    #[func]
+    pub fn set_provider(&mut self, provider: GString) {
+        self.provider = provider;
+        self.base_mut().notify_property_list_changed();
+    }
+
     /// The brain object as a Dictionary (`provider` and only the options that are set): the
     /// shape `AgentConfig`'s `brain` takes in a Dictionary and in the WebSocket protocol.
     /// Empty when the resource is invalid (see [method validate]).
@@ -304,6 +346,18 @@ impl AgentBrain {
         ] {
             set(field, text(value).map(Into::into));
         }
+        set(
+            "num_ctx",
+            (self.num_ctx != 0).then(|| self.num_ctx.max(0).into()),
+        );
+        // A number of seconds as a number, a duration as its text.
+        set(
+            "keep_alive",
+            text(&self.keep_alive).map(|k| match k.trim().parse::<i64>() {
+                Ok(seconds) => seconds.into(),
+                Err(_) => k.trim().to_string().into(),
+            }),
+        );
         for (field, value) in [
             ("context_size", self.context_size),
             ("sequences", self.sequences),

@@ -593,22 +593,9 @@ impl BrainRegistry {
         let mut fields: std::collections::BTreeMap<String, (serde_json::Value, Vec<&str>)> =
             Default::default();
         for (name, factory) in &self.factories {
-            let Some(schema) = factory.options_schema(generator) else {
+            let Some(properties) = option_properties(factory.as_ref(), generator) else {
                 continue;
             };
-            let schema = match schema.get("$ref").and_then(serde_json::Value::as_str) {
-                Some(reference) => reference
-                    .rsplit('/')
-                    .next()
-                    .and_then(|def| generator.definitions().get(def).cloned())
-                    .unwrap_or_default(),
-                None => schema.to_value(),
-            };
-            let properties = schema
-                .get("properties")
-                .and_then(serde_json::Value::as_object)
-                .cloned()
-                .unwrap_or_default();
             for (field, property) in properties {
                 fields
                     .entry(field)
@@ -661,6 +648,16 @@ impl BrainRegistry {
     /// environment).
     pub fn keys(&self) -> &ApiKeys {
         &self.keys
+    }
+
+    /// The options `provider` declares (its brain object's own fields, as its options type
+    /// names them), sorted; `None` for a name that is not registered or a brain that declares
+    /// no options type (it reads them itself). What an editor shows for the provider.
+    pub fn option_names(&self, provider: &str) -> Option<Vec<String>> {
+        let factory = self.factories.get(provider)?;
+        let mut generator = schemars::SchemaGenerator::default();
+        let properties = option_properties(factory.as_ref(), &mut generator)?;
+        Some(properties.keys().cloned().collect())
     }
 
     /// The registered names, sorted.
@@ -761,4 +758,27 @@ impl BrainRegistry {
     ) -> Result<Box<dyn Brain>, BrainError> {
         self.factory(&spec.provider)?.build(spec, settings)
     }
+}
+
+/// The JSON Schema properties of the options `factory` declares (`None`: it declares none).
+fn option_properties(
+    factory: &dyn BrainFactory,
+    generator: &mut schemars::SchemaGenerator,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let schema = factory.options_schema(generator)?;
+    let schema = match schema.get("$ref").and_then(serde_json::Value::as_str) {
+        Some(reference) => reference
+            .rsplit('/')
+            .next()
+            .and_then(|def| generator.definitions().get(def).cloned())
+            .unwrap_or_default(),
+        None => schema.to_value(),
+    };
+    Some(
+        schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    )
 }
