@@ -992,6 +992,8 @@ impl AgentNode {
     }
 
     /// One event about its agent, from the runtime's drain.
+    // Long on purpose: one arm per bus message about the agent, the exhaustive list of which
+    // of the node's signals each becomes.
     pub(crate) fn deliver(&mut self, message: &BusMessage) {
         let v2 = convert::position_to_vector2;
         match message {

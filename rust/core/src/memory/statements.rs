@@ -64,6 +64,8 @@ const PRUNE_APP_LOG: &str = "DELETE FROM app_log WHERE app_id = ?1 AND kind = ?2
      SELECT id FROM app_log WHERE app_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)";
 
 /// The statements `op` runs, in order.
+// Long on purpose: one arm per write operation, the complete table of the SQL each runs (read
+// side by side with the schema's migrations).
 pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
     use Param::{Int, Real};
     match op {

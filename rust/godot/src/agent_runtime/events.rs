@@ -126,6 +126,8 @@ impl AgentRuntime {
         }
     }
 
+    // Long on purpose: one arm per bus message, the exhaustive list of which signal each
+    // becomes (a new message does not compile until it has its signal).
     pub(super) fn emit(&mut self, received: Received) {
         let envelope = match received {
             Received::Lagged { missed } => {

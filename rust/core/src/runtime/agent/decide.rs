@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// What [`Agent::decide`] comes to: the plan (or why there is none), the journal entry so
+/// far, and what the decision was shown (observations, the move's status), to mark as seen.
+struct Decided {
+    result: Result<(BrainReply, Plan), (AgentErrorCode, String)>,
+    entry: Decision,
+    seen_observations: u64,
+    seen_move: Option<MoveStatus>,
+}
+
 impl Agent {
     /// Thinking: the decision loop, then the answer's execution.
     ///
@@ -14,114 +23,15 @@ impl Agent {
     /// interrupts it: the brain call in flight is dropped, and the decision starts over with
     /// the message in context.
     pub(super) async fn think(&mut self) -> Outcome {
-        let mut entry;
         let started = Instant::now();
-        let mut seen_observations;
-        let mut seen_move;
-        let result = 'decision: loop {
-            let tools = self.shared.decision_tools();
-            seen_observations = self.shared.last_observation();
-            seen_move = self.shared.move_status();
-            let mut context = self.context_base(&tools);
-            context.movement = seen_move.clone();
-            let trigger = if context.incoming.is_empty() {
-                Trigger::Autonomous
-            } else {
-                Trigger::Message
-            };
-            // Its context is summed up once the first question read the memory into it.
-            entry = Decision::start(self.decisions + 1, trigger, String::new());
-            let mut repairs = 0;
-            let mut answers = 0;
-            let mut first = true;
-            loop {
-                let (reply, returned) = match self.ask(context, first).await {
-                    Asked::Stopped => return Outcome::Stopped,
-                    Asked::Interrupted => {
-                        // Listen, acknowledge, then decide again with the message in context.
-                        if self.transition(AgentState::Listening).is_ok() {
-                            self.acknowledge();
-                            let _ = self.transition(AgentState::Thinking);
-                        }
-                        continue 'decision;
-                    }
-                    Asked::Answered(reply, context) => (reply, context),
-                };
-                context = *returned;
-                if first {
-                    entry.context = context_summary(&context);
-                    if let Some(recollection) = context.sections.get::<Recollection>() {
-                        entry.recalled = recollection.recalled.clone();
-                    }
-                }
-                first = false;
-                if let Some(mut call) = self.brain.take_call_report() {
-                    call.agent_id = self.shared.id.clone();
-                    call.repairs = repairs;
-                    entry.count_model_call(&call);
-                    self.inner.memory.record_brain_call(call);
-                }
-                entry.repairs = repairs;
-                let reply = match reply {
-                    Ok(reply) => reply,
-                    Err(e) => {
-                        let brain = &self.shared.brain;
-                        self.shared
-                            .warn("brain_failed", format_args!("brain {brain}: {e}"));
-                        break 'decision Err((e.agent_error_code(), e.public_message()));
-                    }
-                };
-                match decision::check(&reply, &tools, &self.tool_context()) {
-                    Err(feedback) if repairs < self.inner.options.max_repairs => {
-                        repairs += 1;
-                        tracing::debug!(
-                            agent = %self.shared.id,
-                            repairs,
-                            "repairing an answer: {}",
-                            decision::summary(&feedback)
-                        );
-                        context.steps.push(*feedback);
-                    }
-                    Err(feedback) => {
-                        break 'decision Err((
-                            AgentErrorCode::BrainInvalidReply,
-                            format!(
-                                "the answer still breaks the contract after {repairs} repairs: {}",
-                                decision::summary(&feedback)
-                            ),
-                        ));
-                    }
-                    Ok(plan) => {
-                        answers += 1;
-                        if plan.only_reads() && answers < self.inner.options.max_steps {
-                            let results = Agent::run_reads(&plan, self.tool_context()).await;
-                            let reads = plan
-                                .calls
-                                .iter()
-                                .filter(|(_, planned)| matches!(planned, Planned::Tool { .. }));
-                            for ((call, _), result) in reads.zip(&results) {
-                                let outcome = if result.is_error {
-                                    CallOutcome::Failed
-                                } else {
-                                    CallOutcome::Done
-                                };
-                                entry.push_call(
-                                    call,
-                                    outcome,
-                                    Some(clip(&result.result.to_string())),
-                                );
-                            }
-                            context.steps.push(DecisionStep {
-                                reply,
-                                results,
-                                ..DecisionStep::default()
-                            });
-                            continue;
-                        }
-                        break 'decision Ok((reply, plan));
-                    }
-                }
-            }
+        let Some(Decided {
+            result,
+            mut entry,
+            seen_observations,
+            seen_move,
+        }) = self.decide().await
+        else {
+            return Outcome::Stopped;
         };
         self.decisions += 1;
         entry.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -188,6 +98,135 @@ impl Agent {
             self.inner.memory.inbox_done(id);
         }
         outcome
+    }
+
+    /// Asks the brain until its answer is a plan to carry out: an answer that breaks the
+    /// contract is repaired (up to `max_repairs`), one that only reads (read-only tools) is
+    /// answered and the brain asked again (up to `max_steps`), a line heard meanwhile restarts
+    /// the decision with it. `None`: the agent was stopped.
+    async fn decide(&mut self) -> Option<Decided> {
+        let mut entry;
+        let mut seen_observations;
+        let mut seen_move;
+        let result = 'decision: loop {
+            let tools = self.shared.decision_tools();
+            seen_observations = self.shared.last_observation();
+            seen_move = self.shared.move_status();
+            let mut context = self.context_base(&tools);
+            context.movement = seen_move.clone();
+            let trigger = if context.incoming.is_empty() {
+                Trigger::Autonomous
+            } else {
+                Trigger::Message
+            };
+            // Its context is summed up once the first question read the memory into it.
+            entry = Decision::start(self.decisions + 1, trigger, String::new());
+            let mut repairs = 0;
+            let mut answers = 0;
+            let mut first = true;
+            loop {
+                let (reply, returned) = match self.ask(context, first).await {
+                    Asked::Stopped => return None,
+                    Asked::Interrupted => {
+                        // Listen, acknowledge, then decide again with the message in context.
+                        if self.transition(AgentState::Listening).is_ok() {
+                            self.acknowledge();
+                            let _ = self.transition(AgentState::Thinking);
+                        }
+                        continue 'decision;
+                    }
+                    Asked::Answered(reply, context) => (reply, context),
+                };
+                context = *returned;
+                if first {
+                    entry.context = context_summary(&context);
+                    if let Some(recollection) = context.sections.get::<Recollection>() {
+                        entry.recalled = recollection.recalled.clone();
+                    }
+                }
+                first = false;
+                if let Some(mut call) = self.brain.take_call_report() {
+                    call.agent_id = self.shared.id.clone();
+                    call.repairs = repairs;
+                    entry.count_model_call(&call);
+                    self.inner.memory.record_brain_call(call);
+                }
+                entry.repairs = repairs;
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        let brain = &self.shared.brain;
+                        self.shared
+                            .warn("brain_failed", format_args!("brain {brain}: {e}"));
+                        break 'decision Err((e.agent_error_code(), e.public_message()));
+                    }
+                };
+                match decision::check(&reply, &tools, &self.tool_context()) {
+                    Err(feedback) if repairs < self.inner.options.max_repairs => {
+                        repairs += 1;
+                        tracing::debug!(
+                            agent = %self.shared.id,
+                            repairs,
+                            "repairing an answer: {}",
+                            decision::summary(&feedback)
+                        );
+                        context.steps.push(*feedback);
+                    }
+                    Err(feedback) => {
+                        break 'decision Err((
+                            AgentErrorCode::BrainInvalidReply,
+                            format!(
+                                "the answer still breaks the contract after {repairs} repairs: {}",
+                                decision::summary(&feedback)
+                            ),
+                        ));
+                    }
+                    Ok(plan) => {
+                        answers += 1;
+                        if plan.only_reads() && answers < self.inner.options.max_steps {
+                            let step = self.answer_reads(reply, &plan, &mut entry).await;
+                            context.steps.push(step);
+                            continue;
+                        }
+                        break 'decision Ok((reply, plan));
+                    }
+                }
+            }
+        };
+        Some(Decided {
+            result,
+            entry,
+            seen_observations,
+            seen_move,
+        })
+    }
+
+    /// Runs the read-only calls of `plan` (all it asks), journals them, and gives the step the
+    /// brain is shown next: its answer and their results.
+    async fn answer_reads(
+        &mut self,
+        reply: BrainReply,
+        plan: &Plan,
+        entry: &mut Decision,
+    ) -> DecisionStep {
+        let results = Agent::run_reads(plan, self.tool_context()).await;
+        let reads = plan
+            .calls
+            .iter()
+            .filter(|(_, planned)| matches!(planned, Planned::Tool { .. }));
+        for ((call, _), result) in reads.zip(&results) {
+            let outcome = if result.is_error {
+                CallOutcome::Failed
+            } else {
+                CallOutcome::Done
+            };
+            entry.push_call(call, outcome, Some(clip(&result.result.to_string())));
+        }
+        DecisionStep {
+            reply,
+            results,
+            ..DecisionStep::default()
+        }
     }
 
     /// Asks the brain, interruptibly. The first question of a decision also reads the
