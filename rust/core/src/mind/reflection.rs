@@ -131,143 +131,153 @@ pub fn shown(memories: &[StoredMemory]) -> Vec<ReflectionMemory> {
 /// The tokens of a memory's frame in a reflection's prompt (its id, kind and importance).
 const REFLECTION_FRAME_TOKENS: usize = 10;
 
-/// A reflection drawn by rule from `request` (the same request, the same answer).
+/// A reflection drawn by rule from `request` (the same request, the same answer): whom it talks
+/// with most, what it keeps failing at, what keeps coming up, and what it thinks of each person.
 pub fn by_rule(request: &ReflectionRequest) -> ReflectionAnswer {
-    let name_of = |id: &str| {
-        request
-            .people
-            .iter()
-            .find(|p| p.id == id)
-            .map_or_else(|| id.to_string(), |p| p.name.clone())
-    };
-    let lines_with = |id: &str| -> Vec<&ReflectionMemory> {
-        request
-            .memories
-            .iter()
-            .filter(|m| {
-                matches!(m.kind, MemoryKind::Heard | MemoryKind::Said)
-                    && m.about.as_deref() == Some(id)
-            })
-            .collect()
-    };
-    let mut insights = Vec::new();
-
-    // Whom it talks with most.
-    let lines = request
-        .memories
-        .iter()
-        .filter(|m| matches!(m.kind, MemoryKind::Heard | MemoryKind::Said))
-        .count();
-    let partner = request
-        .people
-        .iter()
-        .map(|p| (p, lines_with(&p.id)))
-        .filter(|(_, with)| with.len() >= MIN_PARTNER_LINES)
-        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.id.cmp(&a.0.id)));
-    if let Some((person, with)) = partner {
-        insights.push(DrawnInsight {
-            text: format!(
-                "I talk with {} more than with anyone else lately ({} of the {lines} lines I \
-                 heard or said).",
-                person.name,
-                with.len()
-            ),
-            sources: with.iter().map(|m| m.id).collect(),
-        });
-    }
-
-    // What it keeps failing at.
-    let mut setbacks: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
-    for m in &request.memories {
-        if m.kind == MemoryKind::Did
-            && let Some((what, why)) = forming::setback(&m.text)
-        {
-            setbacks.entry(what).or_default().push((m.id, why));
-        }
-    }
-    let mut setbacks: Vec<(String, Vec<(i64, String)>)> = setbacks
-        .into_iter()
-        .filter(|(_, times)| times.len() >= MIN_SETBACKS)
-        .collect();
-    setbacks.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-    for (what, times) in setbacks {
-        let last = times
-            .last()
-            .map(|(_, why)| clip(why, 120))
-            .unwrap_or_default();
-        insights.push(DrawnInsight {
-            text: format!(
-                "I keep failing at {what} ({} times lately); the last time: {last}",
-                times.len()
-            ),
-            sources: times.iter().map(|(id, _)| *id).collect(),
-        });
-    }
-
-    // What keeps coming up.
     let names: HashSet<String> = request
         .people
         .iter()
         .flat_map(|p| search_terms(&p.name))
         .chain(search_terms(&request.name))
         .collect();
-    if let Some((word, ids)) = topics(&request.memories, &names).into_iter().next()
-        && ids.len() >= MIN_TOPIC_MEMORIES
-    {
-        insights.push(DrawnInsight {
-            text: format!(
-                "\"{word}\" keeps coming up lately ({} of my memories).",
-                ids.len()
-            ),
-            sources: ids,
-        });
-    }
+    let mut insights: Vec<DrawnInsight> = partner(request).into_iter().collect();
+    insights.extend(setbacks(request));
+    insights.extend(topic(request, &names));
     insights.truncate(request.max_insights);
-
-    // What it thinks of each person.
-    let mut relationships = Vec::new();
-    for person in &request.people {
-        let with = lines_with(&person.id);
-        if with.len() < MIN_RELATIONSHIP_LINES {
-            continue;
-        }
-        let owned: Vec<ReflectionMemory> = with.iter().map(|m| (*m).clone()).collect();
-        let about: Vec<String> = topics(&owned, &names)
-            .into_iter()
-            .filter(|(_, ids)| ids.len() >= 2)
-            .take(3)
-            .map(|(word, _)| word)
-            .collect();
-        let name = name_of(&person.id);
-        let mut text = format!(
-            "What I think of {name}: we exchanged {} lines lately",
-            with.len()
-        );
-        if !about.is_empty() {
-            text.push_str(&format!(", mostly about {}", about.join(", ")));
-        }
-        text.push('.');
-        if let Some(line) = with
-            .iter()
-            .rev()
-            .find(|m| m.kind == MemoryKind::Heard)
-            .and_then(|m| quoted_line(&m.text))
-        {
-            text.push_str(&format!(
-                " The last thing {name} told me: \"{}\"",
-                clip(&line, 80)
-            ));
-        }
-        relationships.push(DrawnRelationship {
-            about: person.id.clone(),
-            text,
-            sources: with.iter().map(|m| m.id).collect(),
-        });
-    }
+    let relationships = request
+        .people
+        .iter()
+        .filter_map(|person| relationship(request, person, &names))
+        .collect();
     ReflectionAnswer {
         insights,
         relationships,
     }
+}
+
+/// The lines of `request` heard from or said to `id`.
+fn lines_with<'a>(request: &'a ReflectionRequest, id: &str) -> Vec<&'a ReflectionMemory> {
+    request
+        .memories
+        .iter()
+        .filter(|m| {
+            matches!(m.kind, MemoryKind::Heard | MemoryKind::Said) && m.about.as_deref() == Some(id)
+        })
+        .collect()
+}
+
+/// Whom it talks with most (at least [`MIN_PARTNER_LINES`] lines).
+fn partner(request: &ReflectionRequest) -> Option<DrawnInsight> {
+    let lines = request
+        .memories
+        .iter()
+        .filter(|m| matches!(m.kind, MemoryKind::Heard | MemoryKind::Said))
+        .count();
+    let (person, with) = request
+        .people
+        .iter()
+        .map(|p| (p, lines_with(request, &p.id)))
+        .filter(|(_, with)| with.len() >= MIN_PARTNER_LINES)
+        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.id.cmp(&a.0.id)))?;
+    Some(DrawnInsight {
+        text: format!(
+            "I talk with {} more than with anyone else lately ({} of the {lines} lines I heard \
+             or said).",
+            person.name,
+            with.len()
+        ),
+        sources: with.iter().map(|m| m.id).collect(),
+    })
+}
+
+/// What it keeps failing at (at least [`MIN_SETBACKS`] times), most often first.
+fn setbacks(request: &ReflectionRequest) -> Vec<DrawnInsight> {
+    let mut by_what: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+    for m in &request.memories {
+        if m.kind == MemoryKind::Did
+            && let Some((what, why)) = forming::setback(&m.text)
+        {
+            by_what.entry(what).or_default().push((m.id, why));
+        }
+    }
+    let mut repeated: Vec<(String, Vec<(i64, String)>)> = by_what
+        .into_iter()
+        .filter(|(_, times)| times.len() >= MIN_SETBACKS)
+        .collect();
+    repeated.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    repeated
+        .into_iter()
+        .map(|(what, times)| {
+            let last = times
+                .last()
+                .map(|(_, why)| clip(why, 120))
+                .unwrap_or_default();
+            DrawnInsight {
+                text: format!(
+                    "I keep failing at {what} ({} times lately); the last time: {last}",
+                    times.len()
+                ),
+                sources: times.iter().map(|(id, _)| *id).collect(),
+            }
+        })
+        .collect()
+}
+
+/// What keeps coming up (a word in at least [`MIN_TOPIC_MEMORIES`] memories, not a name).
+fn topic(request: &ReflectionRequest, names: &HashSet<String>) -> Option<DrawnInsight> {
+    let (word, ids) = topics(&request.memories, names).into_iter().next()?;
+    (ids.len() >= MIN_TOPIC_MEMORIES).then(|| DrawnInsight {
+        text: format!(
+            "\"{word}\" keeps coming up lately ({} of my memories).",
+            ids.len()
+        ),
+        sources: ids,
+    })
+}
+
+/// What it thinks of `person` (at least [`MIN_RELATIONSHIP_LINES`] lines exchanged): how much
+/// they talked, about what, and the last thing they said.
+fn relationship(
+    request: &ReflectionRequest,
+    person: &crate::brain::reflection::Person,
+    names: &HashSet<String>,
+) -> Option<DrawnRelationship> {
+    let with = lines_with(request, &person.id);
+    if with.len() < MIN_RELATIONSHIP_LINES {
+        return None;
+    }
+    let owned: Vec<ReflectionMemory> = with.iter().map(|m| (*m).clone()).collect();
+    let about: Vec<String> = topics(&owned, names)
+        .into_iter()
+        .filter(|(_, ids)| ids.len() >= 2)
+        .take(3)
+        .map(|(word, _)| word)
+        .collect();
+    let name = &person.name;
+    let mut text = format!(
+        "What I think of {name}: we exchanged {} lines lately",
+        with.len()
+    );
+    if !about.is_empty() {
+        text.push_str(&format!(", mostly about {}", about.join(", ")));
+    }
+    text.push('.');
+    if let Some(line) = with
+        .iter()
+        .rev()
+        .find(|m| m.kind == MemoryKind::Heard)
+        .and_then(|m| quoted_line(&m.text))
+    {
+        text.push_str(&format!(
+            " The last thing {name} told me: \"{}\"",
+            clip(&line, 80)
+        ));
+    }
+    Some(DrawnRelationship {
+        about: person.id.clone(),
+        text,
+        sources: with.iter().map(|m| m.id).collect(),
+    })
 }
 
 /// The words of `memories`' lines (their quoted line, else their text) by how many memories
