@@ -156,6 +156,8 @@ fn line(text: String, dialog_type: &str) -> BrainReply {
 }
 
 /// A GM answer to the player's request in `view`.
+// Long on purpose: one branch per row of the table in the module docs, tried in the same order
+// (the first row that matches answers), so the two read side by side.
 pub(crate) fn decide(ctx: &BrainContext, view: &GmView, play: &mut ScriptedPlay<'_>) -> BrainReply {
     let table = Table::new(view);
     let actor = view.turn_actor.clone();
