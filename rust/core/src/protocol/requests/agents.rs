@@ -22,14 +22,6 @@ pub struct Ping {}
 impl Request for Ping {
     const WRITES: bool = false;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -52,16 +44,8 @@ pub struct AgentSpawnRequest {
 impl Request for AgentSpawnRequest {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         self.agent_config.app_id.as_deref()
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -88,14 +72,6 @@ impl Request for AgentTerminateRequest {
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -125,10 +101,6 @@ impl Request for GetAgentState {
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
     }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
@@ -165,10 +137,6 @@ impl Request for ListAgents {
 
     fn route(&self) -> Route<'_> {
         Route::World
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
     }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
@@ -216,14 +184,6 @@ impl Request for SendMessage {
         Route::Agent(&self.agent_id)
     }
 
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let result = match &self.sender {
             Some(sender) => cx
@@ -258,14 +218,6 @@ impl Request for AssignTask {
         Route::Agent(&self.agent_id)
     }
 
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         cx.reply(
             cx.runtime
@@ -291,14 +243,6 @@ impl Request for CompleteTask {
 
     fn route(&self) -> Route<'_> {
         Route::Task(self.task_id)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -327,14 +271,6 @@ impl Request for GetTokenUsage {
 
     fn route(&self) -> Route<'_> {
         self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -372,14 +308,6 @@ impl Request for SetTokenBudget {
 
     fn route(&self) -> Route<'_> {
         self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -422,10 +350,6 @@ impl Request for SetAgentPosition {
         Route::Agent(&self.agent_id)
     }
 
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -462,10 +386,6 @@ impl Request for Observe {
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
     }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
@@ -508,10 +428,6 @@ impl Request for FinishMove {
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
     }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {

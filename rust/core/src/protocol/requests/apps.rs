@@ -60,14 +60,6 @@ pub struct AppRegister {
 impl Request for AppRegister {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -105,16 +97,8 @@ pub struct AppUnregister {
 impl Request for AppUnregister {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -151,10 +135,6 @@ impl Request for AppAttach {
         Some(&self.app_id)
     }
 
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         cx.reply(
             cx.runtime
@@ -180,16 +160,8 @@ pub struct AppDetach {
 impl Request for AppDetach {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -230,16 +202,8 @@ pub struct AppSetContext {
 impl Request for AppSetContext {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -276,16 +240,8 @@ pub struct AppSetControlMode {
 impl Request for AppSetControlMode {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -319,16 +275,8 @@ pub struct AppEvent {
 impl Request for AppEvent {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -373,16 +321,8 @@ pub struct AppActionResult {
 impl Request for AppActionResult {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -424,10 +364,6 @@ pub struct AppHumanAction {
 impl Request for AppHumanAction {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
@@ -463,16 +399,8 @@ pub struct AppHumanSays {
 impl Request for AppHumanSays {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
     }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
@@ -498,18 +426,6 @@ pub struct GetAppSession {
 
 impl Request for GetAppSession {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         cx.reply(cx.runtime.app_session(&self.app_id).map(|mut session| {

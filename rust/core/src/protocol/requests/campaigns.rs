@@ -31,14 +31,6 @@ pub struct CampaignLoad {
 impl Request for CampaignLoad {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -104,14 +96,6 @@ pub struct CampaignToolCalls {
 impl Request for CampaignToolCalls {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -174,10 +158,6 @@ impl Request for CampaignTurn {
         Route::BringHere(&self.gm_agent_id)
     }
 
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -231,14 +211,6 @@ pub struct CampaignState {
 impl Request for CampaignState {
     const WRITES: bool = false;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
@@ -291,14 +263,6 @@ pub struct CampaignUnload {
 
 impl Request for CampaignUnload {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline

@@ -5,12 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::agents::DEFAULT_LIST_LIMIT;
-use super::{Cx, Handled, Request, Route, Runs};
+use super::{Cx, Handled, Request};
 use crate::memory::Page;
 use crate::protocol::pages::{self, List};
 use crate::protocol::{ErrorCode, ServerMessage};
 use crate::runtime::RuntimeError;
-use crate::tools::ToolRegistry;
 
 /// Default `limit` of `get_conversation`.
 pub const DEFAULT_CONVERSATION_LIMIT: u32 = 50;
@@ -36,18 +35,6 @@ pub struct GetConversation {
 
 impl Request for GetConversation {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
@@ -89,18 +76,6 @@ pub struct GetTasks {
 impl Request for GetTasks {
     const WRITES: bool = false;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
         let agent_id = self.agent_id;
@@ -140,18 +115,6 @@ pub struct GetStateHistory {
 
 impl Request for GetStateHistory {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
@@ -193,18 +156,6 @@ pub struct GetAgentTrace {
 impl Request for GetAgentTrace {
     const WRITES: bool = false;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
         let agent_id = self.agent_id;
@@ -242,18 +193,6 @@ pub struct ListStoredAgents {
 
 impl Request for ListStoredAgents {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;

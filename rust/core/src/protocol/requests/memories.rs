@@ -6,11 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::history::{Keep, page};
-use super::{Cx, Handled, Request, Route, Runs};
+use super::{Cx, Handled, Request};
 use crate::protocol::ServerMessage;
 use crate::protocol::pages::List;
 use crate::runtime::{MAX_RECALLED, Remember as Planted};
-use crate::tools::ToolRegistry;
 
 /// Default `limit` of `recall`.
 pub const DEFAULT_RECALL_LIMIT: u32 = 10;
@@ -34,18 +33,6 @@ pub struct Remember {
 
 impl Request for Remember {
     const WRITES: bool = true;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let game_time = cx.runtime.game_time();
@@ -83,18 +70,6 @@ pub struct Recall {
 impl Request for Recall {
     const WRITES: bool = false;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self.limit.unwrap_or(DEFAULT_RECALL_LIMIT) as usize;
         let game_time = cx.runtime.game_time();
@@ -127,18 +102,6 @@ pub struct ForgetMemory {
 impl Request for ForgetMemory {
     const WRITES: bool = true;
 
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
-
     fn handle(self, cx: &Cx<'_>) -> Handled {
         cx.reply(cx.runtime.forget(&self.agent_id, self.memory_id).map(|()| {
             ServerMessage::ForgetMemoryResponse {
@@ -170,18 +133,6 @@ pub struct ListMemories {
 
 impl Request for ListMemories {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
-
-    fn runs(&self, _tools: &ToolRegistry) -> Runs {
-        Runs::Blocking
-    }
 
     fn handle(self, cx: &Cx<'_>) -> Handled {
         let limit = self

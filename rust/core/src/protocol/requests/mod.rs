@@ -167,15 +167,24 @@ pub trait Request: Sized {
     /// ([`crate::memory::Memory::committed`]): acknowledged means durable.
     const WRITES: bool;
 
-    /// Where a world served by several processes answers it.
-    fn route(&self) -> Route<'_>;
+    /// Where a world served by several processes answers it; by default the process the
+    /// client is connected to ([`Route::Here`]).
+    fn route(&self) -> Route<'_> {
+        Route::Here
+    }
 
     /// The app it changes or acts in, if any: only the connection that registered that app
-    /// may send it (a spawn attaching its agent to an app counts).
-    fn app(&self) -> Option<&str>;
+    /// may send it (a spawn attaching its agent to an app counts). By default none.
+    fn app(&self) -> Option<&str> {
+        None
+    }
 
-    /// How it runs on the connection.
-    fn runs(&self, tools: &ToolRegistry) -> Runs;
+    /// How it runs on the connection; by default on a blocking thread ([`Runs::Blocking`]:
+    /// it may wait for the memory).
+    fn runs(&self, tools: &ToolRegistry) -> Runs {
+        let _ = tools;
+        Runs::Blocking
+    }
 
     /// Answers it. Never panics on bad input: every failure is an `error` reply.
     fn handle(self, cx: &Cx<'_>) -> Handled;

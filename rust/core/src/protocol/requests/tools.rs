@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Cx, Handled, Request, Route, Runs, error};
+use super::{Cx, Handled, Request, Runs, error};
 use crate::protocol::{ErrorCode, ServerMessage};
 use crate::tools::{ToolError, ToolRegistry};
 
@@ -15,14 +15,6 @@ pub struct ListTools {}
 
 impl Request for ListTools {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
@@ -57,14 +49,6 @@ pub struct CallTool {
 
 impl Request for CallTool {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
 
     fn runs(&self, tools: &ToolRegistry) -> Runs {
         // A `suggest_*` AI searches up to its `timeMs`; every other tool answers in
@@ -107,14 +91,6 @@ pub struct Subscribe {
 
 impl Request for Subscribe {
     const WRITES: bool = false;
-
-    fn route(&self) -> Route<'_> {
-        Route::Here
-    }
-
-    fn app(&self) -> Option<&str> {
-        None
-    }
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
