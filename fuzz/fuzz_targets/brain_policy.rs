@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use agents_core::brain::policy::{self, ClientBrainPolicy, Origin};
+use agents_core::brain::origin::{self, Origin};
+use agents_core::brain::policy::{self, ClientBrainPolicy};
 use agents_core::brain::{BrainChoice, BrainSpec};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,10 +19,10 @@ fuzz_target!(|data: &[u8]| {
     let (first, brain) = text.split_once('\n').unwrap_or((text, ""));
     let flags = first.bytes().next().unwrap_or(0);
     let list = first.get(1..).unwrap_or("");
-    let origins = match policy::parse_origins(list) {
+    let origins = match origin::parse_origins(list) {
         Ok(origins) => {
             let printed: Vec<String> = origins.iter().map(Origin::to_string).collect();
-            let again = policy::parse_origins(&printed.join(",")).expect("printed origins parse");
+            let again = origin::parse_origins(&printed.join(",")).expect("printed origins parse");
             assert_eq!(again, origins, "{list:?}");
             Some(origins)
         }
