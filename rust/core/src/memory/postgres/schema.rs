@@ -24,16 +24,20 @@ use crate::memory::migrations::{Dialect, LATEST, MIGRATIONS, TABLES_NAMED, name_
 /// PostgreSQL's own.
 pub(crate) fn inspect(conn: &mut Conn, shown: &str) -> Result<Option<i64>, MemoryError> {
     let (ours, total, named) = conn.run(|client| async move {
-        let ours: bool = client
-            .query_one("SELECT to_regclass('memory_schema') IS NOT NULL", &[])
-            .await?
-            .get(0);
         let user_tables = "FROM pg_catalog.pg_tables \
              WHERE schemaname NOT IN ('pg_catalog', 'information_schema')";
-        let total: i64 = client
-            .query_one(&format!("SELECT count(*) {user_tables}"), &[])
-            .await?
-            .get(0);
+        // Whether it is ours and how many tables it has, read in one statement (one snapshot):
+        // another process creating `memory_schema` meanwhile is seen by both or by neither.
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT count(*), COALESCE(bool_or(tablename = 'memory_schema' \
+                     AND schemaname = current_schema()), false) {user_tables}"
+                ),
+                &[],
+            )
+            .await?;
+        let (total, ours): (i64, bool) = (row.get(0), row.get(1));
         let named = client
             .query(
                 &format!(
