@@ -5,34 +5,17 @@
 ## the snapshot says `status == "game_over"` (or the ply cap is reached).
 extends RefCounted
 
-## One entry per board game: tool names, the state field, the move argument and the field of the
-## legal-moves list.
-const BOARD_GAMES := [
-	{"game": "chess", "new": "new_chess_game", "state": "fen", "apply": "apply_chess_move",
-		"move_arg": "moveUci", "legal": "legal_chess_moves", "moves": "movesUci",
-		"suggest": "suggest_chess_move"},
-	{"game": "checkers", "new": "new_checkers_game", "state": "state",
-		"apply": "apply_checkers_move", "move_arg": "move", "legal": "legal_checkers_moves",
-		"moves": "moves", "suggest": "suggest_checkers_move"},
-	{"game": "four_in_a_row", "new": "new_four_in_a_row_game", "state": "state",
-		"apply": "apply_four_in_a_row_move", "move_arg": "column",
-		"legal": "legal_four_in_a_row_moves", "moves": "moves",
-		"suggest": "suggest_four_in_a_row_move"},
-	{"game": "tic_tac_toe", "new": "new_tic_tac_toe_game", "state": "state",
-		"apply": "apply_tic_tac_toe_move", "move_arg": "coord", "legal": "legal_tic_tac_toe_moves",
-		"moves": "moves", "suggest": "suggest_tic_tac_toe_move"},
-	{"game": "mancala", "new": "new_mancala_game", "state": "state",
-		"apply": "apply_mancala_move", "move_arg": "pit", "legal": "legal_mancala_moves",
-		"moves": "moves", "suggest": "suggest_mancala_move"},
-	{"game": "sea_battle", "new": "new_sea_battle_game", "state": "state",
-		"apply": "apply_sea_battle_move", "move_arg": "coord", "legal": "legal_sea_battle_moves",
-		"moves": "moves", "suggest": "suggest_sea_battle_move"},
-]
+## The board games, one entry each as `GameTools.games()` lists them: the game (`game`), its
+## tools' names (`new`, `apply`, `legal`, `suggest`, …), the state field (`state`), the move
+## argument (`move_arg`) and the field of the legal-moves list (`moves`).
+static func board_games() -> Array:
+	return GameTools.games().filter(func(spec: Dictionary) -> bool: return spec.board)
 
 
-## The entry of BOARD_GAMES for `game`, or an empty Dictionary.
+## The entry of `GameTools.games()` for `game` (a board game or a house game), or an empty
+## Dictionary.
 static func spec_for(game: String) -> Dictionary:
-	for spec in BOARD_GAMES:
+	for spec in GameTools.games():
 		if spec.game == game:
 			return spec
 	return {}
@@ -147,28 +130,29 @@ static func blackjack_active_cards(state: String) -> String:
 
 
 ## Plays one blackjack round: the player hits below 17 and stands otherwise (doubling never),
-## the dealer follows `choose_blackjack_dealer_action`. Returns `{finished, actions, problems,
-## state, last}`.
+## the dealer follows blackjack's `choose` tool. Returns `{finished, actions, problems, state,
+## last}`.
 static func play_blackjack(tools: Object, base_seed: int, logger := Callable()) -> Dictionary:
+	var spec := spec_for("blackjack")
 	var problems: Array[String] = []
-	var snapshot: Dictionary = tools.call_tool("new_blackjack_game", {"stack": 1000, "bet": 10, "seed": base_seed})
+	var snapshot: Dictionary = tools.call_tool(spec.new, {"stack": 1000, "bet": 10, "seed": base_seed})
 	var result := {"finished": false, "actions": 0, "problems": problems, "state": "", "last": snapshot}
 	if not snapshot.has("state"):
-		problems.append("new_blackjack_game failed: %s" % snapshot)
+		problems.append("%s failed: %s" % [spec.new, snapshot])
 		return result
 	var state: String = snapshot.state
 	var actions := 0
 	while snapshot.get("status") != "game_over" and actions < 50:
 		var action := ""
 		if snapshot.get("turn") == "dealer":
-			var choice: Dictionary = tools.call_tool("choose_blackjack_dealer_action", {"state": state})
+			var choice: Dictionary = tools.call_tool(spec.choose, {"state": state})
 			var offered: Array = choice.get("actions", [])
 			if offered.is_empty():
 				problems.append("dealer has no action: %s" % choice)
 				break
 			action = offered[0]
 		else:
-			var legal: Dictionary = tools.call_tool("legal_blackjack_actions", {"state": state})
+			var legal: Dictionary = tools.call_tool(spec.legal, {"state": state})
 			var offered: Array = legal.get("actions", [])
 			if offered.is_empty():
 				problems.append("player has no action: %s" % legal)
@@ -178,9 +162,9 @@ static func play_blackjack(tools: Object, base_seed: int, logger := Callable()) 
 			if not action in offered:
 				action = offered[0]
 		var mover = snapshot.get("turn", "?")
-		snapshot = tools.call_tool("apply_blackjack_action", {"state": state, "action": action})
+		snapshot = tools.call_tool(spec.apply, {"state": state, "action": action})
 		if snapshot.get("legal") != true:
-			problems.append("apply_blackjack_action rejected %s: %s" % [action, snapshot])
+			problems.append("%s rejected %s: %s" % [spec.apply, action, snapshot])
 			break
 		state = snapshot.state
 		actions += 1

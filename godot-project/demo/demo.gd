@@ -50,7 +50,7 @@ func _say(line: String) -> void:
 func _run() -> void:
 	var tools := GameTools.new()
 	_say("Godot Agents demo: %d game tools" % tools.list_tools().size())
-	for spec in AiMatch.BOARD_GAMES:
+	for spec in AiMatch.board_games():
 		_say("")
 		_say("== %s (%s) ==" % [spec.game, levels.get(spec.game, "hard against hard")])
 		var cap: int = chess_ply_cap if spec.game == "chess" else 1000
@@ -77,22 +77,24 @@ func _run() -> void:
 
 	_say("")
 	_say("== RPG dice ==")
+	var dice := AiMatch.spec_for("rpg_dice")
 	for sides in [4, 6, 8, 10, 12, 20, 100]:
-		var roll: Dictionary = tools.call_tool("roll_rpg_dice", {"sides": sides, "count": 2, "seed": rng_seed + sides})
+		var roll: Dictionary = tools.call_tool(dice.roll, {"sides": sides, "count": 2, "seed": rng_seed + sides})
 		if roll.has("error"):
-			_failures.append("roll_rpg_dice d%d: %s" % [sides, roll.error])
+			_failures.append("%s d%d: %s" % [dice.roll, sides, roll.error])
 		else:
 			_say("2d%d: %s = %s" % [sides, roll.rolls, roll.total])
 
 	_say("")
 	_say("== slot machine ==")
-	var slot: Dictionary = tools.call_tool("new_slot_game", {"stack": 100, "bet": 10, "seed": rng_seed})
+	var machine := AiMatch.spec_for("slot")
+	var slot: Dictionary = tools.call_tool(machine.new, {"stack": 100, "bet": 10, "seed": rng_seed})
 	if slot.has("error"):
-		_failures.append("new_slot_game: %s" % slot.error)
+		_failures.append("%s: %s" % [machine.new, slot.error])
 		return
 	for spin in 3:
-		slot = tools.call_tool("spin_slot", {"state": slot.state, "seed": rng_seed + spin})
+		slot = tools.call_tool(machine.spin, {"state": slot.state, "seed": rng_seed + spin})
 		if slot.has("error"):
-			_failures.append("spin_slot: %s" % slot.error)
+			_failures.append("%s: %s" % [machine.spin, slot.error])
 			return
 		_say("spin %d: %s payout %s, stack %s" % [spin + 1, " ".join(slot.reels), slot.payout, slot.stack])

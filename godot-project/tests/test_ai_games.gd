@@ -69,3 +69,17 @@ func test_sea_battle() -> void:
 	var result := _play("sea_battle", {"time_ms": 10, "seed": 13})
 	_assert_finished(result)
 	assert_true(result.plies <= 200, "at most 200 shots")
+
+
+## Every board game `GameTools.games()` lists is driven by its entry alone: a few plies of each
+## stay legal (a new board game needs no change to `demo/ai_match.gd`).
+func test_every_listed_board_game_plays_legally() -> void:
+	var games := AiMatch.board_games()
+	var names := games.map(func(spec: Dictionary) -> String: return spec.game)
+	for game in ["chess", "checkers", "four_in_a_row", "tic_tac_toe", "mancala", "sea_battle"]:
+		assert_contains(names, game, "board_games() lists %s" % game)
+	assert_false("blackjack" in names, "blackjack is a house game")
+	for spec in games:
+		var result := AiMatch.play(tools, spec, {"time_ms": 5, "max_plies": 8, "seed": 21})
+		assert_true(result.problems.is_empty(), "%s: only legal moves: %s" % [spec.game, result.problems])
+		assert_true(result.plies > 0, "%s: played" % spec.game)

@@ -1,23 +1,7 @@
-## Every game tool through GameTools: definitions, a new game of each, legal moves, an apply, an
-## illegal move, wrong-type arguments and unknown tools. The last test checks that every tool the
-## registry lists was called here.
+## Every game tool through GameTools: definitions, the games that declare them (`games()`), a new
+## game of each, legal moves, an apply, an illegal move, wrong-type arguments and unknown tools.
+## The last test checks that every tool the registry lists was called here.
 extends "res://tests/test_base.gd"
-
-const EXPECTED_TOOLS := [
-	"apply_blackjack_action", "apply_checkers_move", "apply_chess_move",
-	"apply_four_in_a_row_move", "apply_mancala_move", "apply_sea_battle_move",
-	"apply_tic_tac_toe_move", "choose_blackjack_dealer_action",
-	"choose_checkers_opponent_move", "choose_chess_opponent_move",
-	"choose_four_in_a_row_opponent_move", "choose_mancala_opponent_move",
-	"choose_sea_battle_opponent_move", "choose_tic_tac_toe_opponent_move",
-	"legal_blackjack_actions", "legal_checkers_moves", "legal_chess_moves",
-	"legal_four_in_a_row_moves", "legal_mancala_moves", "legal_sea_battle_moves",
-	"legal_tic_tac_toe_moves", "new_blackjack_game", "new_checkers_game", "new_chess_game",
-	"new_four_in_a_row_game", "new_mancala_game", "new_sea_battle_game", "new_slot_game",
-	"new_tic_tac_toe_game", "roll_rpg_dice", "spin_slot", "suggest_checkers_move",
-	"suggest_chess_move", "suggest_four_in_a_row_move", "suggest_mancala_move",
-	"suggest_sea_battle_move", "suggest_tic_tac_toe_move",
-]
 
 const CHESS_START := "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 const CHECKERS_START := ".b.b.b.b/b.b.b.b./.b.b.b.b/......../......../w.w.w.w./.w.w.w.w/w.w.w.w. w"
@@ -84,7 +68,19 @@ func assert_suggestion(result: Dictionary, game_type: String, legal: Array) -> v
 	assert_true(result.has("move") and result.move in legal, "suggested move is legal: %s" % result)
 
 
+## Every game tool, sorted: the `tools` of each game `GameTools.games()` lists (the public names
+## are pinned by the Rust tests of the declarations).
+func declared_tools() -> Array:
+	var names := []
+	for game in GameTools.games():
+		names.append_array(Array(game.tools))
+	names.sort()
+	return names
+
+
 func test_definitions() -> void:
+	var expected := declared_tools()
+	assert_true(expected.size() >= 30, "games() lists the game tools: %s" % [expected])
 	var names := []
 	for def in tools.list_tools():
 		assert_has_keys(def, ["name", "description", "parameters", "read_only"])
@@ -92,9 +88,9 @@ func test_definitions() -> void:
 		assert_eq(def.get("parameters", {}).get("type"), "object", "%s schema" % def.get("name"))
 		assert_true(String(def.get("description", "")).length() > 10, "%s is described" % def.get("name"))
 		names.append(def.name)
-	assert_eq(names, EXPECTED_TOOLS, "the registry lists every game tool, sorted")
-	assert_eq(Array(tools.tool_names()), EXPECTED_TOOLS)
-	for name in EXPECTED_TOOLS:
+	assert_eq(names, expected, "the registry lists every declared game tool, sorted")
+	assert_eq(Array(tools.tool_names()), expected)
+	for name in expected:
 		assert_true(tools.has_tool(name), name)
 	assert_false(tools.has_tool("no_such_tool"))
 	var read_only := {}
@@ -103,6 +99,34 @@ func test_definitions() -> void:
 	assert_eq(read_only.get("legal_chess_moves"), true)
 	assert_eq(read_only.get("suggest_chess_move"), true)
 	assert_eq(read_only.get("apply_chess_move"), false)
+
+
+## `games()`: each game once, under its `gameType`, with its tools under their kinds; a board
+## game's `state`, `move_arg` and `moves` drive a move (what `demo/ai_match.gd` relies on).
+func test_games() -> void:
+	var seen := {}
+	for game in GameTools.games():
+		assert_has_keys(game, ["game", "board", "tools"])
+		assert_false(seen.has(game.game), "%s is listed once" % game.game)
+		seen[game.game] = true
+		for kind in ["new", "apply", "legal", "choose", "suggest", "spin", "roll"]:
+			if game.has(kind):
+				assert_contains(game.tools, game[kind], "%s's %s tool is one of its tools" % [game.game, kind])
+		var first: Dictionary = call_tool(game.new, {"seed": 1}) if game.has("new") \
+			else call_tool(game.roll, {"sides": 6, "seed": 1})
+		assert_eq(first.get("gameType"), game.game, str(first))
+		if not game.board:
+			assert_false(game.has("suggest"), "%s: only board games have the AI" % game.game)
+			continue
+		assert_has_keys(game, ["new", "apply", "legal", "choose", "suggest", "state", "move_arg", "moves"])
+		var legal := call_tool(game.legal, {game.state: first[game.state]})
+		var moves: Array = legal.get(game.moves, [])
+		assert_false(moves.is_empty(), "%s lists moves under %s: %s" % [game.game, game.moves, legal])
+		var played := call_tool(game.apply, {game.state: first[game.state], game.move_arg: moves[0]})
+		assert_eq(played.get("legal"), true, "%s plays %s: %s" % [game.game, moves[0], played])
+	for game in ["chess", "checkers", "four_in_a_row", "tic_tac_toe", "mancala", "sea_battle",
+			"blackjack", "slot", "rpg_dice"]:
+		assert_true(seen.has(game), "games() lists %s" % game)
 
 
 func test_unknown_tool() -> void:

@@ -22,60 +22,17 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// The nine games' tools (`new_*`, `apply_*`, `legal_*`, `choose_*`, the dice and the slot
-/// machine's own).
-pub const GAME_TOOLS: &[&str] = &[
-    "new_chess_game",
-    "apply_chess_move",
-    "legal_chess_moves",
-    "choose_chess_opponent_move",
-    "new_checkers_game",
-    "apply_checkers_move",
-    "legal_checkers_moves",
-    "choose_checkers_opponent_move",
-    "new_blackjack_game",
-    "apply_blackjack_action",
-    "legal_blackjack_actions",
-    "choose_blackjack_dealer_action",
-    "new_sea_battle_game",
-    "apply_sea_battle_move",
-    "legal_sea_battle_moves",
-    "choose_sea_battle_opponent_move",
-    "new_slot_game",
-    "spin_slot",
-    "new_four_in_a_row_game",
-    "apply_four_in_a_row_move",
-    "legal_four_in_a_row_moves",
-    "choose_four_in_a_row_opponent_move",
-    "new_tic_tac_toe_game",
-    "apply_tic_tac_toe_move",
-    "legal_tic_tac_toe_moves",
-    "choose_tic_tac_toe_opponent_move",
-    "roll_rpg_dice",
-    "new_mancala_game",
-    "apply_mancala_move",
-    "legal_mancala_moves",
-    "choose_mancala_opponent_move",
-];
-
-/// The board games that also get a built-in-AI tool `suggest_<game>_move`.
-pub const SUGGEST_GAMES: &[&str] = &[
-    "chess",
-    "checkers",
-    "four_in_a_row",
-    "tic_tac_toe",
-    "mancala",
-    "sea_battle",
-];
-
 /// The tabletop GM tools, on campaign files.
 pub const GM_TOOLS: &[&str] = &["move", "move_options", "hp_delta", "map_generate"];
 
-/// Every tool the server must list: the games' tools, the `suggest_*` tools and the GM tools,
-/// sorted.
+/// Every tool the server must list: every declared game's tools (`new_*`, `apply_*`, `legal_*`,
+/// `choose_*`, `suggest_*`, the dice and the slot machine's own; their public names are pinned in
+/// `agents-core`'s `tools::games` tests) and the GM tools, sorted.
 pub fn expected_tool_names() -> Vec<String> {
-    let mut names: Vec<String> = GAME_TOOLS.iter().map(|s| (*s).to_owned()).collect();
-    names.extend(SUGGEST_GAMES.iter().map(|g| format!("suggest_{g}_move")));
+    let mut names: Vec<String> = agents_core::tools::games::GAMES
+        .iter()
+        .flat_map(|game| game.tool_names())
+        .collect();
     names.extend(GM_TOOLS.iter().map(|t| (*t).to_owned()));
     names.sort();
     names

@@ -12,38 +12,36 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agents_core::tools::ToolRegistry;
+use agents_core::tools::games::{GameDecl, ToolKind, game};
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
 /// One workload: a tool and a pool of argument texts cycled through.
 struct Workload {
-    tool: &'static str,
+    tool: String,
     args: Vec<String>,
     target: f64,
 }
 
-/// Plays seeded random games through the tools and collects `(state, move)` pairs.
-fn playout_pairs(
-    reg: &ToolRegistry,
-    game: &str,
-    state_field: &str,
-    moves_field: &str,
-    move_arg: &str,
-    want: usize,
-) -> Vec<(Value, Value)> {
+/// Plays seeded random games of a board game through its tools and collects `(state, move)`
+/// pairs.
+fn playout_pairs(reg: &ToolRegistry, game: &GameDecl, want: usize) -> Vec<(Value, Value)> {
+    let board = game.board.expect("a board game");
+    let (state_field, moves_field, move_arg) =
+        (board.position_field, board.legal_field, board.move_arg);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut pairs = Vec::with_capacity(want);
     let mut seed = 0u64;
     while pairs.len() < want {
         seed += 1;
         let new = reg
-            .call(&format!("new_{game}_game"), &json!({"seed": seed}))
+            .call(&game.tool(ToolKind::New), &json!({"seed": seed}))
             .expect("new game");
         let mut state = new.structured[state_field].clone();
         for _ply in 0..200 {
             let legal = reg
                 .call(
-                    &format!("legal_{game}_moves"),
+                    &game.tool(ToolKind::Legal),
                     &json!({ state_field: state.clone() }),
                 )
                 .expect("legal moves");
@@ -58,7 +56,7 @@ fn playout_pairs(
             pairs.push((state.clone(), mv.clone()));
             let applied = reg
                 .call(
-                    &format!("apply_{game}_move"),
+                    &game.tool(ToolKind::Apply),
                     &json!({ state_field: state.clone(), move_arg: mv }),
                 )
                 .expect("apply");
@@ -79,7 +77,7 @@ fn measure(reg: &ToolRegistry, w: &Workload) -> f64 {
         for i in 0..iters {
             let text = &w.args[i % w.args.len()];
             let args: Value = serde_json::from_str(text).expect("args parse");
-            let out = reg.call(w.tool, &args).expect("call");
+            let out = reg.call(&w.tool, &args).expect("call");
             black_box(serde_json::to_string(&out.structured).expect("serialize"));
         }
         start.elapsed()
@@ -100,28 +98,29 @@ fn main() {
     let reg = ToolRegistry::with_game_tools();
     let mut workloads = Vec::new();
 
-    let chess_pairs = playout_pairs(&reg, "chess", "fen", "movesUci", "moveUci", 2000);
+    let chess = game("chess").expect("chess");
+    let chess_board = chess.board.expect("a board game");
+    let chess_apply = chess.tool(ToolKind::Apply);
+    let chess_pairs = playout_pairs(&reg, chess, 2000);
     workloads.push(Workload {
-        tool: "apply_chess_move",
+        tool: chess_apply.clone(),
         args: chess_pairs
             .iter()
-            .map(|(fen, mv)| json!({"fen": fen, "moveUci": mv}).to_string())
+            .map(|(fen, mv)| {
+                json!({chess_board.position_field: fen, chess_board.move_arg: mv}).to_string()
+            })
             .collect(),
         target: 100_000.0,
     });
-    for (game, move_arg) in [
-        ("checkers", "move"),
-        ("four_in_a_row", "column"),
-        ("tic_tac_toe", "coord"),
-        ("mancala", "pit"),
-    ] {
-        let pairs = playout_pairs(&reg, game, "state", "moves", move_arg, 1000);
-        let tool: &'static str = Box::leak(format!("legal_{game}_moves").into_boxed_str());
+    for name in ["checkers", "four_in_a_row", "tic_tac_toe", "mancala"] {
+        let game = game(name).expect("a declared game");
+        let state_field = game.board.expect("a board game").position_field;
+        let pairs = playout_pairs(&reg, game, 1000);
         workloads.push(Workload {
-            tool,
+            tool: game.tool(ToolKind::Legal),
             args: pairs
                 .iter()
-                .map(|(state, _)| json!({ "state": state }).to_string())
+                .map(|(state, _)| json!({ state_field: state }).to_string())
                 .collect(),
             target: 250_000.0,
         });
@@ -134,7 +133,7 @@ fn main() {
     let mut rust_chess = 0.0;
     for w in &workloads {
         let rate = measure(&reg, w);
-        if w.tool == "apply_chess_move" {
+        if w.tool == chess_apply {
             rust_chess = rate;
         }
         let verdict = if rate >= w.target { "met" } else { "MISSED" };
@@ -168,7 +167,7 @@ fn main() {
             print!("{text}");
             if py > 0.0 {
                 println!(
-                    "apply_chess_move vs python-chess (FEN -> push UCI -> FEN+SAN): {rust_chess:.0} vs {py:.0} ops/s = {:.1}x",
+                    "{chess_apply} vs python-chess (FEN -> push UCI -> FEN+SAN): {rust_chess:.0} vs {py:.0} ops/s = {:.1}x",
                     rust_chess / py
                 );
             }

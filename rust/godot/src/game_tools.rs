@@ -3,6 +3,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+use agents_core::tools::games::{GAMES, GameDecl};
 use agents_core::tools::{ToolOutput, ToolRegistry};
 use godot::prelude::*;
 use serde_json::{Value, json};
@@ -28,6 +29,25 @@ pub fn registry() -> Result<&'static ToolRegistry, &'static str> {
         })
         .as_ref()
         .map_err(String::as_str)
+}
+
+/// A game's entry of [`GameTools::games`]: `game`, `board`, `tools`, each tool's name under its
+/// kind's key, and a board game's `state`, `move_arg` and `moves`.
+pub fn game_json(game: &GameDecl) -> Value {
+    let mut out = json!({
+        "game": game.name,
+        "board": game.board.is_some(),
+        "tools": game.tool_names(),
+    });
+    for &kind in game.tools {
+        out[kind.key()] = json!(game.tool(kind));
+    }
+    if let Some(board) = game.board {
+        out["state"] = json!(board.position_field);
+        out["move_arg"] = json!(board.move_arg);
+        out["moves"] = json!(board.legal_field);
+    }
+    out
 }
 
 /// Runs one tool call with JSON arguments, never panicking: registry failures, unknown tools,
@@ -145,6 +165,34 @@ impl GameTools {
                 "read_only": tool.is_read_only(),
             });
             out.push(&convert::json_to_variant(&def));
+        }
+        out
+    }
+
+    /// Every game of the game tools, one Dictionary each, in order: the two-player board games
+    /// (chess, checkers, four-in-a-row, tic-tac-toe, mancala, sea battle), then blackjack, the
+    /// slot machine and the RPG dice.
+    ///
+    /// Each has `game` (its name, the `gameType` of its results), `board` (true for a board
+    /// game), `tools` (the names of its tools) and the name of each tool it has under its kind:
+    /// `new`, `apply`, `legal`, `choose`, `suggest` (the built-in AI, board games only), `spin`
+    /// (the slot machine), `roll` (the dice). A board game also has `state` (the argument and
+    /// result field holding the position: `fen` in chess, `state` otherwise), `move_arg` (the
+    /// move's argument of its `apply` tool) and `moves` (the field of its `legal` tool's result
+    /// listing the moves).
+    /// ```gdscript
+    /// var tools := GameTools.new()
+    /// for game in GameTools.games():
+    ///     if game.board:
+    ///         var snapshot := tools.call_tool(game.new, {})
+    ///         var legal := tools.call_tool(game.legal, {game.state: snapshot[game.state]})
+    ///         print(game.game, " opens with one of ", legal[game.moves])
+    /// ```
+    #[func]
+    pub fn games() -> VarArray {
+        let mut out = VarArray::new();
+        for game in GAMES {
+            out.push(&convert::json_to_variant(&game_json(game)));
         }
         out
     }
@@ -293,5 +341,67 @@ impl GameTools {
         self.last_failed = true;
         self.last_error
             .set(GodotErrorCode::InvalidArgument.as_str(), message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `games()` lists every declared game under the keys the demo reads, and every tool the
+    /// registry has, once.
+    #[test]
+    fn the_games_list_every_game_and_tool() {
+        let entries: Vec<Value> = GAMES.iter().map(|g| game_json(g)).collect();
+        let names: Vec<&str> = entries
+            .iter()
+            .map(|e| e["game"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "chess",
+                "checkers",
+                "four_in_a_row",
+                "tic_tac_toe",
+                "mancala",
+                "sea_battle",
+                "blackjack",
+                "slot",
+                "rpg_dice"
+            ]
+        );
+        let mut tools: Vec<&str> = entries
+            .iter()
+            .flat_map(|e| e["tools"].as_array().unwrap())
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        tools.sort_unstable();
+        let registry = ToolRegistry::with_game_tools();
+        let registered: Vec<&str> = registry.tools().map(|t| t.name()).collect();
+        assert_eq!(tools, registered);
+        let mancala = &entries[4];
+        assert_eq!(
+            mancala,
+            &json!({
+                "game": "mancala", "board": true,
+                "tools": ["new_mancala_game", "apply_mancala_move", "legal_mancala_moves",
+                          "choose_mancala_opponent_move", "suggest_mancala_move"],
+                "new": "new_mancala_game", "apply": "apply_mancala_move",
+                "legal": "legal_mancala_moves", "choose": "choose_mancala_opponent_move",
+                "suggest": "suggest_mancala_move",
+                "state": "state", "move_arg": "pit", "moves": "moves",
+            })
+        );
+        assert_eq!(entries[0]["state"], "fen");
+        assert_eq!(entries[0]["moves"], "movesUci");
+        for entry in &entries {
+            let board = entry["board"] == true;
+            for key in ["suggest", "state", "move_arg", "moves"] {
+                assert_eq!(entry.get(key).is_some(), board, "{entry}");
+            }
+        }
+        assert_eq!(entries[7]["spin"], "spin_slot");
+        assert_eq!(entries[8]["roll"], "roll_rpg_dice");
     }
 }

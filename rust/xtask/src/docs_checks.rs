@@ -230,7 +230,7 @@ fn spec_citations_are_phrases_not_identifiers() {
     for (line, ext) in [
         ("fn read(spec: &BrainSpec) -> Result<Plan, String> {", "rs"),
         ("let spec = ToolSpec::new(name, description, schema);", "rs"),
-        ("for spec in AiMatch.BOARD_GAMES:", "gd"),
+        ("for spec in AiMatch.board_games():", "gd"),
         (
             "pub use spec::{BrainChoice, BrainProfiles, BrainSpec};",
             "rs",

@@ -42,6 +42,10 @@ use serde_json::{Value, json};
 
 use super::{ActionDef, ActionOutcome, ActionRequest, Actor, AppConfig, AppHandler, ControlMode};
 use crate::tools::ToolRegistry;
+use crate::tools::games::blackjack::GAME as BLACKJACK;
+use crate::tools::games::dice::GAME as DICE;
+use crate::tools::games::slot::GAME as SLOT;
+use crate::tools::games::{self as tools_games, BoardDecl, GameDecl, ToolKind};
 
 /// How a game app is set up (`AppConfig.game`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -92,32 +96,43 @@ pub enum Opponent {
     Human,
 }
 
-/// One kind of game app.
+/// One kind of game app: a game of the game tools ([`tools_games::GAMES`]).
+#[derive(Clone, Copy)]
 pub struct GameKind {
     /// Its name (`tic_tac_toe`).
     pub name: &'static str,
-    /// Whether the human may play the other side (`opponent: "human"`).
+    /// Whether the human may play the other side (`opponent: "human"`): the board games whose
+    /// state hides nothing from either side (each side of sea battle would need a view of its own
+    /// that the app does not keep).
     pub human_opponent: bool,
     /// Whether it is played for chips (`stack`, `bet`).
     pub stakes: bool,
-    /// Whether `level` means anything (an AI that chooses).
+    /// Whether `level` means anything (an AI that chooses: the board games).
     pub levels: bool,
-    rules: Rules,
-}
-
-/// Where a game's rules come from.
-enum Rules {
-    /// A two-player board game of the game tools.
-    Board(&'static BoardDef),
-    /// A house game, started by this.
-    House(fn(&GameSetup) -> Result<Box<dyn Play>, String>),
+    /// Its declaration: the tools it is played through.
+    decl: &'static GameDecl,
 }
 
 impl GameKind {
+    /// The game app of a declared game.
+    const fn of(decl: &'static GameDecl) -> GameKind {
+        let (human_opponent, levels) = match decl.board {
+            Some(board) => (board.hidden.is_empty(), true),
+            None => (false, false),
+        };
+        GameKind {
+            name: decl.name,
+            human_opponent,
+            stakes: decl.stakes,
+            levels,
+            decl,
+        }
+    }
+
     fn start(&self, setup: &GameSetup) -> Result<Box<dyn Play>, String> {
-        match self.rules {
-            Rules::Board(def) => Ok(Box::new(BoardGame::start(def, setup)?)),
-            Rules::House(start) => start(setup),
+        match self.decl.board {
+            Some(board) => Ok(Box::new(BoardGame::start(self.decl, board, setup)?)),
+            None => start_house(self.decl, setup),
         }
     }
 }
@@ -140,44 +155,31 @@ trait Play: Send + Sync {
     fn handle(&self, request: &ActionRequest) -> ActionOutcome;
 }
 
-/// The game apps.
-pub const GAMES: &[GameKind] = &[
-    board(&TIC_TAC_TOE, true),
-    board(&FOUR_IN_A_ROW, true),
-    board(&CHECKERS, true),
-    board(&CHESS, true),
-    board(&MANCALA, true),
-    // Each side's fleet is hidden from the other: a human opponent would need a view of their
-    // own that the app does not keep.
-    board(&SEA_BATTLE, false),
-    house("blackjack", true, |setup| {
-        Ok(Box::new(Blackjack::start(setup)?))
-    }),
-    house("slot", true, |setup| Ok(Box::new(Slot::start(setup)?))),
-    house("rpg_dice", false, |setup| Ok(Box::new(Dice::start(setup)))),
-];
+/// The game apps: every game of the game tools ([`tools_games::GAMES`]), in its order.
+pub const GAMES: &[GameKind] = &kinds::<{ tools_games::GAMES.len() }>();
 
-const fn board(def: &'static BoardDef, human_opponent: bool) -> GameKind {
-    GameKind {
-        name: def.name,
-        human_opponent,
-        stakes: false,
-        levels: true,
-        rules: Rules::Board(def),
+/// The [`GameKind`] of each of [`tools_games::GAMES`].
+const fn kinds<const N: usize>() -> [GameKind; N] {
+    let decls = tools_games::GAMES;
+    let mut out = [GameKind::of(decls[0]); N];
+    let mut i = 1;
+    while i < N {
+        out[i] = GameKind::of(decls[i]);
+        i += 1;
     }
+    out
 }
 
-const fn house(
-    name: &'static str,
-    stakes: bool,
-    start: fn(&GameSetup) -> Result<Box<dyn Play>, String>,
-) -> GameKind {
-    GameKind {
-        name,
-        human_opponent: false,
-        stakes,
-        levels: false,
-        rules: Rules::House(start),
+/// Starts a house game: each has its own code here, which plays its game's tools.
+fn start_house(decl: &'static GameDecl, setup: &GameSetup) -> Result<Box<dyn Play>, String> {
+    if decl.name == BLACKJACK.name {
+        Ok(Box::new(Blackjack::start(setup)?))
+    } else if decl.name == SLOT.name {
+        Ok(Box::new(Slot::start(setup)?))
+    } else if decl.name == DICE.name {
+        Ok(Box::new(Dice::start(setup)))
+    } else {
+        Err(format!("{} has no game app", decl.name))
     }
 }
 
@@ -192,9 +194,11 @@ fn tools() -> &'static ToolRegistry {
     TOOLS.get_or_init(ToolRegistry::with_game_tools)
 }
 
-/// A game tool's answer, or its error text.
-fn call(tool: &str, args: Value) -> Result<Value, String> {
-    let out = tools().call(tool, &args).map_err(|e| e.to_string())?;
+/// The answer of `game`'s `kind` tool, or its error text.
+fn call(game: &GameDecl, kind: ToolKind, args: Value) -> Result<Value, String> {
+    let out = tools()
+        .call(&game.tool(kind), &args)
+        .map_err(|e| e.to_string())?;
     if out.is_error || out.structured["legal"] == false {
         return Err(out.structured["error"]
             .as_str()
@@ -225,130 +229,6 @@ fn public_fields(game: &str, snapshot: &Value, fields: &[&str]) -> Value {
 
 // -- Two-player board games ---------------------------------------------------------------------
 
-/// A two-player board game of the game tools.
-#[derive(Debug)]
-pub struct BoardDef {
-    /// The game's name (`tic_tac_toe`).
-    pub name: &'static str,
-    /// `new_*`.
-    pub new_tool: &'static str,
-    /// `apply_*`.
-    pub apply_tool: &'static str,
-    /// `legal_*`.
-    pub legal_tool: &'static str,
-    /// `suggest_*`.
-    pub suggest_tool: &'static str,
-    /// The argument (and result field) holding the position: `state`, or `fen` in chess.
-    pub position_field: &'static str,
-    /// The move's argument: `coord`, `column`, `move`, `moveUci`, `pit`.
-    pub move_arg: &'static str,
-    /// The move argument's JSON Schema.
-    pub move_schema: fn() -> Value,
-    /// What the move is, for the model.
-    pub move_description: &'static str,
-    /// The legal-moves field of `legal_*`'s answer.
-    pub legal_field: &'static str,
-    /// The `turn` (and `winner`) value that is the agent's side.
-    pub agent_side: &'static str,
-    /// Parts of the state string (`|`-separated, by their `KEY:` prefix) the agent must not
-    /// see: the opponent's fleet in sea battle.
-    pub hidden: &'static [&'static str],
-}
-
-const TIC_TAC_TOE: BoardDef = BoardDef {
-    name: "tic_tac_toe",
-    new_tool: "new_tic_tac_toe_game",
-    apply_tool: "apply_tic_tac_toe_move",
-    legal_tool: "legal_tic_tac_toe_moves",
-    suggest_tool: "suggest_tic_tac_toe_move",
-    position_field: "state",
-    move_arg: "coord",
-    move_schema: || json!({"type": "string", "pattern": "^[A-Ca-c][1-3]$"}),
-    move_description: "Place your mark: coord A1 to C3 (letter = column, digit = row).",
-    legal_field: "moves",
-    agent_side: "player",
-    hidden: &[],
-};
-
-const FOUR_IN_A_ROW: BoardDef = BoardDef {
-    name: "four_in_a_row",
-    new_tool: "new_four_in_a_row_game",
-    apply_tool: "apply_four_in_a_row_move",
-    legal_tool: "legal_four_in_a_row_moves",
-    suggest_tool: "suggest_four_in_a_row_move",
-    position_field: "state",
-    move_arg: "column",
-    move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 7}),
-    move_description: "Drop your disc: column 1 (left) to 7 (right).",
-    legal_field: "moves",
-    agent_side: "player",
-    hidden: &[],
-};
-
-const CHECKERS: BoardDef = BoardDef {
-    name: "checkers",
-    new_tool: "new_checkers_game",
-    apply_tool: "apply_checkers_move",
-    legal_tool: "legal_checkers_moves",
-    suggest_tool: "suggest_checkers_move",
-    position_field: "state",
-    move_arg: "move",
-    move_schema: || json!({"type": "string", "minLength": 4, "maxLength": 40}),
-    move_description: "Move a piece (you play white, moving up): the squares visited, \
-                       'c3d4' for a step, 'b6d4f2' for a double jump.",
-    legal_field: "moves",
-    agent_side: "w",
-    hidden: &[],
-};
-
-const CHESS: BoardDef = BoardDef {
-    name: "chess",
-    new_tool: "new_chess_game",
-    apply_tool: "apply_chess_move",
-    legal_tool: "legal_chess_moves",
-    suggest_tool: "suggest_chess_move",
-    position_field: "fen",
-    move_arg: "moveUci",
-    move_schema: || json!({"type": "string", "minLength": 2, "maxLength": 10}),
-    move_description: "Move (you play white): UCI such as e2e4 or e7e8q; SAN such as Nf3 \
-                       works too.",
-    legal_field: "movesUci",
-    agent_side: "w",
-    hidden: &[],
-};
-
-const MANCALA: BoardDef = BoardDef {
-    name: "mancala",
-    new_tool: "new_mancala_game",
-    apply_tool: "apply_mancala_move",
-    legal_tool: "legal_mancala_moves",
-    suggest_tool: "suggest_mancala_move",
-    position_field: "state",
-    move_arg: "pit",
-    move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 6}),
-    move_description: "Sow the seeds of one of your pits, 1 to 6.",
-    legal_field: "moves",
-    agent_side: "player",
-    hidden: &[],
-};
-
-const SEA_BATTLE: BoardDef = BoardDef {
-    name: "sea_battle",
-    new_tool: "new_sea_battle_game",
-    apply_tool: "apply_sea_battle_move",
-    legal_tool: "legal_sea_battle_moves",
-    suggest_tool: "suggest_sea_battle_move",
-    position_field: "state",
-    move_arg: "coord",
-    move_schema: || json!({"type": "string", "pattern": "^[A-Ja-j]([1-9]|10)$"}),
-    move_description: "Fire at a cell of the opponent's board: A1 to J10 (letter = column, \
-                       number = row). In `position`, P is your board, F your shots at the \
-                       opponent (hits and misses), OF the opponent's shots at you.",
-    legal_field: "moves",
-    agent_side: "player",
-    hidden: &["O"],
-};
-
 /// The position between moves.
 struct Position {
     /// The game tools' answer for it (a snapshot: position, status, turn, winner).
@@ -359,7 +239,8 @@ struct Position {
 
 /// A running board game.
 struct BoardGame {
-    def: &'static BoardDef,
+    game: &'static GameDecl,
+    def: &'static BoardDecl,
     setup: GameSetup,
     position: Mutex<Position>,
     /// AI moves so far (a seed for each, so games replay).
@@ -367,9 +248,14 @@ struct BoardGame {
 }
 
 impl BoardGame {
-    fn start(def: &'static BoardDef, setup: &GameSetup) -> Result<BoardGame, String> {
-        let snapshot = call(def.new_tool, seeded(json!({}), setup.seed.clone()))?;
+    fn start(
+        game: &'static GameDecl,
+        def: &'static BoardDecl,
+        setup: &GameSetup,
+    ) -> Result<BoardGame, String> {
+        let snapshot = call(game, ToolKind::New, seeded(json!({}), setup.seed.clone()))?;
         Ok(BoardGame {
+            game,
             def,
             setup: setup.clone(),
             position: Mutex::new(Position {
@@ -384,7 +270,7 @@ impl BoardGame {
         snapshot[self.def.position_field].clone()
     }
 
-    /// The position as the agent may see it (without the [`BoardDef::hidden`] parts).
+    /// The position as the agent may see it (without the [`BoardDecl::hidden`] parts).
     fn shown_position(&self, snapshot: &Value) -> Value {
         let position = self.position(snapshot);
         if self.def.hidden.is_empty() {
@@ -426,7 +312,7 @@ impl BoardGame {
     fn view_of(&self, position: &Position) -> Value {
         let snapshot = &position.snapshot;
         let mut view = json!({
-            "game": self.def.name,
+            "game": self.game.name,
             "position": self.shown_position(snapshot),
             "status": snapshot["status"],
             "turn": if BoardGame::is_over(snapshot) { "none" }
@@ -444,7 +330,8 @@ impl BoardGame {
         }
         if self.agents_turn(snapshot)
             && let Ok(legal) = call(
-                self.def.legal_tool,
+                self.game,
+                ToolKind::Legal,
                 json!({self.def.position_field: self.position(snapshot)}),
             )
         {
@@ -487,12 +374,14 @@ impl BoardGame {
     fn suggest(&self, snapshot: &Value, level: &str) -> Result<Value, String> {
         let n = self.ai_moves.fetch_add(1, Ordering::Relaxed);
         let args = json!({self.def.position_field: self.position(snapshot), "level": level});
-        Ok(call(self.def.suggest_tool, seeded(args, self.setup.seed_for(n)))?["move"].clone())
+        let seed = self.setup.seed_for(n);
+        Ok(call(self.game, ToolKind::Suggest, seeded(args, seed))?["move"].clone())
     }
 
     fn apply(&self, snapshot: &Value, mv: &Value) -> Result<Value, String> {
         call(
-            self.def.apply_tool,
+            self.game,
+            ToolKind::Apply,
             json!({self.def.position_field: self.position(snapshot), self.def.move_arg: mv}),
         )
     }
@@ -548,7 +437,7 @@ impl Play for BoardGame {
                             next = after;
                         }
                         Err(e) => {
-                            tracing::error!(game = self.def.name, "the AI could not move: {e}");
+                            tracing::error!(game = self.game.name, "the AI could not move: {e}");
                             break;
                         }
                     }
@@ -648,7 +537,8 @@ impl Blackjack {
             args["bet"] = json!(bet);
         }
         self.play_dealer(call(
-            "new_blackjack_game",
+            &BLACKJACK,
+            ToolKind::New,
             seeded(args, self.setup.seed_for(n)),
         )?)
     }
@@ -657,12 +547,14 @@ impl Blackjack {
     fn play_dealer(&self, mut round: Value) -> Result<Value, String> {
         while round["status"] != "game_over" && round["turn"] == "dealer" {
             let choice = call(
-                "choose_blackjack_dealer_action",
+                &BLACKJACK,
+                ToolKind::Choose,
                 json!({"state": round["state"]}),
             )?;
             let action = choice["actions"][0].clone();
             round = call(
-                "apply_blackjack_action",
+                &BLACKJACK,
+                ToolKind::Apply,
                 json!({"state": round["state"], "action": action}),
             )?;
         }
@@ -674,7 +566,7 @@ impl Blackjack {
     }
 
     fn view_of(&self, round: &Value) -> Value {
-        let mut view = public_fields("blackjack", round, BLACKJACK_FIELDS);
+        let mut view = public_fields(BLACKJACK.name, round, BLACKJACK_FIELDS);
         view["opponent"] = json!("house");
         view["turn"] = json!(if Blackjack::is_over(round) {
             "none"
@@ -683,8 +575,11 @@ impl Blackjack {
         });
         if Blackjack::is_over(round) {
             view["winner"] = json!(house_winner(&round["winner"]));
-        } else if let Ok(legal) = call("legal_blackjack_actions", json!({"state": round["state"]}))
-        {
+        } else if let Ok(legal) = call(
+            &BLACKJACK,
+            ToolKind::Legal,
+            json!({"state": round["state"]}),
+        ) {
             view["legal_moves"] = legal["actions"].clone();
         }
         view
@@ -700,9 +595,13 @@ impl Blackjack {
                 "Deal the next round with the same bet (or the whole stack when it is smaller).",
             )];
         }
-        let legal = call("legal_blackjack_actions", json!({"state": round["state"]}))
-            .map(|l| l["actions"].clone())
-            .unwrap_or_default();
+        let legal = call(
+            &BLACKJACK,
+            ToolKind::Legal,
+            json!({"state": round["state"]}),
+        )
+        .map(|l| l["actions"].clone())
+        .unwrap_or_default();
         BLACKJACK_ACTIONS
             .iter()
             .filter(|(name, _)| {
@@ -737,7 +636,8 @@ impl Play for Blackjack {
             return ActionOutcome::failed("the round is over: deal the next one");
         } else {
             call(
-                "apply_blackjack_action",
+                &BLACKJACK,
+                ToolKind::Apply,
                 json!({"state": round["state"], "action": request.name}),
             )
             .and_then(|next| self.play_dealer(next))
@@ -747,7 +647,11 @@ impl Play for Blackjack {
             Err(e) => return ActionOutcome::failed(e),
         };
         *round = next.clone();
-        let result = public_fields("blackjack", &next, &["lastAction", "hands", "dealerCards"]);
+        let result = public_fields(
+            BLACKJACK.name,
+            &next,
+            &["lastAction", "hands", "dealerCards"],
+        );
         let mut outcome = ActionOutcome::ok(result)
             .with_state(self.view_of(&next))
             .with_actions(self.actions_of(&next));
@@ -782,7 +686,7 @@ impl Slot {
         }
         Ok(Slot {
             setup: setup.clone(),
-            machine: Mutex::new(call("new_slot_game", args)?),
+            machine: Mutex::new(call(&SLOT, ToolKind::New, args)?),
             spins: AtomicU64::new(0),
         })
     }
@@ -792,7 +696,7 @@ impl Slot {
     }
 
     fn view_of(machine: &Value) -> Value {
-        let mut view = public_fields("slot", machine, SLOT_FIELDS);
+        let mut view = public_fields(SLOT.name, machine, SLOT_FIELDS);
         view["opponent"] = json!("house");
         view["turn"] = json!(if Slot::is_over(machine) {
             "none"
@@ -836,12 +740,12 @@ impl Play for Slot {
         let mut machine = self.machine.lock();
         let n = self.spins.fetch_add(1, Ordering::Relaxed);
         let args = seeded(json!({"state": machine["state"]}), self.setup.seed_for(n));
-        let next = match call("spin_slot", args) {
+        let next = match call(&SLOT, ToolKind::Spin, args) {
             Ok(next) => next,
             Err(e) => return ActionOutcome::failed(e),
         };
         *machine = next.clone();
-        let result = public_fields("slot", &next, &["reels", "payout", "stack"]);
+        let result = public_fields(SLOT.name, &next, &["reels", "payout", "stack"]);
         let mut outcome = ActionOutcome::ok(result)
             .with_state(Slot::view_of(&next))
             .with_actions(Slot::actions_of(&next));
@@ -872,7 +776,7 @@ impl Dice {
     }
 
     fn view_of(&self, last: &Option<Value>) -> Value {
-        let mut view = json!({"game": "rpg_dice", "status": "in_progress", "turn": "you",
+        let mut view = json!({"game": DICE.name, "status": "in_progress", "turn": "you",
                               "rolls_made": self.rolls.load(Ordering::Relaxed)});
         if let Some(last) = last {
             let fields = ["sides", "count", "rolls", "total"];
@@ -910,7 +814,7 @@ impl Play for Dice {
         let mut last = self.last.lock();
         let n = self.rolls.load(Ordering::Relaxed);
         let args = json!({"sides": request.params["sides"], "count": request.params["count"]});
-        let rolled = match call("roll_rpg_dice", seeded(args, self.setup.seed_for(n))) {
+        let rolled = match call(&DICE, ToolKind::Roll, seeded(args, self.setup.seed_for(n))) {
             Ok(rolled) => rolled,
             Err(e) => return ActionOutcome::failed(e),
         };
@@ -971,7 +875,7 @@ pub fn setup(mut config: AppConfig, setup: GameSetup) -> Result<(AppConfig, AppH
         config.control_mode = ControlMode::Copilot;
     }
     if config.role_prompt.trim().is_empty() {
-        config.role_prompt = match (matches!(kind.rules, Rules::Board(_)), setup.opponent) {
+        config.role_prompt = match (kind.decl.board.is_some(), setup.opponent) {
             (true, Opponent::Ai) => format!(
                 "You play {} against the built-in AI. Win if you can; play legal moves only.",
                 kind.name.replace('_', "-")
@@ -996,4 +900,93 @@ pub fn setup(mut config: AppConfig, setup: GameSetup) -> Result<(AppConfig, AppH
         }
     });
     Ok((config, handler))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup_of(name: &str) -> GameSetup {
+        GameSetup {
+            name: name.into(),
+            opponent: Opponent::Ai,
+            level: default_level(),
+            seed: Some(json!(1)),
+            stack: None,
+            bet: None,
+        }
+    }
+
+    /// The game apps are the declared games, in their order: each board game is driven by its
+    /// declaration alone, and each house game has its code here.
+    #[test]
+    fn every_declared_game_is_an_app_that_starts() {
+        let names: Vec<&str> = GAMES.iter().map(|g| g.name).collect();
+        let declared: Vec<&str> = tools_games::GAMES.iter().map(|g| g.name).collect();
+        assert_eq!(names, declared);
+        for kind in GAMES {
+            assert_eq!(game(kind.name).map(|g| g.name), Some(kind.name));
+            let play = kind
+                .start(&setup_of(kind.name))
+                .unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+            let view = play.view();
+            assert_eq!(view["game"], kind.name);
+            assert_eq!(view["turn"], "you", "{}: {view}", kind.name);
+            let actions = play.actions();
+            assert!(!actions.is_empty(), "{}", kind.name);
+            if let Some(board) = kind.decl.board {
+                assert!(view["legal_moves"].is_array(), "{}: {view}", kind.name);
+                assert_eq!(actions[0].name, "move");
+                assert_eq!(actions[0].params["required"], json!([board.move_arg]));
+                assert_eq!(actions[0].description, board.move_description);
+            }
+        }
+        assert!(game("go").is_none());
+    }
+
+    /// `game.name`'s description (in the published protocol schemas) names every game.
+    #[test]
+    fn the_setup_schema_names_every_game() {
+        let schema = serde_json::to_value(schemars::schema_for!(GameSetup)).unwrap();
+        let description = schema["properties"]["name"]["description"]
+            .as_str()
+            .unwrap();
+        for kind in GAMES {
+            assert!(
+                description.contains(&format!("`{}`", kind.name)),
+                "{description}"
+            );
+        }
+    }
+
+    /// Who may play the other side, what is played for chips and where `level` matters follow
+    /// from the declarations.
+    #[test]
+    fn the_flags_follow_from_the_declarations() {
+        let names = |keep: fn(&GameKind) -> bool| -> Vec<&str> {
+            GAMES.iter().filter(|g| keep(g)).map(|g| g.name).collect()
+        };
+        assert_eq!(
+            names(|g| g.human_opponent),
+            [
+                "chess",
+                "checkers",
+                "four_in_a_row",
+                "tic_tac_toe",
+                "mancala"
+            ]
+        );
+        assert_eq!(names(|g| g.stakes), ["blackjack", "slot"]);
+        assert_eq!(
+            names(|g| g.levels),
+            [
+                "chess",
+                "checkers",
+                "four_in_a_row",
+                "tic_tac_toe",
+                "mancala",
+                "sea_battle"
+            ]
+        );
+    }
 }

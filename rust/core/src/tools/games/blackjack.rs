@@ -15,12 +15,31 @@ use agents_games::seed::rng_from;
 use serde_json::{Map, Value, json};
 
 use super::common;
+use super::{GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME_TYPE: &str = "blackjack";
+/// Blackjack, as the game tools, the game app and `GameTools.games()` know it: a house game
+/// played for chips, whose tools play actions, the dealer's chosen by `choose_*`.
+pub const GAME: GameDecl = GameDecl {
+    noun: "action",
+    rival: "dealer",
+    ..GameDecl::house(
+        "blackjack",
+        &[
+            ToolKind::New,
+            ToolKind::Apply,
+            ToolKind::Legal,
+            ToolKind::Choose,
+        ],
+        true,
+        register,
+    )
+};
+
+const GAME_TYPE: &str = GAME.name;
 const SNAPSHOT: &str = "blackjack_snapshot";
 
-/// The note of `choose_blackjack_dealer_action` while the player is still acting.
+/// The note of `choose_*` while the player is still acting.
 const PLAYER_TURN_NOTE: &str =
     "No dealer actions yet: it is the player's turn; the dealer acts after the player's last hand.";
 
@@ -30,11 +49,11 @@ fn state_schema() -> Value {
     )
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_blackjack_game",
+            GAME.tool(ToolKind::New),
             "Deals a new blackjack round from a freshly shuffled 52-card deck. The dealer's hole \
              card is hidden until the dealer's turn: never reveal it in chat.",
             common::object_schema(
@@ -60,7 +79,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_blackjack_action",
+            GAME.tool(ToolKind::Apply),
             "Applies a player action (hit, stand, double, split) on the player's turn, or the \
              dealer's action (hit below 17, else stand) on the dealer's turn.",
             common::apply_schema(
@@ -79,7 +98,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_blackjack_actions",
+            GAME.tool(ToolKind::Legal),
             "Lists the legal actions for whoever acts next (player: hit, stand, then double/split \
              when allowed; dealer: hit below 17, else stand).",
             common::state_only_schema("state", state_schema()),
@@ -90,7 +109,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_blackjack_dealer_action",
+            GAME.tool(ToolKind::Choose),
             "The dealer's options on the dealer's turn (exactly one: hit below 17, else stand). \
              Empty while the player acts or once the game is over.",
             common::choose_schema("state", state_schema()),

@@ -8,9 +8,23 @@ use serde_json::{Map, Value, json};
 
 use super::board::{self, BoardState};
 use super::common;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME_TYPE: &str = "checkers";
+/// Checkers, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("checkers", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "state",
+    move_arg: "move",
+    legal_field: "moves",
+    agent_side: "w",
+    hidden: &[],
+    move_schema: || json!({"type": "string", "minLength": 4, "maxLength": 40}),
+    move_description: "Move a piece (you play white, moving up): the squares visited, \
+                       'c3d4' for a step, 'b6d4f2' for a double jump.",
+};
+
 const SNAPSHOT: &str = "checkers_snapshot";
 
 fn state_schema() -> Value {
@@ -39,7 +53,7 @@ fn new_game(_args: &Value) -> ToolOutput {
 
 fn apply_move(args: &Value) -> ToolOutput {
     board::apply_answer(args, |pos: &Position| {
-        let (next, mv) = pos.play(common::str_arg(args, "move"))?;
+        let (next, mv) = pos.play(common::str_arg(args, BOARD.move_arg))?;
         let mut extra = Map::new();
         extra.insert("lastMove".into(), json!({"notation": mv.to_string()}));
         Ok((next, extra))
@@ -85,8 +99,9 @@ fn suggest_move(args: &Value) -> ToolOutput {
 }
 
 impl BoardState for Position {
-    const GAME_TYPE: &'static str = GAME_TYPE;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = SNAPSHOT;
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         self.status().as_str()
@@ -113,11 +128,11 @@ fn side_note() -> String {
     )
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_checkers_game",
+            GAME.tool(ToolKind::New),
             format!(
                 "Start a game of checkers (American/English draughts, 8x8). Returns the state \
                  string and a gameId. {}",
@@ -130,21 +145,26 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_checkers_move",
+            GAME.tool(ToolKind::Apply),
             "Apply one checkers move to a state and return the new state. Captures are \
              mandatory and a multi-jump must be written in full (every landing square). An \
              illegal move returns legal:false, the unchanged state and a reason.",
-            common::apply_schema("state", state_schema(), "move", move_schema()),
+            common::apply_schema(
+                BOARD.position_field,
+                state_schema(),
+                BOARD.move_arg,
+                move_schema(),
+            ),
         ),
         apply_move,
     );
     common::add(
         registry,
         ToolSpec::new(
-            "legal_checkers_moves",
+            GAME.tool(ToolKind::Legal),
             "List the legal checkers moves of the side to move (captures first; when a capture \
              exists only captures are legal).",
-            common::state_only_schema("state", state_schema()),
+            common::state_only_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -152,10 +172,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_checkers_opponent_move",
+            GAME.tool(ToolKind::Choose),
             "Candidate moves for the checkers opponent, best first by a quick evaluation. \
              Choose exactly one of them.",
-            common::choose_schema("state", state_schema()),
+            common::choose_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         choose_move,
@@ -163,10 +183,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_checkers_move",
+            GAME.tool(ToolKind::Suggest),
             "The built-in checkers AI's move for the side to move (levels random, easy, hard; \
              hard searches within timeMs).",
-            common::suggest_schema("state", state_schema()),
+            common::suggest_schema(BOARD.position_field, state_schema()),
         )
         .read_only()
         .searches(),

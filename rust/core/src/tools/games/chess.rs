@@ -26,18 +26,31 @@ use super::board::{self, BoardState};
 use super::common;
 #[cfg(test)]
 use super::common::NO_MOVES_NOTE;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME_TYPE: &str = "chess";
+/// Chess, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("chess", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "fen",
+    move_arg: "moveUci",
+    legal_field: "movesUci",
+    agent_side: "w",
+    hidden: &[],
+    move_schema: || json!({"type": "string", "minLength": 2, "maxLength": 10}),
+    move_description: "Move (you play white): UCI such as e2e4 or e7e8q; SAN such as Nf3 \
+                       works too.",
+};
 
 fn fen_schema() -> Value {
     common::string_schema("The position as a FEN string (Forsyth-Edwards Notation).")
 }
 
 impl BoardState for ChessGame {
-    const GAME_TYPE: &'static str = GAME_TYPE;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = "chess_snapshot";
-    const STATE_KEY: &'static str = "fen";
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         if self.is_game_over() {
@@ -89,7 +102,7 @@ fn new_game(args: &Value) -> ToolOutput {
 fn apply_move(args: &Value) -> ToolOutput {
     board::apply_answer(args, |game: &ChessGame| {
         let mut next = game.clone();
-        let record = next.apply(common::str_arg(args, "moveUci"))?;
+        let record = next.apply(common::str_arg(args, BOARD.move_arg))?;
         let mut extra = Map::new();
         extra.insert(
             "lastMove".into(),
@@ -100,9 +113,10 @@ fn apply_move(args: &Value) -> ToolOutput {
 }
 
 fn legal_moves(args: &Value) -> ToolOutput {
-    let head = json!({"type": "legal_moves", "movesUci": []});
+    let mut head = json!({"type": "legal_moves"});
+    head[BOARD.legal_field] = json!([]);
     board::list_answer(args, head, |game: &ChessGame, out| {
-        board::put_moves(out, "movesUci", &game.legal_moves_uci())
+        board::put_moves(out, BOARD.legal_field, &game.legal_moves_uci())
     })
 }
 
@@ -143,11 +157,11 @@ fn suggest_move(args: &Value) -> ToolOutput {
     }
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_chess_game",
+            GAME.tool(ToolKind::New),
             "Start a chess game from the standard position (white to move). Returns the FEN to \
              pass to the other chess tools and a gameId.",
             common::object_schema(
@@ -170,15 +184,15 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_chess_move",
+            GAME.tool(ToolKind::Apply),
             "Play one move in a chess position. The move is UCI (e2e4, castling e1g1, promotion \
              e7e8q) or SAN (Nf3, O-O, exd5). Returns the new FEN, status, turn, check and the \
              move in UCI and SAN; an illegal move returns legal:false with the unchanged FEN and \
              the reason.",
             common::apply_schema(
-                "fen",
+                BOARD.position_field,
                 fen_schema(),
-                "moveUci",
+                BOARD.move_arg,
                 common::string_schema(
                     "The move in UCI (e2e4, e1g1, e7e8q); SAN (Nf3, O-O) is accepted too.",
                 ),
@@ -189,9 +203,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_chess_moves",
+            GAME.tool(ToolKind::Legal),
             "List the legal moves of a chess position as UCI strings (empty when the game is over).",
-            common::state_only_schema("fen", fen_schema()),
+            common::state_only_schema(BOARD.position_field, fen_schema()),
         )
         .read_only(),
         legal_moves,
@@ -199,10 +213,13 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_chess_opponent_move",
-            "Candidate moves for the side to move, best first by the built-in engine's quick \
-             evaluation. Choose exactly one of movesUci and play it with apply_chess_move.",
-            common::choose_schema("fen", fen_schema()),
+            GAME.tool(ToolKind::Choose),
+            format!(
+                "Candidate moves for the side to move, best first by the built-in engine's quick \
+                 evaluation. Choose exactly one of movesUci and play it with {}.",
+                GAME.tool(ToolKind::Apply)
+            ),
+            common::choose_schema(BOARD.position_field, fen_schema()),
         )
         .read_only(),
         choose_move,
@@ -210,10 +227,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_chess_move",
+            GAME.tool(ToolKind::Suggest),
             "Ask the built-in chess engine for a move (UCI and SAN) at a level: random, easy or \
              hard (alpha-beta search within timeMs).",
-            common::suggest_schema("fen", fen_schema()),
+            common::suggest_schema(BOARD.position_field, fen_schema()),
         )
         .read_only()
         .searches(),

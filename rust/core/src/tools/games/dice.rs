@@ -10,13 +10,18 @@ use agents_games::seed::rng_from;
 use serde_json::{Value, json};
 
 use super::common;
+use super::{GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+/// The RPG dice, as the game tools, the game app and `GameTools.games()` know them: a house
+/// game with one tool, `roll_*`, and no end (a dice tray).
+pub const GAME: GameDecl = GameDecl::house("rpg_dice", &[ToolKind::Roll], false, register);
+
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "roll_rpg_dice",
+            GAME.tool(ToolKind::Roll),
             "Rolls RPG dice: count (1-100, default 1) dice with 4, 6, 8, 10, 12, 20 or 100 sides.",
             common::object_schema(
                 &[
@@ -51,7 +56,7 @@ fn roll(args: &Value) -> ToolOutput {
     match dice::roll(sides, count, &mut rng) {
         Ok(r) => ToolOutput::ok(json!({
             "type": "rpg_dice_roll",
-            "gameType": "rpg_dice",
+            "gameType": GAME.name,
             "legal": true,
             "sides": r.sides,
             "count": r.count(),
@@ -61,7 +66,7 @@ fn roll(args: &Value) -> ToolOutput {
         Err(e) => ToolOutput::failed(common::with_error(
             json!({
                 "type": "rpg_dice_roll",
-                "gameType": "rpg_dice",
+                "gameType": GAME.name,
                 "legal": false,
                 "sides": sides_arg,
                 "count": count_arg,

@@ -12,9 +12,22 @@ use super::board::{self, BoardState};
 use super::common;
 #[cfg(test)]
 use super::common::NO_MOVES_NOTE;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME: &str = "four_in_a_row";
+/// Four-in-a-row, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("four_in_a_row", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "state",
+    move_arg: "column",
+    legal_field: "moves",
+    agent_side: "player",
+    hidden: &[],
+    move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 7}),
+    move_description: "Drop your disc: column 1 (left) to 7 (right).",
+};
+
 const SNAPSHOT: &str = "four_in_a_row_snapshot";
 
 fn state_schema() -> Value {
@@ -24,11 +37,11 @@ fn state_schema() -> Value {
     )
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_four_in_a_row_game",
+            GAME.tool(ToolKind::New),
             "Start a four-in-a-row game (7 columns x 6 rows). The player (R) moves first.",
             common::seed_only_schema(),
         ),
@@ -37,12 +50,12 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_four_in_a_row_move",
+            GAME.tool(ToolKind::Apply),
             "Drop a disc of the side to move into a column (1-7) and return the new state.",
             common::apply_schema(
-                "state",
+                BOARD.position_field,
                 state_schema(),
-                "column",
+                BOARD.move_arg,
                 json!({
                     "type": "integer",
                     "minimum": 1,
@@ -56,9 +69,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_four_in_a_row_moves",
+            GAME.tool(ToolKind::Legal),
             "List the columns (1-7) the side to move may play.",
-            common::state_only_schema("state", state_schema()),
+            common::state_only_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -66,9 +79,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_four_in_a_row_opponent_move",
+            GAME.tool(ToolKind::Choose),
             "Candidate columns for the side to move, best first; choose exactly one of them.",
-            common::choose_schema("state", state_schema()),
+            common::choose_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         choose_move,
@@ -76,10 +89,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_four_in_a_row_move",
+            GAME.tool(ToolKind::Suggest),
             "The built-in AI's column for the side to move (level random, easy or hard; hard is a \
              time-limited alpha-beta solver).",
-            common::suggest_schema("state", state_schema()),
+            common::suggest_schema(BOARD.position_field, state_schema()),
         )
         .read_only()
         .searches(),
@@ -94,8 +107,12 @@ fn new_game(_args: &Value) -> ToolOutput {
 
 fn apply_move(args: &Value) -> ToolOutput {
     board::apply_answer(args, |pos: &FourInARow| {
-        let next = Column::from_number(args.get("column").and_then(Value::as_i64).unwrap_or(0))
-            .and_then(|c| pos.apply(c))?;
+        let next = Column::from_number(
+            args.get(BOARD.move_arg)
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+        )
+        .and_then(|c| pos.apply(c))?;
         let extra = board::last_action(next.last_move());
         Ok((next, extra))
     })
@@ -120,8 +137,9 @@ fn suggest_move(args: &Value) -> ToolOutput {
 }
 
 impl BoardState for FourInARow {
-    const GAME_TYPE: &'static str = GAME;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = SNAPSHOT;
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         self.status().as_str()

@@ -9,9 +9,22 @@ use serde_json::{Value, json};
 
 use super::board::{self, BoardState};
 use super::common;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME_TYPE: &str = "mancala";
+/// Mancala, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("mancala", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "state",
+    move_arg: "pit",
+    legal_field: "moves",
+    agent_side: "player",
+    hidden: &[],
+    move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 6}),
+    move_description: "Sow the seeds of one of your pits, 1 to 6.",
+};
+
 const SNAPSHOT: &str = "mancala_snapshot";
 
 fn state_schema() -> Value {
@@ -28,7 +41,10 @@ fn new_game(args: &Value) -> ToolOutput {
 }
 
 fn apply_move(args: &Value) -> ToolOutput {
-    let pit = args.get("pit").and_then(Value::as_i64).unwrap_or(0);
+    let pit = args
+        .get(BOARD.move_arg)
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     board::apply_answer(args, |state: &MancalaState| {
         let next = state.apply(pit)?;
         let extra = board::last_action(next.last_action());
@@ -51,8 +67,9 @@ fn suggest_move(args: &Value) -> ToolOutput {
 }
 
 impl BoardState for MancalaState {
-    const GAME_TYPE: &'static str = GAME_TYPE;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = SNAPSHOT;
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         self.status().as_str()
@@ -67,11 +84,11 @@ impl BoardState for MancalaState {
     }
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_mancala_game",
+            GAME.tool(ToolKind::New),
             "Start a game of mancala (Kalah, 6 pits per side, 4 seeds each). The player moves first. \
              Returns the state string to pass to the other mancala tools.",
             common::seed_only_schema(),
@@ -81,14 +98,14 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_mancala_move",
+            GAME.tool(ToolKind::Apply),
             "Sow one pit (1-6, numbered in the mover's sowing order) for the side to move. Last \
              seed in the own store gives another turn; last seed in an own empty pit captures the \
              opposite pit. Returns the new state, or legal:false with the unchanged state.",
             common::apply_schema(
-                "state",
+                BOARD.position_field,
                 state_schema(),
-                "pit",
+                BOARD.move_arg,
                 json!({
                     "type": "integer",
                     "minimum": 1,
@@ -102,9 +119,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_mancala_moves",
+            GAME.tool(ToolKind::Legal),
             "List the pits (integers 1-6) the side to move may sow.",
-            common::state_only_schema("state", state_schema()),
+            common::state_only_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -112,10 +129,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_mancala_opponent_move",
+            GAME.tool(ToolKind::Choose),
             "Candidate pits for the side to move, best first by the built-in evaluation; choose \
              exactly one of them.",
-            common::choose_schema("state", state_schema()),
+            common::choose_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         choose_move,
@@ -123,10 +140,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_mancala_move",
+            GAME.tool(ToolKind::Suggest),
             "The built-in AI's pit for the side to move (random, easy, or hard: alpha-beta search \
              within timeMs).",
-            common::suggest_schema("state", state_schema()),
+            common::suggest_schema(BOARD.position_field, state_schema()),
         )
         .read_only()
         .searches(),

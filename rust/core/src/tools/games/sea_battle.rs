@@ -12,9 +12,24 @@ use serde_json::{Value, json};
 
 use super::board::{self, BoardState};
 use super::common;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME_TYPE: &str = "sea_battle";
+/// Sea battle, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("sea_battle", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "state",
+    move_arg: "coord",
+    legal_field: "moves",
+    agent_side: "player",
+    hidden: &["O"],
+    move_schema: || json!({"type": "string", "pattern": "^[A-Ja-j]([1-9]|10)$"}),
+    move_description: "Fire at a cell of the opponent's board: A1 to J10 (letter = column, \
+                       number = row). In `position`, P is your board, F your shots at the \
+                       opponent (hits and misses), OF the opponent's shots at you.",
+};
+
 const SNAPSHOT: &str = "sea_battle_snapshot";
 
 fn state_schema() -> Value {
@@ -35,7 +50,7 @@ fn new_game(args: &Value) -> ToolOutput {
 
 fn apply_move(args: &Value) -> ToolOutput {
     board::apply_answer(args, |state: &SeaBattleState| {
-        let next = state.apply_str(common::str_arg(args, "coord"))?;
+        let next = state.apply_str(common::str_arg(args, BOARD.move_arg))?;
         let extra = board::last_action(next.last_action());
         Ok((next, extra))
     })
@@ -56,8 +71,9 @@ fn suggest_move(args: &Value) -> ToolOutput {
 }
 
 impl BoardState for SeaBattleState {
-    const GAME_TYPE: &'static str = GAME_TYPE;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = SNAPSHOT;
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         self.status().as_str()
@@ -72,11 +88,11 @@ impl BoardState for SeaBattleState {
     }
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_sea_battle_game",
+            GAME.tool(ToolKind::New),
             "Start a sea battle: two 10x10 boards, each with ships of lengths 5, 4, 3, 3 and 2 \
              placed at random (never touching). The player fires first. Pass a seed for a \
              reproducible fleet.",
@@ -87,13 +103,13 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_sea_battle_move",
+            GAME.tool(ToolKind::Apply),
             "The side to move (T) fires at a coordinate of the other side's board. Returns the new \
              state and lastAction <COORD>:miss|hit|sunk(N), or legal:false with the unchanged state.",
             common::apply_schema(
-                "state",
+                BOARD.position_field,
                 state_schema(),
-                "coord",
+                BOARD.move_arg,
                 json!({
                     "type": "string",
                     "description": "Target cell A1 through J10 (column letter A-J, row 1-10; case-insensitive)."
@@ -105,9 +121,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_sea_battle_moves",
+            GAME.tool(ToolKind::Legal),
             "List the cells the side to move has not fired at yet, row by row (A1, B1, ..., J1, A2, ...).",
-            common::state_only_schema("state", state_schema()),
+            common::state_only_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -115,10 +131,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_sea_battle_opponent_move",
+            GAME.tool(ToolKind::Choose),
             "Candidate cells for the side to move, most likely ship locations first (from its own \
              fog board only); choose exactly one of them.",
-            common::choose_schema("state", state_schema()),
+            common::choose_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         choose_move,
@@ -126,10 +142,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_sea_battle_move",
+            GAME.tool(ToolKind::Suggest),
             "The built-in AI's shot for the side to move (random; easy: random plus targeting after \
              a hit; hard: probability density hunting and targeting). Uses only that side's fog board.",
-            common::suggest_schema("state", state_schema()),
+            common::suggest_schema(BOARD.position_field, state_schema()),
         )
         .read_only()
         .searches(),

@@ -11,16 +11,22 @@ use agents_games::slot::{MAX_CHIPS, SlotState, SlotStatus};
 use serde_json::{Map, Value, json};
 
 use super::common;
+use super::{GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+
+/// The slot machine, as the game tools, the game app and `GameTools.games()` know it: a house
+/// game played for chips, spin after spin.
+pub const GAME: GameDecl =
+    GameDecl::house("slot", &[ToolKind::New, ToolKind::Spin], true, register);
 
 const DEFAULT_STACK: u64 = 1000;
 const DEFAULT_BET: u64 = 10;
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_slot_game",
+            GAME.tool(ToolKind::New),
             "Starts a slot machine session (three weighted reels; only three of a kind pays).",
             common::object_schema(
                 &[
@@ -45,7 +51,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "spin_slot",
+            GAME.tool(ToolKind::Spin),
             "Spins the reels: costs the bet; three 7/BAR/BELL/CHERRY/LEMON/ORANGE pay 10/8/6/4/3/2 × bet.",
             common::object_schema(
                 &[
@@ -67,7 +73,7 @@ pub(super) fn register(registry: &mut ToolRegistry) {
 fn snapshot(state: &SlotState, legal: Option<bool>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("type".into(), json!("slot_snapshot"));
-    m.insert("gameType".into(), json!("slot"));
+    m.insert("gameType".into(), json!(GAME.name));
     if let Some(legal) = legal {
         m.insert("legal".into(), json!(legal));
     }
@@ -92,7 +98,7 @@ fn new_game(args: &Value) -> ToolOutput {
     let (stack, bet) = common::stack_and_bet_args(args, DEFAULT_STACK, DEFAULT_BET);
     match SlotState::new(stack, bet) {
         Ok(state) => ToolOutput::ok(Value::Object(snapshot(&state, None))),
-        Err(e) => common::stake_refused("slot_snapshot", "slot", stack, bet, &e),
+        Err(e) => common::stake_refused("slot_snapshot", GAME.name, stack, bet, &e),
     }
 }
 
@@ -110,7 +116,7 @@ fn spin(args: &Value) -> ToolOutput {
             }
         }
         Err(e) => ToolOutput::failed(common::with_error(
-            json!({"type": "slot_snapshot", "gameType": "slot", "legal": false, "state": input}),
+            json!({"type": "slot_snapshot", "gameType": GAME.name, "legal": false, "state": input}),
             e.message(),
             "invalid_state",
         )),

@@ -13,9 +13,22 @@ use super::board::{self, BoardState};
 use super::common;
 #[cfg(test)]
 use super::common::NO_MOVES_NOTE;
+use super::{BoardDecl, GameDecl, ToolKind};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
-const GAME: &str = "tic_tac_toe";
+/// Tic-tac-toe, as the game tools, the game app and `GameTools.games()` know it.
+pub const GAME: GameDecl = GameDecl::board("tic_tac_toe", &BOARD, register);
+
+const BOARD: BoardDecl = BoardDecl {
+    position_field: "state",
+    move_arg: "coord",
+    legal_field: "moves",
+    agent_side: "player",
+    hidden: &[],
+    move_schema: || json!({"type": "string", "pattern": "^[A-Ca-c][1-3]$"}),
+    move_description: "Place your mark: coord A1 to C3 (letter = column, digit = row).",
+};
+
 const SNAPSHOT: &str = "tic_tac_toe_snapshot";
 
 fn state_schema() -> Value {
@@ -25,11 +38,11 @@ fn state_schema() -> Value {
     )
 }
 
-pub(super) fn register(registry: &mut ToolRegistry) {
+fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "new_tic_tac_toe_game",
+            GAME.tool(ToolKind::New),
             "Start a tic-tac-toe game. The player moves first with the chosen symbol (default X).",
             common::object_schema(
                 &[
@@ -51,13 +64,13 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "apply_tic_tac_toe_move",
+            GAME.tool(ToolKind::Apply),
             "Mark a square (A1-C3, letter = column, digit = row) for the side to move and return \
              the new state.",
             common::apply_schema(
-                "state",
+                BOARD.position_field,
                 state_schema(),
-                "coord",
+                BOARD.move_arg,
                 common::string_schema("The square, A1 through C3 (letter = column, digit = row)."),
             ),
         ),
@@ -66,9 +79,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "legal_tic_tac_toe_moves",
+            GAME.tool(ToolKind::Legal),
             "List the empty squares the side to move may mark.",
-            common::state_only_schema("state", state_schema()),
+            common::state_only_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         legal_moves,
@@ -76,9 +89,9 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "choose_tic_tac_toe_opponent_move",
+            GAME.tool(ToolKind::Choose),
             "Candidate squares for the side to move, best first (perfect play); choose exactly one.",
-            common::choose_schema("state", state_schema()),
+            common::choose_schema(BOARD.position_field, state_schema()),
         )
         .read_only(),
         choose_move,
@@ -86,10 +99,10 @@ pub(super) fn register(registry: &mut ToolRegistry) {
     common::add(
         registry,
         ToolSpec::new(
-            "suggest_tic_tac_toe_move",
+            GAME.tool(ToolKind::Suggest),
             "The built-in AI's square for the side to move (level random, easy or hard; hard is \
              perfect and never loses).",
-            common::suggest_schema("state", state_schema()),
+            common::suggest_schema(BOARD.position_field, state_schema()),
         )
         .read_only()
         .searches(),
@@ -114,7 +127,7 @@ fn new_game(args: &Value) -> ToolOutput {
 
 fn apply_move(args: &Value) -> ToolOutput {
     board::apply_answer(args, |pos: &TicTacToe| {
-        let next = common::str_arg(args, "coord")
+        let next = common::str_arg(args, BOARD.move_arg)
             .parse::<Coord>()
             .and_then(|c| pos.apply(c))?;
         let extra = board::last_action(next.last_move());
@@ -141,8 +154,9 @@ fn suggest_move(args: &Value) -> ToolOutput {
 }
 
 impl BoardState for TicTacToe {
-    const GAME_TYPE: &'static str = GAME;
+    const GAME_TYPE: &'static str = GAME.name;
     const SNAPSHOT: &'static str = SNAPSHOT;
+    const STATE_KEY: &'static str = BOARD.position_field;
 
     fn status(&self) -> &'static str {
         self.status().as_str()
