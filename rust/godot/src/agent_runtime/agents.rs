@@ -341,12 +341,7 @@ impl AgentRuntime {
     /// an agent as the player; `false` on an error.
     #[func]
     pub fn send_message(&mut self, agent_id: GString, text: GString) -> bool {
-        let id = agent_id.to_string();
-        let text = text.to_string();
-        self.call_runtime(&id, "send_message", |rt| {
-            rt.send_message(&id, &text).map_err(failure)
-        })
-        .is_ok()
+        self.say(agent_id, text) != 0
     }
 
     /// Assigns the task [param task_name] to a running agent; returns the task id ([signal
