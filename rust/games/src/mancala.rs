@@ -560,6 +560,8 @@ impl fmt::Display for MancalaState {
 impl FromStr for MancalaState {
     type Err = ParseError;
 
+    // Long on purpose: the state string's grammar read once, field by field in its order, each
+    // field's error named where it is read (split up, the fields' order and checks would scatter).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         let fields: Vec<&str> = s.split('|').collect();

@@ -93,6 +93,8 @@ fn check_hand(i: usize, hand: &Hand, base_bet: u64) -> Result<(), ParseError> {
 impl FromStr for BlackjackState {
     type Err = ParseError;
 
+    // Long on purpose: the state string's grammar read once, field by field in its order, each
+    // field's error named where it is read (split up, the fields' order and checks would scatter).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         const KEYS: [&str; 10] = ["S", "P", "D", "BK", "B", "T", "H", "ST", "LA", "R"];
         let [sh, p, d, bk, b, t, h, st, la, r] = if s.split('|').count() == 9 {

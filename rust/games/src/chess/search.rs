@@ -402,6 +402,8 @@ impl Searcher {
         *h = (*h + depth * depth).min(700_000);
     }
 
+    // Long on purpose: one node of the alpha-beta search, its steps (the table, the moves in
+    // order, the cut-offs) sharing the node's bounds, read top to bottom as the algorithm is.
     fn negamax(
         &mut self,
         pos: &Chess,

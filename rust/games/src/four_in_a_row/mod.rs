@@ -414,6 +414,8 @@ fn reachable(discs: [u64; 2], last: Option<Column>) -> bool {
 impl FromStr for FourInARow {
     type Err = ParseError;
 
+    // Long on purpose: the state string's grammar read once, field by field in its order, each
+    // field's error named where it is read (split up, the fields' order and checks would scatter).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         let parts: Vec<&str> = s.split('|').collect();

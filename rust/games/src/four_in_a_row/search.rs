@@ -161,6 +161,8 @@ impl Searcher {
         })
     }
 
+    // Long on purpose: one node of the alpha-beta search, its steps (the table, the moves in
+    // order, the cut-offs) sharing the node's bounds, read top to bottom as the algorithm is.
     /// Negamax for the side whose discs are `cur`; the game is not over at entry.
     fn negamax(&mut self, cur: u64, mask: u64, depth: u32, mut alpha: i32, mut beta: i32) -> i32 {
         self.tick();

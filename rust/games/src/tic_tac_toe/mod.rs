@@ -500,6 +500,8 @@ fn reachable(marks: [u16; 2], last: Option<Coord>) -> bool {
 impl FromStr for TicTacToe {
     type Err = ParseError;
 
+    // Long on purpose: the state string's grammar read once, field by field in its order, each
+    // field's error named where it is read (split up, the fields' order and checks would scatter).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         let parts: Vec<&str> = s.split('|').collect();
