@@ -544,7 +544,7 @@ fn a_circle_behind_a_mod_tests_declaration_is_found() {
             ("lib.rs", "pub mod bus;\npub mod runtime;\n"),
             (
                 "bus/mod.rs",
-                "#[cfg(test)]\nmod tests;\n\npub fn post() -> crate::runtime::Handle { todo!() }\n",
+                "#[cfg(test)]\nmod tests;\n\npub fn post() -> crate::runtime::Handle { crate::runtime::Handle }\n",
             ),
             ("bus/tests.rs", "use crate::runtime::Runtime;\n"),
             (
