@@ -24,6 +24,8 @@
 //!   at `/mcp`).
 //! - [`admission`]: per-connection rate limits and the constant-time token comparison, shared by
 //!   both servers.
+//! - [`wire`]: the macro that declares a wire vocabulary (an enum whose values travel as names)
+//!   with each name written once.
 //! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
 pub mod admission;
@@ -49,3 +51,4 @@ pub mod protocol;
 pub mod runtime;
 pub mod time;
 pub mod tools;
+pub mod wire;
