@@ -491,10 +491,10 @@ impl super::Provider for CliProvider {
     ) -> Result<(), BrainError> {
         let plan = Plan::read(spec, options.clone()).map_err(BrainError::Invalid)?;
         if find_program(plan.program()).is_none() {
-            return Err(BrainError::Invalid(format!(
-                "brain.command: {}",
-                plan.not_found()
-            )));
+            return Err(BrainError::Config {
+                code: ErrorCode::CliNotFound,
+                message: format!("brain.command: {}", plan.not_found()),
+            });
         }
         Ok(())
     }

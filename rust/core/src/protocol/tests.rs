@@ -1282,6 +1282,24 @@ fn runtime_error_codes_map_to_protocol_codes() {
             ProtocolErrorCode::InternalError,
         ),
     ];
+    // A brain object's precise codes (a key, a model, a provider, a program missing) stay
+    // `invalid_config` for the runtime and on the wire, as before they had codes of their own.
+    for code in [
+        crate::error_code::ErrorCode::BrainKeyMissing,
+        crate::error_code::ErrorCode::BrainModelMissing,
+        crate::error_code::ErrorCode::UnknownProvider,
+        crate::error_code::ErrorCode::CliNotFound,
+    ] {
+        let e = RuntimeError::Brain(crate::brain::BrainError::Config {
+            code,
+            message: "x".into(),
+        });
+        assert_eq!(e.code(), RuntimeErrorCode::InvalidConfig, "{code}");
+        assert_eq!(
+            ProtocolErrorCode::from_runtime(&e),
+            ProtocolErrorCode::InvalidConfig
+        );
+    }
     for (e, code) in cases {
         assert_eq!(ProtocolErrorCode::from_runtime(&e), code, "{e}");
     }

@@ -183,6 +183,7 @@ impl RuntimeError {
                 crate::brain::BrainError::Duplicate(_)
                 | crate::brain::BrainError::InvalidName(_)
                 | crate::brain::BrainError::Invalid(_)
+                | crate::brain::BrainError::Config { .. }
                 | crate::brain::BrainError::KeyNotStored
                 | crate::brain::BrainError::ModelFileMissing(_),
             ) => RuntimeErrorCode::InvalidConfig,
