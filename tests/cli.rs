@@ -143,15 +143,17 @@ fn omitted_arguments_are_an_empty_object() {
     assert!(id.starts_with("g_") && id.len() == 34, "{id}");
 }
 
+/// Arguments that fail the tool's schema are the caller's to fix: exit 2 (the code
+/// `invalid_args` is of the category `input`).
 #[test]
-fn wrong_argument_type_exits_1_naming_the_field() {
+fn wrong_argument_type_exits_2_naming_the_field() {
     let game = call_ok("new_four_in_a_row_game", &json!({}));
     let args = json!({"gameId": game["gameId"], "state": game["state"], "column": "3"});
     let run = run_cli(
         &["tool", "apply_four_in_a_row_move", &args.to_string()],
         None,
     );
-    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
     let out = run.json();
     assert_eq!(out["reason"], "invalid_args");
     assert_eq!(out["field"], "column");
@@ -179,9 +181,9 @@ fn illegal_move_exits_1_with_the_unchanged_state() {
 }
 
 #[test]
-fn unknown_tool_exits_1() {
+fn unknown_tool_exits_2() {
     let run = run_cli(&["tool", "no_such_tool", "{}"], None);
-    assert_eq!(run.code, Some(1));
+    assert_eq!(run.code, Some(2));
     let out = run.json();
     assert_eq!(out["reason"], "unknown_tool");
     assert_eq!(out["tool"], "no_such_tool");
@@ -193,9 +195,9 @@ fn unknown_tool_exits_1() {
 }
 
 #[test]
-fn unparsable_json_exits_1() {
+fn unparsable_json_exits_2() {
     let run = run_cli(&["tool", "roll_rpg_dice", "{sides: 20}"], None);
-    assert_eq!(run.code, Some(1));
+    assert_eq!(run.code, Some(2));
     assert_eq!(run.json()["reason"], "invalid_json");
     assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
 }

@@ -2,45 +2,22 @@
 //! `idle → thinking` (an autonomous decision), `thinking → idle` (a decision without speech) and
 //! `thinking → listening` (a message interrupts the decision). Every other pair is refused.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
-
-/// What an agent is doing. The wire form (`Display`/`FromStr`, serde) is lower case:
-/// `idle`, `listening`, `thinking`, `speaking`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AgentState {
-    /// Waiting: for a message, or for its idle timer to start a decision.
-    Idle,
-    /// Taking in one or more messages; each is acknowledged (recorded) here.
-    Listening,
-    /// Asking its brain what to do and executing the answer's actions.
-    Thinking,
-    /// Saying something; other actions are refused until it is idle again.
-    Speaking,
+crate::wire_enum! {
+    /// What an agent is doing. The wire form (`Display`/`FromStr`, serde) is lower case:
+    /// `idle`, `listening`, `thinking`, `speaking`.
+    pub enum AgentState: "agent state" {
+        /// Waiting: for a message, or for its idle timer to start a decision.
+        Idle = "idle",
+        /// Taking in one or more messages; each is acknowledged (recorded) here.
+        Listening = "listening",
+        /// Asking its brain what to do and executing the answer's actions.
+        Thinking = "thinking",
+        /// Saying something; other actions are refused until it is idle again.
+        Speaking = "speaking",
+    }
 }
 
 impl AgentState {
-    /// All states, in cycle order.
-    pub const ALL: [AgentState; 4] = [
-        AgentState::Idle,
-        AgentState::Listening,
-        AgentState::Thinking,
-        AgentState::Speaking,
-    ];
-
-    /// The lower-case wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentState::Idle => "idle",
-            AgentState::Listening => "listening",
-            AgentState::Thinking => "thinking",
-            AgentState::Speaking => "speaking",
-        }
-    }
-
     /// Whether `self → to` is one of the seven allowed transitions.
     pub fn can_transition_to(self, to: AgentState) -> bool {
         use AgentState::*;
@@ -66,30 +43,8 @@ impl AgentState {
     }
 }
 
-impl fmt::Display for AgentState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// A state string that is not one of `idle`, `listening`, `thinking`, `speaking`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown agent state '{0}' (expected idle, listening, thinking or speaking)")]
-pub struct ParseStateError(pub String);
-
-impl FromStr for AgentState {
-    type Err = ParseStateError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "idle" => Ok(AgentState::Idle),
-            "listening" => Ok(AgentState::Listening),
-            "thinking" => Ok(AgentState::Thinking),
-            "speaking" => Ok(AgentState::Speaking),
-            other => Err(ParseStateError(other.to_string())),
-        }
-    }
-}
+pub type ParseStateError = crate::wire::UnknownName;
 
 /// A refused transition: the agent stays in `from`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -161,11 +116,11 @@ mod tests {
             assert_eq!(back, s);
         }
         for bad in ["", "Idle", "IDLE", "sleeping", " idle", "idle\n"] {
-            let err = bad.parse::<AgentState>().unwrap_err();
-            assert_eq!(err, ParseStateError(bad.to_string()));
+            let err: ParseStateError = bad.parse::<AgentState>().unwrap_err();
+            assert_eq!(err.given, bad);
             assert!(
                 err.to_string()
-                    .contains("expected idle, listening, thinking or speaking")
+                    .ends_with("(use idle, listening, thinking, speaking)")
             );
         }
         assert!(serde_json::from_value::<AgentState>(serde_json::json!("Speaking")).is_err());

@@ -102,45 +102,21 @@ pub enum FailureStatus {
     Error,
 }
 
-/// Why a call was refused, as the contract's `reason` (the contract's set is open-ended).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureReason {
-    /// The agent has no tool of that name (status `rejected`).
-    ToolNotAllowed,
-    /// The arguments break the tool's JSON Schema (status `error`).
-    InvalidArgs,
-    /// The arguments are not a JSON object (status `error`).
-    InvalidJson,
-    /// Two calls in one reply share an id (status `error`).
-    DuplicateCallId,
-    /// The app the action belongs to is in `human` control mode: "Human is in control"
-    /// (status `rejected`).
-    HumanInControl,
-    /// The action is marked `humanOnly`: only the human may trigger it (status `rejected`).
-    HumanOnly,
-    /// The turn actor's character state forbids the call (a campaign's GM tools; status
-    /// `rejected`).
-    ActorStateRestricted,
-    /// The turn actor's character state is not one the rules know (status `rejected`).
-    InvalidActorState,
+crate::error_code_subset! {
+    /// Why a call was refused, as the contract's `reason` (the contract's set is open-ended).
+    pub enum FailureReason: "failure reason" {
+        ToolNotAllowed,
+        InvalidArgs,
+        InvalidJson,
+        DuplicateCallId,
+        HumanInControl,
+        HumanOnly,
+        ActorStateRestricted,
+        InvalidActorState,
+    }
 }
 
 impl FailureReason {
-    /// The wire name (`tool_not_allowed`, `invalid_args`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureReason::ToolNotAllowed => "tool_not_allowed",
-            FailureReason::InvalidArgs => "invalid_args",
-            FailureReason::InvalidJson => "invalid_json",
-            FailureReason::DuplicateCallId => "duplicate_call_id",
-            FailureReason::HumanInControl => "human_in_control",
-            FailureReason::HumanOnly => "human_only",
-            FailureReason::ActorStateRestricted => "actor_state_restricted",
-            FailureReason::InvalidActorState => "invalid_actor_state",
-        }
-    }
-
     /// The status this reason is reported with.
     pub fn status(self) -> FailureStatus {
         match self {

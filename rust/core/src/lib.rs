@@ -17,6 +17,8 @@
 //! - [`contract`], [`geometry`], [`agent_state`], [`agent_error`]: leaf types every layer speaks
 //!   (the tool-call contract, positions and world bounds, the agent state machine, the codes of
 //!   an agent's errors).
+//! - [`error_code`]: the one vocabulary of error codes (each with its category and a hint) that
+//!   every surface's codes are views of.
 //! - [`protocol`]: the WebSocket protocol's messages, parsing, dispatch and events.
 //! - [`net`]: the WebSocket server (axum on tokio): `/ws`, token auth, frame and rate limits,
 //!   bounded per-client queues, graceful shutdown; MCP over HTTP at `/mcp` on the same port.
@@ -24,6 +26,8 @@
 //!   at `/mcp`).
 //! - [`admission`]: per-connection rate limits and the constant-time token comparison, shared by
 //!   both servers.
+//! - [`wire`]: the macro that declares a wire vocabulary (an enum whose values travel as names)
+//!   with each name written once.
 //! - [`time`]: UTC ISO-8601 timestamps; [`json_kind`]: how errors name a JSON value's type.
 
 pub mod admission;
@@ -36,6 +40,7 @@ pub mod campaign;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod contract;
+pub mod error_code;
 pub mod geometry;
 pub mod json_kind;
 pub mod json_sorted;
@@ -49,3 +54,4 @@ pub mod protocol;
 pub mod runtime;
 pub mod time;
 pub mod tools;
+pub mod wire;

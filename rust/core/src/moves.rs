@@ -26,30 +26,16 @@ use crate::geometry::Position;
 /// Longest reason a blocked move may give, in characters.
 pub const MAX_BLOCKED_REASON_CHARS: usize = 500;
 
-/// Who carries out an agent's moves (wire form: `instant`, `requested`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Movement {
-    /// The runtime puts the agent at its target at once (`agent_moved`).
-    #[default]
-    Instant,
-    /// The game carries the move out and reports how it ended (`agent_move_requested`,
-    /// `finish_move`).
-    Requested,
-}
-
-impl Movement {
-    /// Both ways, in declaration order.
-    pub const ALL: [Movement; 2] = [Movement::Instant, Movement::Requested];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Movement::Instant => "instant",
-            Movement::Requested => "requested",
-        }
+crate::wire_enum! {
+    /// Who carries out an agent's moves (wire form: `instant`, `requested`).
+    #[derive(Default)]
+    pub enum Movement: "movement" {
+        /// The runtime puts the agent at its target at once (`agent_moved`).
+        #[default]
+        Instant = "instant",
+        /// The game carries the move out and reports how it ended (`agent_move_requested`,
+        /// `finish_move`).
+        Requested = "requested",
     }
 }
 
@@ -113,23 +99,13 @@ impl std::fmt::Display for MoveOutcome {
     }
 }
 
-/// How a move ended, without the reason (wire form: `arrived`, `blocked`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MoveEnd {
-    /// The character got there.
-    Arrived,
-    /// It could not get there (the event's `reason` says why).
-    Blocked,
-}
-
-impl MoveEnd {
-    /// The wire name: `arrived`, `blocked`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MoveEnd::Arrived => "arrived",
-            MoveEnd::Blocked => "blocked",
-        }
+crate::wire_enum! {
+    /// How a move ended, without the reason (wire form: `arrived`, `blocked`).
+    pub enum MoveEnd: "move end" {
+        /// The character got there.
+        Arrived = "arrived",
+        /// It could not get there (the event's `reason` says why).
+        Blocked = "blocked",
     }
 }
 

@@ -6,8 +6,10 @@
 //! `get_last_error_code()` and `get_last_error()`, both empty after a call that succeeded. The
 //! classes with signals (`AgentRuntime`, `AgentNode`, `AgentApp`, `Campaign`) also emit
 //! `error_occurred(code, message)`. A code is one of the `ERROR_*` constants of
-//! the generated `AgentConstants` script: the runtime's codes ([`RuntimeErrorCode`]), the agents'
-//! ([`AgentErrorCode`]) and the Godot layer's own ([`GodotErrorCode`]).
+//! the generated `AgentConstants` script, which lists every [`ErrorCode`]: the runtime's codes
+//! ([`RuntimeErrorCode`](agents_core::runtime::RuntimeErrorCode)), the agents'
+//! ([`AgentErrorCode`](agents_core::bus::AgentErrorCode)), the Godot layer's own
+//! ([`GodotErrorCode`]) and the rest of the one vocabulary.
 //!
 //! [`constants_script`] writes `addons/godot_agents/agent_constants.gd`, a `class_name
 //! AgentConstants` script of string constants (states, control modes, dialog types, error codes),
@@ -16,76 +18,28 @@
 
 use agents_core::agent_state::AgentState;
 use agents_core::apps::{AppMode, ControlMode};
-use agents_core::bus::AgentErrorCode;
 use agents_core::campaign::turn::DIALOG_TYPES as GM_DIALOG_TYPES;
+use agents_core::error_code::{Category, ErrorCode};
 use agents_core::memory::MemoryKind;
 use agents_core::moves::Movement;
-use agents_core::runtime::RuntimeErrorCode;
 use agents_core::tools::world::DIALOG_TYPES;
 use godot::builtin::GString;
 
-/// The codes only the Godot layer reports (wire form: [`GodotErrorCode::as_str`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GodotErrorCode {
-    /// The `AgentRuntime` is not running (call `start()`, or turn `autostart` on).
-    NotRunning,
-    /// An `AgentNode` has no running agent: no `AgentRuntime` was found, the runtime has not
-    /// started, or the spawn failed.
-    NotSpawned,
-    /// The agent stopped (terminated, its runtime stopped, its node left the tree) before it
-    /// answered.
-    AgentStopped,
-    /// An `AgentApp` or a `Campaign` call that needs it registered, attached or loaded first.
-    NotReady,
-    /// A call's argument is wrong (a value that is not JSON, a name that is empty, an actor not
-    /// in the party); the message names it.
-    InvalidArgument,
-    /// A file could not be read or written (a campaign's save); the message names it.
-    FileError,
-    /// A campaign turn could not start (one is running, no game master is attached).
-    TurnRefused,
-    /// A campaign turn failed after it started (the GM's brain failed, the runtime stopped).
-    TurnFailed,
-    /// An app's action was not carried out (its handler failed, it timed out).
-    ActionFailed,
-    /// A tool written in GDScript failed (its function returned `null` or an error, its object
-    /// was freed).
-    ToolFailed,
-    /// A bug inside the extension (reported, never a crash).
-    InternalError,
-}
-
-impl GodotErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: [GodotErrorCode; 11] = [
-        GodotErrorCode::NotRunning,
-        GodotErrorCode::NotSpawned,
-        GodotErrorCode::AgentStopped,
-        GodotErrorCode::NotReady,
-        GodotErrorCode::InvalidArgument,
-        GodotErrorCode::FileError,
-        GodotErrorCode::TurnRefused,
-        GodotErrorCode::TurnFailed,
-        GodotErrorCode::ActionFailed,
-        GodotErrorCode::ToolFailed,
-        GodotErrorCode::InternalError,
-    ];
-
-    /// The snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GodotErrorCode::NotRunning => "not_running",
-            GodotErrorCode::NotSpawned => "not_spawned",
-            GodotErrorCode::AgentStopped => "agent_stopped",
-            GodotErrorCode::NotReady => "not_ready",
-            GodotErrorCode::InvalidArgument => "invalid_argument",
-            GodotErrorCode::FileError => "file_error",
-            GodotErrorCode::TurnRefused => "turn_refused",
-            GodotErrorCode::TurnFailed => "turn_failed",
-            GodotErrorCode::ActionFailed => "action_failed",
-            GodotErrorCode::ToolFailed => "tool_failed",
-            GodotErrorCode::InternalError => "internal_error",
-        }
+agents_core::error_code_subset! {
+    /// The codes only the Godot layer reports (wire form: the snake_case name): a view of the
+    /// error codes, whose names, categories and hints are written once in `agents_core`.
+    pub enum GodotErrorCode: "Godot error code" {
+        NotRunning,
+        NotSpawned,
+        AgentStopped,
+        NotReady,
+        InvalidArgument,
+        FileError,
+        TurnRefused,
+        TurnFailed,
+        ActionFailed,
+        ToolFailed,
+        InternalError,
     }
 }
 
@@ -139,16 +93,12 @@ struct Group {
     values: Vec<&'static str>,
 }
 
-/// Every error code a class can report, sorted, each once.
+/// Every error code, sorted: the one vocabulary ([`ErrorCode`]), so a code any surface reports
+/// — the runtime's, an agent's, the Godot layer's, the protocol's, a failed call's reason —
+/// has its constant.
 pub fn error_codes() -> Vec<&'static str> {
-    let mut codes: Vec<&'static str> = RuntimeErrorCode::ALL
-        .iter()
-        .map(|c| c.as_str())
-        .chain(AgentErrorCode::ALL.iter().map(|c| c.as_str()))
-        .chain(GodotErrorCode::ALL.iter().map(|c| c.as_str()))
-        .collect();
+    let mut codes: Vec<&'static str> = ErrorCode::NAMES.to_vec();
     codes.sort_unstable();
-    codes.dedup();
     codes
 }
 
@@ -212,7 +162,42 @@ fn groups() -> Vec<Group> {
             all_name: "ERROR_CODES",
             values: error_codes(),
         },
+        Group {
+            doc: "What kind of failure a code is — what the caller can do about it: \
+                  [constant ERROR_CATEGORY_OF] gives each code's.",
+            prefix: "ERROR_CATEGORY_",
+            all_name: "ERROR_CATEGORIES",
+            values: Category::NAMES.to_vec(),
+        },
     ]
+}
+
+/// The `ERROR_CATEGORY_OF` constant: every error code's category, by code.
+fn category_of() -> String {
+    let mut codes = ErrorCode::ALL.to_vec();
+    codes.sort_unstable_by_key(|c| c.as_str());
+    let entries: Vec<String> = codes
+        .iter()
+        .map(|code| {
+            format!(
+                "\t\"{}\": ERROR_CATEGORY_{},\n",
+                code.as_str(),
+                code.category().as_str().to_uppercase()
+            )
+        })
+        .collect();
+    format!(
+        "## Each error code's category, by code:\n\
+         ## [code]input[/code], [code]not_found[/code], [code]conflict[/code] and \
+         [code]denied[/code] ask the caller to\n\
+         ## change something; [code]limit[/code] to wait; [code]unavailable[/code] to start or \
+         reach what\n\
+         ## is missing; [code]config[/code] to fix the configuration; [code]brain[/code], \
+         [code]storage[/code] and\n\
+         ## [code]internal[/code] report a failure elsewhere.\n\
+         const ERROR_CATEGORY_OF: Dictionary[String, String] = {{\n{}}}\n",
+        entries.concat()
+    )
 }
 
 /// The text of [`CONSTANTS_SCRIPT`].
@@ -259,12 +244,15 @@ pub fn constants_script() -> String {
             names.join(", ")
         ));
     }
+    out.push_str(&category_of());
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agents_core::bus::AgentErrorCode;
+    use agents_core::runtime::RuntimeErrorCode;
 
     #[test]
     fn constants_script_is_current() {
@@ -286,36 +274,34 @@ mod tests {
     }
 
     #[test]
-    fn godot_codes_are_listed_once_and_do_not_shadow_the_runtime_ones() {
-        use GodotErrorCode::*;
-        fn position(code: GodotErrorCode) -> usize {
-            match code {
-                NotRunning => 0,
-                NotSpawned => 1,
-                AgentStopped => 2,
-                NotReady => 3,
-                InvalidArgument => 4,
-                FileError => 5,
-                TurnRefused => 6,
-                TurnFailed => 7,
-                ActionFailed => 8,
-                ToolFailed => 9,
-                InternalError => 10,
-            }
-        }
-        for (i, code) in GodotErrorCode::ALL.iter().enumerate() {
-            assert_eq!(position(*code), i);
-            assert!(
-                !RuntimeErrorCode::ALL
-                    .iter()
-                    .any(|c| c.as_str() == code.as_str()),
-                "{}",
-                code.as_str()
-            );
-        }
+    fn every_code_has_a_constant_and_the_views_are_of_it() {
         let codes = error_codes();
-        assert!(codes.contains(&"unknown_agent") && codes.contains(&"lagged"));
-        assert!(codes.contains(&"not_spawned") && codes.contains(&"agent_stopped"));
+        assert_eq!(codes.len(), ErrorCode::ALL.len());
+        for code in ErrorCode::ALL {
+            assert!(codes.contains(&code.as_str()), "{code}");
+        }
+        // The views a class reports take their names from the one vocabulary.
+        for code in GodotErrorCode::ALL {
+            assert_eq!(ErrorCode::from(code).as_str(), code.as_str());
+        }
+        for code in RuntimeErrorCode::ALL {
+            assert!(codes.contains(&code.as_str()), "{code}");
+        }
+        for code in AgentErrorCode::ALL {
+            assert!(codes.contains(&code.as_str()), "{code}");
+        }
+        // `invalid_options` stays apart from `invalid_config` here (the protocol folds them).
+        assert!(codes.contains(&"invalid_options") && codes.contains(&"invalid_config"));
+        assert!(codes.contains(&"not_spawned") && codes.contains(&"not_json"));
+        // And each has its category.
+        let script = constants_script();
+        for code in ErrorCode::ALL {
+            let entry = format!(
+                "\t\"{code}\": ERROR_CATEGORY_{},\n",
+                code.category().as_str().to_uppercase()
+            );
+            assert!(script.contains(&entry), "{entry}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+use agents_core::error_code::ErrorCode;
 use agents_core::tools::games::{GAMES, GameDecl};
 use agents_core::tools::{ToolOutput, ToolRegistry};
 use godot::prelude::*;
@@ -58,7 +59,7 @@ pub fn call_json(name: &str, args: &Value) -> ToolOutput {
         Err(message) => {
             return ToolOutput::failed(json!({
                 "error": format!("Internal error: {message}"),
-                "reason": "internal_error",
+                "reason": ErrorCode::InternalError.as_str(),
                 "tool": name,
             }));
         }
@@ -66,7 +67,7 @@ pub fn call_json(name: &str, args: &Value) -> ToolOutput {
     catch_unwind(AssertUnwindSafe(|| registry.call_to_output(name, args))).unwrap_or_else(|_| {
         ToolOutput::failed(json!({
             "error": format!("Internal error in {name}"),
-            "reason": "internal_error",
+            "reason": ErrorCode::InternalError.as_str(),
             "tool": name,
         }))
     })
@@ -116,7 +117,7 @@ impl GameTools {
             Ok(map) => call_json(&name, &Value::Object(map)),
             Err(e) => ToolOutput::failed(json!({
                 "error": format!("Invalid arguments for {name}: {e}"),
-                "reason": "invalid_args",
+                "reason": ErrorCode::InvalidArgs.as_str(),
                 "tool": name,
                 "field": e.field_or("(arguments)"),
             })),
@@ -139,7 +140,7 @@ impl GameTools {
             Ok(args) => call_json(&name, &args),
             Err(e) => ToolOutput::failed(json!({
                 "error": format!("Invalid arguments for {name}: not JSON: {e}"),
-                "reason": "invalid_args",
+                "reason": ErrorCode::InvalidArgs.as_str(),
                 "tool": name,
                 "field": "(arguments)",
             })),

@@ -57,6 +57,16 @@ impl Source {
     /// A source: `url` is `http` or `https`; `sha256` is 64 hexadecimal digits (either case).
     /// The error says which is wrong.
     pub fn new(url: &str, sha256: &str) -> Result<Source, String> {
+        let url = Source::check_url(url)?;
+        Source::check_sha256(sha256)?;
+        Ok(Source {
+            url,
+            sha256: sha256.to_ascii_lowercase(),
+        })
+    }
+
+    /// The URL of a source, checked: `http` or `https`, with a host. The error says why not.
+    pub fn check_url(url: &str) -> Result<reqwest::Url, String> {
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!(
@@ -67,16 +77,18 @@ impl Source {
         if parsed.host_str().is_none_or(str::is_empty) {
             return Err("the URL names no host".into());
         }
+        Ok(parsed)
+    }
+
+    /// A source's hash, checked: 64 hexadecimal digits (either case). The error says why not.
+    pub fn check_sha256(sha256: &str) -> Result<(), String> {
         if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!(
                 "a SHA-256 is 64 hexadecimal digits; got {} characters",
                 sha256.chars().count()
             ));
         }
-        Ok(Source {
-            url: parsed,
-            sha256: sha256.to_ascii_lowercase(),
-        })
+        Ok(())
     }
 
     /// The URL as errors and progress show it: without its query and fragment.

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use agents_core::brain::{BrainChoice, BrainProfiles, BrainSpec};
 use agents_core::bus::{BusMessage, Filter, Received};
+use agents_core::error_code::ErrorCode;
 use agents_core::memory::BrainCallRow;
-use agents_core::runtime::{AgentConfig, Runtime, RuntimeOptions};
+use agents_core::runtime::{AgentConfig, Runtime, RuntimeError, RuntimeOptions};
 
 use clap::Args;
 
@@ -153,7 +154,7 @@ async fn decide(runtime: &Runtime, args: &BrainCheckArgs, target: &Target) -> Re
         Err(e) => {
             println!("brain: {}", target.choice);
             println!("refused before any call: {e}");
-            println!("check: {}", diagnosis_of_config(&e.to_string()));
+            println!("check: {}", diagnosis_of_config(refusal_code(&e)));
             return Ok(false);
         }
     };
@@ -292,29 +293,39 @@ fn print_call(row: &BrainCallRow) {
     );
 }
 
-/// What to look at for a brain refused before any call.
-fn diagnosis_of_config(message: &str) -> String {
-    if message.contains("environment variable") {
-        "set the variable named above to your API key (or point api_key_env at the one that \
-         holds it); a local server on 127.0.0.1 needs none"
-            .into()
-    } else if message.contains("model is required") {
-        "give the model's name (`--model`, or `model` in the profile)".into()
-    } else if message.contains("unknown brain") || message.contains("unknown provider") {
-        format!(
+/// The code of a brain refused before any call: its brain's own, the most precise.
+fn refusal_code(error: &RuntimeError) -> ErrorCode {
+    match error {
+        RuntimeError::Brain(brain) => brain.code(),
+        other => other.code().code(),
+    }
+}
+
+/// What to look at for a brain refused before any call, by its code.
+fn diagnosis_of_config(code: ErrorCode) -> String {
+    match code {
+        ErrorCode::BrainKeyMissing => "set the variable named above to your API key (or point \
+             api_key_env at the one that holds it); a local server on 127.0.0.1 needs none"
+            .into(),
+        ErrorCode::BrainModelMissing => {
+            "give the model's name (`--model`, or `model` in the profile)".into()
+        }
+        ErrorCode::UnknownBrain | ErrorCode::UnknownProvider => format!(
             "use a provider of {}, or a profile of --brains FILE",
             agents_core::brain::BrainRegistry::with_builtins()
                 .names()
                 .join(", ")
-        )
-    } else if message.contains("not found on PATH") || message.contains("not executable") {
-        "install the command, or give its full path in `command`".into()
-    } else {
-        "fix the field named above (docs/brains.md lists every option)".into()
+        ),
+        ErrorCode::CliNotFound => "install the command, or give its full path in `command`".into(),
+        ErrorCode::InvalidConfig => {
+            "fix the field named above (docs/brains.md lists every option)".into()
+        }
+        other => other.hint().into(),
     }
 }
 
-/// What to look at for a failure, by the most specific code known.
+/// What to look at for a failure, by the most specific code known (a model call's trace code,
+/// else the agent's error code).
 fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
     let option = |field: &str, otherwise: &str| {
         spec.and_then(|s| s.options.get(field))
@@ -329,54 +340,60 @@ fn diagnosis(code: &str, spec: Option<&BrainSpec>) -> String {
     let path = spec
         .and_then(|s| agents_core::brain::llm::api(&s.provider))
         .map_or("the provider's path", |api| api.path());
+    let Some(code) = ErrorCode::from_name(code) else {
+        return "see the message above; docs/brains.md has the failure list".into();
+    };
     match code {
-        "brain_unreachable" => format!(
+        ErrorCode::BrainUnreachable => format!(
             "nothing answered at {url}: is the server running, and is base_url the part before \
              {path}?"
         ),
-        "brain_timeout" => {
+        ErrorCode::BrainTimeout => {
             "the model did not finish in time: raise timeout_seconds (a local model's first \
              answer loads it)"
                 .into()
         }
-        "brain_auth_failed" => format!("the key was refused: check {key}"),
-        "brain_model_not_found" => format!(
+        ErrorCode::BrainAuthFailed => format!("the key was refused: check {key}"),
+        ErrorCode::BrainModelNotFound => format!(
             "the server does not know {model}: list its models (Ollama: `ollama list`; OpenAI: \
              GET /v1/models) and use one of their names"
         ),
-        "brain_rate_limited" => "the provider is rate-limiting: wait, or lower \
+        ErrorCode::BrainRateLimited => "the provider is rate-limiting: wait, or lower \
              max_concurrent_model_calls"
             .into(),
-        "brain_server_error" | "brain_provider_error" => {
+        ErrorCode::BrainServerError | ErrorCode::BrainProviderError => {
             "the provider failed (5xx or an error in the stream): try again later".into()
         }
-        "brain_bad_request" => "the server refused the request: it may not support tool \
+        ErrorCode::BrainBadRequest => "the server refused the request: it may not support tool \
              calling for this model (pick a model with tool support) or an option such as \
              temperature"
             .into(),
-        "brain_invalid_response" => "the server's answer is not the provider's wire format: \
-             check that the provider matches the server (openai for OpenAI-compatible servers, \
-             ollama for Ollama's own API)"
+        ErrorCode::BrainInvalidResponse => "the server's answer is not the provider's wire \
+             format: check that the provider matches the server (openai for OpenAI-compatible \
+             servers, ollama for Ollama's own API)"
             .into(),
-        "brain_invalid_reply" => "the model answered, but not the contract even after the \
-             repairs: use a model that follows tool-calling instructions"
+        ErrorCode::BrainInvalidReply => "the model answered, but not the contract even after \
+             the repairs: use a model that follows tool-calling instructions"
             .into(),
-        "budget_exhausted" => "the token budget is spent: raise token_budget".into(),
-        "cli_not_found" | "cli_spawn_failed" => "the command could not be started: install \
-             it, or give its full path as the first element of `command`"
+        ErrorCode::BudgetExhausted => "the token budget is spent: raise token_budget".into(),
+        ErrorCode::CliNotFound | ErrorCode::CliSpawnFailed => "the command could not be \
+             started: install it, or give its full path as the first element of `command`"
             .into(),
-        "cli_exit_status" => "the command failed: run it by hand with the request on its \
-             standard input (docs/brains.md, the cli provider) and read its standard error"
+        ErrorCode::CliExitStatus => "the command failed: run it by hand with the request on \
+             its standard input (docs/brains.md, the cli provider) and read its standard error"
             .into(),
-        "cli_timeout" => "the command did not finish in time: raise timeout_seconds".into(),
-        "cli_invalid_output" | "cli_output_too_large" => "the command's standard output must be \
-             one JSON object: the contract {assistant_text, dialog_type, tool_calls}, or \
-             Claude Code's result object"
+        ErrorCode::CliTimeout => "the command did not finish in time: raise timeout_seconds".into(),
+        ErrorCode::CliInvalidOutput | ErrorCode::CliOutputTooLarge => "the command's standard \
+             output must be one JSON object: the contract {assistant_text, dialog_type, \
+             tool_calls}, or Claude Code's result object"
             .into(),
-        "cli_reported_error" => "the command line reported an error (for claude: is it logged \
-             in? run `claude -p hello` by hand)"
+        ErrorCode::CliReportedError => "the command line reported an error (for claude: is it \
+             logged in? run `claude -p hello` by hand)"
             .into(),
-        _ => "see the message above; docs/brains.md has the failure list".into(),
+        ErrorCode::BrainError => {
+            "see the message above; docs/brains.md has the failure list".into()
+        }
+        other => other.hint().into(),
     }
 }
 
@@ -437,9 +454,59 @@ mod tests {
         assert!(diagnosis("brain_unreachable", Some(&spec)).contains("before /chat/completions?"));
         let ollama = BrainSpec::provider("ollama").with("model", "llama3.2");
         assert!(diagnosis("brain_unreachable", Some(&ollama)).contains("before /api/chat?"));
-        assert!(diagnosis_of_config("unknown provider 'x'").contains("ollama, openai"));
+        assert!(diagnosis_of_config(ErrorCode::UnknownProvider).contains("ollama, openai"));
         assert!(diagnosis("brain_auth_failed", Some(&spec)).contains("MY_KEY"));
         assert!(diagnosis("brain_model_not_found", Some(&spec)).contains("llama9"));
-        assert!(diagnosis_of_config("the environment variable X is not set").contains("API key"));
+    }
+
+    /// The code a brain check is refused with, from a runtime that checks it as a spawn would.
+    fn refused(spec: BrainSpec) -> ErrorCode {
+        let db = ScratchDb::new();
+        let runtime = Runtime::start(RuntimeOptions::with_database(&db.0)).unwrap();
+        let error = runtime.check_brain(&BrainChoice::from(spec)).unwrap_err();
+        runtime.shutdown(Duration::from_secs(1));
+        refusal_code(&error)
+    }
+
+    #[test]
+    fn a_refused_brain_is_diagnosed_by_its_code() {
+        let no_key = BrainSpec::provider("openai")
+            .with("model", "gpt-4o-mini")
+            .with("api_key_env", "AGENTS_BRAIN_CHECK_TEST_UNSET_KEY");
+        let code = refused(no_key);
+        assert_eq!(code, ErrorCode::BrainKeyMissing);
+        assert!(diagnosis_of_config(code).contains("API key"));
+
+        let no_model = BrainSpec::provider("openai").with("base_url", "http://127.0.0.1:1/v1");
+        let code = refused(no_model);
+        assert_eq!(code, ErrorCode::BrainModelMissing);
+        assert!(diagnosis_of_config(code).contains("--model"));
+
+        let code = refused(BrainSpec::provider("gpt-7"));
+        assert_eq!(code, ErrorCode::UnknownProvider);
+        assert!(diagnosis_of_config(code).contains("a provider of "));
+
+        let no_program = BrainSpec::provider("cli").with(
+            "command",
+            vec!["agents-brain-check-test-no-such-program".to_string()],
+        );
+        let code = refused(no_program);
+        assert_eq!(code, ErrorCode::CliNotFound);
+        assert!(diagnosis_of_config(code).contains("install the command"));
+
+        // Every other code falls back on the code's own hint.
+        assert_eq!(
+            diagnosis_of_config(ErrorCode::ShutDown),
+            ErrorCode::ShutDown.hint()
+        );
+    }
+
+    #[test]
+    fn every_code_a_check_can_meet_has_advice() {
+        for code in ErrorCode::ALL {
+            assert!(!diagnosis(code.as_str(), None).is_empty(), "{code}");
+            assert!(!diagnosis_of_config(code).is_empty(), "{code}");
+        }
+        assert!(diagnosis("no_such_code", None).contains("docs/brains.md"));
     }
 }

@@ -9,24 +9,24 @@
 //!   appends the entry to `turn_log.jsonl` beside the file, and prints it.
 //!
 //! Exit codes: 0 done; 1 a call failed (`apply`) or the GM's brain did not answer (`turn`);
-//! 2 bad input — an unreadable or invalid campaign file, input that is not a JSON array of
-//! calls, a turn actor outside the party — with the file left untouched.
+//! otherwise the failure's code's ([`Failure::exit_code`]): 2 bad input — an unreadable or
+//! invalid campaign file, input that is not a JSON array of calls, a turn actor outside the
+//! party, an unknown brain — with the file left untouched; 1 a file that cannot be saved.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agents_core::brain::BrainChoice;
-use agents_core::campaign::turn::{GmIdentity, TurnRequest, parse_calls, take_turn};
-use agents_core::campaign::{Campaign, file};
+use agents_core::campaign::turn::{GmIdentity, TurnError, TurnRequest, parse_calls, take_turn};
+use agents_core::campaign::{Campaign, CampaignError, file};
+use agents_core::error_code::{EXIT_FAILED, ErrorCode};
 use agents_core::runtime::{Runtime, RuntimeOptions};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::brains::ScratchDb;
-
-/// Exit code of bad input (the file is untouched).
-pub const EXIT_BAD_INPUT: u8 = 2;
+use crate::failure::{self, Failure};
 
 /// The campaign subcommands.
 #[derive(Debug, Subcommand)]
@@ -93,11 +93,9 @@ pub struct TurnArgs {
     pub timeout_seconds: f64,
 }
 
-/// A failure and its exit code.
-type Failure = (u8, String);
-
-fn bad(message: impl Into<String>) -> Failure {
-    (EXIT_BAD_INPUT, message.into())
+/// A campaign file that cannot be used: `invalid_path` or `invalid_campaign` (exit 2).
+fn unusable(error: CampaignError) -> Failure {
+    Failure::new(error.file_code(), error.to_string())
 }
 
 /// Runs a campaign command; prints to `out`. Returns the exit code, the message on failure.
@@ -114,7 +112,7 @@ pub fn run(
 }
 
 fn load(path: &Path) -> Result<Campaign, Failure> {
-    let loaded = file::load(path).map_err(|e| bad(e.to_string()))?;
+    let loaded = file::load(path).map_err(unusable)?;
     for warning in &loaded.warnings {
         eprintln!("warning: {}: {warning}", path.display());
     }
@@ -123,12 +121,17 @@ fn load(path: &Path) -> Result<Campaign, Failure> {
 
 fn print(out: &mut dyn Write, value: &Value) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    writeln!(out, "{text}").map_err(|e| (1, format!("cannot write the output: {e}")))
+    writeln!(out, "{text}").map_err(|e| {
+        Failure::new(
+            ErrorCode::FileError,
+            format!("cannot write the output: {e}"),
+        )
+    })
 }
 
 fn new(args: NewArgs, out: &mut dyn Write) -> Result<u8, Failure> {
     if args.file.exists() && !args.force {
-        return Err(bad(format!(
+        return Err(Failure::argument(format!(
             "{} exists already (pass --force to replace it)",
             args.file.display()
         )));
@@ -143,10 +146,14 @@ fn new(args: NewArgs, out: &mut dyn Write) -> Result<u8, Failure> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| bad(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Failure::new(
+            ErrorCode::InvalidPath,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
     let campaign = Campaign::new(file::next_id(&dir), &party);
-    file::save(&args.file, &campaign).map_err(|e| bad(e.to_string()))?;
+    file::save(&args.file, &campaign).map_err(unusable)?;
     print(
         out,
         &json!({"id": campaign.id, "file": args.file.display().to_string(),
@@ -160,19 +167,19 @@ fn apply(args: ApplyArgs, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<u
     let mut text = String::new();
     stdin
         .read_to_string(&mut text)
-        .map_err(|e| bad(format!("cannot read the calls from stdin: {e}")))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("stdin is not JSON: {e}")))?;
-    let calls = parse_calls(&value).map_err(bad)?;
+        .map_err(|e| Failure::argument(format!("cannot read the calls from stdin: {e}")))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::new(ErrorCode::InvalidJson, format!("stdin is not JSON: {e}")))?;
+    let calls = parse_calls(&value).map_err(Failure::argument)?;
     let outcome = campaign
         .run_calls(&calls, args.actor.as_deref())
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(failure::with(ErrorCode::InvalidArgument))?;
     if !outcome.applied_actions.is_empty() {
-        file::save(&args.file, &campaign).map_err(|e| (1, e.to_string()))?;
+        file::save(&args.file, &campaign).map_err(failure::with(ErrorCode::SaveFailed))?;
     }
     print(out, &outcome.to_json())?;
     Ok(if outcome.tool_feedback.is_some() {
-        1
+        EXIT_FAILED
     } else {
         0
     })
@@ -183,26 +190,38 @@ fn turn(args: TurnArgs, out: &mut dyn Write) -> Result<u8, Failure> {
     // Checked before any brain starts, so a bad actor leaves everything as it was.
     campaign
         .turn_actor(args.actor.as_deref())
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(failure::with(ErrorCode::InvalidArgument))?;
     let log = file::turn_log_path(&args.file);
     let number = file::turn_count(&log) + 1;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| (1, format!("cannot start the tokio runtime: {e}")))?;
+        .map_err(|e| {
+            Failure::new(
+                ErrorCode::StartupFailed,
+                format!("cannot start the tokio runtime: {e}"),
+            )
+        })?;
     let db = ScratchDb::new();
     let mut options = RuntimeOptions::with_database(&db.0);
     options.idle_think_seconds = 3600.0;
     if let Some(path) = &args.brains {
-        crate::brains::apply(crate::brains::load(path).map_err(bad)?, &mut options);
+        crate::brains::apply(
+            crate::brains::load(path).map_err(Failure::argument)?,
+            &mut options,
+        );
     }
-    let runtime = Runtime::start_on(rt.handle().clone(), options)
-        .map_err(|e| (1, format!("cannot start the agent runtime: {e}")))?;
+    let runtime = Runtime::start_on(rt.handle().clone(), options).map_err(|e| {
+        Failure::new(
+            e.code().code(),
+            format!("cannot start the agent runtime: {e}"),
+        )
+    })?;
     let seed = number;
     let outcome = runtime
         .build_brain(&BrainChoice::named(&args.brain), seed)
-        .map_err(|e| bad(format!("--brain {}: {e}", args.brain)))
+        .map_err(|e| Failure::new(e.code().code(), format!("--brain {}: {e}", args.brain)))
         .and_then(|mut brain| {
             let gm = GmIdentity {
                 agent_id: "gm".into(),
@@ -222,12 +241,18 @@ fn turn(args: TurnArgs, out: &mut dyn Write) -> Result<u8, Failure> {
                 )
                 .await
                 .map_err(|_| {
-                    (
-                        1,
+                    Failure::new(
+                        ErrorCode::BrainTimeout,
                         format!("the GM did not answer within {} s", args.timeout_seconds),
                     )
                 })?
-                .map_err(|e| (1, e.to_string()))
+                .map_err(|e| {
+                    let code = match &e {
+                        TurnError::Brain(_) => ErrorCode::TurnFailed,
+                        TurnError::Campaign(_) => ErrorCode::InvalidArgument,
+                    };
+                    Failure::new(code, e.to_string())
+                })
             })
         });
     runtime.shutdown(Duration::from_secs(2));
@@ -235,9 +260,9 @@ fn turn(args: TurnArgs, out: &mut dyn Write) -> Result<u8, Failure> {
     rt.shutdown_timeout(Duration::from_secs(1));
     let entry = outcome?;
     if entry.changed() {
-        file::save(&args.file, &campaign).map_err(|e| (1, e.to_string()))?;
+        file::save(&args.file, &campaign).map_err(failure::with(ErrorCode::SaveFailed))?;
     }
-    file::append_turn(&log, &entry).map_err(|e| (1, e.to_string()))?;
+    file::append_turn(&log, &entry).map_err(failure::with(ErrorCode::FileError))?;
     print(out, &serde_json::to_value(&entry).unwrap_or(Value::Null))?;
     Ok(0)
 }

@@ -3,14 +3,16 @@
 use std::io::{self, Read, Write};
 
 use crate::args::{LogLevel, positive_seconds};
+use agents_core::error_code::ErrorCode;
 use agents_core::tools::{ToolOutput, ToolRegistry};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 /// Exit code of a successful command.
 pub const EXIT_OK: u8 = 0;
-/// Exit code of a failed tool call (illegal move, unknown tool, invalid arguments, bad JSON).
-pub const EXIT_FAILED: u8 = 1;
+/// Exit code of a tool call that failed in the tool (an illegal move, a state that does not
+/// parse) or whose output could not be written.
+pub const EXIT_FAILED: u8 = agents_core::error_code::EXIT_FAILED;
 
 /// The Godot Agents headless server: the game tools from the command line and over MCP.
 ///
@@ -325,7 +327,10 @@ pub fn print_definitions(
     out.flush()
 }
 
-/// Runs `agents-server tool NAME [JSON]` and returns the process exit code.
+/// Runs `agents-server tool NAME [JSON]` and returns the process exit code: 0 when the call
+/// succeeded, 1 when the tool reported a failure (an illegal move), and the code's
+/// ([`Category::exit_code`](agents_core::error_code::Category::exit_code)) when the call could not
+/// be made: 2 for an unknown tool, arguments that fail the tool's schema or are not JSON.
 ///
 /// `arguments` is the JSON text (`None` = `{}`, `-` = read `stdin`). The structured result goes
 /// to `out` as pretty JSON; the error message and notes go to `err`.
@@ -337,19 +342,25 @@ pub fn run_tool(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> u8 {
-    let output = match read_arguments(arguments, stdin) {
+    // The code of a call that could not be made (`None`: it ran).
+    let (output, refused) = match read_arguments(arguments, stdin) {
         Ok(args) => match registry.call(name, &args) {
-            Ok(output) => output,
+            Ok(output) => (output, None),
             Err(error) => {
                 let mut output = error.to_output();
                 if matches!(error, agents_core::tools::ToolError::UnknownTool { .. }) {
                     output =
                         output.with_note("run `agents-server tools` to list the available tools");
                 }
-                output
+                (output, Some(error.code()))
             }
         },
-        Err(message) => ToolOutput::failed(json!({"error": message, "reason": "invalid_json"})),
+        Err(message) => (
+            ToolOutput::failed(
+                json!({"error": message, "reason": ErrorCode::InvalidJson.as_str()}),
+            ),
+            Some(ErrorCode::InvalidJson),
+        ),
     };
     // Diagnostics first, so a reader of a terminal sees them next to the result.
     if output.is_error {
@@ -371,10 +382,10 @@ pub fn run_tool(
     {
         return EXIT_FAILED;
     }
-    if output.is_error {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    match refused {
+        Some(code) => code.category().exit_code(),
+        None if output.is_error => EXIT_FAILED,
+        None => EXIT_OK,
     }
 }
 
@@ -407,6 +418,7 @@ fn write_pretty(out: &mut impl Write, value: &Value) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use agents_core::error_code::EXIT_USAGE;
     use agents_core::tools::ToolSpec;
     use clap::CommandFactory;
 
@@ -514,7 +526,7 @@ mod tests {
     #[test]
     fn invalid_arguments_name_the_field() {
         let r = run("add", Some(r#"{"a": "2"}"#), "");
-        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.code, EXIT_USAGE);
         assert_eq!(r.out["reason"], "invalid_args");
         assert_eq!(r.out["field"], "a");
         assert_eq!(r.out["tool"], "add");
@@ -526,9 +538,9 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tool_exits_1() {
+    fn unknown_tool_exits_2() {
         let r = run("nope", None, "");
-        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.code, EXIT_USAGE);
         assert_eq!(r.out["reason"], "unknown_tool");
         assert_eq!(r.out["tool"], "nope");
         assert!(r.err.contains("error: Unknown tool: nope"), "{}", r.err);
@@ -536,13 +548,13 @@ mod tests {
     }
 
     #[test]
-    fn bad_json_exits_1() {
+    fn bad_json_exits_2() {
         for (args, stdin, source) in [
             (Some("{\"a\": "), "", "the command line"),
             (Some("-"), "{oops}", "stdin"),
         ] {
             let r = run("add", args, stdin);
-            assert_eq!(r.code, EXIT_FAILED);
+            assert_eq!(r.code, EXIT_USAGE);
             assert_eq!(r.out["reason"], "invalid_json");
             assert!(r.err.starts_with("error: the arguments from "), "{}", r.err);
             assert!(r.err.contains(source), "{}", r.err);
@@ -552,7 +564,7 @@ mod tests {
     #[test]
     fn non_object_arguments_are_invalid() {
         let r = run("add", Some("[1, 2]"), "");
-        assert_eq!(r.code, EXIT_FAILED);
+        assert_eq!(r.code, EXIT_USAGE);
         assert_eq!(r.out["field"], "(arguments)");
     }
 

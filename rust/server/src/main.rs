@@ -10,12 +10,17 @@
 //! - `agents-server brain-check` sends one real decision to a configured model.
 //! - `agents-server campaign new | apply | turn` works on a tabletop campaign file.
 //!
-//! Exit codes: 0 success, 1 a failed tool call or a runtime error, 2 a command-line usage error.
+//! Exit codes: 0 success; 2 a command-line usage error, and a failure the caller must change
+//! something for (an unknown tool, arguments that fail its schema, bad input, an unknown
+//! agent…); 1 another failure (a tool that refused the move, the database, a model, a runtime
+//! error). A failure with an [error code](agents_core::error_code) takes the exit status of its
+//! category ([`agents_core::error_code::Category::exit_code`]).
 
 mod args;
 mod brains;
 mod campaign;
 mod cli;
+mod failure;
 mod mcp;
 mod memory;
 mod serve;
@@ -96,17 +101,17 @@ fn main() -> ExitCode {
             );
             match outcome {
                 Ok(code) => ExitCode::from(code),
-                Err((code, message)) => {
-                    let _ = writeln!(std::io::stderr(), "error: {message}");
-                    ExitCode::from(code)
+                Err(failure) => {
+                    let _ = writeln!(std::io::stderr(), "error: {}", failure.message);
+                    ExitCode::from(failure.exit_code())
                 }
             }
         }
         Command::Memory { command } => match memory::run(command, &mut std::io::stdout().lock()) {
             Ok(code) => ExitCode::from(code),
-            Err((code, message)) => {
-                let _ = writeln!(std::io::stderr(), "error: {message}");
-                ExitCode::from(code)
+            Err(failure) => {
+                let _ = writeln!(std::io::stderr(), "error: {}", failure.message);
+                ExitCode::from(failure.exit_code())
             }
         },
         Command::Serve(args) => {

@@ -21,18 +21,20 @@
 //! writes). `remember` and `forget` open it to write (creating and upgrading it). Both refuse
 //! a database that is not this project's, untouched.
 //!
-//! Exit codes: 0 done; 2 bad input (an agent the database does not know, a memory that cannot
-//! be stored, an unknown kind); 1 the database failed.
+//! Exit codes: 0 done; otherwise the failure's code's ([`Failure::exit_code`]): 2 bad input
+//! (an agent the database does not know, a memory that cannot be stored, an unknown kind); 1 the
+//! database failed.
 
 use std::io::Write;
 
+use agents_core::error_code::ErrorCode;
 use agents_core::memory::{Location, Memory, MemoryError, MemoryKind, NewMemory};
 use agents_core::mind::MemorySettings;
+use agents_core::runtime::RuntimeError;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-/// Exit code of bad input.
-pub const EXIT_BAD_INPUT: u8 = 2;
+use crate::failure::{self, Failure};
 
 /// Most memories one page holds.
 const MAX_PAGE: usize = 500;
@@ -124,18 +126,11 @@ pub struct RememberArgs {
     pub text: String,
 }
 
-/// A failure: the exit code and the message.
-pub type Failure = (u8, String);
-
-fn bad(message: impl Into<String>) -> Failure {
-    (EXIT_BAD_INPUT, message.into())
-}
-
+/// A failure of a database's: its code is the runtime's for it (`invalid_message` for a
+/// memory that cannot be stored, exit 2; `database_error`, exit 1).
 fn failed(error: MemoryError) -> Failure {
-    match error {
-        MemoryError::InvalidMemory(_) => bad(error.to_string()),
-        _ => (1, error.to_string()),
-    }
+    let message = error.to_string();
+    Failure::new(RuntimeError::from(error).code().code(), message)
 }
 
 /// Runs `command`, writing its output to `out`.
@@ -154,9 +149,12 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
             Memory::open_read_only(location)
         }
     };
-    let memory = opened.map_err(|e| (1, e.to_string()))?;
+    let memory = opened.map_err(failed)?;
     let Some(record) = memory.agent(&target.agent).map_err(failed)? else {
-        return Err(bad(format!("the database has no agent '{}'", target.agent)));
+        return Err(Failure::new(
+            ErrorCode::UnknownAgent,
+            format!("the database has no agent '{}'", target.agent),
+        ));
     };
     // The agent's own ceiling (its stored config's), else the default one.
     let max_memories = MemorySettings::of_stored(&record.config)
@@ -164,7 +162,12 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
         .max_memories;
     let agent = target.agent.clone();
     let write = |out: &mut dyn Write, text: String| {
-        writeln!(out, "{text}").map_err(|e| (1, format!("cannot write the output: {e}")))
+        writeln!(out, "{text}").map_err(|e| {
+            Failure::new(
+                ErrorCode::FileError,
+                format!("cannot write the output: {e}"),
+            )
+        })
     };
     match command {
         MemoryCommand::List(args) => {
@@ -205,7 +208,10 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
             }
         }
         MemoryCommand::Remember(args) => {
-            let kind: MemoryKind = args.kind.parse().map_err(bad)?;
+            let kind: MemoryKind = args
+                .kind
+                .parse()
+                .map_err(failure::with(ErrorCode::InvalidArgument))?;
             let (id, seq) = memory
                 .remember(
                     &agent,
@@ -237,7 +243,10 @@ pub fn run(command: MemoryCommand, out: &mut dyn Write) -> Result<u8, Failure> {
                     .is_some_and(|m| m.id == args.id))
             };
             if !has(&memory)? {
-                return Err(bad(format!("{agent} has no memory {}", args.id)));
+                return Err(Failure::new(
+                    ErrorCode::UnknownMemory,
+                    format!("{agent} has no memory {}", args.id),
+                ));
             }
             let seq = memory.forget(&agent, args.id);
             memory.wait_committed(seq).map_err(failed)?;

@@ -16,6 +16,7 @@ use super::{
     AppHandler, AppMode, AppOutbound, AppSession, AppView, CHAT_LINES, ChatLine, ChatRole,
     ControlMode, EventRecord, Refused, Registration, text,
 };
+use crate::error_code::ErrorCode;
 use crate::memory::{AppLogKind, AppRow, Memory};
 use crate::tools::{Refusal, ToolContext, ToolGuard, ToolOutput, ToolRegistry, ToolSpec};
 
@@ -305,7 +306,7 @@ fn tools_for(
                 match app {
                     Some(app) => app.agent_call(&name, params, ctx.cancel).await,
                     None => ToolOutput::failed(json!({"error": "the app was unregistered",
-                                                      "reason": "app_gone"})),
+                                                      "reason": ErrorCode::AppGone.as_str()})),
                 }
             }
         });
@@ -592,7 +593,9 @@ impl AppEntry {
         }
         match self.forward(Actor::Agent, name, params, cancel).await {
             Some(record) => output(&record),
-            None => ToolOutput::failed(json!({"error": "cancelled", "reason": "cancelled"})),
+            None => ToolOutput::failed(
+                json!({"error": "cancelled", "reason": ErrorCode::Cancelled.as_str()}),
+            ),
         }
     }
 
@@ -812,6 +815,7 @@ fn output(record: &ActionRecord) -> ToolOutput {
         None => ToolOutput::ok(json!({"ok": true, "action_id": record.action_id,
                                       "result": record.result})),
         Some(error) => ToolOutput::failed(json!({"ok": false, "action_id": record.action_id,
-                                                 "error": error, "reason": "app_refused"})),
+                                                 "error": error,
+                                                 "reason": ErrorCode::AppRefused.as_str()})),
     }
 }

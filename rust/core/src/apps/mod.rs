@@ -46,7 +46,6 @@ pub mod session_fit;
 pub mod text;
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -69,64 +68,22 @@ pub const DEFAULT_ACTION_TIMEOUT_SECONDS: f64 = 30.0;
 /// How many chat lines a session keeps.
 pub const CHAT_LINES: usize = 100;
 
-macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant),+
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire name.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $wire),+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = String;
-
-            /// The wire name; anything else is an error listing the names.
-            fn from_str(s: &str) -> Result<Self, String> {
-                $name::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| {
-                    format!(
-                        "unknown {} '{s}' (use {})",
-                        $what,
-                        $name::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
-                    )
-                })
-            }
-        }
-    };
-}
-
-wire_enum!(
+crate::wire_enum! {
     /// When the agent gets the app's state.
-    AppMode, "app mode" {
+    #[derive(Default)]
+    pub enum AppMode: "app mode" {
         /// After each processed action (turn-based play).
         #[default]
         Static = "static",
         /// Whenever the app calls `set_context`.
         Dynamic = "dynamic",
     }
-);
+}
 
-wire_enum!(
+crate::wire_enum! {
     /// Who may act.
-    ControlMode, "control mode" {
+    #[derive(Default)]
+    pub enum ControlMode: "control mode" {
         /// Only the agent's actions are forwarded.
         #[default]
         Agent = "agent",
@@ -135,22 +92,24 @@ wire_enum!(
         /// Both, respecting `humanOnly` / `agentOnly`.
         Copilot = "copilot",
     }
-);
+}
 
-wire_enum!(
+crate::wire_enum! {
     /// Who triggered an action (`by`).
-    Actor, "actor" {
+    #[derive(Default)]
+    pub enum Actor: "actor" {
         /// The attached agent.
         #[default]
         Agent = "agent",
         /// The human at the controls.
         Human = "human",
     }
-);
+}
 
-wire_enum!(
+crate::wire_enum! {
     /// Who wrote a chat line.
-    ChatRole, "chat role" {
+    #[derive(Default)]
+    pub enum ChatRole: "chat role" {
         /// The attached agent.
         #[default]
         Agent = "agent",
@@ -159,7 +118,7 @@ wire_enum!(
         /// The app or the platform (a changed label, an event, an attach).
         System = "system",
     }
-);
+}
 
 fn default_true() -> bool {
     true
@@ -619,10 +578,10 @@ mod tests {
     #[test]
     fn modes_parse_and_print() {
         for m in ControlMode::ALL {
-            assert_eq!(m.as_str().parse::<ControlMode>(), Ok(*m));
+            assert_eq!(m.as_str().parse::<ControlMode>(), Ok(m));
         }
         assert_eq!(
-            "pilot".parse::<ControlMode>().unwrap_err(),
+            "pilot".parse::<ControlMode>().unwrap_err().to_string(),
             "unknown control mode 'pilot' (use agent, human, copilot)"
         );
         assert_eq!("dynamic".parse::<AppMode>(), Ok(AppMode::Dynamic));

@@ -74,6 +74,7 @@ use super::llm::prompt::{self, RequestOptions};
 use super::provider::{check_max_tokens, check_not_blank, check_temperature, check_timeout};
 use super::{Brain, BrainContext, BrainError, BrainSettings, BrainSpec, DecideFuture};
 use crate::contract::BrainReply;
+use crate::error_code::ErrorCode;
 use crate::memory::BrainCall;
 
 /// The provider name the built-in factory registers.
@@ -277,15 +278,15 @@ impl CliError {
     }
 
     /// The code the `brain_calls` trace records.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            CliError::NotFound { .. } => "cli_not_found",
-            CliError::Spawn { .. } => "cli_spawn_failed",
-            CliError::Timeout { .. } => "cli_timeout",
-            CliError::Exit { .. } => "cli_exit_status",
-            CliError::OutputTooLarge { .. } => "cli_output_too_large",
-            CliError::InvalidOutput { .. } => "cli_invalid_output",
-            CliError::Reported { .. } => "cli_reported_error",
+            CliError::NotFound { .. } => ErrorCode::CliNotFound,
+            CliError::Spawn { .. } => ErrorCode::CliSpawnFailed,
+            CliError::Timeout { .. } => ErrorCode::CliTimeout,
+            CliError::Exit { .. } => ErrorCode::CliExitStatus,
+            CliError::OutputTooLarge { .. } => ErrorCode::CliOutputTooLarge,
+            CliError::InvalidOutput { .. } => ErrorCode::CliInvalidOutput,
+            CliError::Reported { .. } => ErrorCode::CliReportedError,
         }
     }
 }
@@ -490,10 +491,10 @@ impl super::Provider for CliProvider {
     ) -> Result<(), BrainError> {
         let plan = Plan::read(spec, options.clone()).map_err(BrainError::Invalid)?;
         if find_program(plan.program()).is_none() {
-            return Err(BrainError::Invalid(format!(
-                "brain.command: {}",
-                plan.not_found()
-            )));
+            return Err(BrainError::Config {
+                code: ErrorCode::CliNotFound,
+                message: format!("brain.command: {}", plan.not_found()),
+            });
         }
         Ok(())
     }
@@ -1152,7 +1153,7 @@ mod tests {
             ),
         ] {
             let e = read_answer("m", stdout.as_bytes()).unwrap_err();
-            assert_eq!(e.code(), code, "{stdout}");
+            assert_eq!(e.code().as_str(), code, "{stdout}");
             assert!(e.to_string().contains(says), "{stdout}: {e}");
         }
     }
@@ -1231,7 +1232,7 @@ mod tests {
         let missing = plan(json!({"provider": "cli", "command": ["./no/such/brain"]})).unwrap();
         assert_eq!(
             run(&missing, b"").await.unwrap_err().code(),
-            "cli_not_found"
+            ErrorCode::CliNotFound
         );
     }
 

@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod cli;
 pub mod gate;
+mod http;
 pub mod keys;
 pub mod llm;
 pub mod local;
@@ -26,13 +27,14 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::contract::{BrainReply, DecisionStep, ToolCall};
+use crate::error_code::ErrorCode;
 use crate::geometry::{Position, WorldBounds};
 use crate::memory::{ConversationRow, TaskRow};
 pub use keys::{ApiKeys, InlineKey};
 pub use policy::{BrainRefusal, ClientBrainPolicy};
 pub use provider::Provider;
 pub use section::{Framing, ScriptedPlay, Section, Sections};
-pub use spec::{BrainChoice, BrainProfiles, BrainSpec};
+pub use spec::{BrainChoice, BrainProfiles, BrainSpec, OptionsError};
 
 /// A message the agent has just acknowledged and should take into account.
 /// The player's id (in recipients and contexts) unless the runtime's options name another.
@@ -175,10 +177,21 @@ pub enum BrainError {
         /// Comma-separated names that exist.
         available: String,
     },
-    /// The brain is misconfigured (an unknown provider, a missing model, an environment
-    /// variable that is not set — named, never its value).
+    /// The brain is misconfigured (a field of the wrong type, a number out of range, …; the
+    /// kinds with a code of their own are [`BrainError::Config`]) — named, never a key's value.
     #[error("{0}")]
     Invalid(String),
+    /// The brain object cannot be served as it is, for a reason that has its own code: a
+    /// provider that is not registered (`unknown_provider`), no key in the environment variable
+    /// (`brain_key_missing`), no model named (`brain_model_missing`), a command-line model's
+    /// program that does not exist (`cli_not_found`). The message names the field.
+    #[error("{message}")]
+    Config {
+        /// What is wrong.
+        code: ErrorCode,
+        /// What is wrong, in words.
+        message: String,
+    },
     /// The brain object brought its own key (`api_key`), which is never stored: a stored agent
     /// with it runs again once its brain object is given again with the key.
     #[error(
@@ -240,22 +253,36 @@ impl BrainError {
         }
     }
 
-    /// The code an agent reports this failure with: `brain_auth_failed` (401/403),
-    /// `brain_model_not_found` (404), a local model's own code, else `brain_error`.
+    /// The code of this failure, the most precise one known: a failed model call's
+    /// (`brain_timeout`, `brain_auth_failed`, …), a command-line model's (`cli_exit_status`, …),
+    /// a local model's, a configuration's (`brain_key_missing`, `unknown_provider`, …),
+    /// `unknown_brain`, `invalid_config` for another brain object that cannot be used, else
+    /// `brain_error`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            BrainError::Unknown { .. } => ErrorCode::UnknownBrain,
+            BrainError::Invalid(_)
+            | BrainError::KeyNotStored
+            | BrainError::Duplicate(_)
+            | BrainError::InvalidName(_) => ErrorCode::InvalidConfig,
+            BrainError::Config { code, .. } => *code,
+            BrainError::ModelFileMissing(_) => ErrorCode::BrainModelNotFound,
+            BrainError::BudgetExhausted(_) => ErrorCode::BudgetExhausted,
+            BrainError::Call(e) => ErrorCode::of_call(e.code()),
+            BrainError::Cli(e) => e.code(),
+            BrainError::Model { code, .. } => code.code(),
+            // A reflection's or a rating's answer that is not the contract (a decision's own
+            // is reported by the runtime, after its repairs, as `brain_invalid_reply`).
+            BrainError::Backend(_) | BrainError::InvalidReply(_) => ErrorCode::BrainError,
+        }
+    }
+
+    /// The code an agent reports this failure with: [`BrainError::code`] when it is one of an
+    /// agent's codes (`brain_auth_failed` (401/403), `brain_model_not_found` (404), a local
+    /// model's own code, `budget_exhausted`), else `brain_error`.
     pub fn agent_error_code(&self) -> crate::agent_error::AgentErrorCode {
         use crate::agent_error::AgentErrorCode;
-        use agents_llm::client::CallErrorCode;
-        match self {
-            BrainError::BudgetExhausted(_) => AgentErrorCode::BudgetExhausted,
-            BrainError::Model { code, .. } => *code,
-            BrainError::ModelFileMissing(_) => AgentErrorCode::BrainModelNotFound,
-            BrainError::Call(e) => match e.code() {
-                CallErrorCode::AuthFailed => AgentErrorCode::BrainAuthFailed,
-                CallErrorCode::ModelNotFound => AgentErrorCode::BrainModelNotFound,
-                _ => AgentErrorCode::BrainError,
-            },
-            _ => AgentErrorCode::BrainError,
-        }
+        AgentErrorCode::of(self.code()).unwrap_or(AgentErrorCode::BrainError)
     }
 }
 
@@ -560,7 +587,7 @@ impl BrainRegistry {
     fn add_http<P: agents_llm::api::HttpProvider>(&mut self, api: &'static P) {
         self.apis.insert(api.name().to_string(), api);
         let keys = self.keys.clone();
-        self.add_provider(api.name(), llm::HttpBrains::new(api, keys));
+        self.add_provider(api.name(), http::Http(llm::HttpBrains::new(api, keys)));
     }
 
     /// The wire format of the HTTP provider registered as `name`; `None` for any other brain.
@@ -711,11 +738,14 @@ impl BrainRegistry {
         };
         spec.validate_shared().map_err(BrainError::Invalid)?;
         if !self.contains(&spec.provider) {
-            return Err(BrainError::Invalid(format!(
-                "brain.provider: unknown provider '{}' (available: {})",
-                spec.provider,
-                self.names().join(", ")
-            )));
+            return Err(BrainError::Config {
+                code: ErrorCode::UnknownProvider,
+                message: format!(
+                    "brain.provider: unknown provider '{}' (available: {})",
+                    spec.provider,
+                    self.names().join(", ")
+                ),
+            });
         }
         let api_key = spec
             .api_key

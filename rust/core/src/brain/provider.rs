@@ -63,22 +63,57 @@ pub trait Provider: Send + Sync + 'static {
     ) -> Result<Box<dyn Brain>, BrainError>;
 }
 
+/// The names of `P`'s options (its JSON Schema's properties).
+fn option_names<P: Provider>() -> std::collections::BTreeSet<String> {
+    let schema = schemars::SchemaGenerator::default().root_schema_for::<P::Options>();
+    schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 /// A [`Provider`] as the registry holds it.
 pub(crate) struct Registered<P>(pub P);
 
 impl<P: Provider> Registered<P> {
     fn read(&self, spec: &BrainSpec) -> Result<P::Options, BrainError> {
-        let options = spec.options_as::<P::Options>().map_err(|e| {
-            BrainError::Invalid(if e.contains("unknown field") {
+        let options = spec.read_options::<P::Options>().map_err(|e| {
+            // A field the options do not have: say whose options they are.
+            let unknown = e
+                .field()
+                .is_some_and(|field| !option_names::<P>().contains(field));
+            BrainError::Invalid(if unknown {
                 format!("{e} (the options of the {} provider)", spec.provider)
             } else {
-                e
+                e.to_string()
             })
         })?;
         self.0
             .validate(spec, &options)
-            .map_err(BrainError::Invalid)?;
+            .map_err(|message| self.refusal(spec, message))?;
         Ok(options)
+    }
+
+    /// The error for a refusal of [`Provider::validate`]: `brain_model_missing`
+    /// ([`BrainError::Config`]) when naming a model is all the brain object lacks — it names
+    /// none, and the same object with one passes — else [`BrainError::Invalid`]. Told by what
+    /// passes, never by the refusal's words.
+    fn refusal(&self, spec: &BrainSpec, message: String) -> BrainError {
+        let lacks_only_a_model = !spec.options.contains_key("model") && {
+            let named = spec.clone().with("model", "model");
+            named
+                .read_options::<P::Options>()
+                .is_ok_and(|options| self.0.validate(&named, &options).is_ok())
+        };
+        if lacks_only_a_model {
+            BrainError::Config {
+                code: crate::error_code::ErrorCode::BrainModelMissing,
+                message,
+            }
+        } else {
+            BrainError::Invalid(message)
+        }
     }
 }
 

@@ -203,10 +203,19 @@ impl BrainSpec {
     /// Reads the provider's options as its own type `O` (which refuses fields it does not
     /// know). Errors name the field: `brain: unknown field `modle`, expected one of …`.
     pub fn options_as<O: serde::de::DeserializeOwned>(&self) -> Result<O, String> {
+        self.read_options().map_err(|e| e.to_string())
+    }
+
+    /// [`BrainSpec::options_as`] with the error's parts: the field it is about and what is
+    /// wrong.
+    pub fn read_options<O: serde::de::DeserializeOwned>(&self) -> Result<O, OptionsError> {
         serde_path_to_error::deserialize(serde_json::Value::Object(self.options.clone())).map_err(
-            |e| match e.path().to_string().as_str() {
-                "." => format!("brain: {}", e.inner()),
-                path => format!("brain.{path}: {}", e.inner()),
+            |e| OptionsError {
+                path: match e.path().to_string().as_str() {
+                    "." => String::new(),
+                    path => path.to_string(),
+                },
+                message: e.inner().to_string(),
             },
         )
     }
@@ -435,6 +444,36 @@ impl BrainProfiles {
         Ok(profiles)
     }
 }
+
+/// Options a provider could not read: where (`brain.temperature`) and what is wrong. Its text
+/// is `brain.<path>: <message>` (`brain: <message>` for the object as a whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionsError {
+    /// The field's path inside the options (`temperature`, `headers.X`); empty for the object
+    /// as a whole.
+    pub path: String,
+    /// What is wrong (serde's words: `unknown field `modle`, expected one of …`).
+    pub message: String,
+}
+
+impl OptionsError {
+    /// The option the error is about: the first segment of its path (`headers` of
+    /// `headers.X`); `None` for the object as a whole.
+    pub fn field(&self) -> Option<&str> {
+        self.path.split(['.', '[']).next().filter(|f| !f.is_empty())
+    }
+}
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.path.as_str() {
+            "" => write!(f, "brain: {}", self.message),
+            path => write!(f, "brain.{path}: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for OptionsError {}
 
 #[cfg(test)]
 mod tests {

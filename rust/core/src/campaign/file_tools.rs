@@ -25,6 +25,7 @@ use super::dir::{CampaignDir, CampaignFile};
 use super::gm::GmTool;
 use super::{Campaign, CampaignError};
 use crate::contract::ToolCall;
+use crate::error_code::ErrorCode;
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 /// The argument naming the campaign file.
@@ -102,8 +103,8 @@ fn schema(tool: GmTool) -> Value {
            "additionalProperties": false})
 }
 
-fn failure(message: String, reason: &str) -> ToolOutput {
-    ToolOutput::failed(json!({"error": message, "reason": reason}))
+fn failure(message: String, reason: ErrorCode) -> ToolOutput {
+    ToolOutput::failed(json!({"error": message, "reason": reason.as_str()}))
 }
 
 /// Runs `tool` with `args` on the campaign file they name, as `files` allows.
@@ -111,7 +112,7 @@ fn run(tool: GmTool, args: &Value, files: &CampaignFiles) -> ToolOutput {
     let Some(name) = args.get(CAMPAIGN_ARG).and_then(Value::as_str) else {
         return failure(
             format!("{tool}: {CAMPAIGN_ARG} (a path) is required"),
-            "invalid_args",
+            ErrorCode::InvalidArgs,
         );
     };
     let actor = match args.get(TURN_ACTOR_ARG) {
@@ -120,7 +121,7 @@ fn run(tool: GmTool, args: &Value, files: &CampaignFiles) -> ToolOutput {
         Some(_) => {
             return failure(
                 format!("{tool}: {TURN_ACTOR_ARG} must be a string"),
-                "invalid_args",
+                ErrorCode::InvalidArgs,
             );
         }
     };
@@ -129,7 +130,7 @@ fn run(tool: GmTool, args: &Value, files: &CampaignFiles) -> ToolOutput {
         .and_then(|file| Ok((file.load()?, file)));
     let (mut campaign, file): (Campaign, CampaignFile) = match loaded {
         Ok((loaded, file)) => (loaded.campaign, file),
-        Err(e) => return failure(format!("{tool}: {e}"), e.file_reason()),
+        Err(e) => return failure(format!("{tool}: {e}"), e.file_code()),
     };
     let mut own = args.as_object().cloned().unwrap_or_default();
     own.remove(CAMPAIGN_ARG);
@@ -137,7 +138,7 @@ fn run(tool: GmTool, args: &Value, files: &CampaignFiles) -> ToolOutput {
     let call = ToolCall::new("call_001", tool.as_str(), Value::Object(own));
     let outcome = match campaign.run_calls(std::slice::from_ref(&call), actor) {
         Ok(outcome) => outcome,
-        Err(e) => return failure(format!("{tool}: {e}"), "invalid_args"),
+        Err(e) => return failure(format!("{tool}: {e}"), ErrorCode::InvalidArgs),
     };
     if !outcome.applied_actions.is_empty()
         && !tool.is_read_only()
@@ -145,7 +146,7 @@ fn run(tool: GmTool, args: &Value, files: &CampaignFiles) -> ToolOutput {
     {
         return failure(
             format!("{tool}: the call was applied but not saved: {e}"),
-            "save_failed",
+            ErrorCode::SaveFailed,
         );
     }
     let mut structured = outcome.to_json();

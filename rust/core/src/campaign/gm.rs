@@ -22,9 +22,6 @@
 //! `dying` target healed above 0 `alive`. A `dead` target stays `dead` at hp 0: death is not
 //! undone by damage (the reference's text names no transition out of `dead`).
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -32,38 +29,21 @@ use super::load::strict_int;
 use super::{CHARACTER_STATES, Campaign, CampaignError};
 use crate::contract::{FailedCall, FailureReason, ToolCall};
 
-/// One GM tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GmTool {
-    /// Moves the turn actor one step along a directed edge.
-    Move,
-    /// Lists where an actor can go (read-only).
-    MoveOptions,
-    /// Changes an actor's hp.
-    HpDelta,
-    /// Generates a layer of areas.
-    MapGenerate,
+crate::wire_enum! {
+    /// One GM tool (its name in calls and in the allowlist).
+    pub enum GmTool: "GM tool" {
+        /// Moves the turn actor one step along a directed edge.
+        Move = "move",
+        /// Lists where an actor can go (read-only).
+        MoveOptions = "move_options",
+        /// Changes an actor's hp.
+        HpDelta = "hp_delta",
+        /// Generates a layer of areas.
+        MapGenerate = "map_generate",
+    }
 }
 
 impl GmTool {
-    /// Every GM tool.
-    pub const ALL: [GmTool; 4] = [
-        GmTool::Move,
-        GmTool::MoveOptions,
-        GmTool::HpDelta,
-        GmTool::MapGenerate,
-    ];
-
-    /// Its name in calls and in the allowlist.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GmTool::Move => "move",
-            GmTool::MoveOptions => "move_options",
-            GmTool::HpDelta => "hp_delta",
-            GmTool::MapGenerate => "map_generate",
-        }
-    }
-
     /// True for the tools that change nothing.
     pub fn is_read_only(self) -> bool {
         self == GmTool::MoveOptions
@@ -149,25 +129,6 @@ impl GmTool {
                 "additionalProperties": false,
             }),
         }
-    }
-}
-
-impl fmt::Display for GmTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for GmTool {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        GmTool::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| {
-                format!("'{s}' is not a GM tool (move, move_options, hp_delta, map_generate)")
-            })
     }
 }
 
@@ -372,7 +333,7 @@ impl Campaign {
         let tool: GmTool = call
             .tool
             .parse()
-            .map_err(|e: String| invalid(format!("{e}; the allowlist names it")))?;
+            .map_err(|e| invalid(format!("{e}; the allowlist names it")))?;
         let (result, effects) = match tool {
             GmTool::Move => self.apply_move(&call.args, turn_actor)?,
             GmTool::MoveOptions => (self.move_options(&call.args, turn_actor)?, Vec::new()),

@@ -134,12 +134,19 @@ impl CampaignError {
     /// The `reason` a GM tool on a file reports for this error: `invalid_path` when the file
     /// name is refused, `invalid_campaign` when the file cannot be read as a campaign.
     pub fn file_reason(&self) -> &'static str {
+        self.file_code().as_str()
+    }
+
+    /// The code of a campaign file tool's failure: `invalid_path` for a path the caller may not
+    /// use, `invalid_campaign` for a file that cannot be used.
+    pub fn file_code(&self) -> crate::error_code::ErrorCode {
+        use crate::error_code::ErrorCode;
         match self {
             CampaignError::NoCampaignDir
             | CampaignError::PathNotRelative(_)
             | CampaignError::NoSuchFile(_)
-            | CampaignError::NotRegularFile { .. } => "invalid_path",
-            _ => "invalid_campaign",
+            | CampaignError::NotRegularFile { .. } => ErrorCode::InvalidPath,
+            _ => ErrorCode::InvalidCampaign,
         }
     }
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::leases;
-use crate::protocol::ErrorCode;
+use crate::protocol::ProtocolErrorCode;
 use crate::runtime::Runtime;
 
 /// How long the owner waits for a released agent's task to end.
@@ -49,7 +49,10 @@ pub(crate) enum MoveAnswer {
     /// The agent stopped there and its lease is the asking process's.
     Moved,
     /// The agent stays where it is.
-    Refused { code: ErrorCode, message: String },
+    Refused {
+        code: ProtocolErrorCode,
+        message: String,
+    },
 }
 
 /// The owner's side: stops the agent and gives its lease to `request.to`.
@@ -65,13 +68,13 @@ pub(crate) async fn give(
     match runtime.agent_app(&agent_id) {
         Err(_) => {
             return refused(
-                ErrorCode::UnknownAgent,
+                ProtocolErrorCode::UnknownAgent,
                 format!("agent {agent_id} does not run on process {here}"),
             );
         }
         Ok(Some(app)) => {
             return refused(
-                ErrorCode::AppAttached,
+                ProtocolErrorCode::AppAttached,
                 format!(
                     "agent {agent_id} plays app '{app}' on process {here}: detach it there first"
                 ),
@@ -81,7 +84,7 @@ pub(crate) async fn give(
     }
     let stopped = match runtime.release(&agent_id) {
         Ok(stopped) => stopped,
-        Err(e) => return refused(ErrorCode::from_runtime(&e), e.to_string()),
+        Err(e) => return refused(ProtocolErrorCode::from_runtime(&e), e.to_string()),
     };
     tracing::info!(agent = %agent_id, to = %to, "handing an agent over");
     let moved = async {
@@ -110,7 +113,7 @@ pub(crate) async fn give(
                 }
             });
             refused(
-                ErrorCode::DatabaseError,
+                ProtocolErrorCode::DatabaseError,
                 format!("agent {agent_id} could not be handed over by process {here}: {why}"),
             )
         }
@@ -126,7 +129,7 @@ mod tests {
         let moved = serde_json::to_value(MoveAnswer::Moved).unwrap();
         assert_eq!(moved, serde_json::json!({"result": "moved"}));
         let refused = MoveAnswer::Refused {
-            code: ErrorCode::AppAttached,
+            code: ProtocolErrorCode::AppAttached,
             message: "detach it first".into(),
         };
         let text = serde_json::to_string(&refused).unwrap();
@@ -135,7 +138,7 @@ mod tests {
             r#"{"result":"refused","code":"app_attached","message":"detach it first"}"#
         );
         match serde_json::from_str::<MoveAnswer>(&text).unwrap() {
-            MoveAnswer::Refused { code, .. } => assert_eq!(code, ErrorCode::AppAttached),
+            MoveAnswer::Refused { code, .. } => assert_eq!(code, ProtocolErrorCode::AppAttached),
             other => panic!("{other:?}"),
         }
     }

@@ -33,7 +33,7 @@ use super::subjects::{ORIGIN_HEADER, Subjects};
 use crate::bus::BusMessage;
 use crate::net::{Remote, RemoteError};
 use crate::protocol::requests::{self as dispatch, Handled};
-use crate::protocol::{ClientRequest, ErrorCode, RequestId, ServerMessage, parse_request};
+use crate::protocol::{ClientRequest, ProtocolErrorCode, RequestId, ServerMessage, parse_request};
 use crate::runtime::Runtime;
 use crate::tools::ToolRegistry;
 
@@ -304,7 +304,7 @@ impl Router {
                             let answer = match serde_json::from_slice::<handover::MoveRequest>(&ask.payload) {
                                 Ok(request) => handover::give(&runtime, &db_url, &here, lease, request).await,
                                 Err(e) => handover::MoveAnswer::Refused {
-                                    code: ErrorCode::InvalidRequest,
+                                    code: ProtocolErrorCode::InvalidRequest,
                                     message: format!("not a hand-over request: {e}"),
                                 },
                             };
@@ -395,7 +395,7 @@ async fn answer(
         Ok(Handled::Reply(message)) => message,
         Ok(_) => {
             return dispatch::error(
-                ErrorCode::InternalError,
+                ProtocolErrorCode::InternalError,
                 "this request is not routed to another process",
                 request_id,
             );
@@ -403,7 +403,7 @@ async fn answer(
         Err(e) => {
             tracing::error!("a routed request failed: {e}");
             return dispatch::error(
-                ErrorCode::InternalError,
+                ProtocolErrorCode::InternalError,
                 "the request handler failed",
                 request_id,
             );
@@ -412,7 +412,7 @@ async fn answer(
     if writes && !matches!(message, ServerMessage::Error(_)) {
         let seq = runtime.memory().submitted_seq();
         if let Err(e) = runtime.memory().committed(seq).await {
-            return dispatch::error(ErrorCode::DatabaseError, e.to_string(), request_id);
+            return dispatch::error(ProtocolErrorCode::DatabaseError, e.to_string(), request_id);
         }
     }
     message
@@ -447,7 +447,7 @@ impl Remote for Router {
                 tracing::info!("forwarding a request to the process running its agent");
                 let unreachable = |why: String| {
                     dispatch::error(
-                        ErrorCode::AgentUnreachable,
+                        ProtocolErrorCode::AgentUnreachable,
                         format!(
                             "agent {agent_id} runs on process {owner}, which did not answer: {why}"
                         ),
@@ -541,7 +541,7 @@ impl Remote for Router {
                 tracing::info!("asking the process running the agent to hand it over");
                 let unreachable = |why: String| {
                     RemoteError::new(
-                        ErrorCode::AgentUnreachable,
+                        ProtocolErrorCode::AgentUnreachable,
                         format!("agent {agent_id} runs on process {owner}, which did not hand it over: {why}"),
                     )
                 };
@@ -558,7 +558,7 @@ impl Remote for Router {
                 }
                 leases::resume_one(&runtime, &agent_id).await.map_err(|why| {
                     RemoteError::new(
-                        ErrorCode::InternalError,
+                        ProtocolErrorCode::InternalError,
                         format!("agent {agent_id} was handed over by process {owner} but did not start on {here}: {why}"),
                     )
                 })?;

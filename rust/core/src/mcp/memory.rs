@@ -111,7 +111,7 @@ fn memory_tools(runtime: Weak<Runtime>) -> Vec<(ToolSpec, Handler)> {
                 }
             },
             None => ToolOutput::failed(
-                json!({"error": "the runtime is shut down", "reason": "shut_down"}),
+                json!({"error": "the runtime is shut down", "reason": crate::error_code::ErrorCode::ShutDown.as_str()}),
             ),
         }) as Handler
     };

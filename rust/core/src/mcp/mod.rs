@@ -8,7 +8,9 @@
 //! - `tools/list`: the registry's MCP definitions, converted from [`Tool::mcp_definition`]
 //!   so `agents-server tools --format mcp` and `tools/list` can never disagree.
 //! - `tools/call`: `structuredContent`, the text items of [`ToolOutput::text_items`] (the JSON
-//!   first, then the notes) and `isError`. An unknown tool is a JSON-RPC "invalid params" error;
+//!   first, then the notes) and `isError`. A failure that is not a call's result is a JSON-RPC
+//!   error whose code follows from its [error code](crate::error_code)'s category
+//!   ([`mcp_error`]): an unknown tool is "invalid params" (`-32602`), a bug "internal error";
 //!   invalid arguments are a result with `isError: true` whose structured content names the field
 //!   (`{error, reason: "invalid_args", tool, field}`).
 //! - Over HTTP, each session's `tools/call`s are rate-limited as a WebSocket connection's
@@ -24,6 +26,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::admission::{Admission, TokenBucket};
+use crate::error_code::ErrorCode;
 use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -111,7 +114,8 @@ impl McpHandler {
             let error = ToolError::UnknownTool {
                 name: name.to_owned(),
             };
-            return Err(McpError::invalid_params(
+            return Err(mcp_error(
+                error.code(),
                 error.to_string(),
                 Some(json!({"reason": error.reason(), "tool": name})),
             ));
@@ -124,7 +128,8 @@ impl McpHandler {
             tokio::task::spawn_blocking(move || registry.call_to_output(&tool, &args))
                 .await
                 .map_err(|e| {
-                    McpError::internal_error(
+                    mcp_error(
+                        ErrorCode::InternalError,
                         format!("the call to {name} did not complete: {e}"),
                         None,
                     )
@@ -167,7 +172,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<CallToolResponse, McpError> {
         tracing::debug!(tool = %request.name, "tools/call");
         if self.refuses() {
-            let code = crate::protocol::ErrorCode::RateLimited;
+            let code = ErrorCode::RateLimited;
             let refused = ToolOutput::failed(json!({
                 "error": "too many tool calls in this session; slow down",
                 "reason": code.as_str(),
@@ -179,6 +184,28 @@ impl ServerHandler for McpHandler {
             .await
             .map(CallToolResponse::from)
     }
+}
+
+/// An MCP (JSON-RPC) error for a failure of `code`: its JSON-RPC code follows from the code's
+/// category ([`Category::jsonrpc_code`](crate::error_code::Category::jsonrpc_code): "invalid
+/// params" when the call must change, "internal error" for a bug, the server error `-32000`
+/// otherwise). `data` carries the code's name as `reason`.
+pub fn mcp_error(code: ErrorCode, message: impl Into<String>, data: Option<Value>) -> McpError {
+    let data = match data {
+        Some(Value::Object(mut object)) => {
+            object
+                .entry("reason")
+                .or_insert_with(|| code.as_str().into());
+            Some(Value::Object(object))
+        }
+        Some(other) => Some(other),
+        None => Some(json!({"reason": code.as_str()})),
+    };
+    McpError::new(
+        rmcp::model::ErrorCode(code.category().jsonrpc_code()),
+        message.into(),
+        data,
+    )
 }
 
 /// One registry tool as an rmcp tool, converted from [`Tool::mcp_definition`] (the single source

@@ -201,7 +201,7 @@ fn memory_row(row: &dyn StoredRow) -> Result<StoredMemory, MemoryError> {
             .map_err(|reason| super::rows::BadStored {
                 what: "memory kind",
                 text: kind.clone(),
-                reason,
+                reason: reason.to_string(),
             })?,
         text: row.text(3)?,
         importance: u8::try_from(row.int(4)?.clamp(1, 10)).unwrap_or(1),

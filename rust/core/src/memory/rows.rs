@@ -36,23 +36,13 @@ pub struct NewConversation {
     pub recipient: Option<String>,
 }
 
-/// Task status: `assigned` or `completed` (the strings stored in `agent_tasks.status`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskStatus {
-    /// Open.
-    Assigned,
-    /// Done; `completed_at` is set.
-    Completed,
-}
-
-impl TaskStatus {
-    /// The stored string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Assigned => "assigned",
-            TaskStatus::Completed => "completed",
-        }
+crate::wire_enum! {
+    /// Task status: `assigned` or `completed` (the strings stored in `agent_tasks.status`).
+    pub enum TaskStatus: "task status" {
+        /// Open.
+        Assigned = "assigned",
+        /// Done; `completed_at` is set.
+        Completed = "completed",
     }
 }
 
@@ -141,49 +131,18 @@ pub struct Page<T> {
     pub next: Option<i64>,
 }
 
-/// How a model call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CallOutcome {
-    /// The model answered the contract.
-    Ok,
-    /// The model answered something that is not the contract (the decision repairs it or fails
-    /// with `brain_invalid_reply`).
-    InvalidReply,
-    /// The call failed: unreachable, refused, timed out, out of budget.
-    Error,
-    /// The decision was interrupted, terminated or shut down while the call was in flight.
-    Cancelled,
-}
-
-impl CallOutcome {
-    /// Every outcome.
-    pub const ALL: [CallOutcome; 4] = [
-        CallOutcome::Ok,
-        CallOutcome::InvalidReply,
-        CallOutcome::Error,
-        CallOutcome::Cancelled,
-    ];
-
-    /// The stored name (`ok`, `invalid_reply`, `error`, `cancelled`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::InvalidReply => "invalid_reply",
-            CallOutcome::Error => "error",
-            CallOutcome::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl std::str::FromStr for CallOutcome {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CallOutcome::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| format!("unknown call outcome '{s}'"))
+crate::wire_enum! {
+    /// How a model call ended.
+    pub enum CallOutcome: "call outcome" {
+        /// The model answered the contract.
+        Ok = "ok",
+        /// The model answered something that is not the contract (the decision repairs it or
+        /// fails with `brain_invalid_reply`).
+        InvalidReply = "invalid_reply",
+        /// The call failed: unreachable, refused, timed out, out of budget.
+        Error = "error",
+        /// The decision was interrupted, terminated or shut down while the call was in flight.
+        Cancelled = "cancelled",
     }
 }
 

@@ -199,15 +199,12 @@ pub(crate) fn parse_state(text: &str) -> Result<AgentState, BadStored> {
 
 /// A stored task status.
 pub(crate) fn parse_status(text: &str) -> Result<TaskStatus, BadStored> {
-    match text {
-        "assigned" => Ok(TaskStatus::Assigned),
-        "completed" => Ok(TaskStatus::Completed),
-        _ => Err(BadStored {
+    text.parse()
+        .map_err(|e: crate::wire::UnknownName| BadStored {
             what: "task status",
             text: text.to_string(),
-            reason: "neither 'assigned' nor 'completed'".to_string(),
-        }),
-    }
+            reason: e.to_string(),
+        })
 }
 
 /// A stored agent config (JSON).
@@ -221,11 +218,12 @@ pub(crate) fn parse_config(text: &str) -> Result<serde_json::Value, BadStored> {
 
 /// A stored model-call outcome.
 pub(crate) fn parse_outcome(text: &str) -> Result<super::CallOutcome, BadStored> {
-    text.parse().map_err(|reason: String| BadStored {
-        what: "call outcome",
-        text: text.to_string(),
-        reason,
-    })
+    text.parse()
+        .map_err(|reason: crate::wire::UnknownName| BadStored {
+            what: "call outcome",
+            text: text.to_string(),
+            reason: reason.to_string(),
+        })
 }
 
 /// An app's stored session from its row and its log entries (JSON texts, newest first, as

@@ -21,62 +21,30 @@ pub const MAX_MEMORY_ABOUT_CHARS: usize = 100;
 /// Most search terms a query is cut to.
 pub const MAX_SEARCH_TERMS: usize = 16;
 
-/// What a memory is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MemoryKind {
-    /// A line it heard.
-    Heard,
-    /// A line it said.
-    Said,
-    /// Something it did, and how it turned out (a tool's result, a refusal, a blocked move).
-    Did,
-    /// What the game told it it perceives.
-    Observed,
-    /// A fact the game planted (`remember`).
-    Fact,
-    /// A task it was given, or finished.
-    Task,
-    /// Something that happened in an app or a campaign it takes part in.
-    Event,
-    /// An insight drawn from other memories (a reflection).
-    Insight,
-    /// A summary of older memories (compaction).
-    Summary,
-    /// What it thinks of someone (`about`): drawn by a reflection, each new one superseding
-    /// the last, and recalled whenever that one speaks to it.
-    Relationship,
-}
-
-impl MemoryKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [MemoryKind; 10] = [
-        MemoryKind::Heard,
-        MemoryKind::Said,
-        MemoryKind::Did,
-        MemoryKind::Observed,
-        MemoryKind::Fact,
-        MemoryKind::Task,
-        MemoryKind::Event,
-        MemoryKind::Insight,
-        MemoryKind::Summary,
-        MemoryKind::Relationship,
-    ];
-
-    /// The stored and wire name (`heard`, `fact`, …).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            MemoryKind::Heard => "heard",
-            MemoryKind::Said => "said",
-            MemoryKind::Did => "did",
-            MemoryKind::Observed => "observed",
-            MemoryKind::Fact => "fact",
-            MemoryKind::Task => "task",
-            MemoryKind::Event => "event",
-            MemoryKind::Insight => "insight",
-            MemoryKind::Summary => "summary",
-            MemoryKind::Relationship => "relationship",
-        }
+crate::wire_enum! {
+    /// What a memory is of.
+    pub enum MemoryKind: "memory kind" {
+        /// A line it heard.
+        Heard = "heard",
+        /// A line it said.
+        Said = "said",
+        /// Something it did, and how it turned out (a tool's result, a refusal, a blocked move).
+        Did = "did",
+        /// What the game told it it perceives.
+        Observed = "observed",
+        /// A fact the game planted (`remember`).
+        Fact = "fact",
+        /// A task it was given, or finished.
+        Task = "task",
+        /// Something that happened in an app or a campaign it takes part in.
+        Event = "event",
+        /// An insight drawn from other memories (a reflection).
+        Insight = "insight",
+        /// A summary of older memories (compaction).
+        Summary = "summary",
+        /// What it thinks of someone (`about`): drawn by a reflection, each new one superseding
+        /// the last, and recalled whenever that one speaks to it.
+        Relationship = "relationship",
     }
 }
 
@@ -88,29 +56,6 @@ impl MemoryKind {
             self,
             MemoryKind::Insight | MemoryKind::Summary | MemoryKind::Relationship
         )
-    }
-}
-
-impl std::fmt::Display for MemoryKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for MemoryKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        MemoryKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == text)
-            .ok_or_else(|| {
-                let names: Vec<&str> = MemoryKind::ALL.iter().map(|k| k.as_str()).collect();
-                format!(
-                    "unknown memory kind '{text}' (one of: {})",
-                    names.join(", ")
-                )
-            })
     }
 }
 
@@ -460,9 +405,9 @@ mod tests {
         for kind in MemoryKind::ALL {
             assert_eq!(kind.as_str().parse::<MemoryKind>(), Ok(kind));
         }
-        let error = "gossip".parse::<MemoryKind>().unwrap_err();
+        let error = "gossip".parse::<MemoryKind>().unwrap_err().to_string();
         assert!(
-            error.starts_with("unknown memory kind 'gossip' (one of: heard, said"),
+            error.starts_with("unknown memory kind 'gossip' (use heard, said"),
             "{error}"
         );
     }

@@ -34,7 +34,7 @@ use crate::protocol::requests::{
     self as dispatch, AgentSpawnRequest, AppUnregister, Handled, Runs,
 };
 use crate::protocol::{
-    ClientRequest, EVENT_TYPES, ErrorCode, PROTOCOL_VERSION, REQUEST_TYPES, RequestId,
+    ClientRequest, EVENT_TYPES, PROTOCOL_VERSION, ProtocolErrorCode, REQUEST_TYPES, RequestId,
     ServerMessage, parse_request, to_text,
 };
 
@@ -142,7 +142,7 @@ async fn release_replies(
                 Err(e) => {
                     tracing::error!(conn = outbound.id, "a reply's write was not committed: {e}");
                     dispatch::error(
-                        ErrorCode::DatabaseError,
+                        ProtocolErrorCode::DatabaseError,
                         format!(
                             "the request was carried out but its write could not be saved: {e}"
                         ),
@@ -302,7 +302,7 @@ async fn read_loop(
             Admission::Limited => {
                 let request_id = text.as_deref().and_then(peek_request_id);
                 let message = dispatch::error(
-                    ErrorCode::RateLimited,
+                    ProtocolErrorCode::RateLimited,
                     format!(
                         "too many requests: at most {} per second (bursts of {}); slow down",
                         config.rate_limit_per_sec, config.rate_limit_burst
@@ -320,7 +320,7 @@ async fn read_loop(
         }
         let Some(text) = text else {
             let message = dispatch::error(
-                ErrorCode::BinaryNotSupported,
+                ProtocolErrorCode::BinaryNotSupported,
                 "binary frames are not supported: send JSON text frames",
                 None,
             );
@@ -407,7 +407,7 @@ impl ConnectionApps {
             return None;
         }
         Some(dispatch::error(
-            ErrorCode::AppNotOwned,
+            ProtocolErrorCode::AppNotOwned,
             format!(
                 "app '{app_id}' was not registered by this connection: only its front end may \
                  change it (any connection may read it with get_app_session)"
@@ -500,7 +500,7 @@ async fn answer(
         )
     {
         return Some(dispatch::error(
-            ErrorCode::BrainNotAllowed,
+            ProtocolErrorCode::BrainNotAllowed,
             refusal.to_string(),
             request_id,
         ));
@@ -510,7 +510,7 @@ async fn answer(
         && let Err(refusal) = memory.check_client(shared.runtime.options().memory.max_memories)
     {
         return Some(dispatch::error(
-            ErrorCode::InvalidConfig,
+            ProtocolErrorCode::InvalidConfig,
             refusal,
             request_id,
         ));
@@ -535,7 +535,7 @@ async fn answer(
             Err(e) => {
                 tracing::error!("a request handler failed: {e}");
                 return Some(dispatch::error(
-                    ErrorCode::InternalError,
+                    ProtocolErrorCode::InternalError,
                     "the request handler failed",
                     request_id,
                 ));
@@ -543,7 +543,11 @@ async fn answer(
         }
     };
     let failed = |e: crate::runtime::RuntimeError, request_id| {
-        dispatch::error(ErrorCode::from_runtime(&e), e.to_string(), request_id)
+        dispatch::error(
+            ProtocolErrorCode::from_runtime(&e),
+            e.to_string(),
+            request_id,
+        )
     };
     Some(match handled {
         Handled::Reply(message) => message,
@@ -594,7 +598,7 @@ async fn answer(
                     let seq = runtime.memory().submitted_seq();
                     if let Err(e) = runtime.memory().committed(seq).await {
                         message = dispatch::error(
-                            ErrorCode::DatabaseError,
+                            ProtocolErrorCode::DatabaseError,
                             format!("the campaign changed but its log could not be saved: {e}"),
                             request_id,
                         );
@@ -606,7 +610,7 @@ async fn answer(
                 return None;
             }
             dispatch::error(
-                ErrorCode::RateLimited,
+                ProtocolErrorCode::RateLimited,
                 format!(
                     "too many campaign requests waiting on this connection: at most {}; wait \
                      for their replies",
@@ -634,7 +638,7 @@ async fn answer(
                                 action,
                             },
                             Err(e) => dispatch::error(
-                                ErrorCode::DatabaseError,
+                                ProtocolErrorCode::DatabaseError,
                                 format!("the action was handled but could not be saved: {e}"),
                                 request_id,
                             ),
@@ -656,7 +660,7 @@ async fn answer(
                     agents,
                 }
             }
-            Err(message) => dispatch::error(ErrorCode::InvalidFilter, message, request_id),
+            Err(message) => dispatch::error(ProtocolErrorCode::InvalidFilter, message, request_id),
         },
     })
 }

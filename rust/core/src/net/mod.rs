@@ -295,14 +295,17 @@ pub trait Remote: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteError {
     /// The protocol error the client's request is answered with.
-    pub code: crate::protocol::ErrorCode,
+    pub code: crate::protocol::ProtocolErrorCode,
     /// What happened, naming the agent and the processes.
     pub message: String,
 }
 
 impl RemoteError {
     /// An error with this code and message.
-    pub fn new(code: crate::protocol::ErrorCode, message: impl Into<String>) -> RemoteError {
+    pub fn new(
+        code: crate::protocol::ProtocolErrorCode,
+        message: impl Into<String>,
+    ) -> RemoteError {
         RemoteError {
             code,
             message: message.into(),

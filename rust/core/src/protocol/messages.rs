@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ErrorCode, RequestId};
+use super::{ProtocolErrorCode, RequestId};
 use crate::agent_state::AgentState;
 use crate::apps::{ActionRecord, Actor, AppSession, ChatRole, ControlMode};
 use crate::bus::BusMessage;
@@ -508,7 +508,7 @@ pub enum ServerMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorMessage {
     /// Machine-readable code.
-    pub code: ErrorCode,
+    pub code: ProtocolErrorCode,
     /// Explanation (names the field where there is one).
     pub message: String,
     /// The failed request's id, when it could be read.

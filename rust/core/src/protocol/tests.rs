@@ -133,7 +133,7 @@ impl Fixture {
 fn not_json() {
     for text in ["", "{", "nope", "{\"type\": \"ping\",}"] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::NotJson, "{text:?}");
+        assert_eq!(e.code, ProtocolErrorCode::NotJson, "{text:?}");
         assert_eq!(e.request_id, None);
     }
 }
@@ -148,7 +148,7 @@ fn not_an_object() {
         ("true", "a boolean"),
     ] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::NotAnObject, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::NotAnObject, "{text}");
         assert!(e.message.contains(kind), "{text}: {}", e.message);
     }
 }
@@ -156,7 +156,7 @@ fn not_an_object() {
 #[test]
 fn missing_type() {
     let e = err(r#"{"request_id": 3}"#);
-    assert_eq!(e.code, ErrorCode::MissingType);
+    assert_eq!(e.code, ProtocolErrorCode::MissingType);
     assert_eq!(
         e.request_id,
         Some(RequestId::Int(3)),
@@ -168,7 +168,7 @@ fn missing_type() {
         (r#"{"type": ["ping"]}"#, "an array"),
     ] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::MissingType, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::MissingType, "{text}");
         assert!(e.message.contains(kind), "{text}: {}", e.message);
     }
 }
@@ -176,7 +176,7 @@ fn missing_type() {
 #[test]
 fn unknown_type() {
     let e = err(r#"{"type": "agent_speech", "request_id": "x"}"#);
-    assert_eq!(e.code, ErrorCode::UnknownType);
+    assert_eq!(e.code, ProtocolErrorCode::UnknownType);
     assert!(e.message.contains("agent_speech"), "{}", e.message);
     assert!(
         e.message.contains("agent_spawn_request"),
@@ -217,7 +217,7 @@ fn invalid_request_names_the_field() {
     ];
     for (text, needle) in cases {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{text}");
         assert!(e.message.contains(needle), "{text}: {}", e.message);
     }
     // A missing field is named.
@@ -234,7 +234,7 @@ fn bad_request_id() {
         (r#"{"type": "ping", "request_id": [1]}"#, "an array"),
     ] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{text}");
         assert!(e.message.contains("request_id"), "{}", e.message);
         assert!(e.message.contains(kind), "{text}: {}", e.message);
         assert_eq!(e.request_id, None);
@@ -242,7 +242,7 @@ fn bad_request_id() {
     // Every reply echoes it: a string id is bounded.
     let long = format!(r#"{{"type": "ping", "request_id": "{}"}}"#, "x".repeat(129));
     let e = err(&long);
-    assert_eq!(e.code, ErrorCode::InvalidRequest);
+    assert_eq!(e.code, ProtocolErrorCode::InvalidRequest);
     assert_eq!(
         e.message,
         "request_id is 129 characters long; the limit is 128"
@@ -503,7 +503,7 @@ async fn a_client_that_owns_the_world_sets_positions() {
             .to_string(),
     )
     .unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidRequest);
+    assert_eq!(bad.code, ProtocolErrorCode::InvalidRequest);
     assert!(bad.message.contains("position.x"), "{bad:?}");
     f.runtime.shutdown(std::time::Duration::from_secs(1));
 }
@@ -662,7 +662,7 @@ async fn tools_over_the_protocol() {
     assert!(out["message"].as_str().unwrap().contains("coord"), "{out}");
     // Arguments that are not an object are refused at the parse, before the tool is looked up.
     let e = err(r#"{"type": "call_tool", "name": "apply_tic_tac_toe_move", "arguments": [1]}"#);
-    assert_eq!(e.code, ErrorCode::InvalidRequest);
+    assert_eq!(e.code, ProtocolErrorCode::InvalidRequest);
     // Arguments too large for any tool: invalid_args naming the limit.
     let big = "x".repeat(crate::limits::MAX_TOOL_ARGUMENTS_BYTES);
     let out = f.send_err(
@@ -1132,6 +1132,61 @@ fn doc_examples_validate_and_cover_every_message() {
     }
 }
 
+/// The `code` values of `error` messages clients know: a client written against an earlier
+/// version keeps working only while each of these stays, spelt so.
+const PROTOCOL_ERROR_CODES: [&str; 35] = [
+    "not_json",
+    "not_an_object",
+    "missing_type",
+    "unknown_type",
+    "invalid_request",
+    "duplicate_field",
+    "binary_not_supported",
+    "unknown_agent",
+    "already_running",
+    "invalid_config",
+    "unknown_brain",
+    "brain_not_allowed",
+    "brain_error",
+    "unknown_task",
+    "task_already_completed",
+    "invalid_message",
+    "unknown_tool",
+    "invalid_args",
+    "unknown_app",
+    "app_exists",
+    "app_attached",
+    "app_not_owned",
+    "unknown_action",
+    "unknown_campaign",
+    "action_refused",
+    "invalid_filter",
+    "unauthorized",
+    "rate_limited",
+    "database_error",
+    "shut_down",
+    "agent_unreachable",
+    "limit_reached",
+    "unknown_move",
+    "unknown_memory",
+    "internal_error",
+];
+
+/// The codes of the rows of `docs/protocol.md`'s error table (the section `## Errors`).
+fn doc_error_table(text: &str) -> Vec<String> {
+    let section = text
+        .split("\n## Errors\n")
+        .nth(1)
+        .expect("docs/protocol.md has a section `## Errors`");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once("` |"))
+        .map(|(code, _)| code.to_string())
+        .collect()
+}
+
 #[test]
 fn doc_lists_every_error_code() {
     let text = std::fs::read_to_string(docs_dir().join("protocol.md")).unwrap();
@@ -1140,15 +1195,22 @@ fn doc_lists_every_error_code() {
         .pointer("/$defs/ErrorCode/oneOf")
         .and_then(Value::as_array)
         .expect("ErrorCode is a oneOf of consts");
-    assert_eq!(codes.len(), 35);
-    for c in codes {
-        let name = c["const"].as_str().unwrap();
-        let code: ErrorCode = serde_json::from_value(json!(name)).unwrap();
+    let published: Vec<&str> = codes.iter().map(|c| c["const"].as_str().unwrap()).collect();
+    // The names clients see are unchanged: exactly these, in this order, in the code, the
+    // published schema and the table of docs/protocol.md.
+    assert_eq!(published, PROTOCOL_ERROR_CODES);
+    assert_eq!(ProtocolErrorCode::NAMES, PROTOCOL_ERROR_CODES);
+    let mut table = doc_error_table(&text);
+    let mut expected: Vec<String> = PROTOCOL_ERROR_CODES.map(String::from).to_vec();
+    table.sort();
+    expected.sort();
+    assert_eq!(table, expected, "docs/protocol.md's error table");
+    for name in PROTOCOL_ERROR_CODES {
+        let code: ProtocolErrorCode = serde_json::from_value(json!(name)).unwrap();
         assert_eq!(code.as_str(), name);
-        assert!(
-            text.contains(&format!("| `{name}` |")),
-            "docs/protocol.md's error table has no row for `{name}`"
-        );
+        assert_eq!(name.parse::<ProtocolErrorCode>(), Ok(code));
+        // Each is a code of the one vocabulary, of the same name.
+        assert_eq!(crate::error_code::ErrorCode::from(code).as_str(), name);
     }
     for kind in EVENT_TYPES.iter().chain(REQUEST_TYPES) {
         assert!(
@@ -1179,34 +1241,77 @@ fn doc_lists_every_memory_kind() {
 
 #[test]
 fn runtime_error_codes_map_to_protocol_codes() {
-    use crate::runtime::RuntimeError;
+    use crate::runtime::{RuntimeError, RuntimeErrorCode};
+    // Every runtime code keeps its name on the protocol but the two it folds, explicitly.
+    for code in RuntimeErrorCode::ALL {
+        let on_the_wire = ProtocolErrorCode::of_runtime(code);
+        match code {
+            RuntimeErrorCode::InvalidOptions => {
+                assert_eq!(on_the_wire, ProtocolErrorCode::InvalidConfig)
+            }
+            RuntimeErrorCode::StartupFailed => {
+                assert_eq!(on_the_wire, ProtocolErrorCode::InternalError)
+            }
+            _ => assert_eq!(on_the_wire.as_str(), code.as_str()),
+        }
+    }
     let cases = [
         (
             RuntimeError::UnknownAgent("a".into()),
-            ErrorCode::UnknownAgent,
+            ProtocolErrorCode::UnknownAgent,
         ),
         (
             RuntimeError::AlreadyRunning("a".into()),
-            ErrorCode::AlreadyRunning,
+            ProtocolErrorCode::AlreadyRunning,
         ),
         (
             RuntimeError::InvalidConfig("x".into()),
-            ErrorCode::InvalidConfig,
+            ProtocolErrorCode::InvalidConfig,
         ),
         (
             RuntimeError::InvalidOptions("x".into()),
-            ErrorCode::InvalidConfig,
+            ProtocolErrorCode::InvalidConfig,
         ),
         (
             RuntimeError::InvalidMessage("x".into()),
-            ErrorCode::InvalidMessage,
+            ProtocolErrorCode::InvalidMessage,
         ),
-        (RuntimeError::ShutDown, ErrorCode::ShutDown),
-        (RuntimeError::Startup("x".into()), ErrorCode::InternalError),
+        (RuntimeError::ShutDown, ProtocolErrorCode::ShutDown),
+        (
+            RuntimeError::Startup("x".into()),
+            ProtocolErrorCode::InternalError,
+        ),
     ];
-    for (e, code) in cases {
-        assert_eq!(ErrorCode::from_runtime(&e), code, "{e}");
+    // A brain object's precise codes (a key, a model, a provider, a program missing) stay
+    // `invalid_config` for the runtime and on the wire, as before they had codes of their own.
+    for code in [
+        crate::error_code::ErrorCode::BrainKeyMissing,
+        crate::error_code::ErrorCode::BrainModelMissing,
+        crate::error_code::ErrorCode::UnknownProvider,
+        crate::error_code::ErrorCode::CliNotFound,
+    ] {
+        let e = RuntimeError::Brain(crate::brain::BrainError::Config {
+            code,
+            message: "x".into(),
+        });
+        assert_eq!(e.code(), RuntimeErrorCode::InvalidConfig, "{code}");
+        assert_eq!(
+            ProtocolErrorCode::from_runtime(&e),
+            ProtocolErrorCode::InvalidConfig
+        );
     }
+    for (e, code) in cases {
+        assert_eq!(ProtocolErrorCode::from_runtime(&e), code, "{e}");
+    }
+    // The runtime keeps both apart, for the surfaces that can say so (Godot, the CLI).
+    assert_eq!(
+        RuntimeError::InvalidOptions("x".into()).code(),
+        RuntimeErrorCode::InvalidOptions
+    );
+    assert_eq!(
+        RuntimeError::Startup("x".into()).code(),
+        RuntimeErrorCode::StartupFailed
+    );
 }
 
 #[test]
@@ -1271,7 +1376,7 @@ fn an_array_is_never_an_object() {
         ),
     ] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{text}");
         assert!(e.message.contains(needle), "{text}: {}", e.message);
     }
 }
@@ -1294,7 +1399,7 @@ fn a_key_twice_is_duplicate_field_at_any_depth() {
         ),
     ] {
         let e = err(text);
-        assert_eq!(e.code, ErrorCode::DuplicateField, "{text}");
+        assert_eq!(e.code, ProtocolErrorCode::DuplicateField, "{text}");
         assert!(
             e.message.contains(&format!("duplicate field \"{key}\"")),
             "{text}: {}",
@@ -1369,7 +1474,7 @@ fn every_limit_just_under_passes_and_just_over_names_the_field_and_the_limit() {
         assert!(parse_request(&under).is_ok(), "{field} at {max}");
         let over = format!("{{\"type\": \"{}}}", template.replace('@', &s(max + 1)));
         let e = err(&over);
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{field}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{field}");
         assert!(
             e.message.contains(&format!(
                 "{field}: is {} characters long; the limit is {max}",
@@ -1621,7 +1726,7 @@ async fn token_budgets_are_read_and_set_for_the_runtime_and_for_one_agent() {
         ),
     ] {
         let e = err(&request.to_string());
-        assert_eq!(e.code, ErrorCode::InvalidRequest);
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest);
         assert!(e.message.contains(says), "{}", e.message);
     }
 }
@@ -1652,7 +1757,7 @@ fn campaign_requests_are_bounded() {
         ),
     ] {
         let e = err(&text);
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{field}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{field}");
         assert!(e.message.contains(field), "{field}: {}", e.message);
     }
 }
@@ -1752,7 +1857,7 @@ async fn memories_are_planted_recalled_paged_and_forgotten_over_the_protocol() {
         ),
     ] {
         let e = err(&bad.to_string());
-        assert_eq!(e.code, ErrorCode::InvalidRequest, "{bad}: {e:?}");
+        assert_eq!(e.code, ProtocolErrorCode::InvalidRequest, "{bad}: {e:?}");
         assert!(e.message.contains(needle), "{bad}: {}", e.message);
     }
     let out = f.send(json!({"type": "list_memories", "agent_id": id, "limit": 500}));

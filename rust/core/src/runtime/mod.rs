@@ -139,110 +139,30 @@ pub enum RuntimeError {
     },
 }
 
-/// The stable code of a [`RuntimeError`] (wire form: [`RuntimeErrorCode::as_str`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RuntimeErrorCode {
-    /// `unknown_agent`.
-    UnknownAgent,
-    /// `already_running`.
-    AlreadyRunning,
-    /// `invalid_config`.
-    InvalidConfig,
-    /// `invalid_options`.
-    InvalidOptions,
-    /// `unknown_brain`.
-    UnknownBrain,
-    /// `brain_error`.
-    BrainError,
-    /// `unknown_task`.
-    UnknownTask,
-    /// `task_already_completed`.
-    TaskAlreadyCompleted,
-    /// `database_error`.
-    DatabaseError,
-    /// `invalid_message`.
-    InvalidMessage,
-    /// `shut_down`.
-    ShutDown,
-    /// `startup_failed`.
-    StartupFailed,
-    /// `unknown_app`.
-    UnknownApp,
-    /// `app_exists`.
-    AppExists,
-    /// `app_attached`.
-    AppAttached,
-    /// `unknown_action`.
-    UnknownAction,
-    /// `action_refused`.
-    ActionRefused,
-    /// `unknown_campaign`.
-    UnknownCampaign,
-    /// `limit_reached`.
-    LimitReached,
-    /// `unknown_move`.
-    UnknownMove,
-    /// `unknown_memory`.
-    UnknownMemory,
-}
-
-impl RuntimeErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: [RuntimeErrorCode; 21] = [
-        RuntimeErrorCode::UnknownAgent,
-        RuntimeErrorCode::AlreadyRunning,
-        RuntimeErrorCode::InvalidConfig,
-        RuntimeErrorCode::InvalidOptions,
-        RuntimeErrorCode::UnknownBrain,
-        RuntimeErrorCode::BrainError,
-        RuntimeErrorCode::UnknownTask,
-        RuntimeErrorCode::TaskAlreadyCompleted,
-        RuntimeErrorCode::DatabaseError,
-        RuntimeErrorCode::InvalidMessage,
-        RuntimeErrorCode::ShutDown,
-        RuntimeErrorCode::StartupFailed,
-        RuntimeErrorCode::UnknownApp,
-        RuntimeErrorCode::AppExists,
-        RuntimeErrorCode::AppAttached,
-        RuntimeErrorCode::UnknownAction,
-        RuntimeErrorCode::ActionRefused,
-        RuntimeErrorCode::UnknownCampaign,
-        RuntimeErrorCode::LimitReached,
-        RuntimeErrorCode::UnknownMove,
-        RuntimeErrorCode::UnknownMemory,
-    ];
-
-    /// The snake_case wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            RuntimeErrorCode::UnknownAgent => "unknown_agent",
-            RuntimeErrorCode::AlreadyRunning => "already_running",
-            RuntimeErrorCode::InvalidConfig => "invalid_config",
-            RuntimeErrorCode::InvalidOptions => "invalid_options",
-            RuntimeErrorCode::UnknownBrain => "unknown_brain",
-            RuntimeErrorCode::BrainError => "brain_error",
-            RuntimeErrorCode::UnknownTask => "unknown_task",
-            RuntimeErrorCode::TaskAlreadyCompleted => "task_already_completed",
-            RuntimeErrorCode::DatabaseError => "database_error",
-            RuntimeErrorCode::InvalidMessage => "invalid_message",
-            RuntimeErrorCode::ShutDown => "shut_down",
-            RuntimeErrorCode::StartupFailed => "startup_failed",
-            RuntimeErrorCode::UnknownApp => "unknown_app",
-            RuntimeErrorCode::AppExists => "app_exists",
-            RuntimeErrorCode::AppAttached => "app_attached",
-            RuntimeErrorCode::UnknownAction => "unknown_action",
-            RuntimeErrorCode::ActionRefused => "action_refused",
-            RuntimeErrorCode::UnknownCampaign => "unknown_campaign",
-            RuntimeErrorCode::LimitReached => "limit_reached",
-            RuntimeErrorCode::UnknownMove => "unknown_move",
-            RuntimeErrorCode::UnknownMemory => "unknown_memory",
-        }
-    }
-}
-
-impl std::fmt::Display for RuntimeErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+crate::error_code_subset! {
+    /// The stable code of a runtime error (wire form: the snake_case name).
+    pub enum RuntimeErrorCode: "runtime error code" {
+        UnknownAgent,
+        AlreadyRunning,
+        InvalidConfig,
+        InvalidOptions,
+        UnknownBrain,
+        BrainError,
+        UnknownTask,
+        TaskAlreadyCompleted,
+        DatabaseError,
+        InvalidMessage,
+        ShutDown,
+        StartupFailed,
+        UnknownApp,
+        AppExists,
+        AppAttached,
+        UnknownAction,
+        ActionRefused,
+        UnknownCampaign,
+        LimitReached,
+        UnknownMove,
+        UnknownMemory,
     }
 }
 
@@ -263,6 +183,7 @@ impl RuntimeError {
                 crate::brain::BrainError::Duplicate(_)
                 | crate::brain::BrainError::InvalidName(_)
                 | crate::brain::BrainError::Invalid(_)
+                | crate::brain::BrainError::Config { .. }
                 | crate::brain::BrainError::KeyNotStored
                 | crate::brain::BrainError::ModelFileMissing(_),
             ) => RuntimeErrorCode::InvalidConfig,
@@ -719,44 +640,5 @@ pub fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
     match (num(a), num(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         _ => a.cmp(b),
-    }
-}
-
-#[cfg(test)]
-mod code_tests {
-    use super::RuntimeErrorCode;
-
-    #[test]
-    fn all_lists_every_code_once_in_order() {
-        use RuntimeErrorCode::*;
-        // Exhaustive: a new code fails to compile here until it has a place in `ALL`.
-        fn position(code: RuntimeErrorCode) -> usize {
-            match code {
-                UnknownAgent => 0,
-                AlreadyRunning => 1,
-                InvalidConfig => 2,
-                InvalidOptions => 3,
-                UnknownBrain => 4,
-                BrainError => 5,
-                UnknownTask => 6,
-                TaskAlreadyCompleted => 7,
-                DatabaseError => 8,
-                InvalidMessage => 9,
-                ShutDown => 10,
-                StartupFailed => 11,
-                UnknownApp => 12,
-                AppExists => 13,
-                AppAttached => 14,
-                UnknownAction => 15,
-                ActionRefused => 16,
-                UnknownCampaign => 17,
-                LimitReached => 18,
-                UnknownMove => 19,
-                UnknownMemory => 20,
-            }
-        }
-        for (i, code) in RuntimeErrorCode::ALL.iter().enumerate() {
-            assert_eq!(position(*code), i, "{code}");
-        }
     }
 }

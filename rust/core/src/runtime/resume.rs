@@ -16,43 +16,24 @@ use crate::brain::BrainError;
 use crate::bus::BusMessage;
 use crate::memory::AgentRecord;
 
-/// Why a stored agent did not resume: what it waits for.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitReason {
-    /// `api_key`: its brain object brought its own key, which is never stored; spawning its id
-    /// with the brain object and its `api_key` again starts it.
-    ApiKey,
-    /// `brain`: the brain it names (a profile of `--brains`, a registered brain) is not
-    /// configured any more.
-    Brain,
-    /// `model_file`: its `local` brain's model file is not there.
-    ModelFile,
-    /// `other`: anything else its start failed with (the message says what).
-    Other,
+crate::wire_enum! {
+    /// Why a stored agent did not resume: what it waits for.
+    #[derive(PartialOrd, Ord)]
+    pub enum WaitReason: "wait reason" {
+        /// `api_key`: its brain object brought its own key, which is never stored; spawning its
+        /// id with the brain object and its `api_key` again starts it.
+        ApiKey = "api_key",
+        /// `brain`: the brain it names (a profile of `--brains`, a registered brain) is not
+        /// configured any more.
+        Brain = "brain",
+        /// `model_file`: its `local` brain's model file is not there.
+        ModelFile = "model_file",
+        /// `other`: anything else its start failed with (the message says what).
+        Other = "other",
+    }
 }
 
 impl WaitReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [WaitReason; 4] = [
-        WaitReason::ApiKey,
-        WaitReason::Brain,
-        WaitReason::ModelFile,
-        WaitReason::Other,
-    ];
-
-    /// The snake_case wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            WaitReason::ApiKey => "api_key",
-            WaitReason::Brain => "brain",
-            WaitReason::ModelFile => "model_file",
-            WaitReason::Other => "other",
-        }
-    }
-
     /// The reason a start that failed with `error` waits for.
     pub fn of(error: &RuntimeError) -> WaitReason {
         match error {
@@ -61,12 +42,6 @@ impl WaitReason {
             RuntimeError::Brain(BrainError::ModelFileMissing(_)) => WaitReason::ModelFile,
             _ => WaitReason::Other,
         }
-    }
-}
-
-impl std::fmt::Display for WaitReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -121,15 +121,21 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    /// A stable snake_case code for this error.
-    pub fn reason(&self) -> &'static str {
+    /// The code of this error.
+    pub fn code(&self) -> crate::error_code::ErrorCode {
+        use crate::error_code::ErrorCode;
         match self {
-            ToolError::UnknownTool { .. } => "unknown_tool",
-            ToolError::InvalidArguments { .. } => "invalid_args",
-            ToolError::Cancelled { .. } => "cancelled",
-            ToolError::Refused { reason, .. } => reason.as_str(),
-            ToolError::Asynchronous { .. } | ToolError::Internal { .. } => "internal_error",
+            ToolError::UnknownTool { .. } => ErrorCode::UnknownTool,
+            ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgs,
+            ToolError::Cancelled { .. } => ErrorCode::Cancelled,
+            ToolError::Refused { reason, .. } => reason.code(),
+            ToolError::Asynchronous { .. } | ToolError::Internal { .. } => ErrorCode::InternalError,
         }
+    }
+
+    /// A stable snake_case code for this error (the wire name of [`ToolError::code`]).
+    pub fn reason(&self) -> &'static str {
+        self.code().as_str()
     }
 
     /// The error as a failed [`ToolOutput`], for surfaces that report every outcome as a result

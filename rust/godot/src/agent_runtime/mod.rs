@@ -44,6 +44,7 @@ const INTERNAL_ERROR: &str = GodotErrorCode::InternalError.as_str();
 const NOT_RUNNING: &str = GodotErrorCode::NotRunning.as_str();
 const INVALID_CONFIG: &str = RuntimeErrorCode::InvalidConfig.as_str();
 const INVALID_OPTIONS: &str = RuntimeErrorCode::InvalidOptions.as_str();
+const STARTUP_FAILED: &str = RuntimeErrorCode::StartupFailed.as_str();
 
 /// Runs `f`, turning a panic into an `internal_error` failure.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
@@ -568,7 +569,7 @@ impl AgentRuntime {
             {
                 std::fs::create_dir_all(dir).map_err(|e| {
                     (
-                        "startup_failed",
+                        STARTUP_FAILED,
                         format!("cannot create the folder {}: {e}", dir.display()),
                     )
                 })?;
@@ -584,7 +585,7 @@ impl AgentRuntime {
                         Ok(server) => Some(server),
                         Err(e) => {
                             runtime.shutdown(SHUTDOWN_TIMEOUT);
-                            return Err(("startup_failed", format!("WebSocket server: {e}")));
+                            return Err((STARTUP_FAILED, format!("WebSocket server: {e}")));
                         }
                     }
                 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use agents_core::protocol::{ClientRequest, ErrorCode, ServerMessage, requests};
+use agents_core::protocol::{ClientRequest, ProtocolErrorCode, ServerMessage, requests};
 use agents_core::runtime::{AgentConfig, Position};
 use serde_json::Value;
 
@@ -351,7 +351,7 @@ impl Client {
     }
 
     /// An `error` reply: the expected ones after a crash are noted, anything else is a problem.
-    fn refused(&mut self, round: &Round, op: Op, code: ErrorCode, message: &str) -> bool {
+    fn refused(&mut self, round: &Round, op: Op, code: ProtocolErrorCode, message: &str) -> bool {
         match (&op, code) {
             // An earlier round's task the server no longer knows: a lost row (counted by the
             // verifier) seen from a client that holds its id.
@@ -359,7 +359,7 @@ impl Client {
                 Op::Complete {
                     inherited: true, ..
                 },
-                ErrorCode::UnknownTask,
+                ProtocolErrorCode::UnknownTask,
             ) => {
                 round.stale_completions.fetch_add(1, Ordering::Relaxed);
                 true
@@ -370,7 +370,7 @@ impl Client {
                     task_id,
                     inherited: true,
                 },
-                ErrorCode::TaskAlreadyCompleted,
+                ProtocolErrorCode::TaskAlreadyCompleted,
             ) => {
                 lock(&round.ledger).close_task(*task_id);
                 true

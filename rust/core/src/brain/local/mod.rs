@@ -292,16 +292,9 @@ impl super::Provider for LocalProvider {
 fn check_source(url: &str, sha256: &str) -> Result<(), String> {
     #[cfg(feature = "local")]
     {
-        agents_local::Source::new(url, sha256)
-            .map(|_| ())
-            .map_err(|e| {
-                let field = if e.contains("SHA-256") {
-                    "model_sha256"
-                } else {
-                    "model_url"
-                };
-                format!("brain.{field}: {e}")
-            })
+        use agents_local::Source;
+        Source::check_url(url).map_err(|e| format!("brain.model_url: {e}"))?;
+        Source::check_sha256(sha256).map_err(|e| format!("brain.model_sha256: {e}"))
     }
     #[cfg(not(feature = "local"))]
     {

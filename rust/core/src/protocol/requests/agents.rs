@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{Cx, Handled, Request, Route, Runs};
 use crate::geometry::Position;
 use crate::protocol::pages::{self, List};
-use crate::protocol::{AgentInfo, ErrorCode, RequestId, ServerMessage};
+use crate::protocol::{AgentInfo, ProtocolErrorCode, RequestId, ServerMessage};
 use crate::runtime::{AgentConfig, AgentSnapshot, Runtime, RuntimeError};
 use crate::tools::ToolRegistry;
 
@@ -151,7 +151,7 @@ impl Request for ListAgents {
             .transpose()
         {
             Ok(after) => after,
-            Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
+            Err(message) => return cx.error(ProtocolErrorCode::InvalidRequest, message),
         };
         let agents = cx.runtime.list().into_iter().map(agent_info);
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;

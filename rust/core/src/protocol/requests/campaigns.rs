@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{Cx, Handled, Request, Route, Runs, error, runtime_error};
 use crate::campaign::page::Cursor;
-use crate::protocol::{ErrorCode, RequestId, ServerMessage};
+use crate::protocol::{ProtocolErrorCode, RequestId, ServerMessage};
 use crate::runtime::{CampaignSource, Runtime, RuntimeError};
 use crate::tools::ToolRegistry;
 
@@ -51,7 +51,7 @@ impl CampaignLoad {
             (None, Some(campaign)) => CampaignSource::Inline(campaign),
             _ => {
                 return error(
-                    ErrorCode::InvalidRequest,
+                    ProtocolErrorCode::InvalidRequest,
                     "campaign_load needs exactly one of path and campaign",
                     id,
                 );
@@ -113,7 +113,7 @@ impl CampaignToolCalls {
     async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
         let calls = match crate::campaign::turn::parse_calls(&self.calls) {
             Ok(calls) => calls,
-            Err(e) => return error(ErrorCode::InvalidRequest, format!("calls: {e}"), id),
+            Err(e) => return error(ProtocolErrorCode::InvalidRequest, format!("calls: {e}"), id),
         };
         let campaign_id = self.campaign_id;
         reply(
@@ -228,7 +228,7 @@ impl CampaignState {
     async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
         let after = match self.cursor.as_deref().map(Cursor::parse).transpose() {
             Ok(after) => after,
-            Err(e) => return error(ErrorCode::InvalidRequest, e, id),
+            Err(e) => return error(ProtocolErrorCode::InvalidRequest, e, id),
         };
         let campaign_id = self.campaign_id;
         reply(

@@ -8,7 +8,7 @@ use super::agents::DEFAULT_LIST_LIMIT;
 use super::{Cx, Handled, Request};
 use crate::memory::Page;
 use crate::protocol::pages::{self, List};
-use crate::protocol::{ErrorCode, ServerMessage};
+use crate::protocol::{ProtocolErrorCode, ServerMessage};
 use crate::runtime::RuntimeError;
 
 /// Default `limit` of `get_conversation`.
@@ -241,7 +241,7 @@ pub(super) fn page<T: Serialize>(
 ) -> Handled {
     let start = match cursor.map(|c| list.number(c)).transpose() {
         Ok(start) => start,
-        Err(message) => return cx.error(ErrorCode::InvalidRequest, message),
+        Err(message) => return cx.error(ProtocolErrorCode::InvalidRequest, message),
     };
     cx.reply(fetch(start).map(|mut page| {
         let (cut, edge) = match keep {

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorCode, ErrorMessage, RequestId, ServerMessage};
+use super::{ErrorMessage, ProtocolErrorCode, RequestId, ServerMessage};
 use crate::apps::AppConfig;
 use crate::runtime::{Runtime, RuntimeError};
 use crate::tools::ToolRegistry;
@@ -93,7 +93,7 @@ impl Cx<'_> {
     }
 
     /// An `error` reply.
-    pub fn error(&self, code: ErrorCode, message: impl Into<String>) -> Handled {
+    pub fn error(&self, code: ProtocolErrorCode, message: impl Into<String>) -> Handled {
         Handled::Reply(error(code, message, self.id()))
     }
 }
@@ -305,7 +305,7 @@ requests! {
 
 /// An `error` message.
 pub fn error(
-    code: ErrorCode,
+    code: ProtocolErrorCode,
     message: impl Into<String>,
     request_id: Option<RequestId>,
 ) -> ServerMessage {
@@ -319,7 +319,7 @@ pub fn error(
 /// The `error` message for a runtime error.
 pub fn runtime_error(error: &RuntimeError, request_id: Option<RequestId>) -> ServerMessage {
     self::error(
-        ErrorCode::from_runtime(error),
+        ProtocolErrorCode::from_runtime(error),
         error.to_string(),
         request_id,
     )

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Cx, Handled, Request, Runs, error};
-use crate::protocol::{ErrorCode, ServerMessage};
+use crate::protocol::{ProtocolErrorCode, ServerMessage};
 use crate::tools::{ToolError, ToolRegistry};
 
 /// The tool definitions (LLM shape) → `list_tools_response`.
@@ -106,13 +106,13 @@ impl Request for Subscribe {
 }
 
 /// The protocol code of a tool error.
-fn tool_code(e: &ToolError) -> ErrorCode {
+fn tool_code(e: &ToolError) -> ProtocolErrorCode {
     match e {
-        ToolError::UnknownTool { .. } => ErrorCode::UnknownTool,
-        ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgs,
-        ToolError::Refused { .. } => ErrorCode::ActionRefused,
+        ToolError::UnknownTool { .. } => ProtocolErrorCode::UnknownTool,
+        ToolError::InvalidArguments { .. } => ProtocolErrorCode::InvalidArgs,
+        ToolError::Refused { .. } => ProtocolErrorCode::ActionRefused,
         ToolError::Internal { .. }
         | ToolError::Asynchronous { .. }
-        | ToolError::Cancelled { .. } => ErrorCode::InternalError,
+        | ToolError::Cancelled { .. } => ProtocolErrorCode::InternalError,
     }
 }

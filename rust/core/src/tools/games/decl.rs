@@ -11,49 +11,34 @@ use serde_json::Value;
 
 use crate::tools::ToolRegistry;
 
-/// A kind of game tool. Its name follows from the game's name and words ([`GameDecl::tool`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    /// `new_<game>_game`: starts a game.
-    New,
-    /// `apply_<game>_<noun>`: plays one move (or action) on a state.
-    Apply,
-    /// `legal_<game>_<noun>s`: lists the legal moves of the side to move (read-only).
-    Legal,
-    /// `choose_<game>_<rival>_<noun>`: the other side's candidates, best first (read-only).
-    Choose,
-    /// `suggest_<game>_<noun>`: the built-in AI's pick (read-only; searches within `timeMs`).
-    Suggest,
-    /// `spin_<game>`: one spin of a slot machine.
-    Spin,
-    /// `roll_<game>`: one roll of dice.
-    Roll,
+crate::wire_enum! {
+    /// A kind of game tool. Its name follows from the game's name and words
+    /// ([`GameDecl::tool`]); its own name (`new`, `apply`, …) is the key of the tool's name in
+    /// `GameTools.games()`. `ALL` lists them in the order a game's tools are listed.
+    pub enum ToolKind: "tool kind" {
+        /// `new_<game>_game`: starts a game.
+        New = "new",
+        /// `apply_<game>_<noun>`: plays one move (or action) on a state.
+        Apply = "apply",
+        /// `legal_<game>_<noun>s`: lists the legal moves of the side to move (read-only).
+        Legal = "legal",
+        /// `choose_<game>_<rival>_<noun>`: the other side's candidates, best first (read-only).
+        Choose = "choose",
+        /// `suggest_<game>_<noun>`: the built-in AI's pick (read-only; searches within
+        /// `timeMs`).
+        Suggest = "suggest",
+        /// `spin_<game>`: one spin of a slot machine.
+        Spin = "spin",
+        /// `roll_<game>`: one roll of dice.
+        Roll = "roll",
+    }
 }
 
 impl ToolKind {
-    /// Every kind, in the order a game's tools are listed.
-    pub const ALL: [ToolKind; 7] = [
-        ToolKind::New,
-        ToolKind::Apply,
-        ToolKind::Legal,
-        ToolKind::Choose,
-        ToolKind::Suggest,
-        ToolKind::Spin,
-        ToolKind::Roll,
-    ];
-
     /// The kind's short name (`new`, `apply`, `legal`, `choose`, `suggest`, `spin`, `roll`): the
-    /// key of the tool's name in `GameTools.games()`.
+    /// key of the tool's name in `GameTools.games()` (its wire name, [`ToolKind::as_str`]).
     pub const fn key(self) -> &'static str {
-        match self {
-            ToolKind::New => "new",
-            ToolKind::Apply => "apply",
-            ToolKind::Legal => "legal",
-            ToolKind::Choose => "choose",
-            ToolKind::Suggest => "suggest",
-            ToolKind::Spin => "spin",
-            ToolKind::Roll => "roll",
-        }
+        self.as_str()
     }
 }
 
