@@ -31,7 +31,8 @@ use super::{
 use crate::admission::{Admission, TokenBucket};
 use crate::protocol::events::EventFilter;
 use crate::protocol::requests::{
-    self as dispatch, AgentSpawnRequest, AppUnregister, Handled, Runs,
+    self as dispatch, AgentSpawnRequest, AppHumanActionResponse, AppRegisterResponse,
+    AppUnregister, ForConnection, Handled, Refusal, Runs, SubscribeResponse,
 };
 use crate::protocol::{
     ClientRequest, EVENT_TYPES, PROTOCOL_VERSION, ProtocolErrorCode, REQUEST_TYPES, RequestId,
@@ -466,203 +467,240 @@ async fn forward_app(
 /// The reply to one parsed request; `None` when it is sent later by itself
 /// (`app_human_action`, answered once the app handled the action; a campaign request, answered
 /// by the connection's [`CampaignQueue`](super::campaign_queue::CampaignQueue)).
+///
+/// Three steps: [`admit`] (who may send it, which process answers it, what a client may
+/// spawn), [`run_request`] (on the connection's task or the blocking pool) and, for what only the
+/// connection can finish, one function per kind of work ([`ForConnection`]).
 async fn answer(
     shared: &Arc<Shared>,
     request: ClientRequest,
     request_id: Option<RequestId>,
     context: &Context<'_>,
 ) -> Option<ServerMessage> {
-    let filter = context.filter;
+    let request = match admit(shared, request, &request_id, context).await {
+        Ok(request) => request,
+        Err(reply) => return Some(reply),
+    };
+    match run_request(shared, request, &request_id).await {
+        Handled::Reply(message) => Some(message),
+        Handled::Later(later) => queue_later(shared, later, request_id, context),
+        Handled::Connection(ForConnection::RegisterApp(config)) => {
+            Some(register_app(shared, *config, request_id, context).await)
+        }
+        Handled::Connection(ForConnection::HumanAction {
+            app_id,
+            name,
+            params,
+        }) => {
+            human_action(shared, app_id, name, params, request_id, context);
+            None
+        }
+        Handled::Connection(ForConnection::Subscribe { events, agents }) => {
+            Some(subscribe(events, agents, request_id, context))
+        }
+    }
+}
+
+/// The request as this process answers it, or the reply that refuses or answers it already:
+/// an app's request from a connection that does not own the app, a request answered by
+/// another process of the world, a spawn of a brain or a memory a client may not choose.
+async fn admit(
+    shared: &Arc<Shared>,
+    request: ClientRequest,
+    request_id: &Option<RequestId>,
+    context: &Context<'_>,
+) -> Result<ClientRequest, ServerMessage> {
     if let Some(refused) = context
         .apps
-        .refuse_unowned(&shared.runtime, &request, &request_id)
+        .refuse_unowned(&shared.runtime, &request, request_id)
     {
-        return Some(refused);
+        return Err(refused);
     }
-    let request = match &shared.remote {
+    let mut request = match &shared.remote {
         Some(remote) => {
-            match super::routing::route(&**remote, &shared.runtime, request, &request_id).await {
+            match super::routing::route(&**remote, &shared.runtime, request, request_id).await {
                 super::routing::Routed::Here(request) => request,
-                super::routing::Routed::Answered(reply) => return Some(reply),
+                super::routing::Routed::Answered(reply) => return Err(reply),
             }
         }
         None => request,
     };
-    let mut request = request;
     if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &mut request {
         // Its agents think for this connection: a shared model gives each connection turns.
         agent_config.party = Some(party(context.outbound.id));
-    }
-    if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &request
-        && let Err(refusal) = shared.config.client_brains.check(
+        let refused = |code, message: String| dispatch::error(code, message, request_id.clone());
+        if let Err(refusal) = shared.config.client_brains.check(
             agent_config.brain.as_ref(),
             &shared.runtime.options().brain_profiles,
-        )
-    {
-        return Some(dispatch::error(
-            ProtocolErrorCode::BrainNotAllowed,
-            refusal.to_string(),
-            request_id,
-        ));
-    }
-    if let ClientRequest::AgentSpawnRequest(AgentSpawnRequest { agent_config }) = &request
-        && let Some(memory) = &agent_config.memory
-        && let Err(refusal) = memory.check_client(shared.runtime.options().memory.max_memories)
-    {
-        return Some(dispatch::error(
-            ProtocolErrorCode::InvalidConfig,
-            refusal,
-            request_id,
-        ));
+        ) {
+            return Err(refused(
+                ProtocolErrorCode::BrainNotAllowed,
+                refusal.to_string(),
+            ));
+        }
+        if let Some(memory) = &agent_config.memory
+            && let Err(refusal) = memory.check_client(shared.runtime.options().memory.max_memories)
+        {
+            return Err(refused(ProtocolErrorCode::InvalidConfig, refusal));
+        }
     }
     if let ClientRequest::AppUnregister(AppUnregister { app_id }) = &request {
         context.apps.0.lock().retain(|(a, _)| a != app_id);
     }
-    // Requests that only read in-memory state, and tool calls that answer in microseconds, run
-    // inline; the rest may touch SQLite or search (a `suggest_*` AI, up to its `timeMs`), so
-    // they go to the blocking pool and never stall the async workers.
-    let inline = request.runs(&shared.tools) == Runs::Inline;
-    let handled = if inline {
-        dispatch::handle(request, request_id.clone(), &shared.runtime, &shared.tools)
-    } else {
-        let runtime = shared.runtime.clone();
-        let tools = shared.tools.clone();
-        let id = request_id.clone();
-        match tokio::task::spawn_blocking(move || dispatch::handle(request, id, &runtime, &tools))
-            .await
-        {
-            Ok(handled) => handled,
-            Err(e) => {
-                tracing::error!("a request handler failed: {e}");
-                return Some(dispatch::error(
-                    ProtocolErrorCode::InternalError,
-                    "the request handler failed",
+    Ok(request)
+}
+
+/// Answers an admitted request. Requests that only read in-memory state, and tool calls that
+/// answer in microseconds, run inline; the rest may touch SQLite or search (a `suggest_*` AI,
+/// up to its `timeMs`), so they go to the blocking pool and never stall the async workers.
+async fn run_request(
+    shared: &Arc<Shared>,
+    request: ClientRequest,
+    request_id: &Option<RequestId>,
+) -> Handled {
+    if request.runs(&shared.tools) == Runs::Inline {
+        return dispatch::handle(request, request_id.clone(), &shared.runtime, &shared.tools);
+    }
+    let runtime = shared.runtime.clone();
+    let tools = shared.tools.clone();
+    let id = request_id.clone();
+    match tokio::task::spawn_blocking(move || dispatch::handle(request, id, &runtime, &tools)).await
+    {
+        Ok(handled) => handled,
+        Err(e) => {
+            tracing::error!("a request handler failed: {e}");
+            Handled::Reply(dispatch::error(
+                ProtocolErrorCode::InternalError,
+                "the request handler failed",
+                request_id.clone(),
+            ))
+        }
+    }
+}
+
+/// Queues a campaign request's reply behind the connection's others (one at a time, in
+/// order); `None` once queued, the `rate_limited` error when too many wait.
+fn queue_later(
+    shared: &Arc<Shared>,
+    later: dispatch::Later<ServerMessage>,
+    request_id: Option<RequestId>,
+    context: &Context<'_>,
+) -> Option<ServerMessage> {
+    let runtime = shared.runtime.clone();
+    let outbound = context.outbound.clone();
+    let id = request_id.clone();
+    let queued = context.campaigns.push(async move {
+        let mut message = later(runtime.clone()).await;
+        // Acknowledged means durable: a turn's log row is committed first.
+        if !matches!(message, ServerMessage::Error(_)) {
+            let seq = runtime.memory().submitted_seq();
+            if let Err(e) = runtime.memory().committed(seq).await {
+                message = dispatch::error(
+                    ProtocolErrorCode::DatabaseError,
+                    format!("the campaign changed but its log could not be saved: {e}"),
                     request_id,
-                ));
+                );
             }
         }
-    };
-    let failed = |e: crate::runtime::RuntimeError, request_id| {
-        dispatch::error(
-            ProtocolErrorCode::from_runtime(&e),
-            e.to_string(),
-            request_id,
-        )
-    };
-    Some(match handled {
-        Handled::Reply(message) => message,
-        Handled::RegisterApp(config) => {
-            let app_id = config.app_id.clone();
-            // Registering reads a stored session from SQLite: off the async workers.
-            let runtime = shared.runtime.clone();
-            let registered = tokio::task::spawn_blocking(move || {
-                runtime.register_owned_app(*config, crate::apps::AppHandler::Remote)
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(crate::runtime::RuntimeError::Startup(format!(
-                    "the registration failed: {e}"
-                )))
-            });
-            match registered {
-                Ok((registration, from_app)) => {
-                    context.apps.0.lock().push((app_id.clone(), registration));
-                    tokio::spawn(forward_app(
-                        app_id.clone(),
-                        from_app,
-                        context.outbound.clone(),
-                    ));
-                    let tools = shared
-                        .runtime
-                        .app_session(&app_id)
-                        .map(|s| s.tools)
-                        .unwrap_or_default();
-                    ServerMessage::AppRegisterResponse {
-                        request_id,
-                        app_id,
-                        tools,
-                    }
-                }
-                Err(e) => failed(e, request_id),
-            }
-        }
-        Handled::Later(answer) => {
-            let runtime = shared.runtime.clone();
-            let outbound = context.outbound.clone();
-            // One at a time, in order, beside the connection's other requests.
-            let id = request_id.clone();
-            let queued = context.campaigns.push(async move {
-                let mut message = answer(runtime.clone(), request_id.clone()).await;
-                // Acknowledged means durable: a turn's log row is committed first.
-                if !matches!(message, ServerMessage::Error(_)) {
-                    let seq = runtime.memory().submitted_seq();
-                    if let Err(e) = runtime.memory().committed(seq).await {
-                        message = dispatch::error(
-                            ProtocolErrorCode::DatabaseError,
-                            format!("the campaign changed but its log could not be saved: {e}"),
-                            request_id,
-                        );
-                    }
-                }
-                outbound.push(&message);
-            });
-            if queued {
-                return None;
-            }
-            dispatch::error(
-                ProtocolErrorCode::RateLimited,
-                format!(
-                    "too many campaign requests waiting on this connection: at most {}; wait \
-                     for their replies",
-                    crate::limits::MAX_QUEUED_CAMPAIGN_REQUESTS
-                ),
-                id,
-            )
-        }
-        Handled::HumanAction {
-            app_id,
-            name,
-            params,
-        } => {
-            let runtime = shared.runtime.clone();
-            let outbound = context.outbound.clone();
-            tokio::spawn(async move {
-                let message = match runtime.app_human_action(&app_id, &name, params).await {
-                    Ok(action) => {
-                        // Acknowledged means durable: the action's record is committed first.
-                        let seq = runtime.memory().submitted_seq();
-                        match runtime.memory().committed(seq).await {
-                            Ok(()) => ServerMessage::AppHumanActionResponse {
-                                request_id,
-                                app_id,
-                                action,
-                            },
-                            Err(e) => dispatch::error(
-                                ProtocolErrorCode::DatabaseError,
-                                format!("the action was handled but could not be saved: {e}"),
-                                request_id,
-                            ),
-                        }
-                    }
-                    Err(e) => failed(e, request_id),
-                };
-                outbound.push(&message);
-            });
-            return None;
-        }
-        Handled::Subscribe { events, agents } => match EventFilter::new(events, agents) {
-            Ok(new_filter) => {
-                let (events, agents) = new_filter.describe();
-                *filter.write() = new_filter;
-                ServerMessage::SubscribeResponse {
-                    request_id,
-                    events,
-                    agents,
-                }
-            }
-            Err(message) => dispatch::error(ProtocolErrorCode::InvalidFilter, message, request_id),
-        },
+        outbound.push(&message);
+    });
+    if queued {
+        return None;
+    }
+    Some(dispatch::error(
+        ProtocolErrorCode::RateLimited,
+        format!(
+            "too many campaign requests waiting on this connection: at most {}; wait for their \
+             replies",
+            crate::limits::MAX_QUEUED_CAMPAIGN_REQUESTS
+        ),
+        id,
+    ))
+}
+
+/// Registers an app for this connection (it handles the app's actions) → `app_register_response`.
+async fn register_app(
+    shared: &Arc<Shared>,
+    config: crate::apps::AppConfig,
+    request_id: Option<RequestId>,
+    context: &Context<'_>,
+) -> ServerMessage {
+    let app_id = config.app_id.clone();
+    // Registering reads a stored session from SQLite: off the async workers.
+    let runtime = shared.runtime.clone();
+    let registered = tokio::task::spawn_blocking(move || {
+        runtime.register_owned_app(config, crate::apps::AppHandler::Remote)
     })
+    .await
+    .unwrap_or_else(|e| {
+        Err(crate::runtime::RuntimeError::Startup(format!(
+            "the registration failed: {e}"
+        )))
+    });
+    let reply = registered.map(|(registration, from_app)| {
+        context.apps.0.lock().push((app_id.clone(), registration));
+        tokio::spawn(forward_app(
+            app_id.clone(),
+            from_app,
+            context.outbound.clone(),
+        ));
+        let tools = shared
+            .runtime
+            .app_session(&app_id)
+            .map(|s| s.tools)
+            .unwrap_or_default();
+        AppRegisterResponse { app_id, tools }
+    });
+    dispatch::message(reply.map_err(Refusal::from), request_id)
+}
+
+/// Has the app handle a human's action, and replies (`app_human_action_response`) once it did
+/// and its record is committed.
+fn human_action(
+    shared: &Arc<Shared>,
+    app_id: String,
+    name: String,
+    params: serde_json::Value,
+    request_id: Option<RequestId>,
+    context: &Context<'_>,
+) {
+    let runtime = shared.runtime.clone();
+    let outbound = context.outbound.clone();
+    tokio::spawn(async move {
+        let reply = match runtime.app_human_action(&app_id, &name, params).await {
+            // Acknowledged means durable: the action's record is committed first.
+            Ok(action) => match runtime
+                .memory()
+                .committed(runtime.memory().submitted_seq())
+                .await
+            {
+                Ok(()) => Ok(AppHumanActionResponse { app_id, action }),
+                Err(e) => Err(Refusal::new(
+                    ProtocolErrorCode::DatabaseError,
+                    format!("the action was handled but could not be saved: {e}"),
+                )),
+            },
+            Err(e) => Err(Refusal::from(e)),
+        };
+        outbound.push(&dispatch::message(reply, request_id));
+    });
+}
+
+/// Sets the connection's event filter → `subscribe_response` with the filter now in force.
+fn subscribe(
+    events: Option<Vec<String>>,
+    agents: Option<Vec<String>>,
+    request_id: Option<RequestId>,
+    context: &Context<'_>,
+) -> ServerMessage {
+    let reply = EventFilter::new(events, agents)
+        .map(|filter| {
+            let (events, agents) = filter.describe();
+            *context.filter.write() = filter;
+            SubscribeResponse { events, agents }
+        })
+        .map_err(|message| Refusal::new(ProtocolErrorCode::InvalidFilter, message));
+    dispatch::message(reply, request_id)
 }
 
 /// The `request_id` of a frame that is not going to be parsed fully (rate-limited), when cheap.

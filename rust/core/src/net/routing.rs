@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::Remote;
 use crate::protocol::pages::List;
-use crate::protocol::requests::{self, Route};
+use crate::protocol::requests::{self, IsReply, ListAgentsResponse, Replied, Reply, Route};
 use crate::protocol::{AgentInfo, ClientRequest, RequestId, ServerMessage};
 use crate::runtime::{Runtime, id_order};
 
@@ -124,11 +124,14 @@ fn world_agents(
     }
     let mut agents = here;
     for reply in others {
-        if let ServerMessage::ListAgentsResponse {
-            agents: theirs,
-            next_cursor,
+        if let ServerMessage::Reply(Reply::ListAgentsResponse(Replied {
+            reply:
+                ListAgentsResponse {
+                    agents: theirs,
+                    next_cursor,
+                },
             ..
-        } = reply
+        })) = reply
         {
             if next_cursor.is_some() {
                 narrow(theirs.last());
@@ -142,5 +145,5 @@ fn world_agents(
     if let Some(bound) = &bound {
         agents.retain(|a| id_order(&a.agent_id, bound).is_le());
     }
-    requests::agents_page(agents, after, limit, bound.is_some(), request_id)
+    requests::agents_page(agents, after, limit, bound.is_some()).message(request_id)
 }

@@ -79,24 +79,27 @@ pub fn server_message() -> Value {
     root
 }
 
-/// The events are one variant of [`ServerMessage`] (`Event`, untagged: a bus message as it
-/// is), which schemars writes as an `anyOf` branch referring to the bus message's own `oneOf`.
-/// On the wire every message has its own `type`: the event branches take that branch's place
-/// in one `oneOf`, and the bus message's definition goes.
+/// The replies and the events are untagged variants of [`ServerMessage`] (`Reply`: a
+/// request's reply; `Event`: a bus message as it is), which schemars writes as `anyOf`
+/// branches referring to their own `oneOf`s. On the wire every message has its own `type`:
+/// their branches take those branches' places in one `oneOf` (the replies after `welcome`,
+/// the events last), and the two definitions go.
 fn inline_events(root: &mut Value) {
     let Some(Value::Object(root)) = Some(root) else {
         return;
     };
-    let bus = root
-        .get_mut("$defs")
-        .and_then(Value::as_object_mut)
-        .and_then(|defs| defs.remove("BusMessage"));
-    let events: Vec<Value> = bus
-        .as_ref()
-        .and_then(|b| b.get("oneOf"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let mut take = |name: &str| -> Vec<Value> {
+        root.get_mut("$defs")
+            .and_then(Value::as_object_mut)
+            .and_then(|defs| defs.remove(name))
+            .as_ref()
+            .and_then(|d| d.get("oneOf"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let events = take("BusMessage");
+    let replies = take("Reply");
     let branches = root
         .remove("anyOf")
         .or_else(|| root.remove("oneOf"))
@@ -105,14 +108,16 @@ fn inline_events(root: &mut Value) {
             _ => None,
         })
         .unwrap_or_default();
-    let mut all = Vec::with_capacity(branches.len() + events.len());
+    let mut all = Vec::with_capacity(branches.len() + events.len() + replies.len());
     for branch in branches {
-        if branch.get("$ref").and_then(Value::as_str) == Some("#/$defs/BusMessage") {
-            all.extend(events.iter().cloned());
-        } else {
-            all.push(branch);
+        match branch.get("$ref").and_then(Value::as_str) {
+            Some("#/$defs/BusMessage") => all.extend(events.iter().cloned()),
+            Some("#/$defs/Reply") => {}
+            _ => all.push(branch),
         }
     }
+    let after_welcome = usize::from(!all.is_empty());
+    all.splice(after_welcome..after_welcome, replies);
     root.insert("oneOf".into(), Value::Array(all));
 }
 

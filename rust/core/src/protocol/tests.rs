@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 
 use super::events::{EventFilter, event_message, event_type};
-use super::requests::{self as dispatch, Handled};
+use super::requests::{self as dispatch, ForConnection, Handled};
 use super::*;
 use crate::bus::BusMessage;
 use crate::runtime::{AgentConfig, AgentState, Position, Runtime, RuntimeOptions};
@@ -691,7 +691,7 @@ async fn subscribe_is_left_to_the_connection() {
     assert!(
         matches!(
             &handled,
-            Handled::Subscribe { events: Some(events), agents: Some(agents) }
+            Handled::Connection(ForConnection::Subscribe { events: Some(events), agents: Some(agents) })
                 if events == &["agent_speech"] && agents == &["agent_001"]
         ),
         "{handled:?}"
@@ -701,10 +701,10 @@ async fn subscribe_is_left_to_the_connection() {
     assert!(
         matches!(
             handled,
-            Handled::Subscribe {
+            Handled::Connection(ForConnection::Subscribe {
                 events: None,
                 agents: None
-            }
+            })
         ),
         "{handled:?}"
     );

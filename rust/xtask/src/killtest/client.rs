@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use agents_core::protocol::{ClientRequest, ProtocolErrorCode, ServerMessage, requests};
+use agents_core::protocol::requests::{self, Reply};
+use agents_core::protocol::{ClientRequest, ProtocolErrorCode, ServerMessage};
 use agents_core::runtime::{AgentConfig, Position};
 use serde_json::Value;
 
@@ -313,14 +314,16 @@ impl Client {
         }
         let r = round.round;
         match (op, message) {
-            (Op::Spawn { name }, ServerMessage::AgentSpawnResponse { agent_id, .. }) => {
+            (Op::Spawn { name }, ServerMessage::Reply(Reply::AgentSpawnResponse(reply))) => {
+                let agent_id = reply.reply.agent_id;
                 self.spawns_in_flight -= 1;
                 self.spawned += 1;
                 if lock(&round.ledger).ack_spawn(&agent_id, &name, r) {
                     self.agents.push(agent_id);
                 }
             }
-            (Op::Assign { agent_id }, ServerMessage::AssignTaskResponse { task, .. }) => {
+            (Op::Assign { agent_id }, ServerMessage::Reply(Reply::AssignTaskResponse(reply))) => {
+                let task = reply.reply.task;
                 if task.agent_id != agent_id {
                     round.problem(format!(
                         "assigned a task to {agent_id}, the reply names {}",
@@ -331,10 +334,16 @@ impl Client {
                     self.open_tasks.push((task.id, false));
                 }
             }
-            (Op::Complete { task_id, .. }, ServerMessage::CompleteTaskResponse { task, .. }) => {
-                lock(&round.ledger).ack_complete(task_id, &task, r);
+            (
+                Op::Complete { task_id, .. },
+                ServerMessage::Reply(Reply::CompleteTaskResponse(c)),
+            ) => {
+                lock(&round.ledger).ack_complete(task_id, &c.reply.task, r);
             }
-            (Op::Send { agent_id, content }, ServerMessage::SendMessageResponse { .. }) => {
+            (
+                Op::Send { agent_id, content },
+                ServerMessage::Reply(Reply::SendMessageResponse(_)),
+            ) => {
                 lock(&round.ledger).ack_message(&agent_id, &content, r);
             }
             (op, ServerMessage::Error(e)) => return self.refused(round, op, e.code, &e.message),

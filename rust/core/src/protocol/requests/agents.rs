@@ -4,10 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Cx, Handled, Request, Route, Runs};
+use super::{Answer, Cx, Request, Route, Runs};
 use crate::geometry::Position;
+use crate::memory::TaskRow;
 use crate::protocol::pages::{self, List};
-use crate::protocol::{AgentInfo, ProtocolErrorCode, RequestId, ServerMessage};
+use crate::protocol::{AgentInfo, ProtocolErrorCode};
 use crate::runtime::{AgentConfig, AgentSnapshot, Runtime, RuntimeError};
 use crate::tools::ToolRegistry;
 
@@ -20,18 +21,21 @@ pub const DEFAULT_LIST_LIMIT: u32 = crate::limits::MAX_PAGE as u32;
 pub struct Ping {}
 
 impl Request for Ping {
+    type Reply = Pong;
     const WRITES: bool = false;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        Handled::Reply(ServerMessage::Pong {
-            request_id: cx.id(),
-        })
+    fn handle(self, _cx: &Cx<'_>) -> Answer<Self::Reply> {
+        Answer::Now(Ok(Pong {}))
     }
 }
+
+/// Reply to `ping`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Pong {}
 
 /// Spawn (or, with `agent_config.agent_id`, resume) an agent → `agent_spawn_response`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -42,20 +46,26 @@ pub struct AgentSpawnRequest {
 }
 
 impl Request for AgentSpawnRequest {
+    type Reply = AgentSpawnResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         self.agent_config.app_id.as_deref()
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(cx.runtime.spawn(*self.agent_config).map(|agent_id| {
-            ServerMessage::AgentSpawnResponse {
-                request_id: cx.id(),
-                agent_id,
-            }
-        }))
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .spawn(*self.agent_config)
+            .map(|agent_id| AgentSpawnResponse { agent_id }))
+        .into()
     }
+}
+
+/// Reply to `agent_spawn_request`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentSpawnResponse {
+    /// The new (or resumed) agent.
+    pub agent_id: String,
 }
 
 /// Terminate an agent → `agent_terminate_response` (then the `agent_removed` event).
@@ -68,23 +78,27 @@ pub struct AgentTerminateRequest {
 }
 
 impl Request for AgentTerminateRequest {
+    type Reply = AgentTerminateResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let agent_id = self.agent_id;
-        cx.reply(
-            cx.runtime
-                .terminate(&agent_id)
-                .map(|()| ServerMessage::AgentTerminateResponse {
-                    request_id: cx.id(),
-                    agent_id,
-                }),
-        )
+        (cx.runtime
+            .terminate(&agent_id)
+            .map(|()| AgentTerminateResponse { agent_id }))
+        .into()
     }
+}
+
+/// Reply to `agent_terminate_request`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentTerminateResponse {
+    /// The terminated agent.
+    pub agent_id: String,
 }
 
 /// One running agent's state → `get_agent_state_response`.
@@ -97,6 +111,7 @@ pub struct GetAgentState {
 }
 
 impl Request for GetAgentState {
+    type Reply = GetAgentStateResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
@@ -107,15 +122,22 @@ impl Request for GetAgentState {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(match cx.runtime.state(&self.agent_id) {
-            Some(s) => Ok(ServerMessage::GetAgentStateResponse {
-                request_id: cx.id(),
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (match cx.runtime.state(&self.agent_id) {
+            Some(s) => Ok(GetAgentStateResponse {
                 agent: agent_info(s),
             }),
             None => Err(RuntimeError::UnknownAgent(self.agent_id)),
         })
+        .into()
     }
+}
+
+/// Reply to `get_agent_state`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetAgentStateResponse {
+    /// The agent.
+    pub agent: AgentInfo,
 }
 
 /// Running agents, by id, a page at a time → `list_agents_response`.
@@ -133,6 +155,7 @@ pub struct ListAgents {
 }
 
 impl Request for ListAgents {
+    type Reply = ListAgentsResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
@@ -143,7 +166,7 @@ impl Request for ListAgents {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let after = match self
             .cursor
             .as_deref()
@@ -151,12 +174,21 @@ impl Request for ListAgents {
             .transpose()
         {
             Ok(after) => after,
-            Err(message) => return cx.error(ProtocolErrorCode::InvalidRequest, message),
+            Err(message) => return Answer::refused(ProtocolErrorCode::InvalidRequest, message),
         };
         let agents = cx.runtime.list().into_iter().map(agent_info);
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-        Handled::Reply(agents_page(agents, after.as_deref(), limit, false, cx.id()))
+        Answer::Now(Ok(agents_page(agents, after.as_deref(), limit, false)))
     }
+}
+
+/// Reply to `list_agents`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListAgentsResponse {
+    /// Running agents, by id.
+    pub agents: Vec<AgentInfo>,
+    /// Pass as `cursor` for the next page; `null`: this is the last one.
+    pub next_cursor: Option<String>,
 }
 
 /// Say something to an agent (as the player unless `sender` is given) →
@@ -178,25 +210,36 @@ pub struct SendMessage {
 }
 
 impl Request for SendMessage {
+    type Reply = SendMessageResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let result = match &self.sender {
             Some(sender) => cx
                 .runtime
                 .send_message_from(sender, &self.agent_id, &self.content),
             None => cx.runtime.send_message(&self.agent_id, &self.content),
         };
-        cx.reply(result.map(|message_id| ServerMessage::SendMessageResponse {
-            request_id: cx.id(),
+        (result.map(|message_id| SendMessageResponse {
             agent_id: self.agent_id,
             message_id,
         }))
+        .into()
     }
+}
+
+/// Reply to `send_message`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SendMessageResponse {
+    /// The agent spoken to.
+    pub agent_id: String,
+    /// The line's id: the `agent_replied` event of the decision that answers it lists it
+    /// in `in_reply_to`.
+    pub message_id: i64,
 }
 
 /// Assign a task → `assign_task_response` (and the `task_assigned` event).
@@ -212,22 +255,26 @@ pub struct AssignTask {
 }
 
 impl Request for AssignTask {
+    type Reply = AssignTaskResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
         Route::Agent(&self.agent_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            cx.runtime
-                .assign_task(&self.agent_id, &self.task_name)
-                .map(|task| ServerMessage::AssignTaskResponse {
-                    request_id: cx.id(),
-                    task,
-                }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .assign_task(&self.agent_id, &self.task_name)
+            .map(|task| AssignTaskResponse { task }))
+        .into()
     }
+}
+
+/// Reply to `assign_task`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AssignTaskResponse {
+    /// The new task.
+    pub task: TaskRow,
 }
 
 /// Complete a task → `complete_task_response` (and the `task_completed` event).
@@ -239,20 +286,26 @@ pub struct CompleteTask {
 }
 
 impl Request for CompleteTask {
+    type Reply = CompleteTaskResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
         Route::Task(self.task_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(cx.runtime.complete_task(self.task_id).map(|task| {
-            ServerMessage::CompleteTaskResponse {
-                request_id: cx.id(),
-                task,
-            }
-        }))
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .complete_task(self.task_id)
+            .map(|task| CompleteTaskResponse { task }))
+        .into()
     }
+}
+
+/// Reply to `complete_task`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CompleteTaskResponse {
+    /// The completed task.
+    pub task: TaskRow,
 }
 
 /// Tokens spent by model brains and the budget → `get_token_usage_response`: the
@@ -267,24 +320,34 @@ pub struct GetTokenUsage {
 }
 
 impl Request for GetTokenUsage {
+    type Reply = GetTokenUsageResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
         self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            token_usage(cx.runtime, self.agent_id.as_deref()).map(|(spent, limit)| {
-                ServerMessage::GetTokenUsageResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    spent,
-                    limit,
-                }
-            }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (token_usage(cx.runtime, self.agent_id.as_deref()).map(|(spent, limit)| {
+            GetTokenUsageResponse {
+                agent_id: self.agent_id,
+                spent,
+                limit,
+            }
+        }))
+        .into()
     }
+}
+
+/// Reply to `get_token_usage`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetTokenUsageResponse {
+    /// The agent asked about; `null`: the whole runtime.
+    pub agent_id: Option<String>,
+    /// Tokens spent so far.
+    pub spent: u64,
+    /// The budget; `null`: no limit.
+    pub limit: Option<u64>,
 }
 
 /// Sets, raises, lowers or removes a token budget → `set_token_budget_response`: the
@@ -304,13 +367,14 @@ pub struct SetTokenBudget {
 }
 
 impl Request for SetTokenBudget {
+    type Reply = SetTokenBudgetResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
         self.agent_id.as_deref().map_or(Route::Here, Route::Agent)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let set = match &self.agent_id {
             Some(agent) => cx.runtime.set_agent_token_budget(agent, self.limit),
             None => {
@@ -318,16 +382,25 @@ impl Request for SetTokenBudget {
                 Ok(())
             }
         };
-        cx.reply(
-            set.and_then(|()| token_usage(cx.runtime, self.agent_id.as_deref()))
-                .map(|(spent, limit)| ServerMessage::SetTokenBudgetResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    spent,
-                    limit,
-                }),
-        )
+        (set.and_then(|()| token_usage(cx.runtime, self.agent_id.as_deref()))
+            .map(|(spent, limit)| SetTokenBudgetResponse {
+                agent_id: self.agent_id,
+                spent,
+                limit,
+            }))
+        .into()
     }
+}
+
+/// Reply to `set_token_budget`: the budget as it now is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetTokenBudgetResponse {
+    /// The agent whose budget was set; `null`: the whole runtime.
+    pub agent_id: Option<String>,
+    /// Tokens spent so far.
+    pub spent: u64,
+    /// The budget now; `null`: no limit.
+    pub limit: Option<u64>,
 }
 
 /// Set where a running agent is, as the client that owns the world sees it (its physics, its
@@ -344,6 +417,7 @@ pub struct SetAgentPosition {
 }
 
 impl Request for SetAgentPosition {
+    type Reply = SetAgentPositionResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
@@ -354,17 +428,24 @@ impl Request for SetAgentPosition {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            cx.runtime
-                .set_position(&self.agent_id, self.position)
-                .map(|()| ServerMessage::SetAgentPositionResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    position: self.position,
-                }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .set_position(&self.agent_id, self.position)
+            .map(|()| SetAgentPositionResponse {
+                agent_id: self.agent_id,
+                position: self.position,
+            }))
+        .into()
     }
+}
+
+/// Reply to `set_agent_position`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetAgentPositionResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Where it is now.
+    pub position: Position,
 }
 
 /// Tell a running agent what it perceives ("The cellar door is locked.") →
@@ -382,6 +463,7 @@ pub struct Observe {
 }
 
 impl Request for Observe {
+    type Reply = ObserveResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
@@ -392,14 +474,21 @@ impl Request for Observe {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(cx.runtime.observe(&self.agent_id, &self.text).map(|()| {
-            ServerMessage::ObserveResponse {
-                request_id: cx.id(),
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .observe(&self.agent_id, &self.text)
+            .map(|()| ObserveResponse {
                 agent_id: self.agent_id,
-            }
-        }))
+            }))
+        .into()
     }
+}
+
+/// Reply to `observe`: the line waits for the agent's next decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ObserveResponse {
+    /// The agent.
+    pub agent_id: String,
 }
 
 /// Finish a move the client carried out for an agent (`agent_move_requested`, for an agent
@@ -424,6 +513,7 @@ pub struct FinishMove {
 }
 
 impl Request for FinishMove {
+    type Reply = FinishMoveResponse;
     const WRITES: bool = false;
 
     fn route(&self) -> Route<'_> {
@@ -434,22 +524,30 @@ impl Request for FinishMove {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let outcome = crate::moves::MoveOutcome::from_parts(self.outcome, self.reason.as_deref())
             .map_err(RuntimeError::InvalidMessage);
-        cx.reply(
-            outcome
-                .and_then(|outcome| {
-                    cx.runtime
-                        .finish_move(&self.agent_id, self.move_id, outcome)
-                })
-                .map(|()| ServerMessage::FinishMoveResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    move_id: self.move_id,
-                }),
-        )
+        (outcome
+            .and_then(|outcome| {
+                cx.runtime
+                    .finish_move(&self.agent_id, self.move_id, outcome)
+            })
+            .map(|()| FinishMoveResponse {
+                agent_id: self.agent_id,
+                move_id: self.move_id,
+            }))
+        .into()
     }
+}
+
+/// Reply to `finish_move`: `agent_move_finished` is published, and the agent's next decision
+/// is told how the move ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FinishMoveResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// The move.
+    pub move_id: u64,
 }
 
 /// Tokens spent and the budget: a running agent's, or the runtime's.
@@ -471,8 +569,7 @@ pub fn agents_page(
     after: Option<&str>,
     limit: usize,
     more: bool,
-    request_id: Option<RequestId>,
-) -> ServerMessage {
+) -> ListAgentsResponse {
     let mut agents: Vec<AgentInfo> = agents
         .into_iter()
         .filter(|a| after.is_none_or(|after| crate::runtime::id_order(&a.agent_id, after).is_gt()))
@@ -488,8 +585,7 @@ pub fn agents_page(
                 .map(|a| List::RunningAgents.cursor(&a.agent_id))
         })
         .flatten();
-    ServerMessage::ListAgentsResponse {
-        request_id,
+    ListAgentsResponse {
         agents,
         next_cursor,
     }

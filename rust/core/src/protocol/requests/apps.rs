@@ -5,9 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Cx, Handled, Request, Route, Runs};
-use crate::apps::{ActionDef, ActionOutcome, AppConfig, AppContext, AppMode, ControlMode};
-use crate::protocol::{ServerMessage, pages};
+use super::{Answer, Cx, ForConnection, Request, Route, Runs};
+use crate::apps::{
+    ActionDef, ActionOutcome, ActionRecord, AppConfig, AppContext, AppMode, AppSession, ControlMode,
+};
+use crate::protocol::pages;
 use crate::tools::ToolRegistry;
 
 /// Register an app (docs/apps.md) → `app_register_response`. This connection handles its
@@ -58,16 +60,17 @@ pub struct AppRegister {
 }
 
 impl Request for AppRegister {
+    type Reply = AppRegisterResponse;
     const WRITES: bool = true;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
         let defaults = AppConfig::new(&self.app_id);
-        Handled::RegisterApp(Box::new(AppConfig {
+        Answer::Connection(ForConnection::RegisterApp(Box::new(AppConfig {
             app_id: self.app_id,
             mode: self.mode,
             role_prompt: self.role_prompt,
@@ -81,8 +84,17 @@ impl Request for AppRegister {
                 .action_timeout_seconds
                 .unwrap_or(defaults.action_timeout_seconds),
             game: self.game,
-        }))
+        })))
     }
+}
+
+/// Reply to `app_register`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppRegisterResponse {
+    /// The app.
+    pub app_id: String,
+    /// The tools an attached agent is offered now (`name`, `description`, `parameters`).
+    pub tools: Vec<Value>,
 }
 
 /// Remove an app registered by this connection → `app_unregister_response`.
@@ -95,21 +107,27 @@ pub struct AppUnregister {
 }
 
 impl Request for AppUnregister {
+    type Reply = AppUnregisterResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let app_id = self.app_id;
-        cx.reply(cx.runtime.unregister_app(&app_id).map(|()| {
-            ServerMessage::AppUnregisterResponse {
-                request_id: cx.id(),
-                app_id,
-            }
-        }))
+        (cx.runtime
+            .unregister_app(&app_id)
+            .map(|()| AppUnregisterResponse { app_id }))
+        .into()
     }
+}
+
+/// Reply to `app_unregister`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppUnregisterResponse {
+    /// The app.
+    pub app_id: String,
 }
 
 /// Attach a running agent to an app → `app_attach_response`.
@@ -125,6 +143,7 @@ pub struct AppAttach {
 }
 
 impl Request for AppAttach {
+    type Reply = AppAttachResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
@@ -135,17 +154,24 @@ impl Request for AppAttach {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            cx.runtime
-                .attach_app(&self.app_id, &self.agent_id)
-                .map(|()| ServerMessage::AppAttachResponse {
-                    request_id: cx.id(),
-                    app_id: self.app_id,
-                    agent_id: self.agent_id,
-                }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .attach_app(&self.app_id, &self.agent_id)
+            .map(|()| AppAttachResponse {
+                app_id: self.app_id,
+                agent_id: self.agent_id,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_attach`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppAttachResponse {
+    /// The app.
+    pub app_id: String,
+    /// The agent now playing it.
+    pub agent_id: String,
 }
 
 /// Detach an app's agent → `app_detach_response`.
@@ -158,24 +184,29 @@ pub struct AppDetach {
 }
 
 impl Request for AppDetach {
+    type Reply = AppDetachResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let app_id = self.app_id;
-        cx.reply(
-            cx.runtime
-                .detach_app(&app_id)
-                .map(|agent_id| ServerMessage::AppDetachResponse {
-                    request_id: cx.id(),
-                    app_id,
-                    agent_id,
-                }),
-        )
+        (cx.runtime
+            .detach_app(&app_id)
+            .map(|agent_id| AppDetachResponse { app_id, agent_id }))
+        .into()
     }
+}
+
+/// Reply to `app_detach`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppDetachResponse {
+    /// The app.
+    pub app_id: String,
+    /// The agent that left.
+    pub agent_id: String,
 }
 
 /// Replace an app's state, actions and label (dynamic mode's `setContext`) →
@@ -200,30 +231,38 @@ pub struct AppSetContext {
 }
 
 impl Request for AppSetContext {
+    type Reply = AppSetContextResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let app_id = self.app_id;
         let context = AppContext {
             state: self.state,
             actions: self.actions,
             human_label: self.human_label,
         };
-        cx.reply(
-            cx.runtime
-                .set_app_context(&app_id, context)
-                .and_then(|()| cx.runtime.app_session(&app_id))
-                .map(|session| ServerMessage::AppSetContextResponse {
-                    request_id: cx.id(),
-                    app_id,
-                    tools: session.tools,
-                }),
-        )
+        (cx.runtime
+            .set_app_context(&app_id, context)
+            .and_then(|()| cx.runtime.app_session(&app_id))
+            .map(|session| AppSetContextResponse {
+                app_id,
+                tools: session.tools,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_set_context`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppSetContextResponse {
+    /// The app.
+    pub app_id: String,
+    /// The tools the agent is offered now.
+    pub tools: Vec<Value>,
 }
 
 /// Change who may act → `app_set_control_mode_response`.
@@ -238,23 +277,31 @@ pub struct AppSetControlMode {
 }
 
 impl Request for AppSetControlMode {
+    type Reply = AppSetControlModeResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            cx.runtime
-                .set_app_control_mode(&self.app_id, self.control_mode)
-                .map(|()| ServerMessage::AppSetControlModeResponse {
-                    request_id: cx.id(),
-                    app_id: self.app_id,
-                    control_mode: self.control_mode,
-                }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .set_app_control_mode(&self.app_id, self.control_mode)
+            .map(|()| AppSetControlModeResponse {
+                app_id: self.app_id,
+                control_mode: self.control_mode,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_set_control_mode`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppSetControlModeResponse {
+    /// The app.
+    pub app_id: String,
+    /// Who may act now.
+    pub control_mode: ControlMode,
 }
 
 /// Send an event to the app's agent (`Event: <name> — <payload>`) → `app_event_response`.
@@ -273,24 +320,32 @@ pub struct AppEvent {
 }
 
 impl Request for AppEvent {
+    type Reply = AppEventResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let app_id = self.app_id;
-        cx.reply(
-            cx.runtime
-                .emit_app_event(&app_id, &self.name, self.payload)
-                .map(|event| ServerMessage::AppEventResponse {
-                    request_id: cx.id(),
-                    app_id,
-                    text: event.text,
-                }),
-        )
+        (cx.runtime
+            .emit_app_event(&app_id, &self.name, self.payload)
+            .map(|event| AppEventResponse {
+                app_id,
+                text: event.text,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_event`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppEventResponse {
+    /// The app.
+    pub app_id: String,
+    /// The system message the agent got (`Event: roundEnded — { winner: X }`).
+    pub text: String,
 }
 
 /// Answer an `app_action` → `app_action_result_response`.
@@ -319,13 +374,14 @@ pub struct AppActionResult {
 }
 
 impl Request for AppActionResult {
+    type Reply = AppActionResultResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let outcome = ActionOutcome {
             result: self.result,
             state: self.state,
@@ -333,16 +389,23 @@ impl Request for AppActionResult {
             actions: self.actions,
             events: Vec::new(),
         };
-        cx.reply(
-            cx.runtime
-                .complete_app_action(&self.app_id, self.action_id, outcome)
-                .map(|()| ServerMessage::AppActionResultResponse {
-                    request_id: cx.id(),
-                    app_id: self.app_id,
-                    action_id: self.action_id,
-                }),
-        )
+        (cx.runtime
+            .complete_app_action(&self.app_id, self.action_id, outcome)
+            .map(|()| AppActionResultResponse {
+                app_id: self.app_id,
+                action_id: self.action_id,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_action_result`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppActionResultResponse {
+    /// The app.
+    pub app_id: String,
+    /// The action answered.
+    pub action_id: u64,
 }
 
 /// The human triggers an action → `app_human_action_response` once the app answered it
@@ -362,6 +425,7 @@ pub struct AppHumanAction {
 }
 
 impl Request for AppHumanAction {
+    type Reply = AppHumanActionResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
@@ -372,14 +436,23 @@ impl Request for AppHumanAction {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::HumanAction {
+        Answer::Connection(ForConnection::HumanAction {
             app_id: self.app_id,
             name: self.name,
             params: self.params,
-        }
+        })
     }
+}
+
+/// Reply to `app_human_action`, once the app answered the action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppHumanActionResponse {
+    /// The app.
+    pub app_id: String,
+    /// The action as the session keeps it (`ok`, `result`, `error`).
+    pub action: ActionRecord,
 }
 
 /// The human says a line in the app's chat → `app_human_says_response`: it joins the
@@ -397,22 +470,28 @@ pub struct AppHumanSays {
 }
 
 impl Request for AppHumanSays {
+    type Reply = AppHumanSaysResponse;
     const WRITES: bool = true;
 
     fn app(&self) -> Option<&str> {
         Some(&self.app_id)
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(
-            cx.runtime
-                .app_human_says(&self.app_id, &self.text)
-                .map(|()| ServerMessage::AppHumanSaysResponse {
-                    request_id: cx.id(),
-                    app_id: self.app_id,
-                }),
-        )
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .app_human_says(&self.app_id, &self.text)
+            .map(|()| AppHumanSaysResponse {
+                app_id: self.app_id,
+            }))
+        .into()
     }
+}
+
+/// Reply to `app_human_says`: the line is in the chat and sent to the agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppHumanSaysResponse {
+    /// The app.
+    pub app_id: String,
 }
 
 /// An app's session → `get_app_session_response`.
@@ -425,13 +504,13 @@ pub struct GetAppSession {
 }
 
 impl Request for GetAppSession {
+    type Reply = GetAppSessionResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(cx.runtime.app_session(&self.app_id).map(|mut session| {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime.app_session(&self.app_id).map(|mut session| {
             let left = session.fit(pages::MAX_PAGE_BYTES);
-            ServerMessage::GetAppSessionResponse {
-                request_id: cx.id(),
+            GetAppSessionResponse {
                 session: Box::new(session),
                 history_left_out: left.history,
                 events_left_out: left.events,
@@ -439,5 +518,22 @@ impl Request for GetAppSession {
                 state_left_out: left.state,
             }
         }))
+        .into()
     }
+}
+
+/// Reply to `get_app_session`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetAppSessionResponse {
+    /// The session; when it would not fit the reply, its newest actions, events and chat
+    /// lines that fit (and, if even that is too much, without its `state`).
+    pub session: Box<AppSession>,
+    /// Older actions left out of `session.history`.
+    pub history_left_out: usize,
+    /// Older events left out of `session.events`.
+    pub events_left_out: usize,
+    /// Older chat lines left out of `session.chat`.
+    pub chat_left_out: usize,
+    /// True when `session.state` was left out (`null`): the game holds it.
+    pub state_left_out: bool,
 }

@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Cx, Handled, Request, Route, Runs, error, runtime_error};
+use super::{Answer, Cx, Refusal, Request, Route, Runs};
 use crate::campaign::page::Cursor;
-use crate::protocol::{ProtocolErrorCode, RequestId, ServerMessage};
-use crate::runtime::{CampaignSource, Runtime, RuntimeError};
+use crate::protocol::ProtocolErrorCode;
+use crate::runtime::{CampaignSource, Runtime};
 use crate::tools::ToolRegistry;
 
 /// Load a tabletop campaign → `campaign_load_response`: `path` (a `campaign.json` under the
@@ -29,51 +29,71 @@ pub struct CampaignLoad {
 }
 
 impl Request for CampaignLoad {
+    type Reply = CampaignLoadResponse;
     const WRITES: bool = true;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Later(Box::new(move |runtime, request_id| {
-            Box::pin(async move { self.answer(&runtime, request_id).await })
+        Answer::Later(Box::new(move |runtime| {
+            Box::pin(async move { self.answer(&runtime).await })
         }))
     }
 }
 
+/// Reply to `campaign_load`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignLoadResponse {
+    /// The campaign's id, to name it in later requests.
+    pub campaign_id: String,
+    /// What was normalised while loading (`actor:pc_002:position_missing_area`): the first
+    /// that fit 4 KiB of JSON.
+    pub warnings: Vec<String>,
+    /// How many more warnings there were (not sent).
+    pub warnings_left_out: usize,
+    /// The campaign as its file holds it; when it does not fit the reply, its first page
+    /// (`campaign_truncated`; read the rest with `campaign_state` and `next_cursor`).
+    pub campaign: Value,
+    /// True when `campaign` leaves areas or actors out.
+    pub campaign_truncated: bool,
+    /// How many areas the campaign has.
+    pub area_count: usize,
+    /// How many actors the campaign has.
+    pub actor_count: usize,
+    /// Pass as `campaign_state`'s `cursor` for the next page; `null` when there is none.
+    pub next_cursor: Option<String>,
+}
+
 impl CampaignLoad {
     /// The reply, once the request ran.
-    async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
+    async fn answer(self, runtime: &Runtime) -> Result<<Self as Request>::Reply, Refusal> {
         let source = match (self.path, self.campaign) {
             (Some(path), None) => CampaignSource::Path(path),
             (None, Some(campaign)) => CampaignSource::Inline(campaign),
             _ => {
-                return error(
+                return Err(Refusal::new(
                     ProtocolErrorCode::InvalidRequest,
                     "campaign_load needs exactly one of path and campaign",
-                    id,
-                );
+                ));
             }
         };
-        reply(
-            runtime.load_campaign_async(source).await.map(|loaded| {
-                let page = loaded.page;
-                ServerMessage::CampaignLoadResponse {
-                    request_id: id.clone(),
-                    campaign_id: loaded.campaign_id,
-                    warnings: loaded.warnings,
-                    warnings_left_out: loaded.warnings_left_out,
-                    campaign: page.campaign,
-                    campaign_truncated: page.truncated,
-                    area_count: page.area_count,
-                    actor_count: page.actor_count,
-                    next_cursor: page.next_cursor,
-                }
-            }),
-            id,
-        )
+        (runtime.load_campaign_async(source).await.map(|loaded| {
+            let page = loaded.page;
+            CampaignLoadResponse {
+                campaign_id: loaded.campaign_id,
+                warnings: loaded.warnings,
+                warnings_left_out: loaded.warnings_left_out,
+                campaign: page.campaign,
+                campaign_truncated: page.truncated,
+                area_count: page.area_count,
+                actor_count: page.actor_count,
+                next_cursor: page.next_cursor,
+            }
+        }))
+        .map_err(Refusal::from)
     }
 }
 
@@ -94,40 +114,54 @@ pub struct CampaignToolCalls {
 }
 
 impl Request for CampaignToolCalls {
+    type Reply = CampaignToolCallsResponse;
     const WRITES: bool = true;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Later(Box::new(move |runtime, request_id| {
-            Box::pin(async move { self.answer(&runtime, request_id).await })
+        Answer::Later(Box::new(move |runtime| {
+            Box::pin(async move { self.answer(&runtime).await })
         }))
     }
 }
 
+/// Reply to `campaign_tool_calls`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignToolCallsResponse {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The applied calls: `{tool, args, result, timestamp}`.
+    pub applied_actions: Vec<crate::campaign::AppliedAction>,
+    /// `{"failed_calls": [{id, tool, status, reason, message}]}`, `null` when nothing failed.
+    pub tool_feedback: Option<crate::campaign::ToolFeedback>,
+}
+
 impl CampaignToolCalls {
     /// The reply, once the request ran.
-    async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
+    async fn answer(self, runtime: &Runtime) -> Result<<Self as Request>::Reply, Refusal> {
         let calls = match crate::campaign::turn::parse_calls(&self.calls) {
             Ok(calls) => calls,
-            Err(e) => return error(ProtocolErrorCode::InvalidRequest, format!("calls: {e}"), id),
+            Err(e) => {
+                return Err(Refusal::new(
+                    ProtocolErrorCode::InvalidRequest,
+                    format!("calls: {e}"),
+                ));
+            }
         };
         let campaign_id = self.campaign_id;
-        reply(
-            runtime
-                .campaign_tool_calls(&campaign_id, &calls, self.actor_id.as_deref())
-                .await
-                .map(|outcome| ServerMessage::CampaignToolCallsResponse {
-                    request_id: id.clone(),
-                    campaign_id,
-                    applied_actions: outcome.applied_actions,
-                    tool_feedback: outcome.tool_feedback,
-                }),
-            id,
-        )
+        (runtime
+            .campaign_tool_calls(&campaign_id, &calls, self.actor_id.as_deref())
+            .await
+            .map(|outcome| CampaignToolCallsResponse {
+                campaign_id,
+                applied_actions: outcome.applied_actions,
+                tool_feedback: outcome.tool_feedback,
+            }))
+        .map_err(Refusal::from)
     }
 }
 
@@ -152,6 +186,7 @@ pub struct CampaignTurn {
 }
 
 impl Request for CampaignTurn {
+    type Reply = CampaignTurnResponse;
     const WRITES: bool = true;
 
     fn route(&self) -> Route<'_> {
@@ -162,34 +197,40 @@ impl Request for CampaignTurn {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Later(Box::new(move |runtime, request_id| {
-            Box::pin(async move { self.answer(&runtime, request_id).await })
+        Answer::Later(Box::new(move |runtime| {
+            Box::pin(async move { self.answer(&runtime).await })
         }))
     }
 }
 
+/// Reply to `campaign_turn`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignTurnResponse {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The turn-log entry.
+    pub entry: Box<crate::campaign::turn::TurnEntry>,
+}
+
 impl CampaignTurn {
     /// The reply, once the request ran.
-    async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
+    async fn answer(self, runtime: &Runtime) -> Result<<Self as Request>::Reply, Refusal> {
         let campaign_id = self.campaign_id;
-        reply(
-            runtime
-                .campaign_turn(
-                    &campaign_id,
-                    &self.gm_agent_id,
-                    &self.user_input,
-                    self.actor_id.as_deref(),
-                )
-                .await
-                .map(|entry| ServerMessage::CampaignTurnResponse {
-                    request_id: id.clone(),
-                    campaign_id,
-                    entry: Box::new(entry),
-                }),
-            id,
-        )
+        (runtime
+            .campaign_turn(
+                &campaign_id,
+                &self.gm_agent_id,
+                &self.user_input,
+                self.actor_id.as_deref(),
+            )
+            .await
+            .map(|entry| CampaignTurnResponse {
+                campaign_id,
+                entry: Box::new(entry),
+            }))
+        .map_err(Refusal::from)
     }
 }
 
@@ -209,44 +250,62 @@ pub struct CampaignState {
 }
 
 impl Request for CampaignState {
+    type Reply = CampaignStateResponse;
     const WRITES: bool = false;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Later(Box::new(move |runtime, request_id| {
-            Box::pin(async move { self.answer(&runtime, request_id).await })
+        Answer::Later(Box::new(move |runtime| {
+            Box::pin(async move { self.answer(&runtime).await })
         }))
     }
 }
 
+/// Reply to `campaign_state`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignStateResponse {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The campaign as its file holds it; when it does not fit the reply (or a `cursor`
+    /// was given), a page of it (`campaign_truncated`).
+    pub campaign: Value,
+    /// How many turns its log holds.
+    pub turns: u64,
+    /// True when `campaign` leaves areas or actors out.
+    pub campaign_truncated: bool,
+    /// How many areas the campaign has.
+    pub area_count: usize,
+    /// How many actors the campaign has.
+    pub actor_count: usize,
+    /// Pass as `cursor` for the next page; `null` when there is none.
+    pub next_cursor: Option<String>,
+}
+
 impl CampaignState {
     /// The reply, once the request ran.
-    async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
+    async fn answer(self, runtime: &Runtime) -> Result<<Self as Request>::Reply, Refusal> {
         let after = match self.cursor.as_deref().map(Cursor::parse).transpose() {
             Ok(after) => after,
-            Err(e) => return error(ProtocolErrorCode::InvalidRequest, e, id),
+            Err(e) => return Err(Refusal::new(ProtocolErrorCode::InvalidRequest, e)),
         };
         let campaign_id = self.campaign_id;
-        reply(
-            runtime
-                .campaign_state(&campaign_id, after.as_ref())
-                .await
-                .map(|(page, turns)| ServerMessage::CampaignStateResponse {
-                    request_id: id.clone(),
-                    campaign_id,
-                    campaign: page.campaign,
-                    turns,
-                    campaign_truncated: page.truncated,
-                    area_count: page.area_count,
-                    actor_count: page.actor_count,
-                    next_cursor: page.next_cursor,
-                }),
-            id,
-        )
+        (runtime
+            .campaign_state(&campaign_id, after.as_ref())
+            .await
+            .map(|(page, turns)| CampaignStateResponse {
+                campaign_id,
+                campaign: page.campaign,
+                turns,
+                campaign_truncated: page.truncated,
+                area_count: page.area_count,
+                actor_count: page.actor_count,
+                next_cursor: page.next_cursor,
+            }))
+        .map_err(Refusal::from)
     }
 }
 
@@ -262,37 +321,35 @@ pub struct CampaignUnload {
 }
 
 impl Request for CampaignUnload {
+    type Reply = CampaignUnloadResponse;
     const WRITES: bool = false;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Later(Box::new(move |runtime, request_id| {
-            Box::pin(async move { self.answer(&runtime, request_id).await })
+        Answer::Later(Box::new(move |runtime| {
+            Box::pin(async move { self.answer(&runtime).await })
         }))
     }
 }
 
-impl CampaignUnload {
-    /// The reply, once the request ran.
-    async fn answer(self, runtime: &Runtime, id: Option<RequestId>) -> ServerMessage {
-        let campaign_id = self.campaign_id;
-        reply(
-            runtime
-                .unload_campaign(&campaign_id)
-                .map(|()| ServerMessage::CampaignUnloadResponse {
-                    request_id: id.clone(),
-                    campaign_id,
-                }),
-            id,
-        )
-    }
+/// Reply to `campaign_unload`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignUnloadResponse {
+    /// The campaign unloaded.
+    pub campaign_id: String,
 }
 
-/// The reply for a runtime result.
-fn reply(result: Result<ServerMessage, RuntimeError>, id: Option<RequestId>) -> ServerMessage {
-    result.unwrap_or_else(|e| runtime_error(&e, id))
+impl CampaignUnload {
+    /// The reply, once the request ran.
+    async fn answer(self, runtime: &Runtime) -> Result<<Self as Request>::Reply, Refusal> {
+        let campaign_id = self.campaign_id;
+        (runtime
+            .unload_campaign(&campaign_id)
+            .map(|()| CampaignUnloadResponse { campaign_id }))
+        .map_err(Refusal::from)
+    }
 }

@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::agents::DEFAULT_LIST_LIMIT;
-use super::{Cx, Handled, Request};
-use crate::memory::Page;
+use super::{Answer, Cx, Request};
+use crate::memory::{BrainCallRow, ConversationRow, Page, StateChangeRow, TaskRow};
+use crate::protocol::ProtocolErrorCode;
 use crate::protocol::pages::{self, List};
-use crate::protocol::{ProtocolErrorCode, ServerMessage};
 use crate::runtime::RuntimeError;
 
 /// Default `limit` of `get_conversation`.
@@ -34,26 +34,36 @@ pub struct GetConversation {
 }
 
 impl Request for GetConversation {
+    type Reply = GetConversationResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_CONVERSATION_LIMIT) as usize;
         let agent_id = self.agent_id;
         page(
-            cx,
             List::Conversation,
             self.cursor.as_deref(),
             Keep::Newest,
             |key| cx.runtime.conversation_page(&agent_id, key, limit),
             |row| Some(row.id),
-            |messages, next_cursor| ServerMessage::GetConversationResponse {
-                request_id: cx.id(),
+            |messages, next_cursor| GetConversationResponse {
                 agent_id: agent_id.clone(),
                 messages,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `get_conversation`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetConversationResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Lines, oldest first.
+    pub messages: Vec<ConversationRow>,
+    /// Pass as `cursor` for the page of older lines; `null`: there are none.
+    pub next_cursor: Option<String>,
 }
 
 /// An agent's tasks, oldest first → `get_tasks_response`.
@@ -74,26 +84,36 @@ pub struct GetTasks {
 }
 
 impl Request for GetTasks {
+    type Reply = GetTasksResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
         let agent_id = self.agent_id;
         page(
-            cx,
             List::Tasks,
             self.cursor.as_deref(),
             Keep::Oldest,
             |key| cx.runtime.tasks_page(&agent_id, key, limit),
             |row| Some(row.id),
-            |tasks, next_cursor| ServerMessage::GetTasksResponse {
-                request_id: cx.id(),
+            |tasks, next_cursor| GetTasksResponse {
                 agent_id: agent_id.clone(),
                 tasks,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `get_tasks`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetTasksResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Tasks, oldest first.
+    pub tasks: Vec<TaskRow>,
+    /// Pass as `cursor` for the next page; `null`: this is the last one.
+    pub next_cursor: Option<String>,
 }
 
 /// An agent's state transitions, oldest first → `get_state_history_response`.
@@ -114,26 +134,36 @@ pub struct GetStateHistory {
 }
 
 impl Request for GetStateHistory {
+    type Reply = GetStateHistoryResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
         let agent_id = self.agent_id;
         page(
-            cx,
             List::StateHistory,
             self.cursor.as_deref(),
             Keep::Newest,
             |key| cx.runtime.state_history_page(&agent_id, key, limit),
             |row| Some(row.id),
-            |transitions, next_cursor| ServerMessage::GetStateHistoryResponse {
-                request_id: cx.id(),
+            |transitions, next_cursor| GetStateHistoryResponse {
                 agent_id: agent_id.clone(),
                 transitions,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `get_state_history`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetStateHistoryResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Transitions, oldest first.
+    pub transitions: Vec<StateChangeRow>,
+    /// Pass as `cursor` for the page of older transitions; `null`: there are none.
+    pub next_cursor: Option<String>,
 }
 
 /// An agent's traced model calls (`brain_calls`), oldest first → `get_agent_trace_response`.
@@ -154,26 +184,36 @@ pub struct GetAgentTrace {
 }
 
 impl Request for GetAgentTrace {
+    type Reply = GetAgentTraceResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_HISTORY_LIMIT) as usize;
         let agent_id = self.agent_id;
         page(
-            cx,
             List::Trace,
             self.cursor.as_deref(),
             Keep::Newest,
             |key| cx.runtime.agent_trace_page(&agent_id, key, limit),
             |row| Some(row.id),
-            |calls, next_cursor| ServerMessage::GetAgentTraceResponse {
-                request_id: cx.id(),
+            |calls, next_cursor| GetAgentTraceResponse {
                 agent_id: agent_id.clone(),
                 calls,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `get_agent_trace`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetAgentTraceResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Model calls, oldest first.
+    pub calls: Vec<BrainCallRow>,
+    /// Pass as `cursor` for the page of older calls; `null`: there are none.
+    pub next_cursor: Option<String>,
 }
 
 /// The agents stored in the database, by number, a page at a time →
@@ -192,12 +232,12 @@ pub struct ListStoredAgents {
 }
 
 impl Request for ListStoredAgents {
+    type Reply = ListStoredAgentsResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
         page(
-            cx,
             List::StoredAgents,
             self.cursor.as_deref(),
             Keep::Oldest,
@@ -209,13 +249,22 @@ impl Request for ListStoredAgents {
                 Ok(page)
             },
             |row| crate::memory::agent_number(&row.record.agent_id),
-            |agents, next_cursor| ServerMessage::ListStoredAgentsResponse {
-                request_id: cx.id(),
+            |agents, next_cursor| ListStoredAgentsResponse {
                 agents,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `list_stored_agents`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListStoredAgentsResponse {
+    /// Stored agents, by number; one a resume could not start says what it waits for
+    /// (`waiting_for`).
+    pub agents: Vec<crate::runtime::StoredAgent>,
+    /// Pass as `cursor` for the next page; `null`: this is the last one.
+    pub next_cursor: Option<String>,
 }
 
 /// Which end of a page stays when it is cut to the reply's size.
@@ -230,20 +279,19 @@ pub(super) enum Keep {
 /// before) it, cut to the reply's byte budget keeping `keep`'s end — the next page then starts
 /// at the row the cut stopped at (`key` of a row) — and the reply made of the rows and the next
 /// cursor. A bad cursor is `invalid_request`.
-pub(super) fn page<T: Serialize>(
-    cx: &Cx<'_>,
+pub(super) fn page<T: Serialize, R>(
     list: List,
     cursor: Option<&str>,
     keep: Keep,
     fetch: impl FnOnce(Option<i64>) -> Result<Page<T>, RuntimeError>,
     key: impl Fn(&T) -> Option<i64>,
-    reply: impl FnOnce(Vec<T>, Option<String>) -> ServerMessage,
-) -> Handled {
+    reply: impl FnOnce(Vec<T>, Option<String>) -> R,
+) -> Answer<R> {
     let start = match cursor.map(|c| list.number(c)).transpose() {
         Ok(start) => start,
-        Err(message) => return cx.error(ProtocolErrorCode::InvalidRequest, message),
+        Err(message) => return Answer::refused(ProtocolErrorCode::InvalidRequest, message),
     };
-    cx.reply(fetch(start).map(|mut page| {
+    (fetch(start).map(|mut page| {
         let (cut, edge) = match keep {
             Keep::Newest => (pages::fit_from_end(&mut page.rows), page.rows.first()),
             Keep::Oldest => (pages::fit_from_start(&mut page.rows), page.rows.last()),
@@ -253,4 +301,5 @@ pub(super) fn page<T: Serialize>(
         }
         reply(page.rows, page.next.map(|k| list.cursor(k)))
     }))
+    .into()
 }

@@ -6,8 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::history::{Keep, page};
-use super::{Cx, Handled, Request};
-use crate::protocol::ServerMessage;
+use super::{Answer, Cx, Request};
 use crate::protocol::pages::List;
 use crate::runtime::{MAX_RECALLED, Remember as Planted};
 
@@ -32,21 +31,31 @@ pub struct Remember {
 }
 
 impl Request for Remember {
+    type Reply = RememberResponse;
     const WRITES: bool = true;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let game_time = cx.runtime.game_time();
-        cx.reply(
-            cx.runtime
-                .remember(&self.agent_id, self.memory)
-                .map(|memory_id| ServerMessage::RememberResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    memory_id,
-                    game_time,
-                }),
-        )
+        (cx.runtime
+            .remember(&self.agent_id, self.memory)
+            .map(|memory_id| RememberResponse {
+                agent_id: self.agent_id,
+                memory_id,
+                game_time,
+            }))
+        .into()
     }
+}
+
+/// Reply to `remember`, once the memory is stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RememberResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// The memory's id (for `forget_memory`, or to supersede it later).
+    pub memory_id: i64,
+    /// The game time it was stamped with, in seconds.
+    pub game_time: f64,
 }
 
 /// What an agent recalls for `query` now, best first, scored as for its decisions (recency,
@@ -68,22 +77,32 @@ pub struct Recall {
 }
 
 impl Request for Recall {
+    type Reply = RecallResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self.limit.unwrap_or(DEFAULT_RECALL_LIMIT) as usize;
         let game_time = cx.runtime.game_time();
-        cx.reply(
-            cx.runtime
-                .recall(&self.agent_id, &self.query, limit.min(MAX_RECALLED))
-                .map(|memories| ServerMessage::RecallResponse {
-                    request_id: cx.id(),
-                    agent_id: self.agent_id,
-                    game_time,
-                    memories,
-                }),
-        )
+        (cx.runtime
+            .recall(&self.agent_id, &self.query, limit.min(MAX_RECALLED))
+            .map(|memories| RecallResponse {
+                agent_id: self.agent_id,
+                game_time,
+                memories,
+            }))
+        .into()
     }
+}
+
+/// Reply to `recall`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecallResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// The game time the recall was scored at, in seconds.
+    pub game_time: f64,
+    /// The memories recalled, best first, each with its score and the parts of it.
+    pub memories: Vec<crate::mind::Recalled>,
 }
 
 /// Forget one memory of an agent (its row and its place in the keyword index) →
@@ -100,17 +119,27 @@ pub struct ForgetMemory {
 }
 
 impl Request for ForgetMemory {
+    type Reply = ForgetMemoryResponse;
     const WRITES: bool = true;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
-        cx.reply(cx.runtime.forget(&self.agent_id, self.memory_id).map(|()| {
-            ServerMessage::ForgetMemoryResponse {
-                request_id: cx.id(),
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
+        (cx.runtime
+            .forget(&self.agent_id, self.memory_id)
+            .map(|()| ForgetMemoryResponse {
                 agent_id: self.agent_id,
                 memory_id: self.memory_id,
-            }
-        }))
+            }))
+        .into()
     }
+}
+
+/// Reply to `forget_memory`, once the memory is gone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ForgetMemoryResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// The memory forgotten.
+    pub memory_id: i64,
 }
 
 /// A page of an agent's memories, oldest first within the page → `list_memories_response`;
@@ -132,27 +161,37 @@ pub struct ListMemories {
 }
 
 impl Request for ListMemories {
+    type Reply = ListMemoriesResponse;
     const WRITES: bool = false;
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let limit = self
             .limit
             .unwrap_or(DEFAULT_MEMORY_PAGE)
             .min(crate::limits::MAX_PAGE as u32) as usize;
         let agent_id = self.agent_id;
         page(
-            cx,
             List::Memories,
             self.cursor.as_deref(),
             Keep::Newest,
             |key| cx.runtime.memories_page(&agent_id, key, limit),
             |row| Some(row.id),
-            |memories, next_cursor| ServerMessage::ListMemoriesResponse {
-                request_id: cx.id(),
+            |memories, next_cursor| ListMemoriesResponse {
                 agent_id: agent_id.clone(),
                 memories,
                 next_cursor,
             },
         )
     }
+}
+
+/// Reply to `list_memories`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListMemoriesResponse {
+    /// The agent.
+    pub agent_id: String,
+    /// Memories, oldest first within the page.
+    pub memories: Vec<crate::memory::StoredMemory>,
+    /// Pass as `cursor` for the page of older memories; `null`: there are none.
+    pub next_cursor: Option<String>,
 }

@@ -5,15 +5,20 @@
 //! # Design
 //!
 //! A request is a struct (`SendMessage`, `CampaignTurn`, …) with an `impl Request` beside it,
-//! in the module of its area (`agents`, `history`, `tools`, `apps`, `campaigns`). The trait
-//! has no defaults: a new request states its route, its durability, its app and how it runs,
-//! so none of them can be forgotten (a request about an agent that silently ran on the wrong
-//! process of a cluster was how a `_ => None` went wrong once).
+//! in the module of its area (`agents`, `history`, `tools`, `apps`, `campaigns`), and so is
+//! its reply (`SendMessageResponse`): [`Request::Reply`] ties the two by type, so a handler
+//! cannot answer with another request's reply, and it never copies the `request_id` (the
+//! dispatch adds it, [`Replied`]). Its durability ([`Request::WRITES`]) is stated; its route,
+//! its app and how it runs have defaults (the connection's own process, none, the blocking
+//! pool) that a request overrides where they differ.
 //!
-//! One line of [`requests!`] registers it under its wire `type`. From that line follow the
-//! [`ClientRequest`] enum the parser reads (and its JSON Schema, `docs/protocol/`), the list
-//! of request types in `welcome` and in `unknown_type` errors ([`REQUEST_TYPES`]), and the
-//! dispatch ([`ClientRequest::handle`]): there is no other list of requests to edit.
+//! One line of [`requests!`] registers it: `"send_message" => SendMessage ->
+//! SendMessageResponse by agent_id`. From that line follow the [`ClientRequest`] enum the
+//! parser reads and the [`Reply`] enum the server sends (and their JSON Schemas,
+//! `docs/protocol/`), the list of request types in `welcome` and in `unknown_type` errors
+//! ([`REQUEST_TYPES`]), the routing of a request about one agent (`by agent_id`: answered by
+//! the process running it) and the dispatch ([`ClientRequest::handle`]): there is no other
+//! list of requests or replies to edit.
 
 mod agents;
 mod apps;
@@ -70,48 +75,75 @@ pub enum Runs {
 
 /// What a request needs to be answered.
 pub struct Cx<'a> {
-    /// The request's id, echoed in the reply.
-    pub request_id: Option<RequestId>,
     /// The runtime it runs against.
     pub runtime: &'a Runtime,
     /// The tool registry.
     pub tools: &'a ToolRegistry,
 }
 
-impl Cx<'_> {
-    /// The request's id, for a reply.
-    pub fn id(&self) -> Option<RequestId> {
-        self.request_id.clone()
+/// Why a request was refused: the `error` reply's code and message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// The code.
+    pub code: ProtocolErrorCode,
+    /// The message (names the field where there is one).
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal with `code`.
+    pub fn new(code: ProtocolErrorCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
+        }
     }
 
-    /// The reply for a runtime result: the response, or the `error` for the runtime error.
-    pub fn reply(&self, result: Result<ServerMessage, RuntimeError>) -> Handled {
-        Handled::Reply(match result {
-            Ok(message) => message,
-            Err(e) => runtime_error(&e, self.id()),
-        })
-    }
-
-    /// An `error` reply.
-    pub fn error(&self, code: ProtocolErrorCode, message: impl Into<String>) -> Handled {
-        Handled::Reply(error(code, message, self.id()))
+    /// The `error` message of this refusal.
+    pub fn to_message(&self, request_id: Option<RequestId>) -> ServerMessage {
+        error(self.code, self.message.clone(), request_id)
     }
 }
 
-/// The answer of a request that is sent later, off the connection's read loop, in the order of
-/// the connection's other such requests (a campaign's turn waits for its model).
-pub type Later = Box<
-    dyn FnOnce(
-            Arc<Runtime>,
-            Option<RequestId>,
-        ) -> Pin<Box<dyn Future<Output = ServerMessage> + Send + 'static>>
-        + Send,
->;
+impl From<RuntimeError> for Refusal {
+    fn from(e: RuntimeError) -> Refusal {
+        Refusal::new(ProtocolErrorCode::from_runtime(&e), e.to_string())
+    }
+}
 
-/// What a request produced.
-pub enum Handled {
-    /// Send this reply.
-    Reply(ServerMessage),
+/// A reply that is sent later, off the connection's read loop, in the order of the
+/// connection's other such requests (a campaign's turn waits for its model).
+pub type Later<R> =
+    Box<dyn FnOnce(Arc<Runtime>) -> Pin<Box<dyn Future<Output = R> + Send + 'static>> + Send>;
+
+/// What a request of reply type `R` answers: its reply (or a refusal) now, its reply later,
+/// or work only the connection can finish.
+pub enum Answer<R> {
+    /// The reply, or why there is none.
+    Now(Result<R, Refusal>),
+    /// The reply (or why there is none), once the future resolves ([`Later`]).
+    Later(Later<Result<R, Refusal>>),
+    /// Work the connection finishes (it holds the event filter, the app registrations and
+    /// the outbound queue), answering with the request's reply type.
+    Connection(ForConnection),
+}
+
+impl<R> Answer<R> {
+    /// A refusal with `code`.
+    pub fn refused(code: ProtocolErrorCode, message: impl Into<String>) -> Answer<R> {
+        Answer::Now(Err(Refusal::new(code, message)))
+    }
+}
+
+impl<R> From<Result<R, RuntimeError>> for Answer<R> {
+    fn from(result: Result<R, RuntimeError>) -> Answer<R> {
+        Answer::Now(result.map_err(Refusal::from))
+    }
+}
+
+/// Work only the connection can finish; it answers with the request's own reply type
+/// ([`SubscribeResponse`], [`AppRegisterResponse`], [`AppHumanActionResponse`]).
+pub enum ForConnection {
     /// A `subscribe`: the connection updates its filter and replies.
     Subscribe {
         /// Requested event types.
@@ -122,8 +154,6 @@ pub enum Handled {
     /// An `app_register`: the connection registers the app (it handles its actions) and
     /// replies.
     RegisterApp(Box<AppConfig>),
-    /// A request answered later, one at a time per connection (the campaign requests).
-    Later(Later),
     /// An `app_human_action`: the connection replies once the app answered it.
     HumanAction {
         /// The app.
@@ -135,18 +165,52 @@ pub enum Handled {
     },
 }
 
-impl std::fmt::Debug for Handled {
+/// What a request produced, for the connection: its reply as a message, or the work left.
+pub enum Handled {
+    /// Send this reply.
+    Reply(ServerMessage),
+    /// Send the message this resolves to, in order with the connection's other such requests.
+    Later(Later<ServerMessage>),
+    /// Finish this and reply ([`ForConnection`]).
+    Connection(ForConnection),
+}
+
+impl Handled {
+    /// `answer` (of a request whose id is `request_id`) as the connection needs it.
+    fn of<R: IsReply + 'static>(answer: Answer<R>, request_id: Option<RequestId>) -> Handled {
+        match answer {
+            Answer::Now(result) => Handled::Reply(message(result, request_id)),
+            Answer::Later(later) => Handled::Later(Box::new(move |runtime| {
+                Box::pin(async move { message(later(runtime).await, request_id) })
+            })),
+            Answer::Connection(work) => Handled::Connection(work),
+        }
+    }
+}
+
+/// The reply or `error` message of a request's result.
+pub fn message<R: IsReply>(
+    result: Result<R, Refusal>,
+    request_id: Option<RequestId>,
+) -> ServerMessage {
+    match result {
+        Ok(reply) => reply.message(request_id),
+        Err(refusal) => refusal.to_message(request_id),
+    }
+}
+
+impl std::fmt::Debug for ForConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Handled::Reply(message) => f.debug_tuple("Reply").field(message).finish(),
-            Handled::Subscribe { events, agents } => f
+            ForConnection::Subscribe { events, agents } => f
                 .debug_struct("Subscribe")
                 .field("events", events)
                 .field("agents", agents)
                 .finish(),
-            Handled::RegisterApp(config) => f.debug_tuple("RegisterApp").field(config).finish(),
-            Handled::Later(_) => f.write_str("Later(..)"),
-            Handled::HumanAction {
+            ForConnection::RegisterApp(config) => {
+                f.debug_tuple("RegisterApp").field(config).finish()
+            }
+            ForConnection::HumanAction {
                 app_id,
                 name,
                 params,
@@ -160,15 +224,80 @@ impl std::fmt::Debug for Handled {
     }
 }
 
+impl std::fmt::Debug for Handled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Handled::Reply(message) => f.debug_tuple("Reply").field(message).finish(),
+            Handled::Later(_) => f.write_str("Later(..)"),
+            Handled::Connection(work) => f.debug_tuple("Connection").field(work).finish(),
+        }
+    }
+}
+
+/// A reply with the request's id, as sent: `{"type": …, "request_id": …, …its fields}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Replied<R> {
+    /// The request's `request_id`, echoed.
+    pub request_id: Option<RequestId>,
+    /// The reply's fields.
+    #[serde(flatten)]
+    pub reply: R,
+}
+
+impl<R: JsonSchema> JsonSchema for Replied<R> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Replied_{}", R::schema_name()).into()
+    }
+
+    /// Inline: each reply's schema is its own object, as it is sent.
+    fn inline_schema() -> bool {
+        true
+    }
+
+    /// The reply's own schema (its description, its fields) with `request_id` first among
+    /// its required fields.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = R::json_schema(generator);
+        let mut request_id = generator.subschema_for::<Option<RequestId>>();
+        request_id.insert("description".into(), "Echoed.".into());
+        if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+            properties.insert("request_id".into(), request_id.to_value());
+        } else {
+            schema.insert(
+                "properties".into(),
+                serde_json::json!({ "request_id": request_id.to_value() }),
+            );
+        }
+        match schema.get_mut("required") {
+            Some(serde_json::Value::Array(required)) => required.insert(0, "request_id".into()),
+            _ => {
+                schema.insert("required".into(), serde_json::json!(["request_id"]));
+            }
+        }
+        schema
+    }
+}
+
+/// A reply type of [`requests!`]: it becomes a message with the request's id.
+pub trait IsReply: Sized {
+    /// The message sent for it.
+    fn message(self, request_id: Option<RequestId>) -> ServerMessage;
+}
+
 /// One request type: what the protocol needs to know of it besides its fields.
 pub trait Request: Sized {
+    /// What it answers: a struct declared beside it and registered with it in [`requests!`],
+    /// sent with the request's `request_id` under its own `type`.
+    type Reply: IsReply;
+
     /// Whether answering it writes to the agent memory. The reply to such a request reports a
     /// write, so a front end sends it only once that write is committed
     /// ([`crate::memory::Memory::committed`]): acknowledged means durable.
     const WRITES: bool;
 
     /// Where a world served by several processes answers it; by default the process the
-    /// client is connected to ([`Route::Here`]).
+    /// client is connected to ([`Route::Here`]). A request registered `by agent_id` in
+    /// [`requests!`] routes to the process of that agent instead, without this method.
     fn route(&self) -> Route<'_> {
         Route::Here
     }
@@ -186,13 +315,14 @@ pub trait Request: Sized {
         Runs::Blocking
     }
 
-    /// Answers it. Never panics on bad input: every failure is an `error` reply.
-    fn handle(self, cx: &Cx<'_>) -> Handled;
+    /// Answers it. Never panics on bad input: every failure is a [`Refusal`].
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply>;
 }
 
-/// Registers every request: `"wire_type" => Type`. See the module docs for what follows.
+/// Registers every request: `"wire_type" => Type -> Reply`, and `by agent_id` for a request
+/// about one agent, answered by the process running it. See the module docs for what follows.
 macro_rules! requests {
-    ($($name:literal => $Type:ident),* $(,)?) => {
+    ($($name:literal => $Type:ident -> $Reply:ident $(by $field:ident)?),* $(,)?) => {
         /// A request from a client: one variant per request type, each the struct of the same
         /// name (whose docs say what it does and what it answers). Besides its fields every
         /// request may carry `request_id` (a string or an integer), echoed in the reply.
@@ -203,6 +333,21 @@ macro_rules! requests {
         pub enum ClientRequest {
             $(#[serde(rename = $name)] $Type($Type),)*
         }
+
+        /// Every reply a request answers with, under its `type` (the reply struct's name in
+        /// snake case: `agent_spawn_response`, `pong`), with the request's `request_id`.
+        #[allow(missing_docs)]
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        pub enum Reply {
+            $($Reply(Replied<$Reply>),)*
+        }
+
+        $(impl IsReply for $Reply {
+            fn message(self, request_id: Option<RequestId>) -> ServerMessage {
+                ServerMessage::Reply(Reply::$Reply(Replied { request_id, reply: self }))
+            }
+        })*
 
         /// The `type` of every request, as sent by clients.
         pub const REQUEST_TYPES: &[&str] = &[$($name),*];
@@ -221,10 +366,11 @@ macro_rules! requests {
                 }
             }
 
-            /// Where a world served by several processes answers it ([`Request::route`]).
+            /// Where a world served by several processes answers it: by its `agent_id` where
+            /// it is registered so, else [`Request::route`].
             pub fn route(&self) -> Route<'_> {
                 match self {
-                    $(ClientRequest::$Type(r) => r.route(),)*
+                    $(ClientRequest::$Type(r) => requests!(@route r $($field)?),)*
                 }
             }
 
@@ -249,58 +395,63 @@ macro_rules! requests {
                 }
             }
 
-            /// Answers it ([`Request::handle`]).
-            pub fn handle(self, cx: &Cx<'_>) -> Handled {
+            /// Answers it ([`Request::handle`]); the reply is the one registered with it.
+            pub fn handle(self, cx: &Cx<'_>, request_id: Option<RequestId>) -> Handled {
                 match self {
-                    $(ClientRequest::$Type(r) => r.handle(cx),)*
+                    $(ClientRequest::$Type(r) => {
+                        let answer: Answer<$Reply> = r.handle(cx);
+                        Handled::of(answer, request_id)
+                    })*
                 }
             }
         }
     };
+    (@route $r:ident) => { $r.route() };
+    (@route $r:ident $field:ident) => { Route::Agent(&$r.$field) };
 }
 
 requests! {
-    "ping" => Ping,
-    "agent_spawn_request" => AgentSpawnRequest,
-    "agent_terminate_request" => AgentTerminateRequest,
-    "get_agent_state" => GetAgentState,
-    "list_agents" => ListAgents,
-    "send_message" => SendMessage,
-    "assign_task" => AssignTask,
-    "complete_task" => CompleteTask,
-    "get_conversation" => GetConversation,
-    "get_tasks" => GetTasks,
-    "get_state_history" => GetStateHistory,
-    "get_agent_trace" => GetAgentTrace,
-    "get_token_usage" => GetTokenUsage,
-    "set_token_budget" => SetTokenBudget,
-    "set_agent_position" => SetAgentPosition,
-    "observe" => Observe,
-    "finish_move" => FinishMove,
-    "list_stored_agents" => ListStoredAgents,
-    "remember" => Remember,
-    "recall" => Recall,
-    "forget_memory" => ForgetMemory,
-    "list_memories" => ListMemories,
-    "list_tools" => ListTools,
-    "call_tool" => CallTool,
-    "subscribe" => Subscribe,
-    "app_register" => AppRegister,
-    "app_unregister" => AppUnregister,
-    "app_attach" => AppAttach,
-    "app_detach" => AppDetach,
-    "app_set_context" => AppSetContext,
-    "app_set_control_mode" => AppSetControlMode,
-    "app_event" => AppEvent,
-    "app_action_result" => AppActionResult,
-    "app_human_action" => AppHumanAction,
-    "app_human_says" => AppHumanSays,
-    "get_app_session" => GetAppSession,
-    "campaign_load" => CampaignLoad,
-    "campaign_tool_calls" => CampaignToolCalls,
-    "campaign_turn" => CampaignTurn,
-    "campaign_state" => CampaignState,
-    "campaign_unload" => CampaignUnload,
+    "ping" => Ping -> Pong,
+    "agent_spawn_request" => AgentSpawnRequest -> AgentSpawnResponse,
+    "agent_terminate_request" => AgentTerminateRequest -> AgentTerminateResponse by agent_id,
+    "get_agent_state" => GetAgentState -> GetAgentStateResponse by agent_id,
+    "list_agents" => ListAgents -> ListAgentsResponse,
+    "send_message" => SendMessage -> SendMessageResponse by agent_id,
+    "assign_task" => AssignTask -> AssignTaskResponse by agent_id,
+    "complete_task" => CompleteTask -> CompleteTaskResponse,
+    "get_conversation" => GetConversation -> GetConversationResponse,
+    "get_tasks" => GetTasks -> GetTasksResponse,
+    "get_state_history" => GetStateHistory -> GetStateHistoryResponse,
+    "get_agent_trace" => GetAgentTrace -> GetAgentTraceResponse,
+    "get_token_usage" => GetTokenUsage -> GetTokenUsageResponse,
+    "set_token_budget" => SetTokenBudget -> SetTokenBudgetResponse,
+    "set_agent_position" => SetAgentPosition -> SetAgentPositionResponse by agent_id,
+    "observe" => Observe -> ObserveResponse by agent_id,
+    "finish_move" => FinishMove -> FinishMoveResponse by agent_id,
+    "list_stored_agents" => ListStoredAgents -> ListStoredAgentsResponse,
+    "remember" => Remember -> RememberResponse,
+    "recall" => Recall -> RecallResponse,
+    "forget_memory" => ForgetMemory -> ForgetMemoryResponse,
+    "list_memories" => ListMemories -> ListMemoriesResponse,
+    "list_tools" => ListTools -> ListToolsResponse,
+    "call_tool" => CallTool -> CallToolResponse,
+    "subscribe" => Subscribe -> SubscribeResponse,
+    "app_register" => AppRegister -> AppRegisterResponse,
+    "app_unregister" => AppUnregister -> AppUnregisterResponse,
+    "app_attach" => AppAttach -> AppAttachResponse,
+    "app_detach" => AppDetach -> AppDetachResponse,
+    "app_set_context" => AppSetContext -> AppSetContextResponse,
+    "app_set_control_mode" => AppSetControlMode -> AppSetControlModeResponse,
+    "app_event" => AppEvent -> AppEventResponse,
+    "app_action_result" => AppActionResult -> AppActionResultResponse,
+    "app_human_action" => AppHumanAction -> AppHumanActionResponse,
+    "app_human_says" => AppHumanSays -> AppHumanSaysResponse,
+    "get_app_session" => GetAppSession -> GetAppSessionResponse,
+    "campaign_load" => CampaignLoad -> CampaignLoadResponse,
+    "campaign_tool_calls" => CampaignToolCalls -> CampaignToolCallsResponse,
+    "campaign_turn" => CampaignTurn -> CampaignTurnResponse,
+    "campaign_state" => CampaignState -> CampaignStateResponse,
+    "campaign_unload" => CampaignUnload -> CampaignUnloadResponse,
 }
 
 /// An `error` message.
@@ -318,11 +469,7 @@ pub fn error(
 
 /// The `error` message for a runtime error.
 pub fn runtime_error(error: &RuntimeError, request_id: Option<RequestId>) -> ServerMessage {
-    self::error(
-        ProtocolErrorCode::from_runtime(error),
-        error.to_string(),
-        request_id,
-    )
+    Refusal::new(ProtocolErrorCode::from_runtime(error), error.to_string()).to_message(request_id)
 }
 
 /// Answers one request against `runtime` and `tools` ([`ClientRequest::handle`]).
@@ -332,9 +479,5 @@ pub fn handle(
     runtime: &Runtime,
     tools: &ToolRegistry,
 ) -> Handled {
-    request.handle(&Cx {
-        request_id,
-        runtime,
-        tools,
-    })
+    request.handle(&Cx { runtime, tools }, request_id)
 }

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Cx, Handled, Request, Runs, error};
-use crate::protocol::{ProtocolErrorCode, ServerMessage};
+use super::{Answer, Cx, ForConnection, Refusal, Request, Runs};
+use crate::protocol::ProtocolErrorCode;
 use crate::tools::{ToolError, ToolRegistry};
 
 /// The tool definitions (LLM shape) → `list_tools_response`.
@@ -14,22 +14,27 @@ use crate::tools::{ToolError, ToolRegistry};
 pub struct ListTools {}
 
 impl Request for ListTools {
+    type Reply = ListToolsResponse;
     const WRITES: bool = false;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let tools = match cx.tools.llm_definitions() {
             Value::Array(list) => list,
             other => vec![other],
         };
-        Handled::Reply(ServerMessage::ListToolsResponse {
-            request_id: cx.id(),
-            tools,
-        })
+        Answer::Now(Ok(ListToolsResponse { tools }))
     }
+}
+
+/// Reply to `list_tools`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListToolsResponse {
+    /// Tool definitions: `{name, description, parameters}`.
+    pub tools: Vec<Value>,
 }
 
 /// Call a tool → `call_tool_response` (a game-level failure such as an illegal move is a
@@ -48,6 +53,7 @@ pub struct CallTool {
 }
 
 impl Request for CallTool {
+    type Reply = CallToolResponse;
     const WRITES: bool = false;
 
     fn runs(&self, tools: &ToolRegistry) -> Runs {
@@ -59,19 +65,31 @@ impl Request for CallTool {
         }
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let args = self.arguments.unwrap_or_else(|| serde_json::json!({}));
-        Handled::Reply(match cx.tools.call(&self.name, &args) {
-            Ok(output) => ServerMessage::CallToolResponse {
-                request_id: cx.id(),
+        Answer::Now(match cx.tools.call(&self.name, &args) {
+            Ok(output) => Ok(CallToolResponse {
                 name: self.name,
                 content: output.text_items(),
                 structured_content: output.structured,
                 is_error: output.is_error,
-            },
-            Err(e) => error(tool_code(&e), e.to_string(), cx.id()),
+            }),
+            Err(e) => Err(Refusal::new(tool_code(&e), e.to_string())),
         })
     }
+}
+
+/// Reply to `call_tool`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CallToolResponse {
+    /// The tool.
+    pub name: String,
+    /// The result (`structuredContent`).
+    pub structured_content: Value,
+    /// Text items (notes).
+    pub content: Vec<String>,
+    /// A game-level failure (illegal move, unparsable state).
+    pub is_error: bool,
 }
 
 /// Choose which events this connection receives → `subscribe_response`. Replaces the
@@ -90,19 +108,29 @@ pub struct Subscribe {
 }
 
 impl Request for Subscribe {
+    type Reply = SubscribeResponse;
     const WRITES: bool = false;
 
     fn runs(&self, _tools: &ToolRegistry) -> Runs {
         Runs::Inline
     }
 
-    fn handle(self, cx: &Cx<'_>) -> Handled {
+    fn handle(self, cx: &Cx<'_>) -> Answer<Self::Reply> {
         let _ = cx;
-        Handled::Subscribe {
+        Answer::Connection(ForConnection::Subscribe {
             events: self.events,
             agents: self.agents,
-        }
+        })
     }
+}
+
+/// Reply to `subscribe`: the filter now in force.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SubscribeResponse {
+    /// Event types received (`None` = all).
+    pub events: Option<Vec<String>>,
+    /// Agents whose events are received (`None` = all).
+    pub agents: Option<Vec<String>>,
 }
 
 /// The protocol code of a tool error.
