@@ -6,7 +6,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use agents_core::bus::BusMessage;
 use agents_core::memory::AgentRecord;
-use agents_core::moves::MoveOutcome;
+use agents_core::moves::MoveEnd;
+use agents_core::protocol::requests::{
+    AgentTerminateRequest, AssignTask, CompleteTask, FinishMove, Observe, SendMessage,
+    SetTokenBudget,
+};
 use agents_core::runtime::{AgentConfig as CoreConfig, AgentSnapshot};
 use godot::prelude::*;
 use serde_json::Value;
@@ -184,9 +188,13 @@ impl AgentRuntime {
     #[func]
     pub fn terminate_agent(&mut self, agent_id: GString) -> bool {
         let id = agent_id.to_string();
-        self.call_runtime(&id, "terminate_agent", |rt| {
-            rt.terminate(&id).map_err(failure)
-        })
+        self.call_request(
+            &id,
+            "terminate_agent",
+            AgentTerminateRequest {
+                agent_id: id.clone(),
+            },
+        )
         .is_ok()
     }
 
@@ -214,16 +222,18 @@ impl AgentRuntime {
     ) -> bool {
         let id = agent_id.to_string();
         let reason = blocked_reason.to_string();
-        self.call_runtime(&id, "finish_move", |rt| {
-            let outcome = if reason.trim().is_empty() {
-                MoveOutcome::Arrived
+        let blocked = !reason.trim().is_empty();
+        let request = FinishMove {
+            agent_id: id.clone(),
+            move_id: u64::try_from(move_id).unwrap_or(0),
+            outcome: if blocked {
+                MoveEnd::Blocked
             } else {
-                MoveOutcome::Blocked(reason.clone())
-            };
-            let move_id = u64::try_from(move_id).unwrap_or(0);
-            rt.finish_move(&id, move_id, outcome).map_err(failure)
-        })
-        .is_ok()
+                MoveEnd::Arrived
+            },
+            reason: blocked.then_some(reason),
+        };
+        self.call_request(&id, "finish_move", request).is_ok()
     }
 
     /// Tells a running agent what it perceives ([param text]: "The cellar door is locked."):
@@ -235,8 +245,11 @@ impl AgentRuntime {
     pub fn observe(&mut self, agent_id: GString, text: GString) -> bool {
         let id = agent_id.to_string();
         let text = text.to_string();
-        self.call_runtime(&id, "observe", |rt| rt.observe(&id, &text).map_err(failure))
-            .is_ok()
+        let request = Observe {
+            agent_id: id.clone(),
+            text,
+        };
+        self.call_request(&id, "observe", request).is_ok()
     }
 
     /// Pauses ([param paused] `true`) or resumes a running agent's autonomous loop. A paused
@@ -331,10 +344,13 @@ impl AgentRuntime {
     pub fn say(&mut self, agent_id: GString, text: GString) -> i64 {
         let id = agent_id.to_string();
         let text = text.to_string();
-        self.call_runtime(&id, "say", |rt| {
-            rt.send_message(&id, &text).map_err(failure)
-        })
-        .unwrap_or(0)
+        let request = SendMessage {
+            agent_id: id.clone(),
+            content: text,
+            sender: None,
+        };
+        self.call_request(&id, "say", request)
+            .map_or(0, |reply| reply.message_id)
     }
 
     /// Deprecated: use [method say], which returns the line's message id. Says [param text] to
@@ -350,20 +366,20 @@ impl AgentRuntime {
     pub fn assign_task(&mut self, agent_id: GString, task_name: GString) -> i64 {
         let id = agent_id.to_string();
         let task = task_name.to_string();
-        self.call_runtime(&id, "assign_task", |rt| {
-            rt.assign_task(&id, &task).map_err(failure)
-        })
-        .map_or(0, |row| row.id)
+        let request = AssignTask {
+            agent_id: id.clone(),
+            task_name: task,
+        };
+        self.call_request(&id, "assign_task", request)
+            .map_or(0, |reply| reply.task.id)
     }
 
     /// Marks a task completed ([signal task_completed] follows). Returns `false` for an unknown
     /// or already completed task.
     #[func]
     pub fn complete_task(&mut self, task_id: i64) -> bool {
-        self.call_runtime("", "complete_task", |rt| {
-            rt.complete_task(task_id).map_err(failure)
-        })
-        .is_ok()
+        self.call_request("", "complete_task", CompleteTask { task_id })
+            .is_ok()
     }
 
     /// The last [param limit] lines of an agent's conversation memory, oldest first, as
@@ -479,15 +495,11 @@ impl AgentRuntime {
         if id.is_empty() {
             self.runtime_token_budget = limit.map_or(0, clamp_i64);
         }
-        self.call_runtime(&id, "set_token_budget", |rt| {
-            if id.is_empty() {
-                rt.set_token_budget(limit);
-                Ok(())
-            } else {
-                rt.set_agent_token_budget(&id, limit).map_err(failure)
-            }
-        })
-        .is_ok()
+        let request = SetTokenBudget {
+            agent_id: (!id.is_empty()).then(|| id.clone()),
+            limit,
+        };
+        self.call_request(&id, "set_token_budget", request).is_ok()
     }
 
     /// Hands the runtime the API key for the environment variable [param variable] (the

@@ -1,5 +1,6 @@
 //! [AgentRuntime]'s memory calls: planting a memory, recalling, listing and forgetting.
 
+use agents_core::protocol::requests::{ForgetMemory, Remember};
 use agents_core::runtime::RuntimeErrorCode;
 use godot::prelude::*;
 
@@ -35,12 +36,19 @@ impl AgentRuntime {
         #[opt(default = &PackedInt64Array::new())] supersedes: PackedInt64Array,
     ) -> i64 {
         let id = agent_id.to_string();
-        self.call_runtime(&id, "remember", |rt| {
-            let memory = remember_request(&text, &kind, importance, &about, &supersedes)
-                .map_err(|e| (RuntimeErrorCode::InvalidMessage.as_str(), e))?;
-            rt.remember(&id, memory).map_err(failure)
-        })
-        .unwrap_or(0)
+        let memory = match remember_request(&text, &kind, importance, &about, &supersedes) {
+            Ok(memory) => memory,
+            Err(message) => {
+                self.report(&id, RuntimeErrorCode::InvalidMessage.as_str(), &message);
+                return 0;
+            }
+        };
+        let request = Remember {
+            agent_id: id.clone(),
+            memory,
+        };
+        self.call_request(&id, "remember", request)
+            .map_or(0, |reply| reply.memory_id)
     }
 
     /// What an agent (running or stored) recalls for [param query] now, best first, at most
@@ -73,10 +81,11 @@ impl AgentRuntime {
     #[func]
     pub fn forget_memory(&mut self, agent_id: GString, memory_id: i64) -> bool {
         let id = agent_id.to_string();
-        self.call_runtime(&id, "forget_memory", |rt| {
-            rt.forget(&id, memory_id).map_err(failure)
-        })
-        .is_ok()
+        let request = ForgetMemory {
+            agent_id: id.clone(),
+            memory_id,
+        };
+        self.call_request(&id, "forget_memory", request).is_ok()
     }
 
     /// An agent's memories, the newest [param limit] with an id below [param before] (`0`:

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use agents_core::bus::{Filter, Subscription};
 use agents_core::net::{Server, ServerHandle};
+use agents_core::protocol::requests::{self, Request};
 use agents_core::runtime::{Runtime, RuntimeError, RuntimeErrorCode};
 use agents_core::tools::ToolRegistry;
 use godot::classes::{Engine, INode, Node};
@@ -823,6 +824,22 @@ impl AgentRuntime {
                 Err(())
             }
         }
+    }
+
+    /// Calls the operation `request` declares — the protocol's request of the same name —
+    /// through the same checks and typed reply a protocol client gets
+    /// ([`requests::answer`]); a refusal is reported as every failed call is, with its own
+    /// code.
+    fn call_request<R: Request>(
+        &mut self,
+        agent_id: &str,
+        what: &str,
+        request: R,
+    ) -> Result<R::Reply, ()> {
+        self.call_runtime(agent_id, what, |rt| {
+            requests::answer(request, rt)
+                .map_err(|refusal| (refusal.code.as_str(), refusal.message))
+        })
     }
 
     /// Records a failure: last error, `push_error`, [signal error_occurred],

@@ -43,7 +43,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{ErrorMessage, ProtocolErrorCode, RequestId, ServerMessage};
 use crate::apps::AppConfig;
-use crate::runtime::{Runtime, RuntimeError};
+use crate::error_code::ErrorCode;
+use crate::runtime::{Runtime, RuntimeError, RuntimeErrorCode};
 use crate::tools::ToolRegistry;
 
 /// Where a request is answered in a world served by several processes (`--cluster`).
@@ -81,33 +82,64 @@ pub struct Cx<'a> {
     pub tools: &'a ToolRegistry,
 }
 
-/// Why a request was refused: the `error` reply's code and message.
+/// Why a request was refused: its code, without loss (a runtime error keeps its own code),
+/// and its message. Over the protocol it is an `error` reply ([`Refusal::protocol_code`]); an
+/// embedding surface (the Godot classes) reports [`Refusal::code`] itself.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
     /// The code.
-    pub code: ProtocolErrorCode,
+    pub code: ErrorCode,
     /// The message (names the field where there is one).
     pub message: String,
 }
 
 impl Refusal {
     /// A refusal with `code`.
-    pub fn new(code: ProtocolErrorCode, message: impl Into<String>) -> Refusal {
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Refusal {
         Refusal {
-            code,
+            code: code.into(),
             message: message.into(),
         }
     }
 
+    /// The code a protocol client gets: a runtime code as the protocol maps it
+    /// ([`ProtocolErrorCode::of_runtime`]), another protocol code as it is.
+    pub fn protocol_code(&self) -> ProtocolErrorCode {
+        RuntimeErrorCode::of(self.code)
+            .map(ProtocolErrorCode::of_runtime)
+            .or_else(|| ProtocolErrorCode::of(self.code))
+            .unwrap_or(ProtocolErrorCode::InternalError)
+    }
+
     /// The `error` message of this refusal.
     pub fn to_message(&self, request_id: Option<RequestId>) -> ServerMessage {
-        error(self.code, self.message.clone(), request_id)
+        error(self.protocol_code(), self.message.clone(), request_id)
     }
 }
 
 impl From<RuntimeError> for Refusal {
     fn from(e: RuntimeError) -> Refusal {
-        Refusal::new(ProtocolErrorCode::from_runtime(&e), e.to_string())
+        Refusal::new(e.code(), e.to_string())
+    }
+}
+
+/// Answers `request` against `runtime` now, as an embedding surface calls an operation (the
+/// Godot classes' methods): the same declaration, checks and typed reply as over the protocol,
+/// without a connection. A request whose work only a connection can finish (`subscribe`,
+/// `app_register`, `app_human_action`) or that answers later (the campaign requests) is
+/// refused with `internal_error`: such a surface has its own calls for those.
+pub fn answer<R: Request>(request: R, runtime: &Runtime) -> Result<R::Reply, Refusal> {
+    static NO_TOOLS: std::sync::LazyLock<ToolRegistry> =
+        std::sync::LazyLock::new(ToolRegistry::new);
+    match request.handle(&Cx {
+        runtime,
+        tools: &NO_TOOLS,
+    }) {
+        Answer::Now(result) => result,
+        Answer::Later(_) | Answer::Connection(_) => Err(Refusal::new(
+            ProtocolErrorCode::InternalError,
+            "this request is answered by a connection, not directly",
+        )),
     }
 }
 
@@ -469,7 +501,7 @@ pub fn error(
 
 /// The `error` message for a runtime error.
 pub fn runtime_error(error: &RuntimeError, request_id: Option<RequestId>) -> ServerMessage {
-    Refusal::new(ProtocolErrorCode::from_runtime(error), error.to_string()).to_message(request_id)
+    Refusal::new(error.code(), error.to_string()).to_message(request_id)
 }
 
 /// Answers one request against `runtime` and `tools` ([`ClientRequest::handle`]).
