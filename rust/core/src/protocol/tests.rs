@@ -711,6 +711,69 @@ async fn subscribe_is_left_to_the_connection() {
     f.runtime.shutdown(std::time::Duration::from_secs(1));
 }
 
+/// An embedding surface (the Godot classes) calls the same declaration: the typed reply, the
+/// same refusals with the runtime's own code (the protocol maps it when it sends it), and no
+/// answer for what only a connection finishes.
+#[tokio::test]
+async fn a_request_answered_directly_gives_its_typed_reply_and_keeps_its_code() {
+    let f = Fixture::new();
+    let agent_id = f
+        .runtime
+        .spawn(AgentConfig {
+            autonomous: Some(false),
+            ..AgentConfig::named("Mira", "baker")
+        })
+        .unwrap();
+    let reply = dispatch::answer(
+        dispatch::AssignTask {
+            agent_id: agent_id.clone(),
+            task_name: "bake bread".into(),
+        },
+        &f.runtime,
+    )
+    .unwrap();
+    assert_eq!(reply.task.agent_id, agent_id);
+    assert_eq!(reply.task.task_name, "bake bread");
+    // The request's own checks: a blocked move needs its reason.
+    let refusal = dispatch::answer(
+        dispatch::FinishMove {
+            agent_id: agent_id.clone(),
+            move_id: 1,
+            outcome: crate::moves::MoveEnd::Blocked,
+            reason: None,
+        },
+        &f.runtime,
+    )
+    .unwrap_err();
+    assert_eq!(refusal.code.as_str(), "invalid_message", "{refusal:?}");
+    let refusal = dispatch::answer(
+        dispatch::Observe {
+            agent_id: "agent_404".into(),
+            text: "a door".into(),
+        },
+        &f.runtime,
+    )
+    .unwrap_err();
+    assert_eq!(refusal.code.as_str(), "unknown_agent");
+    assert_eq!(refusal.protocol_code(), ProtocolErrorCode::UnknownAgent);
+    // Lossless: a code the protocol folds keeps its own name here.
+    let options =
+        dispatch::Refusal::from(crate::runtime::RuntimeError::InvalidOptions("bad".into()));
+    assert_eq!(options.code.as_str(), "invalid_options");
+    assert_eq!(options.protocol_code(), ProtocolErrorCode::InvalidConfig);
+    // What only a connection finishes is not answered directly.
+    let refusal = dispatch::answer(
+        dispatch::Subscribe {
+            events: None,
+            agents: None,
+        },
+        &f.runtime,
+    )
+    .unwrap_err();
+    assert_eq!(refusal.code.as_str(), "internal_error");
+    f.runtime.shutdown(std::time::Duration::from_secs(1));
+}
+
 #[tokio::test]
 async fn requests_after_shutdown_are_errors() {
     let f = Fixture::new();
