@@ -11,7 +11,9 @@
 //!   the share in the cacheable prefix (Anthropic breakpoints).
 //!
 //! `cargo bench -p agents-core --bench brains [-- overhead|crowd|prompt]` (release). Prints
-//! markdown tables.
+//! markdown tables. `BRAINS_BENCH_MEMORY` (a JSON object, the agents' `memory` settings: `{"enabled":
+//! false}`, `{"importance_batch": 0, "reflection_threshold": 0}`) measures `overhead` with
+//! other memory settings than the defaults.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -76,7 +78,12 @@ async fn overhead() {
     let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
     let brain = json!({"provider": "openai", "model": "bench", "base_url": fake.openai_base(),
                        "trace_prompts": true});
-    let id = rt.spawn(config("Mira", 10.0, 10.0, brain)).unwrap();
+    let mut mira = config("Mira", 10.0, 10.0, brain);
+    if let Ok(memory) = std::env::var("BRAINS_BENCH_MEMORY") {
+        mira.memory = Some(serde_json::from_str(&memory).expect("BRAINS_BENCH_MEMORY: JSON"));
+        println!("memory settings: {memory}\n");
+    }
+    let id = rt.spawn(mira).unwrap();
     let mut sub = rt.subscribe(Filter::all().senders([id.clone()]));
     let rounds = 2_000;
     let mut times = Vec::with_capacity(rounds);
