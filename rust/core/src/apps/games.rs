@@ -10,7 +10,8 @@
 //!   legal_moves (on its turn), last_move, opponent_moved, winner: "you" | "opponent" | "draw"}`.
 //!   `position` is the game's state string (a FEN in chess), as the game tools read it.
 //! - **The actions** follow the turn: on the agent's turn `move` (its one argument named as the
-//!   game names it: `coord`, `column`, `move`, `moveUci`, `pit`) and the read-only `suggest_move`
+//!   game names it: `coord`, `column`, `move`, `moveUci`, `pit`; its schema lists the legal
+//!   moves as an `enum`, [`MAX_LISTED_MOVES`] at most) and the read-only `suggest_move`
 //!   (the built-in AI's pick at `hard`, a hint the agent may take or leave: the `scripted` brain
 //!   plays through it); on a human opponent's turn `move` for the human only; none once the game
 //!   is over.
@@ -154,6 +155,11 @@ trait Play: Send + Sync {
     /// Handles one action.
     fn handle(&self, request: &ActionRequest) -> ActionOutcome;
 }
+
+/// The most legal moves the `move` action's schema lists (an `enum`); with more, the schema
+/// keeps the game's notation alone and the game refuses an illegal move. Chess, the widest of
+/// the built-in games, has at most 218 in any position: each built-in game lists them all.
+pub const MAX_LISTED_MOVES: usize = 256;
 
 /// The game apps: every game of the game tools ([`tools_games::GAMES`]), in its order.
 pub const GAMES: &[GameKind] = &kinds::<{ tools_games::GAMES.len() }>();
@@ -328,14 +334,8 @@ impl BoardGame {
         if !position.opponent_moved.is_empty() {
             view["opponent_moved"] = Value::Array(position.opponent_moved.clone());
         }
-        if self.agents_turn(snapshot)
-            && let Ok(legal) = call(
-                self.game,
-                ToolKind::Legal,
-                json!({self.def.position_field: self.position(snapshot)}),
-            )
-        {
-            view["legal_moves"] = legal[self.def.legal_field].clone();
+        if let Some(legal) = self.legal_moves(snapshot) {
+            view["legal_moves"] = Value::Array(legal);
         }
         if let Some(winner) = self.winner(snapshot) {
             view["winner"] = json!(winner);
@@ -343,13 +343,45 @@ impl BoardGame {
         view
     }
 
+    /// The agent's legal moves, on its turn (`None` on the opponent's, or when they cannot
+    /// be listed).
+    fn legal_moves(&self, snapshot: &Value) -> Option<Vec<Value>> {
+        if !self.agents_turn(snapshot) {
+            return None;
+        }
+        let legal = call(
+            self.game,
+            ToolKind::Legal,
+            json!({self.def.position_field: self.position(snapshot)}),
+        )
+        .ok()?;
+        legal[self.def.legal_field].as_array().cloned()
+    }
+
+    /// The `move` action's parameter schema. On the agent's turn its move is one of the legal
+    /// moves (an `enum`, at most [`MAX_LISTED_MOVES`] of them): a model sees them in the tool
+    /// definition, a grammar-constrained local model can produce no other, and a move outside
+    /// the list is refused by the schema before the game sees it. The human's move keeps the
+    /// game's own notation (any spelling the game reads), checked by the game.
+    fn move_params(&self, snapshot: &Value) -> Value {
+        let mut schema = (self.def.move_schema)();
+        if let Some(legal) = self.legal_moves(snapshot)
+            && !legal.is_empty()
+            && legal.len() <= MAX_LISTED_MOVES
+            && let Value::Object(o) = &mut schema
+        {
+            o.insert("enum".into(), Value::Array(legal));
+        }
+        json!({"type": "object",
+            "properties": {self.def.move_arg: schema},
+            "required": [self.def.move_arg], "additionalProperties": false})
+    }
+
     fn actions_of(&self, snapshot: &Value) -> Vec<ActionDef> {
         if BoardGame::is_over(snapshot) {
             return Vec::new();
         }
-        let params = json!({"type": "object",
-            "properties": {self.def.move_arg: (self.def.move_schema)()},
-            "required": [self.def.move_arg], "additionalProperties": false});
+        let params = self.move_params(snapshot);
         let mut play = ActionDef::new("move", self.def.move_description).with_params(params);
         if self.agents_turn(snapshot) {
             play.agent_only = true;
@@ -942,6 +974,80 @@ mod tests {
             }
         }
         assert!(game("go").is_none());
+    }
+
+    /// On the agent's turn the `move` action's schema lists its legal moves (the state's
+    /// `legal_moves`), after every move too; a move outside the list fails the schema, the
+    /// check every action goes through before the game sees it; a human's move keeps the
+    /// game's own notation.
+    #[test]
+    fn the_agents_move_is_one_of_its_legal_moves() {
+        for kind in GAMES {
+            let Some(board) = kind.decl.board else {
+                continue;
+            };
+            let play = kind.start(&setup_of(kind.name)).unwrap();
+            for ply in 0..4 {
+                let view = play.view();
+                if view["turn"] != "you" {
+                    break;
+                }
+                let actions = play.actions();
+                let params = &actions[0].params;
+                let listed = &params["properties"][board.move_arg]["enum"];
+                assert_eq!(listed, &view["legal_moves"], "{} ply {ply}", kind.name);
+                let moves = listed.as_array().unwrap();
+                assert!(!moves.is_empty() && moves.len() <= MAX_LISTED_MOVES);
+                let schema = jsonschema::validator_for(params).unwrap();
+                for mv in moves {
+                    assert!(schema.is_valid(&json!({board.move_arg: mv})), "{mv}");
+                }
+                let unlisted = (board.move_schema)();
+                let outside = match unlisted["type"].as_str() {
+                    Some("integer") => json!(99),
+                    _ => json!("zz99"),
+                };
+                assert!(
+                    !schema.is_valid(&json!({board.move_arg: outside})),
+                    "{}: {outside} passes {params}",
+                    kind.name
+                );
+                let out = play.handle(&ActionRequest {
+                    app_id: "game".into(),
+                    action_id: ply,
+                    name: "move".into(),
+                    params: json!({board.move_arg: moves[0]}),
+                    by: Actor::Agent,
+                });
+                assert_eq!(out.error, None, "{}: {:?}", kind.name, out.result);
+            }
+            if !kind.human_opponent {
+                continue;
+            }
+            let human = kind
+                .start(&GameSetup {
+                    opponent: Opponent::Human,
+                    ..setup_of(kind.name)
+                })
+                .unwrap();
+            let first = human.view()["legal_moves"][0].clone();
+            let out = human.handle(&ActionRequest {
+                app_id: "game".into(),
+                action_id: 0,
+                name: "move".into(),
+                params: json!({board.move_arg: first}),
+                by: Actor::Agent,
+            });
+            assert_eq!(out.error, None, "{}", kind.name);
+            let actions = human.actions();
+            assert!(actions[0].human_only, "{}: {actions:?}", kind.name);
+            assert_eq!(
+                actions[0].params["properties"][board.move_arg].get("enum"),
+                None,
+                "{}",
+                kind.name
+            );
+        }
     }
 
     /// `game.name`'s description (in the published protocol schemas) names every game.
