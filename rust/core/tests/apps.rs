@@ -978,7 +978,8 @@ async fn hidden_information_stays_out_of_the_agents_view() {
     assert_eq!(keys, ["P", "F", "OF", "T", "ST", "LA", "W"], "{position}");
     assert_eq!(state["legal_moves"].as_array().unwrap().len(), 100);
     let id = player(&rt, "recorder");
-    brain.push(vec![call("move", json!({"coord": "e5"}))]);
+    // A shot spelled as the `move` action lists it (its `enum` of legal moves).
+    brain.push(vec![call("move", json!({"coord": "E5"}))]);
     rt.attach_app("sea", &id).unwrap();
     until("the shot", || {
         !rt.app_session("sea").unwrap().history.is_empty()
