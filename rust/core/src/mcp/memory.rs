@@ -379,8 +379,8 @@ mod tests {
     use super::*;
     use crate::runtime::RuntimeOptions;
 
-    #[tokio::test]
-    async fn an_mcp_host_plants_recalls_pages_and_forgets_through_the_tools() {
+    /// A runtime on a fresh database with one agent, Mira, who does not think on her own.
+    fn mira() -> (tempfile::TempDir, Arc<Runtime>, String) {
         let dir = tempfile::tempdir().unwrap();
         let rt = Arc::new(
             Runtime::start_on(
@@ -395,6 +395,12 @@ mod tests {
                 ..crate::runtime::AgentConfig::named("Mira", "baker")
             })
             .unwrap();
+        (dir, rt, id)
+    }
+
+    #[tokio::test]
+    async fn an_mcp_host_plants_recalls_pages_and_forgets_through_the_tools() {
+        let (_dir, rt, id) = mira();
         let tools = with_memory_tools(&ToolRegistry::with_game_tools(), &rt);
         assert!(tools.get("new_chess_game").is_some(), "the game tools stay");
         let call = |name: &str, args: Value| tools.call_to_output(name, &args);
@@ -830,20 +836,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_results_and_the_runtimes_refusals_keep_their_old_shape() {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = Arc::new(
-            Runtime::start_on(
-                tokio::runtime::Handle::current(),
-                RuntimeOptions::with_database(dir.path().join("agents.db")),
-            )
-            .unwrap(),
-        );
-        let id = rt
-            .spawn(crate::runtime::AgentConfig {
-                autonomous: Some(false),
-                ..crate::runtime::AgentConfig::named("Mira", "baker")
-            })
-            .unwrap();
+        let (_dir, rt, id) = mira();
         let tools = with_memory_tools(&ToolRegistry::new(), &rt);
         // JSON Schema counts `5.0` an integer; the tools never read it as one.
         for (tool, args) in [
