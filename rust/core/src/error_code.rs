@@ -595,23 +595,7 @@ macro_rules! error_code_subset {
             }
         }
 
-        impl ::core::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl ::core::str::FromStr for $name {
-            type Err = $crate::wire::UnknownName;
-
-            fn from_str(s: &str) -> ::core::result::Result<$name, $crate::wire::UnknownName> {
-                $name::from_name(s).ok_or_else(|| $crate::wire::UnknownName {
-                    what: $what,
-                    given: s.to_string(),
-                    names: &$name::NAMES,
-                })
-            }
-        }
+        $crate::wire_text!($name: $what);
 
         impl $crate::wire::__private::serde::Serialize for $name {
             fn serialize<S: $crate::wire::__private::serde::Serializer>(

@@ -131,6 +131,17 @@ macro_rules! wire_enum {
             }
         }
 
+        $crate::wire_text!($name: $what);
+    };
+}
+
+/// `Display` (the wire name) and `FromStr` (a wire name; any other text an [`UnknownName`]
+/// listing the names) of a vocabulary that has `as_str`, `from_name` and `NAMES`: shared by
+/// [`wire_enum!`] and the error code views (`error_code_subset!`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! wire_text {
+    ($name:ident: $what:expr) => {
         impl ::core::fmt::Display for $name {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
