@@ -62,6 +62,11 @@ pub struct GameSetup {
     /// The AI's strength: `random`, `easy` (default), `hard`.
     #[serde(default = "default_level")]
     pub level: String,
+    /// Which side the agent plays in a two-player board game: `first` (default: the side that
+    /// moves first, white in chess and checkers) or `second` (the opponent opens; the built-in
+    /// AI plays its first move at once). Sea battle is played from the first side only.
+    #[serde(default)]
+    pub side: Seat,
     /// Seeds the game and the AI (the same seed, the same game).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<Value>,
@@ -81,6 +86,37 @@ impl GameSetup {
     /// The seed of draw `n` (`None` unseeded).
     fn seed_for(&self, n: u64) -> Option<Value> {
         self.seed.as_ref().map(|seed| json!(format!("{seed}:{n}")))
+    }
+}
+
+/// Which side of a two-player board game the agent plays.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Seat {
+    /// The side that moves first (white in chess and checkers).
+    #[default]
+    First,
+    /// The side that moves second.
+    Second,
+}
+
+impl Seat {
+    /// Its index in [`BoardDecl::sides`]: 0 for the first, 1 for the second.
+    pub const fn index(self) -> usize {
+        match self {
+            Seat::First => 0,
+            Seat::Second => 1,
+        }
+    }
+
+    /// The other seat.
+    pub const fn other(self) -> Seat {
+        match self {
+            Seat::First => Seat::Second,
+            Seat::Second => Seat::First,
+        }
     }
 }
 
@@ -108,6 +144,10 @@ pub struct GameKind {
     pub human_opponent: bool,
     /// Whether it is played for chips (`stack`, `bet`).
     pub stakes: bool,
+    /// Whether the agent may play the second side (`side: "second"`): the board games whose
+    /// state reads the same from either side (not sea battle, whose state string is written
+    /// from the first side's view).
+    pub second_side: bool,
     /// Whether `level` means anything (an AI that chooses: the board games).
     pub levels: bool,
     /// Its declaration: the tools it is played through.
@@ -125,6 +165,7 @@ impl GameKind {
             name: decl.name,
             human_opponent,
             stakes: decl.stakes,
+            second_side: human_opponent,
             levels,
             decl,
         }
@@ -248,6 +289,8 @@ struct BoardGame {
     game: &'static GameDecl,
     def: &'static BoardDecl,
     setup: GameSetup,
+    /// The `turn` value of the agent's side ([`BoardDecl::sides`] at its seat).
+    agent_side: &'static str,
     position: Mutex<Position>,
     /// AI moves so far (a seed for each, so games replay).
     ai_moves: AtomicU64,
@@ -260,16 +303,49 @@ impl BoardGame {
         setup: &GameSetup,
     ) -> Result<BoardGame, String> {
         let snapshot = call(game, ToolKind::New, seeded(json!({}), setup.seed.clone()))?;
-        Ok(BoardGame {
+        let board = BoardGame {
             game,
             def,
             setup: setup.clone(),
+            agent_side: def.sides[setup.side.index()],
             position: Mutex::new(Position {
-                snapshot,
+                snapshot: snapshot.clone(),
                 opponent_moved: Vec::new(),
             }),
             ai_moves: AtomicU64::new(0),
-        })
+        };
+        // The agent on the second side against the AI: the AI opens.
+        {
+            let mut position = board.position.lock();
+            position.snapshot = board.ai_answers(&mut position, snapshot);
+        }
+        Ok(board)
+    }
+
+    /// The built-in AI's answer to `next`: as many moves as are its turn (mancala's extra
+    /// turns; none against a human, or on the agent's turn), each noted in `opponent_moved`.
+    fn ai_answers(&self, position: &mut Position, mut next: Value) -> Value {
+        while self.setup.opponent == Opponent::Ai
+            && !BoardGame::is_over(&next)
+            && !self.agents_turn(&next)
+        {
+            let answered = self
+                .suggest(&next, &self.setup.level)
+                .and_then(|mv| self.apply(&next, &mv).map(|n| (mv, n)));
+            match answered {
+                Ok((mv, after)) => {
+                    position
+                        .opponent_moved
+                        .push(after.get("lastAction").cloned().unwrap_or(mv));
+                    next = after;
+                }
+                Err(e) => {
+                    tracing::error!(game = self.game.name, "the AI could not move: {e}");
+                    break;
+                }
+            }
+        }
+        next
     }
 
     fn position(&self, snapshot: &Value) -> Value {
@@ -303,14 +379,14 @@ impl BoardGame {
     }
 
     fn agents_turn(&self, snapshot: &Value) -> bool {
-        !BoardGame::is_over(snapshot) && snapshot["turn"] == self.def.agent_side
+        !BoardGame::is_over(snapshot) && snapshot["turn"] == self.agent_side
     }
 
     fn winner(&self, snapshot: &Value) -> Option<&'static str> {
         let w = snapshot.get("winner")?.as_str()?;
         Some(match w {
             "draw" => "draw",
-            w if w == self.def.agent_side => "you",
+            w if w == self.agent_side => "you",
             _ => "opponent",
         })
     }
@@ -453,27 +529,8 @@ impl Play for BoardGame {
                 // What the move did (sea battle: `C7:hit`), before the AI answers.
                 let moved = next.get("lastAction").cloned();
                 position.opponent_moved.clear();
-                // The AI answers at once, as many moves as are its turn (mancala's extra turns).
-                while self.setup.opponent == Opponent::Ai
-                    && !BoardGame::is_over(&next)
-                    && !self.agents_turn(&next)
-                {
-                    let answered = self
-                        .suggest(&next, &self.setup.level)
-                        .and_then(|mv| self.apply(&next, &mv).map(|n| (mv, n)));
-                    match answered {
-                        Ok((mv, after)) => {
-                            position
-                                .opponent_moved
-                                .push(after.get("lastAction").cloned().unwrap_or(mv));
-                            next = after;
-                        }
-                        Err(e) => {
-                            tracing::error!(game = self.game.name, "the AI could not move: {e}");
-                            break;
-                        }
-                    }
-                }
+                // The AI answers at once.
+                next = self.ai_answers(&mut position, next);
                 position.snapshot = next.clone();
                 let mut result = json!({"moved": mv, "opponent_moved": position.opponent_moved});
                 if let Some(moved) = moved.filter(|m| m != mv) {
@@ -883,6 +940,20 @@ pub fn setup(mut config: AppConfig, setup: GameSetup) -> Result<(AppConfig, AppH
             if kind.levels { "built-in AI" } else { "house" }
         ));
     }
+    if setup.side == Seat::Second && !kind.second_side {
+        return Err(if kind.levels {
+            format!(
+                "game.side: {} is played from the first side only (its state is written from \
+                 the first side's view; use \"first\")",
+                kind.name
+            )
+        } else {
+            format!(
+                "game.side: {} has no sides (it is played against the house; leave side out)",
+                kind.name
+            )
+        });
+    }
     if !kind.stakes && (setup.stack.is_some() || setup.bet.is_some()) {
         let field = if setup.stack.is_some() {
             "stack"
@@ -943,6 +1014,7 @@ mod tests {
             name: name.into(),
             opponent: Opponent::Ai,
             level: default_level(),
+            side: Seat::First,
             seed: Some(json!(1)),
             stack: None,
             bet: None,
@@ -1047,6 +1119,62 @@ mod tests {
                 "{}",
                 kind.name
             );
+        }
+    }
+
+    /// On the second side the opponent opens: against the AI the agent's first view already
+    /// has the AI's move and is the agent's turn; against the human it is the human's turn.
+    /// A game that cannot be played from the second side, and a house game, refuse the seat.
+    #[test]
+    fn the_agent_can_play_the_second_side() {
+        for kind in GAMES {
+            let Some(board) = kind.decl.board else {
+                let refused = setup(
+                    AppConfig::new("g"),
+                    GameSetup {
+                        side: Seat::Second,
+                        ..setup_of(kind.name)
+                    },
+                )
+                .err()
+                .unwrap();
+                assert!(refused.contains("has no sides"), "{refused}");
+                continue;
+            };
+            let second = GameSetup {
+                side: Seat::Second,
+                ..setup_of(kind.name)
+            };
+            if !kind.second_side {
+                let refused = setup(AppConfig::new("g"), second).err().unwrap();
+                assert!(refused.starts_with("game.side: "), "{refused}");
+                continue;
+            }
+            let play = kind.start(&second).unwrap();
+            let view = play.view();
+            assert_eq!(view["turn"], "you", "{}: {view}", kind.name);
+            assert!(
+                view["opponent_moved"][0].is_string() || view["opponent_moved"][0].is_number(),
+                "{}: {view}",
+                kind.name
+            );
+            let mv = view["legal_moves"][0].clone();
+            let out = play.handle(&ActionRequest {
+                app_id: "game".into(),
+                action_id: 1,
+                name: "move".into(),
+                params: json!({board.move_arg: mv}),
+                by: Actor::Agent,
+            });
+            assert_eq!(out.error, None, "{}: {:?}", kind.name, out.result);
+            let human = kind
+                .start(&GameSetup {
+                    opponent: Opponent::Human,
+                    ..second
+                })
+                .unwrap();
+            assert_eq!(human.view()["turn"], "opponent", "{}", kind.name);
+            assert!(human.actions()[0].human_only, "{}", kind.name);
         }
     }
 

@@ -18,7 +18,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "state",
     move_arg: "move",
     legal_field: "moves",
-    agent_side: "w",
+    sides: ["w", "b"],
     hidden: &[],
     move_schema: || json!({"type": "string", "minLength": 4, "maxLength": 40}),
     move_description: "Move a piece (you play white, moving up): the squares visited, \

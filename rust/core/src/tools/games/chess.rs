@@ -36,7 +36,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "fen",
     move_arg: "moveUci",
     legal_field: "movesUci",
-    agent_side: "w",
+    sides: ["w", "b"],
     hidden: &[],
     move_schema: || json!({"type": "string", "minLength": 2, "maxLength": 10}),
     move_description: "Move (you play white): UCI such as e2e4 or e7e8q; SAN such as Nf3 \

@@ -85,9 +85,10 @@ pub struct BoardDecl {
     pub move_arg: &'static str,
     /// The field of `legal_*`'s answer listing the moves: `moves`, or `movesUci` in chess.
     pub legal_field: &'static str,
-    /// The `turn` (and `winner`) value of the side that moves first, which the game app's agent
-    /// plays: `player`, or `w` in chess and checkers.
-    pub agent_side: &'static str,
+    /// The `turn` (and `winner`) values of the two sides, the side that moves first first:
+    /// `["player", "opponent"]`, or `["w", "b"]` in chess and checkers. The game app's agent
+    /// plays the first unless its setup says `side: "second"`.
+    pub sides: [&'static str; 2],
     /// Parts of the state string (`|`-separated, by their `KEY:` prefix) the agent must not
     /// see: the opponent's fleet in sea battle. A game with hidden parts has no human opponent in
     /// the game app (each side would need a view of its own).

@@ -22,7 +22,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "state",
     move_arg: "column",
     legal_field: "moves",
-    agent_side: "player",
+    sides: ["player", "opponent"],
     hidden: &[],
     move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 7}),
     move_description: "Drop your disc: column 1 (left) to 7 (right).",

@@ -19,7 +19,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "state",
     move_arg: "pit",
     legal_field: "moves",
-    agent_side: "player",
+    sides: ["player", "opponent"],
     hidden: &[],
     move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 6}),
     move_description: "Sow the seeds of one of your pits, 1 to 6.",

@@ -244,8 +244,8 @@ mod tests {
             let position = &start[board.position_field];
             assert!(position.is_string(), "{name}: {start}");
             assert_eq!(
-                start["turn"], board.agent_side,
-                "{name}: the agent moves first"
+                start["turn"], board.sides[0],
+                "{name}: the first side moves first"
             );
             for key in board.hidden {
                 let part = format!("{key}:");

@@ -22,7 +22,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "state",
     move_arg: "coord",
     legal_field: "moves",
-    agent_side: "player",
+    sides: ["player", "opponent"],
     hidden: &["O"],
     move_schema: || json!({"type": "string", "pattern": "^[A-Ja-j]([1-9]|10)$"}),
     move_description: "Fire at a cell of the opponent's board: A1 to J10 (letter = column, \

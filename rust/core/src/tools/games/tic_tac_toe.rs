@@ -23,7 +23,7 @@ const BOARD: BoardDecl = BoardDecl {
     position_field: "state",
     move_arg: "coord",
     legal_field: "moves",
-    agent_side: "player",
+    sides: ["player", "opponent"],
     hidden: &[],
     move_schema: || json!({"type": "string", "pattern": "^[A-Ca-c][1-3]$"}),
     move_description: "Place your mark: coord A1 to C3 (letter = column, digit = row).",
