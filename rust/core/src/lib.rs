@@ -34,6 +34,7 @@ pub mod admission;
 pub mod agent_error;
 pub mod agent_state;
 pub mod apps;
+pub mod arena;
 pub mod brain;
 pub mod bus;
 pub mod campaign;
