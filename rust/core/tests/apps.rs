@@ -232,6 +232,28 @@ async fn static_mode_tools_routing_and_state_delivery() {
     assert_eq!(failed.reason.as_str(), "invalid_args");
     assert!(failed.message.contains("row"), "{}", failed.message);
     assert_eq!(requests.lock().len(), 1);
+    // The journal keeps each refused call with its arguments and why (an arena counts a move
+    // outside the legal list this way).
+    until("the refused call in the journal", || {
+        rt.recent_decisions(&id)
+            .unwrap()
+            .iter()
+            .any(|d| !d.rejected.is_empty())
+    })
+    .await;
+    let decisions = rt.recent_decisions(&id).unwrap();
+    let rejected: Vec<_> = decisions.iter().flat_map(|d| d.rejected.iter()).collect();
+    let place = rejected.iter().find(|c| c.tool == "place").unwrap();
+    assert_eq!(place.args, json!({"row": "one", "col": 2}));
+    assert!(
+        place
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("invalid_args: "),
+        "{place:?}"
+    );
+    assert!(rejected.iter().any(|c| c.tool == "fly"), "{rejected:?}");
     rt.shutdown(Duration::from_secs(2));
 }
 

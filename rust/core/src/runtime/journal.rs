@@ -57,6 +57,11 @@ pub struct Decision {
     pub output_tokens: u64,
     /// Answers sent back for repair.
     pub repairs: u32,
+    /// The calls the contract check refused on the way, each sent back to the brain for repair
+    /// (an unknown tool, arguments its schema refuses — a move outside the legal list —, a call
+    /// the agent may not make now): the tool, its arguments, `reason: message` as the detail.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<DecidedCall>,
     /// The memories recalled for it, best first, with their scores (those marked `in_view`
     /// were lines the decision already showed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -79,6 +84,7 @@ impl Decision {
             input_tokens: 0,
             output_tokens: 0,
             repairs: 0,
+            rejected: Vec::new(),
             recalled: Vec::new(),
         }
     }
@@ -91,6 +97,28 @@ impl Decision {
     }
 
     /// Adds a call and what came of it.
+    /// Notes the calls of `reply` the contract check refused (`failed`), with why.
+    pub(crate) fn push_rejected(
+        &mut self,
+        reply: &crate::contract::BrainReply,
+        failed: &[crate::contract::FailedCall],
+    ) {
+        for failure in failed {
+            let args = reply
+                .tool_calls
+                .iter()
+                .find(|c| c.id == failure.id && c.tool == failure.tool)
+                .map_or(serde_json::Value::Null, |c| c.args.clone());
+            self.rejected.push(DecidedCall {
+                id: failure.id.clone(),
+                tool: failure.tool.clone(),
+                args,
+                outcome: CallOutcome::Failed,
+                detail: Some(format!("{}: {}", failure.reason.as_str(), failure.message)),
+            });
+        }
+    }
+
     pub(crate) fn push_call(
         &mut self,
         call: &crate::contract::ToolCall,

@@ -285,7 +285,9 @@ impl AgentRuntime {
     /// `autonomous` or `campaign_turn`), `context` (a one-line summary of what it saw), `calls`
     /// (an Array of `{id, tool, args, outcome, detail}`, `outcome` being `done`, `failed` or
     /// `refused`), `spoken` (an Array of lines), `failure` (present when the decision failed),
-    /// `latency_ms`, `model_calls`, `input_tokens`, `output_tokens` and `repairs`. Kept in
+    /// `latency_ms`, `model_calls`, `input_tokens`, `output_tokens`, `repairs` and, when the
+    /// contract check sent calls back for repair, `rejected` (those calls, as in `calls`, each
+    /// `detail` being `reason: message`). Kept in
     /// memory while the agent runs. Empty for an agent that is not running.
     #[func]
     pub fn get_recent_decisions(&mut self, agent_id: GString) -> Array<VarDictionary> {

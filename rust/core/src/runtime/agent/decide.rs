@@ -161,7 +161,11 @@ impl Agent {
                         break 'decision Err((e.agent_error_code(), e.public_message()));
                     }
                 };
-                match decision::check(&reply, &tools, &self.tool_context()) {
+                let checked = decision::check(&reply, &tools, &self.tool_context());
+                if let Err(feedback) = &checked {
+                    entry.push_rejected(&reply, &feedback.failed_calls);
+                }
+                match checked {
                     Err(feedback) if repairs < self.inner.options.max_repairs => {
                         repairs += 1;
                         tracing::debug!(
