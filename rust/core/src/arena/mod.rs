@@ -3,3 +3,6 @@
 //! illegal attempts, repairs, latency, tokens — in the database and in `results.json`.
 
 pub mod results;
+pub mod player;
+pub mod rating;
+pub mod schedule;
