@@ -31,8 +31,9 @@
 //! - **rpg_dice**: `roll` with `sides` (4, 6, 8, 10, 12, 20, 100) and `count` (1–100); it never
 //!   ends (a dice tray for a table game).
 //!
-//! Every random draw is seeded from `seed` (and the number of draws so far), so a seeded game
-//! replays.
+//! Every random draw is seeded from `seed`, so a seeded game replays: the AI's pick by the
+//! position it picks in (and its level: asked twice, it picks the same), a house game's deal,
+//! spin or roll by the number of them so far.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -84,7 +85,7 @@ fn default_level() -> String {
 
 impl GameSetup {
     /// The seed of draw `n` (`None` unseeded).
-    fn seed_for(&self, n: u64) -> Option<Value> {
+    pub(crate) fn seed_for(&self, n: u64) -> Option<Value> {
         self.seed.as_ref().map(|seed| json!(format!("{seed}:{n}")))
     }
 }
@@ -151,7 +152,7 @@ pub struct GameKind {
     /// Whether `level` means anything (an AI that chooses: the board games).
     pub levels: bool,
     /// Its declaration: the tools it is played through.
-    decl: &'static GameDecl,
+    pub(crate) decl: &'static GameDecl,
 }
 
 impl GameKind {
@@ -171,7 +172,7 @@ impl GameKind {
         }
     }
 
-    fn start(&self, setup: &GameSetup) -> Result<Box<dyn Play>, String> {
+    pub(crate) fn start(&self, setup: &GameSetup) -> Result<Box<dyn Play>, String> {
         match self.decl.board {
             Some(board) => Ok(Box::new(BoardGame::start(self.decl, board, setup)?)),
             None => start_house(self.decl, setup),
@@ -188,9 +189,15 @@ impl std::fmt::Debug for GameKind {
 }
 
 /// A running game: what the agent sees, what may be done, and how an action plays out.
-trait Play: Send + Sync {
+pub(crate) trait Play: Send + Sync {
     /// The state the agent sees.
     fn view(&self) -> Value;
+    /// The whole state string, hidden parts included (the shoe and the hole card in
+    /// blackjack), for the arena's engines; never shown to an agent. `None` where the view
+    /// hides nothing an engine needs.
+    fn hidden_state(&self) -> Option<String> {
+        None
+    }
     /// The actions for now.
     fn actions(&self) -> Vec<ActionDef>;
     /// Handles one action.
@@ -242,7 +249,7 @@ fn tools() -> &'static ToolRegistry {
 }
 
 /// The answer of `game`'s `kind` tool, or its error text.
-fn call(game: &GameDecl, kind: ToolKind, args: Value) -> Result<Value, String> {
+pub(crate) fn call(game: &GameDecl, kind: ToolKind, args: Value) -> Result<Value, String> {
     let out = tools()
         .call(&game.tool(kind), &args)
         .map_err(|e| e.to_string())?;
@@ -255,7 +262,7 @@ fn call(game: &GameDecl, kind: ToolKind, args: Value) -> Result<Value, String> {
 }
 
 /// `args` with `seed` when there is one.
-fn seeded(mut args: Value, seed: Option<Value>) -> Value {
+pub(crate) fn seeded(mut args: Value, seed: Option<Value>) -> Value {
     if let Some(seed) = seed {
         args["seed"] = seed;
     }
@@ -292,8 +299,6 @@ struct BoardGame {
     /// The `turn` value of the agent's side ([`BoardDecl::sides`] at its seat).
     agent_side: &'static str,
     position: Mutex<Position>,
-    /// AI moves so far (a seed for each, so games replay).
-    ai_moves: AtomicU64,
 }
 
 impl BoardGame {
@@ -312,7 +317,6 @@ impl BoardGame {
                 snapshot: snapshot.clone(),
                 opponent_moved: Vec::new(),
             }),
-            ai_moves: AtomicU64::new(0),
         };
         // The agent on the second side against the AI: the AI opens.
         {
@@ -478,11 +482,20 @@ impl BoardGame {
         }
     }
 
-    /// The AI's pick for the side to move.
+    /// The AI's pick for the side to move, seeded by the game's seed and the position: asked
+    /// twice in one position it picks the same move, however often anyone asked before.
     fn suggest(&self, snapshot: &Value, level: &str) -> Result<Value, String> {
-        let n = self.ai_moves.fetch_add(1, Ordering::Relaxed);
-        let args = json!({self.def.position_field: self.position(snapshot), "level": level});
-        let seed = self.setup.seed_for(n);
+        let position = self.position(snapshot);
+        let mut args = json!({self.def.position_field: position, "level": level});
+        if let (Some(depth), "hard") = (self.def.hard_depth, level) {
+            args[tools_games::common::DEPTH_ARG] = json!(depth);
+        }
+        let seed = self.setup.seed.as_ref().map(|seed| {
+            let position = position
+                .as_str()
+                .map_or_else(|| position.to_string(), str::to_string);
+            json!(format!("{seed}:{level}:{position}"))
+        });
         Ok(call(self.game, ToolKind::Suggest, seeded(args, seed))?["move"].clone())
     }
 
@@ -706,6 +719,10 @@ impl Blackjack {
 impl Play for Blackjack {
     fn view(&self) -> Value {
         self.view_of(&self.round.lock())
+    }
+
+    fn hidden_state(&self) -> Option<String> {
+        self.round.lock()["state"].as_str().map(str::to_string)
     }
 
     fn actions(&self) -> Vec<ActionDef> {

@@ -97,7 +97,10 @@ mod tests {
             Player::parse(" gemma ", chess).unwrap(),
             Player::Brain("gemma".into())
         );
-        assert_eq!(Player::parse("engine:easy", chess).unwrap().to_string(), "engine:easy");
+        assert_eq!(
+            Player::parse("engine:easy", chess).unwrap().to_string(),
+            "engine:easy"
+        );
         let e = Player::parse("engine:basic", chess).unwrap_err();
         assert_eq!(
             e,

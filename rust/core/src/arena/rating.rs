@@ -202,6 +202,9 @@ mod tests {
     #[test]
     fn no_games_leaves_everyone_at_the_anchor() {
         let r = rate(3, 1, &[], 1);
-        assert!(r.iter().all(|x| (x.rating - ANCHOR_RATING).abs() < 1e-9), "{r:?}");
+        assert!(
+            r.iter().all(|x| (x.rating - ANCHOR_RATING).abs() < 1e-9),
+            "{r:?}"
+        );
     }
 }

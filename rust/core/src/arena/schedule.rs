@@ -217,8 +217,16 @@ mod tests {
         let players = [brain("a"), engine("basic")];
         let f = fixtures(&players, Schedule::Match, 3, 9, Seating::Alone).unwrap();
         assert_eq!(f.len(), 6);
-        let a: Vec<_> = f.iter().filter(|f| f.seats == [0]).map(|f| &f.seed).collect();
-        let b: Vec<_> = f.iter().filter(|f| f.seats == [1]).map(|f| &f.seed).collect();
+        let a: Vec<_> = f
+            .iter()
+            .filter(|f| f.seats == [0])
+            .map(|f| &f.seed)
+            .collect();
+        let b: Vec<_> = f
+            .iter()
+            .filter(|f| f.seats == [1])
+            .map(|f| &f.seed)
+            .collect();
         assert_eq!(a, b);
     }
 }

@@ -341,6 +341,20 @@ pub(crate) const MIGRATIONS: &[Step] = &[
     CREATE INDEX IF NOT EXISTS idx_memory_vectors_agent
     ON memory_vectors (agent_id, model, memory_id);",
     ),
+    // 12: the arena's games (`crate::arena`): one row per game of a tournament, its record (the
+    // players, the result, every move with its latency, tokens, repairs and illegal attempts)
+    // as JSON, replayable from it alone.
+    Step::Shared(
+        "CREATE TABLE IF NOT EXISTS arena_games (
+        id {ROW_ID},
+        tournament TEXT NOT NULL,
+        game_index {INT} NOT NULL,
+        game TEXT NOT NULL,
+        result TEXT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_arena_games ON arena_games (tournament, game_index);",
+    ),
 ];
 
 /// The first migration's tables: a database made by this library has them all.

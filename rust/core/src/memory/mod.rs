@@ -1098,6 +1098,30 @@ impl Memory {
             entry,
         })
     }
+    /// Queues a game of an arena tournament: its number in the tournament, the game's name, its
+    /// result (`1-0`) and its whole record as JSON ([`crate::arena::results::GameResult`]).
+    pub fn record_arena_game(
+        &self,
+        tournament: &str,
+        game_index: u32,
+        game: &str,
+        result: &str,
+        record: String,
+    ) -> u64 {
+        self.inner.submit(writer::Op::ArenaGame {
+            tournament: tournament.to_string(),
+            game_index,
+            game: game.to_string(),
+            result: result.to_string(),
+            record,
+        })
+    }
+    /// The records (JSON) of a tournament's games, by their number (waits for the writes
+    /// queued before).
+    pub fn arena_games(&self, tournament: &str) -> Result<Vec<String>, MemoryError> {
+        let tournament = tournament.to_string();
+        self.inner.read(move |q| q.arena_games(&tournament))
+    }
     /// Queues a GM turn of campaign `campaign_id` (its turn-log entry as JSON).
     pub fn log_campaign_turn(&self, campaign_id: &str, turn_id: &str, entry: String) -> u64 {
         self.inner.submit(writer::Op::CampaignTurn {

@@ -427,6 +427,14 @@ impl<D: Database> Queries for Reader<D> {
         .map(Some)
     }
 
+    fn arena_games(&mut self, tournament: &str) -> Result<Vec<String>, MemoryError> {
+        self.0.rows(
+            "SELECT record FROM arena_games WHERE tournament = ?1 ORDER BY game_index, id",
+            &[Param::Text(tournament)],
+            &mut first_text,
+        )
+    }
+
     fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError> {
         let counted = self.0.row(
             "SELECT COUNT(*) FROM campaign_turns WHERE campaign_id = ?1",

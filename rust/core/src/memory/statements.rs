@@ -257,6 +257,23 @@ pub(crate) fn statements(op: &Op) -> Vec<Statement<'_>> {
                 ],
             ),
         ],
+        Op::ArenaGame {
+            tournament,
+            game_index,
+            game,
+            result,
+            record,
+        } => vec![statement(
+            "INSERT INTO arena_games (tournament, game_index, game, result, record)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            vec![
+                text(tournament),
+                Int(i64::from(*game_index)),
+                text(game),
+                text(result),
+                text(record),
+            ],
+        )],
         Op::CampaignTurn {
             campaign_id,
             turn_id,

@@ -76,6 +76,8 @@ pub(crate) trait Queries {
     /// An app's session row (`state`, `human_label`) and its last `limit` log entries of
     /// `kinds`, each oldest first.
     fn app(&mut self, app_id: &str, limit: usize) -> Result<Option<StoredApp>, MemoryError>;
+    /// A tournament's game records (JSON), by their number.
+    fn arena_games(&mut self, tournament: &str) -> Result<Vec<String>, MemoryError>;
     /// How many turns of a campaign are kept.
     fn campaign_turn_count(&mut self, campaign_id: &str) -> Result<u64, MemoryError>;
     /// A campaign's turn-log entries (JSON), oldest first.

@@ -65,6 +65,13 @@ pub(crate) enum Op {
         kind: super::AppLogKind,
         entry: String,
     },
+    ArenaGame {
+        tournament: String,
+        game_index: u32,
+        game: String,
+        result: String,
+        record: String,
+    },
     CampaignTurn {
         campaign_id: String,
         turn_id: String,

@@ -19,6 +19,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "move",
     legal_field: "moves",
     sides: ["w", "b"],
+    hard_depth: Some(8),
     hidden: &[],
     move_schema: || json!({"type": "string", "minLength": 4, "maxLength": 40}),
     move_description: "Move a piece (you play white, moving up): the squares visited, \

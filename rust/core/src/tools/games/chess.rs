@@ -37,6 +37,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "moveUci",
     legal_field: "movesUci",
     sides: ["w", "b"],
+    hard_depth: Some(6),
     hidden: &[],
     move_schema: || json!({"type": "string", "minLength": 2, "maxLength": 10}),
     move_description: "Move (you play white): UCI such as e2e4 or e7e8q; SAN such as Nf3 \

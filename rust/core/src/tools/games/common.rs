@@ -86,6 +86,21 @@ pub fn time_ms_schema() -> Value {
     })
 }
 
+/// The argument capping a search's depth (`maxDepth`, on the `suggest_*` AIs).
+pub const DEPTH_ARG: &str = "maxDepth";
+
+/// Schema of the optional `maxDepth` argument of the AI tools.
+pub fn max_depth_schema() -> Value {
+    json!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 64,
+        "description": "Search at most this many plies deep (hard level). Without timeMs the \
+            search is bounded by the depth alone (10 s at most), so the same position and seed \
+            always give the same move: a reproducible opponent. Default: the time budget decides."
+    })
+}
+
 /// Schema of the optional `maxCandidates` argument of the `choose_*` tools.
 pub fn max_candidates_schema() -> Value {
     json!({
@@ -138,6 +153,7 @@ pub fn suggest_schema(state_key: &str, state: Value) -> Value {
             (state_key, state),
             ("level", level_schema()),
             (TIME_BUDGET_ARG, time_ms_schema()),
+            (DEPTH_ARG, max_depth_schema()),
             ("seed", seed_schema()),
         ],
         &[state_key],
@@ -164,11 +180,29 @@ pub fn level_arg(args: &Value) -> Level {
         .unwrap_or_default()
 }
 
-/// Search limits from the `timeMs` argument (default 100 ms).
+/// The most time a search bounded by `maxDepth` alone may take (a safety net: hit, the move is
+/// no longer reproducible).
+pub const DEPTH_TIME_CAP: Duration = Duration::from_secs(10);
+
+/// Search limits from the `timeMs` and `maxDepth` arguments: the time budget (default 100 ms)
+/// and the depth cap; a depth without a time budget searches to that depth
+/// ([`DEPTH_TIME_CAP`] at most).
 pub fn limits_arg(args: &Value) -> SearchLimits {
-    match args.get(TIME_BUDGET_ARG).and_then(Value::as_u64) {
-        Some(ms) => SearchLimits::with_time(Duration::from_millis(ms)),
-        None => SearchLimits::default(),
+    let time = args.get(TIME_BUDGET_ARG).and_then(Value::as_u64);
+    let depth = args
+        .get(DEPTH_ARG)
+        .and_then(Value::as_u64)
+        .and_then(|d| u32::try_from(d).ok());
+    match (time, depth) {
+        (Some(ms), depth) => SearchLimits {
+            time: Duration::from_millis(ms),
+            max_depth: depth,
+        },
+        (None, Some(depth)) => SearchLimits {
+            time: DEPTH_TIME_CAP,
+            max_depth: Some(depth),
+        },
+        (None, None) => SearchLimits::default(),
     }
 }
 

@@ -89,6 +89,12 @@ pub struct BoardDecl {
     /// `["player", "opponent"]`, or `["w", "b"]` in chess and checkers. The game app's agent
     /// plays the first unless its setup says `side: "second"`.
     pub sides: [&'static str; 2],
+    /// The depth the built-in AI searches to at `hard` in the game app and as the arena's
+    /// `engine:hard` (`maxDepth`): a fixed depth makes it reproducible — the same position and
+    /// seed give the same move on any machine, under any load — where a time budget would not.
+    /// Chosen to take tens of milliseconds in a release build. `None` where `hard` does not
+    /// search (tic-tac-toe's perfect play, sea battle's odds).
+    pub hard_depth: Option<u32>,
     /// Parts of the state string (`|`-separated, by their `KEY:` prefix) the agent must not
     /// see: the opponent's fleet in sea battle. A game with hidden parts has no human opponent in
     /// the game app (each side would need a view of its own).

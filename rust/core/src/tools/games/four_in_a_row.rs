@@ -23,6 +23,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "column",
     legal_field: "moves",
     sides: ["player", "opponent"],
+    hard_depth: Some(10),
     hidden: &[],
     move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 7}),
     move_description: "Drop your disc: column 1 (left) to 7 (right).",

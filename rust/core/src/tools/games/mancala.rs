@@ -20,6 +20,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "pit",
     legal_field: "moves",
     sides: ["player", "opponent"],
+    hard_depth: Some(10),
     hidden: &[],
     move_schema: || json!({"type": "integer", "minimum": 1, "maximum": 6}),
     move_description: "Sow the seeds of one of your pits, 1 to 6.",

@@ -209,6 +209,31 @@ mod tests {
         assert_eq!(searching.len(), 6);
     }
 
+    /// At its `hard_depth` (`maxDepth`, no `timeMs`), each board game's AI picks the same move
+    /// in the same position every time, and a depth out of range is refused by the schema.
+    #[test]
+    fn a_depth_bounded_ai_is_reproducible() {
+        let registry = ToolRegistry::with_game_tools();
+        for decl in GAMES {
+            let Some(board) = decl.board else { continue };
+            let start = first_answer(&registry, decl);
+            let mut args = json!({board.position_field: start[board.position_field],
+                "level": "hard", "seed": 3});
+            if let Some(depth) = board.hard_depth {
+                // Shallower than the app plays, to keep debug builds quick.
+                args[super::common::DEPTH_ARG] = json!(depth.min(4));
+            }
+            let suggest = decl.tool(ToolKind::Suggest);
+            let first = registry.call(&suggest, &args).unwrap().structured["move"].clone();
+            for _ in 0..3 {
+                let again = registry.call(&suggest, &args).unwrap().structured["move"].clone();
+                assert_eq!(again, first, "{}", decl.name);
+            }
+            args[super::common::DEPTH_ARG] = json!(65);
+            assert!(registry.call(&suggest, &args).is_err(), "{}", decl.name);
+        }
+    }
+
     /// The first answer of a game: its `new_*` (or the dice's one roll).
     fn first_answer(registry: &ToolRegistry, decl: &super::GameDecl) -> Value {
         let (kind, args) = if decl.has(ToolKind::New) {

@@ -23,6 +23,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "coord",
     legal_field: "moves",
     sides: ["player", "opponent"],
+    hard_depth: None,
     hidden: &["O"],
     move_schema: || json!({"type": "string", "pattern": "^[A-Ja-j]([1-9]|10)$"}),
     move_description: "Fire at a cell of the opponent's board: A1 to J10 (letter = column, \

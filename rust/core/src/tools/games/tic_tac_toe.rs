@@ -24,6 +24,7 @@ const BOARD: BoardDecl = BoardDecl {
     move_arg: "coord",
     legal_field: "moves",
     sides: ["player", "opponent"],
+    hard_depth: None,
     hidden: &[],
     move_schema: || json!({"type": "string", "pattern": "^[A-Ca-c][1-3]$"}),
     move_description: "Place your mark: coord A1 to C3 (letter = column, digit = row).",

@@ -1,0 +1,255 @@
+//! The arena end to end: brains (the scripted brain, a brain that only makes illegal moves)
+//! and engines playing through real game apps on a real runtime and SQLite file — schedules,
+//! sides, ratings, forfeits, the games kept in the database, the same seed giving the same
+//! games, and bad input refused before anything is played.
+
+use std::time::Duration;
+
+use agents_core::arena::results::{PlayerKind, Results, Termination};
+use agents_core::arena::{ArenaConfig, Tournament};
+use agents_core::brain::{
+    Brain, BrainContext, BrainProfiles, BrainReply, BrainSettings, DecideFuture, ToolCall,
+};
+use agents_core::runtime::{Runtime, RuntimeOptions};
+use serde_json::json;
+use tokio::runtime::Handle;
+
+/// A brain that answers every decision with a move no game has (`Z9`).
+struct Cheater;
+
+impl Brain for Cheater {
+    fn name(&self) -> &str {
+        "cheater"
+    }
+
+    fn decide<'a>(&'a mut self, _: &'a BrainContext) -> DecideFuture<'a> {
+        Box::pin(async {
+            Ok(BrainReply {
+                assistant_text: "I play Z9.".into(),
+                dialog_type: String::new(),
+                tool_calls: vec![ToolCall::new("c1", "move", json!({"coord": "Z9"}))],
+            })
+        })
+    }
+}
+
+/// A runtime on `dir` with two brain profiles of the scripted brain (`alpha`, `beta`) and the
+/// cheater.
+fn runtime(dir: &tempfile::TempDir) -> Runtime {
+    let profiles = BrainProfiles::from_json(
+        r#"{"profiles": {"alpha": {"provider": "scripted"}, "beta": {"provider": "scripted"}}}"#,
+    )
+    .unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            brain_profiles: profiles.profiles,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    rt.register_brain("cheater", |_: &BrainSettings| {
+        Ok(Box::new(Cheater) as Box<dyn Brain>)
+    })
+    .unwrap();
+    rt
+}
+
+fn config(game: &str, players: &[&str], games: u32) -> ArenaConfig {
+    ArenaConfig {
+        game: game.into(),
+        players: players.iter().map(ToString::to_string).collect(),
+        games,
+        seed: 7,
+        move_timeout: Duration::from_secs(30),
+        ..ArenaConfig::default()
+    }
+}
+
+async fn play(rt: &Runtime, config: ArenaConfig) -> Results {
+    let tournament = Tournament::plan(rt, config).unwrap();
+    tournament.play(rt, |_| {}).await
+}
+
+/// The moves of every game, as played.
+fn moves(results: &Results) -> Vec<Vec<String>> {
+    results
+        .games
+        .iter()
+        .map(|g| g.moves.iter().map(|m| m.mv.to_string()).collect())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_brain_plays_a_match_against_an_engine_legally_and_it_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let mut seen = Vec::new();
+    let tournament =
+        Tournament::plan(&rt, config("tic_tac_toe", &["alpha", "engine:random"], 4)).unwrap();
+    assert_eq!(tournament.len(), 4);
+    let results = tournament.play(&rt, |p| seen.push((p.done, p.total))).await;
+    assert_eq!(seen, [(1, 4), (2, 4), (3, 4), (4, 4)]);
+    assert_eq!(results.schedule, "match");
+    assert_eq!(results.games.len(), 4);
+    // Sides alternate.
+    let seats: Vec<&str> = results
+        .games
+        .iter()
+        .map(|g| g.players[0].as_str())
+        .collect();
+    assert_eq!(seats, ["alpha", "engine:random", "alpha", "engine:random"]);
+    for game in &results.games {
+        assert_eq!(game.termination, Termination::Normal, "{game:?}");
+        assert!(["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str()));
+        assert_eq!(game.plies as usize, game.moves.len(), "{game:?}");
+        assert!(game.moves.iter().all(|m| m.illegal.is_empty()));
+        // The moves replay from the start to the end.
+        assert_eq!(game.moves.last().unwrap().state, game.end);
+        assert!(game.start.starts_with("G:.../.../..."), "{}", game.start);
+    }
+    let alpha = results.players.iter().find(|p| p.name == "alpha").unwrap();
+    assert_eq!(alpha.kind, PlayerKind::Brain);
+    assert_eq!(alpha.games, 4);
+    assert_eq!(alpha.wins + alpha.draws + alpha.losses, 4);
+    assert_eq!(alpha.illegal_moves, 0);
+    assert!(alpha.moves >= 8, "{alpha:?}");
+    let [low, high] = alpha.rating_ci95.unwrap();
+    assert!(low <= alpha.rating.unwrap() && alpha.rating.unwrap() <= high);
+    let anchor = results.anchor.as_ref().unwrap();
+    assert_eq!(anchor.player, "engine:random");
+    let random = results
+        .players
+        .iter()
+        .find(|p| p.name == "engine:random")
+        .unwrap();
+    assert_eq!(random.rating, Some(anchor.rating));
+    // Every game is in the database, as played.
+    let kept = rt.memory().arena_games(&results.tournament).unwrap();
+    assert_eq!(kept.len(), 4);
+    let first: agents_core::arena::results::GameResult = serde_json::from_str(&kept[0]).unwrap();
+    assert_eq!(first, results.games[0]);
+    // The agents are gone, and so are their apps.
+    assert!(rt.app_ids().is_empty(), "{:?}", rt.app_ids());
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_brains_meet_and_the_same_seed_gives_the_same_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let first = play(&rt, config("four_in_a_row", &["alpha", "beta"], 2)).await;
+    for game in &first.games {
+        assert_eq!(game.termination, Termination::Normal, "{game:?}");
+        assert!(game.plies >= 7, "{game:?}");
+    }
+    let again = play(&rt, config("four_in_a_row", &["alpha", "beta"], 2)).await;
+    assert_eq!(moves(&first), moves(&again));
+    assert_ne!(first.tournament, again.tournament);
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_brain_making_illegal_moves_forfeits_after_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let results = play(&rt, config("tic_tac_toe", &["cheater", "engine:easy"], 2)).await;
+    for game in &results.games {
+        assert_eq!(game.termination, Termination::Forfeit, "{game:?}");
+        assert_eq!(game.winner.as_deref(), Some("engine:easy"));
+        let tried: Vec<&String> = game
+            .moves
+            .iter()
+            .filter(|m| m.player == "cheater")
+            .flat_map(|m| m.illegal.iter())
+            .collect();
+        assert!(tried.len() >= 3, "{game:?}");
+        // On its turn Z9 is outside the listed moves (before it, no move is its own at all).
+        assert!(tried.iter().all(|t| t.starts_with("Z9: ")), "{tried:?}");
+        if game.players[0] == "cheater" {
+            assert!(tried[0].starts_with("Z9: invalid_args: "), "{tried:?}");
+        }
+        let reason = game.reason.as_deref().unwrap();
+        assert!(reason.starts_with("cheater: "), "{reason}");
+    }
+    let cheater = results
+        .players
+        .iter()
+        .find(|p| p.name == "cheater")
+        .unwrap();
+    assert_eq!((cheater.losses, cheater.forfeits), (2, 2));
+    assert!(cheater.illegal_moves >= 6);
+    assert!(cheater.repairs >= 4, "{cheater:?}");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ladder_puts_a_brain_against_every_engine_and_sea_battle_seats_it_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let results = play(
+        &rt,
+        ArenaConfig {
+            ladder: true,
+            concurrency: 3,
+            ..config("sea_battle", &["alpha"], 1)
+        },
+    )
+    .await;
+    assert_eq!(results.schedule, "ladder");
+    let names: Vec<&str> = results.players.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(results.games.len(), 3);
+    for game in &results.games {
+        assert_eq!(game.players[0], "alpha");
+        assert_eq!(game.termination, Termination::Normal, "{game:?}");
+        // The referee keeps the whole state: both fleets.
+        assert!(game.end.contains("|O:"), "{}", game.end);
+        assert!(game.moves.iter().any(|m| m.player != "alpha"));
+    }
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_play_chess_to_the_ply_limit_in_pgn() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let results = play(
+        &rt,
+        ArenaConfig {
+            max_plies: 10,
+            ..config("chess", &["engine:random", "engine:easy"], 1)
+        },
+    )
+    .await;
+    let game = &results.games[0];
+    assert_eq!(game.termination, Termination::MaxPlies);
+    assert_eq!(game.result, "1/2-1/2");
+    let pgn = game.pgn.as_deref().unwrap();
+    assert!(pgn.contains("[White \"engine:random\"]"), "{pgn}");
+    assert!(pgn.contains("1. "), "{pgn}");
+    assert!(pgn.trim_end().ends_with("1/2-1/2"), "{pgn}");
+    rt.shutdown(Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_named_and_nothing_is_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let refused = |config| Tournament::plan(&rt, config).unwrap_err().to_string();
+    assert!(refused(config("go", &["alpha", "engine:easy"], 1)).starts_with("unknown game 'go'"),);
+    assert!(refused(config("rpg_dice", &["alpha"], 1)).starts_with("unknown game 'rpg_dice'"));
+    let e = refused(config("chess", &["nobody", "engine:easy"], 1));
+    assert!(e.starts_with("unknown player 'nobody': "), "{e}");
+    let e = refused(config("chess", &["alpha", "engine:grandmaster"], 1));
+    assert!(e.starts_with("unknown player 'engine:grandmaster'"), "{e}");
+    let e = refused(config("chess", &["alpha", "alpha"], 1));
+    assert_eq!(e, "player 'alpha' is listed twice");
+    let e = refused(config("chess", &["alpha", "engine:easy"], 0));
+    assert_eq!(e, "--games must be at least 1");
+    let e = refused(config("sea_battle", &["alpha", "beta"], 1));
+    assert!(e.contains("cannot meet"), "{e}");
+    assert!(rt.agent_ids().is_empty());
+    rt.shutdown(Duration::from_secs(2));
+}
