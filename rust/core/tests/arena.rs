@@ -233,6 +233,64 @@ async fn engines_play_chess_to_the_ply_limit_in_pgn() {
     rt.shutdown(Duration::from_secs(2));
 }
 
+/// A model behind the fake provider (OpenAI's wire format, streamed) that plays the first move
+/// its `move` tool lists: every move legal, its tokens and latency counted per move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted() {
+    use agents_fakellm::{Behaviour, FakeServer};
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.set_default(Behaviour::PickListed {
+        tool: "move".into(),
+        text: "I wait for my turn.".into(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = BrainProfiles::from_json(
+        &json!({"profiles": {"fake": {"provider": "openai", "model": "fake-arena",
+            "base_url": fake.openai_base()}}})
+        .to_string(),
+    )
+    .unwrap();
+    let rt = Runtime::start_on(
+        Handle::current(),
+        RuntimeOptions {
+            database: dir.path().join("agents.db"),
+            brain_profiles: profiles.profiles,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let results = play(&rt, config("four_in_a_row", &["fake", "engine:random"], 2)).await;
+    for game in &results.games {
+        assert_eq!(game.termination, Termination::Normal, "{game:?}");
+    }
+    let model = results.players.iter().find(|p| p.name == "fake").unwrap();
+    assert_eq!(model.illegal_moves, 0, "{model:?}");
+    assert!(model.moves >= 8, "{model:?}");
+    assert!(
+        model.tokens.input > 0 && model.tokens.per_move > 0.0,
+        "{model:?}"
+    );
+    let played = results.games[0]
+        .moves
+        .iter()
+        .find(|m| m.player == "fake" && !m.mv.is_null())
+        .unwrap();
+    assert!(played.input_tokens > 0, "{played:?}");
+    // The model saw the legal moves as the move tool's enum.
+    let asked = fake.requests();
+    let listed = asked.iter().any(|r| {
+        r.body["tools"].as_array().is_some_and(|tools| {
+            tools.iter().any(|t| {
+                t["function"]["name"] == "move"
+                    && t["function"]["parameters"]["properties"]["column"]["enum"].is_array()
+            })
+        })
+    });
+    assert!(listed, "no request listed the legal moves");
+    rt.shutdown(Duration::from_secs(2));
+    fake.shutdown();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_named_and_nothing_is_played() {
     let dir = tempfile::tempdir().unwrap();

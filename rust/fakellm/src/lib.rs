@@ -166,6 +166,19 @@ pub enum Behaviour {
         /// The text.
         text: String,
     },
+    /// Plays what it is offered: calls `tool` with the first value listed (`enum`) for its one
+    /// required argument in the request's tool definitions (OpenAI and Ollama
+    /// `function.parameters`, Anthropic `input_schema`), as a model that reads the legal moves
+    /// off the definition; when the request has no such tool (or it lists nothing), answers
+    /// `text` alone. Set it as the default ([`FakeServer::set_default`]) for a player of a
+    /// whole game.
+    PickListed {
+        /// The tool to call (`move`).
+        tool: String,
+        /// The text when there is nothing to call.
+        #[serde(default)]
+        text: String,
+    },
     /// Never answers.
     Hang,
     /// `200 OK` with a body that is not JSON.
@@ -801,6 +814,28 @@ async fn answer(
     response
 }
 
+/// [`Behaviour::PickListed`]'s answer to `request`: a call of `tool` with the first listed
+/// value, or `text`.
+fn picked(request: &Value, tool: &str, text: String) -> Behaviour {
+    let definitions = request["tools"].as_array().cloned().unwrap_or_default();
+    let call = definitions.iter().find_map(|d| {
+        let (name, schema) = match d.get("function") {
+            Some(f) => (f["name"].as_str()?, &f["parameters"]),
+            None => (d["name"].as_str()?, &d["input_schema"]),
+        };
+        if name != tool {
+            return None;
+        }
+        let arg = schema["required"].get(0)?.as_str()?;
+        let first = schema["properties"][arg]["enum"].get(0)?.clone();
+        Some(FakeCall::new(tool, json!({ arg: first })))
+    });
+    match call {
+        Some(call) => Behaviour::calls(vec![call]),
+        None => Behaviour::text(&text),
+    }
+}
+
 async fn answer_now(
     shared: &Shared,
     route: Route,
@@ -819,7 +854,16 @@ async fn answer_now(
     {
         return (StatusCode::BAD_REQUEST, Json(json!({ "error": refusal }))).into_response();
     }
+    let behaviour = match behaviour {
+        Behaviour::PickListed { tool, text } => picked(&request, &tool, text),
+        other => other,
+    };
     match behaviour {
+        Behaviour::PickListed { .. } => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the fake could not resolve its pick_listed answer",
+        )
+            .into_response(),
         Behaviour::Status {
             status,
             body,

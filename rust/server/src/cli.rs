@@ -29,7 +29,8 @@ pub const EXIT_FAILED: u8 = agents_core::error_code::EXIT_FAILED;
         agents-server tool roll_rpg_dice '{\"sides\":20,\"count\":2,\"seed\":1}'\n  \
         echo '{}' | agents-server tool new_tic_tac_toe_game -\n  \
         agents-server mcp\n  \
-        agents-server serve --bind 127.0.0.1:9080 --db agents.db"
+        agents-server serve --bind 127.0.0.1:9080 --db agents.db\n  \
+        agents-server arena --game tic_tac_toe --players scripted,engine:easy --games 4"
 )]
 pub struct Cli {
     /// What to do.
@@ -92,6 +93,19 @@ pub enum Command {
     /// unknown model, an answer that is not the contract, a timeout. Uses a throw-away database.
     /// Exit code 0 when the model answered with a valid decision, 1 otherwise.
     BrainCheck(crate::brains::BrainCheckArgs),
+    /// Play a tournament of brains and engines on a built-in game, and rate them.
+    ///
+    /// Brains (profiles of `--brains`, or `scripted`) play as agents through the game's app —
+    /// its actions as their tools, its state as it sends it, its refusals as it answers them —
+    /// against the built-in engines and each other: a match (two players), a round robin (more),
+    /// or a ladder against every engine level (`--ladder`); sides alternate. Prints each
+    /// player's record, rating with its 95 % interval (Bradley–Terry, `engine:random` held at
+    /// 1000), illegal attempts and repairs per 100 moves, latency and tokens per move; keeps
+    /// every game in `--db` (`arena_games`); `--report DIR` writes `results.json` and
+    /// `report.html`. Progress goes to stderr. Exit code 2 for bad input (an unknown game,
+    /// player or profile, a number out of range: nothing is played or written), 1 when the
+    /// database or the runtime fails.
+    Arena(crate::arena::ArenaArgs),
     /// Tabletop campaigns (`campaign.json`): create one, run GM tool calls on it, run a GM turn.
     ///
     /// `campaign new [--party pc_001,pc_002] FILE`; `campaign apply FILE [--actor ID]` with a

@@ -9,6 +9,7 @@
 //! - `agents-server serve` runs the agent runtime and serves it over WebSocket.
 //! - `agents-server brain-check` sends one real decision to a configured model.
 //! - `agents-server campaign new | apply | turn` works on a tabletop campaign file.
+//! - `agents-server arena` plays a tournament of brains and engines and rates them.
 //!
 //! Exit codes: 0 success; 2 a command-line usage error, and a failure the caller must change
 //! something for (an unknown tool, arguments that fail its schema, bad input, an unknown
@@ -16,6 +17,7 @@
 //! error). A failure with an [error code](agents_core::error_code) takes the exit status of its
 //! category ([`agents_core::error_code::Category::exit_code`]).
 
+mod arena;
 mod args;
 mod brains;
 mod campaign;
@@ -114,6 +116,16 @@ fn main() -> ExitCode {
                 ExitCode::from(failure.exit_code())
             }
         },
+        Command::Arena(args) => {
+            mcp::init_logging(args.log_level.into());
+            match arena::run(args, &mut std::io::stdout().lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) => {
+                    let _ = writeln!(std::io::stderr(), "error: {}", failure.message);
+                    ExitCode::from(failure.exit_code())
+                }
+            }
+        }
         Command::Serve(args) => {
             mcp::init_logging(args.log_level.into());
             match serve::run(args) {
