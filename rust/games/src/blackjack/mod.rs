@@ -68,9 +68,15 @@
 //! - Other refusals are `Illegal action.` with reason `game_over`, `not_your_turn` (`double` or
 //!   `split` on the dealer's turn), `not_allowed` (the rules forbid it here) or `invalid_action`
 //!   (an unknown action name).
+//!
+//! # Baseline players
+//!
+//! [`strategy`] holds textbook basic strategy for exactly these rules, and always stand: the
+//! baselines other players are scored against.
 
 mod card;
 mod parse;
+pub mod strategy;
 
 use std::fmt;
 use std::str::FromStr;
