@@ -7,7 +7,11 @@
 //! turn or game over) — `dealerCards` and `dealerTotal`. No derived field names the hole card
 //! while it is hidden (the `state` string holds it, as the document requires). On game over:
 //! `results` (per hand), `winner` (`player` / `dealer` / `draw` by net chips) and `net`.
+//!
+//! Besides the tools, [`baseline_action`] plays a state string as one of the [`Baseline`]
+//! players (basic strategy, always stand) that the arena measures others against.
 
+use agents_games::blackjack::strategy::{always_stand, basic_strategy};
 use agents_games::blackjack::{
     Action, BlackjackState, DEFAULT_BET, DEFAULT_STACK, MAX_CHIPS, Status,
 };
@@ -117,6 +121,45 @@ fn register(registry: &mut ToolRegistry) {
         .read_only(),
         choose_dealer_action,
     );
+}
+
+/// A built-in blackjack player that others are measured against (the arena's engines
+/// `engine:basic` and `engine:stand`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Baseline {
+    /// Textbook basic strategy for this game's rules: one deck, the dealer stands on soft 17,
+    /// double on any two cards and after splits, no surrender (the chart and its source are in
+    /// [`agents_games::blackjack::strategy`]).
+    BasicStrategy,
+    /// Stands on every hand.
+    AlwaysStand,
+}
+
+/// The action `baseline` plays in `state` — a blackjack state string as the tools carry it —
+/// by the name `apply_blackjack_action` takes (`hit`, `stand`, `double` or `split`).
+///
+/// On the player's turn it is the baseline's action for the hand in play, always one of the
+/// actions `legal_blackjack_actions` lists (a double or split the stack does not cover falls
+/// back to hit, stand or the hand's total). It reads only what the player may see: the hand in
+/// play, the dealer's up card and the stack, never the hole card or the shoe. On the dealer's
+/// turn it is the dealer's only action (the one `choose_blackjack_dealer_action` offers), so a
+/// whole round can be played with it.
+///
+/// # Errors
+///
+/// The state's parse error as the tools report it (`Invalid state: …`), or
+/// `Illegal action. (game_over)` once the game is over.
+pub fn baseline_action(state: &str, baseline: Baseline) -> Result<String, String> {
+    let state = state
+        .parse::<BlackjackState>()
+        .map_err(|e| e.message().to_string())?;
+    let choose = match baseline {
+        Baseline::BasicStrategy => basic_strategy,
+        Baseline::AlwaysStand => always_stand,
+    };
+    choose(&state)
+        .map(|action| action.as_str().to_string())
+        .map_err(|e| format!("{} ({})", e.message, e.reason))
 }
 
 /// The player-visible fields of a state (plus the `state` string itself).
@@ -617,6 +660,87 @@ mod tests {
         let out = call("choose_blackjack_dealer_action", json!({"state": over}));
         assert_eq!(out.structured["actions"], json!([]));
         assert_eq!(out.notes, vec![common::NO_DEALER_ACTIONS_NOTE.to_string()]);
+    }
+
+    #[test]
+    fn baseline_actions_follow_the_chart_and_the_legal_actions() {
+        let state = |hand: &str, up: &str, stack: u64| {
+            format!(
+                "S:2S,3S|P:{hand}@active@0@10|D:{up}|BK:{stack}|B:10|T:player|H:0|ST:in_progress|LA:deal|R:-"
+            )
+        };
+        let basic = |s: &str| baseline_action(s, Baseline::BasicStrategy);
+        let stand = |s: &str| baseline_action(s, Baseline::AlwaysStand);
+        // Hard 11 against a 6: basic strategy doubles; without the stack for it, hits.
+        let eleven = state("6S,5H", "6D,QC", 1000);
+        assert_eq!(basic(&eleven), Ok("double".to_string()));
+        assert_eq!(stand(&eleven), Ok("stand".to_string()));
+        assert_eq!(basic(&state("6S,5H", "6D,QC", 10)), Ok("hit".to_string()));
+        // A pair of 8s against a ten splits; hard 16 against a ten hits; against a 6 stands.
+        assert_eq!(
+            basic(&state("8S,8H", "TD,7C", 1000)),
+            Ok("split".to_string())
+        );
+        assert_eq!(basic(&state("9S,7H", "TD,7C", 1000)), Ok("hit".to_string()));
+        assert_eq!(
+            basic(&PLAYER_TURN.replace("5D", "6D")),
+            Ok("stand".to_string())
+        );
+        // Soft 18 against a 9 hits.
+        assert_eq!(basic(&state("AS,7H", "9D,7C", 1000)), Ok("hit".to_string()));
+        // Every answer is accepted by apply_blackjack_action.
+        for s in [eleven.as_str(), PLAYER_TURN, DEALER_TURN] {
+            for action in [basic(s).unwrap(), stand(s).unwrap()] {
+                let out = call(
+                    "apply_blackjack_action",
+                    json!({"state": s, "action": action}),
+                );
+                assert!(!out.is_error, "{s} {action}: {}", out.structured);
+            }
+        }
+        // The dealer's turn: the dealer's only action, for both.
+        assert_eq!(basic(DEALER_TURN), Ok("hit".to_string()));
+        assert_eq!(stand(DEALER_TURN), Ok("hit".to_string()));
+        // Game over and garbage are errors.
+        let over =
+            "S:2C|P:9S,8H@stood@0@10|D:5D,QC|BK:1010|B:10|T:dealer|H:0|ST:game_over|LA:stand|R:win";
+        assert_eq!(basic(over), Err("Illegal action. (game_over)".to_string()));
+        assert_eq!(stand(over), Err("Illegal action. (game_over)".to_string()));
+        let err = basic("garbage").unwrap_err();
+        assert!(err.starts_with("Invalid state: "), "{err}");
+    }
+
+    #[test]
+    fn baselines_play_whole_rounds_through_the_tools() {
+        for seed in 0..100u64 {
+            for baseline in [Baseline::BasicStrategy, Baseline::AlwaysStand] {
+                let out = call("new_blackjack_game", json!({"seed": seed}));
+                let mut s = out.structured;
+                let mut steps = 0;
+                while s["status"] != "game_over" {
+                    let state = s["state"].as_str().unwrap().to_string();
+                    let action = baseline_action(&state, baseline).unwrap();
+                    let listed = call("legal_blackjack_actions", json!({"state": state}));
+                    assert!(
+                        listed.structured["actions"]
+                            .as_array()
+                            .unwrap()
+                            .contains(&json!(action)),
+                        "{state} {action}"
+                    );
+                    let out = call(
+                        "apply_blackjack_action",
+                        json!({"state": state, "action": action}),
+                    );
+                    assert!(!out.is_error, "{state} {action}: {}", out.structured);
+                    s = out.structured;
+                    steps += 1;
+                    assert!(steps < 100);
+                }
+                let last = s["state"].as_str().unwrap();
+                assert!(baseline_action(last, baseline).is_err());
+            }
+        }
     }
 
     #[test]
