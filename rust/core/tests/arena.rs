@@ -291,6 +291,69 @@ async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted()
     fake.shutdown();
 }
 
+/// Blackjack is a score, not a rating: every player is dealt the same hands; basic strategy
+/// beats always-stand over them; the slot machine spins the same reels for everyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn house_games_deal_every_player_the_same_hands() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir);
+    let results = play(
+        &rt,
+        config("blackjack", &["alpha", "engine:basic", "engine:stand"], 40),
+    )
+    .await;
+    assert!(results.anchor.is_none());
+    assert_eq!(results.games.len(), 120);
+    for game in &results.games {
+        assert_eq!(game.termination, Termination::Normal, "{game:?}");
+        assert_eq!(game.result, format!("{:+}", game.net.unwrap()));
+        assert!(game.moves.iter().all(|m| m.illegal.is_empty()), "{game:?}");
+    }
+    let starts = |name: &str| -> Vec<&str> {
+        results
+            .games
+            .iter()
+            .filter(|g| g.players[0] == name)
+            .map(|g| g.start.as_str())
+            .collect()
+    };
+    assert_eq!(starts("alpha"), starts("engine:basic"));
+    assert_eq!(starts("engine:stand"), starts("engine:basic"));
+    let score = |name: &str| {
+        let p = results.players.iter().find(|p| p.name == name).unwrap();
+        assert_eq!(p.rating, None);
+        p.score.unwrap()
+    };
+    assert_eq!(score("alpha").hands, 40);
+    // Over enough hands (the same for both), basic strategy loses less than standing.
+    let baselines = play(
+        &rt,
+        config("blackjack", &["engine:basic", "engine:stand"], 500),
+    )
+    .await;
+    let net = |name: &str| {
+        let p = baselines.players.iter().find(|p| p.name == name).unwrap();
+        p.score.unwrap().net_per_100
+    };
+    assert!(
+        net("engine:basic") > net("engine:stand") + 5.0,
+        "{:?}",
+        baselines.players
+    );
+
+    let slot = play(&rt, config("slot", &["alpha", "engine:spin"], 10)).await;
+    let nets = |name: &str| -> Vec<Option<i64>> {
+        slot.games
+            .iter()
+            .filter(|g| g.players[0] == name)
+            .map(|g| g.net)
+            .collect()
+    };
+    assert_eq!(nets("alpha"), nets("engine:spin"));
+    assert_eq!(nets("alpha").len(), 10);
+    rt.shutdown(Duration::from_secs(2));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_named_and_nothing_is_played() {
     let dir = tempfile::tempdir().unwrap();

@@ -756,7 +756,14 @@ impl Play for Blackjack {
         let result = public_fields(
             BLACKJACK.name,
             &next,
-            &["lastAction", "hands", "dealerCards"],
+            &[
+                "lastAction",
+                "status",
+                "hands",
+                "dealerCards",
+                "net",
+                "stack",
+            ],
         );
         let mut outcome = ActionOutcome::ok(result)
             .with_state(self.view_of(&next))

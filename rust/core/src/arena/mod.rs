@@ -27,6 +27,7 @@
 //! latency percentiles and tokens per move. `agents-server arena --report DIR` writes them as
 //! `results.json` and `report.html`.
 
+mod house;
 pub mod player;
 pub mod rating;
 mod referee;
@@ -283,7 +284,7 @@ impl Tournament {
                 let table = &table;
                 async move {
                     if house {
-                        referee::play(table, fixture).await
+                        house::play(table, fixture).await
                     } else {
                         referee::play(table, fixture).await
                     }

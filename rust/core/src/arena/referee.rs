@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::player::Player;
 use super::results::{GameResult, MoveRecord, Termination};
 use super::schedule::Fixture;
-use super::seat::{BrainSeat, Waited, join};
+use super::seat::{BrainSeat, SeatSpec, Waited, join};
 use crate::apps::games::{GameKind, call, seeded};
 use crate::runtime::Runtime;
 use crate::tools::games::{BoardDecl, GameDecl, ToolKind, common};
@@ -126,13 +126,14 @@ pub(super) async fn play(table: &Table<'_>, fixture: &Fixture) -> GameResult {
                 });
                 let opened = BrainSeat::open(
                     table.runtime,
-                    format!("{}-g{}-s{}", table.tournament, fixture.index, seat + 1),
-                    setup,
-                    brain,
-                    brain.clone(),
-                    format!("{}:{}", fixture.seed, seat),
-                    u64::from(fixture.index) * 2 + seat as u64,
-                    BOARD_PLAYS,
+                    SeatSpec {
+                        app_id: format!("{}-g{}-s{}", table.tournament, fixture.index, seat + 1),
+                        setup,
+                        brain,
+                        seed: format!("{}:{}", fixture.seed, seat),
+                        spot_number: u64::from(fixture.index) * 2 + seat as u64,
+                        plays: BOARD_PLAYS,
+                    },
                 );
                 match opened {
                     Ok(seat) => Side::Brain(Box::new(seat)),

@@ -75,7 +75,7 @@ fn spot(runtime: &Runtime, n: u64) -> crate::geometry::Position {
 /// What waiting for a brain's play came to.
 pub(super) enum Waited {
     /// It played: the action's record.
-    Played(ActionRecord),
+    Played(Box<ActionRecord>),
     /// Its illegal attempts reached the limit.
     Forfeit(String),
     /// No play within the time per move.
@@ -84,10 +84,28 @@ pub(super) enum Waited {
     Gone(String),
 }
 
+/// What a seat is made of.
+pub(super) struct SeatSpec<'a> {
+    /// The app's id (unique in the runtime).
+    pub app_id: String,
+    /// The app's `game` object.
+    pub setup: Value,
+    /// The brain (its agent is named after it).
+    pub brain: &'a str,
+    /// The agent's seed.
+    pub seed: String,
+    /// Its spot in the world, unique in the tournament.
+    pub spot_number: u64,
+    /// The plays that count as moves.
+    pub plays: &'static [&'static str],
+}
+
 /// A brain's seat: its app, its agent, and the accounting of its decisions.
 pub(super) struct BrainSeat {
     pub app_id: String,
     pub agent_id: String,
+    /// The app's first state, as the agent found it.
+    pub start: Value,
     outbound: UnboundedReceiver<AppOutbound>,
     /// The plays that count as moves (`move`; `hit`, `stand`, …).
     plays: &'static [&'static str],
@@ -104,18 +122,16 @@ pub(super) struct BrainSeat {
 }
 
 impl BrainSeat {
-    /// Registers the app `app_id` of `setup` (a `game` object) and spawns the agent of `brain`
-    /// into it, at spot `spot_number` (unique in the tournament).
-    pub fn open(
-        runtime: &Runtime,
-        app_id: String,
-        setup: Value,
-        brain: &str,
-        agent_name: String,
-        seed: String,
-        spot_number: u64,
-        plays: &'static [&'static str],
-    ) -> Result<BrainSeat, String> {
+    /// Registers the seat's game app and spawns its brain's agent into it.
+    pub fn open(runtime: &Runtime, seat: SeatSpec<'_>) -> Result<BrainSeat, String> {
+        let SeatSpec {
+            app_id,
+            setup,
+            brain,
+            seed,
+            spot_number,
+            plays,
+        } = seat;
         let mut config: AppConfig =
             serde_json::from_value(json!({"app_id": app_id, "game": setup}))
                 .map_err(|e| format!("the game app: {e}"))?;
@@ -123,8 +139,13 @@ impl BrainSeat {
         let outbound = runtime
             .register_app(config, AppHandler::Remote)
             .map_err(|e| format!("the game app: {e}"))?;
+        // The state before the agent is there to play.
+        let start = runtime
+            .app_session(&app_id)
+            .map(|s| s.state)
+            .map_err(|e| format!("the game app: {e}"))?;
         let agent = AgentConfig {
-            name: agent_name,
+            name: brain.to_string(),
             role: "player".into(),
             brain: Some(BrainChoice::named(brain)),
             app_id: Some(app_id.clone()),
@@ -150,6 +171,7 @@ impl BrainSeat {
         Ok(BrainSeat {
             app_id,
             agent_id,
+            start,
             outbound,
             plays,
             seen: 0,
@@ -183,7 +205,7 @@ impl BrainSeat {
                             && record.ok
                             && self.plays.contains(&record.name.as_str()) =>
                     {
-                        return Waited::Played(record);
+                        return Waited::Played(Box::new(record));
                     }
                     Some(AppOutbound::Detached { reason, .. }) => {
                         return Waited::Gone(format!("the agent left the game ({reason})"));
