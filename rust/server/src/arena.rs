@@ -144,7 +144,7 @@ pub fn run(args: ArenaArgs, out: &mut impl Write) -> Result<(), Failure> {
     rt.shutdown_timeout(Duration::from_secs(1));
     summary(&results, out).map_err(with(ErrorCode::InternalError))?;
     if let Some(dir) = &args.report {
-        write_report(dir, &results).map_err(|e| {
+        agents_core::arena::report::write(dir, &results).map_err(|e| {
             Failure::new(
                 ErrorCode::InternalError,
                 format!("cannot write the report into {}: {e}", dir.display()),
@@ -157,13 +157,6 @@ pub fn run(args: ArenaArgs, out: &mut impl Write) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-/// `results.json` and `report.html` in `dir`.
-fn write_report(dir: &Path, results: &Results) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let json = serde_json::to_string_pretty(results).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("results.json"), json + "\n")
 }
 
 /// The players' table, best first.

@@ -62,6 +62,7 @@ mod package;
 mod packages;
 mod process;
 mod protocol_schemas;
+mod report_page;
 mod screenshots;
 mod test_model;
 mod ws_client_tests;
@@ -516,8 +517,9 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
 
 /// The normal suites (`tests/`), then the WebSocket client suites (`tests/ws_client/`) against
 /// both servers, then the model suites (`tests/model/`) against the fake provider, the
-/// screenshots, and last the release zips' smoke test (`package`); `--suite` names pick from any
-/// of them (none: everything).
+/// screenshots, the editor's debugger, the arena's report page in a browser (`report_page`),
+/// and last the release zips' smoke test (`package`); `--suite` names pick from any of them
+/// (none: everything).
 fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
     build::build_extension(ctx, opts.release)?;
     let godot = godot::find_or_install(ctx)?;
@@ -537,6 +539,8 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let (editor, others): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| editor_debugger::is_suite(s));
+    let (page, others): (Vec<String>, Vec<String>) =
+        others.into_iter().partition(|s| report_page::is_suite(s));
     let (client, normal): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| ws_client_tests::is_client_suite(s));
@@ -564,6 +568,12 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     }
     if opts.suites.is_empty() || !editor.is_empty() {
         let r = editor_debugger::run(ctx, &godot, timeout);
+        run.passed += r.passed;
+        run.failed += r.failed;
+        run.problems.extend(r.problems);
+    }
+    if opts.suites.is_empty() || !page.is_empty() {
+        let r = report_page::run(ctx, timeout);
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);

@@ -314,6 +314,21 @@ impl Picture {
         })
     }
 
+    /// How many pixels of the rows `rows` are within `tolerance` of `colour` in every channel.
+    pub(crate) fn count_near(
+        &self,
+        colour: [u8; 3],
+        tolerance: u8,
+        rows: std::ops::Range<u32>,
+    ) -> usize {
+        let width = self.width as usize;
+        let (from, to) = (rows.start.min(self.height), rows.end.min(self.height));
+        self.rgb[from as usize * width * 3..to as usize * width * 3]
+            .chunks_exact(3)
+            .filter(|p| (0..3).all(|i| p[i].abs_diff(colour[i]) <= tolerance))
+            .count()
+    }
+
     /// Not blank: at least [`MIN_COLOURS`] colours, none covering more than
     /// [`MAX_DOMINANT_SHARE`] of the picture.
     pub(crate) fn check(&self) -> Result<String, String> {

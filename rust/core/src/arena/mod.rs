@@ -31,6 +31,7 @@ mod house;
 pub mod player;
 pub mod rating;
 mod referee;
+pub mod report;
 pub mod results;
 pub mod schedule;
 mod seat;
