@@ -246,7 +246,8 @@ async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted()
     let dir = tempfile::tempdir().unwrap();
     let profiles = BrainProfiles::from_json(
         &json!({"profiles": {"fake": {"provider": "openai", "model": "fake-arena",
-            "base_url": fake.openai_base()}}})
+            "base_url": fake.openai_base(),
+            "price": {"input_per_mtok": 1.0, "output_per_mtok": 4.0}}}})
         .to_string(),
     )
     .unwrap();
@@ -270,6 +271,15 @@ async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted()
         model.tokens.input > 0 && model.tokens.per_move > 0.0,
         "{model:?}"
     );
+    // Priced by its profile: what its tokens cost.
+    let cost = (model.tokens.input as f64 + 4.0 * model.tokens.output as f64) / 1e6;
+    assert!((model.cost_usd.unwrap() - cost).abs() < 1e-12, "{model:?}");
+    let engine = results
+        .players
+        .iter()
+        .find(|p| p.name == "engine:random")
+        .unwrap();
+    assert_eq!(engine.cost_usd, None);
     let played = results.games[0]
         .moves
         .iter()

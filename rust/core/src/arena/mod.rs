@@ -314,7 +314,17 @@ impl Tournament {
         }
         drop(played);
         games.sort_by_key(|g| g.index);
-        let (players, anchor) = tally::tally(&self.players, &games, house, self.config.seed);
+        let profiles = &runtime.options().brain_profiles;
+        let prices: Vec<_> = self
+            .players
+            .iter()
+            .map(|p| match p {
+                Player::Brain(name) => profiles.get(name).and_then(|spec| spec.price),
+                Player::Engine(_) => None,
+            })
+            .collect();
+        let (players, anchor) =
+            tally::tally(&self.players, &prices, &games, house, self.config.seed);
         Results {
             version: RESULTS_VERSION,
             tournament,

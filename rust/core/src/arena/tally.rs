@@ -5,14 +5,17 @@ use super::rating::{self, ANCHOR_RATING, Outcome};
 use super::results::{
     Anchor, GameResult, HouseScore, Latency, PlayerKind, PlayerResult, Termination, Tokens,
 };
+use crate::brain::Price;
 
 /// The name of the player a rating scale is anchored to, when it plays.
 pub const ANCHOR_PLAYER: &str = "engine:random";
 
 /// Each player's record from `games`, best first, and the rating anchor (`None` when
-/// `house`: no ratings). `seed` seeds the bootstrap.
+/// `house`: no ratings). `prices` are the players' brains' prices (in their order; `None`: not
+/// priced); `seed` seeds the bootstrap.
 pub(super) fn tally(
     players: &[Player],
+    prices: &[Option<Price>],
     games: &[GameResult],
     house: bool,
     seed: u64,
@@ -23,6 +26,9 @@ pub(super) fn tally(
         .zip(&names)
         .map(|(player, name)| record_of(player, name, games, house))
         .collect();
+    for (record, price) in out.iter_mut().zip(prices) {
+        record.cost_usd = price.map(|p| p.cost(record.tokens.input, record.tokens.output));
+    }
     if house {
         out.sort_by(|a, b| {
             let net = |p: &PlayerResult| p.score.map_or(f64::MIN, |s| s.net_per_100);
@@ -225,7 +231,7 @@ mod tests {
             game(["gemma", "engine:random"], "0-1", Termination::Forfeit),
             game(["gemma", "engine:random"], "*", Termination::Error),
         ];
-        let (out, anchor) = tally(&players, &games, false, 1);
+        let (out, anchor) = tally(&players, &[None, None], &games, false, 1);
         let anchor = anchor.unwrap();
         assert_eq!(anchor.player, "engine:random");
         let gemma = out.iter().find(|p| p.name == "gemma").unwrap();
@@ -273,7 +279,19 @@ mod tests {
             hand("engine:basic", 20),
             hand("engine:stand", -10),
         ];
-        let (out, anchor) = tally(&players, &games, true, 1);
+        let (out, anchor) = tally(
+            &players,
+            &[
+                Some(Price {
+                    input_per_mtok: 1.0,
+                    output_per_mtok: 2.0,
+                }),
+                None,
+            ],
+            &games,
+            true,
+            1,
+        );
         assert!(anchor.is_none());
         assert_eq!(out[0].name, "engine:basic");
         let basic = out[0].score.unwrap();
@@ -281,6 +299,9 @@ mod tests {
         assert_eq!(basic.net_per_100, 666.7);
         assert_eq!((out[0].wins, out[0].losses), (2, 1));
         assert_eq!(out[1].rating, None);
+        // No tokens, no cost; an unpriced player has none at all.
+        assert_eq!(out[0].cost_usd, Some(0.0));
+        assert_eq!(out[1].cost_usd, None);
         let _: Value = serde_json::to_value(&out).unwrap();
     }
 }

@@ -34,7 +34,7 @@ pub use keys::{ApiKeys, InlineKey};
 pub use policy::{BrainRefusal, ClientBrainPolicy};
 pub use provider::Provider;
 pub use section::{Framing, ScriptedPlay, Section, Sections};
-pub use spec::{BrainChoice, BrainProfiles, BrainSpec, OptionsError};
+pub use spec::{BrainChoice, BrainProfiles, BrainSpec, OptionsError, Price};
 
 /// A message the agent has just acknowledged and should take into account.
 /// The player's id (in recipients and contexts) unless the runtime's options name another.

@@ -158,12 +158,39 @@ pub struct BrainSpec {
     /// Keep the prompts and answers in the `brain_calls` trace (off by default: the trace holds
     /// timings, tokens and outcomes only).
     pub trace_prompts: bool,
+    /// What the provider charges for its tokens, for the costs the arena reports; the runtime
+    /// never bills anything.
+    pub price: Option<Price>,
     /// The provider's own options (`model`, `base_url`, `command`, …), as given.
     pub options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The fields of a brain object that are [`BrainSpec`]'s own rather than its provider's.
-pub const SHARED_FIELDS: [&str; 4] = ["provider", "api_key", "token_budget", "trace_prompts"];
+pub const SHARED_FIELDS: [&str; 5] = [
+    "provider",
+    "api_key",
+    "token_budget",
+    "trace_prompts",
+    "price",
+];
+
+/// What a provider charges, in US dollars per million tokens (`{"input_per_mtok": 0.15,
+/// "output_per_mtok": 0.6}`), as its price list says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Dollars per million prompt tokens.
+    pub input_per_mtok: f64,
+    /// Dollars per million answer tokens.
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    /// What `input` prompt tokens and `output` answer tokens cost, in dollars.
+    pub fn cost(&self, input: u64, output: u64) -> f64 {
+        (input as f64 * self.input_per_mtok + output as f64 * self.output_per_mtok) / 1e6
+    }
+}
 
 impl BrainSpec {
     /// A spec for `provider` with no options.
@@ -249,6 +276,17 @@ impl BrainSpec {
             &self.provider,
             crate::limits::MAX_BRAIN_NAME_CHARS,
         )?;
+        if let Some(price) = &self.price
+            && !(price.input_per_mtok.is_finite()
+                && price.input_per_mtok >= 0.0
+                && price.output_per_mtok.is_finite()
+                && price.output_per_mtok >= 0.0)
+        {
+            return Err(format!(
+                "brain.price: prices must be finite and not negative, got {} and {}",
+                price.input_per_mtok, price.output_per_mtok
+            ));
+        }
         if let Some(super::keys::InlineKey::Given(key)) = &self.api_key {
             crate::limits::check_chars(
                 "brain.api_key",
@@ -278,6 +316,9 @@ impl Serialize for BrainSpec {
         }
         if self.trace_prompts {
             map.serialize_entry("trace_prompts", &true)?;
+        }
+        if let Some(price) = &self.price {
+            map.serialize_entry("price", price)?;
         }
         map.end()
     }
@@ -315,6 +356,7 @@ impl<'de> Deserialize<'de> for BrainSpec {
             api_key: take(&mut object, "api_key")?,
             token_budget: take(&mut object, "token_budget")?,
             trace_prompts: take(&mut object, "trace_prompts")?.unwrap_or(false),
+            price: take(&mut object, "price")?,
             options: object,
         })
     }
@@ -362,6 +404,22 @@ impl schemars::JsonSchema for BrainSpec {
                 "type": ["boolean", "null"],
                 "description": "Keep the prompts and answers in the `brain_calls` trace (off \
                     by default: the trace holds timings, tokens and outcomes only)."
+            }),
+        );
+        properties.insert(
+            "price".into(),
+            serde_json::json!({
+                "type": ["object", "null"],
+                "description": "What the provider charges, in US dollars per million tokens, \
+                    for the costs the arena reports (nothing is billed).",
+                "required": ["input_per_mtok", "output_per_mtok"],
+                "properties": {
+                    "input_per_mtok": {"type": "number", "minimum": 0,
+                        "description": "Dollars per million prompt tokens."},
+                    "output_per_mtok": {"type": "number", "minimum": 0,
+                        "description": "Dollars per million answer tokens."}
+                },
+                "additionalProperties": false
             }),
         );
         for (field, schema) in builtins.options_schemas(generator) {
@@ -485,10 +543,18 @@ mod tests {
     fn a_profiles_file_is_read_and_checked() {
         let file = r#"{"default": "local", "profiles": {
             "local": {"provider": "openai", "model": "llama3.2", "base_url": "http://127.0.0.1:11434/v1"},
-            "cheap": {"provider": "anthropic", "model": "claude-haiku-4-5", "token_budget": 5000}}}"#;
+            "cheap": {"provider": "anthropic", "model": "claude-haiku-4-5", "token_budget": 5000,
+                      "price": {"input_per_mtok": 1.0, "output_per_mtok": 5.0}}}}"#;
         let profiles = BrainProfiles::from_json(file).unwrap();
         assert_eq!(profiles.default.as_deref(), Some("local"));
         assert_eq!(profiles.profiles["cheap"].token_budget, Some(5000));
+        let price = profiles.profiles["cheap"].price.unwrap();
+        assert_eq!(price.cost(1_000_000, 200_000), 2.0);
+        assert_eq!(
+            serde_json::to_value(&profiles.profiles["cheap"]).unwrap()["price"],
+            json!({"input_per_mtok": 1.0, "output_per_mtok": 5.0})
+        );
+        assert_eq!(profiles.profiles["local"].price, None);
         for (bad, says) in [
             (
                 "{\"profiles\": {}, \"defualt\": \"x\"}",
@@ -509,6 +575,16 @@ mod tests {
             (
                 "{\"profiles\": {}, \"default\": \" \"}",
                 "default must name",
+            ),
+            (
+                "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"price\": \
+                 {\"input_per_mtok\": -1, \"output_per_mtok\": 1}}}}",
+                "brain.price: prices must be finite and not negative",
+            ),
+            (
+                "{\"profiles\": {\"a\": {\"provider\": \"openai\", \"price\": \
+                 {\"input\": 1}}}}",
+                "price: unknown field `input`",
             ),
             ("{\"profiles\": [}", "line 1 column"),
             ("{}", "missing field `profiles`"),
