@@ -297,6 +297,14 @@ async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted()
         })
     });
     assert!(listed, "no request listed the legal moves");
+    // It is told its part: the game, its side, how to move.
+    for side in ["as the first side", "as the second side"] {
+        let told = format!("You play four-in-a-row {side}");
+        assert!(
+            asked.iter().any(|r| r.body.to_string().contains(&told)),
+            "no prompt says '{told}'"
+        );
+    }
     rt.shutdown(Duration::from_secs(2));
     fake.shutdown();
 }

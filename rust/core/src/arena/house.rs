@@ -184,6 +184,7 @@ async fn brain_hand(
         SeatSpec {
             app_id,
             setup,
+            role: String::new(),
             brain,
             seed: format!("{}:0", fixture.seed),
             spot_number: u64::from(fixture.index) * 2,

@@ -129,6 +129,7 @@ pub(super) async fn play(table: &Table<'_>, fixture: &Fixture) -> GameResult {
                     SeatSpec {
                         app_id: format!("{}-g{}-s{}", table.tournament, fixture.index, seat + 1),
                         setup,
+                        role: role(decl.name, seat, in_app_ai),
                         brain,
                         seed: format!("{}:{}", fixture.seed, seat),
                         spot_number: u64::from(fixture.index) * 2 + seat as u64,
@@ -365,6 +366,25 @@ fn forfeit_meanwhile(
         }
     }
     None
+}
+
+/// A brain's part at the table: the game, its side, its opponent, and how to move.
+fn role(game: &str, seat: usize, in_app_ai: bool) -> String {
+    let game = game.replace('_', "-");
+    let side = if seat == 0 {
+        "the first side: you move first"
+    } else {
+        "the second side: your opponent moves first"
+    };
+    let opponent = if in_app_ai {
+        "the built-in AI"
+    } else {
+        "another player"
+    };
+    format!(
+        "You play {game} as {side}, against {opponent}. Win if you can. On your turn, call the \
+         move tool with one of the moves it lists; on your opponent's turn, wait."
+    )
 }
 
 /// The result of a finished game: `winner`'s seat, or a draw.

@@ -90,6 +90,8 @@ pub(super) struct SeatSpec<'a> {
     pub app_id: String,
     /// The app's `game` object.
     pub setup: Value,
+    /// The player's part, as the app's role prompt (empty: the game app's own).
+    pub role: String,
     /// The brain (its agent is named after it).
     pub brain: &'a str,
     /// The agent's seed.
@@ -127,13 +129,14 @@ impl BrainSeat {
         let SeatSpec {
             app_id,
             setup,
+            role,
             brain,
             seed,
             spot_number,
             plays,
         } = seat;
         let mut config: AppConfig =
-            serde_json::from_value(json!({"app_id": app_id, "game": setup}))
+            serde_json::from_value(json!({"app_id": app_id, "game": setup, "role_prompt": role}))
                 .map_err(|e| format!("the game app: {e}"))?;
         config.world_tools = false;
         let outbound = runtime
