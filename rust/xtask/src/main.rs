@@ -10,8 +10,9 @@
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace` and a short `killtest`, then the headless GDScript suites of `godot-project/tests/`, then
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
-//!   an `AgentRuntime` serving in another Godot process, then the package smoke test (suite
-//!   `package`); the last line printed is `N passed, N failed`.
+//!   an `AgentRuntime` serving in another Godot process, the arena's report page in headless
+//!   Chromium (suite `report_page`, which alone needs no Godot), then the package smoke test
+//!   (suite `package`); the last line printed is `N passed, N failed`.
 //! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes |
 //!   --only-local]` — the
 //!   release-build
@@ -43,7 +44,8 @@
 //! `editor_debugger`),
 //! [`protocol_schemas`] (the published protocol schemas), [`ws_client_tests`] (Godot as a
 //! WebSocket client of both servers), [`killtest`] (the kill harness), [`package`] (the release
-//! zips and their smoke test).
+//! zips and their smoke test), [`report_page`] (the arena's report page in a browser, suite
+//! `report_page`).
 
 mod bench;
 mod build;
@@ -145,7 +147,9 @@ commands:
        --only-cargo                  skip the Godot suites
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd;
                                      test_remote_server: only the WebSocket client suite;
-                                     package: only the release zips' smoke test)
+                                     package: only the release zips' smoke test;
+                                     report_page: only the arena's report page in headless
+                                     Chromium, without Godot)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
   bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes | --only-local]
@@ -483,7 +487,14 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     }
 
     if !opts.only_cargo {
-        let r = run_godot_suites(ctx, opts);
+        let r = if report_page_only(opts) {
+            Ok(report_page::run(
+                ctx,
+                opts.timeout.unwrap_or(Duration::from_secs(300)),
+            ))
+        } else {
+            run_godot_suites(ctx, opts)
+        };
         match r {
             Ok(run) => {
                 passed += run.passed;
@@ -513,6 +524,12 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
         // The summary line must stay the last line printed: fail without another message.
         Err(String::new())
     }
+}
+
+/// Whether `--suite` names only the report page, which needs a browser, not Godot: then nothing
+/// is built for Godot.
+fn report_page_only(opts: &Opts) -> bool {
+    !opts.suites.is_empty() && opts.suites.iter().all(|s| report_page::is_suite(s))
 }
 
 /// The normal suites (`tests/`), then the WebSocket client suites (`tests/ws_client/`) against
@@ -624,5 +641,9 @@ mod tests {
         assert_eq!(bench_selection(&stream), bench::Selection::OnlyStream);
         assert!(parse_opts(&s(&["--only-stream", "--only-ws"])).is_err());
         assert!(parse_opts(&s(&["--only-stream", "--only-godot"])).is_err());
+        let page = parse_opts(&s(&["--only-godot", "--suite", "report_page"])).unwrap();
+        assert!(report_page_only(&page));
+        let more = parse_opts(&s(&["--suite", "report_page", "--suite", "test_convert"])).unwrap();
+        assert!(!report_page_only(&more) && !report_page_only(&Opts::default()));
     }
 }

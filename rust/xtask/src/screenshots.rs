@@ -321,12 +321,44 @@ impl Picture {
         tolerance: u8,
         rows: std::ops::Range<u32>,
     ) -> usize {
+        self.count_near_in(colour, tolerance, rows, 0..self.width)
+    }
+
+    /// How many pixels of the area `rows` × `columns` are within `tolerance` of `colour` in
+    /// every channel.
+    pub(crate) fn count_near_in(
+        &self,
+        colour: [u8; 3],
+        tolerance: u8,
+        rows: std::ops::Range<u32>,
+        columns: std::ops::Range<u32>,
+    ) -> usize {
         let width = self.width as usize;
-        let (from, to) = (rows.start.min(self.height), rows.end.min(self.height));
-        self.rgb[from as usize * width * 3..to as usize * width * 3]
-            .chunks_exact(3)
-            .filter(|p| (0..3).all(|i| p[i].abs_diff(colour[i]) <= tolerance))
-            .count()
+        let (left, right) = (
+            columns.start.min(self.width) as usize,
+            columns.end.min(self.width) as usize,
+        );
+        (rows.start.min(self.height)..rows.end.min(self.height))
+            .map(|row| {
+                let at = row as usize * width;
+                self.rgb[(at + left) * 3..(at + right.max(left)) * 3]
+                    .chunks_exact(3)
+                    .filter(|p| (0..3).all(|i| p[i].abs_diff(colour[i]) <= tolerance))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// The rows of `rows` holding at least `least` pixels within `tolerance` of `colour`.
+    pub(crate) fn rows_with(
+        &self,
+        colour: [u8; 3],
+        tolerance: u8,
+        least: usize,
+        rows: std::ops::Range<u32>,
+    ) -> Vec<u32> {
+        rows.filter(|row| self.count_near(colour, tolerance, *row..row + 1) >= least)
+            .collect()
     }
 
     /// Not blank: at least [`MIN_COLOURS`] colours, none covering more than
