@@ -36,11 +36,21 @@ impl Brain for Cheater {
 /// A runtime on `dir` with two brain profiles of the scripted brain (`alpha`, `beta`) and the
 /// cheater.
 fn runtime(dir: &tempfile::TempDir) -> Runtime {
-    let profiles = BrainProfiles::from_json(
-        r#"{"profiles": {"alpha": {"provider": "scripted"}, "beta": {"provider": "scripted"}}}"#,
-    )
+    let rt = runtime_with(
+        dir,
+        json!({"profiles": {"alpha": {"provider": "scripted"}, "beta": {"provider": "scripted"}}}),
+    );
+    rt.register_brain("cheater", |_: &BrainSettings| {
+        Ok(Box::new(Cheater) as Box<dyn Brain>)
+    })
     .unwrap();
-    let rt = Runtime::start_on(
+    rt
+}
+
+/// A runtime on `dir` with the brain profiles of `file` (a `--brains` file's JSON).
+fn runtime_with(dir: &tempfile::TempDir, file: serde_json::Value) -> Runtime {
+    let profiles = BrainProfiles::from_json(&file.to_string()).unwrap();
+    Runtime::start_on(
         Handle::current(),
         RuntimeOptions {
             database: dir.path().join("agents.db"),
@@ -48,12 +58,7 @@ fn runtime(dir: &tempfile::TempDir) -> Runtime {
             ..RuntimeOptions::default()
         },
     )
-    .unwrap();
-    rt.register_brain("cheater", |_: &BrainSettings| {
-        Ok(Box::new(Cheater) as Box<dyn Brain>)
-    })
-    .unwrap();
-    rt
+    .unwrap()
 }
 
 fn config(game: &str, players: &[&str], games: u32) -> ArenaConfig {
@@ -244,22 +249,12 @@ async fn a_model_reads_the_legal_moves_off_its_tool_and_its_tokens_are_counted()
         text: "I wait for my turn.".into(),
     });
     let dir = tempfile::tempdir().unwrap();
-    let profiles = BrainProfiles::from_json(
-        &json!({"profiles": {"fake": {"provider": "openai", "model": "fake-arena",
+    let rt = runtime_with(
+        &dir,
+        json!({"profiles": {"fake": {"provider": "openai", "model": "fake-arena",
             "base_url": fake.openai_base(),
-            "price": {"input_per_mtok": 1.0, "output_per_mtok": 4.0}}}})
-        .to_string(),
-    )
-    .unwrap();
-    let rt = Runtime::start_on(
-        Handle::current(),
-        RuntimeOptions {
-            database: dir.path().join("agents.db"),
-            brain_profiles: profiles.profiles,
-            ..RuntimeOptions::default()
-        },
-    )
-    .unwrap();
+            "price": {"input_per_mtok": 1.0, "output_per_mtok": 4.0}}}}),
+    );
     let results = play(&rt, config("four_in_a_row", &["fake", "engine:random"], 2)).await;
     for game in &results.games {
         assert_eq!(game.termination, Termination::Normal, "{game:?}");

@@ -29,22 +29,7 @@ pub(super) async fn play(table: &Table<'_>, fixture: &Fixture) -> GameResult {
     let kind = table.kind;
     let player = &table.players[fixture.seats[0]];
     let name = player.to_string();
-    let mut game = GameResult {
-        index: fixture.index,
-        game: kind.name.to_string(),
-        players: vec![name.clone()],
-        result: "*".into(),
-        winner: None,
-        termination: Termination::Error,
-        reason: None,
-        seed: fixture.seed.clone(),
-        plies: 0,
-        start: String::new(),
-        end: String::new(),
-        pgn: None,
-        net: None,
-        moves: Vec::new(),
-    };
+    let mut game = fixture.unplayed(kind.name, vec![name.clone()]);
     let slot = kind.name == crate::tools::games::slot::GAME.name;
     let plays = if slot { SLOT_PLAYS } else { BLACKJACK_PLAYS };
     let played = match player {

@@ -76,22 +76,7 @@ pub(super) async fn play(table: &Table<'_>, fixture: &Fixture) -> GameResult {
         .iter()
         .map(|&p| table.players[p].to_string())
         .collect();
-    let mut game = GameResult {
-        index: fixture.index,
-        game: decl.name.to_string(),
-        players: names.clone(),
-        result: "*".into(),
-        winner: None,
-        termination: Termination::Error,
-        reason: None,
-        seed: fixture.seed.clone(),
-        plies: 0,
-        start: String::new(),
-        end: String::new(),
-        pgn: None,
-        net: None,
-        moves: Vec::new(),
-    };
+    let mut game = fixture.unplayed(decl.name, names.clone());
     let mut snapshot = match call(
         decl,
         ToolKind::New,

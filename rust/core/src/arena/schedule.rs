@@ -12,6 +12,7 @@
 //!   `k` dealt from the same seed for every player, so the players meet the same cards.
 
 use super::player::Player;
+use super::results::{GameResult, Termination};
 
 /// How the pairings are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +150,29 @@ fn pairs(players: &[Player], schedule: Schedule) -> Result<Vec<(usize, usize)>, 
                 .iter()
                 .flat_map(|&b| engines.iter().map(move |&e| (b, e)))
                 .collect())
+        }
+    }
+}
+
+impl Fixture {
+    /// Its game before it is played: no moves, no result (`*`), ended in an error until the
+    /// referee says otherwise.
+    pub(super) fn unplayed(&self, game: &str, players: Vec<String>) -> GameResult {
+        GameResult {
+            index: self.index,
+            game: game.to_string(),
+            players,
+            result: "*".into(),
+            winner: None,
+            termination: Termination::Error,
+            reason: None,
+            seed: self.seed.clone(),
+            plies: 0,
+            start: String::new(),
+            end: String::new(),
+            pgn: None,
+            net: None,
+            moves: Vec::new(),
         }
     }
 }
