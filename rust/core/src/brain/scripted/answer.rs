@@ -104,8 +104,16 @@ impl ScriptedBrain {
             None => msg.content.as_str(),
         };
         // Never the listener's own name or role ("Good morning, baker!" is not about bakers),
-        // nor the speaker's name.
-        let word = lines::topic(about, &[&ctx.name, &ctx.role, &msg.sender_name]);
+        // nor the speaker's (a line about the speaker's trade is small talk, not a topic).
+        let sender_role = ctx
+            .nearby
+            .iter()
+            .find(|a| a.agent_id == msg.sender)
+            .map_or("", |a| a.role.as_str());
+        let word = lines::topic(
+            about,
+            &[&ctx.name, &ctx.role, &msg.sender_name, sender_role],
+        );
         if matches!(msg.kind, IncomingKind::Speech) {
             // A question looked up in this decision is answered from the tool's result.
             if let Some(line) = self.looked_up(ctx, msg, &sender) {
@@ -401,17 +409,34 @@ pub(super) fn recent_topic(ctx: &BrainContext, listener: &NearbyAgent) -> Option
         .iter()
         .rev()
         .find(|r| r.sender != ctx.agent_id && !r.content.trim().is_empty())?;
-    let (speaker, name) = if row.sender == listener.agent_id {
-        ("you".to_string(), listener.name.clone())
+    let (speaker, name, role) = if row.sender == listener.agent_id {
+        (
+            "you".to_string(),
+            listener.name.as_str(),
+            listener.role.as_str(),
+        )
     } else if row.sender == ctx.player_id {
-        ("our visitor".to_string(), String::new())
+        ("our visitor".to_string(), "", "")
     } else {
         match ctx.nearby.iter().find(|a| a.agent_id == row.sender) {
-            Some(a) => (display_name(&a.name, &a.agent_id), a.name.clone()),
-            None => (shown(&row.sender), String::new()),
+            Some(a) => (
+                display_name(&a.name, &a.agent_id),
+                a.name.as_str(),
+                a.role.as_str(),
+            ),
+            None => (shown(&row.sender), "", ""),
         }
     };
-    let topic = lines::topic(&row.content, &[&ctx.name, &name, &listener.name])?;
+    // Not the names or trades of those talking.
+    let names = [
+        ctx.name.as_str(),
+        ctx.role.as_str(),
+        name,
+        role,
+        listener.name.as_str(),
+        listener.role.as_str(),
+    ];
+    let topic = lines::topic(&row.content, &names)?;
     Some((speaker, topic))
 }
 

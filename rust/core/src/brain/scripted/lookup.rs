@@ -354,6 +354,15 @@ fn scalar(value: &Value) -> String {
         Value::Bool(true) => "yes".into(),
         Value::Bool(false) => "no".into(),
         Value::Null => "nothing".into(),
+        // A whole number read as a float (what a game's JSON often holds) reads as one: "3".
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e15) =>
+        {
+            n.as_i64()
+                .or_else(|| n.as_f64().map(|f| f as i64))
+                .map_or_else(|| n.to_string(), |i| i.to_string())
+        }
         Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
             if items.is_empty() {
                 "none".into()
@@ -471,6 +480,10 @@ mod tests {
             "left: 3"
         );
         assert_eq!(describe(&json!({"result": [1, 2]}), &args), "1, 2");
+        assert_eq!(
+            describe(&json!({"left": 3.0, "price": 2.5}), &args),
+            "left: 3, price: 2.5"
+        );
         assert_eq!(
             describe(
                 &json!({"open": true, "hours_left": 2.5, "who": null}),
