@@ -3,7 +3,7 @@
 //! - The demo town, measured: the villagers of `godot-project/demo/villagers.json` live 80 s of
 //!   game time (the mayor's scripted opening, the tasks, the player's lines at their times, the
 //!   baker's read-only `check_stock`), and what they say is measured with
-//!   [`crate::eval::lines`].
+//!   [`crate::eval::lines`]; the baker remembers what the player told her a minute before.
 //! - Looking questions up: a question that shares a word with a read-only tool is answered
 //!   through it, within the decision; another question calls no tool.
 
@@ -54,6 +54,9 @@ struct PlayerLine {
     /// The read-only tool its answer must come through.
     #[serde(default)]
     tool: Option<String>,
+    /// What its answer must hold (the villager remembers what it was told).
+    #[serde(default)]
+    remembers: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +88,8 @@ struct Run {
     villagers: Vec<(String, String, String)>,
     /// The player's lines that had to come through a tool: (agent id, text, tool).
     looked_up: Vec<(String, String, String)>,
+    /// The player's lines whose answer must hold something: (agent id, text, what).
+    remembered: Vec<(String, String, String)>,
     /// Calls of the shops' tools, by tool name.
     tool_calls: Vec<(String, Arc<AtomicUsize>)>,
     /// Every tool call the villagers made, as (agent id, tool).
@@ -195,6 +200,10 @@ async fn run_town(seed: u64) -> Run {
         .iter()
         .filter_map(|l| Some((ids[&l.to].clone(), l.text.clone(), l.tool.clone()?)))
         .collect();
+    let remembered = said
+        .iter()
+        .filter_map(|l| Some((ids[&l.to].clone(), l.text.clone(), l.remembers.clone()?)))
+        .collect();
     let start = tokio::time::Instant::now();
     let end = start + Duration::from_secs(TOWN_SECONDS);
     let mut lines = Vec::new();
@@ -238,6 +247,7 @@ async fn run_town(seed: u64) -> Run {
         lines,
         villagers,
         looked_up,
+        remembered,
         tool_calls,
         calls,
     }
@@ -325,6 +335,22 @@ async fn the_town_talks_without_echoes_repeats_or_unanswered_questions() {
                     "seed {seed}: {question:?} was answered {:?} (through {tool}: {called})",
                     other.map(|l| &l.text)
                 )),
+            }
+        }
+        for (id, question, what) in &run.remembered {
+            let asked_at = run
+                .lines
+                .iter()
+                .position(|l| l.speaker == player && l.text == *question)
+                .unwrap();
+            let answer = run.lines[asked_at..]
+                .iter()
+                .find(|l| l.speaker == *id && l.to.iter().any(|t| t == player));
+            if !answer.is_some_and(|a| a.text.contains(what.as_str())) {
+                failures.push(format!(
+                    "seed {seed}: {question:?} was answered {:?}, without {what:?}",
+                    answer.map(|l| &l.text)
+                ));
             }
         }
         for (tool, count) in &run.tool_calls {
