@@ -556,6 +556,7 @@ const FILLER: &[&str] = &[
     "finished",
     "first",
     "friend",
+    "gets",
     "going",
     "hand",
     "happy",

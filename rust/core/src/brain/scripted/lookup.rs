@@ -10,9 +10,11 @@
 //! on ties, if arguments can be made for it from its JSON Schema:
 //!
 //! - a string with `enum`: the value a content word names;
-//! - any other string: the first content word that is not in the tool's vocabulary (asked "Any
-//!   rye left?", `check_stock` "How many loaves of a bread are left in stock" gets `{"item":
-//!   "rye"}`), within `minLength`/`maxLength`;
+//! - any other string: the first content word that is not in the tool's vocabulary and stands
+//!   at most two words from one that is (asked "Any rye left?", `check_stock` "How many loaves
+//!   of a bread are left in stock" gets `{"item": "rye"}`; "Will there be bread for the
+//!   festival?" gets nothing: "festival" is too far from "bread"), within
+//!   `minLength`/`maxLength`;
 //! - an integer or a number: a number said in the question, else the schema's `default`, else
 //!   its `minimum`, else 0, within `minimum`/`maximum`;
 //! - a boolean: the schema's `default`, else `false`.
@@ -75,6 +77,9 @@ pub(super) const VAGUE: &[&str] = &[
     "value",
 ];
 
+/// How many words from a word the tool shares a string argument's word may be.
+const NEAR_WORDS: usize = 2;
+
 /// Most characters of a described result ([`describe`]).
 const RESULT_CHARS: usize = 160;
 
@@ -94,6 +99,8 @@ pub(super) struct Lookup {
 struct Content {
     word: String,
     stem: String,
+    /// Where it is among the question's words.
+    at: usize,
 }
 
 /// The read-only tool that looks up `question` for the agent of `ctx`, with its arguments (see
@@ -104,14 +111,14 @@ pub(super) fn lookup(ctx: &BrainContext, question: &str) -> Option<Lookup> {
     }
     let own: Vec<String> = words(&ctx.name);
     let mut content: Vec<Content> = Vec::new();
-    for word in words(question) {
+    for (at, word) in words(question).into_iter().enumerate() {
         let word = word.strip_suffix("'s").unwrap_or(&word).to_string();
         if word.chars().count() < 2 || is_vague(&word) || own.contains(&word) {
             continue;
         }
         let stem = stem(&word);
         if !content.iter().any(|c| c.stem == stem) {
-            content.push(Content { word, stem });
+            content.push(Content { word, stem, at });
         }
     }
     if content.is_empty() {
@@ -263,7 +270,15 @@ fn argument(
     };
     match kind {
         "string" => {
-            let word = content.iter().find(|c| !known(&c.stem))?;
+            // What is asked about is said next to what the tool is about ("any *rye* left",
+            // "*spelt* in stock"), not further off ("bread for the festival").
+            let near = |c: &Content| {
+                content
+                    .iter()
+                    .filter(|k| known(&k.stem))
+                    .any(|k| k.at.abs_diff(c.at) <= NEAR_WORDS)
+            };
+            let word = content.iter().find(|c| !known(&c.stem) && near(c))?;
             let length = word.word.chars().count() as u64;
             let at_least = property
                 .get("minLength")
@@ -404,7 +419,7 @@ mod tests {
         // Plurals and other forms match by their stem; the name counts too.
         let found = lookup(&c, "Do you have spelt in stock?").unwrap();
         assert_eq!(found.args, json!({"item": "spelt"}));
-        let found = lookup(&c, "What's left of the sourdough loaf?").unwrap();
+        let found = lookup(&c, "How much sourdough is left?").unwrap();
         assert_eq!(found.args, json!({"item": "sourdough"}));
     }
 
@@ -415,8 +430,13 @@ mod tests {
         assert_eq!(lookup(&c, "Rye is left."), None);
         // No word in common.
         assert_eq!(lookup(&c, "Is the well deep?"), None);
-        // About bread, but nothing to ask the stock for ("ready" is vague).
+        // About bread, but nothing to ask the stock for ("ready" is vague; "festival" is not
+        // what the bread is).
         assert_eq!(lookup(&c, "Is the bread ready?"), None);
+        assert_eq!(
+            lookup(&c, "Hello Mira! Will there be bread for the festival?"),
+            None
+        );
         // The same tool, not read-only.
         assert_eq!(
             lookup(&ctx(vec![check_stock()], &[]), "Any rye left?"),
