@@ -429,13 +429,13 @@ func _check_how_they_talked(notes: Array[String]) -> void:
 			who, card.lines, card.repeated_share * 100.0, card.echo_share * 100.0,
 			card.quotes_of_quotes, card.distinct_2, card.answered, card.questions])
 		if card.quotes_of_quotes > 0:
-			problems.append("%s quoted a quote %d time(s): %s" % [who, card.quotes_of_quotes, card.echoed])
+			problems.append("%s quoted a quote %d time(s); its echoes: %s" % [who, card.quotes_of_quotes, _some(card.echoed)])
 		if card.repeated_share > MAX_REPEATED_SHARE:
 			problems.append("%s repeated itself in %.1f %% of its lines" % [who, card.repeated_share * 100.0])
 		if card.echo_share > MAX_ECHO_SHARE:
-			problems.append("%s echoed others in %.1f %% of its lines: %s" % [who, card.echo_share * 100.0, card.echoed])
+			problems.append("%s echoed others in %.1f %% of its lines: %s" % [who, card.echo_share * 100.0, _some(card.echoed)])
 		if card.answered < card.questions:
-			problems.append("%s left questions unanswered: %s" % [who, card.unanswered])
+			problems.append("%s left questions unanswered: %s" % [who, _some(card.unanswered)])
 	for line: Dictionary in _town.get("player_later", []):
 		if not line.has("tool") or _time < float(line.at) + 5.0:
 			continue
@@ -446,6 +446,12 @@ func _check_how_they_talked(notes: Array[String]) -> void:
 			notes.append(p + " (not required of a model)")
 		else:
 			_fail(p)
+
+
+## The first three of [param items], and how many more there are.
+func _some(items: Array) -> String:
+	var shown := "; ".join(items.slice(0, 3).map(func(i: Variant) -> String: return str(i)))
+	return shown + (" (and %d more)" % (items.size() - 3) if items.size() > 3 else "")
 
 
 ## The read-only `check_stock` of a villager's [param shop] (villagers.json): how many loaves of
