@@ -718,14 +718,14 @@ impl AgentRuntime {
         .unwrap_or_default()
     }
 
-    /// Measures what one agent said, for a test or a report card: [param lines] (an Array, typed
-    /// or not) are everyone's lines in the order they were said, each a Dictionary `{speaker,
-    /// to, text}` (`speaker` an
-    /// agent id or [member player_id], `to` the ids it was said to, empty for no one in
-    /// particular); [param agent_id] is the agent to measure and [param name] its name (the
-    /// words of which are not what a question asks). Returns `{lines, repeated,
-    /// repeated_share, echoes, echo_share, quotes_of_quotes, distinct_2, questions, answered,
-    /// unanswered, echoed}`:
+    /// Measures what one agent said, for a test or a report card. [param lines] (an Array,
+    /// typed or not) are everyone's lines in the order they were said, each a Dictionary with
+    /// `speaker` (an agent id or [member player_id]), `to` (the ids it was said to, empty for
+    /// no one in particular) and `text`; [param agent_id] is the agent to measure and
+    /// [param name] its name (its words are not what a question asks about). Returns a
+    /// Dictionary with `lines` (how many it said), `repeated`, `repeated_share`, `echoes`,
+    /// `echo_share`, `quotes_of_quotes`, `distinct_2`, `questions`, `answered`, `unanswered`
+    /// and `echoed`:
     /// - `repeated_share`: its lines equal to one of its own earlier lines (case, punctuation
     ///   and whitespace aside), over its lines;
     /// - `echo_share`: its lines that quote a line another agent said earlier — five words in a
