@@ -8,8 +8,12 @@
 ##
 ## Headless (`cargo xtask demo`) it runs `duration_seconds` of game time, prints a summary, checks
 ## that the town did what it should (villagers walked and nobody stands inside a house, lines
-## were said, the player got an answer, a collaboration, a completed task) and quits with 0, or
-## 1 when something is missing. With a display it draws the town with the villagers walking
+## were said, the player got an answer, a collaboration, a completed task) and how the villagers
+## talked — measured with `AgentRuntime.measure_lines`, per villager: no line quotes a line that
+## itself quotes another, at most 10 % of its lines repeat its own earlier ones, at most 5 % echo
+## another villager's, and every question the player asked it is answered by naming what was
+## asked; the baker answers "Any rye left?" through her read-only GDScript tool `check_stock` —
+## and quits with 0, or 1 when something is missing. With a display it draws the town with the villagers walking
 ## about, their names, a "…" while they think and speech bubbles that never cover each other, and
 ## the timeline in the town log; click a villager to talk to it: a talk box opens, you type a
 ## line, and the answer (`await villager.agent.ask(line)`) appears in its bubble and in the box
@@ -26,6 +30,10 @@
 ## The villagers (names, roles, prompts, positions, tasks) come from `demo/villagers.json`, which
 ## the Rust example town and the prompt-token bench read too; its world units are placed on the
 ## map by demo/town_map.gd, and the agents live in the map's pixels.
+##
+## The baker has a read-only GDScript tool, `check_stock` (villagers.json's `shop`: its name,
+## description, parameters and the stock it answers from), registered on her AgentNode: asked
+## whether there is rye left, she looks it up within her decision and answers from the result.
 ##
 ## By default the villagers think with the offline `scripted` brain. The demo brain
 ## (demo/demo_brain.gd: the AGENTS_DEMO_* environment variables of docs/brains.md, "Running the
@@ -54,6 +62,11 @@ const VILLAGER_SCENE := preload("res://demo/villager.tscn")
 @export var work_seconds := 20.0
 ## The town's database; deleted at start so every run begins with `agent_001`.
 @export var database_path := "user://town.db"
+
+## Most of a villager's lines that may repeat its own earlier ones (case, punctuation aside).
+const MAX_REPEATED_SHARE := 0.10
+## Most of a villager's lines that may echo another villager's (AgentRuntime.measure_lines).
+const MAX_ECHO_SHARE := 0.05
 
 ## The villagers and the town's layout, shared with the Rust example and the prompt bench.
 const TOWN_FILE := "res://demo/villagers.json"
@@ -100,6 +113,11 @@ var _forgot := ""
 var _problems: Array[String] = []
 ## Lines each villager said (Villager → count), for the model summary.
 var _lines_by := {}
+## Everything said, in order, as AgentRuntime.measure_lines reads it: `{speaker, to, text}`.
+var _said := []
+## Why the baker's look-up question was not answered through her tool ("" while it was not
+## asked, or was).
+var _unlooked := ""
 var _log: RichTextLabel
 
 # The talk box (with a display).
@@ -203,7 +221,7 @@ func _populate() -> void:
 	for line: Dictionary in _town.get("player_later", []):
 		var to: Villager = _by_role[line.to]
 		get_tree().create_timer(maxf(float(line.at) - _time, 0.0)).timeout.connect(
-			func() -> void: _player_says(to, line.text, line.get("remembers", "")))
+			func() -> void: _player_says(to, line.text, line.get("remembers", ""), line.get("tool", "")))
 	var shot := DemoUi.screenshot_path()
 	if shot != "" and not _headless:
 		_shooting = true
@@ -220,6 +238,12 @@ func _add_villager(v: Dictionary, script: Array[Dictionary]) -> void:
 	config.scripted_replies = script
 	var villager: Villager = VILLAGER_SCENE.instantiate()
 	villager.setup(config, v.color)
+	if v.has("shop"):
+		# Before the villager enters the tree: the tool is there from its agent's first decision.
+		var shop: Dictionary = v.shop
+		var node: AgentNode = villager.get_node("AgentNode")
+		node.register_tool(shop.tool, shop.description, shop.parameters,
+			func(args: Dictionary) -> Dictionary: return _look_up_stock(shop, args), true)
 	villager.bounds = TownMap.MAP
 	villager.position = map.to_level(v.pos)
 	villagers.add_child(villager)
@@ -364,6 +388,7 @@ func _finish() -> void:
 			notes.append(what + " (not required of a model)")
 		else:
 			_fail(what)
+	_check_how_they_talked(notes)
 	if _model_brain:
 		var speakers := []
 		for villager in _lines_by:
@@ -386,6 +411,76 @@ func _finish() -> void:
 		# The town could not start (see the log): the screenshot shows why.
 		_shooting = true
 		_save_and_quit(DemoUi.screenshot_path())
+
+
+## How the villagers talked (AgentRuntime.measure_lines), per villager: no quote of a quote, at
+## most 10 % repeated lines, at most 5 % echo, the player's questions answered; and the
+## look-up question answered through its tool. For a model these are [param notes].
+func _check_how_they_talked(notes: Array[String]) -> void:
+	var problems: Array[String] = []
+	for id: String in _by_id:
+		var villager: Villager = _by_id[id]
+		var who := villager.villager_name()
+		var card: Dictionary = runtime.measure_lines(_said, id, who)
+		if card.is_empty():
+			problems.append("%s's lines could not be measured" % who)
+			continue
+		_say("%s: %d lines, repeated %.1f %%, echo %.1f %%, quotes of quotes %d, distinct-2 %.2f, questions answered %d/%d" % [
+			who, card.lines, card.repeated_share * 100.0, card.echo_share * 100.0,
+			card.quotes_of_quotes, card.distinct_2, card.answered, card.questions])
+		if card.quotes_of_quotes > 0:
+			problems.append("%s quoted a quote %d time(s); its echoes: %s" % [who, card.quotes_of_quotes, _some(card.echoed)])
+		if card.repeated_share > MAX_REPEATED_SHARE:
+			problems.append("%s repeated itself in %.1f %% of its lines" % [who, card.repeated_share * 100.0])
+		if card.echo_share > MAX_ECHO_SHARE:
+			problems.append("%s echoed others in %.1f %% of its lines: %s" % [who, card.echo_share * 100.0, _some(card.echoed)])
+		if card.answered < card.questions:
+			problems.append("%s left questions unanswered: %s" % [who, _some(card.unanswered)])
+	for line: Dictionary in _town.get("player_later", []):
+		if not line.has("tool") or _time < float(line.at) + 5.0:
+			continue
+		if _counts.get("looked_up", 0) == 0:
+			problems.append(_unlooked if _unlooked != "" else "nobody answered \"%s\" through %s" % [line.text, line.tool])
+	for p in problems:
+		if _model_brain:
+			notes.append(p + " (not required of a model)")
+		else:
+			_fail(p)
+
+
+## The first three of [param items], and how many more there are.
+func _some(items: Array) -> String:
+	var shown := "; ".join(items.slice(0, 3).map(func(i: Variant) -> String: return str(i)))
+	return shown + (" (and %d more)" % (items.size() - 3) if items.size() > 3 else "")
+
+
+## The read-only `check_stock` of a villager's [param shop] (villagers.json): how many loaves of
+## [code]args.item[/code] are left, as `{item, left}`.
+func _look_up_stock(shop: Dictionary, args: Dictionary) -> Dictionary:
+	_count("check_stock")
+	var item := String(args.get("item", "")).to_lower()
+	return {"item": item, "left": int(shop.stock.get(item, 0))}
+
+
+## The answer [param reply] of [param villager] to a question it had to look up: through
+## [param tool], naming the item and how many are left.
+func _check_look_up(villager: Villager, tool: String, reply: Dictionary) -> void:
+	var who := villager.villager_name()
+	var calls: Array = reply.actions.filter(func(a: Dictionary) -> bool: return a.tool == tool)
+	if calls.is_empty():
+		_unlooked = "%s answered without %s: \"%s\"" % [who, tool, reply.text]
+		return
+	var item := String(calls[0].args.get("item", "")).to_lower()
+	var stock: Dictionary = {}
+	for v: Dictionary in _town.villagers:
+		if v.name == who and v.has("shop"):
+			stock = v.shop.stock
+	var left := str(int(stock.get(item, 0)))
+	if item == "" or not reply.text.contains(item) or not reply.text.contains(left):
+		_unlooked = "%s looked %s up but answered \"%s\" (expected %s and %s)" % [who, tool, reply.text, item, left]
+		return
+	_count("looked_up")
+	_say("%s %s looked it up with %s: \"%s\"" % [_stamp(), who, tool, reply.text])
 
 
 ## Walls are walls: no villager stands inside a house, the well or a tree.
@@ -450,6 +545,7 @@ func _on_state_changed(_old: String, new: String, villager: Villager) -> void:
 func _on_spoke(content: String, recipients: PackedStringArray, _kind: String, villager: Villager) -> void:
 	_count("lines")
 	_lines_by[villager] = _lines_by.get(villager, 0) + 1
+	_said.append({"speaker": villager.agent.get_agent_id(), "to": Array(recipients), "text": content})
 	var to := []
 	for r in recipients:
 		to.append(_name_of(r))
@@ -517,9 +613,11 @@ func _on_collaboration(id: String, helper_id: String, task_name: String) -> void
 ## The player says [param text] to [param villager] and awaits the answer: in the talk box (and,
 ## from the villager itself, in its bubble).
 ## The player says [param text] to [param villager]; with [param remembers], its answer must
-## contain that (it remembers what it was told).
-func _player_says(villager: Villager, text: String, remembers := "") -> void:
+## contain that (it remembers what it was told); with [param tool], it must come through that
+## read-only tool and name what was asked about and the stock.
+func _player_says(villager: Villager, text: String, remembers := "", tool := "") -> void:
 	_say("%s Player → %s: \"%s\"" % [_stamp(), villager.villager_name(), text])
+	_said.append({"speaker": runtime.player_id, "to": [villager.agent.get_agent_id()], "text": text})
 	_talk_said(villager, "You", text)
 	_waiting[villager] = _waiting.get(villager, 0) + 1
 	_show_talk_state()
@@ -537,6 +635,8 @@ func _player_says(villager: Villager, text: String, remembers := "") -> void:
 			_say("%s %s remembered what the player said earlier: \"%s\"" % [_stamp(), who, remembers])
 		elif remembers != "":
 			_forgot = "%s did not remember \"%s\" (answered \"%s\")" % [who, remembers, reply.text]
+		if tool != "":
+			_check_look_up(villager, tool, reply)
 	else:
 		var did := []
 		for action in reply.actions:

@@ -598,3 +598,35 @@ func test_properties_set_after_start_and_a_world_of_other_units_are_warned_of() 
 	assert_contains(log.joined(), "hearing_radius: 15 now")
 	OS.remove_logger(log)
 
+
+
+func test_measure_lines_measures_one_agents_lines() -> void:
+	# The measures need no running runtime.
+	var rt := _runtime(fresh_db(DB_DIR, "measure"), {"autostart": false})
+	var said: Array[Dictionary] = [
+		{"speaker": "agent_002", "to": ["agent_001"], "text": "The mill wheel is broken again today."},
+		{"speaker": "player_0", "to": ["agent_001"], "text": "Good morning, Mira! Any rye left?"},
+		{"speaker": "agent_001", "to": ["player_0"], "text": "Let me check… rye — left: 3."},
+		# Five of Bram's words in a row, twice: two echoes, one of them a repeat.
+		{"speaker": "agent_001", "to": ["agent_002"], "text": "So the mill wheel is broken, you say."},
+		{"speaker": "agent_001", "to": ["agent_002"], "text": "so the mill wheel is broken you say"},
+		{"speaker": "player_0", "to": ["agent_001"], "text": "Is the oven hot?"},
+	]
+	var card := rt.measure_lines(said, "agent_001", "Mira")
+	assert_has_keys(card, ["lines", "repeated", "repeated_share", "echoes", "echo_share",
+		"quotes_of_quotes", "distinct_2", "questions", "answered", "unanswered", "echoed"])
+	assert_eq(card.lines, 3)
+	assert_eq([card.repeated, card.echoes, card.quotes_of_quotes], [1, 2, 0])
+	assert_true(is_equal_approx(card.repeated_share, 1.0 / 3.0), str(card.repeated_share))
+	assert_true(is_equal_approx(card.echo_share, 2.0 / 3.0), str(card.echo_share))
+	# The rye question was answered by naming rye; the oven question got no answer.
+	assert_eq([card.questions, card.answered], [2, 1])
+	assert_contains(card.unanswered[0], "Is the oven hot?")
+	# Bram said his line first: nothing of his is an echo.
+	var bram := rt.measure_lines(said, "agent_002", "Bram")
+	assert_eq([bram.lines, bram.echoes, bram.repeated], [1, 0, 0])
+	# An untyped Array reads the same.
+	assert_eq(rt.measure_lines(Array(said), "agent_001", "Mira"), card)
+	# A line that is not {speaker, to, text} is an error, and nothing is measured.
+	assert_eq(rt.measure_lines([{"speaker": "agent_001", "text": 3}], "agent_001"), {})
+	assert_eq(rt.get_last_error_code(), "invalid_message")

@@ -1,6 +1,7 @@
 ## The getting-started page's scene, built as the page describes and run with the page's own
 ## script (read from docs/getting-started.md): the baker spawns with her GDScript tool, answers
-## the player's line, and walks the village on her own along the navigation mesh.
+## the player's question from it (the offline brain looks the stock up), and walks the village on
+## her own along the navigation mesh.
 extends "res://tests/test_base.gd"
 
 const PAGE := "docs/getting-started.md"
@@ -71,6 +72,11 @@ func test_the_page_scene_runs() -> void:
 	assert_true(await wait_until(func():
 		var lines: Array = runtime.get_conversation(id, 10).map(func(r): return r.content)
 		return lines.has("Good morning! Any rye left?") and lines.size() >= 2, 10.0),
+		str(runtime.get_conversation(id, 10)))
+	# Offline too, she looked the stock up with the page's read-only tool and answered from it.
+	var answers: Array = runtime.get_conversation(id, 10).filter(func(r):
+		return r.sender == id and r.recipient == runtime.player_id)
+	assert_true(answers.any(func(r): return r.content.contains("rye") and r.content.contains("3")),
 		str(runtime.get_conversation(id, 10)))
 	# On her own she walks: a move requested, walked along the mesh, finished.
 	var finished := []

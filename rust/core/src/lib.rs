@@ -13,6 +13,8 @@
 //! - [`memory`]: the database (SQLite or PostgreSQL): conversations, tasks, state history,
 //!   resume records, and each agent's memory stream.
 //! - [`mind`]: the memories an agent forms of what happens to it and recalls for a decision.
+//! - [`eval`]: measures of what agents said (repeats, echoes, quotes of quotes, variety, answers
+//!   to the player's questions), pure functions shared by tests and games.
 //! - [`brain`]: brains (the `scripted` brain and the factory that builds one by name).
 //! - [`contract`], [`geometry`], [`agent_state`], [`agent_error`]: leaf types every layer speaks
 //!   (the tool-call contract, positions and world bounds, the agent state machine, the codes of
@@ -42,6 +44,7 @@ pub mod campaign;
 pub mod cluster;
 pub mod contract;
 pub mod error_code;
+pub mod eval;
 pub mod geometry;
 pub mod json_kind;
 pub mod json_sorted;

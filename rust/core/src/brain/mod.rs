@@ -126,6 +126,11 @@ pub struct BrainContext {
     pub decisions: u64,
     /// The tools it may call now, in LLM shape (`name`, `description`, `parameters`).
     pub tools: Vec<serde_json::Value>,
+    /// The names of those of [`BrainContext::tools`] that only read (a game's look-ups, the
+    /// games' `legal_*` tools): an answer that calls only these gets their results within the
+    /// same decision ([`BrainContext::steps`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_tools: Vec<String>,
     /// Earlier rounds of this decision, oldest first: empty on the first call; then the results
     /// of read-only calls to continue from, or the failure feedback of an answer to repair
     /// ([`DecisionStep`]).
@@ -160,6 +165,7 @@ impl BrainContext {
             player_id: DEFAULT_PLAYER_ID.to_string(),
             decisions: 0,
             tools: Vec::new(),
+            read_only_tools: Vec::new(),
             steps: Vec::new(),
             sections: Sections::default(),
         }

@@ -16,10 +16,12 @@
 //!   A memory not embedded yet counts by its keyword rank alone.
 //!
 //! The candidates are the best keyword matches ([`CANDIDATES`]), the nearest in meaning
-//! ([`CANDIDATES`] more, with an endpoint) and the newest memories ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. When a
-//! decision answers several lines (one interrupted another), each line is also searched apart
-//! (its best [`crate::memory::LINE_MATCHES`]), and a memory's relevance is its best over the
-//! searches: a question keeps its answer even beside a chatty line. A
+//! ([`CANDIDATES`] more, with an endpoint) and the newest memories ([`NEWEST`]), so an agent with 10,000 memories reads a few dozen rows per decision. Each
+//! line a decision answers is also searched apart (its best [`crate::memory::LINE_MATCHES`];
+//! by meaning too when it answers several), without the agent's own name ([`without_name`]), a
+//! memory's relevance is its best over the searches, and each line's best match is kept before
+//! the others: a question keeps its answer beside a chatty line, the task and the names in the
+//! query. A
 //! superseded memory (a belief that turned out wrong) scores a quarter of its score, so the
 //! current one comes first while the old one can still be recalled, marked. The best are kept
 //! up to [`MemorySettings::recall_limit`] and within [`MemorySettings::recall_budget_tokens`];
@@ -156,7 +158,12 @@ impl Meaning {
 /// [`crate::memory::MAX_SEARCH_TERMS`]).
 pub fn query_of(context: &BrainContext) -> String {
     let mut parts: Vec<String> = Vec::new();
-    parts.extend(context.incoming.iter().map(|m| m.content.clone()));
+    parts.extend(
+        context
+            .incoming
+            .iter()
+            .map(|m| without_name(&m.content, &context.name)),
+    );
     parts.extend(context.observations.iter().cloned());
     if let Some(movement) = &context.movement {
         parts.push(movement.describe());
@@ -171,15 +178,34 @@ pub fn query_of(context: &BrainContext) -> String {
 /// Most lines of one decision searched apart.
 pub const MAX_LINES: usize = 4;
 
-/// The lines a decision answers, at most [`MAX_LINES`] (the newest).
+/// The lines a decision answers, at most [`MAX_LINES`] (the newest), without the agent's own
+/// name (see [`without_name`]).
 pub fn lines_of(context: &BrainContext) -> Vec<String> {
     let skip = context.incoming.len().saturating_sub(MAX_LINES);
     context
         .incoming
         .iter()
         .skip(skip)
-        .map(|m| m.content.clone())
+        .map(|m| without_name(&m.content, &context.name))
         .collect()
+}
+
+/// `line` without the words of `name` ("Mira, where are the lanterns?" → "where are the
+/// lanterns" for Mira): a line says the listener's name to address it, not to ask about it,
+/// and every line addressed to it would otherwise match.
+pub fn without_name(line: &str, name: &str) -> String {
+    let own: Vec<String> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if own.is_empty() {
+        return line.to_string();
+    }
+    line.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !own.contains(&w.to_lowercase()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Most people one decision recalls what it thinks of.
@@ -222,9 +248,10 @@ pub fn recall(
     cue: &Cue,
     settings: &MemorySettings,
 ) -> Result<Vec<Recalled>, MemoryError> {
-    // Several lines to answer: each is also searched apart, so the best match of a question
-    // is not crowded out by the words of another line.
-    let lines: &[String] = if cue.lines.len() > 1 { &cue.lines } else { &[] };
+    // Each line to answer is also searched apart, so the best match of a question is not
+    // crowded out by the words of another line, nor by the task and the names in the query;
+    // and that best match is kept.
+    let lines: &[String] = &cue.lines;
     let meaning = cue
         .meaning
         .as_ref()
@@ -243,6 +270,17 @@ pub fn recall(
         (&cue.people, &nearest_ids),
         !cue.wait_for_writes,
     )?;
+    // The best match of each line searched apart: what answers it.
+    let answers: Vec<i64> = per_line
+        .iter()
+        .filter_map(|search| {
+            search
+                .iter()
+                .filter(|f| f.relevance > 0.0)
+                .max_by(|a, b| a.relevance.total_cmp(&b.relevance))
+                .map(|f| f.memory.id)
+        })
+        .collect();
     let mut candidates: HashMap<i64, (StoredMemory, f64)> = HashMap::new();
     for search in std::iter::once(found).chain(per_line) {
         // Relevance within one search: its rank over the search's best.
@@ -283,7 +321,7 @@ pub fn recall(
         })
         .collect();
     drop(held);
-    Ok(select(scored, settings))
+    Ok(select_keeping(scored, settings, &answers))
 }
 
 /// A memory's score for `cue`, given its normalised relevance.
@@ -332,10 +370,22 @@ pub const MIN_CUT_TOKENS: usize = 32;
 /// [`crate::limits::CUT_MARK`]) when at least [`MIN_CUT_TOKENS`] are left, so a long memory
 /// is shown in part rather than never; one that would fit in the whole budget but not in
 /// what is left is skipped.
-pub fn select(mut scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recalled> {
+pub fn select(scored: Vec<Recalled>, settings: &MemorySettings) -> Vec<Recalled> {
+    select_keeping(scored, settings, &[])
+}
+
+/// [`select`], taking the memories `first` names before the others (within the same limit and
+/// budget): the best match of each line a decision answers.
+fn select_keeping(
+    mut scored: Vec<Recalled>,
+    settings: &MemorySettings,
+    first: &[i64],
+) -> Vec<Recalled> {
     scored.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
+        first
+            .contains(&b.memory.id)
+            .cmp(&first.contains(&a.memory.id))
+            .then_with(|| b.score.total_cmp(&a.score))
             .then_with(|| b.memory.id.cmp(&a.memory.id))
     });
     let mut kept = Vec::new();
@@ -405,6 +455,49 @@ mod tests {
             people: Vec::new(),
             meaning: None,
         }
+    }
+
+    #[test]
+    fn a_line_is_searched_without_the_listeners_name() {
+        assert_eq!(
+            without_name("Mira, where are the festival lanterns?", "Mira"),
+            "where are the festival lanterns"
+        );
+        assert_eq!(without_name("MIRA STONE? Mira!", "mira stone"), "");
+        assert_eq!(without_name("Hello, Miranda!", "Mira"), "Hello Miranda");
+        assert_eq!(without_name("Hello!", ""), "Hello!");
+    }
+
+    #[test]
+    fn the_best_match_of_a_line_is_kept_before_better_scores() {
+        let settings = MemorySettings {
+            recall_limit: 2,
+            ..MemorySettings::default()
+        };
+        let now = cue(100.0);
+        let scored = vec![
+            score(
+                stored(1, MemoryKind::Heard, "chat", 5, 99.0),
+                1.0,
+                &now,
+                &settings,
+            ),
+            score(
+                stored(2, MemoryKind::Heard, "chat", 5, 98.0),
+                1.0,
+                &now,
+                &settings,
+            ),
+            score(
+                stored(3, MemoryKind::Heard, "the answer", 2, 10.0),
+                1.0,
+                &now,
+                &settings,
+            ),
+        ];
+        let ids = |kept: Vec<Recalled>| kept.iter().map(|r| r.memory.id).collect::<Vec<_>>();
+        assert_eq!(ids(select(scored.clone(), &settings)), [1, 2]);
+        assert_eq!(ids(select_keeping(scored, &settings, &[3])), [3, 1]);
     }
 
     #[test]

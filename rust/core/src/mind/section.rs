@@ -82,7 +82,7 @@ impl Section for Recollection {
     /// one replaced by a newer one — that holds most of the question's words besides the
     /// agent's own name ([`ANSWER_COVERAGE`]): "You told me: "…"", "Ivy told me: "…"", "I
     /// remember: …". "Is the bread ready?" is not answered by "I was given the task "bake
-    /// bread"".
+    /// bread"", nor a question by a line that itself quotes one (a quote of a quote).
     fn scripted_answer(&self, context: &BrainContext, message: &IncomingMessage) -> Option<String> {
         if !asks_for_information(&message.content) {
             return None;
@@ -104,7 +104,8 @@ impl Section for Recollection {
                 r.relevance > 0.0
                     && m.superseded_by.is_none()
                     && ANSWERING_KINDS.contains(&m.kind)
-                    && !quoted_line(&m.text).is_some_and(|line| is_question(&line))
+                    && !quoted_line(&m.text)
+                        .is_some_and(|line| is_question(&line) || quotes_something(&line))
                     && coverage(&asked, &m.text) >= ANSWER_COVERAGE
             })
             .max_by(|a, b| {
@@ -193,6 +194,12 @@ fn is_question(line: &str) -> bool {
             .next()
             .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
             .is_some_and(|w| OPENERS.contains(&w.as_str()))
+}
+
+/// Whether `line` holds a quotation (double quotation marks of any kind): answering with it
+/// would quote a quote.
+fn quotes_something(line: &str) -> bool {
+    line.contains(['"', '\u{201c}', '\u{201d}', '\u{201e}', '\u{ab}', '\u{bb}'])
 }
 
 /// `line` in typographic quotes.

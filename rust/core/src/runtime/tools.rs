@@ -139,6 +139,7 @@ impl ToolSets {
 pub struct AgentTools {
     sets: Vec<(String, Arc<ToolRegistry>)>,
     definitions: Vec<Value>,
+    read_only: Vec<String>,
 }
 
 impl AgentTools {
@@ -226,7 +227,16 @@ impl AgentTools {
             .iter()
             .flat_map(|(_, registry)| registry.tools().map(Tool::llm_definition))
             .collect();
-        AgentTools { sets, definitions }
+        let read_only = sets
+            .iter()
+            .flat_map(|(_, registry)| registry.tools().filter(|t| t.is_read_only()))
+            .map(|t| t.name().to_string())
+            .collect();
+        AgentTools {
+            sets,
+            definitions,
+            read_only,
+        }
     }
 
     /// The tool called `name` and the set it comes from.
@@ -267,6 +277,11 @@ impl AgentTools {
     /// Every tool's definition in the LLM shape, set by set.
     pub fn definitions(&self) -> &[Value] {
         &self.definitions
+    }
+
+    /// The names of the read-only tools among them, set by set.
+    pub fn read_only_names(&self) -> &[String] {
+        &self.read_only
     }
 }
 

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agents_core::bus::{Filter, Subscription};
+use agents_core::eval::lines::{Line, LineReport};
 use agents_core::net::{Server, ServerHandle};
 use agents_core::protocol::requests::{self, Request};
 use agents_core::runtime::{Runtime, RuntimeError, RuntimeErrorCode};
@@ -29,6 +30,7 @@ use godot::prelude::*;
 use crate::agent_brain::AgentBrain;
 use crate::agent_embeddings::AgentEmbeddings;
 use crate::agent_memory::AgentMemory;
+use crate::convert::{json_to_variant, variant_to_json};
 use crate::errors::{GodotErrorCode, LastError};
 use crate::guard::put;
 use crate::script_tools::ScriptTools;
@@ -714,6 +716,71 @@ impl AgentRuntime {
             d
         })
         .unwrap_or_default()
+    }
+
+    /// Measures what one agent said, for a test or a report card. [param lines] (an Array,
+    /// typed or not) are everyone's lines in the order they were said, each a Dictionary with
+    /// `speaker` (an agent id or [member player_id]), `to` (the ids it was said to, empty for
+    /// no one in particular) and `text`; [param agent_id] is the agent to measure and
+    /// [param name] its name (its words are not what a question asks about). Returns a
+    /// Dictionary with `lines` (how many it said), `repeated`, `repeated_share`, `echoes`,
+    /// `echo_share`, `quotes_of_quotes`, `distinct_2`, `questions`, `answered`, `unanswered`
+    /// and `echoed`:
+    /// - `repeated_share`: its lines equal to one of its own earlier lines (case, punctuation
+    ///   and whitespace aside), over its lines;
+    /// - `echo_share`: its lines that quote a line another agent said earlier — five words in a
+    ///   row of it, or two or more of its words in double quotation marks — over its lines;
+    /// - `quotes_of_quotes`: its lines that quote a line which itself quotes another;
+    /// - `distinct_2`: distinct pairs of consecutive words over all such pairs in its lines;
+    /// - `questions`, `answered`: the player's lines to it ending with `?`, and those its next
+    ///   line to the player answers by naming one of their words (stemmed; stop words and its
+    ///   name aside); `unanswered` describes the others, `echoed` each echo.
+    ///
+    /// Shares are 0 for an agent that said nothing. A malformed line is an error
+    /// (`invalid_message`) and the result is empty.
+    /// ```gdscript
+    /// var runtime: AgentRuntime = $AgentRuntime
+    /// var lines := [
+    ///     {"speaker": "player_0", "to": ["agent_001"], "text": "Any rye left?"},
+    ///     {"speaker": "agent_001", "to": ["player_0"], "text": "Let me check… rye — left: 3."},
+    /// ]
+    /// var card: Dictionary = runtime.measure_lines(lines, "agent_001", "Mira")
+    /// print(card.answered, "/", card.questions, " answered, echo ", card.echo_share)
+    /// ```
+    #[func]
+    pub fn measure_lines(
+        &mut self,
+        lines: Variant,
+        agent_id: GString,
+        #[opt(default = "")] name: GString,
+    ) -> VarDictionary {
+        let id = agent_id.to_string();
+        let parsed = variant_to_json(&lines)
+            .map_err(|e| e.to_string())
+            .and_then(|value| {
+                serde_json::from_value::<Vec<Line>>(value)
+                    .map_err(|e| format!("measure_lines: a line is not {{speaker, to, text}}: {e}"))
+            });
+        let lines = match parsed {
+            Ok(lines) => lines,
+            Err(message) => {
+                self.report(&id, RuntimeErrorCode::InvalidMessage.as_str(), &message);
+                return VarDictionary::new();
+            }
+        };
+        let report =
+            LineReport::measure(&lines, &id, &self.player_id.to_string(), &name.to_string());
+        match serde_json::to_value(&report) {
+            Ok(value) => json_to_variant(&value).to::<VarDictionary>(),
+            Err(e) => {
+                self.report(
+                    &id,
+                    RuntimeErrorCode::InvalidMessage.as_str(),
+                    &e.to_string(),
+                );
+                VarDictionary::new()
+            }
+        }
     }
 
     /// Waits until every row written so far is committed to the database. Returns `false` on an

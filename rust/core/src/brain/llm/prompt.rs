@@ -329,6 +329,7 @@ mod tests {
             player_id: "player_0".into(),
             decisions: 3,
             tools: crate::tools::world::world_tool_definitions(),
+            read_only_tools: Vec::new(),
             steps: vec![],
             sections: Default::default(),
         }

@@ -1,15 +1,57 @@
-//! Answering what the agent heard: the player first, agents' lines, collaboration requests.
+//! Answering what the agent heard: the player first, agents' lines, collaboration requests;
+//! looking questions up with read-only tools first.
 
+use super::lookup::{Lookup, describe, failure, lookup};
 use super::*;
+use crate::contract::CallResult;
 
 impl ScriptedBrain {
+    /// The read-only calls that look up the questions among `messages` ([`lookup`]), as a
+    /// reply of those calls alone; `None` when none matches a tool, or when this decision has
+    /// had a round already (results to answer from, or an answer to repair).
+    pub(super) fn look_up(
+        &mut self,
+        ctx: &BrainContext,
+        messages: &[&IncomingMessage],
+    ) -> Option<BrainReply> {
+        if !ctx.steps.is_empty() {
+            return None;
+        }
+        let mut wanted: Vec<Lookup> = Vec::new();
+        for msg in messages {
+            if !matches!(msg.kind, IncomingKind::Speech) {
+                continue;
+            }
+            if let Some(found) = lookup(ctx, &msg.content)
+                && !wanted.contains(&found)
+            {
+                wanted.push(found);
+            }
+        }
+        if wanted.is_empty() {
+            return None;
+        }
+        let calls = wanted
+            .into_iter()
+            .map(|w| {
+                let reason = Some(format!("looking up {}", shown(&w.subject)));
+                self.call(&w.tool, w.args, reason)
+            })
+            .collect();
+        Some(BrainReply {
+            assistant_text: String::new(),
+            dialog_type: REPLY.to_string(),
+            tool_calls: calls,
+        })
+    }
+
     pub(super) fn answer(
         &mut self,
         ctx: &BrainContext,
         messages: &[&IncomingMessage],
         allowed: Allowed,
     ) -> BrainReply {
-        let task = ctx.current_task.as_ref().map(|t| doing(&t.task_name));
+        let task = ctx.current_task.as_ref().map(|t| self.task_phrase(t));
         let mut reply = BrainReply {
             assistant_text: String::new(),
             dialog_type: REPLY.to_string(),
@@ -35,6 +77,9 @@ impl ScriptedBrain {
             let text = reply.assistant_text.clone();
             let call = self.speak_call(&text, &senders, REPLY, reason);
             reply.tool_calls.push(call);
+        } else if !reply.assistant_text.is_empty() {
+            let text = reply.assistant_text.clone();
+            self.remember_said(&text);
         }
         reply
     }
@@ -53,100 +98,281 @@ impl ScriptedBrain {
         } else {
             display_name(&msg.sender_name, &msg.sender)
         };
-        let said = quote(&msg.content, QUOTE_CHARS);
         // What was said besides an opening courtesy and the listener's name.
-        let topic = match lines::courtesy(&msg.content) {
+        let about = match lines::courtesy(&msg.content) {
             Some(_) => after_opening(&msg.content),
             None => msg.content.as_str(),
         };
-        let word = lines::topic(topic, &ctx.name);
-        // A section that knows what to say to the line (a memory it asks about) answers it.
-        if matches!(msg.kind, IncomingKind::Speech)
-            && let Some(line) = ctx
+        // Never the listener's own name or role ("Good morning, baker!" is not about bakers),
+        // nor the speaker's (a line about the speaker's trade is small talk, not a topic).
+        let sender_role = ctx
+            .nearby
+            .iter()
+            .find(|a| a.agent_id == msg.sender)
+            .map_or("", |a| a.role.as_str());
+        let word = lines::topic(
+            about,
+            &[&ctx.name, &ctx.role, &msg.sender_name, sender_role],
+        );
+        if matches!(msg.kind, IncomingKind::Speech) {
+            // A question looked up in this decision is answered from the tool's result.
+            if let Some(line) = self.looked_up(ctx, msg, &sender) {
+                return line;
+            }
+            // A section that knows what to say to the line (a memory it asks about) answers it.
+            if let Some(line) = ctx
                 .sections
                 .iter()
                 .find_map(|section| section.scripted_answer(ctx, msg))
-        {
-            return line_limit(line);
+            {
+                return line_limit(line);
+            }
         }
-        let line = match &msg.kind {
+        match &msg.kind {
             IncomingKind::Collaboration { task_name, .. } => {
-                let asked = if task_name.trim().is_empty() {
-                    "that task".to_string()
-                } else {
-                    doing(task_name)
-                };
-                let t = self.template(lines::COLLABORATION_AGREE);
-                fill(t, &[("sender", &sender), ("task", &asked)])
+                let object = shown(&lines::task_object(task_name));
+                self.fresh_or_last(ctx, |brain| {
+                    let t = brain.template(lines::COLLABORATION_AGREE);
+                    fill(t, &[("sender", &sender), ("object", &object)])
+                })
             }
-            IncomingKind::Speech if said.is_empty() => format!("Yes, {sender}? I'm listening."),
+            IncomingKind::Speech if msg.content.trim().is_empty() => {
+                line_limit(format!("Yes, {sender}? I'm listening."))
+            }
             IncomingKind::Speech if from_player => {
-                let welcome = lines::greeting(&msg.content).map(|greeting| {
-                    let t = self.template(lines::GREETING_BACK);
-                    fill(t, &[("greeting", greeting), ("sender", &sender)])
-                });
-                // A courtesy alone ("Good luck, Ivy!", "Thanks!") is answered in kind.
-                if let Some(answers) = lines::courtesy(&msg.content)
-                    && word.is_none()
-                {
-                    let t = self.template(answers);
-                    return line_limit(fill(t, &[("sender", &sender)]));
-                }
-                // A greeting alone is answered with a greeting and an offer of help.
-                if let Some(welcome) = &welcome
-                    && word.is_none()
-                {
-                    let tail = match task {
-                        Some(task) => {
-                            fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)])
-                        }
-                        None => self.template(lines::PLAYER_IDLE_TAIL).to_string(),
-                    };
-                    return line_limit(format!("{welcome}{tail}"));
-                }
-                let head = match &word {
-                    // After a greeting, the rest is answered by its topic (a quote would repeat
-                    // the greeting, and the greeting named the player already).
-                    Some(word) if welcome.is_some() => {
-                        let t = self.template(lines::PLAYER_TOPIC_AFTER_GREETING);
-                        capitalized(&fill(t, &[("topic", word)]))
-                    }
-                    Some(word) if self.rng.random_ratio(1, 2) => {
-                        let t = self.template(lines::PLAYER_TOPIC);
-                        capitalized(&fill(t, &[("sender", &sender), ("topic", word)]))
-                    }
-                    _ => {
-                        let t = self.template(lines::PLAYER_QUOTE);
-                        fill(t, &[("sender", &sender), ("quote", &said)])
-                    }
-                };
-                let tail = match task {
-                    Some(task) => fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)]),
-                    None => self.template(lines::PLAYER_IDLE_TAIL).to_string(),
-                };
-                match welcome {
-                    Some(welcome) => format!("{welcome} {head}{tail}"),
-                    None => head + &tail,
-                }
+                self.player_line(ctx, msg, &sender, word.as_deref(), task)
             }
-            IncomingKind::Speech => {
-                let head = match &word {
-                    Some(word) => {
-                        let t = self.template(lines::AGENT_TOPIC);
-                        capitalized(&fill(t, &[("sender", &sender), ("topic", word)]))
-                    }
-                    None => fill(self.template(lines::AGENT_PLAIN), &[("sender", &sender)]),
-                };
-                match task {
-                    Some(task) if self.rng.random_ratio(1, 3) => {
-                        head + &fill(self.template(lines::ANSWER_TASK_TAIL), &[("task", task)])
-                    }
-                    _ => head,
-                }
-            }
-        };
-        line_limit(line)
+            IncomingKind::Speech => self.agent_line(ctx, msg, &sender, word.as_deref(), task),
+        }
     }
+
+    /// The answer to the player's line: a greeting back, a courtesy in kind, what it knows of
+    /// what they asked, or that it heard what they told.
+    fn player_line(
+        &mut self,
+        ctx: &BrainContext,
+        msg: &IncomingMessage,
+        sender: &str,
+        word: Option<&str>,
+        task: Option<&str>,
+    ) -> String {
+        let greeting = lines::greeting(&msg.content);
+        let role = shown(&ctx.role);
+        let me = display_name(&ctx.name, &ctx.agent_id);
+        let asked = lines::is_question(&msg.content);
+        // A courtesy alone ("Good luck, Ivy!", "Thanks!") is answered in kind.
+        if let Some(answers) = lines::courtesy(&msg.content)
+            && word.is_none()
+        {
+            return self.fresh_or_last(ctx, |brain| {
+                fill(brain.template(answers), &[("sender", sender)])
+            });
+        }
+        // Its own task, when the question is about a word of it ("Is the bread ready?").
+        let own_task = ctx
+            .current_task
+            .as_ref()
+            .filter(|t| self.helping_with(t.id).is_none())
+            .map(|t| t.task_name.as_str());
+        let about_task = asked
+            && word
+                .zip(own_task)
+                .is_some_and(|(w, t)| lines::mentions(t, w));
+        let quoted = quote(&msg.content, QUOTE_CHARS);
+        let has_quotes = msg
+            .content
+            .contains(['"', '\u{201c}', '\u{201d}', '\u{ab}', '\u{bb}']);
+        self.fresh_or_last(ctx, |brain| {
+            let welcome = greeting.map(|greeting| {
+                let t = brain.template(lines::GREETING_BACK);
+                fill(t, &[("greeting", greeting), ("sender", sender)])
+            });
+            let values = |topic: &str| -> Vec<(&'static str, String)> {
+                vec![
+                    ("sender", sender.to_string()),
+                    ("topic", topic.to_string()),
+                    ("task", task.unwrap_or("").to_string()),
+                ]
+            };
+            let head = match word {
+                // A greeting alone is answered with a greeting and an offer of help.
+                None if welcome.is_some() => None,
+                None if asked => Some(fill(lines::PLAYER_UNCLEAR, &[("sender", sender)])),
+                None => Some(fill_pairs(
+                    brain.template(lines::PLAYER_QUOTE),
+                    &[("sender", sender.to_string()), ("quote", quoted.clone())],
+                )),
+                Some(topic) if about_task => {
+                    let set = if welcome.is_some() {
+                        lines::PLAYER_QUESTION_TASK_AFTER_GREETING
+                    } else {
+                        lines::PLAYER_QUESTION_TASK
+                    };
+                    Some(fill_pairs(brain.template(set), &values(topic)))
+                }
+                Some(topic) if asked => {
+                    let set = if welcome.is_some() {
+                        lines::PLAYER_QUESTION_AFTER_GREETING
+                    } else {
+                        lines::PLAYER_QUESTION
+                    };
+                    Some(fill_pairs(brain.template(set), &values(topic)))
+                }
+                // After a greeting, the rest is answered by its topic (a quote would repeat
+                // the greeting, and the greeting named the player already).
+                Some(topic) if welcome.is_some() => Some(fill_pairs(
+                    brain.template(lines::PLAYER_TOPIC_AFTER_GREETING),
+                    &values(topic),
+                )),
+                Some(topic) if has_quotes || brain.rng.random_ratio(1, 2) => Some(fill_pairs(
+                    brain.template(lines::PLAYER_TOPIC),
+                    &values(topic),
+                )),
+                Some(_) => Some(fill_pairs(
+                    brain.template(lines::PLAYER_QUOTE),
+                    &[("sender", sender.to_string()), ("quote", quoted.clone())],
+                )),
+            };
+            // A question about the task says how far it got; another answer adds the task, or
+            // else (not to a question) an offer of help.
+            let tail = if about_task || (asked && head.is_some() && task.is_none()) {
+                String::new()
+            } else {
+                match task {
+                    Some(task) => tail(&fill(
+                        brain.template(lines::ANSWER_TASK_TAIL),
+                        &[("task", task)],
+                    )),
+                    None => fill(
+                        brain.template(lines::PLAYER_IDLE_TAIL),
+                        &[("role", &role), ("me", &me)],
+                    ),
+                }
+            };
+            let head = head.map(|h| capitalized(&h));
+            match (welcome, head) {
+                (Some(welcome), Some(head)) => format!("{welcome} {head}{tail}"),
+                (Some(welcome), None) => format!("{welcome}{tail}"),
+                (None, Some(head)) => head + &tail,
+                (None, None) => tail,
+            }
+        })
+    }
+
+    /// The answer to another agent's line: to a question, what it is busy with; else about its
+    /// topic, now and then with its task.
+    fn agent_line(
+        &mut self,
+        ctx: &BrainContext,
+        msg: &IncomingMessage,
+        sender: &str,
+        word: Option<&str>,
+        task: Option<&str>,
+    ) -> String {
+        let role = shown(&ctx.role);
+        let asked = lines::is_question(&msg.content);
+        self.fresh_or_last(ctx, |brain| {
+            let values = [
+                ("sender", sender),
+                ("role", role.as_str()),
+                ("task", task.unwrap_or("")),
+                ("topic", word.unwrap_or("")),
+            ];
+            // A question about something is answered about it; one about nothing in particular
+            // ("Up to anything?") with what keeps the agent busy; another line is taken up by
+            // its topic, now and then saying what keeps it busy. When one kind is said already,
+            // another.
+            let (about, plain) = (word.is_some(), word.is_none());
+            let weight = |yes: bool, w: u32| if yes { w } else { 0 };
+            let sets: [(&[&str], u32); 6] = [
+                (lines::AGENT_QUESTION_TOPIC, weight(asked && about, 4)),
+                (
+                    lines::AGENT_QUESTION_TASK,
+                    weight(asked && plain && task.is_some(), 8),
+                ),
+                (
+                    lines::AGENT_QUESTION,
+                    weight(asked && plain && task.is_none() && !role.is_empty(), 8),
+                ),
+                (lines::AGENT_TOPIC_BUSY, weight(about && task.is_some(), 1)),
+                (lines::AGENT_TOPIC, weight(about, 2)),
+                (lines::AGENT_PLAIN, weight(plain, 1)),
+            ];
+            let weights: Vec<u32> = sets.iter().map(|(_, w)| *w).collect();
+            let set = brain
+                .weighted(&weights)
+                .map_or(lines::AGENT_PLAIN, |i| sets[i].0);
+            capitalized(&fill(brain.template(set), &values))
+        })
+    }
+
+    /// The answer to `msg` from the result of the read-only call that looked it up in this
+    /// decision, if there is one.
+    fn looked_up(
+        &mut self,
+        ctx: &BrainContext,
+        msg: &IncomingMessage,
+        sender: &str,
+    ) -> Option<String> {
+        let wanted = lookup(ctx, &msg.content)?;
+        let result = looked_up_result(ctx, &wanted)?;
+        let subject = shown(&wanted.subject);
+        Some(self.fresh_or_last(ctx, |brain| {
+            if result.is_error {
+                let t = brain.template(lines::TOOL_FAILED);
+                let reason = failure(&result.result);
+                fill(
+                    t,
+                    &[
+                        ("sender", sender),
+                        ("subject", &subject),
+                        ("reason", &reason),
+                    ],
+                )
+            } else {
+                let t = brain.template(lines::TOOL_ANSWER);
+                let described = describe(&result.result, &wanted.args);
+                fill(
+                    t,
+                    &[
+                        ("sender", sender),
+                        ("subject", &subject),
+                        ("result", &described),
+                    ],
+                )
+            }
+        }))
+    }
+}
+
+/// The result of the call of this decision that made the lookup `wanted` (the same tool and
+/// arguments).
+fn looked_up_result<'a>(ctx: &'a BrainContext, wanted: &Lookup) -> Option<&'a CallResult> {
+    ctx.steps.iter().find_map(|step| {
+        let call = step
+            .reply
+            .tool_calls
+            .iter()
+            .find(|c| c.tool == wanted.tool && c.args == wanted.args)?;
+        step.results.iter().find(|r| r.id == call.id)
+    })
+}
+
+/// A filled tail (" baking bread keeps me busy") as it follows an answer: its first letter
+/// upper case.
+fn tail(text: &str) -> String {
+    let text = text.trim_start();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", capitalized(text))
+    }
+}
+
+/// [`fill`] with owned values.
+fn fill_pairs(template: &str, values: &[(&str, String)]) -> String {
+    let borrowed: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    fill(template, &borrowed)
 }
 
 /// The incoming messages to answer: not from itself or no one, not an agent's `reply` line; the
@@ -175,28 +401,43 @@ pub(super) fn answerable(ctx: &BrainContext) -> Vec<&IncomingMessage> {
     picked
 }
 
-/// The latest line in memory said by someone else, as `(speaker, quote)`; the speaker is "you"
-/// when it is `listener`.
-pub(super) fn recent_line(ctx: &BrainContext, listener: &NearbyAgent) -> Option<(String, String)> {
+/// The topic of the latest line in memory said by someone else, as `(speaker, topic)`; the
+/// speaker is "you" when it is `listener`.
+pub(super) fn recent_topic(ctx: &BrainContext, listener: &NearbyAgent) -> Option<(String, String)> {
     let row = ctx
         .recent_messages
         .iter()
         .rev()
         .find(|r| r.sender != ctx.agent_id && !r.content.trim().is_empty())?;
-    let speaker = if row.sender == listener.agent_id {
-        "you".to_string()
+    let (speaker, name, role) = if row.sender == listener.agent_id {
+        (
+            "you".to_string(),
+            listener.name.as_str(),
+            listener.role.as_str(),
+        )
     } else if row.sender == ctx.player_id {
-        "our visitor".to_string()
+        ("our visitor".to_string(), "", "")
     } else {
-        ctx.nearby
-            .iter()
-            .find(|a| a.agent_id == row.sender)
-            .map_or_else(
-                || shown(&row.sender),
-                |a| display_name(&a.name, &a.agent_id),
-            )
+        match ctx.nearby.iter().find(|a| a.agent_id == row.sender) {
+            Some(a) => (
+                display_name(&a.name, &a.agent_id),
+                a.name.as_str(),
+                a.role.as_str(),
+            ),
+            None => (shown(&row.sender), "", ""),
+        }
     };
-    Some((speaker, quote(&row.content, QUOTE_CHARS)))
+    // Not the names or trades of those talking.
+    let names = [
+        ctx.name.as_str(),
+        ctx.role.as_str(),
+        name,
+        role,
+        listener.name.as_str(),
+        listener.role.as_str(),
+    ];
+    let topic = lines::topic(&row.content, &names)?;
+    Some((speaker, topic))
 }
 
 /// `text` after its first sentence piece ("Good luck, Ivy! Is it your move?" → "Ivy! Is it your

@@ -46,17 +46,20 @@ impl ScriptedBrain {
             .map_or(Choice::Monologue, |i| choices[i].0);
         let reply = match choice {
             Choice::Move => self.wander(ctx, &nearby),
-            Choice::Chat => Some(self.chat(ctx, &nearby, allowed)),
-            Choice::Work => task.map(|t| self.work(ctx, t.id, &t.task_name, &nearby, allowed)),
-            Choice::Collaborate => task.and_then(|t| self.collaborate(t.id, &t.task_name, &nearby)),
+            Choice::Chat => self.chat(ctx, &nearby, allowed),
+            Choice::Work => task.map(|t| self.work(ctx, t, &nearby, allowed)),
+            Choice::Collaborate => task.and_then(|t| self.collaborate(t, &nearby)),
             Choice::Wait => Some(self.wait(ctx)),
-            Choice::Monologue => Some(self.monologue(ctx, allowed)),
+            Choice::Monologue => self.monologue(ctx, allowed, false),
         };
-        // A move with nowhere to go (or nothing allowed at all): wait, else think aloud.
+        // A move with nowhere to go, nothing fresh to say (or nothing allowed at all): wait,
+        // else think aloud.
         match reply {
             Some(reply) => reply,
             None if allowed.waiting => self.wait(ctx),
-            None => self.monologue(ctx, allowed),
+            None => self
+                .monologue(ctx, allowed, true)
+                .unwrap_or_else(|| Self::act(Vec::new())),
         }
     }
 
@@ -64,7 +67,7 @@ impl ScriptedBrain {
         let seconds = self.rng.random_range(1u32..=5);
         let reason = match &ctx.current_task {
             Some(t) if self.rng.random_ratio(1, 2) => {
-                format!("thinking about {}", doing(&t.task_name))
+                format!("thinking about {}", self.task_phrase(t))
             }
             _ => self.template(lines::WAIT_REASON).to_string(),
         };
@@ -72,23 +75,35 @@ impl ScriptedBrain {
         Self::act(vec![call])
     }
 
-    fn monologue(&mut self, ctx: &BrainContext, allowed: Allowed) -> BrainReply {
+    /// A line to no one in particular: a fresh one, or `None` (with `must`: its last draw).
+    fn monologue(
+        &mut self,
+        ctx: &BrainContext,
+        allowed: Allowed,
+        must: bool,
+    ) -> Option<BrainReply> {
         let me = display_name(&ctx.name, &ctx.agent_id);
         let role = shown(&ctx.role);
-        let line = match &ctx.current_task {
-            Some(t) => {
-                let task = doing(&t.task_name);
-                fill(
-                    self.template(lines::MONOLOGUE_TASK),
-                    &[("task", &task), ("me", &me), ("role", &role)],
-                )
-            }
-            None => fill(
-                self.template(lines::MONOLOGUE),
-                &[("me", &me), ("role", &role)],
-            ),
+        let task = ctx.current_task.as_ref().map(|t| self.task_phrase(t));
+        let make = |brain: &mut Self| {
+            let set = if task.is_some() {
+                lines::MONOLOGUE_TASK
+            } else {
+                lines::MONOLOGUE
+            };
+            let values = [
+                ("task", task.as_deref().unwrap_or("")),
+                ("me", me.as_str()),
+                ("role", role.as_str()),
+            ];
+            fill(brain.template(set), &values)
         };
-        self.say(line_limit(line), &[], "monologue", allowed)
+        let line = if must {
+            self.fresh_or_last(ctx, make)
+        } else {
+            self.fresh(ctx, make)?
+        };
+        Some(self.say(line, &[], "monologue", allowed))
     }
 
     /// A move of 2–10 units (longer in a large world: [`step_scale`]), or `None` when the agent
@@ -184,89 +199,101 @@ impl ScriptedBrain {
         Some(Self::act(vec![call]))
     }
 
+    /// A line to the nearest agent(s) (see the module docs), or `None` when it finds nothing
+    /// fresh to say.
     fn chat(
         &mut self,
         ctx: &BrainContext,
         nearby: &[&NearbyAgent],
         allowed: Allowed,
-    ) -> BrainReply {
+    ) -> Option<BrainReply> {
         let me = display_name(&ctx.name, &ctx.agent_id);
-        let task = ctx.current_task.as_ref().map(|t| doing(&t.task_name));
+        let role = shown(&ctx.role);
+        let task = ctx.current_task.as_ref().map(|t| self.task_phrase(t));
         if nearby.len() >= 2 && self.rng.random_ratio(1, 5) {
             let recipients: Vec<String> = nearby
                 .iter()
                 .take(MAX_GROUP)
                 .map(|a| a.agent_id.clone())
                 .collect();
-            let line = match &task {
+            let line = self.fresh(ctx, |brain| match &task {
                 Some(task) => fill(
-                    self.template(lines::CHAT_GROUP_TASK),
+                    brain.template(lines::CHAT_GROUP_TASK),
                     &[("me", &me), ("task", task)],
                 ),
-                None => fill(self.template(lines::CHAT_GROUP), &[("me", &me)]),
-            };
+                None => fill(
+                    brain.template(lines::CHAT_GROUP),
+                    &[("me", &me), ("role", &role)],
+                ),
+            })?;
             for r in &recipients {
                 self.remember_greeted(r);
             }
-            return self.say(line_limit(line), &recipients, "chat", allowed);
+            return Some(self.say(line, &recipients, "chat", allowed));
         }
         let target = nearby[self.near_index(nearby.len().min(3))];
         let other = display_name(&target.name, &target.agent_id);
-        let role = shown(&ctx.role);
         let line = if !self.greeted(&target.agent_id) {
-            if role.is_empty() {
-                fill(
-                    self.template(lines::GREETING),
-                    &[("other", &other), ("me", &me)],
-                )
-            } else {
-                fill(
-                    self.template(lines::GREETING_ROLE),
-                    &[("other", &other), ("me", &me), ("role", &role)],
-                )
-            }
+            self.fresh(ctx, |brain| {
+                let values = [("other", other.as_str()), ("me", &me), ("role", &role)];
+                if role.is_empty() {
+                    fill(brain.template(lines::GREETING), &values)
+                } else {
+                    fill(brain.template(lines::GREETING_ROLE), &values)
+                }
+            })?
         } else {
-            let recent = recent_line(ctx, target);
-            let weights = [
-                if recent.is_some() { 3 } else { 0 },
-                if task.is_some() { 3 } else { 0 },
-                if role.is_empty() { 0 } else { 2 },
-                1,
-            ];
-            match (self.weighted(&weights), recent, &task) {
-                (Some(0), Some((speaker, said)), _) => fill(
-                    self.template(lines::CHAT_RECENT),
-                    &[("other", &other), ("speaker", &speaker), ("quote", &said)],
-                ),
-                (Some(1), _, Some(task)) => fill(
-                    self.template(lines::CHAT_TASK),
-                    &[("other", &other), ("task", task)],
-                ),
-                (Some(2), _, _) => fill(
-                    self.template(lines::CHAT_ROLE),
-                    &[("other", &other), ("role", &role)],
-                ),
-                _ => fill(self.template(lines::CHAT_SMALL), &[("other", &other)]),
-            }
+            let recent = recent_topic(ctx, target);
+            self.fresh(ctx, |brain| {
+                let weights = [
+                    if recent.is_some() { 3 } else { 0 },
+                    if task.is_some() { 3 } else { 0 },
+                    if role.is_empty() { 0 } else { 2 },
+                    1,
+                ];
+                match (brain.weighted(&weights), &recent, &task) {
+                    (Some(0), Some((speaker, topic)), _) => fill(
+                        brain.template(lines::CHAT_TOPIC),
+                        &[
+                            ("other", &other),
+                            ("speaker", speaker),
+                            ("topic", topic),
+                            ("role", &role),
+                        ],
+                    ),
+                    (Some(1), _, Some(task)) => fill(
+                        brain.template(lines::CHAT_TASK),
+                        &[("other", &other), ("task", task)],
+                    ),
+                    (Some(2), _, _) => fill(
+                        brain.template(lines::CHAT_ROLE),
+                        &[("other", &other), ("role", &role)],
+                    ),
+                    _ => fill(
+                        brain.template(lines::CHAT_SMALL),
+                        &[("other", &other), ("role", &role)],
+                    ),
+                }
+            })?
         };
         self.remember_greeted(&target.agent_id);
-        self.say(
-            line_limit(line),
+        Some(self.say(
+            line,
             std::slice::from_ref(&target.agent_id),
             "chat",
             allowed,
-        )
+        ))
     }
 
     fn work(
         &mut self,
         ctx: &BrainContext,
-        task_id: i64,
-        task_name: &str,
+        task: &TaskRow,
         nearby: &[&NearbyAgent],
         allowed: Allowed,
     ) -> BrainReply {
-        let task = doing(task_name);
+        let task_id = task.id;
+        let phrase = self.task_phrase(task);
         if self.work.as_ref().is_none_or(|w| w.task_id != task_id) {
             let needed = self.rng.random_range(2u32..=3);
             self.work = Some(TaskWork {
@@ -289,15 +316,19 @@ impl ScriptedBrain {
             } else {
                 Value::Object(Map::new())
             };
-            let done_call = self.call(COMPLETE_TASK, args, Some(format!("finished {task}")));
-            let mut line = fill(self.template(lines::TASK_DONE), &[("task", &task)]);
-            if let Some(next) = ctx.other_tasks.iter().find(|t| t.id != task_id) {
-                line.push_str(&fill(
-                    self.template(lines::TASK_DONE_NEXT),
-                    &[("next", &doing(&next.task_name))],
-                ));
-            }
-            let line = line_limit(line);
+            let done_call = self.call(COMPLETE_TASK, args, Some(format!("finished {phrase}")));
+            let next = ctx
+                .other_tasks
+                .iter()
+                .find(|t| t.id != task_id)
+                .map(|t| self.task_phrase(t));
+            let line = self.fresh_or_last(ctx, |brain| match &next {
+                Some(next) => fill(
+                    brain.template(lines::TASK_DONE_NEXT),
+                    &[("task", &phrase), ("next", next)],
+                ),
+                None => fill(brain.template(lines::TASK_DONE), &[("task", &phrase)]),
+            });
             if allowed.speaking && !audience.is_empty() {
                 let speak = self.speak_call(&line, &audience, "task_update", None);
                 return BrainReply {
@@ -314,7 +345,12 @@ impl ScriptedBrain {
             w.done = w.done.saturating_add(1);
         }
         let (step, total) = (step.to_string(), needed.to_string());
-        let values = [("task", task.as_str()), ("step", &step), ("total", &total)];
+        let values = [
+            ("task", phrase.as_str()),
+            ("step", &step),
+            ("total", &total),
+        ];
+        let update = |brain: &mut Self| fill(brain.template(lines::TASK_UPDATE), &values);
         if allowed.speaking && !audience.is_empty() {
             // Tell the nearest one (or everyone near, now and then).
             let recipients = if self.rng.random_ratio(1, 4) {
@@ -322,26 +358,31 @@ impl ScriptedBrain {
             } else {
                 audience.into_iter().take(1).collect()
             };
-            let line = line_limit(fill(self.template(lines::TASK_UPDATE), &values));
-            return self.say(line, &recipients, "task_update", allowed);
+            if let Some(line) = self.fresh(ctx, update) {
+                return self.say(line, &recipients, "task_update", allowed);
+            }
+        } else if (!allowed.waiting || self.rng.random_ratio(1, 6))
+            && let Some(line) = self.fresh(ctx, update)
+        {
+            return self.say(line, &[], "task_update", allowed);
         }
-        if allowed.waiting && !self.rng.random_ratio(1, 6) {
+        if allowed.waiting {
             let seconds = self.rng.random_range(2u32..=5);
             let reason = fill(self.template(lines::WORK_REASON), &values);
             let call = self.call(WAIT, json!({ "seconds": seconds }), Some(reason));
             return Self::act(vec![call]);
         }
-        let line = line_limit(fill(self.template(lines::TASK_UPDATE), &values));
+        let line = self.fresh_or_last(ctx, update);
         self.say(line, &[], "task_update", allowed)
     }
 
-    fn collaborate(
-        &mut self,
-        task_id: i64,
-        task_name: &str,
-        nearby: &[&NearbyAgent],
-    ) -> Option<BrainReply> {
-        if nearby.is_empty() || self.collaborated_on(task_id) {
+    fn collaborate(&mut self, task: &TaskRow, nearby: &[&NearbyAgent]) -> Option<BrainReply> {
+        let (task_id, task_name) = (task.id, task.task_name.as_str());
+        // A task it helps with is someone else's to share out.
+        if nearby.is_empty()
+            || self.collaborated_on(task_id)
+            || self.helping_with(task_id).is_some()
+        {
             return None;
         }
         let helper = nearby[self.near_index(nearby.len().min(3))];

@@ -11,19 +11,31 @@
 //! # Decisions
 //!
 //! - **Incoming messages** are answered first (at most three lines, the player's first): the
-//!   player always gets a `speak` `reply` addressed to them that quotes or picks up a word of what
-//!   they said and mentions the current task; an agent's line gets a reply unless it was itself a
-//!   `reply` (no endless ping-pong); a collaboration request gets an agreeing reply naming the task.
+//!   player always gets a `speak` `reply` addressed to them that names what they said or asked
+//!   (a question about its task is answered with how far it got; another question with what it
+//!   knows, or that it does not know) and mentions the current task; an agent's line gets a
+//!   reply unless it was itself a `reply` (no endless ping-pong); a collaboration request gets an
+//!   agreeing reply, and the task becomes one it helps the asker with ("baking Mira's
+//!   bread").
+//! - **A question it can look up** — a line it answers that asks something (`?`) sharing a word
+//!   with a read-only tool it has ([`BrainContext::read_only_tools`]; see [`lookup`]) — is
+//!   looked up first: the brain calls that tool alone, and once its result is back in the same
+//!   decision ([`BrainContext::steps`]) it answers from it ("Let me check… rye — left: 3.").
 //! - **Otherwise** the brain picks, weighted at random, among: `move` (2–10 units — a hundredth of
 //!   the world's shorter side times that in a world wider than 100 — toward a nearby
 //!   agent or in a compass direction, whole-number coordinates, always inside the world bounds);
-//!   `speak` a `chat` line to the nearest agent(s) (a greeting the first time, else about a recent
-//!   message, the current task, its role or small talk); working on the current task (`task_update`
+//!   `speak` a `chat` line to the nearest agent(s) (a greeting the first time, else about the
+//!   topic of a line it heard lately, the current task, its role or small talk); working on the current task (`task_update`
 //!   lines, then after two or three of them a `complete_task` call with the task's id);
 //!   `collaborate` with a nearby agent on the current task (at most once per task); `wait` 1–5 s.
 //!   While a move the game carries out is under way it starts no other; after one was blocked
 //!   it first moves 2–10 units away from the target it could not reach.
 //!   Alone, it only rarely talks to no one (`monologue`, empty recipients).
+//! - **Lines are fresh**: a line that would repeat one of its last [`MEMORY`] lines (case,
+//!   punctuation and whitespace aside) or quote a line it heard lately (five words in a row:
+//!   [`crate::eval::lines::quotes`]) is drawn again, a few times; an autonomous decision that
+//!   finds nothing fresh to say does something silent instead. Templates hold no stock phrase
+//!   of more than four words and never quote another agent.
 //! - **In a section that knows how** ([`BrainContext::sections`], [`super::Section::scripted`])
 //!   it lets the section decide: an app it plays (the built-in AI's pick, or one of the app
 //!   actions it may call now with arguments its schema accepts; `wait` when it has none) when it
@@ -42,10 +54,13 @@
 mod answer;
 mod autonomous;
 mod lines;
+mod lookup;
+#[cfg(test)]
+mod runtime_tests;
 #[cfg(test)]
 mod tests;
 
-use answer::{answerable, recent_line};
+use answer::{answerable, recent_topic};
 
 use std::collections::VecDeque;
 use std::f64::consts::SQRT_2;
@@ -60,6 +75,7 @@ use super::{
     NearbyAgent, ScriptedPlay, ToolCall,
 };
 use crate::geometry::{Position, WorldBounds};
+use crate::memory::TaskRow;
 use crate::tools::world::{
     COLLABORATE, COMPLETE_TASK, MAX_RECIPIENTS, MAX_SPEAK_CHARS, MAX_TASK_NAME_CHARS, MOVE, SPEAK,
     WAIT,
@@ -77,8 +93,12 @@ const MAX_GROUP: usize = 4;
 const QUOTE_CHARS: usize = 60;
 /// How many characters of a name or task a line shows.
 const SHOWN_CHARS: usize = 80;
-/// How many greeted agents and collaborated tasks the brain remembers.
+/// How many greeted agents, collaborated tasks and own lines the brain remembers.
 const MEMORY: usize = 64;
+/// How many tasks it helps others with it remembers (with whose they are).
+const HELPING: usize = 16;
+/// How many times a line that is not fresh (see the module docs) is drawn again.
+const FRESH_TRIES: usize = 12;
 /// The `dialog_type` of a line that must not be answered again.
 const REPLY: &str = "reply";
 
@@ -117,6 +137,10 @@ pub struct ScriptedBrain {
     collaborated: VecDeque<i64>,
     /// Agents it has talked to (most recent last).
     greeted: VecDeque<String>,
+    /// Its own last lines, as [`line_key`]s (most recent last).
+    said: VecDeque<u64>,
+    /// Tasks it agreed to help with, and whose they are (most recent last).
+    helping: VecDeque<(i64, String)>,
 }
 
 /// Which world tools the context allows.
@@ -187,6 +211,8 @@ impl ScriptedBrain {
             work: None,
             collaborated: VecDeque::new(),
             greeted: VecDeque::new(),
+            said: VecDeque::new(),
+            helping: VecDeque::new(),
         }
     }
 
@@ -212,6 +238,15 @@ impl ScriptedBrain {
 
     /// The next reply, without latency.
     fn next_reply(&mut self, ctx: &BrainContext) -> BrainReply {
+        // A request for help is heard even when a scripted reply answers it.
+        for msg in &ctx.incoming {
+            if let IncomingKind::Collaboration { task_id, .. } = msg.kind
+                && task_id >= 1
+            {
+                let asker = display_name(&msg.sender_name, &msg.sender);
+                self.remember_helping(task_id, &asker);
+            }
+        }
         if let Some(reply) = self.script.pop_front() {
             return reply;
         }
@@ -225,6 +260,9 @@ impl ScriptedBrain {
         let allowed = Allowed::from_context(ctx);
         let answerable = answerable(ctx);
         if !answerable.is_empty() {
+            if let Some(reply) = self.look_up(ctx, &answerable) {
+                return reply;
+            }
             return self.answer(ctx, &answerable, allowed);
         }
         for section in ctx.sections.iter() {
@@ -303,6 +341,79 @@ impl ScriptedBrain {
         self.collaborated.push_back(task_id);
     }
 
+    /// Whose task `task_id` is, when it agreed to help with it.
+    fn helping_with(&self, task_id: i64) -> Option<&str> {
+        self.helping
+            .iter()
+            .rev()
+            .find(|(id, _)| *id == task_id)
+            .map(|(_, owner)| owner.as_str())
+    }
+
+    fn remember_helping(&mut self, task_id: i64, owner: &str) {
+        if self.helping_with(task_id).is_some() {
+            return;
+        }
+        if self.helping.len() >= HELPING {
+            self.helping.pop_front();
+        }
+        self.helping.push_back((task_id, owner.to_string()));
+    }
+
+    /// `task` as what it is busy doing: its own task as an activity ([`doing`]), a task it helps
+    /// with as the asker's ("baking Mira's bread", [`lines::helped_activity`]).
+    fn task_phrase(&self, task: &TaskRow) -> String {
+        match self.helping_with(task.id) {
+            Some(owner) => shown(&lines::helped_activity(&task.task_name, owner)),
+            None => doing(&task.task_name),
+        }
+    }
+
+    /// Whether it said `line` lately.
+    fn said_lately(&self, line: &str) -> bool {
+        self.said.contains(&line_key(line))
+    }
+
+    fn remember_said(&mut self, line: &str) {
+        if self.said.len() >= MEMORY {
+            self.said.pop_front();
+        }
+        self.said.push_back(line_key(line));
+    }
+
+    /// The first of up to [`FRESH_TRIES`] lines drawn by `make` that it did not say lately and
+    /// that quotes no line it heard lately ([`heard_lines`]); `None` when none was.
+    fn fresh(
+        &mut self,
+        ctx: &BrainContext,
+        mut make: impl FnMut(&mut Self) -> String,
+    ) -> Option<String> {
+        let heard = heard_lines(ctx);
+        for _ in 0..FRESH_TRIES {
+            let line = line_limit(make(self));
+            let echo = heard.iter().any(|h| crate::eval::lines::quotes(&line, h));
+            if !echo && !self.said_lately(&line) {
+                return Some(line);
+            }
+        }
+        None
+    }
+
+    /// A fresh line from `make` ([`ScriptedBrain::fresh`]), or else its last draw: for a line
+    /// that must be said (an answer).
+    fn fresh_or_last(
+        &mut self,
+        ctx: &BrainContext,
+        mut make: impl FnMut(&mut Self) -> String,
+    ) -> String {
+        let mut last = String::new();
+        let fresh = self.fresh(ctx, |brain| {
+            last = make(brain);
+            last.clone()
+        });
+        fresh.unwrap_or_else(|| line_limit(last))
+    }
+
     // ----- reply building -----
 
     /// What a section's offline decision may use: the brain's randomness and call ids.
@@ -322,6 +433,7 @@ impl ScriptedBrain {
         reason: Option<String>,
     ) -> ToolCall {
         let recipients: Vec<&String> = recipients.iter().take(MAX_RECIPIENTS).collect();
+        self.remember_said(line);
         self.call(
             SPEAK,
             json!({"content": line, "recipients": recipients, "dialog_type": dialog_type}),
@@ -340,6 +452,7 @@ impl ScriptedBrain {
         let tool_calls = if allowed.speaking {
             vec![self.speak_call(&line, recipients, dialog_type, None)]
         } else {
+            self.remember_said(&line);
             Vec::new()
         };
         BrainReply {
@@ -371,6 +484,32 @@ impl Brain for ScriptedBrain {
             Ok(self.next_reply(context))
         })
     }
+}
+
+/// What it heard lately from others: the lines of its recent conversation not its own, and the
+/// lines it answers now.
+fn heard_lines(ctx: &BrainContext) -> Vec<&str> {
+    let recent = ctx
+        .recent_messages
+        .iter()
+        .filter(|r| r.sender != ctx.agent_id)
+        .map(|r| r.content.as_str());
+    let incoming = ctx
+        .incoming
+        .iter()
+        .filter(|m| m.sender != ctx.agent_id)
+        .map(|m| m.content.as_str());
+    recent.chain(incoming).collect()
+}
+
+/// A line's key for remembering it: FNV-1a (64 bits) of its normal form
+/// ([`crate::eval::lines::normal_form`]), the same on every platform.
+fn line_key(line: &str) -> u64 {
+    crate::eval::lines::normal_form(line)
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
 }
 
 /// A name for lines: the display name, else the id.
@@ -406,9 +545,15 @@ fn line_limit(line: String) -> String {
 
 /// `text` with its first letter upper case ("bread? …" → "Bread? …").
 fn capitalized(text: &str) -> String {
+    capitalized_first(text, true)
+}
+
+/// `text` with its first letter upper case (`upper`) or lower case.
+fn capitalized_first(text: &str, upper: bool) -> String {
     let mut chars = text.chars();
     match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
+        Some(first) if upper => first.to_uppercase().chain(chars).collect(),
+        Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
     }
 }

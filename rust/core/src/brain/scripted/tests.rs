@@ -36,6 +36,7 @@ fn ctx() -> BrainContext {
         player_id: PLAYER.into(),
         decisions: 0,
         tools: world_tool_definitions(),
+        read_only_tools: Vec::new(),
         steps: Vec::new(),
         sections: Default::default(),
     }
@@ -312,14 +313,14 @@ fn replies_are_portable_for_a_fixed_seed() {
     };
     let complete = |line: &str| format!(r#"complete_task {{"task_id":4}} | {}"#, speak(line));
     let expected = vec![
-        speak("Getting there with baking bread. That's 1 of 2."),
-        speak("Baking bread: step 2 of 2 done."),
+        speak("Getting there: baking bread, 1/2."),
+        speak("Progress on baking bread (2/2)."),
         complete("Finished baking bread!"),
         complete("Baking bread: all done."),
         r#"move {"x":54,"y":54}"#.to_string(),
         r#"collaborate {"agent_id":"agent_002","message":"Bram, could you give me a hand with baking bread?","task_name":"Bake bread"}"#.to_string(),
         r#"wait {"seconds":4}"#.to_string(),
-        complete("Baking bread: all done."),
+        complete("Done with baking bread. Good."),
     ];
     assert_eq!(got, expected);
 }
@@ -477,7 +478,7 @@ fn player_message_gets_a_reply_to_the_player_about_it() {
         assert_eq!(recipients, &vec![PLAYER.to_string()]);
         assert_eq!(dialog_type, "reply");
         assert!(content.to_lowercase().contains("market"), "{content}");
-        assert!(content.contains("baking bread"), "{content}");
+        assert!(content.to_lowercase().contains("baking bread"), "{content}");
         assert_eq!(&reply.assistant_text, content);
     }
 }
@@ -562,12 +563,8 @@ fn collaboration_request_gets_an_agreeing_reply() {
         assert_eq!(said.len(), 1);
         assert_eq!(said[0].1, vec!["agent_004".to_string()]);
         assert_eq!(said[0].2, "reply");
-        assert!(
-            said[0].0.to_lowercase().contains("fixing the fence"),
-            "{}",
-            said[0].0
-        );
-        assert!(said[0].0.contains("Dov"), "{}", said[0].0);
+        // It names the task, by what it is about.
+        assert!(said[0].0.to_lowercase().contains("fence"), "{}", said[0].0);
     }
 }
 
@@ -619,7 +616,7 @@ fn current_task_is_worked_on_then_completed_with_its_id() {
                 let announce = speaks(last);
                 assert!(announce[0].0.contains("aking bread"), "{:?}", announce);
                 assert!(
-                    announce[0].0.contains("sweeping the square"),
+                    announce[0].0.to_lowercase().contains("sweeping the square"),
                     "{:?}",
                     announce
                 );
@@ -735,8 +732,10 @@ fn decisions_are_varied_and_refer_to_the_context() {
     assert_eq!(tools.len(), 5, "{tools:?}");
     assert!(lines.len() > 20, "{lines:?}");
     assert!(lines.iter().any(|l| l.contains("Bram")));
+    // It takes up what it heard by its topic, never by quoting it.
+    assert!(lines.iter().any(|l| l.contains("the mill")), "{lines:?}");
     assert!(
-        lines.iter().any(|l| l.contains("mill wheel squeaks")),
+        lines.iter().all(|l| !l.contains("mill wheel squeaks")),
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains("baker")), "{lines:?}");
@@ -766,12 +765,12 @@ fn decisions_are_varied_and_refer_to_the_context() {
 #[test]
 fn a_courtesy_is_answered_in_kind() {
     let cases = [
-        ("Good luck, Mira!", ["Thank", "Luck has"].as_slice()),
+        ("Good luck, Mira!", ["Thank", "Luck?"].as_slice()),
         (
             "Thanks!",
             ["You're welcome", "Any time", "Glad to help"].as_slice(),
         ),
-        ("Well done, Mira.", ["Thank", "Kind of you"].as_slice()),
+        ("Well done, Mira.", ["Thank", "Too kind"].as_slice()),
         ("Bye, Mira", ["Goodbye", "See you"].as_slice()),
     ];
     for seed in 0..10 {
@@ -828,7 +827,7 @@ fn without_the_speak_tool_lines_become_assistant_text() {
     // Both answers are in the text, the player's first.
     let text = &reply.assistant_text;
     let player_at = text.find("morning").expect(text);
-    let bram_at = text.find("Bram").expect(text);
+    let bram_at = text.to_lowercase().find("delicious").expect(text);
     assert!(player_at < bram_at, "{text}");
     // With no tools at all, it still never falls silent.
     c.tools = vec![serde_json::json!({"name": "inspect_shelf"})];

@@ -419,6 +419,7 @@ impl Agent {
             player_id: self.inner.options.player_id.clone(),
             decisions: self.decisions,
             tools: tools.definitions().to_vec(),
+            read_only_tools: tools.read_only_names().to_vec(),
             steps: Vec::new(),
             sections: Default::default(),
         };
