@@ -114,11 +114,13 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     ws_bench(ctx)
 }
 
-/// The on-device model's benches on the real model (fetched once into the cache and checked):
+/// The on-device model's benches on the real models (fetched once into the cache and checked,
+/// named in [`crate::test_model::ENV`] and [`crate::test_model::INSTRUCT_ENV`]):
 /// `agents-local`'s `throughput`, then `agents-core`'s `local`.
 pub fn local_bench(ctx: &Ctx) -> Result<(), String> {
     crate::packages::ensure_build_tools()?;
     let model = crate::test_model::ensure()?;
+    let instruct = crate::test_model::SMOLLM2.ensure()?;
     for (package, bench, features) in [
         ("agents-local", "throughput", None),
         ("agents-core", "local", Some("local")),
@@ -127,6 +129,7 @@ pub fn local_bench(ctx: &Ctx) -> Result<(), String> {
         let mut cmd = Command::new(cargo());
         cmd.args(["bench", "-p", package, "--bench", bench])
             .env(crate::test_model::ENV, &model)
+            .env(crate::test_model::INSTRUCT_ENV, &instruct)
             .current_dir(&ctx.root);
         if let Some(features) = features {
             cmd.args(["--features", features]);
