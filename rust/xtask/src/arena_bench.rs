@@ -204,6 +204,8 @@ pub fn local_profile(model: &Path, sequences: u32) -> Value {
         "top_p": 0.9,
         "keep_loaded": true,
         "timeout_seconds": MOVE_TIMEOUT_SECONDS,
+        // The answers are kept in the trace: the bench reads why a turn got no move.
+        "trace_prompts": true,
     })
 }
 
@@ -369,6 +371,128 @@ pub struct Calls {
     pub output_mean: f64,
 }
 
+/// The plays that count as moves (the seat's: a board game's `move`, blackjack's actions).
+const PLAYS: [&str; 5] = ["move", "hit", "stand", "double", "split"];
+
+/// Why a brain's turns ran out of time: for every game (hand) it lost on time, what the last
+/// answer of its agent in that game was, from the trace (`trace_prompts`):
+///
+/// - `words only`: an answer without calls (a line said), which makes no move;
+/// - `hints only`: only `suggest_move` calls, read-only, until the decision's rounds ran out;
+/// - `other calls`: calls, none of them a play;
+/// - `no answer in time`: no answer of that turn was recorded (still being generated, or
+///   waiting for a sequence, when the time ran out);
+/// - an error code: the last call failed (`brain_timeout`, …).
+pub fn read_stalls(
+    db: &Path,
+    results: &Results,
+    brain: &str,
+) -> Result<Vec<(String, usize)>, String> {
+    let lost_on_time: Vec<u32> = results
+        .games
+        .iter()
+        .filter(|g| {
+            g.termination == Termination::Time
+                && g.reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(&format!("{brain}:")))
+        })
+        .map(|g| g.index)
+        .collect();
+    if lost_on_time.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| format!("cannot open {}: {e}", db.display()))?;
+    let err = |e: rusqlite::Error| format!("{}: {e}", db.display());
+    // The brain's agent in each game: its app is `<tournament>-g<index>-…`.
+    let mut agents: Vec<(String, String)> = Vec::new();
+    {
+        let mut stmt = conn
+            .prepare("SELECT agent_id, config FROM agents WHERE name = ?1")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([brain], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(err)?;
+        for row in rows {
+            let (agent, config) = row.map_err(err)?;
+            let app = serde_json::from_str::<Value>(&config)
+                .ok()
+                .and_then(|c| c["app_id"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            agents.push((agent, app));
+        }
+    }
+    let mut why: Vec<(String, usize)> = Vec::new();
+    for index in lost_on_time {
+        let tag = format!("-g{index}-");
+        let reason = match agents.iter().find(|(_, app)| app.contains(&tag)) {
+            None => "no answer in time".to_string(),
+            Some((agent, _)) => {
+                let mut stmt = conn
+                    .prepare(
+                        "SELECT outcome, COALESCE(error_code, ''), COALESCE(reply, '') \
+                         FROM brain_calls WHERE agent_id = ?1 ORDER BY id",
+                    )
+                    .map_err(err)?;
+                let calls: Vec<(String, String, String)> = stmt
+                    .query_map([agent], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map_err(err)?
+                    .collect::<Result<_, _>>()
+                    .map_err(err)?;
+                stall_reason(&calls)
+            }
+        };
+        match why.iter_mut().find(|(w, _)| *w == reason) {
+            Some((_, n)) => *n += 1,
+            None => why.push((reason, 1)),
+        }
+    }
+    why.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(why)
+}
+
+/// Why a turn got no move, from its agent's model calls in order (outcome, error code, the
+/// traced reply): see [`read_stalls`].
+fn stall_reason(calls: &[(String, String, String)]) -> String {
+    if let Some((outcome, code, _)) = calls.last()
+        && outcome != "ok"
+    {
+        return if code.is_empty() {
+            outcome.clone()
+        } else {
+            code.clone()
+        };
+    }
+    // The last decision's answer: a reply whose text is the contract (reflections and
+    // importance ratings answer other objects).
+    let last_answer = calls.iter().rev().find_map(|(_, _, reply)| {
+        let reply: Value = serde_json::from_str(reply).ok()?;
+        let answer: Value = serde_json::from_str(reply["text"].as_str()?).ok()?;
+        answer.get("tool_calls").cloned()
+    });
+    let Some(Value::Array(tool_calls)) = last_answer else {
+        return "no answer in time".into();
+    };
+    let tools: Vec<&str> = tool_calls
+        .iter()
+        .filter_map(|c| c["tool"].as_str())
+        .collect();
+    if tools.is_empty() {
+        "words only".into()
+    } else if tools.iter().any(|t| PLAYS.contains(t)) {
+        // Its last recorded answer played: the answer of the turn that ran out is not there.
+        "no answer in time".into()
+    } else if tools.iter().all(|t| *t == "suggest_move") {
+        "hints only".into()
+    } else {
+        "other calls".into()
+    }
+}
+
 /// Reads the model calls of the database at `db`; none when it has no trace.
 pub fn read_calls(db: &Path) -> Result<Calls, String> {
     let conn =
@@ -441,6 +565,8 @@ pub struct Run {
     pub results: Results,
     /// Its model calls (empty for the scripted brain and the engines).
     pub calls: Calls,
+    /// Why the brain's games lost on time got no move ([`read_stalls`]), most frequent first.
+    pub stalls: Vec<(String, usize)>,
     /// Its wall time.
     pub elapsed: Duration,
     /// A run that was repeated with more games: what the first found (`62 moves in 9 games`).
@@ -525,7 +651,13 @@ pub fn board_table(runs: &[Run]) -> String {
         let mut endings: Vec<String> = run
             .endings()
             .iter()
-            .map(|(what, n)| format!("{n} {what}"))
+            .map(|(what, n)| {
+                if *what == "time" && !run.stalls.is_empty() {
+                    format!("{n} {what} ({})", stalls(&run.stalls))
+                } else {
+                    format!("{n} {what}")
+                }
+            })
             .collect();
         endings.extend(
             run.calls
@@ -575,6 +707,15 @@ pub fn board_table(runs: &[Run]) -> String {
     out
 }
 
+/// `3 words only, 1 hints only`.
+fn stalls(stalls: &[(String, usize)]) -> String {
+    stalls
+        .iter()
+        .map(|(why, n)| format!("{n} {why}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The load at a run's start and end (`4.5 → 0.9`).
 fn load(load: [Option<f64>; 2]) -> String {
     let one = |l: Option<f64>| l.map_or("?".into(), |l| format!("{l:.1}"));
@@ -604,8 +745,9 @@ fn seconds(ms: f64) -> String {
 pub fn blackjack_table(runs: &[Run]) -> String {
     let mut out = String::from(
         "| player | hands | won-pushed-lost | net chips /100 hands | decisions | illegal /100 \
-         | repairs /100 | latency p50 / p95 per decision | tokens per decision | minutes |\n\
-         |---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
+         | repairs /100 | latency p50 / p95 per decision | tokens per decision | hands lost on \
+         time | minutes | load |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---|\n",
     );
     let mut baselines_shown = false;
     for run in runs.iter().filter(|r| r.spec.game == BLACKJACK) {
@@ -620,7 +762,7 @@ pub fn blackjack_table(runs: &[Run]) -> String {
             let hands = p.score.map_or(p.games, |s| s.hands);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
                 p.name,
                 hands,
                 record(p),
@@ -645,8 +787,19 @@ pub fn blackjack_table(runs: &[Run]) -> String {
                 if baseline {
                     "-".into()
                 } else {
+                    let lost: usize = run.stalls.iter().map(|(_, n)| n).sum();
+                    if lost == 0 {
+                        "0".into()
+                    } else {
+                        format!("{lost} ({})", stalls(&run.stalls))
+                    }
+                },
+                if baseline {
+                    "-".into()
+                } else {
                     minutes(run.elapsed)
                 },
+                if baseline { "-".into() } else { load(run.load) },
             );
         }
         baselines_shown = true;
@@ -878,6 +1031,10 @@ fn play(server: &Path, bench: &Path, spec: &RunSpec) -> Result<Run, String> {
     let results: Results =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
     let calls = read_calls(&dir.join("arena.db"))?;
+    let stalls = match spec.players.iter().find(|p| !p.starts_with("engine:")) {
+        Some(brain) => read_stalls(&dir.join("arena.db"), &results, brain)?,
+        None => Vec::new(),
+    };
     println!(
         "xtask: {} on {}: {} games in {} min",
         spec.profile,
@@ -889,6 +1046,7 @@ fn play(server: &Path, bench: &Path, spec: &RunSpec) -> Result<Run, String> {
         spec: spec.clone(),
         results,
         calls,
+        stalls,
         elapsed,
         rerun_of: None,
         load: [load_start, load_end],
@@ -1086,6 +1244,7 @@ mod tests {
                 latency_p95: 12000.0,
                 ..Calls::default()
             },
+            stalls: vec![("words only".into(), 1), ("hints only".into(), 1)],
             elapsed: Duration::from_secs(600),
             rerun_of: Some("62 moves in 9 games (3 per pairing)".into()),
             load: [Some(4.52), None],
@@ -1095,8 +1254,8 @@ mod tests {
         assert_eq!(
             row,
             "| gemma-270m | chess | 9 | 1-2-6 | 812 [700, 902] | 120¹ | 0.0 | 2.5 | 6.4 s / 21.0 s \
-             | 1234 | 150 | 5.0 s / 12.0 s | 2 time, 1 max plies, 2 calls brain_timeout | 10.0 \
-             | 4.5 → ? |"
+             | 1234 | 150 | 5.0 s / 12.0 s | 2 time (1 words only, 1 hints only), 1 max plies, \
+             2 calls brain_timeout | 10.0 | 4.5 → ? |"
         );
         assert!(table.contains("¹ Run again with more games: gemma-270m on chess: the first run made 62 moves in 9 games"));
 
@@ -1127,6 +1286,11 @@ mod tests {
                 json!([]),
             ),
             calls: Calls::default(),
+            stalls: if brain == "scripted" {
+                Vec::new()
+            } else {
+                vec![("words only".into(), 7)]
+            },
             elapsed: Duration::from_secs(60),
             rerun_of: None,
             load: [None, None],
@@ -1157,6 +1321,7 @@ mod tests {
                 json!([]),
             ),
             calls: Calls::default(),
+            stalls: Vec::new(),
             elapsed: Duration::from_secs(30),
             rerun_of: None,
             load: [None, None],
@@ -1179,6 +1344,42 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_without_a_move_is_told_by_its_last_answer() {
+        let ok = |reply: Value| ("ok".to_string(), String::new(), reply.to_string());
+        let answer = |calls: Value| {
+            ok(
+                json!({"text": json!({"assistant_text": "hi", "dialog_type": "reply",
+                                     "tool_calls": calls}).to_string(), "tool_calls": []}),
+            )
+        };
+        let reflection = ok(json!({"text": "{\"insights\": []}", "tool_calls": []}));
+        assert_eq!(stall_reason(&[answer(json!([]))]), "words only");
+        assert_eq!(
+            stall_reason(&[answer(json!([])), reflection.clone()]),
+            "words only",
+            "a reflection after the answer is not the answer"
+        );
+        assert_eq!(
+            stall_reason(&[answer(json!([{"tool": "suggest_move", "args": {}},
+                                         {"tool": "suggest_move", "args": {}}]))]),
+            "hints only"
+        );
+        assert_eq!(
+            stall_reason(&[answer(json!([{"tool": "move", "args": {"coord": "A1"}}]))]),
+            "no answer in time"
+        );
+        assert_eq!(
+            stall_reason(&[answer(json!([{"tool": "deal", "args": {}}]))]),
+            "other calls"
+        );
+        assert_eq!(stall_reason(&[]), "no answer in time");
+        assert_eq!(
+            stall_reason(&[("error".into(), "brain_timeout".into(), String::new())]),
+            "brain_timeout"
+        );
+    }
+
+    #[test]
     fn model_calls_are_read_from_the_trace() {
         let dir = std::env::temp_dir().join(format!("xtask-arena-calls-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
@@ -1198,6 +1399,36 @@ mod tests {
         .unwrap();
         drop(conn);
         let calls = read_calls(&db).unwrap();
+        // Why a game was lost on time: its agent (by its app) and that agent's last answer.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE agents (agent_id TEXT PRIMARY KEY, name TEXT NOT NULL, config TEXT NOT NULL);
+             INSERT INTO agents VALUES ('a', 'gemma-270m', '{"app_id": "arena-1-g1-s1"}');
+             INSERT INTO agents VALUES ('b', 'gemma-270m', '{"app_id": "arena-1-g2-s1"}');
+             INSERT INTO brain_calls VALUES (4,'b','local',NULL,'',500,700,0,20,'ok',0,NULL,NULL,
+               '{"text": "{\"assistant_text\": \"Hello\", \"dialog_type\": \"reply\", \"tool_calls\": []}"}');"#,
+        )
+        .unwrap();
+        drop(conn);
+        let mut lost = game("time");
+        lost["reason"] = json!("gemma-270m: no move within 120 s");
+        let mut lost2 = lost.clone();
+        lost2["index"] = json!(2);
+        let mut by_engine = game("time");
+        by_engine["index"] = json!(3);
+        by_engine["reason"] = json!("engine:hard: no move within 120 s");
+        let results = results(
+            "chess",
+            json!([]),
+            json!([lost, lost2, by_engine, game("normal")]),
+        );
+        assert_eq!(
+            read_stalls(&db, &results, "gemma-270m").unwrap(),
+            vec![
+                ("brain_timeout".to_string(), 1),
+                ("words only".to_string(), 1)
+            ]
+        );
         assert_eq!(calls.count, 3);
         assert_eq!(calls.latency_p50, 3000.0);
         assert_eq!(calls.latency_p95, 9000.0);
