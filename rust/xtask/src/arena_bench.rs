@@ -153,6 +153,9 @@ pub struct Filter {
     pub profiles: Vec<String>,
     /// Games to run.
     pub games: Vec<String>,
+    /// Keep the runs an earlier bench finished with the same plan (`--resume`): their reports
+    /// are read again, not played again.
+    pub resume: bool,
 }
 
 impl Filter {
@@ -933,65 +936,52 @@ pub fn run(ctx: &Ctx, filter: &Filter) -> Result<(), String> {
         }
     }
     for spec in plan {
-        let mut run = play(&server, &bench, &spec)?;
-        commands.push(spec.shown(&bench, &ctx.target_dir));
         let is_model = BRAINS
             .iter()
             .any(|b| b.name == spec.profile && b.model.is_some());
-        if is_model && spec.game != BLACKJACK {
-            let moves = run.brain().map_or(0, |p| p.moves);
-            let first = format!(
-                "{moves} moves in {} games ({} per pairing)",
-                run.results.games.len(),
-                spec.games
-            );
-            let scaled = scaled_games(spec.games, moves);
-            if moves < MIN_MOVES && scaled.is_none() {
-                warnings.push(format!(
-                    "{} made only {first} of {}: not run again, {MIN_MOVES} moves would take \
-                     more than {MAX_SCALE} times the games",
-                    spec.profile, spec.game
-                ));
-            } else if let (true, Some(games)) = (moves < MIN_MOVES, scaled) {
+        let kept = if filter.resume {
+            kept(&bench, &spec)?
+        } else {
+            None
+        };
+        let run = match kept {
+            Some(run) => {
                 println!(
-                    "xtask: {} made {first} of {}: again with {games} games per pairing",
+                    "xtask: {} on {}: kept from an earlier run (--resume)",
                     spec.profile, spec.game
                 );
-                let again = RunSpec {
-                    games,
-                    ..spec.clone()
-                };
-                run = play(&server, &bench, &again)?;
-                run.rerun_of = Some(first);
-                commands.pop();
-                commands.push(again.shown(&bench, &ctx.target_dir));
+                run
+            }
+            None => {
+                let mut run = play(&server, &bench, &spec)?;
                 let moves = run.brain().map_or(0, |p| p.moves);
-                if moves < MIN_MOVES {
-                    warnings.push(format!(
-                        "{} made only {moves} moves of {} in {} games",
-                        spec.profile,
-                        spec.game,
-                        run.results.games.len()
-                    ));
+                if is_model
+                    && spec.game != BLACKJACK
+                    && moves < MIN_MOVES
+                    && let Some(games) = scaled_games(spec.games, moves)
+                {
+                    let first = format!(
+                        "{moves} moves in {} games ({} per pairing)",
+                        run.results.games.len(),
+                        spec.games
+                    );
+                    println!(
+                        "xtask: {} made {first} of {}: again with {games} games per pairing",
+                        spec.profile, spec.game
+                    );
+                    let again = RunSpec {
+                        games,
+                        ..spec.clone()
+                    };
+                    run = play(&server, &bench, &again)?;
+                    run.rerun_of = Some(first);
                 }
+                keep(&bench, &spec, &run)?;
+                run
             }
-        }
-        if let Some(p) = run.brain()
-            && p.illegal_moves > 0
-        {
-            warnings.push(format!(
-                "{} made {} illegal attempts at {}",
-                p.name, p.illegal_moves, spec.game
-            ));
-        }
-        for (how, n) in run.endings() {
-            if how != "max plies" {
-                warnings.push(format!(
-                    "{}/{}: {n} games ended by {how}",
-                    spec.profile, spec.game
-                ));
-            }
-        }
+        };
+        commands.push(run.spec.shown(&bench, &ctx.target_dir));
+        warnings.extend(warnings_of(&run, is_model));
         runs.push(run);
         let text = summary(&runs, &commands, &warnings, began.elapsed());
         fs::write(bench.join("summary.txt"), &text)
@@ -1001,6 +991,107 @@ pub fn run(ctx: &Ctx, filter: &Filter) -> Result<(), String> {
     println!("{text}");
     println!("xtask: wrote {}", bench.join("summary.txt").display());
     Ok(())
+}
+
+/// What a finished run makes the summary warn about: a model short of [`MIN_MOVES`] moves,
+/// illegal attempts, games that ended other than by the rules or a ply limit.
+pub fn warnings_of(run: &Run, is_model: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let spec = &run.spec;
+    let moves = run.brain().map_or(0, |p| p.moves);
+    if is_model && spec.game != BLACKJACK && moves < MIN_MOVES {
+        let games = run.results.games.len();
+        warnings.push(match &run.rerun_of {
+            Some(first) => format!(
+                "{} made only {moves} moves of {} in {games} games, run again after {first}",
+                spec.profile, spec.game
+            ),
+            None => format!(
+                "{} made only {moves} moves of {} in {games} games: not run again, \
+                 {MIN_MOVES} moves would take more than {MAX_SCALE} times the games",
+                spec.profile, spec.game
+            ),
+        });
+    }
+    if let Some(p) = run.brain()
+        && p.illegal_moves > 0
+    {
+        warnings.push(format!(
+            "{} made {} illegal attempts at {}",
+            p.name, p.illegal_moves, spec.game
+        ));
+    }
+    for (how, n) in run.endings() {
+        if how != "max plies" {
+            warnings.push(format!(
+                "{}/{}: {n} games ended by {how}",
+                spec.profile, spec.game
+            ));
+        }
+    }
+    warnings
+}
+
+/// The file beside a run's report that lets `--resume` keep it: the planned run's arguments
+/// (before any scaling up), the games per pairing played, the time, the load, why it was run
+/// again.
+const KEPT: &str = "bench.json";
+
+/// Records a finished run for `--resume`.
+fn keep(bench: &Path, planned: &RunSpec, run: &Run) -> Result<(), String> {
+    let file = run.spec.dir(bench).join(KEPT);
+    let kept = json!({
+        "planned": planned.args(bench),
+        "games": run.spec.games,
+        "elapsed_ms": u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
+        "load": run.load,
+        "rerun_of": run.rerun_of,
+    });
+    fs::write(&file, kept.to_string()).map_err(|e| format!("cannot write {}: {e}", file.display()))
+}
+
+/// A run kept by an earlier bench with the same plan, if its report is whole.
+fn kept(bench: &Path, planned: &RunSpec) -> Result<Option<Run>, String> {
+    let dir = planned.dir(bench);
+    let Ok(text) = fs::read_to_string(dir.join(KEPT)) else {
+        return Ok(None);
+    };
+    let Ok(kept) = serde_json::from_str::<Value>(&text) else {
+        return Ok(None);
+    };
+    if kept["planned"] != json!(planned.args(bench)) {
+        return Ok(None);
+    }
+    let Ok(text) = fs::read_to_string(dir.join("results.json")) else {
+        return Ok(None);
+    };
+    let Ok(results) = serde_json::from_str::<Results>(&text) else {
+        return Ok(None);
+    };
+    let spec = RunSpec {
+        games: kept["games"]
+            .as_u64()
+            .and_then(|g| u32::try_from(g).ok())
+            .unwrap_or(planned.games),
+        ..planned.clone()
+    };
+    let db = dir.join("arena.db");
+    if !db.is_file() {
+        return Ok(None);
+    }
+    let stalls = match spec.players.iter().find(|p| !p.starts_with("engine:")) {
+        Some(brain) => read_stalls(&db, &results, brain)?,
+        None => Vec::new(),
+    };
+    Ok(Some(Run {
+        spec,
+        calls: read_calls(&db)?,
+        stalls,
+        results,
+        elapsed: Duration::from_millis(kept["elapsed_ms"].as_u64().unwrap_or(0)),
+        rerun_of: kept["rerun_of"].as_str().map(str::to_string),
+        load: [kept["load"][0].as_f64(), kept["load"][1].as_f64()],
+    }))
 }
 
 /// Plays one run into its folder (cleared first) and reads what it wrote.
@@ -1018,8 +1109,14 @@ fn play(server: &Path, bench: &Path, spec: &RunSpec) -> Result<Run, String> {
     let elapsed = started.elapsed();
     let load_end = load_now();
     if !out.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let signal = out
+            .status
+            .and_then(|s| s.signal())
+            .map_or(String::new(), |n| format!(", signal {n}"));
         return Err(format!(
-            "agents-server arena --game {} --players {} failed ({})",
+            "agents-server arena --game {} --players {} failed ({}{signal}); \
+             `cargo xtask bench --only-arena --resume` keeps the runs that finished",
             spec.game,
             spec.players.join(","),
             out.ending()
@@ -1080,6 +1177,14 @@ mod tests {
         }
         p
     }
+
+    /// The tables of the runtime's database the bench reads (as the runtime makes them).
+    const TRACE: &str = "CREATE TABLE brain_calls (id INTEGER PRIMARY KEY, agent_id TEXT NOT \
+        NULL, provider TEXT NOT NULL, model TEXT, started_at TEXT NOT NULL, latency_ms INTEGER \
+        NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cached_tokens \
+        INTEGER NOT NULL, outcome TEXT NOT NULL, repairs INTEGER NOT NULL, error_code TEXT, \
+        prompt TEXT, reply TEXT); CREATE TABLE agents (agent_id TEXT PRIMARY KEY, name TEXT NOT \
+        NULL, config TEXT NOT NULL);";
 
     fn game(termination: &str) -> Value {
         json!({"index": 1, "game": "chess", "players": ["a", "b"], "result": "0-1",
@@ -1178,6 +1283,7 @@ mod tests {
         let ok = Filter {
             profiles: vec!["gemma-270m".into(), ENGINES.into()],
             games: vec!["chess".into(), BLACKJACK.into()],
+            resume: false,
         };
         assert!(ok.check().is_ok());
         assert!(ok.profile("gemma-270m") && !ok.profile("scripted"));
@@ -1344,6 +1450,72 @@ mod tests {
     }
 
     #[test]
+    fn a_finished_run_is_kept_for_resume_and_warned_about() {
+        let bench = std::env::temp_dir().join(format!("xtask-arena-kept-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&bench);
+        let planned = RunSpec::ladder(&BRAINS[1], &BOARD_RUNS[0], 3);
+        let played = RunSpec {
+            games: 6,
+            ..planned.clone()
+        };
+        let dir = played.dir(&bench);
+        fs::create_dir_all(&dir).unwrap();
+        assert!(
+            kept(&bench, &planned).unwrap().is_none(),
+            "nothing kept yet"
+        );
+        let results = results(
+            "chess",
+            json!([player(
+                "smollm2-135m",
+                "brain",
+                json!({"moves": 40, "illegal_moves": 2})
+            )]),
+            json!([game("time"), game("normal")]),
+        );
+        fs::write(
+            dir.join("results.json"),
+            serde_json::to_string(&results).unwrap(),
+        )
+        .unwrap();
+        assert!(kept(&bench, &planned).unwrap().is_none(), "no database");
+        rusqlite::Connection::open(dir.join("arena.db"))
+            .unwrap()
+            .execute_batch(TRACE)
+            .unwrap();
+        let run = Run {
+            spec: played,
+            results,
+            calls: Calls::default(),
+            stalls: Vec::new(),
+            elapsed: Duration::from_millis(61_000),
+            rerun_of: Some("20 moves in 9 games (3 per pairing)".into()),
+            load: [Some(4.5), Some(2.0)],
+        };
+        keep(&bench, &planned, &run).unwrap();
+        let again = kept(&bench, &planned).unwrap().expect("kept");
+        assert_eq!(again.spec, run.spec);
+        assert_eq!(again.results, run.results);
+        assert_eq!(again.elapsed, run.elapsed);
+        assert_eq!(again.rerun_of, run.rerun_of);
+        assert_eq!(again.load, run.load);
+        // Another plan does not take it.
+        let other = RunSpec::ladder(&BRAINS[1], &BOARD_RUNS[0], 4);
+        assert!(kept(&bench, &other).unwrap().is_none());
+        let warnings = warnings_of(&again, true);
+        assert_eq!(
+            warnings,
+            [
+                "smollm2-135m made only 40 moves of chess in 2 games, run again after 20 moves \
+                 in 9 games (3 per pairing)",
+                "smollm2-135m made 2 illegal attempts at chess",
+                "smollm2-135m/chess: 1 games ended by time",
+            ]
+        );
+        let _ = fs::remove_dir_all(&bench);
+    }
+
+    #[test]
     fn a_turn_without_a_move_is_told_by_its_last_answer() {
         let ok = |reply: Value| ("ok".to_string(), String::new(), reply.to_string());
         let answer = |calls: Value| {
@@ -1386,13 +1558,9 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let db = dir.join("arena.db");
         let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(TRACE).unwrap();
         conn.execute_batch(
-            "CREATE TABLE brain_calls (id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, \
-             provider TEXT NOT NULL, model TEXT, started_at TEXT NOT NULL, latency_ms INTEGER \
-             NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, \
-             cached_tokens INTEGER NOT NULL, outcome TEXT NOT NULL, repairs INTEGER NOT NULL, \
-             error_code TEXT, prompt TEXT, reply TEXT);
-             INSERT INTO brain_calls VALUES (1,'a','local',NULL,'',1000,700,300,50,'ok',0,NULL,NULL,NULL);
+            "INSERT INTO brain_calls VALUES (1,'a','local',NULL,'',1000,700,300,50,'ok',0,NULL,NULL,NULL);
              INSERT INTO brain_calls VALUES (2,'a','local',NULL,'',3000,900,500,70,'ok',0,NULL,NULL,NULL);
              INSERT INTO brain_calls VALUES (3,'a','local',NULL,'',9000,800,0,0,'error',0,'brain_timeout',NULL,NULL);",
         )
@@ -1402,8 +1570,7 @@ mod tests {
         // Why a game was lost on time: its agent (by its app) and that agent's last answer.
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
-            r#"CREATE TABLE agents (agent_id TEXT PRIMARY KEY, name TEXT NOT NULL, config TEXT NOT NULL);
-             INSERT INTO agents VALUES ('a', 'gemma-270m', '{"app_id": "arena-1-g1-s1"}');
+            r#"INSERT INTO agents VALUES ('a', 'gemma-270m', '{"app_id": "arena-1-g1-s1"}');
              INSERT INTO agents VALUES ('b', 'gemma-270m', '{"app_id": "arena-1-g2-s1"}');
              INSERT INTO brain_calls VALUES (4,'b','local',NULL,'',500,700,0,20,'ok',0,NULL,NULL,
                '{"text": "{\"assistant_text\": \"Hello\", \"dialog_type\": \"reply\", \"tool_calls\": []}"}');"#,

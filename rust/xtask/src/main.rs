@@ -172,6 +172,7 @@ commands:
        --profile NAME                the arena bench: only this brain (scripted, smollm2-135m,
                                      gemma-270m, engines; repeatable)
        --game NAME                   the arena bench: only this game (repeatable)
+       --resume                      the arena bench: keep the runs an earlier one finished
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -248,6 +249,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--only-arena" => opts.only_arena = true,
             "--profile" => opts.arena.profiles.push(value("--profile")?),
             "--game" => opts.arena.games.push(value("--game")?),
+            "--resume" => opts.arena.resume = true,
             "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
@@ -672,11 +674,13 @@ mod tests {
             "chess",
             "--game",
             "mancala",
+            "--resume",
         ]))
         .unwrap();
         assert_eq!(bench_selection(&arena), bench::Selection::OnlyArena);
         assert_eq!(arena.arena.profiles, vec!["gemma-270m"]);
         assert_eq!(arena.arena.games, vec!["chess", "mancala"]);
+        assert!(arena.arena.resume);
         assert!(parse_opts(&s(&["--only-arena", "--only-local"])).is_err());
         assert!(parse_opts(&s(&["--profile"])).is_err());
     }
