@@ -21,6 +21,10 @@
 //!   model on Gemma 3 270M (fetched and checked by [`crate::test_model`]): tokens/s against
 //!   llama.cpp's own loop, agents decided together against one at a time, the prompt cache,
 //!   memory with 32 agents, answers valid without repair (see [`local_bench`]).
+//! - the arena on the local models (`agents-server arena`, release): the `scripted` brain,
+//!   Gemma 3 270M and SmolLM2-135M-Instruct against the engines on every board game and at
+//!   blackjack, and the engines against each other (see [`crate::arena_bench`]); last, as the
+//!   longest.
 //! - `agents-server` `ws`: the WebSocket server — memory per idle connection (1,000 clients),
 //!   event fan-out (1,000 agents → 100 clients), open-loop request → reply latency — compared in
 //!   the same run with two Godot servers this module starts (see [`ws_bench`]): the GDScript
@@ -54,10 +58,16 @@ pub enum Selection {
     OnlyNodes,
     /// Only the on-device model's benches (`--only-local`).
     OnlyLocal,
+    /// Only the arena on the local models (`--only-arena`).
+    OnlyArena,
 }
 
-/// Runs the selected benchmarks, streaming their output.
-pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
+/// Runs the selected benchmarks, streaming their output; `arena` narrows the arena bench.
+pub fn run(
+    ctx: &Ctx,
+    selection: Selection,
+    arena: &crate::arena_bench::Filter,
+) -> Result<(), String> {
     match selection {
         Selection::OnlyGodot => return godot_drain_bench(ctx),
         Selection::OnlyWs => return ws_bench(ctx),
@@ -65,6 +75,7 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
         Selection::OnlyDebugger => return debugger_bench(ctx),
         Selection::OnlyNodes => return node_bench(ctx),
         Selection::OnlyLocal => return local_bench(ctx),
+        Selection::OnlyArena => return crate::arena_bench::run(ctx, arena),
         Selection::All => {}
     }
     ensure_python_chess();
@@ -111,14 +122,17 @@ pub fn run(ctx: &Ctx, selection: Selection) -> Result<(), String> {
     debugger_bench(ctx)?;
     node_bench(ctx)?;
     local_bench(ctx)?;
-    ws_bench(ctx)
+    ws_bench(ctx)?;
+    crate::arena_bench::run(ctx, arena)
 }
 
-/// The on-device model's benches on the real model (fetched once into the cache and checked):
+/// The on-device model's benches on the real models (fetched once into the cache and checked,
+/// named in [`crate::test_model::ENV`] and [`crate::test_model::INSTRUCT_ENV`]):
 /// `agents-local`'s `throughput`, then `agents-core`'s `local`.
 pub fn local_bench(ctx: &Ctx) -> Result<(), String> {
     crate::packages::ensure_build_tools()?;
     let model = crate::test_model::ensure()?;
+    let instruct = crate::test_model::SMOLLM2.ensure()?;
     for (package, bench, features) in [
         ("agents-local", "throughput", None),
         ("agents-core", "local", Some("local")),
@@ -127,6 +141,7 @@ pub fn local_bench(ctx: &Ctx) -> Result<(), String> {
         let mut cmd = Command::new(cargo());
         cmd.args(["bench", "-p", package, "--bench", bench])
             .env(crate::test_model::ENV, &model)
+            .env(crate::test_model::INSTRUCT_ENV, &instruct)
             .current_dir(&ctx.root);
         if let Some(features) = features {
             cmd.args(["--features", features]);

@@ -42,15 +42,18 @@ pub fn count_results(output: &str) -> (u64, u64) {
 }
 
 /// Runs `cargo test --workspace --no-fail-fast` (every test binary, also after a failing one),
-/// streaming its output, and counts the results. The tests that think with a real model find it
-/// under [`crate::test_model::ENV`] (fetched first).
+/// streaming its output, and counts the results. The tests that think with a real model find
+/// them under [`crate::test_model::ENV`] (Gemma 3 270M) and
+/// [`crate::test_model::INSTRUCT_ENV`] (SmolLM2-135M-Instruct), fetched first.
 pub fn run_workspace_tests(ctx: &Ctx) -> Result<CargoTestRun, String> {
     let model = crate::test_model::ensure()?;
+    let instruct = crate::test_model::SMOLLM2.ensure()?;
     println!("xtask: cargo test --workspace --no-fail-fast");
     let out = process::run(
         Command::new(cargo())
             .args(["test", "--workspace", "--no-fail-fast"])
             .env(crate::test_model::ENV, &model)
+            .env(crate::test_model::INSTRUCT_ENV, &instruct)
             .current_dir(&ctx.root),
         None,
         Echo::Stream,

@@ -14,13 +14,13 @@
 //!   Chromium (suite `report_page`, which alone needs no Godot), then the package smoke test
 //!   (suite `package`); the last line printed is `N passed, N failed`.
 //! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes |
-//!   --only-local]` — the
-//!   release-build
+//!   --only-local | --only-arena [--profile NAME]… [--game NAME]…]` — the release-build
 //!   benchmarks recorded
 //!   in `docs/benchmarks.md` (`--only-godot`: only the Godot drain bench; `--only-stream`: only
 //!   the Godot drain with 100 agents streaming from the fake provider; `--only-ws`: only the
 //!   WebSocket server bench with its Godot comparison servers; `--only-local`: the on-device
-//!   model's benches on Gemma 3 270M).
+//!   model's benches on Gemma 3 270M; `--only-arena`: the arena on the local models, see
+//!   [`arena_bench`]).
 //! - `killtest [--rounds N] [--seed S] [--clients N]` — kills a real `agents-server serve` with
 //!   SIGKILL mid-burst, round after round, and proves that every acknowledged write survives and
 //!   no id is handed out twice (see [`killtest`]); `test` runs it with a few rounds.
@@ -47,6 +47,7 @@
 //! zips and their smoke test), [`report_page`] (the arena's report page in a browser, suite
 //! `report_page`).
 
+mod arena_bench;
 mod bench;
 mod build;
 mod cargo_tests;
@@ -152,7 +153,8 @@ commands:
                                      Chromium, without Godot)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
-  bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes | --only-local]
+  bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes | --only-local
+         | --only-arena]
                                   release-build benchmarks (engines, tool calls, python-chess,
                                   Godot event drain, WebSocket server vs GDScript; --only-godot:
                                   just the Godot drain bench; --only-stream: just the Godot drain
@@ -162,7 +164,15 @@ commands:
                                   --only-nodes: 500 AgentNodes' frame cost and the ask round trip;
                                   --only-local: the on-device model on Gemma 3 270M: tokens/s
                                   against llama.cpp's loop, agents decided together, the prompt
-                                  cache, memory, answers valid without repair)
+                                  cache, memory, answers valid without repair);
+                                  --only-arena: the arena on the local models (scripted, Gemma 3
+                                  270M, SmolLM2-135M-Instruct against the engines on every board
+                                  game and blackjack, and the engines' round robins; hours on 2
+                                  cores), into target/arena-bench/
+       --profile NAME                the arena bench: only this brain (scripted, smollm2-135m,
+                                     gemma-270m, engines; repeatable)
+       --game NAME                   the arena bench: only this game (repeatable)
+       --resume                      the arena bench: keep the runs an earlier one finished
   killtest [options]              SIGKILL agents-server serve mid-burst, restart it, and check that
                                   every acknowledged agent, task, completion and message survived
                                   and no id was handed out twice
@@ -208,6 +218,10 @@ struct Opts {
     only_nodes: bool,
     /// `bench --only-local`.
     only_local: bool,
+    /// `bench --only-arena`.
+    only_arena: bool,
+    /// `bench --profile NAME`, `--game NAME`: which runs of the arena bench.
+    arena: arena_bench::Filter,
     /// `demo --fake-model`.
     fake_model: bool,
 }
@@ -232,6 +246,10 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--only-debugger" => opts.only_debugger = true,
             "--only-nodes" => opts.only_nodes = true,
             "--only-local" => opts.only_local = true,
+            "--only-arena" => opts.only_arena = true,
+            "--profile" => opts.arena.profiles.push(value("--profile")?),
+            "--game" => opts.arena.games.push(value("--game")?),
+            "--resume" => opts.arena.resume = true,
             "--fake-model" => opts.fake_model = true,
             "--dir" => opts.dir = Some(PathBuf::from(value("--dir")?)),
             "--suite" => opts.suites.push(value("--suite")?),
@@ -255,6 +273,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         opts.only_debugger,
         opts.only_nodes,
         opts.only_local,
+        opts.only_arena,
     ]
     .iter()
     .filter(|&&on| on)
@@ -262,8 +281,8 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         > 1
     {
         return Err(
-            "--only-godot, --only-stream, --only-ws, --only-debugger, --only-nodes and --only-local \
-             exclude each other"
+            "--only-godot, --only-stream, --only-ws, --only-debugger, --only-nodes, --only-local \
+             and --only-arena exclude each other"
                 .into(),
         );
     }
@@ -311,7 +330,7 @@ fn main() -> ExitCode {
         "demo" => cmd_demo(&ctx, &opts),
         "test" => cmd_test(&ctx, &opts),
         "setup" => packages::ensure_build_tools(),
-        "bench" => bench::run(&ctx, bench_selection(&opts)),
+        "bench" => bench::run(&ctx, bench_selection(&opts), &opts.arena),
         "selftest" => godot_tests::selftest(&ctx),
         "protocol-schemas" => protocol_schemas::run(&ctx, opts.check),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
@@ -396,6 +415,8 @@ fn bench_selection(opts: &Opts) -> bench::Selection {
         bench::Selection::OnlyNodes
     } else if opts.only_local {
         bench::Selection::OnlyLocal
+    } else if opts.only_arena {
+        bench::Selection::OnlyArena
     } else if opts.skip_cargo {
         bench::Selection::OnlyGodot
     } else {
@@ -645,5 +666,22 @@ mod tests {
         assert!(report_page_only(&page));
         let more = parse_opts(&s(&["--suite", "report_page", "--suite", "test_convert"])).unwrap();
         assert!(!report_page_only(&more) && !report_page_only(&Opts::default()));
+        let arena = parse_opts(&s(&[
+            "--only-arena",
+            "--profile",
+            "gemma-270m",
+            "--game",
+            "chess",
+            "--game",
+            "mancala",
+            "--resume",
+        ]))
+        .unwrap();
+        assert_eq!(bench_selection(&arena), bench::Selection::OnlyArena);
+        assert_eq!(arena.arena.profiles, vec!["gemma-270m"]);
+        assert_eq!(arena.arena.games, vec!["chess", "mancala"]);
+        assert!(arena.arena.resume);
+        assert!(parse_opts(&s(&["--only-arena", "--only-local"])).is_err());
+        assert!(parse_opts(&s(&["--profile"])).is_err());
     }
 }
