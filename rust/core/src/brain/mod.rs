@@ -144,6 +144,15 @@ pub struct BrainContext {
 }
 
 impl BrainContext {
+    /// Takes the read-only tools out of [`BrainContext::tools`]: the decision's last answer
+    /// must act, so its look-ups are over (a `local` model's grammar, built from the tools
+    /// offered, then cannot produce one).
+    pub fn withhold_reads(&mut self) {
+        let reads = std::mem::take(&mut self.read_only_tools);
+        self.tools
+            .retain(|d| !d["name"].as_str().is_some_and(|n| reads.iter().any(|r| r == n)));
+    }
+
     /// A context for a decision outside the world (a GM turn): `agent_id` and `name`, at the
     /// origin, with nothing around and nothing to do yet.
     pub fn detached(agent_id: &str, name: &str) -> BrainContext {

@@ -19,7 +19,8 @@ impl Agent {
     /// back with its failure feedback to be repaired (at most `max_repairs` times, then the
     /// decision fails with `brain_invalid_reply` and nothing of it runs). An answer that only
     /// asks read-only tools something gets their results and continues (at most `max_steps`
-    /// answers in all). The final answer is executed. A message arriving while the brain thinks
+    /// answers in all; the last is offered no read-only tools, so it acts). The final answer is
+    /// executed. A message arriving while the brain thinks
     /// interrupts it: the brain call in flight is dropped, and the decision starts over with
     /// the message in context.
     pub(super) async fn think(&mut self) -> Outcome {
@@ -125,6 +126,9 @@ impl Agent {
             let mut answers = 0;
             let mut first = true;
             loop {
+                if answers + 1 >= self.inner.options.max_steps {
+                    context.withhold_reads();
+                }
                 let (reply, returned) = match self.ask(context, first).await {
                     Asked::Stopped => return None,
                     Asked::Interrupted => {
@@ -161,7 +165,8 @@ impl Agent {
                         break 'decision Err((e.agent_error_code(), e.public_message()));
                     }
                 };
-                let checked = decision::check(&reply, &tools, &self.tool_context());
+                let checked = decision::check(&reply, &tools, &self.tool_context())
+                    .and_then(|plan| self.acts_at_last(&reply, plan, answers));
                 if let Err(feedback) = &checked {
                     entry.push_rejected(&reply, &feedback.failed_calls);
                 }
@@ -203,6 +208,40 @@ impl Agent {
             seen_observations,
             seen_move,
         })
+    }
+
+    /// The decision's last answer (the `max_steps`-th) is offered no read-only tools
+    /// ([`BrainContext::withhold_reads`]); one that still only asks them something is refused
+    /// for repair like any call of a tool not offered: its look-ups are over, it must act.
+    fn acts_at_last(
+        &self,
+        reply: &BrainReply,
+        plan: Plan,
+        answers: u32,
+    ) -> Result<Plan, Box<DecisionStep>> {
+        let steps = self.inner.options.max_steps;
+        if answers + 1 < steps || !plan.only_reads() {
+            return Ok(plan);
+        }
+        Err(Box::new(DecisionStep {
+            reply: reply.clone(),
+            results: Vec::new(),
+            failed_calls: plan
+                .calls
+                .iter()
+                .map(|(call, _)| {
+                    FailedCall::new(
+                        call,
+                        FailureReason::ToolNotAllowed,
+                        format!(
+                            "no more look-ups in this decision ({steps} answers at most): act \
+                             now with what you found (a move, a line, an action)"
+                        ),
+                    )
+                })
+                .collect(),
+            problem: None,
+        }))
     }
 
     /// Runs the read-only calls of `plan` (all it asks), journals them, and gives the step the
