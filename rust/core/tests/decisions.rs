@@ -372,7 +372,11 @@ async fn read_only_rounds_stop_at_max_steps() {
     let refused = &seen[4].steps[3].failed_calls;
     assert_eq!(refused.len(), 1);
     assert_eq!(refused[0].reason.as_str(), "tool_not_allowed");
-    assert!(refused[0].message.contains("no more look-ups"), "{}", refused[0].message);
+    assert!(
+        refused[0].message.contains("no more look-ups"),
+        "{}",
+        refused[0].message
+    );
     drop(seen);
     let spoke: Vec<_> = events
         .iter()

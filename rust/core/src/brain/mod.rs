@@ -131,6 +131,11 @@ pub struct BrainContext {
     /// same decision ([`BrainContext::steps`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only_tools: Vec<String>,
+    /// The names of those of [`BrainContext::tools`] that are due (an app's move on the
+    /// agent's turn: [`crate::apps::ActionDef::due`]): when there are any, the answer must
+    /// call one of them, after any look-ups, or it is sent back for repair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub due_tools: Vec<String>,
     /// Earlier rounds of this decision, oldest first: empty on the first call; then the results
     /// of read-only calls to continue from, or the failure feedback of an answer to repair
     /// ([`DecisionStep`]).
@@ -149,8 +154,11 @@ impl BrainContext {
     /// offered, then cannot produce one).
     pub fn withhold_reads(&mut self) {
         let reads = std::mem::take(&mut self.read_only_tools);
-        self.tools
-            .retain(|d| !d["name"].as_str().is_some_and(|n| reads.iter().any(|r| r == n)));
+        self.tools.retain(|d| {
+            !d["name"]
+                .as_str()
+                .is_some_and(|n| reads.iter().any(|r| r == n))
+        });
     }
 
     /// A context for a decision outside the world (a GM turn): `agent_id` and `name`, at the
@@ -175,6 +183,7 @@ impl BrainContext {
             decisions: 0,
             tools: Vec::new(),
             read_only_tools: Vec::new(),
+            due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Sections::default(),
         }

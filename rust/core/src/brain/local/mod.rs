@@ -328,9 +328,21 @@ fn not_built() -> BrainError {
 ///   ([`bounds::bounded`]): a model caught in a loop cannot run a call past `max_tokens`, so
 ///   an answer cut there is rare, and keeps its text and its whole calls.
 pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
+    schema_of(tools, max_tokens, None)
+}
+
+/// The schema of a decision that must act ([`crate::brain::BrainContext::due_tools`]): as
+/// [`contract_schema`], with at least one call, every call one of `callable` (the due actions
+/// and the look-ups still offered). The answer may still say something beside its calls.
+pub fn acting_schema(tools: &[ToolSpec], max_tokens: u32, callable: &[String]) -> Value {
+    schema_of(tools, max_tokens, Some(callable))
+}
+
+fn schema_of(tools: &[ToolSpec], max_tokens: u32, callable: Option<&[String]>) -> Value {
     let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
     let calls: Vec<Value> = tools
         .iter()
+        .filter(|tool| callable.is_none_or(|names| names.contains(&tool.name)))
         .map(|tool| {
             json!({
                 "type": "object",
@@ -366,6 +378,9 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
         json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
                "items": {"anyOf": calls}})
     };
+    if callable.is_some() {
+        return answer(line(false, text_chars), some_calls(1));
+    }
     json!({"anyOf": [
         answer(said, some_calls(0)),
         answer(line(false, text_chars), some_calls(1)),
@@ -430,6 +445,32 @@ mod tests {
         let silent = contract_schema(&[], 512);
         assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
         assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
+    }
+
+    #[test]
+    fn a_decision_that_must_act_calls_a_due_action_or_a_look_up() {
+        let tool = |name: &str| ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        let tools = [tool("move"), tool("suggest_move"), tool("speak")];
+        let schema = acting_schema(&tools, 128, &["move".into(), "suggest_move".into()]);
+        let valid = jsonschema::validator_for(&schema).unwrap();
+        let answer = |text: &str, calls: Value| json!({"assistant_text": text, "dialog_type": "reply", "tool_calls": calls});
+        assert!(valid.is_valid(&answer("", json!([{"tool": "move", "args": {}}]))));
+        assert!(valid.is_valid(&answer(
+            "Hm.",
+            json!([{"tool": "suggest_move", "args": {}}])
+        )));
+        assert!(
+            !valid.is_valid(&answer("Your move!", json!([]))),
+            "words only"
+        );
+        assert!(
+            !valid.is_valid(&answer("", json!([{"tool": "speak", "args": {}}]))),
+            "a tool that is neither due nor a look-up"
+        );
     }
 
     #[test]

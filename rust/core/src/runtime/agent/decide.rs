@@ -166,7 +166,7 @@ impl Agent {
                     }
                 };
                 let checked = decision::check(&reply, &tools, &self.tool_context())
-                    .and_then(|plan| self.acts_at_last(&reply, plan, answers));
+                    .and_then(|plan| self.acts(&reply, plan, answers, &context.due_tools));
                 if let Err(feedback) = &checked {
                     entry.push_rejected(&reply, &feedback.failed_calls);
                 }
@@ -210,38 +210,56 @@ impl Agent {
         })
     }
 
-    /// The decision's last answer (the `max_steps`-th) is offered no read-only tools
-    /// ([`BrainContext::withhold_reads`]); one that still only asks them something is refused
-    /// for repair like any call of a tool not offered: its look-ups are over, it must act.
-    fn acts_at_last(
+    /// What a checked answer must do beyond the contract, else it is sent back for repair:
+    ///
+    /// - the decision's last answer (the `max_steps`-th) is offered no read-only tools
+    ///   ([`BrainContext::withhold_reads`]); one that still only asks them something is refused
+    ///   like any call of a tool not offered: its look-ups are over, it must act;
+    /// - while an app action is due (`due`: the agent's move), an answer that is not only
+    ///   look-ups must call one of them.
+    fn acts(
         &self,
         reply: &BrainReply,
         plan: Plan,
         answers: u32,
+        due: &[String],
     ) -> Result<Plan, Box<DecisionStep>> {
         let steps = self.inner.options.max_steps;
-        if answers + 1 < steps || !plan.only_reads() {
+        let last = answers + 1 >= steps;
+        let refuse = |calls: Vec<FailedCall>, problem: Option<String>| {
+            Err(Box::new(DecisionStep {
+                reply: reply.clone(),
+                results: Vec::new(),
+                failed_calls: calls,
+                problem,
+            }))
+        };
+        if plan.only_reads() {
+            if !last {
+                return Ok(plan);
+            }
+            let why = format!(
+                "no more look-ups in this decision ({steps} answers at most): act now with what \
+                 you found (a move, a line, an action)"
+            );
+            return refuse(
+                plan.calls
+                    .iter()
+                    .map(|(call, _)| FailedCall::new(call, FailureReason::ToolNotAllowed, &why))
+                    .collect(),
+                None,
+            );
+        }
+        if due.is_empty() || plan.calls.iter().any(|(call, _)| due.contains(&call.tool)) {
             return Ok(plan);
         }
-        Err(Box::new(DecisionStep {
-            reply: reply.clone(),
-            results: Vec::new(),
-            failed_calls: plan
-                .calls
-                .iter()
-                .map(|(call, _)| {
-                    FailedCall::new(
-                        call,
-                        FailureReason::ToolNotAllowed,
-                        format!(
-                            "no more look-ups in this decision ({steps} answers at most): act \
-                             now with what you found (a move, a line, an action)"
-                        ),
-                    )
-                })
-                .collect(),
-            problem: None,
-        }))
+        refuse(
+            Vec::new(),
+            Some(format!(
+                "it is your move: the answer must call {} (it may say something too)",
+                due.join(" or ")
+            )),
+        )
     }
 
     /// Runs the read-only calls of `plan` (all it asks), journals them, and gives the step the
@@ -459,11 +477,14 @@ impl Agent {
             decisions: self.decisions,
             tools: tools.definitions().to_vec(),
             read_only_tools: tools.read_only_names().to_vec(),
+            due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Default::default(),
         };
         if let Some(app) = self.shared.app() {
-            context.sections.put(app.view());
+            let view = app.view();
+            context.due_tools = view.due.clone();
+            context.sections.put(view);
         }
         context
     }
