@@ -332,8 +332,9 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
 }
 
 /// The schema of a decision that must act ([`crate::brain::BrainContext::due_tools`]): as
-/// [`contract_schema`], with at least one call, every call one of `callable` (the due actions
-/// and the look-ups still offered). The answer may still say something beside its calls.
+/// [`contract_schema`], with exactly one call, one of `callable` (the due actions and the
+/// look-ups still offered): a move, or a look-up before it (a look-up after a move would ask
+/// about a turn that is over). The answer may still say something beside its call.
 pub fn acting_schema(tools: &[ToolSpec], max_tokens: u32, callable: &[String]) -> Value {
     schema_of(tools, max_tokens, Some(callable))
 }
@@ -379,7 +380,9 @@ fn schema_of(tools: &[ToolSpec], max_tokens: u32, callable: Option<&[String]>) -
                "items": {"anyOf": calls}})
     };
     if callable.is_some() {
-        return answer(line(false, text_chars), some_calls(1));
+        let one_call = json!({"type": "array", "minItems": 1, "maxItems": 1,
+                              "items": {"anyOf": calls}});
+        return answer(line(false, text_chars), one_call);
     }
     json!({"anyOf": [
         answer(said, some_calls(0)),
@@ -470,6 +473,11 @@ mod tests {
         assert!(
             !valid.is_valid(&answer("", json!([{"tool": "speak", "args": {}}]))),
             "a tool that is neither due nor a look-up"
+        );
+        let both = json!([{"tool": "move", "args": {}}, {"tool": "suggest_move", "args": {}}]);
+        assert!(
+            !valid.is_valid(&answer("", both)),
+            "a look-up after the move"
         );
     }
 
