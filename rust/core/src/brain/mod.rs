@@ -131,6 +131,11 @@ pub struct BrainContext {
     /// same decision ([`BrainContext::steps`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only_tools: Vec<String>,
+    /// The names of those of [`BrainContext::tools`] after a call of which an answer takes no
+    /// other call (the world's `speak`: the agent is speaking then, and the state machine
+    /// refuses anything else); the answer's check refuses a call that follows one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub final_tools: Vec<String>,
     /// Earlier rounds of this decision, oldest first: empty on the first call; then the results
     /// of read-only calls to continue from, or the failure feedback of an answer to repair
     /// ([`DecisionStep`]).
@@ -166,6 +171,7 @@ impl BrainContext {
             decisions: 0,
             tools: Vec::new(),
             read_only_tools: Vec::new(),
+            final_tools: Vec::new(),
             steps: Vec::new(),
             sections: Sections::default(),
         }

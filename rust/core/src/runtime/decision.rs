@@ -8,8 +8,13 @@
 //! [`limits::MAX_REPLY_TOOL_CALLS`] calls is refused as a whole (none of its calls is checked).
 //! A failing answer becomes the contract's failure feedback ([`DecisionStep`] with
 //! `failed_calls`), which goes back to the brain to repair its answer; nothing of it runs. What
-//! the world itself may refuse (a target outside the bounds, a helper that is not running) is
-//! checked when the action runs.
+//! the world itself may refuse is checked again when the action runs.
+//!
+//! The world tools are checked against the schemas the brain was shown, grounded in what
+//! exists for the decision ([`world::ground`]): a call naming an agent or a task that does not
+//! exist, or a position outside the bounds, is refused here with a message saying what exists.
+//! No call may follow a `speak` in one answer (`invalid_actor_state`): the agent is speaking
+//! then, and the state machine would refuse it.
 //!
 //! What goes back is bounded, whoever answered: the feedback's copy of the answer keeps at most
 //! [`limits::MAX_REPLY_TOOL_CALLS`] calls, and arguments over
@@ -97,6 +102,9 @@ pub(crate) fn check(
     let mut failed = Vec::new();
     let mut calls = Vec::with_capacity(count);
     let mut ids = HashSet::new();
+    // The id of the answer's `speak`, once there is one: the state machine refuses every call
+    // after it (the agent is Speaking), so the check refuses them first.
+    let mut spoken: Option<String> = None;
     for call in &reply.tool_calls {
         if !call.id.is_empty() && !ids.insert(call.id.as_str()) {
             failed.push(FailedCall::new(
@@ -105,6 +113,20 @@ pub(crate) fn check(
                 format!("another call of this answer has the id '{}'", call.id),
             ));
             continue;
+        }
+        if let Some(speech) = &spoken {
+            failed.push(FailedCall::new(
+                call,
+                FailureReason::InvalidActorState,
+                format!(
+                    "no call can follow `speak` ({speech}) in one answer: the agent is speaking \
+                     then and does nothing else; call `speak` last"
+                ),
+            ));
+            continue;
+        }
+        if ends_answer(tools, &call.tool) {
+            spoken = Some(call.id.clone());
         }
         match check_call(call, tools, ctx) {
             Ok(planned) => calls.push((call.clone(), planned)),
@@ -121,6 +143,21 @@ pub(crate) fn check(
         failed_calls: failed,
         problem: silent.then(|| SILENT_REPLY.to_string()),
     }))
+}
+
+/// Whether a call of `tool` ends an answer: the world's `speak` (the agent is speaking then).
+fn ends_answer(tools: &AgentTools, tool: &str) -> bool {
+    tool == world::SPEAK && tools.find(tool).is_some_and(|(set, _)| set == WORLD_TOOLS)
+}
+
+/// The names of the tools of `tools` after a call of which an answer takes no other call
+/// ([`crate::brain::BrainContext::final_tools`]).
+pub(crate) fn final_tools(tools: &AgentTools) -> Vec<String> {
+    [world::SPEAK]
+        .into_iter()
+        .filter(|name| ends_answer(tools, name))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The answer as the failure feedback repeats it: its first [`limits::MAX_REPLY_TOOL_CALLS`]
@@ -199,7 +236,7 @@ fn check_call(
         FailedCall::new(call, FailureReason::InvalidArgs, e.to_string())
     };
     if set == WORLD_TOOLS {
-        return world::parse_action(call)
+        return world::parse_with(registry, call)
             .map(Planned::World)
             .map_err(invalid);
     }

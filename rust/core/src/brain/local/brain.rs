@@ -236,6 +236,7 @@ impl Brain for LocalBrain {
             let request = prompt::request(context, &self.options());
             let schema = contract_schema(
                 &request.tools,
+                &context.final_tools,
                 request.max_tokens.unwrap_or(self.max_tokens),
             );
             let mut reply = self.call(&request, schema, true).await?;

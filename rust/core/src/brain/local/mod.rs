@@ -322,28 +322,31 @@ fn not_built() -> BrainError {
 ///   not blank: the anti-silent rule), and no line says `<|`, which opens a chat template's
 ///   turn markers;
 /// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
-/// - at most [`MAX_LOCAL_CALLS`] calls;
+/// - at most [`MAX_LOCAL_CALLS`] calls, and none after a call of one of `final_tools` (the
+///   world's `speak`: [`crate::brain::BrainContext::final_tools`]), which comes last or not at
+///   all;
 /// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
 ///   character), and so does every string of the arguments, each number and list has an end
 ///   ([`bounds::bounded`]): a model caught in a loop cannot run a call past `max_tokens`, so
 ///   an answer cut there is rare, and keeps its text and its whole calls.
-pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
+pub fn contract_schema(tools: &[ToolSpec], final_tools: &[String], max_tokens: u32) -> Value {
     let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
-    let calls: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "object",
-                "properties": {
-                    "tool": {"const": tool.name},
-                    "args": bounds::bounded(&tool.parameters, text_chars as u64),
-                    "reason": {"type": "string", "maxLength": text_chars.min(MAX_REASON_CHARS)},
-                },
-                "required": ["tool", "args"],
-                "additionalProperties": false,
-            })
+    let call_of = |tool: &ToolSpec| {
+        json!({
+            "type": "object",
+            "properties": {
+                "tool": {"const": tool.name},
+                "args": bounds::bounded(&tool.parameters, text_chars as u64),
+                "reason": {"type": "string", "maxLength": text_chars.min(MAX_REASON_CHARS)},
+            },
+            "required": ["tool", "args"],
+            "additionalProperties": false,
         })
-        .collect();
+    };
+    let (last, free): (Vec<&ToolSpec>, Vec<&ToolSpec>) =
+        tools.iter().partition(|t| final_tools.contains(&t.name));
+    let calls: Vec<Value> = free.iter().map(|t| call_of(t)).collect();
+    let last: Vec<Value> = last.iter().map(|t| call_of(t)).collect();
     let dialog_type = json!({"type": "string", "pattern": "^[a-z_]{1,32}$"});
     let answer = |text: Value, tool_calls: Value| {
         json!({
@@ -359,17 +362,44 @@ pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
     };
     let said = line(true, text_chars);
     let no_calls = json!({"type": "array", "maxItems": 0});
-    if calls.is_empty() {
+    if calls.is_empty() && last.is_empty() {
         return answer(said, no_calls);
     }
-    let some_calls = |min: usize| {
-        json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
-               "items": {"anyOf": calls}})
-    };
+    let some_calls = |min: usize| calls_schema(&calls, &last, min);
     json!({"anyOf": [
         answer(said, some_calls(0)),
         answer(line(false, text_chars), some_calls(1)),
     ]})
+}
+
+/// The schema of an answer's calls: at least `min`, at most [`MAX_LOCAL_CALLS`], each one of
+/// `calls` — or, when `last` has some, `k` of `calls` followed by one of `last`.
+fn calls_schema(calls: &[Value], last: &[Value], min: usize) -> Value {
+    let free = json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
+                      "items": {"anyOf": calls}});
+    if last.is_empty() {
+        return free;
+    }
+    let mut shapes = Vec::with_capacity(MAX_LOCAL_CALLS + 1);
+    if !calls.is_empty() {
+        shapes.push(free);
+    } else if min == 0 {
+        shapes.push(json!({"type": "array", "maxItems": 0}));
+    }
+    let before = if calls.is_empty() {
+        0
+    } else {
+        MAX_LOCAL_CALLS - 1
+    };
+    for k in 0..=before {
+        let mut prefix = vec![json!({"anyOf": calls}); k];
+        prefix.push(json!({"anyOf": last}));
+        shapes.push(
+            json!({"type": "array", "prefixItems": prefix, "items": false,
+                           "minItems": k + 1}),
+        );
+    }
+    json!({"anyOf": shapes})
 }
 
 /// The schema of what an agent says in a local model's answer: at most `max_chars`
@@ -406,7 +436,7 @@ mod tests {
             description: "Walk.".into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
         }];
-        let schema = contract_schema(&tools, 512);
+        let schema = contract_schema(&tools, &[], 512);
         let [said, acted] = [&schema["anyOf"][0], &schema["anyOf"][1]];
         let call = &said["properties"]["tool_calls"]["items"]["anyOf"][0];
         assert_eq!(call["properties"]["tool"]["const"], "move");
@@ -427,7 +457,7 @@ mod tests {
         assert_eq!(said["properties"]["assistant_text"], line(true, 256));
         assert_eq!(acted["properties"]["tool_calls"]["minItems"], 1);
         assert_eq!(acted["properties"]["assistant_text"], line(false, 256));
-        let silent = contract_schema(&[], 512);
+        let silent = contract_schema(&[], &[], 512);
         assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
         assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
     }
@@ -495,7 +525,7 @@ mod tests {
             description: "Walk.".into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
         }];
-        let schema = contract_schema(&tools, 128);
+        let schema = contract_schema(&tools, &[], 128);
         let whole = r#"{"assistant_text":"Hi <b>!","dialog_type":"chat","tool_calls":[]}"#;
         assert_eq!(taken(&schema, whole), whole.len(), "a `<` of anything else");
         let acting = r#"{"assistant_text":"","dialog_type":"act","tool_calls":[{"tool":"move","args":{"x":1}}]}"#;
@@ -510,6 +540,9 @@ mod tests {
         }
         // Without tools an answer must say something: no blank start.
         let blank = r#"{"assistant_text":" "#;
-        assert_eq!(taken(&contract_schema(&[], 128), blank), blank.len() - 1);
+        assert_eq!(
+            taken(&contract_schema(&[], &[], 128), blank),
+            blank.len() - 1
+        );
     }
 }
