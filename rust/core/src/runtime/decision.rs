@@ -371,6 +371,134 @@ mod tests {
     }
 
     #[test]
+    fn nothing_may_follow_speak() {
+        let speak = || call("s", "speak", json!({"content": "Hi"}));
+        let walk = |id: &str| call(id, "move", json!({"x": 1, "y": 2}));
+        let plan = check(
+            &reply("", vec![walk("m1"), walk("m2"), speak()]),
+            &tools(),
+            &ToolContext::anonymous(),
+        )
+        .unwrap_or_else(|step| panic!("{}", summary(&step)));
+        assert_eq!(plan.calls.len(), 3, "speak last is fine");
+        let step = check(
+            &reply(
+                "",
+                vec![
+                    walk("m1"),
+                    speak(),
+                    walk("m2"),
+                    call("s2", "speak", json!({"content": "Again"})),
+                    call("r", "legal_moves", json!({"state": "s"})),
+                ],
+            ),
+            &tools(),
+            &ToolContext::anonymous(),
+        )
+        .err()
+        .expect("calls after speak are refused");
+        let refused: Vec<_> = step
+            .failed_calls
+            .iter()
+            .map(|f| (f.id.as_str(), f.status, f.reason))
+            .collect();
+        let after = (FailureStatus::Rejected, FailureReason::InvalidActorState);
+        assert_eq!(
+            refused,
+            [
+                ("m2", after.0, after.1),
+                ("s2", after.0, after.1),
+                ("r", after.0, after.1)
+            ]
+        );
+        assert_eq!(
+            step.failed_calls[0].message,
+            "no call can follow `speak` (s) in one answer: the agent is speaking then and does \
+             nothing else; call `speak` last"
+        );
+        // An app's tool named `speak` is no world action: calls may follow it.
+        let mut app = ToolRegistry::new();
+        app.register(
+            ToolSpec::new("speak", "Says.", json!({"type": "object"})),
+            |_| ToolOutput::ok(json!({})),
+        )
+        .unwrap();
+        let app = AgentTools::new(vec![("app".into(), Arc::new(app))]).unwrap();
+        assert!(final_tools(&app).is_empty());
+        assert_eq!(final_tools(&tools()), ["speak"]);
+        let both = reply(
+            "",
+            vec![call("a", "speak", json!({})), call("b", "speak", json!({}))],
+        );
+        assert!(check(&both, &app, &ToolContext::anonymous()).is_ok());
+    }
+
+    #[test]
+    fn world_calls_are_checked_against_the_grounded_schemas() {
+        use crate::geometry::WorldBounds;
+        use crate::tools::world::ground::Ground;
+        let bounds = WorldBounds::from_rect(0.0, 0.0, 10.0, 10.0).unwrap();
+        let ground = Ground::new("a1", &[], "player_0", ["a2".to_string()], [], bounds);
+        let tools = tools()
+            .replaced(WORLD_TOOLS, &Arc::new(ground.registry()))
+            .unwrap();
+        let step = check(
+            &reply(
+                "",
+                vec![
+                    call(
+                        "c1",
+                        "collaborate",
+                        json!({"agent_id": "ghost", "task_name": "t"}),
+                    ),
+                    call(
+                        "c2",
+                        "complete_task",
+                        json!({"task_id": 5555555555555555_i64}),
+                    ),
+                    call("c3", "move", json!({"x": 11, "y": 0})),
+                    call(
+                        "c4",
+                        "collaborate",
+                        json!({"agent_id": "a2", "task_name": "t"}),
+                    ),
+                ],
+            ),
+            &tools,
+            &ToolContext::anonymous(),
+        )
+        .err()
+        .expect("ungrounded calls are refused");
+        let refused: Vec<_> = step
+            .failed_calls
+            .iter()
+            .map(|f| (f.id.as_str(), f.reason, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                (
+                    "c1",
+                    FailureReason::InvalidArgs,
+                    "Invalid arguments for collaborate: agent_id: no agent 'ghost' can be asked \
+                     for help now; you can ask: a2"
+                ),
+                (
+                    "c2",
+                    FailureReason::ToolNotAllowed,
+                    "'complete_task' is not available now: you have no open task to complete"
+                ),
+                (
+                    "c3",
+                    FailureReason::InvalidArgs,
+                    "Invalid arguments for move: x: x 11 is outside the world bounds: x must be \
+                     from 0.0 to 10.0"
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn every_failure_is_reported_with_its_status_and_reason() {
         let step = check(
             &reply(

@@ -545,4 +545,123 @@ mod tests {
             blank.len() - 1
         );
     }
+
+    /// The world tools grounded for agent `a1` (who can ask `a2`, has task 3 open, in a world
+    /// 100 × 50), as a local brain is given them.
+    #[cfg(feature = "local")]
+    fn grounded_tools() -> Vec<ToolSpec> {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "player_0",
+            ["a2".to_string()],
+            [3],
+            crate::geometry::WorldBounds::from_rect(0.0, 0.0, 100.0, 50.0).unwrap(),
+        );
+        ground
+            .registry()
+            .tools()
+            .map(|t| ToolSpec {
+                name: t.name().into(),
+                description: t.description().into(),
+                parameters: t.input_schema().clone(),
+            })
+            .collect()
+    }
+
+    /// An answer calling `calls` (each `"tool":…,"args":…`), as far as the grammar takes it.
+    #[cfg(feature = "local")]
+    fn answer_with(calls: &[&str]) -> String {
+        let calls: Vec<String> = calls.iter().map(|c| format!("{{{c}}}")).collect();
+        format!(
+            r#"{{"assistant_text":"","dialog_type":"act","tool_calls":[{}]}}"#,
+            calls.join(",")
+        )
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
+    fn the_grammar_of_grounded_tools_names_only_what_exists() {
+        let schema = contract_schema(&grounded_tools(), &["speak".into()], 256);
+        let taken_all = |calls: &[&str]| {
+            let answer = answer_with(calls);
+            (taken(&schema, &answer), answer.len())
+        };
+        for ok in [
+            r#""tool":"collaborate","args":{"agent_id":"a2"}"#,
+            r#""tool":"complete_task","args":{"task_id":3}"#,
+            r#""tool":"move","args":{"x":100,"y":12.5}"#,
+            r#""tool":"speak","args":{"content":"Hi","recipients":["player_0","a2"]}"#,
+        ] {
+            let (taken, len) = taken_all(&[ok]);
+            assert_eq!(taken, len, "{ok} is grounded");
+        }
+        for (bad, stops_at) in [
+            (
+                r#""tool":"collaborate","args":{"agent_id":"bob"}"#,
+                r#""agent_id":""#,
+            ),
+            (
+                r#""tool":"complete_task","args":{"task_id":5555555555555555}"#,
+                r#""task_id":"#,
+            ),
+            (r#""tool":"move","args":{"x":101,"y":1}"#, r#""x":10"#),
+            (r#""tool":"move","args":{"x":-3,"y":1}"#, r#""x":"#),
+            (r#""tool":"move","args":{"x":5,"y":50.5}"#, r#""y":50."#),
+            (
+                r#""tool":"speak","args":{"content":"Hi","recipients":["bob"]}"#,
+                r#""recipients":[""#,
+            ),
+        ] {
+            let answer = answer_with(&[bad]);
+            let at = answer.find(stops_at).unwrap() + stops_at.len();
+            assert_eq!(taken(&schema, &answer), at, "{bad} is refused there");
+        }
+        // Nothing follows `speak`; it may come last.
+        let speak = r#""tool":"speak","args":{"content":"Hi"}"#;
+        let walk = r#""tool":"move","args":{"x":1,"y":1}"#;
+        let (taken_speak_last, len) = taken_all(&[walk, walk, speak]);
+        assert_eq!(taken_speak_last, len, "speak last");
+        let answer = answer_with(&[speak, walk]);
+        // The `,` that would open another call is refused.
+        let after = answer.find(walk).unwrap() - 2;
+        assert_eq!(taken(&schema, &answer), after, "no call after speak");
+        let (taken_twice, _) = taken_all(&[speak, speak]);
+        assert_eq!(taken_twice, after, "no second speak");
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
+    fn the_grammar_of_tools_left_out_refuses_them() {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "",
+            [],
+            [],
+            crate::geometry::WorldBounds::default(),
+        );
+        let tools: Vec<ToolSpec> = ground
+            .registry()
+            .tools()
+            .map(|t| ToolSpec {
+                name: t.name().into(),
+                description: t.description().into(),
+                parameters: t.input_schema().clone(),
+            })
+            .collect();
+        let schema = contract_schema(&tools, &["speak".into()], 256);
+        for gone in ["collaborate", "complete_task"] {
+            let answer = answer_with(&[&format!(r#""tool":"{gone}","args":{{}}"#)]);
+            let whole = answer.find(gone).unwrap() + gone.len();
+            assert!(taken(&schema, &answer) < whole, "{gone} is not offered");
+        }
+        let lonely =
+            answer_with(&[r#""tool":"speak","args":{"content":"Hm.","recipients":["a2"]}"#]);
+        let at = lonely.find(r#"["a2"#).unwrap() + 1;
+        assert_eq!(taken(&schema, &lonely), at, "no one to address");
+        // Speaking alone is fine.
+        let alone = answer_with(&[r#""tool":"speak","args":{"content":"Hm.","recipients":[]}"#]);
+        assert_eq!(taken(&schema, &alone), alone.len());
+    }
 }
