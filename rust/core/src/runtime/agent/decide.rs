@@ -2,7 +2,7 @@
 //! answered and the brain asked again), and the decision's outcome.
 
 use super::*;
-use crate::tools::world::ground::{Ground, MAX_LISTED_AGENTS};
+use crate::tools::world::ground::MAX_LISTED_AGENTS;
 
 /// What [`Agent::decide`] comes to: the plan (or why there is none), the journal entry so
 /// far, and what the decision was shown (observations, the move's status), to mark as seen.
@@ -439,7 +439,8 @@ impl Agent {
     /// `tools` with the world set (when attached) grounded in what exists for the decision
     /// `context` is for ([`Ground`]): it can address whoever it answers, the player and the
     /// agents it can ask; it can ask the running agents, those it answers and those near it
-    /// first, then the others by id; its open tasks, the current first; the world bounds.
+    /// first, then the others by id; its open tasks, the current first; the world bounds. The
+    /// last decision's grounded set is reused while what it is grounded in is the same.
     fn grounded(&self, tools: Arc<AgentTools>, context: &BrainContext) -> Arc<AgentTools> {
         if tools.set(WORLD_TOOLS).is_none() {
             return tools;
@@ -473,7 +474,18 @@ impl Agent {
             tasks,
             context.bounds,
         );
-        match tools.replaced(WORLD_TOOLS, &Arc::new(ground.registry())) {
+        let registry = {
+            let mut last = self.grounded.borrow_mut();
+            match last.as_ref() {
+                Some((before, registry)) if *before == ground => registry.clone(),
+                _ => {
+                    let registry = Arc::new(ground.registry());
+                    *last = Some((ground, registry.clone()));
+                    registry
+                }
+            }
+        };
+        match tools.replaced(WORLD_TOOLS, &registry) {
             Ok(grounded) => Arc::new(grounded),
             // The grounded set has the world tools' names (or fewer): it cannot clash.
             Err(_) => tools,
