@@ -162,7 +162,9 @@ func test_defaults_and_errors_without_a_runtime() -> void:
 	flee.description = "Run away"
 	flee.human_only = true
 	assert_eq(flee.to_dictionary(), {"name": "flee", "description": "Run away", "params": {},
-		"humanOnly": true, "agentOnly": false, "readOnly": false})
+		"humanOnly": true, "agentOnly": false, "readOnly": false, "due": false})
+	app.actions = [{"name": "place", "due": true}]
+	assert_eq(app.get_last_error(), "", "due is a key of an action")
 	app.actions = [PLACE, flee]
 	assert_eq(app.actions.size(), 2)
 	assert_eq(app.get_last_error(), "")
@@ -194,6 +196,9 @@ func test_register_errors_name_the_field() -> void:
 	assert_eq(app.actions.size(), 1, "not checked before registering")
 	assert_false(app.register(rt))
 	assert_eq(app.get_last_error(), "register: action 'place': params.row: unknown type 'integr' (use int, number, string or bool)")
+	app.actions = [{"name": "hint", "readOnly": true, "due": true}]
+	assert_false(app.register(rt))
+	assert_eq(app.get_last_error(), "register: action 'hint': a due action is the agent's to take: it cannot be readOnly or humanOnly")
 	app.actions = [PLACE]
 	app.history = 0
 	assert_false(app.register(rt))

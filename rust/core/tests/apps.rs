@@ -1184,3 +1184,62 @@ async fn a_game_against_the_human_takes_turns() {
     );
     rt.shutdown(Duration::from_secs(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_move_must_be_made_words_alone_go_back_for_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = Recorder::default();
+    let rt = runtime(&dir, &brain);
+    rt.register_app(
+        game_app(
+            "duel",
+            json!({"name": "four_in_a_row", "opponent": "human"}),
+        ),
+        AppHandler::Remote,
+    )
+    .unwrap();
+    let id = player(&rt, "recorder");
+    // Words only, then a move with a word.
+    brain.answers.lock().push_back(BrainReply {
+        assistant_text: "Let me think about this.".into(),
+        dialog_type: "monologue".into(),
+        tool_calls: Vec::new(),
+    });
+    brain.answers.lock().push_back(BrainReply {
+        assistant_text: "There.".into(),
+        dialog_type: "reply".into(),
+        tool_calls: vec![call("move", json!({"column": 3}))],
+    });
+    rt.attach_app("duel", &id).unwrap();
+    until("the agent's move", || {
+        rt.app_session("duel").unwrap().state["turn"] == "opponent"
+    })
+    .await;
+    let seen = brain.contexts();
+    assert_eq!(seen[0].due_tools, ["move"], "its move is due on its turn");
+    let view = seen[0].sections.get::<AppView>().unwrap();
+    assert_eq!(view.due, ["move"]);
+    let repair = &seen[1].steps[0];
+    assert_eq!(
+        repair.problem.as_deref(),
+        Some("it is your move: the answer must call move (it may say something too)")
+    );
+    // The journal keeps the refused answer; the repair moved.
+    let moved = || {
+        rt.recent_decisions(&id)
+            .unwrap()
+            .into_iter()
+            .find(|d| d.calls.iter().any(|c| c.tool == "move"))
+    };
+    until("the decision journaled", || moved().is_some()).await;
+    let moved = moved().unwrap();
+    assert_eq!(moved.repairs, 1);
+    assert_eq!(moved.spoken, ["There."]);
+    // On the human's turn nothing is due.
+    let human = rt
+        .app_human_action("duel", "move", json!({"column": 4}))
+        .await
+        .unwrap();
+    assert!(human.ok, "{human:?}");
+    rt.shutdown(Duration::from_secs(2));
+}

@@ -348,19 +348,46 @@ async fn read_only_rounds_stop_at_max_steps() {
     )
     .unwrap();
     rt.register_tool_set("peek", peek).unwrap();
-    recorder.answers.lock().extend((0..10).map(|i| {
+    // Four looks, the fourth past the last step's offer, then a line.
+    recorder.answers.lock().extend((0..4).map(|i| {
         reply(
             "Still looking.",
             vec![call(&format!("c{i}"), "peek", json!({}))],
         )
     }));
-    spawn(&rt, agent(Some(vec!["world", "peek"])));
+    recorder
+        .answers
+        .lock()
+        .push_back(reply("Nothing here, moving on.", vec![]));
+    let id = spawn(&rt, agent(Some(vec!["world", "peek"])));
     let events = collect(&mut sub, Duration::from_secs(3)).await;
     assert_eq!(errors(&events), []);
-    // Four answers (max_steps): three continued with results, the fourth was final.
     let seen = recorder.seen.lock();
-    assert_eq!(seen.len(), 4, "max_steps answers in one decision");
+    // Three answers continued with results; the fourth (max_steps) was offered no look-up.
+    assert!(seen[2].tools.iter().any(|t| t["name"] == "peek"));
+    assert!(seen[3].tools.iter().all(|t| t["name"] != "peek"));
+    assert!(seen[3].read_only_tools.is_empty());
     assert_eq!(seen[3].steps.len(), 3);
+    // It looked anyway: refused for repair, and the repair acted.
+    let refused = &seen[4].steps[3].failed_calls;
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].reason.as_str(), "tool_not_allowed");
+    assert!(
+        refused[0].message.contains("no more look-ups"),
+        "{}",
+        refused[0].message
+    );
+    drop(seen);
+    let spoke: Vec<_> = events
+        .iter()
+        .filter_map(|m| match m {
+            BusMessage::AgentSpoke {
+                agent_id, content, ..
+            } if *agent_id == id => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spoke, ["Nothing here, moving on."]);
 }
 
 #[tokio::test(start_paused = true)]

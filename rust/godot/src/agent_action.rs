@@ -9,7 +9,7 @@ use crate::convert;
 
 /// One action an [AgentApp] offers: it becomes a tool of the agent attached to the app (unless
 /// [member human_only]). Put these in [member AgentApp.actions] from the inspector, or use the
-/// Dictionary form `{name, description, params, humanOnly, agentOnly, readOnly}` in code:
+/// Dictionary form `{name, description, params, humanOnly, agentOnly, readOnly, due}` in code:
 ///
 /// ```gdscript
 /// var place := AgentAction.new()
@@ -43,12 +43,18 @@ pub struct AgentAction {
     /// to the agent within the same decision.
     #[export]
     read_only: bool,
+    /// The agent must take it now (its move in a turn-based game): while an offered action is
+    /// due, the agent's answer must call one of them (after any look-ups) or it goes back to
+    /// the brain for repair. Set it on the actions of the agent's turn
+    /// ([method AgentApp.set_actions]); never with [member human_only] or [member read_only].
+    #[export]
+    due: bool,
 }
 
 #[godot_api]
 impl AgentAction {
     /// The action's Dictionary form
-    /// `{name, description, params, humanOnly, agentOnly, readOnly}` (the shape
+    /// `{name, description, params, humanOnly, agentOnly, readOnly, due}` (the shape
     /// [member AgentApp.actions] also accepts).
     #[func]
     pub fn to_dictionary(&self) -> VarDictionary {
@@ -60,6 +66,7 @@ impl AgentAction {
             ("humanOnly", self.human_only.to_variant()),
             ("agentOnly", self.agent_only.to_variant()),
             ("readOnly", self.read_only.to_variant()),
+            ("due", self.due.to_variant()),
         ] {
             d.set(&key.to_variant(), &value);
         }
@@ -85,6 +92,7 @@ impl AgentAction {
             human_only: self.human_only,
             agent_only: self.agent_only,
             read_only: self.read_only,
+            due: self.due,
         })
     }
 }

@@ -199,7 +199,7 @@ fn action_from_variant(index: usize, value: &Variant) -> Result<ActionDef, Strin
                 .map_err(|e| format!("actions[{index}]: {e}"))?;
             let map =
                 convert::dictionary_to_json(&dict).map_err(|e| format!("actions[{index}]: {e}"))?;
-            const KEYS: [&str; 9] = [
+            const KEYS: [&str; 10] = [
                 "name",
                 "description",
                 "params",
@@ -209,11 +209,12 @@ fn action_from_variant(index: usize, value: &Variant) -> Result<ActionDef, Strin
                 "agent_only",
                 "readOnly",
                 "read_only",
+                "due",
             ];
             if let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
                 return Err(format!(
                     "actions[{index}]: unknown key '{key}' (use name, description, params, \
-                     humanOnly, agentOnly, readOnly)"
+                     humanOnly, agentOnly, readOnly, due)"
                 ));
             }
             serde_json::from_value(Value::Object(map)).map_err(|e| format!("actions[{index}]: {e}"))
@@ -433,7 +434,7 @@ pub struct AgentApp {
     #[init(val = 30.0)]
     action_timeout_seconds: f64,
     /// The actions the game offers now: [AgentAction] resources or Dictionaries
-    /// `{name, description, params, humanOnly, agentOnly, readOnly}` (`params` as the shorthand
+    /// `{name, description, params, humanOnly, agentOnly, readOnly, due}` (`params` as the shorthand
     /// `{"row": "int"}` or a JSON Schema). Setting it while registered changes the agent's tools
     /// at its next decision; invalid actions are refused (see [method get_last_error]) and the
     /// property keeps its value.

@@ -97,24 +97,16 @@ pub struct BoardRun {
     pub max_plies: Option<u32>,
 }
 
-/// The board games, with games per pairing sized from what a model does in one: a game ends
-/// at the first decision that makes no move (lost on time), which SmolLM2-135M-Instruct came
-/// to after about 2 moves of tic-tac-toe and 1 of chess in the trial runs, and Gemma 3 270M
-/// at its first. Reaching [`MIN_MOVES`] in the long games would take hundreds of games: the
-/// counts are kept to what runs in about an hour per model, and the summary says what fell
-/// short.
+/// The board games, with games per pairing sized for [`MIN_MOVES`] moves of a model that moves
+/// on every turn (its move is due, so it does): about 30 of its moves in a chess game cut at
+/// 60 plies, up to 50 in checkers at 100, 10 in four-in-a-row, 4 in tic-tac-toe, 25 in
+/// mancala, 60 to 90 shots in sea battle — over the three pairings of the ladder.
 pub const BOARD_RUNS: [BoardRun; 6] = [
     BoardRun {
-        game: "chess",
-        games: 3,
-        calibration_games: 20,
-        max_plies: Some(60),
-    },
-    BoardRun {
-        game: "checkers",
-        games: 3,
-        calibration_games: 20,
-        max_plies: Some(100),
+        game: "tic_tac_toe",
+        games: 10,
+        calibration_games: 30,
+        max_plies: None,
     },
     BoardRun {
         game: "four_in_a_row",
@@ -123,20 +115,26 @@ pub const BOARD_RUNS: [BoardRun; 6] = [
         max_plies: None,
     },
     BoardRun {
-        game: "tic_tac_toe",
-        games: 12,
-        calibration_games: 30,
-        max_plies: None,
-    },
-    BoardRun {
         game: "mancala",
-        games: 3,
+        games: 2,
         calibration_games: 20,
         max_plies: None,
     },
     BoardRun {
+        game: "chess",
+        games: 2,
+        calibration_games: 20,
+        max_plies: Some(60),
+    },
+    BoardRun {
+        game: "checkers",
+        games: 2,
+        calibration_games: 20,
+        max_plies: Some(100),
+    },
+    BoardRun {
         game: "sea_battle",
-        games: 3,
+        games: 1,
         calibration_games: 20,
         max_plies: None,
     },
@@ -1154,6 +1152,10 @@ fn play(server: &Path, bench: &Path, spec: &RunSpec) -> Result<Run, String> {
 mod tests {
     use super::*;
 
+    fn board_run(game: &str) -> &'static BoardRun {
+        BOARD_RUNS.iter().find(|r| r.game == game).unwrap()
+    }
+
     fn results(game: &str, players: Value, games: Value) -> Results {
         serde_json::from_value(json!({
             "version": 1, "tournament": "arena-1", "game": game, "schedule": "ladder",
@@ -1234,7 +1236,7 @@ mod tests {
     #[test]
     fn a_run_writes_into_its_folder_with_the_bench_settings() {
         let bench = Path::new("/repo/target/arena-bench");
-        let spec = RunSpec::ladder(&BRAINS[2], &BOARD_RUNS[0], 3);
+        let spec = RunSpec::ladder(&BRAINS[2], board_run("chess"), 3);
         let args = spec.args(bench);
         let text = args.join(" ");
         assert!(
@@ -1268,7 +1270,9 @@ mod tests {
             "{bj}"
         );
         assert!(!bj.contains("--max-plies"), "{bj}");
-        let cal = RunSpec::calibration(&BOARD_RUNS[3]).args(bench).join(" ");
+        let cal = RunSpec::calibration(board_run("tic_tac_toe"))
+            .args(bench)
+            .join(" ");
         assert!(
             cal.starts_with(
                 "arena --game tic_tac_toe --players engine:random,engine:easy,engine:hard --games 30"
@@ -1329,7 +1333,7 @@ mod tests {
     #[test]
     fn the_tables_show_every_number_and_what_ended_otherwise() {
         let board = Run {
-            spec: RunSpec::ladder(&BRAINS[2], &BOARD_RUNS[0], 3),
+            spec: RunSpec::ladder(&BRAINS[2], board_run("chess"), 3),
             results: results(
                 "chess",
                 json!([
@@ -1413,7 +1417,7 @@ mod tests {
         );
 
         let cal = Run {
-            spec: RunSpec::calibration(&BOARD_RUNS[0]),
+            spec: RunSpec::calibration(board_run("chess")),
             results: results(
                 "chess",
                 json!([
@@ -1453,7 +1457,7 @@ mod tests {
     fn a_finished_run_is_kept_for_resume_and_warned_about() {
         let bench = std::env::temp_dir().join(format!("xtask-arena-kept-{}", std::process::id()));
         let _ = fs::remove_dir_all(&bench);
-        let planned = RunSpec::ladder(&BRAINS[1], &BOARD_RUNS[0], 3);
+        let planned = RunSpec::ladder(&BRAINS[1], board_run("chess"), 3);
         let played = RunSpec {
             games: 6,
             ..planned.clone()
@@ -1500,7 +1504,7 @@ mod tests {
         assert_eq!(again.rerun_of, run.rerun_of);
         assert_eq!(again.load, run.load);
         // Another plan does not take it.
-        let other = RunSpec::ladder(&BRAINS[1], &BOARD_RUNS[0], 4);
+        let other = RunSpec::ladder(&BRAINS[1], board_run("chess"), 4);
         assert!(kept(&bench, &other).unwrap().is_none());
         let warnings = warnings_of(&again, true);
         assert_eq!(

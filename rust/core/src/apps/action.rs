@@ -54,6 +54,12 @@ pub struct ActionDef {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub read_only: bool,
+    /// The agent must take it now (its move in a turn-based game): while any offered action
+    /// is due, the agent's answer must call one of them — after any look-ups (read-only
+    /// actions) — or it is sent back for repair, and a `local` model's grammar allows no
+    /// other answer. Never read-only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub due: bool,
 }
 
 impl ActionDef {
@@ -66,6 +72,7 @@ impl ActionDef {
             human_only: false,
             agent_only: false,
             read_only: false,
+            due: false,
         }
     }
 
@@ -80,6 +87,13 @@ impl ActionDef {
     /// action and the field (`action 'place': params.row: unknown type 'integr' …`).
     pub fn normalized(&self) -> Result<ActionDef, String> {
         check_name(&self.name)?;
+        if self.due && (self.read_only || self.human_only) {
+            return Err(format!(
+                "action '{}': a due action is the agent's to take: it cannot be readOnly or \
+                 humanOnly",
+                self.name
+            ));
+        }
         if self.human_only && self.agent_only {
             return Err(format!(
                 "action '{}': it cannot be both humanOnly and agentOnly",

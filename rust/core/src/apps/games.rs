@@ -14,7 +14,8 @@
 //!   moves as an `enum`, [`MAX_LISTED_MOVES`] at most) and the read-only `suggest_move`
 //!   (the built-in AI's pick at `hard`, a hint the agent may take or leave: the `scripted` brain
 //!   plays through it); on a human opponent's turn `move` for the human only; none once the game
-//!   is over.
+//!   is over. On the agent's turn `move` is **due** ([`ActionDef::due`]): its answer must
+//!   move (after a hint, if it asks one), and a `local` model's grammar allows nothing else.
 //! - **Game over** sends the event `game_over` with `{winner}` and leaves the app with no actions.
 //!
 //! Sea battle is a board game too, played against the AI only: the agent sees its own board,
@@ -24,7 +25,8 @@
 //! The house games have one player, the agent (or the human at the controls, in `human` and
 //! `copilot` control mode), against the house; their state strings (the shoe, the hole card)
 //! never reach the agent:
-//! - **blackjack**: the actions are the legal ones (`hit`, `stand`, `double`, `split`); the dealer
+//! - **blackjack**: the actions are the legal ones (`hit`, `stand`, `double`, `split`), due
+//!   while the round waits for the agent; the dealer
 //!   plays out at once; a settled round sends `game_over` with `{winner, net, stack}` and offers
 //!   `deal` (the next round, the same bet) while chips are left. `stack` and `bet` set the stakes.
 //! - **slot**: `spin` while the stack covers the bet; `game_over` when it does not.
@@ -465,6 +467,7 @@ impl BoardGame {
         let mut play = ActionDef::new("move", self.def.move_description).with_params(params);
         if self.agents_turn(snapshot) {
             play.agent_only = true;
+            play.due = true;
             let hint = ActionDef {
                 agent_only: true,
                 read_only: true,
@@ -711,7 +714,11 @@ impl Blackjack {
                     .as_array()
                     .is_some_and(|l| l.iter().any(|a| a == name))
             })
-            .map(|(name, description)| plain(name, description))
+            // Mid-round the hand waits for the agent: its play is due.
+            .map(|(name, description)| ActionDef {
+                due: true,
+                ..plain(name, description)
+            })
             .collect()
     }
 }

@@ -756,6 +756,12 @@ impl AppEntry {
                 .tools()
                 .map(|t| t.name().to_string())
                 .collect(),
+            due: inner
+                .actions
+                .iter()
+                .filter(|a| a.due && inner.offered.get(&a.name).is_some())
+                .map(|a| a.name.clone())
+                .collect(),
             history: inner.history.iter().cloned().collect(),
             events: inner.events.iter().map(|e| e.text.clone()).collect(),
         }

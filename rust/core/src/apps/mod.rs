@@ -534,6 +534,9 @@ pub struct AppView {
     pub human_label: Option<String>,
     /// The actions the agent may call now (its app tools).
     pub actions: Vec<String>,
+    /// Those of them that are due ([`ActionDef::due`]): the agent's answer must call one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub due: Vec<String>,
     /// The last actions, oldest first (the agent's and the human's).
     pub history: Vec<ActionRecord>,
     /// The last events' system messages, oldest first.

@@ -5,7 +5,9 @@
 //! pick, `{"action", "params"}`), the scripted brain asks it, then plays what it suggests.
 //! Otherwise it picks one of the app actions it may call now at random (seeded) and fills its
 //! `params` with arguments its schema accepts ([`super::sample`]). With no action of its own (the
-//! human is in control, it is not its turn) it waits.
+//! human is in control, it is not its turn) it waits. While a move is due
+//! ([`super::ActionDef::due`]) the app plays first, and a line to answer is answered beside the
+//! move.
 
 use std::fmt::Write;
 
@@ -68,6 +70,13 @@ impl Section for AppView {
                 "\nYour app actions now (tools): {}.",
                 self.actions.join(", ")
             );
+            if !self.due.is_empty() {
+                let _ = write!(
+                    out,
+                    "\nIt is your move: your answer must call {}.",
+                    self.due.join(" or ")
+                );
+            }
         }
         let line = |text: String| crate::limits::cut_copy(&text, budget::APP_LOG_LINE_CHARS);
         if !self.history.is_empty() {
@@ -194,6 +203,7 @@ mod tests {
             state: json!({"cells": "X........"}),
             human_label: None,
             actions: vec!["place".into()],
+            due: Vec::new(),
             history: Vec::new(),
             events: vec!["Event: roundStarted".into()],
         }

@@ -6,8 +6,9 @@
 //!   added to the players when missing).
 //! - **Sides alternate** within a pairing: its games 1, 3, 5, … seat the pair as listed, its
 //!   games 2, 4, 6, … the other way round, and each pair of games shares a seed (the same
-//!   fleets in sea battle, seen from either side). A game a brain can play from the first side
-//!   only (sea battle) seats the brain first every time; two such brains cannot meet.
+//!   position from either side). A game a brain can play from the first side only (sea battle)
+//!   seats the brain first every time, so each of its games has a seed of its own (a shared
+//!   one would play the same game twice); two such brains cannot meet.
 //! - **A house game** (blackjack, slot) has one seat: every player plays `games` hands, hand
 //!   `k` dealt from the same seed for every player, so the players meet the same cards.
 
@@ -96,18 +97,19 @@ pub fn fixtures(
                 players[a], players[b]
             ));
         }
+        let fixed = brain_first && (players[a].is_brain() || players[b].is_brain());
         for k in 0..games {
-            let swapped = if brain_first && players[b].is_brain() {
-                true
-            } else if brain_first && players[a].is_brain() {
-                false
+            let swapped = if fixed {
+                players[b].is_brain()
             } else {
                 k % 2 == 1
             };
+            // Alternating sides replay a seed from the other side; fixed sides never do.
+            let round = if fixed { k } else { k / 2 };
             out.push(Fixture {
                 index: 0,
                 seats: if swapped { vec![b, a] } else { vec![a, b] },
-                seed: format!("{seed}:{p}:{}", k / 2),
+                seed: format!("{seed}:{p}:{round}"),
             });
         }
     }
@@ -225,6 +227,8 @@ mod tests {
         let players = [engine("easy"), brain("a")];
         let f = fixtures(&players, Schedule::Match, 3, 1, Seating::BrainFirst).unwrap();
         assert!(f.iter().all(|f| f.seats == [1, 0]), "{f:?}");
+        let seeds: Vec<_> = f.iter().map(|f| f.seed.as_str()).collect();
+        assert_eq!(seeds, ["1:0:0", "1:0:1", "1:0:2"], "no game played twice");
         let e = fixtures(
             &[brain("a"), brain("b")],
             Schedule::Match,

@@ -162,6 +162,13 @@ impl BrainSeat {
             // each stands on a spot of its own and hears nothing farther than where it stands.
             hearing_radius: Some(0.0),
             initial_position: Some(spot(runtime, spot_number)),
+            // It remembers and recalls as any agent, but spends no model call away from the
+            // board: no reflections, no second rating of its memories' importance.
+            memory: Some(crate::mind::MemorySettings {
+                reflection_threshold: 0,
+                importance_batch: 0,
+                ..runtime.options().memory.clone()
+            }),
             ..AgentConfig::default()
         };
         let agent_id = match runtime.spawn(agent) {

@@ -136,6 +136,11 @@ pub struct BrainContext {
     /// refuses anything else); the answer's check refuses a call that follows one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub final_tools: Vec<String>,
+    /// The names of those of [`BrainContext::tools`] that are due (an app's move on the
+    /// agent's turn: [`crate::apps::ActionDef::due`]): when there are any, the answer must
+    /// call one of them, after any look-ups, or it is sent back for repair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub due_tools: Vec<String>,
     /// Earlier rounds of this decision, oldest first: empty on the first call; then the results
     /// of read-only calls to continue from, or the failure feedback of an answer to repair
     /// ([`DecisionStep`]).
@@ -149,6 +154,18 @@ pub struct BrainContext {
 }
 
 impl BrainContext {
+    /// Takes the read-only tools out of [`BrainContext::tools`]: the decision's last answer
+    /// must act, so its look-ups are over (a `local` model's grammar, built from the tools
+    /// offered, then cannot produce one).
+    pub fn withhold_reads(&mut self) {
+        let reads = std::mem::take(&mut self.read_only_tools);
+        self.tools.retain(|d| {
+            !d["name"]
+                .as_str()
+                .is_some_and(|n| reads.iter().any(|r| r == n))
+        });
+    }
+
     /// A context for a decision outside the world (a GM turn): `agent_id` and `name`, at the
     /// origin, with nothing around and nothing to do yet.
     pub fn detached(agent_id: &str, name: &str) -> BrainContext {
@@ -172,6 +189,7 @@ impl BrainContext {
             tools: Vec::new(),
             read_only_tools: Vec::new(),
             final_tools: Vec::new(),
+            due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Sections::default(),
         }

@@ -39,7 +39,7 @@ use crate::brain::{
     Brain, BrainContext, BrainError, BrainReply, IncomingKind, IncomingMessage, NearbyAgent,
 };
 use crate::bus::{AgentErrorCode, BusMessage, Received, ReplyFailure, Subscription};
-use crate::contract::{CallResult, DecisionStep};
+use crate::contract::{CallResult, DecisionStep, FailedCall, FailureReason};
 use crate::geometry::Position;
 use crate::memory::{InboxRow, Memory, MemoryKind, NewConversation};
 use crate::mind::{Cue, Recollection, forming, recall};

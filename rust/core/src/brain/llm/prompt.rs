@@ -331,6 +331,7 @@ mod tests {
             tools: crate::tools::world::world_tool_definitions(),
             read_only_tools: Vec::new(),
             final_tools: Vec::new(),
+            due_tools: Vec::new(),
             steps: vec![],
             sections: Default::default(),
         }

@@ -11,7 +11,9 @@ use agents_local::{
 use serde_json::{Value, json};
 
 use super::speech::SpeechStream;
-use super::{DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_SECONDS, LocalOptions, NAME, contract_schema};
+use super::{
+    DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_SECONDS, LocalOptions, NAME, acting_schema, contract_schema,
+};
 use crate::agent_error::AgentErrorCode;
 use crate::brain::llm::prompt::{self, RequestOptions};
 use crate::brain::llm::{reflect, reply};
@@ -234,11 +236,18 @@ impl Brain for LocalBrain {
     fn decide<'a>(&'a mut self, context: &'a BrainContext) -> DecideFuture<'a> {
         Box::pin(async move {
             let request = prompt::request(context, &self.options());
-            let schema = contract_schema(
-                &request.tools,
-                &context.final_tools,
-                request.max_tokens.unwrap_or(self.max_tokens),
-            );
+            let max_tokens = request.max_tokens.unwrap_or(self.max_tokens);
+            let schema = if context.due_tools.is_empty() {
+                contract_schema(&request.tools, &context.final_tools, max_tokens)
+            } else {
+                let callable: Vec<String> = context
+                    .due_tools
+                    .iter()
+                    .chain(&context.read_only_tools)
+                    .cloned()
+                    .collect();
+                acting_schema(&request.tools, &context.final_tools, max_tokens, &callable)
+            };
             let mut reply = self.call(&request, schema, true).await?;
             if reply.stop_reason.as_deref() == Some(CUT) {
                 // Closed where it stopped; never taken for plain text.

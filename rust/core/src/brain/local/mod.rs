@@ -330,6 +330,27 @@ fn not_built() -> BrainError {
 ///   ([`bounds::bounded`]): a model caught in a loop cannot run a call past `max_tokens`, so
 ///   an answer cut there is rare, and keeps its text and its whole calls.
 pub fn contract_schema(tools: &[ToolSpec], final_tools: &[String], max_tokens: u32) -> Value {
+    schema_of(tools, final_tools, max_tokens, None)
+}
+
+/// The schema of a decision that must act ([`crate::brain::BrainContext::due_tools`]): as
+/// [`contract_schema`], with at least one call, every call one of `callable` (the due actions
+/// and the look-ups still offered). The answer may still say something beside its calls.
+pub fn acting_schema(
+    tools: &[ToolSpec],
+    final_tools: &[String],
+    max_tokens: u32,
+    callable: &[String],
+) -> Value {
+    schema_of(tools, final_tools, max_tokens, Some(callable))
+}
+
+fn schema_of(
+    tools: &[ToolSpec],
+    final_tools: &[String],
+    max_tokens: u32,
+    callable: Option<&[String]>,
+) -> Value {
     let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
     let call_of = |tool: &ToolSpec| {
         json!({
@@ -343,8 +364,10 @@ pub fn contract_schema(tools: &[ToolSpec], final_tools: &[String], max_tokens: u
             "additionalProperties": false,
         })
     };
-    let (last, free): (Vec<&ToolSpec>, Vec<&ToolSpec>) =
-        tools.iter().partition(|t| final_tools.contains(&t.name));
+    let (last, free): (Vec<&ToolSpec>, Vec<&ToolSpec>) = tools
+        .iter()
+        .filter(|tool| callable.is_none_or(|names| names.contains(&tool.name)))
+        .partition(|t| final_tools.contains(&t.name));
     let calls: Vec<Value> = free.iter().map(|t| call_of(t)).collect();
     let last: Vec<Value> = last.iter().map(|t| call_of(t)).collect();
     let dialog_type = json!({"type": "string", "pattern": "^[a-z_]{1,32}$"});
@@ -366,6 +389,9 @@ pub fn contract_schema(tools: &[ToolSpec], final_tools: &[String], max_tokens: u
         return answer(said, no_calls);
     }
     let some_calls = |min: usize| calls_schema(&calls, &last, min);
+    if callable.is_some() {
+        return answer(line(false, text_chars), some_calls(1));
+    }
     json!({"anyOf": [
         answer(said, some_calls(0)),
         answer(line(false, text_chars), some_calls(1)),
@@ -460,6 +486,32 @@ mod tests {
         let silent = contract_schema(&[], &[], 512);
         assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
         assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
+    }
+
+    #[test]
+    fn a_decision_that_must_act_calls_a_due_action_or_a_look_up() {
+        let tool = |name: &str| ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        let tools = [tool("move"), tool("suggest_move"), tool("speak")];
+        let schema = acting_schema(&tools, &[], 128, &["move".into(), "suggest_move".into()]);
+        let valid = jsonschema::validator_for(&schema).unwrap();
+        let answer = |text: &str, calls: Value| json!({"assistant_text": text, "dialog_type": "reply", "tool_calls": calls});
+        assert!(valid.is_valid(&answer("", json!([{"tool": "move", "args": {}}]))));
+        assert!(valid.is_valid(&answer(
+            "Hm.",
+            json!([{"tool": "suggest_move", "args": {}}])
+        )));
+        assert!(
+            !valid.is_valid(&answer("Your move!", json!([]))),
+            "words only"
+        );
+        assert!(
+            !valid.is_valid(&answer("", json!([{"tool": "speak", "args": {}}]))),
+            "a tool that is neither due nor a look-up"
+        );
     }
 
     #[test]

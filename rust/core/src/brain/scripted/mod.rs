@@ -259,6 +259,24 @@ impl ScriptedBrain {
         }
         let allowed = Allowed::from_context(ctx);
         let answerable = answerable(ctx);
+        if !ctx.due_tools.is_empty() {
+            // Its move is due: the app plays first; a line to answer is answered beside the
+            // move (a hint asked first comes back in the next step, still with the line).
+            for section in ctx.sections.iter() {
+                if let Some(mut reply) = section.scripted(ctx, &mut self.play()) {
+                    let moves = reply
+                        .tool_calls
+                        .iter()
+                        .any(|c| ctx.due_tools.contains(&c.tool));
+                    if moves && !answerable.is_empty() {
+                        let words = self.answer(ctx, &answerable, allowed);
+                        reply.assistant_text = words.assistant_text;
+                        reply.dialog_type = words.dialog_type;
+                    }
+                    return reply;
+                }
+            }
+        }
         if !answerable.is_empty() {
             if let Some(reply) = self.look_up(ctx, &answerable) {
                 return reply;

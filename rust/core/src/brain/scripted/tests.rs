@@ -38,6 +38,7 @@ fn ctx() -> BrainContext {
         tools: world_tool_definitions(),
         read_only_tools: Vec::new(),
         final_tools: Vec::new(),
+        due_tools: Vec::new(),
         steps: Vec::new(),
         sections: Default::default(),
     }

@@ -20,7 +20,8 @@ impl Agent {
     /// back with its failure feedback to be repaired (at most `max_repairs` times, then the
     /// decision fails with `brain_invalid_reply` and nothing of it runs). An answer that only
     /// asks read-only tools something gets their results and continues (at most `max_steps`
-    /// answers in all). The final answer is executed. A message arriving while the brain thinks
+    /// answers in all; the last is offered no read-only tools, so it acts). The final answer is
+    /// executed. A message arriving while the brain thinks
     /// interrupts it: the brain call in flight is dropped, and the decision starts over with
     /// the message in context.
     pub(super) async fn think(&mut self) -> Outcome {
@@ -125,6 +126,9 @@ impl Agent {
             let mut answers = 0;
             let mut first = true;
             loop {
+                if answers + 1 >= self.inner.options.max_steps {
+                    context.withhold_reads();
+                }
                 let (reply, returned) = match self.ask(context, first).await {
                     Asked::Stopped => return None,
                     Asked::Interrupted => {
@@ -161,7 +165,8 @@ impl Agent {
                         break 'decision Err((e.agent_error_code(), e.public_message()));
                     }
                 };
-                let checked = decision::check(&reply, &tools, &self.tool_context());
+                let checked = decision::check(&reply, &tools, &self.tool_context())
+                    .and_then(|plan| self.acts(&reply, plan, answers, &context.due_tools));
                 if let Err(feedback) = &checked {
                     entry.push_rejected(&reply, &feedback.failed_calls);
                 }
@@ -203,6 +208,58 @@ impl Agent {
             seen_observations,
             seen_move,
         })
+    }
+
+    /// What a checked answer must do beyond the contract, else it is sent back for repair:
+    ///
+    /// - the decision's last answer (the `max_steps`-th) is offered no read-only tools
+    ///   ([`BrainContext::withhold_reads`]); one that still only asks them something is refused
+    ///   like any call of a tool not offered: its look-ups are over, it must act;
+    /// - while an app action is due (`due`: the agent's move), an answer that is not only
+    ///   look-ups must call one of them.
+    fn acts(
+        &self,
+        reply: &BrainReply,
+        plan: Plan,
+        answers: u32,
+        due: &[String],
+    ) -> Result<Plan, Box<DecisionStep>> {
+        let steps = self.inner.options.max_steps;
+        let last = answers + 1 >= steps;
+        let refuse = |calls: Vec<FailedCall>, problem: Option<String>| {
+            Err(Box::new(DecisionStep {
+                reply: reply.clone(),
+                results: Vec::new(),
+                failed_calls: calls,
+                problem,
+            }))
+        };
+        if plan.only_reads() {
+            if !last {
+                return Ok(plan);
+            }
+            let why = format!(
+                "no more look-ups in this decision ({steps} answers at most): act now with what \
+                 you found (a move, a line, an action)"
+            );
+            return refuse(
+                plan.calls
+                    .iter()
+                    .map(|(call, _)| FailedCall::new(call, FailureReason::ToolNotAllowed, &why))
+                    .collect(),
+                None,
+            );
+        }
+        if due.is_empty() || plan.calls.iter().any(|(call, _)| due.contains(&call.tool)) {
+            return Ok(plan);
+        }
+        refuse(
+            Vec::new(),
+            Some(format!(
+                "it is your move: the answer must call {} (it may say something too)",
+                due.join(" or ")
+            )),
+        )
     }
 
     /// Runs the read-only calls of `plan` (all it asks), journals them, and gives the step the
@@ -424,11 +481,14 @@ impl Agent {
             tools: Vec::new(),
             read_only_tools: tools.read_only_names().to_vec(),
             final_tools: Vec::new(),
+            due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Default::default(),
         };
         if let Some(app) = self.shared.app() {
-            context.sections.put(app.view());
+            let view = app.view();
+            context.due_tools = view.due.clone();
+            context.sections.put(view);
         }
         let tools = self.grounded(tools, &context);
         context.tools = tools.definitions().to_vec();
