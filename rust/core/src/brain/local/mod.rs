@@ -610,15 +610,7 @@ mod tests {
             [3],
             crate::geometry::WorldBounds::from_rect(0.0, 0.0, 100.0, 50.0).unwrap(),
         );
-        ground
-            .registry()
-            .tools()
-            .map(|t| ToolSpec {
-                name: t.name().into(),
-                description: t.description().into(),
-                parameters: t.input_schema().clone(),
-            })
-            .collect()
+        grounded_tools_of(&ground.registry())
     }
 
     /// An answer calling `calls` (each `"tool":…,"args":…`), as far as the grammar takes it.
@@ -693,15 +685,7 @@ mod tests {
             [],
             crate::geometry::WorldBounds::default(),
         );
-        let tools: Vec<ToolSpec> = ground
-            .registry()
-            .tools()
-            .map(|t| ToolSpec {
-                name: t.name().into(),
-                description: t.description().into(),
-                parameters: t.input_schema().clone(),
-            })
-            .collect();
+        let tools = grounded_tools_of(&ground.registry());
         let schema = contract_schema(&tools, &["speak".into()], 256);
         for gone in ["collaborate", "complete_task"] {
             let answer = answer_with(&[&format!(r#""tool":"{gone}","args":{{}}"#)]);
@@ -715,5 +699,123 @@ mod tests {
         // Speaking alone is fine.
         let alone = answer_with(&[r#""tool":"speak","args":{"content":"Hm.","recipients":[]}"#]);
         assert_eq!(taken(&schema, &alone), alone.len());
+    }
+
+    /// `n` answers drawn at random from the grammar of `schema`, byte by byte (printable ASCII
+    /// where the grammar allows it), as a model that knows nothing would write them.
+    #[cfg(feature = "local")]
+    fn sampled(schema: &Value, n: usize, seed: u64) -> Vec<Value> {
+        use rand::{RngExt, SeedableRng};
+        let env = toktrie::ApproximateTokEnv::single_byte_env();
+        let eos = env.tok_trie().eos_token();
+        let factory = llguidance::ParserFactory::new_simple(&env).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let parser = factory
+                    .create_parser(agents_local::sampler::grammar(schema, false))
+                    .unwrap();
+                let mut matcher = llguidance::Matcher::new(Ok(parser));
+                let mut bytes = Vec::new();
+                while bytes.len() < 8000 && !matcher.is_stopped() {
+                    let mask = matcher.compute_mask().unwrap();
+                    if mask.is_allowed(eos) {
+                        break;
+                    }
+                    let allowed = mask.to_list();
+                    let printable: Vec<u32> = allowed
+                        .iter()
+                        .copied()
+                        .filter(|t| (0x20..0x7f).contains(t))
+                        .collect();
+                    let pool = if printable.is_empty() {
+                        &allowed
+                    } else {
+                        &printable
+                    };
+                    let token = pool[rng.random_range(0..pool.len())];
+                    matcher.consume_token(token).unwrap();
+                    bytes.push(token as u8);
+                }
+                serde_json::from_slice(&bytes)
+                    .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+            })
+            .collect()
+    }
+
+    /// The calls of `answers` refused by `registry` (the grounded world tools), and all calls.
+    #[cfg(feature = "local")]
+    fn refused_calls(answers: &[Value], registry: &crate::tools::ToolRegistry) -> (usize, usize) {
+        let calls: Vec<&Value> = answers
+            .iter()
+            .flat_map(|a| a["tool_calls"].as_array().unwrap())
+            .collect();
+        let refused = calls
+            .iter()
+            .filter(|call| {
+                let call = crate::contract::ToolCall::new(
+                    "c",
+                    call["tool"].as_str().unwrap(),
+                    call["args"].clone(),
+                );
+                crate::tools::world::parse_with(registry, &call).is_err()
+            })
+            .count();
+        (refused, calls.len())
+    }
+
+    /// A measurement as much as a test: answers drawn at random from the grammar name nothing
+    /// that does not exist with grounded schemas; with the static ones, many do.
+    #[cfg(feature = "local")]
+    #[test]
+    fn random_answers_of_the_grounded_grammar_name_only_what_exists() {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "player_0",
+            ["a2".to_string(), "a3".to_string()],
+            [3, 7],
+            crate::geometry::WorldBounds::from_rect(0.0, 0.0, 100.0, 50.0).unwrap(),
+        );
+        let registry = ground.registry();
+        let speak = ["speak".to_string()];
+        let grounded = sampled(
+            &contract_schema(&grounded_tools_of(&registry), &speak, 64),
+            120,
+            1,
+        );
+        let statics = crate::tools::world::world_tools();
+        let unground = sampled(
+            &contract_schema(&grounded_tools_of(statics), &speak, 64),
+            120,
+            1,
+        );
+        let (bad, all) = refused_calls(&grounded, &registry);
+        let (static_bad, static_all) = refused_calls(&unground, &registry);
+        eprintln!(
+            "grounded grammar: {bad} of {all} calls name what does not exist; \
+             static grammar: {static_bad} of {static_all}"
+        );
+        assert!(all > 50, "{all} calls drawn");
+        assert_eq!(bad, 0);
+        assert!(static_bad * 4 > static_all, "{static_bad} of {static_all}");
+        for answer in &grounded {
+            let calls = answer["tool_calls"].as_array().unwrap();
+            let spoken = calls.iter().position(|c| c["tool"] == "speak");
+            assert!(spoken.is_none_or(|i| i + 1 == calls.len()), "{answer}");
+        }
+    }
+
+    /// A registry's tools as a local brain is given them.
+    #[cfg(feature = "local")]
+    fn grounded_tools_of(registry: &crate::tools::ToolRegistry) -> Vec<ToolSpec> {
+        registry
+            .tools()
+            .map(|t| ToolSpec {
+                name: t.name().into(),
+                description: t.description().into(),
+                parameters: t.input_schema().clone(),
+            })
+            .collect()
     }
 }
