@@ -92,8 +92,9 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     ok(&subscribed, "subscribe_response");
     assert_eq!(subscribed["events"], Value::Null);
 
-    // Bo helps; Ada is scripted: an answer that breaks the contract (repaired with the next
-    // one), then move, ask Bo for help, an action the world refuses, and speak.
+    // Bo helps; Ada is scripted: a first decision whose answers break the contract until the
+    // repairs run out (a tool that does not exist, then twice a task she does not have: her
+    // world tools do not offer `complete_task`), then move, ask Bo for help, and speak.
     // Bo reflects after every decision (reflection_threshold 1).
     let mut bo_config = quiet_agent("Bo");
     bo_config["memory"] = json!({"reflection_threshold": 1});
@@ -107,12 +108,17 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
                 "assistant_text": "",
                 "tool_calls": [{"id": "c0", "tool": "fly", "args": {}}]
             }, {
+                "assistant_text": "",
+                "tool_calls": [{"id": "c3", "tool": "complete_task", "args": {"task_id": 999999}}]
+            }, {
+                "assistant_text": "",
+                "tool_calls": [{"id": "c3", "tool": "complete_task", "args": {"task_id": 999999}}]
+            }, {
                 "assistant_text": "On my way",
                 "dialog_type": "chat",
                 "tool_calls": [
                     {"id": "c1", "tool": "move", "args": {"x": 14, "y": 12}},
-                    {"id": "c2", "tool": "collaborate", "args": {"agent_id": bo, "task_name": "haul crates"}},
-                    {"id": "c3", "tool": "complete_task", "args": {"task_id": 999999}}
+                    {"id": "c2", "tool": "collaborate", "args": {"agent_id": bo, "task_name": "haul crates"}}
                 ]
             }]
         }),
@@ -248,10 +254,11 @@ async fn every_request_and_every_event_scenario(c1_url: &str, c2_url: &str) {
     let refused = c2
         .event(|e| e["type"] == "agent_error" && e["agent_id"] == ada.as_str())
         .await;
-    assert_eq!(refused["code"], "invalid_action", "{refused}");
+    assert_eq!(refused["code"], "brain_invalid_reply", "{refused}");
+    let why = refused["message"].as_str().unwrap();
     assert!(
-        refused["message"].as_str().unwrap().contains("999999"),
-        "the repaired `fly` reported nothing; the world's refusal is the error: {refused}"
+        why.contains("c3 (complete_task): tool_not_allowed: 'complete_task' is not available now"),
+        "the last answer's refusal is the error: {refused}"
     );
     c2.event(|e| e["type"] == "agent_speech" && e["content"] == "On my way")
         .await;

@@ -1012,3 +1012,175 @@ async fn a_tool_set_can_be_replaced_and_removed_while_agents_use_it() {
     assert!(!last.contains(&"stock".to_string()), "{last:?}");
     rt.shutdown(Duration::from_secs(1));
 }
+
+/// The context's tool called `name`, if it is offered.
+fn offered<'a>(context: &'a BrainContext, name: &str) -> Option<&'a Value> {
+    context.tools.iter().find(|t| t["name"] == name)
+}
+
+#[tokio::test(start_paused = true)]
+async fn world_tools_name_only_what_exists_and_ungrounded_calls_are_refused_saying_what_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let rt = runtime(&dir, &recorder);
+    // A helper that exists (the default offline brain; it has no reason to talk).
+    let helper = rt
+        .spawn(AgentConfig {
+            name: "Bo".into(),
+            initial_position: Some(Position::new(12.0, 10.0)),
+            ..AgentConfig::default()
+        })
+        .unwrap();
+    let id = rt.spawn(agent(None)).unwrap();
+    let task = rt.assign_task(&id, "Bake bread").unwrap();
+    recorder.answers.lock().extend([
+        // What Gemma 3 270M did: names out of nowhere, a point outside the world.
+        reply(
+            "",
+            vec![
+                call("c1", "collaborate", json!({"agent_id": "agent_999"})),
+                call(
+                    "c2",
+                    "complete_task",
+                    json!({"task_id": 5555555555555555_i64}),
+                ),
+                call("c3", "move", json!({"x": 5000, "y": 10})),
+            ],
+        ),
+        // Speaking, then more.
+        reply(
+            "",
+            vec![
+                call("c4", "speak", json!({"content": "On it."})),
+                call("c5", "speak", json!({"content": "On it!"})),
+            ],
+        ),
+        reply(
+            "",
+            vec![
+                call("c6", "collaborate", json!({"agent_id": helper})),
+                call("c7", "complete_task", json!({"task_id": task.id})),
+                call(
+                    "c8",
+                    "speak",
+                    json!({"content": "Done.", "recipients": ["player_0"]}),
+                ),
+            ],
+        ),
+    ]);
+    let mut sub = rt.subscribe(Filter::all());
+    rt.send_message(&id, "Your turn.").unwrap();
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+
+    // The context carried the grounded schemas.
+    let seen = recorder.seen.lock().clone();
+    assert!(seen.len() >= 3, "{} decisions seen", seen.len());
+    let first = &seen[0];
+    let collaborate = offered(first, "collaborate").unwrap();
+    assert_eq!(
+        collaborate["parameters"]["properties"]["agent_id"]["enum"],
+        json!([helper])
+    );
+    let complete = offered(first, "complete_task").unwrap();
+    assert_eq!(
+        complete["parameters"]["properties"]["task_id"]["enum"],
+        json!([task.id])
+    );
+    let speak = offered(first, "speak").unwrap();
+    assert_eq!(
+        speak["parameters"]["properties"]["recipients"]["items"]["enum"],
+        json!(["player_0", helper]),
+        "whoever it answers (the player), then the agents"
+    );
+    let walk = &offered(first, "move").unwrap()["parameters"]["properties"]["x"];
+    assert_eq!(walk["minimum"], json!(first.bounds.min_x));
+    assert_eq!(walk["maximum"], json!(first.bounds.max_x));
+    assert_eq!(first.final_tools, ["speak"]);
+
+    // Each ungrounded call went back saying what exists.
+    let failed = &seen[1].steps[0].failed_calls;
+    let messages: Vec<&str> = failed.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(failed.len(), 3, "{messages:?}");
+    assert!(
+        messages[0].ends_with(&format!(
+            "no agent 'agent_999' can be asked for help now; you can ask: {helper}"
+        )),
+        "{}",
+        messages[0]
+    );
+    assert!(
+        messages[1].ends_with(&format!(
+            "you have no open task 5555555555555555; your open tasks: {}",
+            task.id
+        )),
+        "{}",
+        messages[1]
+    );
+    assert!(
+        messages[2].contains("x 5000 is outside the world bounds"),
+        "{}",
+        messages[2]
+    );
+    let after = &seen[2].steps.last().unwrap().failed_calls;
+    assert_eq!(after.len(), 1);
+    assert_eq!(
+        (after[0].id.as_str(), after[0].reason.as_str()),
+        ("c5", "invalid_actor_state")
+    );
+
+    // The repaired answer ran, without an error.
+    assert_eq!(errors(&events), []);
+    assert!(events.iter().any(|m| matches!(
+        m,
+        BusMessage::CollaborationRequested { helper_id, .. } if *helper_id == helper
+    )));
+    assert!(events.iter().any(|m| matches!(
+        m,
+        BusMessage::TaskCompleted { task_id, .. } if *task_id == task.id
+    )));
+
+    // The journal keeps every refused call with why.
+    let decisions = rt.recent_decisions(&id).unwrap();
+    let rejected: Vec<(&str, &str)> = decisions
+        .iter()
+        .flat_map(|d| d.rejected.iter())
+        .map(|c| (c.id.as_str(), c.detail.as_deref().unwrap_or_default()))
+        .collect();
+    let ids: Vec<&str> = rejected.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c5"]);
+    assert!(rejected[0].1.contains("you can ask"), "{}", rejected[0].1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_no_one_else_and_no_task_collaborate_and_complete_task_are_not_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    recorder.answers.lock().extend([
+        reply("", vec![call("c1", "complete_task", json!({}))]),
+        reply("Nothing to do yet.", vec![]),
+    ]);
+    let rt = runtime(&dir, &recorder);
+    spawn(&rt, agent(None));
+    let mut sub = rt.subscribe(Filter::all());
+    let events = collect(&mut sub, Duration::from_secs(3)).await;
+    assert_eq!(errors(&events), []);
+    let seen = recorder.seen.lock().clone();
+    let names: Vec<&str> = seen[0]
+        .tools
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["move", "speak", "wait"]);
+    let speak = offered(&seen[0], "speak").unwrap();
+    assert_eq!(
+        speak["parameters"]["properties"]["recipients"]["items"]["enum"],
+        json!(["player_0"]),
+        "only the player it answers"
+    );
+    let failed = &seen[1].steps[0].failed_calls[0];
+    assert_eq!(failed.reason.as_str(), "tool_not_allowed");
+    assert_eq!(
+        failed.message,
+        "'complete_task' is not available now: you have no open task to complete"
+    );
+}

@@ -118,9 +118,13 @@ async fn an_openai_agent_moves_and_speaks_after_a_repair() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
+    // Alone and without a task: no one to ask, nothing to complete (grounded tools).
+    assert_eq!(tools, ["move", "speak", "wait"]);
+    let speak = &first["tools"][1]["function"]["parameters"]["properties"];
     assert_eq!(
-        tools,
-        ["collaborate", "complete_task", "move", "speak", "wait"]
+        speak["recipients"]["items"]["enum"],
+        json!(["player_0"]),
+        "the model is shown whom it can address"
     );
     assert!(
         sent[0].header("authorization").is_none(),
@@ -335,10 +339,8 @@ async fn an_ollama_agent_decides_through_the_native_api() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        tools,
-        ["collaborate", "complete_task", "move", "speak", "wait"]
-    );
+    // Alone and without a task: no one to ask, nothing to complete (grounded tools).
+    assert_eq!(tools, ["move", "speak", "wait"]);
     // The repair: the refused call with its arguments as an object, its result naming it.
     let messages = sent[1].body["messages"].as_array().unwrap();
     assert_eq!(messages[2]["role"], "assistant");

@@ -347,7 +347,7 @@ async fn a_message_while_thinking_interrupts_and_cancels_the_brain_call() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn moving_while_speaking_is_refused_and_the_agent_stays_put() {
+async fn a_call_after_speak_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&dir);
     let mut sub = rt.subscribe(Filter::all());
@@ -355,18 +355,28 @@ async fn moving_while_speaking_is_refused_and_the_agent_stays_put() {
         initial_position: Some(Position::new(20.0, 20.0)),
         ..scripted(
             "Talker",
-            vec![reply(
-                "",
-                vec![
-                    call("c1", "move", json!({"x": 21, "y": 20})),
-                    call("c2", "speak", json!({"content": "Hello there"})),
-                    call("c3", "move", json!({"x": 30, "y": 30})),
-                ],
-            )],
+            vec![
+                reply(
+                    "",
+                    vec![
+                        call("c1", "move", json!({"x": 21, "y": 20})),
+                        call("c2", "speak", json!({"content": "Hello there"})),
+                        call("c3", "move", json!({"x": 30, "y": 30})),
+                    ],
+                ),
+                // The repair: speak last.
+                reply(
+                    "",
+                    vec![
+                        call("c4", "move", json!({"x": 21, "y": 20})),
+                        call("c5", "speak", json!({"content": "Hello there"})),
+                    ],
+                ),
+            ],
         )
     };
     let id = rt.spawn(config).unwrap();
-    let events = collect(&mut sub, Duration::from_secs(7)).await;
+    let events = collect(&mut sub, Duration::from_secs(8)).await;
     let moves: Vec<_> = events
         .iter()
         .filter_map(|m| match m {
@@ -376,59 +386,80 @@ async fn moving_while_speaking_is_refused_and_the_agent_stays_put() {
         .collect();
     assert_eq!(
         moves,
-        [(Position::new(20.0, 20.0), Position::new(21.0, 20.0))]
+        [(Position::new(20.0, 20.0), Position::new(21.0, 20.0))],
+        "nothing of the refused answer ran"
     );
-    let errs = errors(&events);
-    assert_eq!(errs.len(), 1, "{errs:?}");
-    assert_eq!(errs[0].0, "action_refused");
-    assert!(
-        errs[0].1.contains("cannot move while speaking"),
-        "{}",
-        errs[0].1
-    );
+    assert_eq!(errors(&events), [], "a repaired decision reports nothing");
     assert_eq!(rt.state(&id).unwrap().position, Position::new(21.0, 20.0));
     assert_eq!(
         transitions(&events, &id),
-        [(Idle, Thinking), (Thinking, Speaking), (Speaking, Idle)],
-        "the refusal changed nothing"
+        [(Idle, Thinking), (Thinking, Speaking), (Speaking, Idle)]
+    );
+    let decisions = rt.recent_decisions(&id).unwrap();
+    let rejected: Vec<_> = decisions[0]
+        .rejected
+        .iter()
+        .map(|c| (c.id.as_str(), c.detail.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0].0, "c3");
+    assert!(
+        rejected[0]
+            .1
+            .starts_with("invalid_actor_state: no call can follow `speak` (c2)"),
+        "{}",
+        rejected[0].1
     );
 }
 
 #[tokio::test(start_paused = true)]
-async fn bad_actions_are_errors_not_crashes() {
+async fn ungrounded_actions_are_refused_before_anything_runs_not_crashes() {
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&dir);
     let mut sub = rt.subscribe(Filter::all());
     let id = rt
         .spawn(scripted(
             "Clumsy",
-            vec![reply(
-                "",
-                vec![
-                    call("c3", "move", json!({"x": 500, "y": 1})),
-                    call(
-                        "c4",
-                        "collaborate",
-                        json!({"agent_id": "agent_404", "task_name": "x"}),
-                    ),
-                    call("c5", "complete_task", json!({})),
-                    call("c6", "wait", json!({"seconds": 1})),
-                ],
-            )],
+            vec![
+                reply(
+                    "",
+                    vec![
+                        call("c3", "move", json!({"x": 500, "y": 1})),
+                        call(
+                            "c4",
+                            "collaborate",
+                            json!({"agent_id": "agent_404", "task_name": "x"}),
+                        ),
+                        call("c5", "complete_task", json!({})),
+                        call("c6", "wait", json!({"seconds": 1})),
+                    ],
+                ),
+                reply("", vec![call("c7", "wait", json!({"seconds": 1}))]),
+            ],
         ))
         .unwrap();
-    let events = collect(&mut sub, Duration::from_secs(6)).await;
-    let errs = errors(&events);
-    let codes: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
-    // What the world refuses is an error each; the other calls of the answer still run.
-    assert_eq!(codes, ["invalid_action"; 3], "{errs:?}");
+    let events = collect(&mut sub, Duration::from_millis(6500)).await;
+    // Refused by the decision's grounded schemas, each saying why; the repaired answer runs.
+    assert_eq!(errors(&events), []);
+    let decisions = rt.recent_decisions(&id).unwrap();
+    let rejected: Vec<_> = decisions[0]
+        .rejected
+        .iter()
+        .map(|c| (c.id.as_str(), c.detail.as_deref().unwrap_or_default()))
+        .collect();
+    let ids: Vec<&str> = rejected.iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["c3", "c4", "c5"], "{rejected:?}");
     assert!(
-        errs[0].1.contains("outside the world bounds"),
+        rejected[0].1.contains("outside the world bounds"),
         "{}",
-        errs[0].1
+        rejected[0].1
     );
-    assert!(errs[1].1.contains("agent_404"), "{}", errs[1].1);
-    assert!(errs[2].1.contains("no open task"), "{}", errs[2].1);
+    assert!(
+        rejected[1].1.contains("'collaborate' is not available now"),
+        "alone, there is no one to ask: {}",
+        rejected[1].1
+    );
+    assert!(rejected[2].1.contains("no open task"), "{}", rejected[2].1);
     assert_eq!(
         transitions(&events, &id),
         [(Idle, Thinking), (Thinking, Idle)]
@@ -981,14 +1012,23 @@ async fn the_journal_keeps_each_call_with_its_outcome_and_what_was_said() {
         initial_position: Some(Position::new(20.0, 20.0)),
         ..scripted(
             "Talker",
-            vec![reply(
-                "",
-                vec![
-                    call("c1", "move", json!({"x": 500, "y": 20})),
-                    call("c2", "speak", json!({"content": "Hello there"})),
-                    call("c3", "move", json!({"x": 30, "y": 30})),
-                ],
-            )],
+            vec![
+                reply(
+                    "",
+                    vec![
+                        call("c1", "move", json!({"x": 500, "y": 20})),
+                        call("c2", "speak", json!({"content": "Hello there"})),
+                        call("c3", "move", json!({"x": 30, "y": 30})),
+                    ],
+                ),
+                reply(
+                    "",
+                    vec![
+                        call("c4", "move", json!({"x": 30, "y": 30})),
+                        call("c5", "speak", json!({"content": "Hello there"})),
+                    ],
+                ),
+            ],
         )
     };
     let id = rt.spawn(config).unwrap();
@@ -1015,31 +1055,34 @@ async fn the_journal_keeps_each_call_with_its_outcome_and_what_was_said() {
         .map(|c| (c.id.as_str(), c.tool.as_str(), c.outcome))
         .collect();
     use agents_core::runtime::CallOutcome::*;
-    assert_eq!(
-        outcomes,
-        [
-            ("c1", "move", Failed),
-            ("c2", "speak", Done),
-            ("c3", "move", Refused)
-        ]
-    );
-    let why = d.calls[0].detail.as_deref().unwrap();
-    assert!(why.contains("outside the world bounds"), "{why}");
+    assert_eq!(outcomes, [("c4", "move", Done), ("c5", "speak", Done)]);
+    assert_eq!(d.calls[0].args, json!({"x": 30, "y": 30}));
+    // The refused answer's calls, with their arguments and why.
+    let rejected: Vec<_> = d
+        .rejected
+        .iter()
+        .map(|c| (c.id.as_str(), c.outcome, c.detail.as_deref().unwrap()))
+        .collect();
+    assert_eq!(rejected.len(), 2, "{rejected:?}");
+    assert_eq!((rejected[0].0, rejected[0].1), ("c1", Failed));
     assert!(
-        d.calls[2]
-            .detail
-            .as_deref()
-            .unwrap()
-            .contains("while speaking"),
-        "{:?}",
-        d.calls[2]
+        rejected[0].2.contains("outside the world bounds"),
+        "{}",
+        rejected[0].2
     );
-    assert_eq!(d.calls[0].args, json!({"x": 500, "y": 20}));
+    assert_eq!(d.rejected[0].args, json!({"x": 500, "y": 20}));
+    assert_eq!(rejected[1].0, "c3");
+    assert!(
+        rejected[1].2.contains("no call can follow `speak`"),
+        "{}",
+        rejected[1].2
+    );
+    assert_eq!(d.repairs, 1);
     assert_eq!(d.spoken, ["Hello there"]);
     assert_eq!(d.failure, None);
     assert_eq!(d.model_calls, 0, "the scripted brain calls no model");
-    // The thinking latency of the scripted brain (0.5 s on the paused clock).
-    assert_eq!(d.latency_ms, 500);
+    // The thinking latency of the scripted brain (0.5 s on the paused clock), twice.
+    assert_eq!(d.latency_ms, 1000);
     assert!(matches!(
         rt.recent_decisions("agent_999"),
         Err(RuntimeError::UnknownAgent(_))

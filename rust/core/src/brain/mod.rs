@@ -131,6 +131,11 @@ pub struct BrainContext {
     /// same decision ([`BrainContext::steps`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only_tools: Vec<String>,
+    /// The names of those of [`BrainContext::tools`] after a call of which an answer takes no
+    /// other call (the world's `speak`: the agent is speaking then, and the state machine
+    /// refuses anything else); the answer's check refuses a call that follows one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub final_tools: Vec<String>,
     /// The names of those of [`BrainContext::tools`] that are due (an app's move on the
     /// agent's turn: [`crate::apps::ActionDef::due`]): when there are any, the answer must
     /// call one of them, after any look-ups, or it is sent back for repair.
@@ -183,6 +188,7 @@ impl BrainContext {
             decisions: 0,
             tools: Vec::new(),
             read_only_tools: Vec::new(),
+            final_tools: Vec::new(),
             due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Sections::default(),

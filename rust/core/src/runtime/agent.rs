@@ -46,6 +46,7 @@ use crate::mind::{Cue, Recollection, forming, recall};
 use crate::moves::{MoveError, MoveOutcome, MoveRequest, MoveStatus, Movement, Walk};
 use crate::tools::ToolContext;
 use crate::tools::world::Action;
+use crate::tools::world::ground::Ground;
 
 /// The instruction every autonomous decision starts from (`docs/runtime.md`, "The decision loop").
 pub(crate) const INSTRUCTION: &str = "Analyze situation and decide next action";
@@ -504,6 +505,9 @@ struct Agent {
     last_failure: Option<AgentErrorCode>,
     /// The errors reported since the current call of a decision began (for the journal).
     errors: std::cell::RefCell<Vec<String>>,
+    /// The last decision's grounded world tools and what they were grounded in: the next
+    /// decision reuses them while nothing they name changed.
+    grounded: std::cell::RefCell<Option<(Ground, Arc<crate::tools::ToolRegistry>)>>,
 }
 
 /// Observations an agent keeps until a decision sees them (older ones are dropped).
@@ -558,6 +562,7 @@ pub(crate) async fn run(
         failures: 0,
         last_failure: None,
         errors: std::cell::RefCell::new(Vec::new()),
+        grounded: std::cell::RefCell::new(None),
     };
     agent.main_loop().await;
     let stopped = agent.shared.stopped.clone();

@@ -8,8 +8,13 @@
 //! [`limits::MAX_REPLY_TOOL_CALLS`] calls is refused as a whole (none of its calls is checked).
 //! A failing answer becomes the contract's failure feedback ([`DecisionStep`] with
 //! `failed_calls`), which goes back to the brain to repair its answer; nothing of it runs. What
-//! the world itself may refuse (a target outside the bounds, a helper that is not running) is
-//! checked when the action runs.
+//! the world itself may refuse is checked again when the action runs.
+//!
+//! The world tools are checked against the schemas the brain was shown, grounded in what
+//! exists for the decision ([`world::ground`]): a call naming an agent or a task that does not
+//! exist, or a position outside the bounds, is refused here with a message saying what exists.
+//! No call may follow a `speak` in one answer (`invalid_actor_state`): the agent is speaking
+//! then, and the state machine would refuse it.
 //!
 //! What goes back is bounded, whoever answered: the feedback's copy of the answer keeps at most
 //! [`limits::MAX_REPLY_TOOL_CALLS`] calls, and arguments over
@@ -97,6 +102,9 @@ pub(crate) fn check(
     let mut failed = Vec::new();
     let mut calls = Vec::with_capacity(count);
     let mut ids = HashSet::new();
+    // The id of the answer's `speak`, once there is one: the state machine refuses every call
+    // after it (the agent is Speaking), so the check refuses them first.
+    let mut spoken: Option<String> = None;
     for call in &reply.tool_calls {
         if !call.id.is_empty() && !ids.insert(call.id.as_str()) {
             failed.push(FailedCall::new(
@@ -105,6 +113,20 @@ pub(crate) fn check(
                 format!("another call of this answer has the id '{}'", call.id),
             ));
             continue;
+        }
+        if let Some(speech) = &spoken {
+            failed.push(FailedCall::new(
+                call,
+                FailureReason::InvalidActorState,
+                format!(
+                    "no call can follow `speak` ({speech}) in one answer: the agent is speaking \
+                     then and does nothing else; call `speak` last"
+                ),
+            ));
+            continue;
+        }
+        if ends_answer(tools, &call.tool) {
+            spoken = Some(call.id.clone());
         }
         match check_call(call, tools, ctx) {
             Ok(planned) => calls.push((call.clone(), planned)),
@@ -121,6 +143,21 @@ pub(crate) fn check(
         failed_calls: failed,
         problem: silent.then(|| SILENT_REPLY.to_string()),
     }))
+}
+
+/// Whether a call of `tool` ends an answer: the world's `speak` (the agent is speaking then).
+fn ends_answer(tools: &AgentTools, tool: &str) -> bool {
+    tool == world::SPEAK && tools.find(tool).is_some_and(|(set, _)| set == WORLD_TOOLS)
+}
+
+/// The names of the tools of `tools` after a call of which an answer takes no other call
+/// ([`crate::brain::BrainContext::final_tools`]).
+pub(crate) fn final_tools(tools: &AgentTools) -> Vec<String> {
+    [world::SPEAK]
+        .into_iter()
+        .filter(|name| ends_answer(tools, name))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The answer as the failure feedback repeats it: its first [`limits::MAX_REPLY_TOOL_CALLS`]
@@ -199,7 +236,7 @@ fn check_call(
         FailedCall::new(call, FailureReason::InvalidArgs, e.to_string())
     };
     if set == WORLD_TOOLS {
-        return world::parse_action(call)
+        return world::parse_with(registry, call)
             .map(Planned::World)
             .map_err(invalid);
     }
@@ -331,6 +368,134 @@ mod tests {
         )
         .unwrap_or_else(|step| panic!("{}", summary(&step)));
         assert!(reads.only_reads());
+    }
+
+    #[test]
+    fn nothing_may_follow_speak() {
+        let speak = || call("s", "speak", json!({"content": "Hi"}));
+        let walk = |id: &str| call(id, "move", json!({"x": 1, "y": 2}));
+        let plan = check(
+            &reply("", vec![walk("m1"), walk("m2"), speak()]),
+            &tools(),
+            &ToolContext::anonymous(),
+        )
+        .unwrap_or_else(|step| panic!("{}", summary(&step)));
+        assert_eq!(plan.calls.len(), 3, "speak last is fine");
+        let step = check(
+            &reply(
+                "",
+                vec![
+                    walk("m1"),
+                    speak(),
+                    walk("m2"),
+                    call("s2", "speak", json!({"content": "Again"})),
+                    call("r", "legal_moves", json!({"state": "s"})),
+                ],
+            ),
+            &tools(),
+            &ToolContext::anonymous(),
+        )
+        .err()
+        .expect("calls after speak are refused");
+        let refused: Vec<_> = step
+            .failed_calls
+            .iter()
+            .map(|f| (f.id.as_str(), f.status, f.reason))
+            .collect();
+        let after = (FailureStatus::Rejected, FailureReason::InvalidActorState);
+        assert_eq!(
+            refused,
+            [
+                ("m2", after.0, after.1),
+                ("s2", after.0, after.1),
+                ("r", after.0, after.1)
+            ]
+        );
+        assert_eq!(
+            step.failed_calls[0].message,
+            "no call can follow `speak` (s) in one answer: the agent is speaking then and does \
+             nothing else; call `speak` last"
+        );
+        // An app's tool named `speak` is no world action: calls may follow it.
+        let mut app = ToolRegistry::new();
+        app.register(
+            ToolSpec::new("speak", "Says.", json!({"type": "object"})),
+            |_| ToolOutput::ok(json!({})),
+        )
+        .unwrap();
+        let app = AgentTools::new(vec![("app".into(), Arc::new(app))]).unwrap();
+        assert!(final_tools(&app).is_empty());
+        assert_eq!(final_tools(&tools()), ["speak"]);
+        let both = reply(
+            "",
+            vec![call("a", "speak", json!({})), call("b", "speak", json!({}))],
+        );
+        assert!(check(&both, &app, &ToolContext::anonymous()).is_ok());
+    }
+
+    #[test]
+    fn world_calls_are_checked_against_the_grounded_schemas() {
+        use crate::geometry::WorldBounds;
+        use crate::tools::world::ground::Ground;
+        let bounds = WorldBounds::from_rect(0.0, 0.0, 10.0, 10.0).unwrap();
+        let ground = Ground::new("a1", &[], "player_0", ["a2".to_string()], [], bounds);
+        let tools = tools()
+            .replaced(WORLD_TOOLS, &Arc::new(ground.registry()))
+            .unwrap();
+        let step = check(
+            &reply(
+                "",
+                vec![
+                    call(
+                        "c1",
+                        "collaborate",
+                        json!({"agent_id": "ghost", "task_name": "t"}),
+                    ),
+                    call(
+                        "c2",
+                        "complete_task",
+                        json!({"task_id": 5555555555555555_i64}),
+                    ),
+                    call("c3", "move", json!({"x": 11, "y": 0})),
+                    call(
+                        "c4",
+                        "collaborate",
+                        json!({"agent_id": "a2", "task_name": "t"}),
+                    ),
+                ],
+            ),
+            &tools,
+            &ToolContext::anonymous(),
+        )
+        .err()
+        .expect("ungrounded calls are refused");
+        let refused: Vec<_> = step
+            .failed_calls
+            .iter()
+            .map(|f| (f.id.as_str(), f.reason, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                (
+                    "c1",
+                    FailureReason::InvalidArgs,
+                    "Invalid arguments for collaborate: agent_id: no agent 'ghost' can be asked \
+                     for help now; you can ask: a2"
+                ),
+                (
+                    "c2",
+                    FailureReason::ToolNotAllowed,
+                    "'complete_task' is not available now: you have no open task to complete"
+                ),
+                (
+                    "c3",
+                    FailureReason::InvalidArgs,
+                    "Invalid arguments for move: x: x 11 is outside the world bounds: x must be \
+                     from 0.0 to 10.0"
+                ),
+            ]
+        );
     }
 
     #[test]

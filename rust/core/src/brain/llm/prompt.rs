@@ -330,6 +330,7 @@ mod tests {
             decisions: 3,
             tools: crate::tools::world::world_tool_definitions(),
             read_only_tools: Vec::new(),
+            final_tools: Vec::new(),
             due_tools: Vec::new(),
             steps: vec![],
             sections: Default::default(),

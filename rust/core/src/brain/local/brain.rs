@@ -238,7 +238,7 @@ impl Brain for LocalBrain {
             let request = prompt::request(context, &self.options());
             let max_tokens = request.max_tokens.unwrap_or(self.max_tokens);
             let schema = if context.due_tools.is_empty() {
-                contract_schema(&request.tools, max_tokens)
+                contract_schema(&request.tools, &context.final_tools, max_tokens)
             } else {
                 let callable: Vec<String> = context
                     .due_tools
@@ -246,7 +246,7 @@ impl Brain for LocalBrain {
                     .chain(&context.read_only_tools)
                     .cloned()
                     .collect();
-                acting_schema(&request.tools, max_tokens, &callable)
+                acting_schema(&request.tools, &context.final_tools, max_tokens, &callable)
             };
             let mut reply = self.call(&request, schema, true).await?;
             if reply.stop_reason.as_deref() == Some(CUT) {

@@ -322,41 +322,55 @@ fn not_built() -> BrainError {
 ///   not blank: the anti-silent rule), and no line says `<|`, which opens a chat template's
 ///   turn markers;
 /// - calls carry no `id` (the brain numbers them `call_1`, `call_2`, …, so no two share one);
-/// - at most [`MAX_LOCAL_CALLS`] calls;
+/// - at most [`MAX_LOCAL_CALLS`] calls, and none after a call of one of `final_tools` (the
+///   world's `speak`: [`crate::brain::BrainContext::final_tools`]), which comes last or not at
+///   all;
 /// - `assistant_text` takes at most half of the answer's tokens (a token is at least one
 ///   character), and so does every string of the arguments, each number and list has an end
 ///   ([`bounds::bounded`]): a model caught in a loop cannot run a call past `max_tokens`, so
 ///   an answer cut there is rare, and keeps its text and its whole calls.
-pub fn contract_schema(tools: &[ToolSpec], max_tokens: u32) -> Value {
-    schema_of(tools, max_tokens, None)
+pub fn contract_schema(tools: &[ToolSpec], final_tools: &[String], max_tokens: u32) -> Value {
+    schema_of(tools, final_tools, max_tokens, None)
 }
 
 /// The schema of a decision that must act ([`crate::brain::BrainContext::due_tools`]): as
 /// [`contract_schema`], with exactly one call, one of `callable` (the due actions and the
 /// look-ups still offered): a move, or a look-up before it (a look-up after a move would ask
 /// about a turn that is over). The answer may still say something beside its call.
-pub fn acting_schema(tools: &[ToolSpec], max_tokens: u32, callable: &[String]) -> Value {
-    schema_of(tools, max_tokens, Some(callable))
+pub fn acting_schema(
+    tools: &[ToolSpec],
+    final_tools: &[String],
+    max_tokens: u32,
+    callable: &[String],
+) -> Value {
+    schema_of(tools, final_tools, max_tokens, Some(callable))
 }
 
-fn schema_of(tools: &[ToolSpec], max_tokens: u32, callable: Option<&[String]>) -> Value {
+fn schema_of(
+    tools: &[ToolSpec],
+    final_tools: &[String],
+    max_tokens: u32,
+    callable: Option<&[String]>,
+) -> Value {
     let text_chars = (max_tokens as usize / 2).clamp(1, limits::MAX_ASSISTANT_TEXT_CHARS);
-    let calls: Vec<Value> = tools
+    let call_of = |tool: &ToolSpec| {
+        json!({
+            "type": "object",
+            "properties": {
+                "tool": {"const": tool.name},
+                "args": bounds::bounded(&tool.parameters, text_chars as u64),
+                "reason": {"type": "string", "maxLength": text_chars.min(MAX_REASON_CHARS)},
+            },
+            "required": ["tool", "args"],
+            "additionalProperties": false,
+        })
+    };
+    let (last, free): (Vec<&ToolSpec>, Vec<&ToolSpec>) = tools
         .iter()
         .filter(|tool| callable.is_none_or(|names| names.contains(&tool.name)))
-        .map(|tool| {
-            json!({
-                "type": "object",
-                "properties": {
-                    "tool": {"const": tool.name},
-                    "args": bounds::bounded(&tool.parameters, text_chars as u64),
-                    "reason": {"type": "string", "maxLength": text_chars.min(MAX_REASON_CHARS)},
-                },
-                "required": ["tool", "args"],
-                "additionalProperties": false,
-            })
-        })
-        .collect();
+        .partition(|t| final_tools.contains(&t.name));
+    let calls: Vec<Value> = free.iter().map(|t| call_of(t)).collect();
+    let last: Vec<Value> = last.iter().map(|t| call_of(t)).collect();
     let dialog_type = json!({"type": "string", "pattern": "^[a-z_]{1,32}$"});
     let answer = |text: Value, tool_calls: Value| {
         json!({
@@ -372,22 +386,50 @@ fn schema_of(tools: &[ToolSpec], max_tokens: u32, callable: Option<&[String]>) -
     };
     let said = line(true, text_chars);
     let no_calls = json!({"type": "array", "maxItems": 0});
-    if calls.is_empty() {
+    if calls.is_empty() && last.is_empty() {
         return answer(said, no_calls);
     }
-    let some_calls = |min: usize| {
-        json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
-               "items": {"anyOf": calls}})
-    };
+    let some_calls = |min: usize| calls_schema(&calls, &last, min);
     if callable.is_some() {
+        let any: Vec<&Value> = calls.iter().chain(&last).collect();
         let one_call = json!({"type": "array", "minItems": 1, "maxItems": 1,
-                              "items": {"anyOf": calls}});
+                              "items": {"anyOf": any}});
         return answer(line(false, text_chars), one_call);
     }
     json!({"anyOf": [
         answer(said, some_calls(0)),
         answer(line(false, text_chars), some_calls(1)),
     ]})
+}
+
+/// The schema of an answer's calls: at least `min`, at most [`MAX_LOCAL_CALLS`], each one of
+/// `calls` — or, when `last` has some, `k` of `calls` followed by one of `last`.
+fn calls_schema(calls: &[Value], last: &[Value], min: usize) -> Value {
+    let free = json!({"type": "array", "minItems": min, "maxItems": MAX_LOCAL_CALLS,
+                      "items": {"anyOf": calls}});
+    if last.is_empty() {
+        return free;
+    }
+    let mut shapes = Vec::with_capacity(MAX_LOCAL_CALLS + 1);
+    if !calls.is_empty() {
+        shapes.push(free);
+    } else if min == 0 {
+        shapes.push(json!({"type": "array", "maxItems": 0}));
+    }
+    let before = if calls.is_empty() {
+        0
+    } else {
+        MAX_LOCAL_CALLS - 1
+    };
+    for k in 0..=before {
+        let mut prefix = vec![json!({"anyOf": calls}); k];
+        prefix.push(json!({"anyOf": last}));
+        shapes.push(
+            json!({"type": "array", "prefixItems": prefix, "items": false,
+                           "minItems": k + 1}),
+        );
+    }
+    json!({"anyOf": shapes})
 }
 
 /// The schema of what an agent says in a local model's answer: at most `max_chars`
@@ -424,7 +466,7 @@ mod tests {
             description: "Walk.".into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
         }];
-        let schema = contract_schema(&tools, 512);
+        let schema = contract_schema(&tools, &[], 512);
         let [said, acted] = [&schema["anyOf"][0], &schema["anyOf"][1]];
         let call = &said["properties"]["tool_calls"]["items"]["anyOf"][0];
         assert_eq!(call["properties"]["tool"]["const"], "move");
@@ -445,7 +487,7 @@ mod tests {
         assert_eq!(said["properties"]["assistant_text"], line(true, 256));
         assert_eq!(acted["properties"]["tool_calls"]["minItems"], 1);
         assert_eq!(acted["properties"]["assistant_text"], line(false, 256));
-        let silent = contract_schema(&[], 512);
+        let silent = contract_schema(&[], &[], 512);
         assert_eq!(silent["properties"]["tool_calls"]["maxItems"], 0);
         assert!(silent["properties"]["assistant_text"]["pattern"].is_string());
     }
@@ -458,7 +500,7 @@ mod tests {
             parameters: json!({"type": "object"}),
         };
         let tools = [tool("move"), tool("suggest_move"), tool("speak")];
-        let schema = acting_schema(&tools, 128, &["move".into(), "suggest_move".into()]);
+        let schema = acting_schema(&tools, &[], 128, &["move".into(), "suggest_move".into()]);
         let valid = jsonschema::validator_for(&schema).unwrap();
         let answer = |text: &str, calls: Value| json!({"assistant_text": text, "dialog_type": "reply", "tool_calls": calls});
         assert!(valid.is_valid(&answer("", json!([{"tool": "move", "args": {}}]))));
@@ -544,7 +586,7 @@ mod tests {
             description: "Walk.".into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
         }];
-        let schema = contract_schema(&tools, 128);
+        let schema = contract_schema(&tools, &[], 128);
         let whole = r#"{"assistant_text":"Hi <b>!","dialog_type":"chat","tool_calls":[]}"#;
         assert_eq!(taken(&schema, whole), whole.len(), "a `<` of anything else");
         let acting = r#"{"assistant_text":"","dialog_type":"act","tool_calls":[{"tool":"move","args":{"x":1}}]}"#;
@@ -559,6 +601,230 @@ mod tests {
         }
         // Without tools an answer must say something: no blank start.
         let blank = r#"{"assistant_text":" "#;
-        assert_eq!(taken(&contract_schema(&[], 128), blank), blank.len() - 1);
+        assert_eq!(
+            taken(&contract_schema(&[], &[], 128), blank),
+            blank.len() - 1
+        );
+    }
+
+    /// The world tools grounded for agent `a1` (who can ask `a2`, has task 3 open, in a world
+    /// 100 × 50), as a local brain is given them.
+    #[cfg(feature = "local")]
+    fn grounded_tools() -> Vec<ToolSpec> {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "player_0",
+            ["a2".to_string()],
+            [3],
+            crate::geometry::WorldBounds::from_rect(0.0, 0.0, 100.0, 50.0).unwrap(),
+        );
+        grounded_tools_of(&ground.registry())
+    }
+
+    /// An answer calling `calls` (each `"tool":…,"args":…`), as far as the grammar takes it.
+    #[cfg(feature = "local")]
+    fn answer_with(calls: &[&str]) -> String {
+        let calls: Vec<String> = calls.iter().map(|c| format!("{{{c}}}")).collect();
+        format!(
+            r#"{{"assistant_text":"","dialog_type":"act","tool_calls":[{}]}}"#,
+            calls.join(",")
+        )
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
+    fn the_grammar_of_grounded_tools_names_only_what_exists() {
+        let schema = contract_schema(&grounded_tools(), &["speak".into()], 256);
+        let taken_all = |calls: &[&str]| {
+            let answer = answer_with(calls);
+            (taken(&schema, &answer), answer.len())
+        };
+        for ok in [
+            r#""tool":"collaborate","args":{"agent_id":"a2"}"#,
+            r#""tool":"complete_task","args":{"task_id":3}"#,
+            r#""tool":"move","args":{"x":100,"y":12.5}"#,
+            r#""tool":"speak","args":{"content":"Hi","recipients":["player_0","a2"]}"#,
+        ] {
+            let (taken, len) = taken_all(&[ok]);
+            assert_eq!(taken, len, "{ok} is grounded");
+        }
+        for (bad, stops_at) in [
+            (
+                r#""tool":"collaborate","args":{"agent_id":"bob"}"#,
+                r#""agent_id":""#,
+            ),
+            (
+                r#""tool":"complete_task","args":{"task_id":5555555555555555}"#,
+                r#""task_id":"#,
+            ),
+            (r#""tool":"move","args":{"x":101,"y":1}"#, r#""x":10"#),
+            (r#""tool":"move","args":{"x":-3,"y":1}"#, r#""x":"#),
+            (r#""tool":"move","args":{"x":5,"y":50.5}"#, r#""y":50."#),
+            (
+                r#""tool":"speak","args":{"content":"Hi","recipients":["bob"]}"#,
+                r#""recipients":[""#,
+            ),
+        ] {
+            let answer = answer_with(&[bad]);
+            let at = answer.find(stops_at).unwrap() + stops_at.len();
+            assert_eq!(taken(&schema, &answer), at, "{bad} is refused there");
+        }
+        // Nothing follows `speak`; it may come last.
+        let speak = r#""tool":"speak","args":{"content":"Hi"}"#;
+        let walk = r#""tool":"move","args":{"x":1,"y":1}"#;
+        let (taken_speak_last, len) = taken_all(&[walk, walk, speak]);
+        assert_eq!(taken_speak_last, len, "speak last");
+        let answer = answer_with(&[speak, walk]);
+        // The `,` that would open another call is refused.
+        let after = answer.find(walk).unwrap() - 2;
+        assert_eq!(taken(&schema, &answer), after, "no call after speak");
+        let (taken_twice, _) = taken_all(&[speak, speak]);
+        assert_eq!(taken_twice, after, "no second speak");
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
+    fn the_grammar_of_tools_left_out_refuses_them() {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "",
+            [],
+            [],
+            crate::geometry::WorldBounds::default(),
+        );
+        let tools = grounded_tools_of(&ground.registry());
+        let schema = contract_schema(&tools, &["speak".into()], 256);
+        for gone in ["collaborate", "complete_task"] {
+            let answer = answer_with(&[&format!(r#""tool":"{gone}","args":{{}}"#)]);
+            let whole = answer.find(gone).unwrap() + gone.len();
+            assert!(taken(&schema, &answer) < whole, "{gone} is not offered");
+        }
+        let lonely =
+            answer_with(&[r#""tool":"speak","args":{"content":"Hm.","recipients":["a2"]}"#]);
+        let at = lonely.find(r#"["a2"#).unwrap() + 1;
+        assert_eq!(taken(&schema, &lonely), at, "no one to address");
+        // Speaking alone is fine.
+        let alone = answer_with(&[r#""tool":"speak","args":{"content":"Hm.","recipients":[]}"#]);
+        assert_eq!(taken(&schema, &alone), alone.len());
+    }
+
+    /// `n` answers drawn at random from the grammar of `schema`, byte by byte (printable ASCII
+    /// where the grammar allows it), as a model that knows nothing would write them.
+    #[cfg(feature = "local")]
+    fn sampled(schema: &Value, n: usize, seed: u64) -> Vec<Value> {
+        use rand::{RngExt, SeedableRng};
+        let env = toktrie::ApproximateTokEnv::single_byte_env();
+        let eos = env.tok_trie().eos_token();
+        let factory = llguidance::ParserFactory::new_simple(&env).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let parser = factory
+                    .create_parser(agents_local::sampler::grammar(schema, false))
+                    .unwrap();
+                let mut matcher = llguidance::Matcher::new(Ok(parser));
+                let mut bytes = Vec::new();
+                while bytes.len() < 8000 && !matcher.is_stopped() {
+                    let mask = matcher.compute_mask().unwrap();
+                    if mask.is_allowed(eos) {
+                        break;
+                    }
+                    let allowed = mask.to_list();
+                    let printable: Vec<u32> = allowed
+                        .iter()
+                        .copied()
+                        .filter(|t| (0x20..0x7f).contains(t))
+                        .collect();
+                    let pool = if printable.is_empty() {
+                        &allowed
+                    } else {
+                        &printable
+                    };
+                    let token = pool[rng.random_range(0..pool.len())];
+                    matcher.consume_token(token).unwrap();
+                    bytes.push(token as u8);
+                }
+                serde_json::from_slice(&bytes)
+                    .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+            })
+            .collect()
+    }
+
+    /// The calls of `answers` refused by `registry` (the grounded world tools), and all calls.
+    #[cfg(feature = "local")]
+    fn refused_calls(answers: &[Value], registry: &crate::tools::ToolRegistry) -> (usize, usize) {
+        let calls: Vec<&Value> = answers
+            .iter()
+            .flat_map(|a| a["tool_calls"].as_array().unwrap())
+            .collect();
+        let refused = calls
+            .iter()
+            .filter(|call| {
+                let call = crate::contract::ToolCall::new(
+                    "c",
+                    call["tool"].as_str().unwrap(),
+                    call["args"].clone(),
+                );
+                crate::tools::world::parse_with(registry, &call).is_err()
+            })
+            .count();
+        (refused, calls.len())
+    }
+
+    /// A measurement as much as a test: answers drawn at random from the grammar name nothing
+    /// that does not exist with grounded schemas; with the static ones, many do.
+    #[cfg(feature = "local")]
+    #[test]
+    fn random_answers_of_the_grounded_grammar_name_only_what_exists() {
+        let ground = crate::tools::world::ground::Ground::new(
+            "a1",
+            &[],
+            "player_0",
+            ["a2".to_string(), "a3".to_string()],
+            [3, 7],
+            crate::geometry::WorldBounds::from_rect(0.0, 0.0, 100.0, 50.0).unwrap(),
+        );
+        let registry = ground.registry();
+        let speak = ["speak".to_string()];
+        let grounded = sampled(
+            &contract_schema(&grounded_tools_of(&registry), &speak, 64),
+            120,
+            1,
+        );
+        let statics = crate::tools::world::world_tools();
+        let unground = sampled(
+            &contract_schema(&grounded_tools_of(statics), &speak, 64),
+            120,
+            1,
+        );
+        let (bad, all) = refused_calls(&grounded, &registry);
+        let (static_bad, static_all) = refused_calls(&unground, &registry);
+        eprintln!(
+            "grounded grammar: {bad} of {all} calls name what does not exist; \
+             static grammar: {static_bad} of {static_all}"
+        );
+        assert!(all > 50, "{all} calls drawn");
+        assert_eq!(bad, 0);
+        assert!(static_bad * 4 > static_all, "{static_bad} of {static_all}");
+        for answer in &grounded {
+            let calls = answer["tool_calls"].as_array().unwrap();
+            let spoken = calls.iter().position(|c| c["tool"] == "speak");
+            assert!(spoken.is_none_or(|i| i + 1 == calls.len()), "{answer}");
+        }
+    }
+
+    /// A registry's tools as a local brain is given them.
+    #[cfg(feature = "local")]
+    fn grounded_tools_of(registry: &crate::tools::ToolRegistry) -> Vec<ToolSpec> {
+        registry
+            .tools()
+            .map(|t| ToolSpec {
+                name: t.name().into(),
+                description: t.description().into(),
+                parameters: t.input_schema().clone(),
+            })
+            .collect()
     }
 }

@@ -37,6 +37,7 @@ fn ctx() -> BrainContext {
         decisions: 0,
         tools: world_tool_definitions(),
         read_only_tools: Vec::new(),
+        final_tools: Vec::new(),
         due_tools: Vec::new(),
         steps: Vec::new(),
         sections: Default::default(),

@@ -2,6 +2,7 @@
 //! answered and the brain asked again), and the decision's outcome.
 
 use super::*;
+use crate::tools::world::ground::MAX_LISTED_AGENTS;
 
 /// What [`Agent::decide`] comes to: the plan (or why there is none), the journal entry so
 /// far, and what the decision was shown (observations, the move's status), to mark as seen.
@@ -110,10 +111,9 @@ impl Agent {
         let mut seen_observations;
         let mut seen_move;
         let result = 'decision: loop {
-            let tools = self.shared.decision_tools();
             seen_observations = self.shared.last_observation();
             seen_move = self.shared.move_status();
-            let mut context = self.context_base(&tools);
+            let (mut context, tools) = self.context_base(self.shared.decision_tools());
             context.movement = seen_move.clone();
             let trigger = if context.incoming.is_empty() {
                 Trigger::Autonomous
@@ -435,7 +435,9 @@ impl Agent {
         ToolContext::for_agent(self.shared.id.clone(), self.cancel.child_token())
     }
 
-    pub(super) fn context_base(&self, tools: &AgentTools) -> BrainContext {
+    /// The context of a decision starting now, and the tools it offers: `tools` with the world
+    /// tools grounded in what the context shows ([`Agent::grounded`]).
+    pub(super) fn context_base(&self, tools: Arc<AgentTools>) -> (BrainContext, Arc<AgentTools>) {
         let (_, position) = self.shared.state_and_position();
         let mut open = self.inner.memory.open_tasks(&self.shared.id).into_iter();
         let current_task = open.next();
@@ -475,8 +477,10 @@ impl Agent {
             nearby,
             player_id: self.inner.options.player_id.clone(),
             decisions: self.decisions,
-            tools: tools.definitions().to_vec(),
+            // Grounded below.
+            tools: Vec::new(),
             read_only_tools: tools.read_only_names().to_vec(),
+            final_tools: Vec::new(),
             due_tools: Vec::new(),
             steps: Vec::new(),
             sections: Default::default(),
@@ -486,6 +490,65 @@ impl Agent {
             context.due_tools = view.due.clone();
             context.sections.put(view);
         }
-        context
+        let tools = self.grounded(tools, &context);
+        context.tools = tools.definitions().to_vec();
+        context.final_tools = decision::final_tools(&tools);
+        (context, tools)
+    }
+
+    /// `tools` with the world set (when attached) grounded in what exists for the decision
+    /// `context` is for ([`Ground`]): it can address whoever it answers, the player and the
+    /// agents it can ask; it can ask the running agents, those it answers and those near it
+    /// first, then the others by id; its open tasks, the current first; the world bounds. The
+    /// last decision's grounded set is reused while what it is grounded in is the same.
+    fn grounded(&self, tools: Arc<AgentTools>, context: &BrainContext) -> Arc<AgentTools> {
+        if tools.set(WORLD_TOOLS).is_none() {
+            return tools;
+        }
+        let answering: Vec<String> = context.incoming.iter().map(|m| m.sender.clone()).collect();
+        let near: Vec<String> = answering
+            .iter()
+            .cloned()
+            .chain(context.nearby.iter().map(|n| n.agent_id.clone()))
+            .filter(|id| self.inner.is_running(id))
+            .collect();
+        // The first ids that can still make the list (some repeat `near`, one is its own): in
+        // a world of thousands, only those are sorted.
+        let wanted = MAX_LISTED_AGENTS + near.len() + 1;
+        let mut others: Vec<String> = self.inner.agents.read().keys().cloned().collect();
+        if others.len() > wanted {
+            others.select_nth_unstable(wanted);
+            others.truncate(wanted);
+        }
+        others.sort_unstable();
+        let tasks = context
+            .current_task
+            .iter()
+            .chain(&context.other_tasks)
+            .map(|t| t.id);
+        let ground = Ground::new(
+            &self.shared.id,
+            &answering,
+            &context.player_id,
+            near.into_iter().chain(others),
+            tasks,
+            context.bounds,
+        );
+        let registry = {
+            let mut last = self.grounded.borrow_mut();
+            match last.as_ref() {
+                Some((before, registry)) if *before == ground => registry.clone(),
+                _ => {
+                    let registry = Arc::new(ground.registry());
+                    *last = Some((ground, registry.clone()));
+                    registry
+                }
+            }
+        };
+        match tools.replaced(WORLD_TOOLS, &registry) {
+            Ok(grounded) => Arc::new(grounded),
+            // The grounded set has the world tools' names (or fewer): it cannot clash.
+            Err(_) => tools,
+        }
     }
 }

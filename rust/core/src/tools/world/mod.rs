@@ -9,6 +9,12 @@
 //! their structured output. The runtime executes world actions itself (it owns positions, the bus
 //! and memory), after checking what the schema cannot express (for example that a `move` target
 //! lies inside the world bounds, or that `collaborate` names a running agent).
+//!
+//! The schemas here are the static form, listed wherever no agent is deciding. A decision
+//! offers them grounded in what exists then ([`ground`]): the ids of the agents and tasks that
+//! exist, the world bounds; its answer is checked against those ([`parse_with`]).
+
+pub mod ground;
 
 use std::sync::OnceLock;
 
@@ -140,7 +146,8 @@ fn specs() -> Vec<ToolSpec> {
             "Say a line out loud. `recipients` are agent ids (or the player's id); without \
              them you speak to whoever you are answering, else to the agents near you; an \
              empty list talks to no one in particular. `dialog_type` says what kind of line it \
-             is: `reply`, `chat`, `task_update`, `collaboration` or `monologue`.",
+             is: `reply`, `chat`, `task_update`, `collaboration` or `monologue`. Call it last: \
+             while you speak you can do nothing else, so no call may follow it in one answer.",
             json!({
                 "type": "object",
                 "properties": {
@@ -245,14 +252,22 @@ pub fn world_tool_definitions() -> Vec<Value> {
         .clone()
 }
 
-/// Validates a tool call against [`world_tools`] and turns it into an [`Action`].
+/// Validates a tool call against the static [`world_tools`] and turns it into an [`Action`]
+/// ([`parse_with`]). Bounds and ids are not checked here: the runtime does that.
+pub fn parse_action(call: &ToolCall) -> Result<Action, ToolError> {
+    parse_with(world_tools(), call)
+}
+
+/// Validates a tool call against `registry` (the world tools, static or grounded:
+/// [`ground::Ground::registry`]) and turns it into an [`Action`].
 ///
 /// Missing arguments (`null`) count as `{}`. Errors: [`ToolError::UnknownTool`] for a name that is
-/// not a world tool; [`ToolError::InvalidArguments`] naming the offending field when the arguments
-/// do not satisfy the tool's schema (the registry's validation, see
-/// [`crate::tools::Tool::validate`]). Bounds are not checked here: the runtime does that.
-pub fn parse_action(call: &ToolCall) -> Result<Action, ToolError> {
-    let tool = world_tools()
+/// not a world tool of `registry`; [`ToolError::InvalidArguments`] naming the offending field when
+/// the arguments do not satisfy the tool's schema (the registry's validation, see
+/// [`crate::tools::Tool::validate`]); for a grounded field naming what does not exist, its
+/// message says what exists ([`ground::explain`]).
+pub fn parse_with(registry: &ToolRegistry, call: &ToolCall) -> Result<Action, ToolError> {
+    let tool = registry
         .get(&call.tool)
         .ok_or_else(|| ToolError::UnknownTool {
             name: call.tool.clone(),
@@ -263,7 +278,22 @@ pub fn parse_action(call: &ToolCall) -> Result<Action, ToolError> {
     } else {
         &call.args
     };
-    tool.validate(args)?;
+    tool.validate(args).map_err(|e| match e {
+        ToolError::InvalidArguments {
+            tool: name,
+            field,
+            message,
+        } => {
+            let message =
+                ground::explain(&name, tool.input_schema(), args, &field).unwrap_or(message);
+            ToolError::InvalidArguments {
+                tool: name,
+                field,
+                message,
+            }
+        }
+        other => other,
+    })?;
     // The schema guarantees an object with well-typed fields; the readers below still report a
     // field error rather than panic should the two ever disagree.
     let fields = Fields {
