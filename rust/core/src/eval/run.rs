@@ -144,7 +144,7 @@ impl ReportCard {
         suite.check().map_err(|e| CardError(e.to_string()))?;
         runtime
             .check_brain(&BrainChoice::named(&config.brain))
-            .map_err(|e| CardError(format!("unknown brain '{}': {e}", config.brain)))?;
+            .map_err(|e| CardError(format!("the brain '{}' cannot be used: {e}", config.brain)))?;
         if !(config.time_scale.is_finite() && config.time_scale > 0.0) {
             return Err(CardError(format!(
                 "the time scale must be a positive number, got {}",

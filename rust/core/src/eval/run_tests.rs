@@ -12,9 +12,11 @@ use crate::runtime::{Runtime, RuntimeOptions};
 /// The starter suite users run.
 const TOWN: &str = include_str!("../../../../docs/suites/town.json");
 
-async fn run(config: RunConfig) -> CardResults {
+/// Plays the first `scenarios` of the starter suite with `config`.
+async fn run(config: RunConfig, scenarios: usize) -> CardResults {
     let dir = tempfile::tempdir().unwrap();
-    let suite = Suite::parse(TOWN).unwrap();
+    let mut suite = Suite::parse(TOWN).unwrap();
+    suite.scenarios.truncate(scenarios);
     let scratch = Runtime::start_on(
         tokio::runtime::Handle::current(),
         RuntimeOptions::with_database(dir.path().join("plan.db")),
@@ -45,26 +47,58 @@ fn fast() -> RunConfig {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_starter_suite_runs_on_the_scripted_brain() {
-    let card = run(fast()).await;
+/// What the card says, for a failing assertion.
+fn shown(card: &CardResults) -> String {
+    let mut text = String::new();
     for m in &card.metrics {
-        eprintln!("{:24} {:?} {} {:?}", m.key, m.value, m.detail, m.passed);
+        text += &format!("{}: {:?} ({})\n", m.key, m.value, m.detail);
     }
     for s in &card.scenarios {
-        eprintln!("{}:", s.name);
-        for l in &s.lines {
-            eprintln!("  {} -> {:?}: {}", l.speaker, l.to, l.text);
-        }
         for q in &s.questions {
-            eprintln!("  Q {:?} -> {:?} held {} tool {:?}", q.text, q.answer, q.held, q.tool_used);
-        }
-        for a in &s.agents {
-            eprintln!("  {} ungrounded {:?} nonexistent {:?} tasks {}/{}", a.name, a.ungrounded, a.nonexistent, a.tasks_completed, a.tasks);
+            text += &format!("{:?} -> {:?}\n", q.text, q.answer);
         }
     }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_starter_suite_runs_on_the_scripted_brain() {
+    let card = run(fast(), 3).await;
+    let why = shown(&card);
     assert_eq!(card.scenarios.len(), 3);
-    assert_eq!(card.scenarios[0].restarts, 1);
+    // The restart resumed the same agents from the database, and the baker still knew.
+    let baker = &card.scenarios[0];
+    assert_eq!(baker.restarts, 1);
+    let after: Vec<_> = baker.questions.iter().filter(|q| q.after_restart).collect();
+    assert_eq!(after.len(), 2);
+    assert!(after[0].held, "{why}");
+    assert_eq!(value(&card, "memory_after_restart"), Some(1.0), "{why}");
+    assert_eq!(value(&card, "memory"), Some(1.0), "{why}");
+    // The stock was looked up through the tool given as data, and the answer named it.
+    assert_eq!(value(&card, "tool_use"), Some(1.0), "{why}");
+    assert!(baker.questions.iter().any(|q| q.tool_used == Some(true)
+        && q.answer.as_deref().is_some_and(|a| a.contains("12"))), "{why}");
+    // Lines were said and measured; nothing named that does not exist.
+    assert!(card.scenarios.iter().all(|s| s.lines.len() >= 5), "{why}");
+    assert_eq!(value(&card, "nonexistent_calls"), Some(0.0));
+    assert!(value(&card, "responsiveness").unwrap() >= 0.8, "{why}");
+    assert!(value(&card, "repeated").unwrap() <= 0.1, "{why}");
+    assert_eq!(value(&card, "help_answered"), Some(1.0), "{why}");
+    assert!(value(&card, "grounding").is_some());
+    assert!(card.metrics.iter().find(|m| m.key == "latency_ms").unwrap().value.is_some());
+    // A line the suite made an agent say is not that agent's own.
+    assert!(baker.lines.iter().any(|l| l.speaker.ends_with("@suite")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_memory_the_baker_forgets_across_the_restart() {
+    let config = RunConfig {
+        without: vec![Ablation::Memory],
+        ..fast()
+    };
+    let card = run(config, 1).await;
+    assert_eq!(card.without, vec!["memory"]);
+    assert_eq!(value(&card, "memory_after_restart"), Some(0.0), "{}", shown(&card));
 }
 
 #[test]
