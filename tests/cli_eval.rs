@@ -71,7 +71,10 @@ fn the_starter_suite_on_the_scripted_brain_prints_and_writes_its_card() {
     assert_eq!(card.brain, "scripted");
     assert_eq!(card.scenarios.len(), 3);
     assert_eq!(card.scenarios[0].restarts, 1);
-    assert_eq!(metric(&card, "memory_after_restart"), (Some(1.0), Some(true)));
+    assert_eq!(
+        metric(&card, "memory_after_restart"),
+        (Some(1.0), Some(true))
+    );
     assert_eq!(metric(&card, "tool_use"), (Some(1.0), Some(true)));
     assert_eq!(metric(&card, "nonexistent_calls"), (Some(0.0), Some(true)));
     let page = std::fs::read_to_string(report.join("report.html")).unwrap();
@@ -83,9 +86,9 @@ fn the_starter_suite_on_the_scripted_brain_prints_and_writes_its_card() {
     runtime.shutdown(Duration::from_secs(5));
     assert_eq!(stored.len(), 8, "{stored:?}");
     assert!(
-        stored
-            .iter()
-            .all(|a| a.config["key"].as_str().is_some_and(|k| k.starts_with("eval:"))),
+        stored.iter().all(|a| a.config["key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("eval:"))),
         "{stored:?}"
     );
 }
@@ -107,26 +110,24 @@ async fn a_model_brain_is_measured_through_the_fake_provider() {
     )
     .unwrap();
     let report = dir.path().join("card");
-    let run = cli(
-        [
-            "eval",
-            "--suite",
-            &town(),
-            "--brains",
-            brains.to_str().unwrap(),
-            "--brain",
-            "fake",
-            "--time-scale",
-            "30",
-            "--answer-timeout-seconds",
-            "10",
-            "--report",
-            report.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-    )
+    let run = cli([
+        "eval",
+        "--suite",
+        &town(),
+        "--brains",
+        brains.to_str().unwrap(),
+        "--brain",
+        "fake",
+        "--time-scale",
+        "30",
+        "--answer-timeout-seconds",
+        "10",
+        "--report",
+        report.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect())
     .await;
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(!fake.requests().is_empty());
@@ -142,10 +143,20 @@ async fn a_model_brain_is_measured_through_the_fake_provider() {
     assert_eq!(metric(&card, "memory"), (Some(1.0), Some(true)));
     assert_eq!(metric(&card, "tool_use"), (Some(0.0), Some(false)));
     let (repeated, passed) = metric(&card, "repeated");
-    assert!(repeated.unwrap() > 0.5 && passed == Some(false), "{repeated:?}");
+    assert!(
+        repeated.unwrap() > 0.5 && passed == Some(false),
+        "{repeated:?}"
+    );
     // A missed target is shown as such, in the table and on the page.
-    let missed = run.stdout.lines().find(|l| l.starts_with("read-only tool use"));
-    assert!(missed.is_some_and(|l| l.contains("MISSED")), "{}", run.stdout);
+    let missed = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("read-only tool use"));
+    assert!(
+        missed.is_some_and(|l| l.contains("MISSED")),
+        "{}",
+        run.stdout
+    );
     let page = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(page.contains("<tr id=\"metric-tool_use\" class=\"missed\">"));
 }
@@ -195,7 +206,14 @@ fn bad_input_is_named_and_touches_no_data() {
     let brains = dir.path().join("brains.json");
     std::fs::write(&brains, r#"{"profiles": {"x": {"provider": "scripted""#).unwrap();
     refused(
-        &["--suite", &town, "--brains", brains.to_str().unwrap(), "--brain", "x"],
+        &[
+            "--suite",
+            &town,
+            "--brains",
+            brains.to_str().unwrap(),
+            "--brain",
+            "x",
+        ],
         "brains.json: ",
     );
     assert!(!db.exists(), "bad input created the database");

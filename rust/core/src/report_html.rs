@@ -76,7 +76,11 @@ pub fn close_page(page: &mut String) {
 /// The header's title and its facts, each `(label, HTML)`; the header is left open for a
 /// legend (close it with `</header>`).
 pub fn facts(page: &mut String, title: &str, facts: &[(&str, String)]) {
-    let _ = writeln!(page, "<header><h1>{}</h1><div class=\"facts\">", escape(title));
+    let _ = writeln!(
+        page,
+        "<header><h1>{}</h1><div class=\"facts\">",
+        escape(title)
+    );
     for (what, value) in facts {
         let _ = write!(page, "<div class=\"fact\"><b>{what}</b>{value}</div>");
     }

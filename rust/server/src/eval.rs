@@ -34,7 +34,8 @@ pub struct EvalArgs {
     /// `relationships` (repeatable).
     #[arg(long, value_name = "PART", value_parser = Ablation::parse)]
     pub without: Vec<Ablation>,
-    /// The run's seed: the same seed with the scripted brain gives the same decisions.
+    /// The run's seed: each agent's brain seed derives from it, the scenario and the agent's
+    /// key (when agents act also depends on timing: the agents live in scaled real time).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
     /// Game seconds per real second (a `wait` of 30 s at 10 lasts 3 s).
@@ -146,9 +147,11 @@ pub fn run(args: EvalArgs, out: &mut impl Write) -> Result<(), Failure> {
         args.brain
     );
     let results = rt
-        .block_on(card.run(rt.handle().clone(), options, database, |done, name| {
-            eprintln!("eval: {done}/{total} scenarios ({name})")
-        }))
+        .block_on(
+            card.run(rt.handle().clone(), options, database, |done, name| {
+                eprintln!("eval: {done}/{total} scenarios ({name})")
+            }),
+        )
         .map_err(|e| Failure::new(ErrorCode::DatabaseError, e.to_string()))?;
     rt.shutdown_timeout(Duration::from_secs(1));
     drop(scratch_dir);

@@ -342,7 +342,13 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
     let lines = sum(&|a| a.lines.lines);
     let mut card = Vec::new();
     let (held, asked) = of(Counts::Memory, Some(false));
-    card.push(share("memory", "memory (same run)", held, asked, "answers held the fact"));
+    card.push(share(
+        "memory",
+        "memory (same run)",
+        held,
+        asked,
+        "answers held the fact",
+    ));
     let (held, asked) = of(Counts::Memory, Some(true));
     card.push(share(
         "memory_after_restart",
@@ -352,7 +358,13 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
         "answers held the fact",
     ));
     let (held, asked) = of(Counts::Persona, None);
-    card.push(share("persona", "persona", held, asked, "answers consistent with the persona"));
+    card.push(share(
+        "persona",
+        "persona",
+        held,
+        asked,
+        "answers consistent with the persona",
+    ));
     card.push(share(
         "responsiveness",
         "responsiveness",
@@ -360,8 +372,20 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
         sum(&|a| a.lines.questions),
         "questions answered in the next line, naming what was asked",
     ));
-    card.push(share("repeated", "repeated lines", sum(&|a| a.lines.repeated), lines, "lines repeat an earlier line of their speaker"));
-    card.push(share("echo", "echo", sum(&|a| a.lines.echoes), lines, "lines quote another agent"));
+    card.push(share(
+        "repeated",
+        "repeated lines",
+        sum(&|a| a.lines.repeated),
+        lines,
+        "lines repeat an earlier line of their speaker",
+    ));
+    card.push(share(
+        "echo",
+        "echo",
+        sum(&|a| a.lines.echoes),
+        lines,
+        "lines quote another agent",
+    ));
     let qq = sum(&|a| a.lines.quotes_of_quotes);
     card.push(metric(
         "quotes_of_quotes",
@@ -469,7 +493,9 @@ mod tests {
     #[test]
     fn names_are_capitalised_words_inside_a_sentence() {
         assert_eq!(
-            names_in("Good morning! I think Mira's bread is at the Old Mill. Ask Bram: Tess knows."),
+            names_in(
+                "Good morning! I think Mira's bread is at the Old Mill. Ask Bram: Tess knows."
+            ),
             vec!["Mira", "Old", "Mill", "Bram"]
         );
         assert_eq!(names_in("\"Zed took it,\" said Ada."), vec!["Ada"]);
@@ -478,7 +504,10 @@ mod tests {
 
     #[test]
     fn a_name_is_grounded_in_the_world_the_persona_or_what_was_said_before() {
-        let known: HashSet<String> = ["mira", "old", "mill"].iter().map(|s| s.to_string()).collect();
+        let known: HashSet<String> = ["mira", "old", "mill"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let lines = [
             l("a1", &["p"], "Ask Mira at the Old Mill."),
             l("p", &["a1"], "Have you seen Zed?"),
@@ -493,8 +522,14 @@ mod tests {
     #[test]
     fn an_answer_holds_phrases_as_whole_words() {
         let expect = |e: &[&str]| e.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(holds("They're in the Old Mill, by the river.", &expect(&["old mill"])));
-        assert!(!holds("They're in the old millhouse.", &expect(&["old mill"])));
+        assert!(holds(
+            "They're in the Old Mill, by the river.",
+            &expect(&["old mill"])
+        ));
+        assert!(!holds(
+            "They're in the old millhouse.",
+            &expect(&["old mill"])
+        ));
         assert!(holds("Three loaves: 3 rye.", &expect(&["rye", "3"])));
         assert!(!holds("No rye.", &expect(&["rye", "3"])));
     }
@@ -508,10 +543,20 @@ mod tests {
             outcome,
             detail: Some(detail.into()),
         };
-        let mut d = crate::runtime::Decision::start(1, crate::runtime::Trigger::Message, String::new());
-        d.rejected.push(call(CallOutcome::Failed, "tool_not_allowed: no tool named 'fly'"));
-        d.rejected.push(call(CallOutcome::Failed, "invalid_args: x must be a number"));
-        d.calls.push(call(CallOutcome::Failed, "agent_001 cannot collaborate with unknown agent 'agent_009' (c1)"));
+        let mut d =
+            crate::runtime::Decision::start(1, crate::runtime::Trigger::Message, String::new());
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "tool_not_allowed: no tool named 'fly'",
+        ));
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "invalid_args: x must be a number",
+        ));
+        d.calls.push(call(
+            CallOutcome::Failed,
+            "agent_001 cannot collaborate with unknown agent 'agent_009' (c1)",
+        ));
         d.calls.push(call(CallOutcome::Done, "ok"));
         assert_eq!(nonexistent(&d).len(), 2);
     }

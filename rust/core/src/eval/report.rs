@@ -242,7 +242,11 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
                 esc(&q.agent),
                 esc(&q.text),
                 esc(&q.counts_for),
-                if q.after_restart { ", after a restart" } else { "" },
+                if q.after_restart {
+                    ", after a restart"
+                } else {
+                    ""
+                },
                 esc(&q.expect.join(", ")),
                 q.answer.as_deref().map_or("<i>no answer</i>".into(), esc)
             );
@@ -314,7 +318,11 @@ mod tests {
     fn results() -> CardResults {
         let lines = vec![
             Line::new("player_0", &["agent_001"], "Where is the <lantern>?"),
-            Line::new("agent_001", &["player_0"], "In the old mill </td><script>x</script>"),
+            Line::new(
+                "agent_001",
+                &["player_0"],
+                "In the old mill </td><script>x</script>",
+            ),
         ];
         let scenario = ScenarioResult {
             name: "s <1>".into(),
@@ -380,9 +388,10 @@ mod tests {
     fn write_puts_both_files() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &results()).unwrap();
-        let back: CardResults =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
-                .unwrap();
+        let back: CardResults = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("results.json")).unwrap(),
+        )
+        .unwrap();
         assert_eq!(back, results());
         assert!(dir.path().join("report.html").exists());
     }

@@ -190,9 +190,13 @@ impl ReportCard {
             let mut options = options(&database(index));
             options.seed = self.config.seed;
             options.game_time_scale = self.config.time_scale;
-            options.bounds =
-                WorldBounds::from_rect(0.0, 0.0, self.suite.world.size[0], self.suite.world.size[1])
-                    .map_err(CardError)?;
+            options.bounds = WorldBounds::from_rect(
+                0.0,
+                0.0,
+                self.suite.world.size[0],
+                self.suite.world.size[1],
+            )
+            .map_err(CardError)?;
             if let Some(radius) = self.suite.world.hearing_radius {
                 options.hearing_radius = radius;
             }
@@ -450,11 +454,11 @@ impl<'a> Play<'a> {
             let answered = play.played.lines[at.min(play.played.lines.len())..]
                 .iter()
                 .any(|l| l.speaker == agent && l.to.contains(&asker));
-            let decided = play.played.decisions.get(&agent).is_some_and(|d| {
-                d.iter()
-                    .skip(before)
-                    .any(|d| d.trigger == Trigger::Message)
-            });
+            let decided = play
+                .played
+                .decisions
+                .get(&agent)
+                .is_some_and(|d| d.iter().skip(before).any(|d| d.trigger == Trigger::Message));
             answered || decided
         })
         .await;
@@ -518,10 +522,7 @@ impl<'a> Play<'a> {
             };
             let seen = self.seen.entry(id.clone()).or_default();
             let kept = self.played.decisions.entry(id.clone()).or_default();
-            let newer: Vec<Decision> = decisions
-                .into_iter()
-                .filter(|d| d.number > *seen)
-                .collect();
+            let newer: Vec<Decision> = decisions.into_iter().filter(|d| d.number > *seen).collect();
             if let Some(last) = newer.last() {
                 *seen = last.number;
             }
@@ -554,4 +555,3 @@ impl<'a> Play<'a> {
         self.spawn_all(false)
     }
 }
-

@@ -76,8 +76,14 @@ async fn the_starter_suite_runs_on_the_scripted_brain() {
     assert_eq!(value(&card, "memory"), Some(1.0), "{why}");
     // The stock was looked up through the tool given as data, and the answer named it.
     assert_eq!(value(&card, "tool_use"), Some(1.0), "{why}");
-    assert!(baker.questions.iter().any(|q| q.tool_used == Some(true)
-        && q.answer.as_deref().is_some_and(|a| a.contains("12"))), "{why}");
+    assert!(
+        baker
+            .questions
+            .iter()
+            .any(|q| q.tool_used == Some(true)
+                && q.answer.as_deref().is_some_and(|a| a.contains("12"))),
+        "{why}"
+    );
     // Lines were said and measured; nothing named that does not exist.
     assert!(card.scenarios.iter().all(|s| s.lines.len() >= 5), "{why}");
     assert_eq!(value(&card, "nonexistent_calls"), Some(0.0));
@@ -85,7 +91,14 @@ async fn the_starter_suite_runs_on_the_scripted_brain() {
     assert!(value(&card, "repeated").unwrap() <= 0.1, "{why}");
     assert_eq!(value(&card, "help_answered"), Some(1.0), "{why}");
     assert!(value(&card, "grounding").is_some());
-    assert!(card.metrics.iter().find(|m| m.key == "latency_ms").unwrap().value.is_some());
+    assert!(
+        card.metrics
+            .iter()
+            .find(|m| m.key == "latency_ms")
+            .unwrap()
+            .value
+            .is_some()
+    );
     // A line the suite made an agent say is not that agent's own.
     assert!(baker.lines.iter().any(|l| l.speaker.ends_with("@suite")));
 }
@@ -98,7 +111,12 @@ async fn without_memory_the_baker_forgets_across_the_restart() {
     };
     let card = run(config, 1).await;
     assert_eq!(card.without, vec!["memory"]);
-    assert_eq!(value(&card, "memory_after_restart"), Some(0.0), "{}", shown(&card));
+    assert_eq!(
+        value(&card, "memory_after_restart"),
+        Some(0.0),
+        "{}",
+        shown(&card)
+    );
 }
 
 #[test]
@@ -109,5 +127,9 @@ fn ablations_turn_their_part_off() {
         a.apply(&mut settings);
     }
     assert!(!settings.enabled && settings.reflection_threshold == 0 && !settings.relationships);
-    assert!(Ablation::parse("dreams").unwrap_err().contains("memory, reflection, relationships"));
+    assert!(
+        Ablation::parse("dreams")
+            .unwrap_err()
+            .contains("memory, reflection, relationships")
+    );
 }

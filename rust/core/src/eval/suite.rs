@@ -301,7 +301,10 @@ impl Suite {
         if let Some(r) = self.world.hearing_radius
             && !(r.is_finite() && r >= 0.0)
         {
-            return Err(error("world.hearing_radius", "must be a non-negative number"));
+            return Err(error(
+                "world.hearing_radius",
+                "must be a non-negative number",
+            ));
         }
         if self.scenarios.is_empty() {
             return Err(error("scenarios", "give at least one scenario"));
@@ -428,10 +431,7 @@ impl Scenario {
                     known(format!("{at}.ask.to"), &ask.to)?;
                     nonempty_line(&format!("{at}.ask.text"), &ask.text)?;
                     if !ask.text.trim_end().ends_with('?') {
-                        return Err(error(
-                            format!("{at}.ask.text"),
-                            "a question ends with '?'",
-                        ));
+                        return Err(error(format!("{at}.ask.text"), "a question ends with '?'"));
                     }
                     if ask.counts_for != Counts::Responsiveness && ask.expect.is_empty() {
                         return Err(error(
@@ -444,10 +444,7 @@ impl Scenario {
                     }
                     for (e, expected) in ask.expect.iter().enumerate() {
                         if super::lines::words(expected).is_empty() {
-                            return Err(error(
-                                format!("{at}.ask.expect[{e}]"),
-                                "must hold a word",
-                            ));
+                            return Err(error(format!("{at}.ask.expect[{e}]"), "must hold a word"));
                         }
                     }
                     match (&ask.tool, ask.counts_for) {
@@ -519,8 +516,7 @@ impl ToolData {
     }
 
     fn check(&self, at: &str) -> Result<(), SuiteError> {
-        crate::apps::action::check_name(&self.name)
-            .map_err(|e| error(format!("{at}.name"), e))?;
+        crate::apps::action::check_name(&self.name).map_err(|e| error(format!("{at}.name"), e))?;
         if self.description.trim().is_empty() {
             return Err(error(format!("{at}.description"), "must not be empty"));
         }
@@ -592,30 +588,76 @@ mod tests {
         assert_eq!(suite.scenarios[0].steps.len(), 7);
         assert!(matches!(suite.scenarios[0].steps[4], Step::Restart(_)));
         let tool = &suite.scenarios[0].agents[0].tools[0];
-        assert_eq!(tool.answer(&serde_json::json!({"item": "Rye"})), Ok(serde_json::json!({"left": 3})));
+        assert_eq!(
+            tool.answer(&serde_json::json!({"item": "Rye"})),
+            Ok(serde_json::json!({"left": 3}))
+        );
         assert!(tool.answer(&serde_json::json!({"item": "spelt"})).is_err());
     }
 
     #[test]
     fn mistakes_name_their_field() {
         let cases = [
-            (with("\"seconds\": 5", "\"seconds\": \"5\""), "scenarios[0].steps[3].wait.seconds: invalid type: string \"5\", expected f64"),
-            (with("\"counts_for\": \"memory\"", "\"counts_for\": \"memry\""), "scenarios[0].steps[5].ask.counts_for: unknown variant `memry`"),
-            (with("\"role\": \"smith\"", "\"role\": \"smith\", \"colour\": 1"), "scenarios[0].agents[1].colour: unknown field `colour`, expected one of `key`"),
-            (with("{\"to\": \"baker\", \"text\": \"Where", "{\"to\": \"bakr\", \"text\": \"Where"), "scenarios[0].steps[5].ask.to: no agent 'bakr' in scenario 'one' (its agents: baker, smith)"),
-            (with("lanterns?", "lanterns"), "scenarios[0].steps[5].ask.text: a question ends with '?'"),
-            (with("\"expect\": [\"old mill\"]", "\"expect\": []"), "scenarios[0].steps[5].ask.expect: a memory question says what its answer holds"),
-            (with("\"tool\": \"check_stock\"", "\"tool\": \"check_stok\""), "scenarios[0].steps[6].ask.tool: agent 'baker' has no tool 'check_stok'"),
-            (with("\"answer_by\": \"item\"", "\"answer_by\": \"loaf\""), "scenarios[0].agents[0].tools[0].answer_by: 'loaf' is not one of the tool's parameters"),
-            (with("\"seconds\": 5", "\"seconds\": 0"), "scenarios[0].steps[3].wait.seconds: must be more than 0 and at most 3600, got 0"),
-            (with("{\"restart\": {}}", "{\"reboot\": {}}"), "scenarios[0].steps[4]: unknown variant `reboot`"),
-            (with("\"from\": \"smith\"", "\"from\": \"baker\""), "scenarios[0].steps[1].say.from: an agent does not say a line to itself"),
+            (
+                with("\"seconds\": 5", "\"seconds\": \"5\""),
+                "scenarios[0].steps[3].wait.seconds: invalid type: string \"5\", expected f64",
+            ),
+            (
+                with("\"counts_for\": \"memory\"", "\"counts_for\": \"memry\""),
+                "scenarios[0].steps[5].ask.counts_for: unknown variant `memry`",
+            ),
+            (
+                with("\"role\": \"smith\"", "\"role\": \"smith\", \"colour\": 1"),
+                "scenarios[0].agents[1].colour: unknown field `colour`, expected one of `key`",
+            ),
+            (
+                with(
+                    "{\"to\": \"baker\", \"text\": \"Where",
+                    "{\"to\": \"bakr\", \"text\": \"Where",
+                ),
+                "scenarios[0].steps[5].ask.to: no agent 'bakr' in scenario 'one' (its agents: baker, smith)",
+            ),
+            (
+                with("lanterns?", "lanterns"),
+                "scenarios[0].steps[5].ask.text: a question ends with '?'",
+            ),
+            (
+                with("\"expect\": [\"old mill\"]", "\"expect\": []"),
+                "scenarios[0].steps[5].ask.expect: a memory question says what its answer holds",
+            ),
+            (
+                with("\"tool\": \"check_stock\"", "\"tool\": \"check_stok\""),
+                "scenarios[0].steps[6].ask.tool: agent 'baker' has no tool 'check_stok'",
+            ),
+            (
+                with("\"answer_by\": \"item\"", "\"answer_by\": \"loaf\""),
+                "scenarios[0].agents[0].tools[0].answer_by: 'loaf' is not one of the tool's parameters",
+            ),
+            (
+                with("\"seconds\": 5", "\"seconds\": 0"),
+                "scenarios[0].steps[3].wait.seconds: must be more than 0 and at most 3600, got 0",
+            ),
+            (
+                with("{\"restart\": {}}", "{\"reboot\": {}}"),
+                "scenarios[0].steps[4]: unknown variant `reboot`",
+            ),
+            (
+                with("\"from\": \"smith\"", "\"from\": \"baker\""),
+                "scenarios[0].steps[1].say.from: an agent does not say a line to itself",
+            ),
         ];
         for (text, want) in cases {
             let got = err(&text);
             assert!(got.starts_with(want), "got {got:?}, want {want:?}");
         }
-        assert!(err("{\"name\": ").contains("line 1"), "{}", err("{\"name\": "));
-        assert_eq!(err(r#"{"name": "x", "scenarios": []}"#), "scenarios: give at least one scenario");
+        assert!(
+            err("{\"name\": ").contains("line 1"),
+            "{}",
+            err("{\"name\": ")
+        );
+        assert_eq!(
+            err(r#"{"name": "x", "scenarios": []}"#),
+            "scenarios: give at least one scenario"
+        );
     }
 }
