@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use agents_core::eval::results::CardResults;
+use agents_core::report_card::results::CardResults;
 use agents_core::runtime::{Runtime, RuntimeOptions};
 use agents_fakellm::{Behaviour, FakeServer};
 use serde_json::json;

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agents_core::error_code::ErrorCode;
-use agents_core::eval::results::{CardResults, Metric};
-use agents_core::eval::run::{Ablation, ReportCard, RunConfig};
-use agents_core::eval::suite::Suite;
+use agents_core::report_card::results::{CardResults, Metric};
+use agents_core::report_card::run::{Ablation, ReportCard, RunConfig};
+use agents_core::report_card::suite::Suite;
 use agents_core::runtime::{Runtime, RuntimeOptions};
 use clap::Args;
 
@@ -157,7 +157,7 @@ pub fn run(args: EvalArgs, out: &mut impl Write) -> Result<(), Failure> {
     drop(scratch_dir);
     summary(&results, out).map_err(with(ErrorCode::InternalError))?;
     if let Some(dir) = &args.report {
-        agents_core::eval::report::write(dir, &results).map_err(|e| {
+        agents_core::report_card::report::write(dir, &results).map_err(|e| {
             Failure::new(
                 ErrorCode::InternalError,
                 format!("cannot write the report into {}: {e}", dir.display()),
@@ -206,8 +206,12 @@ fn summary(results: &CardResults, out: &mut impl Write) -> std::io::Result<()> {
     )?;
     for m in &results.metrics {
         let target = match m.target {
-            Some(agents_core::eval::results::Target::AtLeast(v)) => format!(">= {}", bar(v, m)),
-            Some(agents_core::eval::results::Target::AtMost(v)) => format!("<= {}", bar(v, m)),
+            Some(agents_core::report_card::results::Target::AtLeast(v)) => {
+                format!(">= {}", bar(v, m))
+            }
+            Some(agents_core::report_card::results::Target::AtMost(v)) => {
+                format!("<= {}", bar(v, m))
+            }
             None => String::new(),
         };
         let verdict = match m.passed {

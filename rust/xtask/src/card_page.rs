@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use agents_core::eval::results::CardResults;
+use agents_core::report_card::results::CardResults;
 
+use crate::browser::{chromium, dom, escape, url};
 use crate::process::{self, Echo};
-use crate::report_page::{chromium, dom, escape, url};
 use crate::screenshots::Picture;
 
 /// A missed share's bar (`eval/report.rs`, #b3261e).

@@ -49,6 +49,7 @@
 
 mod arena_bench;
 mod bench;
+mod browser;
 mod build;
 mod card_page;
 mod cargo_tests;

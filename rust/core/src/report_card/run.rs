@@ -1,7 +1,7 @@
 //! Playing a suite through the runtime exactly as a game drives it: agents spawned with their
 //! personas, tools and tasks, the player's and the agents' lines sent, game time passing, the
 //! runtime restarted on the same database with the agents resumed, and what was said and
-//! decided collected for the card ([`super::card`]).
+//! decided collected for the card ([`super::metrics`]).
 //!
 //! # Time
 //!
@@ -25,11 +25,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lines::Line;
+use super::played::{Played, suite_speaker};
 use super::results::CardResults;
-use super::suite::{AgentSpec, Ask, PLAYER, Say, Scenario, Step, Suite};
+use super::suite::{AgentSpec, PLAYER, Scenario, Step, Suite};
 use crate::brain::BrainChoice;
 use crate::bus::{BusMessage, Filter, Received, Subscription};
+use crate::eval::lines::Line;
 use crate::geometry::{Position, WorldBounds};
 use crate::mind::MemorySettings;
 use crate::runtime::{AgentConfig, Decision, Runtime, RuntimeOptions, Trigger};
@@ -37,11 +38,6 @@ use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 /// Game seconds an agent stays idle before it decides on its own.
 pub const IDLE_GAME_SECONDS: f64 = 10.0;
-
-/// What a line the suite makes an agent say is recorded as: `<agent id>@suite`.
-pub fn suite_speaker(agent_id: &str) -> String {
-    format!("{agent_id}@suite")
-}
 
 /// A part of the mind a run turns off, to show what it adds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -211,10 +207,10 @@ impl ReportCard {
                 format!("eval:{run}:{index}"),
             )?;
             let played = play.play().await?;
-            scenarios.push(super::card::judge(scenario, &self.suite.world, played));
+            scenarios.push(super::metrics::judge(scenario, &self.suite.world, played));
             progress(index + 1, &scenario.name);
         }
-        let metrics = super::card::metrics(&scenarios);
+        let metrics = super::metrics::metrics(&scenarios);
         Ok(CardResults {
             version: super::results::CARD_VERSION,
             suite: self.suite.name.clone(),
@@ -233,28 +229,6 @@ impl ReportCard {
             scenarios,
         })
     }
-}
-
-/// What one scenario's play collected, for [`super::card::judge`].
-#[derive(Debug, Default)]
-pub struct Played {
-    /// The player's id.
-    pub player: String,
-    /// Everything said, in order (the suite's agent lines as [`suite_speaker`]).
-    pub lines: Vec<Line>,
-    /// The agents' ids, by key.
-    pub ids: BTreeMap<String, String>,
-    /// Every decision of every agent, by agent id, in order.
-    pub decisions: BTreeMap<String, Vec<Decision>>,
-    /// Each agent's tasks at the end, as (had, completed), by agent id.
-    pub tasks: BTreeMap<String, (usize, usize)>,
-    /// The questions asked: the step, whether a restart came before, and how many lines were
-    /// said before it was sent.
-    pub asked: Vec<(Ask, bool, usize)>,
-    /// The help requests: the step and how many lines were said before it was sent.
-    pub helped: Vec<(Say, usize)>,
-    /// Restarts played.
-    pub restarts: u32,
 }
 
 /// One scenario being played.

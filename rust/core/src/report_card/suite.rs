@@ -443,7 +443,7 @@ impl Scenario {
                         ));
                     }
                     for (e, expected) in ask.expect.iter().enumerate() {
-                        if super::lines::words(expected).is_empty() {
+                        if crate::eval::lines::words(expected).is_empty() {
                             return Err(error(format!("{at}.ask.expect[{e}]"), "must hold a word"));
                         }
                     }

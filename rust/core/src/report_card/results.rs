@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::lines::{Line, LineReport};
+use crate::eval::lines::{Line, LineReport};
 
 /// The version of the `results.json` layout.
 pub const CARD_VERSION: u32 = 1;
@@ -111,7 +111,7 @@ pub struct AgentResult {
     pub tasks: usize,
     /// Of those, the ones it completed.
     pub tasks_completed: usize,
-    /// Names in its lines (see [`super::card`]'s grounding).
+    /// Names in its lines (see [`super::metrics`]'s grounding).
     pub names: usize,
     /// Of those, the ones that exist in the world, its persona or its memories.
     pub grounded: usize,
@@ -150,7 +150,7 @@ pub struct QuestionResult {
     /// Whether the answer holds every expected word or phrase.
     pub held: bool,
     /// Whether the answer names a content word of the question (as
-    /// [`super::lines::answered_questions`] judges it).
+    /// [`crate::eval::lines::answered_questions`] judges it).
     pub answered: bool,
     /// The read-only tool the question matches, if any.
     #[serde(skip_serializing_if = "Option::is_none")]

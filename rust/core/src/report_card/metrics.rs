@@ -6,9 +6,9 @@
 //!
 //! The **answer** to a question of the player's is the asked agent's next line addressed to
 //! the player after the question. It **holds** the expected words when, for every expected
-//! word or phrase, the phrase's [normal form](super::lines::normal_form) appears in the
+//! word or phrase, the phrase's [normal form](crate::eval::lines::normal_form) appears in the
 //! answer's normal form as whole words. It is **answered** as
-//! [`super::lines::answered_questions`] judges it (it names a content word of the question).
+//! [`crate::eval::lines::answered_questions`] judges it (it names a content word of the question).
 //! A tool question's tool is **used** when the decision that said the answer called it.
 //!
 //! # Formulas
@@ -20,10 +20,10 @@
 //! - **persona** = persona questions whose answer holds what was expected / persona questions.
 //! - **responsiveness** = the player's questions answered / the player's questions (every
 //!   line of the player's to an agent ending with `?`), summed over agents
-//!   ([`super::lines::LineReport`]).
+//!   ([`crate::eval::lines::LineReport`]).
 //! - **repeated lines** = Σ repeated / Σ lines; **echo** = Σ echoes / Σ lines; **quotes of
 //!   quotes** = Σ quotes of quotes; **distinct-2** = Σ (distinct-2 × lines) / Σ lines — over
-//!   the agents' own lines ([`super::lines`]).
+//!   the agents' own lines ([`crate::eval::lines`]).
 //! - **tasks completed** = tasks completed / tasks the agents had (the suite's and those
 //!   other agents gave them), read at the end.
 //! - **help answered** = the suite's help requests after which the asked agent said a line
@@ -46,13 +46,13 @@
 
 use std::collections::HashSet;
 
-use super::lines::{Line, LineReport, normal_form, words};
+use super::played::Played;
 use super::results::{
     AgentResult, DecisionCost, HelpResult, Metric, QuestionResult, ScenarioResult, Target,
 };
-use super::run::Played;
 use super::suite::{Counts, Scenario, World};
 use crate::contract::{CallOutcome, DecidedCall, FailureReason};
+use crate::eval::lines::{Line, LineReport, normal_form, words};
 use crate::runtime::Decision;
 
 /// The targets of the card, by metric key.
@@ -141,7 +141,7 @@ pub fn judge(scenario: &Scenario, world: &World, played: Played) -> ScenarioResu
             let answered = match (asked_at, answer) {
                 (Some(q), Some(a)) => {
                     let pair = [lines[q].clone(), a.clone()];
-                    super::lines::answered_questions(&pair, &agent, &player, name).1 == 1
+                    crate::eval::lines::answered_questions(&pair, &agent, &player, name).1 == 1
                 }
                 _ => false,
             };
@@ -175,7 +175,7 @@ pub fn judge(scenario: &Scenario, world: &World, played: Played) -> ScenarioResu
         .into_iter()
         .map(|(say, at)| {
             let (from, to) = (id_of(&say.from), id_of(&say.to));
-            let puppet = super::run::suite_speaker(&from);
+            let puppet = super::played::suite_speaker(&from);
             let asked_at = lines[at.min(lines.len())..]
                 .iter()
                 .position(|l| l.speaker == puppet && l.text == say.text)

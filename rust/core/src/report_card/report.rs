@@ -311,9 +311,9 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::card::metrics;
     use crate::eval::lines::{Line, LineReport};
-    use crate::eval::results::{AgentResult, QuestionResult};
+    use crate::report_card::metrics::metrics;
+    use crate::report_card::results::{AgentResult, QuestionResult};
 
     fn results() -> CardResults {
         let lines = vec![
