@@ -1,6 +1,7 @@
 //! `agents-server eval`, run as a real process: the starter suite (docs/suites/town.json) on
 //! the scripted brain and on a model brain through the fake provider (a real HTTP server on
-//! loopback) prints the card against its targets and writes `results.json` and `report.html`;
+//! loopback) prints the card against its targets and writes `results.json` and `report.html`
+//! (a call of a tool that does not exist counted from the decision journal);
 //! bad input (a suite with a mistake, an unknown profile, an unknown part of the mind) is
 //! refused with exit code 2 and a message naming it, and touches no data.
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use agents_core::report_card::results::CardResults;
 use agents_core::runtime::{Runtime, RuntimeOptions};
-use agents_fakellm::{Behaviour, FakeServer};
+use agents_fakellm::{Behaviour, FakeCall, FakeServer};
 use serde_json::json;
 use support::{CliRun, run_cli};
 
@@ -96,7 +97,11 @@ fn the_starter_suite_on_the_scripted_brain_prints_and_writes_its_card() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_brain_is_measured_through_the_fake_provider() {
     let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
-    // A model that always says the same line and never looks anything up.
+    // A model that first calls a tool that does not exist (twice: the contract check refuses
+    // it and sends it back for repair), then always says the same line and never looks
+    // anything up.
+    let teleport = || Behaviour::calls(vec![FakeCall::new("teleport", json!({"to": "moon"}))]);
+    fake.push_many([teleport(), teleport()]);
     fake.set_default(Behaviour::text(
         "The festival lanterns are in the old mill, by the town gate.",
     ));
@@ -142,6 +147,20 @@ async fn a_model_brain_is_measured_through_the_fake_provider() {
     // not looked up, and the lines repeat.
     assert_eq!(metric(&card, "memory"), (Some(1.0), Some(true)));
     assert_eq!(metric(&card, "tool_use"), (Some(0.0), Some(false)));
+    // The calls of a tool that does not exist, from the decision journal.
+    assert_eq!(metric(&card, "nonexistent_calls"), (Some(2.0), Some(false)));
+    let refused: Vec<&String> = card.scenarios[0]
+        .agents
+        .iter()
+        .flat_map(|a| &a.nonexistent)
+        .collect();
+    assert!(
+        refused.len() == 2
+            && refused
+                .iter()
+                .all(|r| r.starts_with("teleport: tool_not_allowed")),
+        "{refused:?}"
+    );
     let (repeated, passed) = metric(&card, "repeated");
     assert!(
         repeated.unwrap() > 0.5 && passed == Some(false),
