@@ -114,9 +114,10 @@ pub enum Command {
     /// its lines, lets game time pass, restarts the runtime where it asks (the agents resumed
     /// from the database) and asks its questions; then prints memory, persona,
     /// responsiveness, repetition and echo, follow-through, grounding, calls naming what does
-    /// not exist, read-only tool use, latency and tokens per decision, each against its
-    /// target. `--without memory|reflection|relationships` turns a part of the mind off;
-    /// `--report DIR` writes `results.json` and `report.html`. Each scenario runs on a fresh
+    /// not exist, read-only tool use, the validity of a game master's answers (first time,
+    /// after repair), latency and tokens per decision, each against its target.
+    /// `--without memory|reflection|relationships` turns a part of the mind off; `--report
+    /// DIR` writes `results.json` and `report.html`. Each scenario runs on a fresh
     /// database in a temporary directory unless `--db` names one. Exit code 2 for bad input (a
     /// suite with a mistake, named by its field; an unknown profile: nothing is run or
     /// written), 1 when the database or the runtime fails.

@@ -40,6 +40,9 @@
 //!   naming an agent or a task that does not exist, from the decision journal.
 //! - **tool use** = tool questions whose answering decision called the tool / tool
 //!   questions.
+//! - **contract** (game-master scenarios): **valid first time** = `turn` steps whose answer
+//!   needed no repair and had no failed or dropped call / turns; **valid after repair** = turns
+//!   with no failed or dropped call once repaired / turns.
 //! - **latency per decision** = the mean of the decisions' brain latency, with its median
 //!   and 95th percentile in the detail; **tokens per decision** = (prompt + answer tokens) /
 //!   decisions.
@@ -79,6 +82,7 @@ pub fn judge(scenario: &Scenario, world: &World, played: Played) -> ScenarioResu
         asked,
         helped,
         restarts,
+        turns,
     } = played;
     let id_of = |key: &str| ids.get(key).cloned().unwrap_or_default();
     let world_words: HashSet<String> = scenario
@@ -198,6 +202,7 @@ pub fn judge(scenario: &Scenario, world: &World, played: Played) -> ScenarioResu
         agents,
         questions,
         help,
+        turns,
     }
 }
 
@@ -443,6 +448,21 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
         tool.len(),
         "questions matching a tool answered through it",
     ));
+    let turns: Vec<_> = scenarios.iter().flat_map(|s| &s.turns).collect();
+    card.push(share(
+        "contract_first_pass",
+        "GM answers valid first time",
+        turns.iter().filter(|t| t.first_pass).count(),
+        turns.len(),
+        "game-master turns valid without a repair",
+    ));
+    card.push(share(
+        "contract_after_repair",
+        "GM answers valid after repair",
+        turns.iter().filter(|t| t.after_repair).count(),
+        turns.len(),
+        "game-master turns valid after their repairs",
+    ));
     let costs: Vec<DecisionCost> = agents
         .iter()
         .flat_map(|a| a.decisions.iter().copied())
@@ -588,6 +608,7 @@ mod tests {
                 q("memory", true, false),
             ],
             help: vec![],
+            turns: vec![],
         };
         let card = metrics(&[scenario]);
         let get = |k: &str| card.iter().find(|m| m.key == k).unwrap();

@@ -32,4 +32,6 @@ pub struct Played {
     pub helped: Vec<(Say, usize)>,
     /// Restarts played.
     pub restarts: u32,
+    /// The game master's turns.
+    pub turns: Vec<super::results::TurnResult>,
 }

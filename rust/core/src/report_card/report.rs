@@ -10,7 +10,8 @@
 //! 3. **The scenarios**, one section each: its agents' numbers (lines, repeated and echoed
 //!    lines, quotes of quotes, distinct-2, questions answered, tasks, names grounded, calls
 //!    naming what does not exist, decisions), its questions (the answer, whether it held what
-//!    was expected, whether the tool was used), its help requests, and everything said.
+//!    was expected, whether the tool was used), its help requests, its game master's turns
+//!    (repairs, valid first time, valid after repair, what failed), and everything said.
 //!
 //! Every string that came from outside — names, lines, answers — is HTML-escaped.
 
@@ -273,6 +274,33 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
         }
         page.push_str("</table></div>\n");
     }
+    if !s.turns.is_empty() {
+        page.push_str(
+            "<div class=\"scroll\"><table><tr><th class=\"l\">game-master turn</th>\
+             <th>repairs</th><th>valid first time</th><th>valid after repair</th>\
+             <th class=\"l\">what failed</th></tr>",
+        );
+        let yes_no = |ok: bool| {
+            if ok {
+                "<span class=\"good\">yes</span>"
+            } else {
+                "<span class=\"bad\">no</span>"
+            }
+        };
+        for t in &s.turns {
+            let _ = writeln!(
+                page,
+                "<tr><td class=\"l said\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td class=\"l said\">{}</td></tr>",
+                esc(&t.input),
+                t.repairs,
+                yes_no(t.first_pass),
+                yes_no(t.after_repair),
+                esc(t.failure.as_deref().unwrap_or(""))
+            );
+        }
+        page.push_str("</table></div>\n");
+    }
     let name = |id: &str| {
         let (id, suite) = match id.strip_suffix("@suite") {
             Some(id) => (id, true),
@@ -355,6 +383,13 @@ mod tests {
                 tool_used: None,
             }],
             help: vec![],
+            turns: vec![crate::report_card::results::TurnResult {
+                input: "I open the <door>.".into(),
+                repairs: 1,
+                first_pass: false,
+                after_repair: true,
+                failure: None,
+            }],
         };
         let metrics = metrics(std::slice::from_ref(&scenario));
         CardResults {
@@ -382,6 +417,8 @@ mod tests {
         assert!(page.contains("<td class=\"verdict\">missed</td>"));
         assert!(page.contains("Scenario: s &lt;1&gt; (1 restart)"));
         assert!(page.contains("<b>without</b>memory"));
+        assert!(page.contains("I open the &lt;door&gt;.</td><td>1</td>"));
+        assert!(page.contains("<tr id=\"metric-contract_first_pass\">"));
     }
 
     #[test]

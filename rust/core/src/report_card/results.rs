@@ -93,6 +93,24 @@ pub struct ScenarioResult {
     pub questions: Vec<QuestionResult>,
     /// The help requests of the suite, each judged.
     pub help: Vec<HelpResult>,
+    /// The game master's turns, each judged.
+    #[serde(default)]
+    pub turns: Vec<TurnResult>,
+}
+
+/// A game-master turn, judged by the tool-call contract.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnResult {
+    /// What the player said.
+    pub input: String,
+    /// Answers sent back for repair.
+    pub repairs: usize,
+    /// Valid as first answered: no repair, no failed call, no dropped call.
+    pub first_pass: bool,
+    /// Valid after the repairs: no failed call, no dropped call.
+    pub after_repair: bool,
+    /// Why the turn failed or what its calls' failures were, when they did.
+    pub failure: Option<String>,
 }
 
 /// One agent's record in a scenario.

@@ -27,13 +27,14 @@ use serde_json::{Value, json};
 
 use super::played::{Played, suite_speaker};
 use super::results::CardResults;
-use super::suite::{AgentSpec, PLAYER, Scenario, Step, Suite};
+use super::results::TurnResult;
+use super::suite::{AgentSpec, PLAYER, Scenario, Step, Suite, Turn};
 use crate::brain::BrainChoice;
 use crate::bus::{BusMessage, Filter, Received, Subscription};
 use crate::eval::lines::Line;
 use crate::geometry::{Position, WorldBounds};
 use crate::mind::MemorySettings;
-use crate::runtime::{AgentConfig, Decision, Runtime, RuntimeOptions, Trigger};
+use crate::runtime::{AgentConfig, CampaignSource, Decision, Runtime, RuntimeOptions, Trigger};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 
 /// Game seconds an agent stays idle before it decides on its own.
@@ -244,6 +245,8 @@ struct Play<'a> {
     puppeted: Vec<(String, String)>,
     /// The newest decision read per agent id, since the runtime started.
     seen: BTreeMap<String, u64>,
+    /// The scenario's campaign's id, once loaded.
+    campaign: Option<String>,
     played: Played,
 }
 
@@ -266,6 +269,7 @@ impl<'a> Play<'a> {
             events,
             puppeted: Vec::new(),
             seen: BTreeMap::new(),
+            campaign: None,
             played: Played::default(),
         };
         play.played.player = play.runtime.options().player_id.clone();
@@ -355,7 +359,71 @@ impl<'a> Play<'a> {
         self.played.ids.get(key).cloned().unwrap_or_default()
     }
 
+    /// Loads the scenario's campaign, as the suite gives it.
+    async fn load_campaign(&mut self) -> Result<(), CardError> {
+        let Some(spec) = &self.scenario.campaign else {
+            return Ok(());
+        };
+        let campaign = match &spec.campaign {
+            Some(campaign) => campaign.clone(),
+            None => crate::campaign::Campaign::new("camp_0001", &spec.party).to_json(),
+        };
+        let loaded = self
+            .runtime
+            .load_campaign_async(CampaignSource::Inline(campaign))
+            .await
+            .map_err(|e| {
+                CardError(format!(
+                    "scenario '{}': the campaign: {e}",
+                    self.scenario.name
+                ))
+            })?;
+        self.campaign = Some(loaded.campaign_id);
+        Ok(())
+    }
+
+    /// A game-master turn on the scenario's campaign, judged by the contract.
+    async fn turn(&mut self, turn: &Turn) {
+        let (Some(campaign), Some(spec)) = (&self.campaign, &self.scenario.campaign) else {
+            return;
+        };
+        let gm = self.id(&spec.gm);
+        let result = match self
+            .runtime
+            .campaign_turn(campaign, &gm, &turn.input, turn.actor.as_deref())
+            .await
+        {
+            Ok(entry) => {
+                let clean = entry.tool_feedback.is_none() && entry.dropped_calls.is_empty();
+                let failure = entry
+                    .tool_feedback
+                    .as_ref()
+                    .map(|f| serde_json::to_string(f).unwrap_or_default())
+                    .or_else(|| {
+                        (!entry.dropped_calls.is_empty())
+                            .then(|| format!("dropped: {}", entry.dropped_calls.join("; ")))
+                    });
+                TurnResult {
+                    input: turn.input.clone(),
+                    repairs: entry.repairs,
+                    first_pass: clean && entry.repairs == 0,
+                    after_repair: clean,
+                    failure,
+                }
+            }
+            Err(e) => TurnResult {
+                input: turn.input.clone(),
+                repairs: 0,
+                first_pass: false,
+                after_repair: false,
+                failure: Some(e.to_string()),
+            },
+        };
+        self.played.turns.push(result);
+    }
+
     async fn play(mut self) -> Result<Played, CardError> {
+        self.load_campaign().await?;
         let scenario = self.scenario;
         for step in &scenario.steps {
             match step {
@@ -394,7 +462,11 @@ impl<'a> Play<'a> {
                         + Duration::from_secs_f64(wait.seconds / self.config.time_scale);
                     self.pump(until, |_| false).await;
                 }
-                Step::Restart(_) => self.restart()?,
+                Step::Restart(_) => {
+                    self.restart()?;
+                    self.load_campaign().await?;
+                }
+                Step::Turn(turn) => self.turn(turn).await,
             }
         }
         // Lines already on their way are heard; the last decisions are read.

@@ -133,3 +133,115 @@ fn ablations_turn_their_part_off() {
             .contains("memory, reflection, relationships")
     );
 }
+
+/// A game-master scenario: the GM runs a fresh campaign, and a restart comes between turns.
+const GM_SUITE: &str = r#"{
+    "name": "gm",
+    "scenarios": [{
+        "name": "a dungeon",
+        "agents": [{"key": "gm", "name": "Morgana", "role": "game master", "autonomous": false}],
+        "campaign": {"gm": "gm", "party": ["pc_001", "pc_002"]},
+        "steps": [
+            {"turn": {"input": "Where can I go?"}},
+            {"turn": {"input": "I walk to the next area.", "actor": "pc_001"}},
+            {"restart": {}},
+            {"turn": {"input": "Roll a d20 for me."}}
+        ]
+    }]
+}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_master_s_turns_are_judged_by_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = Suite::parse(GM_SUITE).unwrap();
+    let scratch = Runtime::start_on(
+        tokio::runtime::Handle::current(),
+        RuntimeOptions::with_database(dir.path().join("plan.db")),
+    )
+    .unwrap();
+    let card = ReportCard::plan(&scratch, suite, fast()).unwrap();
+    scratch.shutdown(Duration::from_secs(1));
+    let base = dir.path().to_path_buf();
+    let card = card
+        .run(
+            tokio::runtime::Handle::current(),
+            |db: &std::path::Path| RuntimeOptions::with_database(db),
+            |i| base.join(format!("gm-{i}.db")),
+            |_, _| {},
+        )
+        .await
+        .unwrap();
+    let turns = &card.scenarios[0].turns;
+    assert_eq!(turns.len(), 3);
+    assert_eq!(value(&card, "contract_first_pass"), Some(1.0), "{turns:?}");
+    assert_eq!(
+        value(&card, "contract_after_repair"),
+        Some(1.0),
+        "{turns:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_game_master_repaired_is_valid_after_repair_not_first_time() {
+    use agents_fakellm::{Behaviour, FakeCall, FakeServer};
+    use serde_json::json;
+    let fake = FakeServer::start("127.0.0.1:0").await.unwrap();
+    fake.push_many([
+        // A move the contract refuses (from_area_id is not an argument), then the same move.
+        Behaviour::calls(vec![FakeCall::new(
+            "move",
+            json!({"actor_id": "pc_001", "to_area_id": "area_002", "from_area_id": "area_001"}),
+        )]),
+        Behaviour::Reply {
+            text: "You slip into the side room.".into(),
+            tool_calls: vec![FakeCall::new(
+                "move",
+                json!({"actor_id": "pc_001", "to_area_id": "area_002"}),
+            )],
+            chunk_chars: None,
+        },
+    ]);
+    fake.set_default(Behaviour::text("The torches flicker."));
+    let base = fake.openai_base();
+    let options = move |db: &std::path::Path| {
+        let mut options = RuntimeOptions::with_database(db);
+        options.brain_profiles.insert(
+            "fake".into(),
+            serde_json::from_value(json!({"provider": "openai", "model": "fake-1",
+                "base_url": base, "max_retries": 0}))
+            .unwrap(),
+        );
+        options
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut suite = Suite::parse(GM_SUITE).unwrap();
+    suite.scenarios[0].steps.truncate(2);
+    let scratch = Runtime::start_on(
+        tokio::runtime::Handle::current(),
+        options(&dir.path().join("plan.db")),
+    )
+    .unwrap();
+    let config = RunConfig {
+        brain: "fake".into(),
+        ..fast()
+    };
+    let card = ReportCard::plan(&scratch, suite, config).unwrap();
+    scratch.shutdown(Duration::from_secs(1));
+    let at = dir.path().to_path_buf();
+    let card = card
+        .run(
+            tokio::runtime::Handle::current(),
+            options,
+            |i| at.join(format!("gm-{i}.db")),
+            |_, _| {},
+        )
+        .await
+        .unwrap();
+    let turns = &card.scenarios[0].turns;
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[0].repairs, 1, "{turns:?}");
+    assert!(!turns[0].first_pass && turns[0].after_repair, "{turns:?}");
+    assert!(turns[1].first_pass, "{turns:?}");
+    assert_eq!(value(&card, "contract_first_pass"), Some(0.5));
+    assert_eq!(value(&card, "contract_after_repair"), Some(1.0));
+}

@@ -72,8 +72,26 @@ pub struct Scenario {
     pub about: String,
     /// Its agents, at least one.
     pub agents: Vec<AgentSpec>,
+    /// A tabletop campaign one of its agents runs as game master (for `turn` steps).
+    #[serde(default)]
+    pub campaign: Option<CampaignSpec>,
     /// What happens, in order.
     pub steps: Vec<Step>,
+}
+
+/// A tabletop campaign of a scenario, loaded as it starts (and again, as it was given, after a
+/// restart), its game master one of the scenario's agents.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSpec {
+    /// The agent that is the game master (a key).
+    pub gm: String,
+    /// The player characters of a fresh campaign (default `["pc_001"]`).
+    #[serde(default)]
+    pub party: Vec<String>,
+    /// A whole `campaign.json` (docs/campaigns.md) instead of a fresh campaign.
+    #[serde(default)]
+    pub campaign: Option<Value>,
 }
 
 /// One agent of a scenario.
@@ -142,6 +160,19 @@ pub enum Step {
     Wait(Wait),
     /// The runtime stops and a new one starts on the same database, the agents resumed.
     Restart(Restart),
+    /// A game-master turn on the scenario's campaign.
+    Turn(Turn),
+}
+
+/// A game-master turn: what the player says, and whose turn it is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// What the player says to the game master.
+    pub input: String,
+    /// The acting character (default: the campaign's active actor).
+    #[serde(default)]
+    pub actor: Option<String>,
 }
 
 /// A line said to an agent.
@@ -385,6 +416,14 @@ impl Scenario {
                 }
             }
         }
+        if let Some(campaign) = &self.campaign
+            && self.agent(&campaign.gm).is_none()
+        {
+            return Err(error(
+                format!("{at}.campaign.gm"),
+                format!("no agent '{}' in scenario '{}'", campaign.gm, self.name),
+            ));
+        }
         let keys = || {
             self.agents
                 .iter()
@@ -485,6 +524,15 @@ impl Scenario {
                     }
                 }
                 Step::Restart(_) => {}
+                Step::Turn(turn) => {
+                    if self.campaign.is_none() {
+                        return Err(error(
+                            format!("{at}.turn"),
+                            format!("scenario '{}' has no campaign to take a turn on", self.name),
+                        ));
+                    }
+                    nonempty_line(&format!("{at}.turn.input"), &turn.input)?;
+                }
             }
         }
         Ok(())
@@ -644,6 +692,20 @@ mod tests {
             (
                 with("\"from\": \"smith\"", "\"from\": \"baker\""),
                 "scenarios[0].steps[1].say.from: an agent does not say a line to itself",
+            ),
+            (
+                with(
+                    "{\"restart\": {}}",
+                    "{\"turn\": {\"input\": \"I open the door.\"}}",
+                ),
+                "scenarios[0].steps[4].turn: scenario 'one' has no campaign to take a turn on",
+            ),
+            (
+                with(
+                    "\"steps\": [",
+                    "\"campaign\": {\"gm\": \"wizard\"}, \"steps\": [",
+                ),
+                "scenarios[0].campaign.gm: no agent 'wizard' in scenario 'one'",
             ),
         ];
         for (text, want) in cases {
