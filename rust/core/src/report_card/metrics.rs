@@ -36,8 +36,9 @@
 //!   persona (its prompt, its tasks, its tools' descriptions and answers) or of its memories
 //!   (every line said in the scenario before it, and its tools' answers).
 //! - **calls naming what does not exist** = calls the contract check refused for naming a
-//!   tool the agent does not have (`tool_not_allowed`), plus calls the runtime refused for
-//!   naming an agent or a task that does not exist, from the decision journal.
+//!   tool the agent does not have (`tool_not_allowed`) or an agent, someone to address or a
+//!   task that does not exist, plus calls the runtime refused for naming an agent or a task
+//!   that does not exist, from the decision journal.
 //! - **tool use** = tool questions whose answering decision called the tool / tool
 //!   questions.
 //! - **contract** (game-master scenarios): **valid first time** = `turn` steps whose answer
@@ -69,7 +70,15 @@ pub const TARGETS: &[(&str, Target)] = &[
 ];
 
 /// What the runtime says when a call names an agent or a task that does not exist.
-const NAMES_NOTHING: &[&str] = &["unknown agent", "no open task"];
+/// What the contract check and the runtime say when a call names an agent, someone to address
+/// or a task that does not exist (the check of world tools grounded in what exists, and the
+/// runtime's refusals at run time).
+const NAMES_NOTHING: &[&str] = &[
+    "unknown agent",
+    "no open task",
+    "no agent '",
+    "no one called '",
+];
 
 /// Judges one scenario's play.
 pub fn judge(scenario: &Scenario, world: &World, played: Played) -> ScenarioResult {
@@ -289,18 +298,22 @@ pub fn names_in(text: &str) -> Vec<String> {
 
 /// The calls of `decision` that named something that does not exist, as `tool: why`.
 fn nonexistent(decision: &Decision) -> Vec<String> {
+    let names_nothing = |c: &&DecidedCall| {
+        c.detail
+            .as_deref()
+            .is_some_and(|d| NAMES_NOTHING.iter().any(|n| d.contains(n)))
+    };
     let refused = decision.rejected.iter().filter(|c| {
-        c.detail.as_deref().is_some_and(|d| {
-            d.strip_prefix(FailureReason::ToolNotAllowed.as_str())
-                .is_some_and(|rest| rest.starts_with(':'))
-        })
+        names_nothing(c)
+            || c.detail.as_deref().is_some_and(|d| {
+                d.strip_prefix(FailureReason::ToolNotAllowed.as_str())
+                    .is_some_and(|rest| rest.starts_with(':'))
+            })
     });
-    let failed = decision.calls.iter().filter(|c| {
-        c.outcome == CallOutcome::Failed
-            && c.detail
-                .as_deref()
-                .is_some_and(|d| NAMES_NOTHING.iter().any(|n| d.contains(n)))
-    });
+    let failed = decision
+        .calls
+        .iter()
+        .filter(|c| c.outcome == CallOutcome::Failed && names_nothing(c));
     refused
         .chain(failed)
         .map(|c: &DecidedCall| format!("{}: {}", c.tool, c.detail.as_deref().unwrap_or("")))
@@ -579,6 +592,27 @@ mod tests {
         ));
         d.calls.push(call(CallOutcome::Done, "ok"));
         assert_eq!(nonexistent(&d).len(), 2);
+        // As the check grounded in what exists words them.
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "invalid_args: Invalid arguments for collaborate: agent_id: no agent 'ghost' can be \
+             asked for help now; you can ask: a2",
+        ));
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "invalid_args: Invalid arguments for speak: recipients.0: no one called 'bob' can be \
+             addressed now; you can address: player_0",
+        ));
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "invalid_args: Invalid arguments for complete_task: task_id: you have no open task 5; \
+             your open tasks: 1",
+        ));
+        d.rejected.push(call(
+            CallOutcome::Failed,
+            "invalid_args: Invalid arguments for move: x: x 11 is outside the world bounds",
+        ));
+        assert_eq!(nonexistent(&d).len(), 5);
     }
 
     #[test]

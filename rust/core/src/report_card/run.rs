@@ -14,7 +14,7 @@
 //!
 //! # Agents
 //!
-//! Each agent is spawned with the runtime key `eval:<run>:<scenario>:<key>`, so scenarios
+//! Each agent is spawned with the runtime key `eval:<run>:<scenario number>:<key>`, so scenarios
 //! sharing one database (`--db`) never resume each other's agents; a restart resumes them by
 //! that key. Their brain is [`RunConfig::brain`], their memory settings the runtime's with the
 //! [ablations](Ablation) applied.
