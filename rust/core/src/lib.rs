@@ -55,6 +55,8 @@ pub mod mind;
 pub mod moves;
 pub mod net;
 pub mod protocol;
+pub mod report_card;
+pub mod report_html;
 pub mod runtime;
 pub mod time;
 pub mod tools;

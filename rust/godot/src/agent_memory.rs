@@ -80,6 +80,12 @@ pub struct AgentMemory {
     #[export(range = (0.0, 1000.0, 1.0, or_greater))]
     #[init(val = 60)]
     reflection_threshold: i64,
+    /// Whether a decision recalls what the agent thinks of the people it answers (what
+    /// reflecting summed up about them) as fully relevant; off, those memories are recalled as
+    /// any other, by their words.
+    #[export]
+    #[init(val = true)]
+    relationships: bool,
     /// With a model brain, an agent's new memories are rated again by the model, this many
     /// per call (0: the heuristic's importance only; at most 64). The `scripted` brain keeps
     /// the heuristic's.
@@ -118,6 +124,7 @@ impl AgentMemory {
             max_memories: count(self.max_memories),
             importance_batch: count(self.importance_batch),
             semantic_weight: self.semantic_weight,
+            relationships: self.relationships,
         }
     }
 }

@@ -27,6 +27,9 @@
 
 use std::collections::HashMap;
 
+// XML attribute values are escaped as gdext escapes them, which is the report pages' escape.
+use agents_core::report_html::escape as escape_attribute;
+
 use godot::classes::ClassDb;
 use godot::obj::{EngineBitfield, EngineEnum};
 use godot::prelude::*;
@@ -59,22 +62,6 @@ pub struct ClassFacts {
     pub members: HashMap<String, MemberFacts>,
     pub methods: HashMap<String, CallableFacts>,
     pub signals: HashMap<String, CallableFacts>,
-}
-
-/// Escapes text for an XML attribute value (as gdext escapes it).
-fn escape_attribute(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Undoes [`escape_attribute`] (and the numeric references XML allows).

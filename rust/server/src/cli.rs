@@ -30,7 +30,8 @@ pub const EXIT_FAILED: u8 = agents_core::error_code::EXIT_FAILED;
         echo '{}' | agents-server tool new_tic_tac_toe_game -\n  \
         agents-server mcp\n  \
         agents-server serve --bind 127.0.0.1:9080 --db agents.db\n  \
-        agents-server arena --game tic_tac_toe --players scripted,engine:easy --games 4"
+        agents-server arena --game tic_tac_toe --players scripted,engine:easy --games 4\n  \
+        agents-server eval --suite docs/suites/town.json --brain scripted --report card"
 )]
 pub struct Cli {
     /// What to do.
@@ -106,6 +107,21 @@ pub enum Command {
     /// player or profile, a number out of range: nothing is played or written), 1 when the
     /// database or the runtime fails.
     Arena(crate::arena::ArenaArgs),
+    /// Play the NPC report card: a suite of scenarios on one brain, and its metrics.
+    ///
+    /// Each scenario (docs/evaluation.md; the starter suite is docs/suites/town.json) spawns
+    /// its agents with their personas, tasks and read-only tools on the brain `--brain`, says
+    /// its lines, lets game time pass, restarts the runtime where it asks (the agents resumed
+    /// from the database) and asks its questions; then prints memory, persona,
+    /// responsiveness, repetition and echo, follow-through, grounding, calls naming what does
+    /// not exist, read-only tool use, the validity of a game master's answers (first time,
+    /// after repair), latency and tokens per decision, each against its target.
+    /// `--without memory|reflection|relationships` turns a part of the mind off; `--report
+    /// DIR` writes `results.json` and `report.html`. Each scenario runs on a fresh
+    /// database in a temporary directory unless `--db` names one. Exit code 2 for bad input (a
+    /// suite with a mistake, named by its field; an unknown profile: nothing is run or
+    /// written), 1 when the database or the runtime fails.
+    Eval(crate::eval::EvalArgs),
     /// Tabletop campaigns (`campaign.json`): create one, run GM tool calls on it, run a GM turn.
     ///
     /// `campaign new [--party pc_001,pc_002] FILE`; `campaign apply FILE [--actor ID]` with a

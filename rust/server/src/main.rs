@@ -10,6 +10,7 @@
 //! - `agents-server brain-check` sends one real decision to a configured model.
 //! - `agents-server campaign new | apply | turn` works on a tabletop campaign file.
 //! - `agents-server arena` plays a tournament of brains and engines and rates them.
+//! - `agents-server eval` plays the NPC report card: a suite of scenarios on one brain.
 //!
 //! Exit codes: 0 success; 2 a command-line usage error, and a failure the caller must change
 //! something for (an unknown tool, arguments that fail its schema, bad input, an unknown
@@ -22,6 +23,7 @@ mod args;
 mod brains;
 mod campaign;
 mod cli;
+mod eval;
 mod failure;
 mod mcp;
 mod memory;
@@ -119,6 +121,16 @@ fn main() -> ExitCode {
         Command::Arena(args) => {
             mcp::init_logging(args.log_level.into());
             match arena::run(args, &mut std::io::stdout().lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) => {
+                    let _ = writeln!(std::io::stderr(), "error: {}", failure.message);
+                    ExitCode::from(failure.exit_code())
+                }
+            }
+        }
+        Command::Eval(args) => {
+            mcp::init_logging(args.log_level.into());
+            match eval::run(args, &mut std::io::stdout().lock()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(failure) => {
                     let _ = writeln!(std::io::stderr(), "error: {}", failure.message);

@@ -10,8 +10,8 @@
 //! - `test [--skip-cargo | --only-godot] [--only-cargo] [--suite NAME]… [--timeout SECS]` —
 //!   `cargo test --workspace` and a short `killtest`, then the headless GDScript suites of `godot-project/tests/`, then
 //!   Godot as a WebSocket client (`godot-project/tests/ws_client/`) of `agents-server serve` and of
-//!   an `AgentRuntime` serving in another Godot process, the arena's report page in headless
-//!   Chromium (suite `report_page`, which alone needs no Godot), then the package smoke test
+//!   an `AgentRuntime` serving in another Godot process, the arena's and the report card's pages
+//!   in headless Chromium (suite `report_page`, which alone needs no Godot), then the package smoke test
 //!   (suite `package`); the last line printed is `N passed, N failed`.
 //! - `bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes |
 //!   --only-local | --only-arena [--profile NAME]… [--game NAME]…]` — the release-build
@@ -44,12 +44,14 @@
 //! `editor_debugger`),
 //! [`protocol_schemas`] (the published protocol schemas), [`ws_client_tests`] (Godot as a
 //! WebSocket client of both servers), [`killtest`] (the kill harness), [`package`] (the release
-//! zips and their smoke test), [`report_page`] (the arena's report page in a browser, suite
-//! `report_page`).
+//! zips and their smoke test), [`report_page`] and [`card_page`] (the arena's and the report
+//! card's pages in a browser, suite `report_page`).
 
 mod arena_bench;
 mod bench;
+mod browser;
 mod build;
+mod card_page;
 mod cargo_tests;
 mod demo;
 #[cfg(test)]
@@ -149,8 +151,8 @@ commands:
        --suite NAME                  run only this Godot suite (repeatable; test_convert or test_convert.gd;
                                      test_remote_server: only the WebSocket client suite;
                                      package: only the release zips' smoke test;
-                                     report_page: only the arena's report page in headless
-                                     Chromium, without Godot)
+                                     report_page: only the arena's and the report card's
+                                     pages in headless Chromium, without Godot)
        --timeout S                   time limit of one Godot run (default 300)
        --release                     test a release build of the extension
   bench [--only-godot | --only-stream | --only-ws | --only-debugger | --only-nodes | --only-local

@@ -1,6 +1,7 @@
-//! The arena's report page in a real browser (suite `report_page`): headless Chromium (Debian's
-//! `chromium`, installed when missing) renders three `report.html`s and what it shows is
-//! checked against the `results.json` beside each:
+//! The report pages in a real browser (suite `report_page`): headless Chromium (Debian's
+//! `chromium`, installed when missing) renders the arena's `report.html`s and the report
+//! card's ([`crate::card_page`]), and what each shows is checked against the `results.json`
+//! beside it. The arena's three:
 //!
 //! - **a tournament** (`agents-server arena`, debug build: the `scripted` brain against two
 //!   engines at tic-tac-toe) — its screenshot is the one the docs show;
@@ -29,6 +30,7 @@ use agents_core::arena::results::Results;
 use serde_json::Value;
 
 use crate::Ctx;
+use crate::browser::{chromium, dom, escape, url};
 use crate::godot_tests::SuiteRun;
 use crate::process::{self, Echo};
 use crate::screenshots::Picture;
@@ -141,6 +143,11 @@ fn check(ctx: &Ctx, timeout: Duration) -> Result<Vec<String>, String> {
     held.extend(tagged(
         "house",
         check_page(&house, &shots.join("arena_report_house.png"), timeout)?,
+    ));
+    let card = crate::card_page::play(&server, &ctx.root, &dir, timeout)?;
+    held.extend(tagged(
+        "report card",
+        crate::card_page::check(&card, &shots.join("card_report.png"), timeout)?,
     ));
     Ok(held)
 }
@@ -334,44 +341,4 @@ pub fn check_page(dir: &Path, shot: &Path, timeout: Duration) -> Result<Vec<Stri
     }
     held.push(format!("the chart shows ({shown}): {}", shot.display()));
     Ok(held)
-}
-
-/// Text as the DOM dump writes it (`&`, `<`, `>` escaped; quotes as they are).
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn url(path: &Path) -> Result<String, String> {
-    let absolute: PathBuf =
-        fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(format!("file://{}", absolute.display()))
-}
-
-/// The DOM Chromium builds from `page`, serialised.
-fn dom(page: &str, timeout: Duration) -> Result<String, String> {
-    let out = chromium(&["--dump-dom", page], timeout)?;
-    out.find("<html")
-        .map(|start| out[start..].to_string())
-        .ok_or_else(|| format!("Chromium printed no DOM for {page}"))
-}
-
-/// Runs headless Chromium with `args`; its output.
-fn chromium(args: &[&str], timeout: Duration) -> Result<String, String> {
-    let out = process::run(
-        Command::new("chromium")
-            .args(["--headless", "--no-sandbox", "--disable-gpu"])
-            .args(args),
-        Some(timeout),
-        Echo::Quiet,
-    )?;
-    if !out.success() {
-        return Err(format!(
-            "chromium {args:?} failed ({}):\n{}",
-            out.ending(),
-            out.output
-        ));
-    }
-    Ok(out.output)
 }

@@ -135,7 +135,8 @@ pub fn normalize_all(actions: &[ActionDef]) -> Result<Vec<ActionDef>, String> {
         .collect()
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+/// Checks a name that becomes a tool name: 1 to 64 letters, digits, `_` or `-`.
+pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name

@@ -37,6 +37,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::results::{GameResult, MoveRecord, PlayerKind, PlayerResult, Results, Termination};
+use crate::report_html::{self as html, duration, escape as esc, trim};
 
 /// Writes `results.json` (pretty-printed) and `report.html` into `dir`, creating it.
 pub fn write(dir: &Path, results: &Results) -> std::io::Result<()> {
@@ -51,13 +52,7 @@ pub fn write(dir: &Path, results: &Results) -> std::io::Result<()> {
 pub fn render(results: &Results) -> String {
     let mut page = String::with_capacity(64 * 1024);
     let title = format!("Arena: {}", results.game.replace('_', " "));
-    let _ = writeln!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{CSP}\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body>",
-        esc(&title)
-    );
+    html::open_page(&mut page, &title, STYLE);
     header(&mut page, results, &title);
     if is_house(results) {
         net_chips(&mut page, results);
@@ -69,47 +64,19 @@ pub fn render(results: &Results) -> String {
     latency(&mut page, results);
     games_table(&mut page, results);
     replays(&mut page, results);
-    page.push_str("</body></html>\n");
+    html::close_page(&mut page);
     page
 }
 
-/// The page's content security policy: nothing is fetched and no script runs, even one that
-/// got past the escaping; inline styles only.
-const CSP: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-                   style-src 'unsafe-inline'\">";
-
+/// The arena page's own style, after [`html::BASE_STYLE`].
 const STYLE: &str = r#"
-:root{--ink:#1d2433;--muted:#5a6478;--line:#dde3ec;--brain:#1f5fbf;--engine:#8a94a6;--bad:#b3261e}
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1240px;
- color:var(--ink);background:#f6f8fb;padding:20px 20px 60px}
-h1{margin:0 0 10px;font-size:26px}
-h2{margin:28px 0 10px;font-size:19px;border-bottom:2px solid var(--line);padding-bottom:4px}
-.facts{display:flex;flex-wrap:wrap;gap:8px;margin:0 0 6px}
-.fact{background:#fff;border:1px solid var(--line);border-radius:8px;padding:4px 12px}
-.fact b{display:block;font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;
- color:var(--muted)}
-.legend,.note{color:var(--muted);font-size:13px;margin:4px 0 8px}
 .dot{display:inline-block;width:10px;height:10px;border-radius:50%;margin:0 4px 0 0}
-.panel{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 10px;overflow-x:auto}
-table{border-collapse:collapse;background:#fff;margin:10px 0}
-td,th{border:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap}
-th{background:#eef2f7;font-weight:600;white-space:normal;vertical-align:bottom}
-.scroll{overflow-x:auto}
-.l{text-align:left}
 .brain{color:var(--brain);font-weight:600}
 .engine{color:var(--muted)}
-.bad{color:var(--bad)}
-svg{display:block;max-width:100%;height:auto}
-svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
 svg text.brain{fill:var(--brain);font-weight:600}
-svg text.engine,svg text.dim{fill:var(--muted)}
-code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#eef2f7;border-radius:4px;
- padding:1px 4px;white-space:pre-wrap;word-break:break-all}
-pre{padding:8px 10px}
+svg text.engine{fill:var(--muted)}
 details.replay{background:#fff;border:1px solid var(--line);border-radius:8px;margin:8px 0;
  padding:6px 12px}
-summary{cursor:pointer;font-weight:600;padding:2px 0}
 .target{scroll-margin-top:44px}
 .moves{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px;margin:8px 0}
 .move{border:1px solid var(--line);border-radius:6px;padding:6px 8px;background:#fbfcfe;min-width:0}
@@ -171,22 +138,6 @@ const PLOT_WIDTH: f64 = 620.0;
 const VALUES_X: f64 = PLOT_LEFT + PLOT_WIDTH + 18.0;
 const CHART_WIDTH: f64 = VALUES_X + 230.0;
 
-/// Escapes text for HTML (element content and attribute values alike).
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A name cut to fit a chart's name column (the whole name is in the element's `<title>`).
 fn short(name: &str) -> String {
     const MAX: usize = 28;
@@ -242,35 +193,7 @@ fn ranked(r: &Results) -> Vec<&PlayerResult> {
     players
 }
 
-/// Milliseconds as a person reads them: `850 ms`, `1.7 s`, `2 min 05 s`.
-fn duration(ms: f64) -> String {
-    if ms < 1000.0 {
-        format!("{} ms", trim(ms))
-    } else if ms < 60_000.0 {
-        format!("{} s", trim(ms / 1000.0))
-    } else if ms < 3_600_000.0 {
-        let s = (ms / 1000.0).round() as u64;
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        let m = (ms / 60_000.0).round() as u64;
-        format!("{} h {:02} min", m / 60, m % 60)
-    }
-}
-
-/// A number without a useless fraction: `3`, `1.5`, `0.25`.
-fn trim(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        let s = format!("{v:.2}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
-
 fn header(page: &mut String, r: &Results, title: &str) {
-    let _ = writeln!(page, "<header><h1>{}</h1><div class=\"facts\">", esc(title));
     let anchor = match &r.anchor {
         Some(a) => format!("{} fixed at {:.0}", esc(&a.player), a.rating),
         None if is_house(r) => "none: scores, not ratings".into(),
@@ -285,12 +208,10 @@ fn header(page: &mut String, r: &Results, title: &str) {
         ("anchor", anchor),
         ("tournament", format!("<code>{}</code>", esc(&r.tournament))),
     ];
-    for (what, value) in facts {
-        let _ = write!(page, "<div class=\"fact\"><b>{what}</b>{value}</div>");
-    }
+    html::facts(page, title, &facts);
     let _ = writeln!(
         page,
-        "</div><p class=\"legend\"><span class=\"dot\" style=\"background:{BRAIN}\"></span>brain \
+        "<p class=\"legend\"><span class=\"dot\" style=\"background:{BRAIN}\"></span>brain \
          &nbsp; <span class=\"dot\" style=\"background:{ENGINE}\"></span>engine</p></header>"
     );
 }

@@ -296,8 +296,10 @@ pub fn recall(
         }
     }
     // What it thinks of who it is talking with is about the conversation itself.
-    for m in relationships {
-        candidates.insert(m.id, (m, 1.0));
+    if settings.relationships {
+        for m in relationships {
+            candidates.insert(m.id, (m, 1.0));
+        }
     }
     for m in newest.into_iter().chain(nearest) {
         candidates.entry(m.id).or_insert((m, 0.0));

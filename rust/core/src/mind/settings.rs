@@ -67,6 +67,11 @@ pub struct MemorySettings {
     /// endpoint, relevance is the keyword rank alone.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub semantic_weight: f64,
+    /// Whether a decision recalls what the agent thinks of the people it answers (its
+    /// relationship memories, formed when it reflects) as fully relevant (default true).
+    /// `false`: they are recalled only as any other memory, by their words; a report card's
+    /// `--without relationships` measures what they add.
+    pub relationships: bool,
 }
 
 /// The weights of a memory's score: `recency × w_recency + importance × w_importance +
@@ -94,6 +99,7 @@ impl Default for MemorySettings {
             max_memories: 5_000,
             importance_batch: 16,
             semantic_weight: 0.5,
+            relationships: true,
         }
     }
 }
