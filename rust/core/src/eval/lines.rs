@@ -45,6 +45,8 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::memory::stem;
+
 /// Consecutive words two lines must share for one to quote the other.
 pub const ECHO_RUN_WORDS: usize = 5;
 
@@ -249,13 +251,6 @@ fn closes_quote(open: char, c: char) -> bool {
 /// `n / of`, 0 when `of` is 0.
 fn ratio(n: usize, of: usize) -> f64 {
     if of == 0 { 0.0 } else { n as f64 / of as f64 }
-}
-
-/// A word's English stem ("lanterns" → "lantern").
-fn stem(word: &str) -> String {
-    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
-        .stem(word)
-        .into_owned()
 }
 
 /// Everyone's lines, read once: words, normal forms, runs, quoted passages.

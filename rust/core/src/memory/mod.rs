@@ -69,7 +69,7 @@ pub use rows::{
 pub use stream::{
     Candidates, DrawnMemory, FoundMemory, MAX_MEMORY_ABOUT_CHARS, MAX_MEMORY_SOURCES,
     MAX_MEMORY_TEXT_CHARS, MAX_SEARCH_TERMS, MemoryKind, NewMemory, StoredMemory, is_stopword,
-    search_terms,
+    search_terms, stem,
 };
 
 /// Keyword matches read per line when a recall searches each line a decision answers apart.

@@ -708,8 +708,7 @@ pub(crate) const SEARCH_ROW_BUDGET: i64 = 600;
 /// rarest word that matches anything always). A word the index does not know matches nothing
 /// and costs nothing: it is kept.
 fn rarest_terms(db: &mut impl Database, terms: &[String]) -> Result<Vec<String>, MemoryError> {
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let stems: Vec<String> = terms.iter().map(|t| stemmer.stem(t).into_owned()).collect();
+    let stems: Vec<String> = terms.iter().map(|t| super::stem(t)).collect();
     let counts = db.term_docs(&stems)?;
     let mut by_rarity: Vec<(i64, &String)> = counts.into_iter().zip(terms).collect();
     by_rarity.sort_by_key(|(docs, _)| *docs);

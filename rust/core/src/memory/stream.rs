@@ -366,6 +366,17 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// A word's English (Porter) stem, lower-cased, as the full-text index stems it ("Lanterns" →
+/// "lantern", "loaves" → "loav"): two words match, whatever their form, when their stems do.
+pub fn stem(word: &str) -> String {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    if word.chars().any(char::is_uppercase) {
+        stemmer.stem(&word.to_lowercase()).into_owned()
+    } else {
+        stemmer.stem(word).into_owned()
+    }
+}
+
 /// The words of `query` a search looks for: lower-cased runs of letters and digits of two
 /// characters or more that are not [common words](is_stopword), each once, at most
 /// [`MAX_SEARCH_TERMS`]. Nothing of the query's own syntax reaches a full-text engine: only

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::forming::quoted_line;
 use super::recall::Recalled;
 use crate::brain::{BrainContext, IncomingMessage, Section};
-use crate::memory::{MemoryKind, search_terms};
+use crate::memory::{MemoryKind, search_terms, stem};
 
 /// The memories recalled for one decision, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -159,14 +159,6 @@ fn coverage(asked: &[String], text: &str) -> f64 {
         .collect();
     let found = asked.iter().filter(|a| words.contains(a)).count();
     found as f64 / asked.len() as f64
-}
-
-/// A word's English stem, as the keyword search stems it ("lanterns" → "lantern"), so a
-/// question and a memory match whatever the word's form.
-fn stem(word: &str) -> String {
-    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
-        .stem(word)
-        .into_owned()
 }
 
 /// Whether `line` asks for something the agent may know — where, what, who, when, which, how,

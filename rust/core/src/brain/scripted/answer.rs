@@ -2,6 +2,7 @@
 //! looking questions up with read-only tools first.
 
 use super::lookup::{Lookup, describe, failure, lookup};
+use super::persona;
 use super::*;
 use crate::contract::CallResult;
 
@@ -126,6 +127,10 @@ impl ScriptedBrain {
                 .find_map(|section| section.scripted_answer(ctx, msg))
             {
                 return line_limit(line);
+            }
+            // A question about itself is answered from its persona.
+            if let Some(line) = persona::answer(ctx, &msg.content) {
+                return self.fresh_or_last(ctx, |_| line.clone());
             }
         }
         match &msg.kind {

@@ -707,24 +707,16 @@ pub(super) fn is_question(text: &str) -> bool {
     text.contains('?')
 }
 
-/// A word's English stem ("loaves" → "loav", "lanterns" → "lantern"), for matching words
-/// whatever their form.
-pub(super) fn stem(word: &str) -> String {
-    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
-        .stem(&word.to_lowercase())
-        .into_owned()
-}
-
 /// Whether the last word of `phrase` ("the bread") is, stemmed, a word of `text` ("bake bread
 /// for the festival").
 pub(super) fn mentions(text: &str, phrase: &str) -> bool {
     let Some(last) = crate::eval::lines::words(phrase).pop() else {
         return false;
     };
-    let wanted = stem(&last);
+    let wanted = crate::memory::stem(&last);
     crate::eval::lines::words(text)
         .iter()
-        .any(|w| stem(w) == wanted)
+        .any(|w| crate::memory::stem(w) == wanted)
 }
 
 /// What `task` is about: [`short_activity`] without its verb and a determiner ("bake bread for

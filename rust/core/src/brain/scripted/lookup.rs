@@ -25,8 +25,8 @@
 use serde_json::{Map, Value};
 
 use super::BrainContext;
-use super::lines::stem;
 use crate::eval::lines::words;
+use crate::memory::stem;
 
 /// Words too vague to say what a tool is for, or what a question asks about ("Is the bread
 /// ready?" asks about bread, not "ready"): verbs every tool has, quantities, common adjectives.

@@ -55,6 +55,7 @@ mod answer;
 mod autonomous;
 mod lines;
 mod lookup;
+mod persona;
 #[cfg(test)]
 mod runtime_tests;
 #[cfg(test)]
