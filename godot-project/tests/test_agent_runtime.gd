@@ -204,22 +204,40 @@ func test_autonomous_state_changes_and_moves() -> void:
 	assert_contains(rt.get_last_error(), "agent_404")
 
 
-func test_refused_and_invalid_actions_become_agent_errors() -> void:
+func test_refused_and_invalid_actions_go_back_for_repair_then_become_agent_errors() -> void:
 	var rt := _runtime(fresh_db(DB_DIR, "refused"))
+	# A move outside the world, then a move after a line: each is sent back for repair (the
+	# schemas a brain sees hold the world's bounds, and nothing may follow `speak`); the
+	# second repair says the line alone.
 	var id := rt.spawn_agent({"name": "Crier", "initial_position": Vector2(50, 50), "script": [
 		_reply([["move", {"x": 500, "y": 5}]]),
 		_reply([["speak", {"content": "Hear ye!"}], ["move", {"x": 1, "y": 1}]]),
+		_reply([["speak", {"content": "Hear ye!"}]]),
 	]})
-	var outside := await _expect("agent_error", [id, "invalid_action"])
-	assert_contains(str(outside[3]), "outside the world bounds")
 	assert_eq(await _expect("agent_spoke", [id]), ["agent_spoke", id, "Hear ye!", PackedStringArray()])
-	await _expect("agent_state_changed", [id, "thinking", "speaking"])
-	# The move after the line is refused: the agent is Speaking, not Thinking.
-	var refused := await _expect("agent_error", [id, "action_refused"])
-	assert_contains(str(refused[3]), "while speaking")
-	assert_true(_found("agent_moved", [id]).is_empty(), "no move happened")
 	await _expect("agent_state_changed", [id, "speaking", "idle"])
+	assert_true(_found("agent_moved", [id]).is_empty(), "no move happened")
+	assert_true(_found("agent_error", [id]).is_empty(), "repaired, not failed")
 	assert_eq(rt.get_agent_state(id)["position"], Vector2(50, 50))
+	# The journal keeps what went back, with why.
+	var decisions: Array = rt.get_recent_decisions(id)
+	var first: Dictionary = decisions[0]
+	assert_eq(first["repairs"], 2)
+	var why: Array = first["rejected"].map(func(c): return c["tool"] + " " + c["detail"])
+	assert_eq(why.size(), 2, str(why))
+	assert_contains(why[0], "move invalid_args")
+	assert_contains(why[0], "outside the world bounds")
+	assert_contains(why[1], "move invalid_actor_state")
+	assert_contains(why[1], "no call can follow `speak`")
+	# Still wrong after the repairs: the decision fails with an agent_error naming why.
+	var stubborn := rt.spawn_agent({"name": "Stubborn", "initial_position": Vector2(10, 10), "script": [
+		_reply([["move", {"x": 500, "y": 5}]]),
+		_reply([["move", {"x": 600, "y": 5}]]),
+		_reply([["move", {"x": 700, "y": 5}]]),
+	]})
+	var failed := await _expect("agent_error", [stubborn, "brain_invalid_reply"])
+	assert_contains(str(failed[3]), "outside the world bounds")
+	assert_true(_found("agent_moved", [stubborn]).is_empty(), "nothing of it ran")
 
 
 func test_say_returns_the_message_id_and_agent_said_carries_the_dialog_type() -> void:

@@ -144,17 +144,9 @@ pub fn run(args: ArenaArgs, out: &mut impl Write) -> Result<(), Failure> {
     rt.shutdown_timeout(Duration::from_secs(1));
     summary(&results, out).map_err(with(ErrorCode::InternalError))?;
     if let Some(dir) = &args.report {
-        agents_core::arena::report::write(dir, &results).map_err(|e| {
-            Failure::new(
-                ErrorCode::InternalError,
-                format!("cannot write the report into {}: {e}", dir.display()),
-            )
+        crate::report::write("arena", dir, |dir| {
+            agents_core::arena::report::write(dir, &results)
         })?;
-        eprintln!(
-            "arena: wrote {} and {}",
-            dir.join("results.json").display(),
-            dir.join("report.html").display()
-        );
     }
     Ok(())
 }

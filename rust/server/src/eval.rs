@@ -157,17 +157,9 @@ pub fn run(args: EvalArgs, out: &mut impl Write) -> Result<(), Failure> {
     drop(scratch_dir);
     summary(&results, out).map_err(with(ErrorCode::InternalError))?;
     if let Some(dir) = &args.report {
-        agents_core::report_card::report::write(dir, &results).map_err(|e| {
-            Failure::new(
-                ErrorCode::InternalError,
-                format!("cannot write the report into {}: {e}", dir.display()),
-            )
+        crate::report::write("eval", dir, |dir| {
+            agents_core::report_card::report::write(dir, &results)
         })?;
-        eprintln!(
-            "eval: wrote {} and {}",
-            dir.join("results.json").display(),
-            dir.join("report.html").display()
-        );
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ mod eval;
 mod failure;
 mod mcp;
 mod memory;
+mod report;
 mod serve;
 mod tools;
 
