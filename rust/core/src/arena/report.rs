@@ -332,6 +332,65 @@ fn row_name(page: &mut String, r: &Results, name: &str, y: f64, note: &str) {
 }
 
 /// The ratings with their 95 % intervals, best first.
+/// A chart of one row per player over an [`Axis`]: its panel and SVG, the axis's grid, each
+/// row's place, and a caption under the axis (charts without one end with [`Frame::end`]).
+struct Frame {
+    axis: Axis,
+    row: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl Frame {
+    /// Opens the panel and the SVG `id` (`label` for assistive technology), `rows` rows of
+    /// `row` pixels from `top`, `foot` pixels under them, and draws the grid with `tick`'s
+    /// labels.
+    fn open(
+        page: &mut String,
+        id: &str,
+        label: &str,
+        axis: Axis,
+        (rows, row, top, foot): (usize, f64, f64, f64),
+        tick: impl Fn(f64) -> String,
+    ) -> Frame {
+        let bottom = top + row * rows as f64;
+        let height = bottom + foot;
+        let _ = write!(
+            page,
+            "<div class=\"panel\"><svg id=\"{id}\" viewBox=\"0 0 {CHART_WIDTH} {height}\" \
+             width=\"{CHART_WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"{label}\">"
+        );
+        axis.draw(page, top, bottom, tick);
+        Frame {
+            axis,
+            row,
+            top,
+            bottom,
+        }
+    }
+
+    /// The middle of row `i`.
+    fn y(&self, i: usize) -> f64 {
+        self.top + self.row * (i as f64 + 0.5)
+    }
+
+    /// Ends the chart with `caption` (HTML) centred under the axis.
+    fn caption(&self, page: &mut String, caption: &str) {
+        let _ = write!(
+            page,
+            "<text class=\"dim\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{caption}</text>",
+            PLOT_LEFT + PLOT_WIDTH / 2.0,
+            self.bottom + 34.0
+        );
+        Frame::end(page);
+    }
+
+    /// Ends the chart.
+    fn end(page: &mut String) {
+        page.push_str("</svg></div>\n");
+    }
+}
+
 fn ratings(page: &mut String, r: &Results) {
     page.push_str("<h2>Ratings, with their 95 % intervals</h2>\n");
     let rows: Vec<(&PlayerResult, f64, f64, f64)> = ranked(r)
@@ -349,17 +408,15 @@ fn ratings(page: &mut String, r: &Results) {
     let lo = rows.iter().map(|v| v.2).fold(f64::INFINITY, f64::min);
     let hi = rows.iter().map(|v| v.3).fold(f64::NEG_INFINITY, f64::max);
     let pad = ((hi - lo) * 0.06).max(20.0);
-    let axis = Axis::linear(lo - pad, hi + pad);
-    let row = 30.0;
-    let top = 8.0;
-    let bottom = top + row * rows.len() as f64;
-    let height = bottom + 42.0;
-    let _ = write!(
+    let chart = Frame::open(
         page,
-        "<div class=\"panel\"><svg id=\"strength\" viewBox=\"0 0 {CHART_WIDTH} {height}\" \
-         width=\"{CHART_WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"ratings\">"
+        "strength",
+        "ratings",
+        Axis::linear(lo - pad, hi + pad),
+        (rows.len(), 30.0, 8.0, 42.0),
+        |t| format!("{t:.0}"),
     );
-    axis.draw(page, top, bottom, |t| format!("{t:.0}"));
+    let (axis, top, bottom) = (&chart.axis, chart.top, chart.bottom);
     if let Some(a) = &r.anchor {
         let x = axis.x(a.rating);
         let _ = write!(
@@ -372,7 +429,7 @@ fn ratings(page: &mut String, r: &Results) {
         );
     }
     for (i, (p, rating, a, b)) in rows.iter().enumerate() {
-        let y = top + row * (i as f64 + 0.5);
+        let y = chart.y(i);
         row_name(page, r, &p.name, y, "");
         let c = colour(p);
         let shown = format!("{rating:.0} [{a:.0}, {b:.0}]");
@@ -390,12 +447,9 @@ fn ratings(page: &mut String, r: &Results) {
             y + 4.0,
         );
     }
-    let _ = writeln!(
+    chart.caption(
         page,
-        "<text class=\"dim\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">rating, Elo scale \
-         (400 points: odds of 10 to 1); dashed: the anchor</text></svg></div>",
-        PLOT_LEFT + PLOT_WIDTH / 2.0,
-        bottom + 34.0
+        "rating, Elo scale (400 points: odds of 10 to 1); dashed: the anchor",
     );
 }
 
@@ -413,23 +467,21 @@ fn net_chips(page: &mut String, r: &Results) {
     let lo = rows.iter().map(|v| v.1).fold(0.0, f64::min);
     let hi = rows.iter().map(|v| v.1).fold(0.0, f64::max);
     let pad = ((hi - lo) * 0.08).max(5.0);
-    let axis = Axis::linear(lo - pad, hi + pad);
-    let row = 30.0;
-    let top = 8.0;
-    let bottom = top + row * rows.len() as f64;
-    let height = bottom + 42.0;
-    let _ = write!(
+    let chart = Frame::open(
         page,
-        "<div class=\"panel\"><svg id=\"strength\" viewBox=\"0 0 {CHART_WIDTH} {height}\" \
-         width=\"{CHART_WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"net chips\">"
+        "strength",
+        "net chips",
+        Axis::linear(lo - pad, hi + pad),
+        (rows.len(), 30.0, 8.0, 42.0),
+        |t| {
+            if t == 0.0 {
+                "0".into()
+            } else {
+                format!("{t:+.0}")
+            }
+        },
     );
-    axis.draw(page, top, bottom, |t| {
-        if t == 0.0 {
-            "0".into()
-        } else {
-            format!("{t:+.0}")
-        }
-    });
+    let (axis, top, bottom) = (&chart.axis, chart.top, chart.bottom);
     let zero = axis.x(0.0);
     let _ = write!(
         page,
@@ -448,7 +500,7 @@ fn net_chips(page: &mut String, r: &Results) {
         );
     }
     for (i, (p, net)) in rows.iter().enumerate() {
-        let y = top + row * (i as f64 + 0.5);
+        let y = chart.y(i);
         let baseline = p.kind == PlayerKind::Engine;
         row_name(
             page,
@@ -478,12 +530,9 @@ fn net_chips(page: &mut String, r: &Results) {
             c = colour(p),
         );
     }
-    let _ = writeln!(
+    chart.caption(
         page,
-        "<text class=\"dim\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">net chips per 100 \
-         hands (every player dealt the same hands); dashed: the baselines</text></svg></div>",
-        PLOT_LEFT + PLOT_WIDTH / 2.0,
-        bottom + 34.0
+        "net chips per 100 hands (every player dealt the same hands); dashed: the baselines",
     );
 }
 
@@ -572,18 +621,15 @@ fn legality(page: &mut String, r: &Results) {
         .iter()
         .map(|p| p.illegal_per_100_moves.max(p.repairs_per_100_moves))
         .fold(1.0, f64::max);
-    let axis = Axis::linear(0.0, max * 1.08);
-    let row = 40.0;
-    let top = 6.0;
-    let bottom = top + row * players.len() as f64;
-    let height = bottom + 24.0;
-    let _ = write!(
+    let chart = Frame::open(
         page,
-        "<div class=\"panel\"><svg id=\"legality\" viewBox=\"0 0 {CHART_WIDTH} {height}\" \
-         width=\"{CHART_WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"illegal attempts \
-         and repairs\">"
+        "legality",
+        "illegal attempts and repairs",
+        Axis::linear(0.0, max * 1.08),
+        (players.len(), 40.0, 6.0, 24.0),
+        trim,
     );
-    axis.draw(page, top, bottom, trim);
+    let (axis, top, row) = (&chart.axis, chart.top, chart.row);
     for (i, p) in players.iter().enumerate() {
         let y = top + row * i as f64 + 4.0;
         row_name(page, r, &p.name, y + 12.0, "");
@@ -607,7 +653,7 @@ fn legality(page: &mut String, r: &Results) {
             );
         }
     }
-    page.push_str("</svg></div>\n");
+    Frame::end(page);
 }
 
 /// The latencies of a player's moves (entries without a move left out), sorted.
@@ -659,25 +705,24 @@ fn latency(page: &mut String, r: &Results) {
     } else {
         Axis::linear(0.0, (slowest * 1.08).max(1.0))
     };
-    let row = 34.0;
-    let top = 6.0;
-    let bottom = top + row * per.len() as f64;
-    let height = bottom + 42.0;
-    let _ = write!(
-        page,
-        "<div class=\"panel\"><svg id=\"latency\" viewBox=\"0 0 {CHART_WIDTH} {height}\" \
-         width=\"{CHART_WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"latency\">"
-    );
     // On a log scale the moves faster than 1 ms (an engine's 0 ms) are drawn at 1 ms.
-    axis.draw(page, top, bottom, |t| {
-        if log && t <= 1.0 {
-            "≤ 1 ms".into()
-        } else {
-            duration(t)
-        }
-    });
+    let chart = Frame::open(
+        page,
+        "latency",
+        "latency",
+        axis,
+        (per.len(), 34.0, 6.0, 42.0),
+        |t| {
+            if log && t <= 1.0 {
+                "≤ 1 ms".into()
+            } else {
+                duration(t)
+            }
+        },
+    );
+    let axis = &chart.axis;
     for (i, (p, values)) in per.iter().enumerate() {
-        let y = top + row * (i as f64 + 0.5);
+        let y = chart.y(i);
         row_name(page, r, &p.name, y, "");
         if values.is_empty() {
             let _ = write!(
@@ -722,14 +767,13 @@ fn latency(page: &mut String, r: &Results) {
             values.len()
         );
     }
-    let _ = writeln!(
+    chart.caption(
         page,
-        "<text class=\"dim\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time per move{}; \
-         box: 25th to 75th percentile, dark line: the median, whiskers: fastest to slowest\
-         </text></svg></div>",
-        PLOT_LEFT + PLOT_WIDTH / 2.0,
-        bottom + 34.0,
-        if log { " (log scale)" } else { "" }
+        &format!(
+            "time per move{}; box: 25th to 75th percentile, dark line: the median, whiskers: \
+             fastest to slowest",
+            if log { " (log scale)" } else { "" }
+        ),
     );
 }
 
