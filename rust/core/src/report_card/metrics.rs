@@ -43,7 +43,10 @@
 //!   questions.
 //! - **contract** (game-master scenarios): **valid first time** = `turn` steps whose answer
 //!   needed no repair and had no failed or dropped call / turns; **valid after repair** = turns
-//!   with no failed or dropped call once repaired / turns.
+//!   with no failed or dropped call once repaired / turns; **replays identically** = turns
+//!   that, taken again from the campaign as it was before them with the same game master, turn
+//!   number (so brain seed) and dice rolled again from their seed, give the same dice,
+//!   narration, calls, effects and state ([`super::replay`]) / turns.
 //! - **latency per decision** = the mean of the decisions' brain latency, with its median
 //!   and 95th percentile in the detail; **tokens per decision** = (prompt + answer tokens) /
 //!   decisions.
@@ -67,6 +70,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("repeated", Target::AtMost(0.1)),
     ("nonexistent_calls", Target::AtMost(0.0)),
     ("tool_use", Target::AtLeast(0.5)),
+    ("contract_replay", Target::AtLeast(1.0)),
 ];
 
 /// What the runtime says when a call names an agent or a task that does not exist.
@@ -475,6 +479,13 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
         turns.iter().filter(|t| t.after_repair).count(),
         turns.len(),
         "game-master turns valid after their repairs",
+    ));
+    card.push(share(
+        "contract_replay",
+        "GM turns that replay identically",
+        turns.iter().filter(|t| t.replays).count(),
+        turns.len(),
+        "game-master turns taken again from the same state, seed and dice with the same answer",
     ));
     let costs: Vec<DecisionCost> = agents
         .iter()

@@ -278,7 +278,7 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
         page.push_str(
             "<div class=\"scroll\"><table><tr><th class=\"l\">game-master turn</th>\
              <th>repairs</th><th>valid first time</th><th>valid after repair</th>\
-             <th class=\"l\">what failed</th></tr>",
+             <th>replays identically</th><th class=\"l\">what failed</th></tr>",
         );
         let yes_no = |ok: bool| {
             if ok {
@@ -290,13 +290,18 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
         for t in &s.turns {
             let _ = writeln!(
                 page,
-                "<tr><td class=\"l said\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                "<tr><td class=\"l said\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
                  <td class=\"l said\">{}</td></tr>",
                 esc(&t.input),
                 t.repairs,
                 yes_no(t.first_pass),
                 yes_no(t.after_repair),
-                esc(t.failure.as_deref().unwrap_or(""))
+                yes_no(t.replays),
+                esc(&[t.failure.as_deref(), t.replay_difference.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join("; "))
             );
         }
         page.push_str("</table></div>\n");
@@ -389,6 +394,9 @@ mod tests {
                 first_pass: false,
                 after_repair: true,
                 failure: None,
+                dice: vec![13],
+                replays: false,
+                replay_difference: Some("taken again, the turn changed the narration".into()),
             }],
         };
         let metrics = metrics(std::slice::from_ref(&scenario));
@@ -418,6 +426,11 @@ mod tests {
         assert!(page.contains("Scenario: s &lt;1&gt; (1 restart)"));
         assert!(page.contains("<b>without</b>memory"));
         assert!(page.contains("I open the &lt;door&gt;.</td><td>1</td>"));
+        assert!(page.contains(
+            "<td><span class=\"bad\">no</span></td>\
+             <td class=\"l said\">taken again, the turn changed the narration</td>"
+        ));
+        assert!(page.contains("<tr id=\"metric-contract_replay\" class=\"missed\">"));
         assert!(page.contains("<tr id=\"metric-contract_first_pass\">"));
     }
 

@@ -111,6 +111,16 @@ pub struct TurnResult {
     pub after_repair: bool,
     /// Why the turn failed or what its calls' failures were, when they did.
     pub failure: Option<String>,
+    /// The dice rolled with the turn, each die's face in order (empty: none rolled).
+    #[serde(default)]
+    pub dice: Vec<u32>,
+    /// Taken again from the campaign as it was before it, with its dice rolled again from
+    /// their seed, the turn gave the same dice, answer and state.
+    #[serde(default)]
+    pub replays: bool,
+    /// What differed when it was taken again (`None` when it replayed identically).
+    #[serde(default)]
+    pub replay_difference: Option<String>,
 }
 
 /// One agent's record in a scenario.

@@ -26,11 +26,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::played::{Played, suite_speaker};
+use super::replay;
 use super::results::CardResults;
 use super::results::TurnResult;
 use super::suite::{AgentSpec, PLAYER, Scenario, Step, Suite, Turn};
 use crate::brain::BrainChoice;
 use crate::bus::{BusMessage, Filter, Received, Subscription};
+use crate::campaign::turn::TurnRequest;
 use crate::eval::lines::Line;
 use crate::geometry::{Position, WorldBounds};
 use crate::mind::MemorySettings;
@@ -382,17 +384,23 @@ impl<'a> Play<'a> {
         Ok(())
     }
 
-    /// A game-master turn on the scenario's campaign, judged by the contract.
-    async fn turn(&mut self, turn: &Turn) {
-        let (Some(campaign), Some(spec)) = (&self.campaign, &self.scenario.campaign) else {
+    /// A game-master turn on the scenario's campaign (step `step`), judged by the contract,
+    /// then taken again to check that it replays identically ([`super::replay`]).
+    async fn turn(&mut self, step: usize, turn: &Turn) {
+        let (Some(campaign), Some(spec)) = (self.campaign.clone(), &self.scenario.campaign) else {
             return;
         };
         let gm = self.id(&spec.gm);
-        let result = match self
+        let seed = replay::dice_seed(self.config.seed, &self.scenario.name, step);
+        let dice = turn.roll.and_then(|r| replay::roll(r, &seed));
+        let input = replay::told(&turn.input, dice.as_ref());
+        let before = self.runtime.campaign_snapshot(&campaign).await;
+        let number = self.runtime.campaign_turn_count(&campaign).map(|n| n + 1);
+        let kept = self
             .runtime
-            .campaign_turn(campaign, &gm, &turn.input, turn.actor.as_deref())
-            .await
-        {
+            .campaign_turn(&campaign, &gm, &input, turn.actor.as_deref())
+            .await;
+        let (repairs, first_pass, after_repair, failure) = match &kept {
             Ok(entry) => {
                 let clean = entry.tool_feedback.is_none() && entry.dropped_calls.is_empty();
                 let failure = entry
@@ -403,29 +411,69 @@ impl<'a> Play<'a> {
                         (!entry.dropped_calls.is_empty())
                             .then(|| format!("dropped: {}", entry.dropped_calls.join("; ")))
                     });
-                TurnResult {
-                    input: turn.input.clone(),
-                    repairs: entry.repairs,
-                    first_pass: clean && entry.repairs == 0,
-                    after_repair: clean,
-                    failure,
+                (entry.repairs, clean && entry.repairs == 0, clean, failure)
+            }
+            Err(e) => (0, false, false, Some(e.to_string())),
+        };
+        let difference = match (before, number, &kept) {
+            (Ok(before), Ok(number), Ok(kept)) => {
+                let again_dice = turn.roll.and_then(|r| replay::roll(r, &seed));
+                let request = TurnRequest {
+                    number,
+                    user_input: &replay::told(&turn.input, again_dice.as_ref()),
+                    actor: turn.actor.as_deref(),
+                };
+                if again_dice != dice {
+                    Some("rolled again from their seed, the dice came out otherwise".to_string())
+                } else {
+                    match self
+                        .runtime
+                        .replay_campaign_turn(before, &gm, &request)
+                        .await
+                    {
+                        Ok(again) => replay::difference(kept, &again),
+                        Err(e) => Some(format!("the turn failed when taken again: {e}")),
+                    }
                 }
             }
-            Err(e) => TurnResult {
-                input: turn.input.clone(),
-                repairs: 0,
-                first_pass: false,
-                after_repair: false,
-                failure: Some(e.to_string()),
-            },
+            // A turn that failed takes no number and changes nothing: it replays when it
+            // fails again alike, which taking it again on the unchanged campaign shows.
+            (Ok(before), Ok(number), Err(first)) => {
+                let request = TurnRequest {
+                    number,
+                    user_input: &input,
+                    actor: turn.actor.as_deref(),
+                };
+                match self
+                    .runtime
+                    .replay_campaign_turn(before, &gm, &request)
+                    .await
+                {
+                    Err(e) if e.to_string() == first.to_string() => None,
+                    Err(e) => Some(format!("the turn failed otherwise when taken again: {e}")),
+                    Ok(_) => Some("the turn failed, but not when taken again".to_string()),
+                }
+            }
+            (Err(e), _, _) | (_, Err(e), _) => Some(format!(
+                "the campaign could not be read to take the turn again: {e}"
+            )),
         };
-        self.played.turns.push(result);
+        self.played.turns.push(TurnResult {
+            input,
+            repairs,
+            first_pass,
+            after_repair,
+            failure,
+            dice: dice.map(|d| d.rolls).unwrap_or_default(),
+            replays: difference.is_none(),
+            replay_difference: difference,
+        });
     }
 
     async fn play(mut self) -> Result<Played, CardError> {
         self.load_campaign().await?;
         let scenario = self.scenario;
-        for step in &scenario.steps {
+        for (index, step) in scenario.steps.iter().enumerate() {
             match step {
                 Step::Say(say) => {
                     let to = self.id(&say.to);
@@ -466,7 +514,7 @@ impl<'a> Play<'a> {
                     self.restart()?;
                     self.load_campaign().await?;
                 }
-                Step::Turn(turn) => self.turn(turn).await,
+                Step::Turn(turn) => self.turn(index, turn).await,
             }
         }
         // Lines already on their way are heard; the last decisions are read.

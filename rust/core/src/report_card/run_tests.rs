@@ -12,10 +12,18 @@ use crate::runtime::{Runtime, RuntimeOptions};
 /// The starter suite users run.
 const TOWN: &str = include_str!("../../../../docs/suites/town.json");
 
+/// The game-master suite users run.
+const GAME_MASTER: &str = include_str!("../../../../docs/suites/game-master.json");
+
 /// Plays the first `scenarios` of the starter suite with `config`.
 async fn run(config: RunConfig, scenarios: usize) -> CardResults {
+    run_suite(TOWN, config, scenarios).await
+}
+
+/// Plays the first `scenarios` of the suite `text` with `config`.
+async fn run_suite(text: &str, config: RunConfig, scenarios: usize) -> CardResults {
     let dir = tempfile::tempdir().unwrap();
-    let mut suite = Suite::parse(TOWN).unwrap();
+    let mut suite = Suite::parse(text).unwrap();
     suite.scenarios.truncate(scenarios);
     let scratch = Runtime::start_on(
         tokio::runtime::Handle::current(),
@@ -134,7 +142,41 @@ fn ablations_turn_their_part_off() {
     );
 }
 
-/// A game-master scenario: the GM runs a fresh campaign, and a restart comes between turns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_game_master_suite_runs_on_the_scripted_brain() {
+    let card = run_suite(GAME_MASTER, fast(), 1).await;
+    let turns = &card.scenarios[0].turns;
+    assert_eq!(card.scenarios[0].restarts, 1);
+    let dice: Vec<usize> = turns.iter().map(|t| t.dice.len()).collect();
+    assert_eq!(dice, [0, 1, 1, 2, 0, 0], "{turns:?}");
+    assert!(
+        turns[3]
+            .input
+            .starts_with("I drink my healing potion. (2d4: "),
+        "{turns:?}"
+    );
+    assert_eq!(
+        value(&card, "contract_after_repair"),
+        Some(1.0),
+        "{turns:?}"
+    );
+    assert_eq!(value(&card, "contract_replay"), Some(1.0), "{turns:?}");
+    // The same seed rolls the same dice in another run; another seed, others.
+    let again = run_suite(GAME_MASTER, fast(), 1).await;
+    let rolled = |card: &CardResults| -> Vec<Vec<u32>> {
+        card.scenarios[0]
+            .turns
+            .iter()
+            .map(|t| t.dice.clone())
+            .collect()
+    };
+    assert_eq!(rolled(&again), rolled(&card));
+    let other = run_suite(GAME_MASTER, RunConfig { seed: 2, ..fast() }, 1).await;
+    assert_ne!(rolled(&other), rolled(&card));
+}
+
+/// A game-master scenario: the GM runs a fresh campaign, a restart comes between turns, and the
+/// last turn rolls a die.
 const GM_SUITE: &str = r#"{
     "name": "gm",
     "scenarios": [{
@@ -145,7 +187,7 @@ const GM_SUITE: &str = r#"{
             {"turn": {"input": "Where can I go?"}},
             {"turn": {"input": "I walk to the next area.", "actor": "pc_001"}},
             {"restart": {}},
-            {"turn": {"input": "Roll a d20 for me."}}
+            {"turn": {"input": "I swing at the rat.", "roll": {"sides": 20}}}
         ]
     }]
 }"#;
@@ -179,6 +221,22 @@ async fn a_game_master_s_turns_are_judged_by_the_contract() {
         Some(1.0),
         "{turns:?}"
     );
+    // The die is rolled from the run's seed, told to the game master, and every turn of the
+    // scripted game master replays identically.
+    let seed = super::replay::dice_seed(fast().seed, "a dungeon", 3);
+    let d20 = super::suite::Roll {
+        sides: 20,
+        count: 1,
+    };
+    let rolled = super::replay::roll(d20, &seed).unwrap().rolls;
+    assert_eq!(turns[2].dice, rolled);
+    assert_eq!(
+        turns[2].input,
+        format!("I swing at the rat. (d20: {})", rolled[0])
+    );
+    assert!(turns[0].dice.is_empty());
+    assert!(turns.iter().all(|t| t.replays), "{turns:?}");
+    assert_eq!(value(&card, "contract_replay"), Some(1.0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -244,4 +302,13 @@ async fn a_model_game_master_repaired_is_valid_after_repair_not_first_time() {
     assert!(turns[1].first_pass, "{turns:?}");
     assert_eq!(value(&card, "contract_first_pass"), Some(0.5));
     assert_eq!(value(&card, "contract_after_repair"), Some(1.0));
+    // Taken again, the first turn gets the model's next answer, not the one it kept: it does
+    // not replay. The second gets the same answer both times.
+    assert!(!turns[0].replays, "{turns:?}");
+    assert_eq!(
+        turns[0].replay_difference.as_deref(),
+        Some("taken again, the turn changed the narration")
+    );
+    assert!(turns[1].replays, "{turns:?}");
+    assert_eq!(value(&card, "contract_replay"), Some(0.5));
 }

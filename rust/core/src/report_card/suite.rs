@@ -173,6 +173,25 @@ pub struct Turn {
     /// The acting character (default: the campaign's active actor).
     #[serde(default)]
     pub actor: Option<String>,
+    /// Dice the player rolls with the turn, told to the game master after the input.
+    #[serde(default)]
+    pub roll: Option<Roll>,
+}
+
+/// Dice rolled with a turn, as the `roll_rpg_dice` tool rolls them, seeded by the run's seed,
+/// the scenario and the step: the same run rolls the same dice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Roll {
+    /// Faces per die: 4, 6, 8, 10, 12, 20 or 100.
+    pub sides: i64,
+    /// How many dice, 1–100 (default 1).
+    #[serde(default = "one_die")]
+    pub count: i64,
+}
+
+fn one_die() -> i64 {
+    1
 }
 
 /// A line said to an agent.
@@ -532,6 +551,22 @@ impl Scenario {
                         ));
                     }
                     nonempty_line(&format!("{at}.turn.input"), &turn.input)?;
+                    if let Some(roll) = turn.roll {
+                        use agents_games::dice::{MAX_COUNT, SUPPORTED_SIDES, check};
+                        check(roll.sides, roll.count).map_err(|e| {
+                            let sides = SUPPORTED_SIDES.map(|s| s.to_string()).join(", ");
+                            match e.reason {
+                                "unsupported_sides" => error(
+                                    format!("{at}.turn.roll.sides"),
+                                    format!("must be one of {sides}, got {}", roll.sides),
+                                ),
+                                _ => error(
+                                    format!("{at}.turn.roll.count"),
+                                    format!("must be 1 to {MAX_COUNT}, got {}", roll.count),
+                                ),
+                            }
+                        })?;
+                    }
                 }
             }
         }
@@ -712,6 +747,29 @@ mod tests {
             let got = err(&text);
             assert!(got.starts_with(want), "got {got:?}, want {want:?}");
         }
+        let rolled = |roll: &str| {
+            with(
+                "\"steps\": [",
+                &format!(
+                    "\"campaign\": {{\"gm\": \"baker\"}}, \"steps\": [\
+                     {{\"turn\": {{\"input\": \"I swing.\", \"roll\": {roll}}}}},"
+                ),
+            )
+        };
+        assert!(Suite::parse(&rolled(r#"{"sides": 20}"#)).is_ok());
+        assert_eq!(
+            err(&rolled(r#"{"sides": 7}"#)),
+            "scenarios[0].steps[0].turn.roll.sides: must be one of 4, 6, 8, 10, 12, 20, 100, got 7"
+        );
+        assert_eq!(
+            err(&rolled(r#"{"sides": 6, "count": 0}"#)),
+            "scenarios[0].steps[0].turn.roll.count: must be 1 to 100, got 0"
+        );
+        assert!(
+            err(&rolled(r#"{"sides": 6, "faces": 2}"#)).contains("unknown field `faces`"),
+            "{}",
+            err(&rolled(r#"{"sides": 6, "faces": 2}"#))
+        );
         assert!(
             err("{\"name\": ").contains("line 1"),
             "{}",

@@ -209,6 +209,25 @@ impl Runtime {
         Ok(turn::decide(campaign, brain.as_mut(), &gm, request).await?)
     }
 
+    /// A copy of a loaded campaign as it is now.
+    pub async fn campaign_snapshot(&self, campaign_id: &str) -> Result<Campaign, RuntimeError> {
+        Ok(self.hosted(campaign_id)?.lock().await.campaign.clone())
+    }
+
+    /// Takes a turn again on `before`, a copy of the campaign as it was before the turn, as
+    /// [`Runtime::campaign_turn`] took it: the same game master, the same turn number and so the
+    /// same brain seed. Keeps nothing (no log, no memory, no save, no event): what a replay
+    /// compares with the turn as it was kept. Errors: as [`Runtime::gm_decide`].
+    pub async fn replay_campaign_turn(
+        &self,
+        mut before: Campaign,
+        gm_agent: &str,
+        request: &TurnRequest<'_>,
+    ) -> Result<TurnEntry, RuntimeError> {
+        let decided = self.gm_decide(&before, gm_agent, request).await?;
+        Ok(turn::finish(&mut before, decided, request)?)
+    }
+
     /// Keeps a turn in the campaign's log (SQLite).
     pub fn record_campaign_turn(&self, campaign_id: &str, entry: &TurnEntry) {
         self.inner
