@@ -128,7 +128,8 @@ mod tests {
 
     #[test]
     fn each_part_that_differs_is_named() {
-        let cases: [(&str, fn(&mut TurnEntry)); 7] = [
+        type Change = fn(&mut TurnEntry);
+        let cases: [(&str, Change); 7] = [
             ("the narration", |e| e.assistant_text = "You run.".into()),
             ("the narration", |e| e.dialog_type = "dialog".into()),
             ("the calls dropped", |e| {
