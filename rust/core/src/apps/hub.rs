@@ -743,7 +743,18 @@ impl AppEntry {
 
     /// What the attached agent sees when it decides.
     pub fn view(&self) -> AppView {
+        self.view_of(&self.inner.lock())
+    }
+
+    /// What the attached agent sees when it decides, and the actions it is offered as tools,
+    /// read together: the view's actions and due actions are the set's, even when the app
+    /// changes between two reads (its opponent moved, and now its move is due).
+    pub fn view_with_tools(&self) -> (AppView, Arc<ToolRegistry>) {
         let inner = self.inner.lock();
+        (self.view_of(&inner), inner.offered.clone())
+    }
+
+    fn view_of(&self, inner: &Inner) -> AppView {
         AppView {
             app_id: self.id.clone(),
             mode: inner.mode,

@@ -323,17 +323,21 @@ impl AgentShared {
         Ok(before.map(|(app, _)| app))
     }
 
-    /// Its tools for a decision starting now: its app's set follows the app (the actions, the
-    /// control mode, whose turn it is) and is taken anew when the app changed it.
-    pub(crate) fn decision_tools(&self) -> Arc<AgentTools> {
+    /// Its tools for a decision starting now, with `offered` as its app's set (read with the
+    /// app's view the decision shows, [`AppEntry::view_with_tools`]): the app's set follows
+    /// the app (the actions, the control mode, whose turn it is) and is taken anew when the
+    /// app changed it.
+    pub(crate) fn decision_tools(
+        &self,
+        offered: Option<&Arc<crate::tools::ToolRegistry>>,
+    ) -> Arc<AgentTools> {
         let tools = self.tools();
-        let Some(app) = self.app() else {
+        let Some(offered) = offered else {
             return tools;
         };
-        let offered = app.offered_tools();
         if tools
             .set(APP_TOOLS)
-            .is_some_and(|current| Arc::ptr_eq(current, &offered))
+            .is_some_and(|current| Arc::ptr_eq(current, offered))
         {
             return tools;
         }

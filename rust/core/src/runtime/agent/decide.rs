@@ -113,7 +113,7 @@ impl Agent {
         let result = 'decision: loop {
             seen_observations = self.shared.last_observation();
             seen_move = self.shared.move_status();
-            let (mut context, tools) = self.context_base(self.shared.decision_tools());
+            let (mut context, tools) = self.context_base();
             context.movement = seen_move.clone();
             let trigger = if context.incoming.is_empty() {
                 Trigger::Autonomous
@@ -435,9 +435,14 @@ impl Agent {
         ToolContext::for_agent(self.shared.id.clone(), self.cancel.child_token())
     }
 
-    /// The context of a decision starting now, and the tools it offers: `tools` with the world
-    /// tools grounded in what the context shows ([`Agent::grounded`]).
-    pub(super) fn context_base(&self, tools: Arc<AgentTools>) -> (BrainContext, Arc<AgentTools>) {
+    /// The context of a decision starting now, and the tools it offers: the agent's tools
+    /// ([`AgentShared::decision_tools`], its app's set read with the app's view the context
+    /// shows) with the world tools grounded in what the context shows ([`Agent::grounded`]).
+    pub(super) fn context_base(&self) -> (BrainContext, Arc<AgentTools>) {
+        let app = self.shared.app().map(|app| app.view_with_tools());
+        let tools = self
+            .shared
+            .decision_tools(app.as_ref().map(|(_, offered)| offered));
         let (_, position) = self.shared.state_and_position();
         let mut open = self.inner.memory.open_tasks(&self.shared.id).into_iter();
         let current_task = open.next();
@@ -485,8 +490,7 @@ impl Agent {
             steps: Vec::new(),
             sections: Default::default(),
         };
-        if let Some(app) = self.shared.app() {
-            let view = app.view();
+        if let Some((view, _)) = app {
             context.due_tools = view.due.clone();
             context.sections.put(view);
         }
