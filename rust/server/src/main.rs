@@ -41,7 +41,18 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let code = run(Cli::parse());
+    // The runtimes are down: let the local models' threads end before the process does.
+    if !agents_core::brain::local::end_models(std::time::Duration::from_secs(30)) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: a local model was still decoding when the server ended"
+        );
+    }
+    code
+}
+
+fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Tools(args) => {
             let registry = tools::server_tools(CampaignFiles::AnyPath);

@@ -62,6 +62,21 @@ const _: () = assert!(MAX_SEQUENCES == agents_local::settings::MAX_SEQUENCES);
 /// The default `max_tokens` of an answer.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
 
+/// Ends the process's local models before the process ends: the kept ones are let go, and
+/// this waits up to `timeout` until every model's thread has finished its decode step and
+/// ended (a thread still decoding while the process exits runs code being torn down, and
+/// crashes it). Call it after the runtimes have shut down. False when a thread had not ended
+/// in time; true at once in a build without the `local` feature.
+pub fn end_models(timeout: std::time::Duration) -> bool {
+    #[cfg(feature = "local")]
+    return agents_local::Models::global().shutdown(timeout);
+    #[cfg(not(feature = "local"))]
+    {
+        let _ = timeout;
+        true
+    }
+}
+
 /// The default `timeout_seconds` of an answer, as a remote call's: a 512-token answer of a
 /// small model on two CPU threads ends well within it.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
