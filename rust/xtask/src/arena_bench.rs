@@ -99,8 +99,9 @@ pub struct BoardRun {
 
 /// The board games, with games per pairing sized for [`MIN_MOVES`] moves of a model that moves
 /// on every turn (its move is due, so it does): about 30 of its moves in a chess game cut at
-/// 60 plies, up to 50 in checkers at 100, 10 in four-in-a-row, 4 in tic-tac-toe, 25 in
-/// mancala, 60 to 90 shots in sea battle — over the three pairings of the ladder.
+/// 60 plies, up to 50 in checkers at 100, 5 to 10 in four-in-a-row (a weak player's games end
+/// soon), 4 in tic-tac-toe, 25 in mancala, 60 to 90 shots in sea battle — over the three
+/// pairings of the ladder.
 pub const BOARD_RUNS: [BoardRun; 6] = [
     BoardRun {
         game: "tic_tac_toe",
@@ -110,7 +111,7 @@ pub const BOARD_RUNS: [BoardRun; 6] = [
     },
     BoardRun {
         game: "four_in_a_row",
-        games: 4,
+        games: 8,
         calibration_games: 20,
         max_plies: None,
     },
@@ -865,7 +866,7 @@ pub fn summary(runs: &[Run], commands: &[String], warnings: &[String], total: Du
 
 /// A run is repeated with at most this many times its games: a model that moves more rarely
 /// is reported, not played for hours.
-pub const MAX_SCALE: u32 = 2;
+pub const MAX_SCALE: u32 = 3;
 
 /// The games per pairing that should give a brain [`MIN_MOVES`] moves, from a run that gave
 /// it `moves` in `games` games per pairing (a fifth more, at least one game more); `None` when
@@ -1316,7 +1317,8 @@ mod tests {
     fn too_few_moves_scale_the_games_up() {
         assert_eq!(scaled_games(5, 80), Some(8));
         assert_eq!(scaled_games(3, 99), Some(4));
-        assert_eq!(scaled_games(3, 50), None, "8 games is more than twice 3");
+        assert_eq!(scaled_games(3, 50), Some(8));
+        assert_eq!(scaled_games(3, 30), None, "12 games is more than three times 3");
         assert_eq!(scaled_games(12, 0), None);
         assert_eq!(scaled_games(2, 1), None);
     }

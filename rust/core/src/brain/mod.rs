@@ -33,7 +33,7 @@ use crate::memory::{ConversationRow, TaskRow};
 pub use keys::{ApiKeys, InlineKey};
 pub use policy::{BrainRefusal, ClientBrainPolicy};
 pub use provider::Provider;
-pub use section::{Framing, Placement, ScriptedPlay, Section, Sections};
+pub use section::{Framing, ScriptedPlay, Section, Sections};
 pub use spec::{BrainChoice, BrainProfiles, BrainSpec, OptionsError, Price};
 
 /// A message the agent has just acknowledged and should take into account.

@@ -25,16 +25,10 @@ pub trait Section: Any + Send + Sync + fmt::Debug {
     /// The section as JSON (the `cli` brain's `context`, traces).
     fn to_json(&self) -> Value;
 
-    /// Lines for the situation, the per-decision message of the model brains, where
-    /// [`Section::placement`] puts them; `None`: nothing to add.
+    /// Lines for the situation, the per-decision message of the model brains (after where the
+    /// agent is, before its tasks); `None`: nothing to add.
     fn situation_lines(&self, _context: &BrainContext) -> Option<String> {
         None
-    }
-
-    /// Where the situation shows [`Section::situation_lines`]: with what the agent sees
-    /// (the default), or just before what it was just told, nearest the answer.
-    fn placement(&self) -> Placement {
-        Placement::World
     }
 
     /// A section that frames a decision of its own kind (a game master's turn) gives the whole
@@ -72,16 +66,6 @@ pub trait Section: Any + Send + Sync + fmt::Debug {
 
     /// The section as [`Any`], to read it back as its own type ([`Sections::get`]).
     fn as_any(&self) -> &dyn Any;
-}
-
-/// Where a section's lines go in the situation of the model brains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
-    /// First, after the instruction: what the agent plays or runs (a board, a campaign).
-    World,
-    /// Last before what the agent was just told: what it should answer from (its memories).
-    /// A small model answers from the words nearest its answer.
-    BeforeHeard,
 }
 
 /// The prompt of a decision that a section frames.

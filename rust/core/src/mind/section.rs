@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::forming::quoted_line;
 use super::recall::Recalled;
-use crate::brain::{BrainContext, IncomingMessage, Placement, Section};
+use crate::brain::{BrainContext, IncomingMessage, Section};
 use crate::memory::{MemoryKind, search_terms, stem};
 
 /// The memories recalled for one decision, best first.
@@ -51,10 +51,6 @@ impl Section for Recollection {
                 })
                 .collect(),
         )
-    }
-
-    fn placement(&self) -> Placement {
-        Placement::BeforeHeard
     }
 
     fn situation_lines(&self, _context: &BrainContext) -> Option<String> {

@@ -8,14 +8,10 @@
 //! 2. the system prompt: who the agent is (name, role, role prompt), the contract — how to
 //!    answer, the anti-silent rule, how refused calls come back —, the player's id and the
 //!    world's bounds. One block, marked as the end of the cacheable prefix;
-//! 3. one user message with the situation, in compact lines: the instruction, what the agent
-//!    plays or runs (the [`Placement::World`] sections: an app, a campaign), its tasks, who is
-//!    near, where it is, its recent conversation, what it notices, what it remembers (the
-//!    [`Placement::BeforeHeard`] sections), what it just heard (the parts a client can grow
-//!    each within its budget, [`crate::brain::budget`]: the newest kept, a line counting the
-//!    earlier ones left out). What the agent should answer from comes last, nearest the answer:
-//!    a small model answers from the words in front of it, and one shown its position first
-//!    answered "You are at (60, 30)." to every question;
+//! 3. one user message with the situation, in compact lines: the instruction, where the agent
+//!    is, its tasks, who is near, its recent conversation, what it notices, what it just heard
+//!    (the parts a client can grow each within its budget, [`crate::brain::budget`]: the
+//!    newest kept, a line counting the earlier ones left out);
 //! 4. the earlier rounds of this decision: each answer as an assistant message with its tool
 //!    calls, then one tool result per call — a read-only call's result, or the contract's
 //!    failure feedback (`{id, tool, status, reason, message}`, marked as an error) for a refused
@@ -26,7 +22,7 @@ use serde_json::{Value, json};
 
 use agents_llm::{ModelMessage, ModelRequest, ModelToolCall, SystemBlock, ToolSpec};
 
-use crate::brain::{BrainContext, Placement, budget};
+use crate::brain::{BrainContext, budget};
 use crate::contract::DecisionStep;
 
 /// How the model is asked to answer, the same for every agent.
@@ -152,20 +148,20 @@ pub fn situation(context: &BrainContext) -> String {
             id.to_string()
         }
     };
-    let placed = |placement: Placement| -> Vec<String> {
-        context
-            .sections
-            .iter()
-            .filter(|section| section.placement() == placement)
-            .filter_map(|section| section.situation_lines(context))
-            .collect()
-    };
-    let mut out = context.instruction.clone();
-    for lines in placed(Placement::World) {
+    let mut out = format!(
+        "{}\n\nYou are at {}.",
+        context.instruction,
+        at(context.position)
+    );
+    for lines in context
+        .sections
+        .iter()
+        .filter_map(|section| section.situation_lines(context))
+    {
         out.push_str("\n\n");
         out.push_str(&lines);
+        out.push('\n');
     }
-    out.push('\n');
     match &context.current_task {
         Some(t) => {
             let _ = write!(out, "\nCurrent task {}: {}.", t.id, quoted(&t.task_name));
@@ -189,7 +185,6 @@ pub fn situation(context: &BrainContext) -> String {
             (a.distance * 10.0).round() / 10.0
         );
     }
-    let _ = write!(out, "\nYour position: {}.", at(context.position));
     let (recent, earlier) =
         budget::newest_within(&context.recent_messages, budget::RECENT_TOKENS, |r| {
             let to = r
@@ -218,10 +213,6 @@ pub fn situation(context: &BrainContext) -> String {
             format!("You notice: {o}")
         });
     push_lines(&mut out, budget::left_out(earlier, "observations"), noticed);
-    for lines in placed(Placement::BeforeHeard) {
-        out.push('\n');
-        out.push_str(&lines);
-    }
     let (heard, earlier) = budget::newest_within(&context.incoming, budget::INCOMING_TOKENS, |m| {
         match &m.kind {
             crate::brain::IncomingKind::Speech => format!(
@@ -377,9 +368,8 @@ mod tests {
         assert!(text.starts_with("Analyze situation and decide next action"));
         assert_eq!(
             text,
-            "Analyze situation and decide next action\n\nNo task.\n\
+            "Analyze situation and decide next action\n\nYou are at (10, 20).\nNo task.\n\
              Near: agent_002 Bram (smith) at (12, 20), 2 away.\n\
-             Your position: (10, 20).\n\
              Just now, player_0 (player_0) to you: \"Any bread left?\""
         );
         assert!(system.contains("The world spans x 0 to 100 and y 0 to 100."));
@@ -414,50 +404,6 @@ mod tests {
                  Just now, player_0 (player_0) to you: \"Any bread left?\""
             ),
             "{text}"
-        );
-    }
-
-    /// A section placed where it says.
-    #[derive(Debug)]
-    struct Placed(&'static str, &'static str, Placement);
-
-    impl crate::brain::Section for Placed {
-        fn key(&self) -> &'static str {
-            self.0
-        }
-        fn to_json(&self) -> Value {
-            json!(self.1)
-        }
-        fn situation_lines(&self, _context: &BrainContext) -> Option<String> {
-            Some(self.1.to_string())
-        }
-        fn placement(&self) -> Placement {
-            self.2
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
-    }
-
-    #[test]
-    fn what_to_answer_from_comes_last_and_what_is_played_first() {
-        let mut ctx = context();
-        ctx.sections.put(Placed(
-            "memories",
-            "You remember (most relevant first):\n- The lanterns are in the old mill.",
-            Placement::BeforeHeard,
-        ));
-        ctx.sections
-            .put(Placed("app", "App 'board': your turn.", Placement::World));
-        ctx.observations = vec!["The cellar door is locked.".into()];
-        assert_eq!(
-            situation(&ctx),
-            "Analyze situation and decide next action\n\nApp 'board': your turn.\n\nNo task.\n\
-             Near: agent_002 Bram (smith) at (12, 20), 2 away.\n\
-             Your position: (10, 20).\n\
-             You notice: The cellar door is locked.\n\
-             You remember (most relevant first):\n- The lanterns are in the old mill.\n\
-             Just now, player_0 (player_0) to you: \"Any bread left?\""
         );
     }
 
