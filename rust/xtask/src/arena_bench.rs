@@ -1318,7 +1318,11 @@ mod tests {
         assert_eq!(scaled_games(5, 80), Some(8));
         assert_eq!(scaled_games(3, 99), Some(4));
         assert_eq!(scaled_games(3, 50), Some(8));
-        assert_eq!(scaled_games(3, 30), None, "12 games is more than three times 3");
+        assert_eq!(
+            scaled_games(3, 30),
+            None,
+            "12 games is more than three times 3"
+        );
         assert_eq!(scaled_games(12, 0), None);
         assert_eq!(scaled_games(2, 1), None);
     }
