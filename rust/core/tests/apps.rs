@@ -453,29 +453,26 @@ async fn control_modes_and_action_flags() {
     rt.app_human_action("fight", "flee", json!({}))
         .await
         .unwrap();
-    // The agent remembers what it witnessed in the app: the human's actions, the events.
-    let witnessed: Vec<String> = rt
-        .memories_page(&id, None, 100)
-        .unwrap()
-        .rows
-        .into_iter()
-        .filter(|m| m.kind == agents_core::memory::MemoryKind::Event)
-        .map(|m| m.text)
-        .collect();
-    assert!(
-        witnessed.contains(&"In fight: the human did attack {}".to_string()),
-        "{witnessed:?}"
-    );
-    assert!(
-        witnessed.contains(&"In fight: the human did flee {}".to_string()),
-        "{witnessed:?}"
-    );
-    assert!(
-        witnessed
-            .iter()
-            .any(|t| t.starts_with("In fight: Event: yourTurn")),
-        "{witnessed:?}"
-    );
+    // The agent remembers what it witnessed in the app: the human's actions, and the events
+    // it saw, formed once its decision is done (which may end after the repair it was asked).
+    let witnessed = || -> Vec<String> {
+        rt.memories_page(&id, None, 100)
+            .unwrap()
+            .rows
+            .into_iter()
+            .filter(|m| m.kind == agents_core::memory::MemoryKind::Event)
+            .map(|m| m.text)
+            .collect()
+    };
+    until("the witnessed actions and events in memory", || {
+        let seen = witnessed();
+        seen.contains(&"In fight: the human did attack {}".to_string())
+            && seen.contains(&"In fight: the human did flee {}".to_string())
+            && seen
+                .iter()
+                .any(|t| t.starts_with("In fight: Event: yourTurn"))
+    })
+    .await;
 
     // In agent mode the human is refused.
     rt.set_app_control_mode("fight", ControlMode::Agent)
