@@ -83,6 +83,10 @@ async fn an_openai_gm_is_repaired_then_applied() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(tools, ["move", "move_options", "hp_delta", "map_generate"]);
+    // The definitions name only what exists for this turn: the turn actor, where it can go.
+    let moving = &first["tools"][0]["function"]["parameters"]["properties"];
+    assert_eq!(moving["actor_id"]["enum"], json!(["pc_001"]));
+    assert_eq!(moving["to_area_id"]["enum"], json!(["area_002"]));
     let user = first["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.contains("小明") && user.contains("我去旁边的房间"),

@@ -30,6 +30,7 @@ pub mod file;
 pub mod file_tools;
 mod generate;
 pub mod gm;
+pub mod ground;
 mod load;
 pub mod map;
 pub mod page;

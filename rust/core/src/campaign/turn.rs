@@ -27,7 +27,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::gm::{AppliedAction, GmTool, ToolFeedback};
+use super::gm::{AppliedAction, ToolFeedback};
+pub use super::ground::gm_tools;
 use super::{Campaign, CampaignError};
 use crate::brain::{
     Brain, BrainContext, BrainReply, DecisionStep, Framing, ScriptedPlay, Section, ToolCall,
@@ -159,15 +160,6 @@ impl Section for GmView {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
-}
-
-/// The tool definitions a GM is offered: the allowlisted GM tools.
-pub fn gm_tools(campaign: &Campaign) -> Vec<Value> {
-    GmTool::ALL
-        .into_iter()
-        .filter(|t| campaign.allowlist.iter().any(|a| a == t.as_str()))
-        .map(|t| json!({"name": t.as_str(), "description": t.description(), "parameters": t.parameters()}))
-        .collect()
 }
 
 /// Who the GM is.
@@ -450,7 +442,7 @@ pub async fn decide(
 ) -> Result<Decided, TurnError> {
     let turn_actor = campaign.turn_actor(request.actor)?;
     let view = GmView::new(campaign, &turn_actor, request.user_input);
-    let mut context = gm_context(campaign, gm, view);
+    let mut context = gm_context(campaign, gm, view, &turn_actor);
     let mut repairs = 0;
     loop {
         let answer = brain
@@ -526,12 +518,17 @@ pub fn finish(
 }
 
 /// The brain's context for a GM turn: who the GM is, its tools, the campaign.
-fn gm_context(campaign: &Campaign, gm: &GmIdentity, view: GmView) -> BrainContext {
+fn gm_context(
+    campaign: &Campaign,
+    gm: &GmIdentity,
+    view: GmView,
+    turn_actor: &str,
+) -> BrainContext {
     let mut context = BrainContext::detached(&gm.agent_id, &gm.name);
     context.role = "game master".into();
     context.prompt = gm.prompt.clone();
     context.instruction = "Answer the player as the game master".into();
-    context.tools = gm_tools(campaign);
+    context.tools = gm_tools(campaign, turn_actor);
     context.sections.put(view);
     context
 }

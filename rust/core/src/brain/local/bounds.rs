@@ -9,7 +9,10 @@
 //! - a string (that is not one of a fixed set) holds at most `chars` characters, or its own
 //!   `maxLength` when that is smaller (never fewer than its `minLength`);
 //! - an integer stays within ±(2⁵³ − 1), the integers every JSON reader holds exactly (at most
-//!   16 digits); a number within ±10¹⁵;
+//!   16 digits), and is never written `-0` (which JSON readers such as serde_json read as the
+//!   float −0.0, refused where an integer is checked strictly: `hp_delta`'s `delta`): where
+//!   its range holds 0 and negative numbers it is one of `≥ 0` or `≤ −1`; a number stays within
+//!   ±10¹⁵;
 //! - a list holds at most [`MAX_ITEMS`] items, or its own `maxItems` when smaller (never fewer
 //!   than its `minItems`).
 //!
@@ -67,6 +70,11 @@ fn narrow(schema: &mut Value, chars: u64) {
     if types.contains(&"integer") && !types.contains(&"number") {
         floor_at(map, "minimum", json!(-MAX_SAFE_INTEGER));
         ceil_at(map, "maximum", json!(MAX_SAFE_INTEGER));
+        let spans_zero = map.get("minimum").and_then(Value::as_f64) < Some(0.0)
+            && map.get("maximum").and_then(Value::as_f64) >= Some(0.0);
+        if spans_zero && !map.contains_key("anyOf") {
+            map.insert("anyOf".into(), json!([{"minimum": 0}, {"maximum": -1}]));
+        }
     } else if types.contains(&"number") {
         floor_at(map, "minimum", json!(-MAX_NUMBER));
         ceil_at(map, "maximum", json!(MAX_NUMBER));
@@ -158,6 +166,12 @@ mod tests {
         assert_eq!(p["pair"]["maxItems"], 12);
         assert_eq!(p["either"]["anyOf"][0]["maxLength"], 64);
         assert_eq!(b["$defs"]["n"]["maximum"], MAX_SAFE_INTEGER);
+        assert_eq!(
+            b["$defs"]["n"]["anyOf"],
+            json!([{"minimum": 0}, {"maximum": -1}]),
+            "never -0"
+        );
+        assert!(p["task_id"].get("anyOf").is_none(), "1 and up holds no -0");
     }
 
     #[test]
@@ -165,6 +179,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {
             "content": {"type": "string", "minLength": 1, "maxLength": 1000},
             "task_id": {"type": "integer", "minimum": 1},
+            "delta": {"type": "integer"},
             "recipients": {"type": "array", "items": {"type": "string"}, "maxItems": 50}}});
         let b = bounded(&schema, 64);
         let tool = jsonschema::validator_for(&schema).unwrap();
@@ -175,6 +190,8 @@ mod tests {
             json!({"content": "x".repeat(65)}),
             json!({"task_id": MAX_SAFE_INTEGER + 1}),
             json!({"recipients": vec!["a"; 9]}),
+            json!({"delta": -3}),
+            json!({"delta": 0}),
         ] {
             if narrow.is_valid(&value) {
                 assert!(tool.is_valid(&value), "{value}");
@@ -182,5 +199,6 @@ mod tests {
         }
         assert!(!narrow.is_valid(&json!({"content": "x".repeat(65)})));
         assert!(!narrow.is_valid(&json!({"recipients": vec!["a"; 9]})));
+        assert!(narrow.is_valid(&json!({"delta": -3})) && narrow.is_valid(&json!({"delta": 0})));
     }
 }

@@ -700,6 +700,25 @@ mod tests {
 
     #[cfg(feature = "local")]
     #[test]
+    fn the_grammar_writes_no_negative_zero() {
+        let tools = [ToolSpec {
+            name: "hp_delta".into(),
+            description: "Heal or hurt.".into(),
+            parameters: json!({"type": "object", "properties": {"delta": {"type": "integer"}}}),
+        }];
+        let schema = contract_schema(&tools, &[], 128);
+        for delta in ["-3", "0", "12", "-10"] {
+            let answer =
+                answer_with(&[&format!(r#""tool":"hp_delta","args":{{"delta":{delta}}}"#)]);
+            assert_eq!(taken(&schema, &answer), answer.len(), "{delta}");
+        }
+        let answer = answer_with(&[r#""tool":"hp_delta","args":{"delta":-0}"#]);
+        let at = answer.find("-0").unwrap() + 1;
+        assert_eq!(taken(&schema, &answer), at, "the 0 after the - is refused");
+    }
+
+    #[cfg(feature = "local")]
+    #[test]
     fn the_grammar_of_tools_left_out_refuses_them() {
         let ground = crate::tools::world::ground::Ground::new(
             "a1",
@@ -828,6 +847,83 @@ mod tests {
             let spoken = calls.iter().position(|c| c["tool"] == "speak");
             assert!(spoken.is_none_or(|i| i + 1 == calls.len()), "{answer}");
         }
+    }
+
+    /// The GM's tool definitions as a local brain is given them.
+    #[cfg(feature = "local")]
+    fn gm_specs(tools: Vec<Value>) -> Vec<ToolSpec> {
+        tools
+            .into_iter()
+            .map(|t| ToolSpec {
+                name: t["name"].as_str().unwrap().into(),
+                description: t["description"].as_str().unwrap().into(),
+                parameters: t["parameters"].clone(),
+            })
+            .collect()
+    }
+
+    /// The calls of `answers` a campaign's checks refuse, each run alone on a fresh copy of
+    /// `campaign` for its turn actor `pc_001`, and all calls.
+    #[cfg(feature = "local")]
+    fn refused_gm_calls(answers: &[Value], campaign: &crate::campaign::Campaign) -> (usize, usize) {
+        let calls: Vec<&Value> = answers
+            .iter()
+            .flat_map(|a| a["tool_calls"].as_array().unwrap())
+            .collect();
+        let refused = calls
+            .iter()
+            .filter(|call| {
+                let call = crate::contract::ToolCall::new(
+                    "c",
+                    call["tool"].as_str().unwrap(),
+                    call["args"].clone(),
+                );
+                let mut trial = campaign.clone();
+                let outcome = trial.run_calls(&[call], Some("pc_001")).unwrap();
+                outcome.tool_feedback.is_some()
+            })
+            .count();
+        (refused, calls.len())
+    }
+
+    /// A measurement as much as a test: a GM's answers drawn at random from the grammar of its
+    /// grounded tools name only actors and areas that exist, and a dying turn actor's only
+    /// heal it; with the tools' static schemas, many calls are refused.
+    #[cfg(feature = "local")]
+    #[test]
+    fn random_gm_answers_of_the_grounded_grammar_are_accepted_by_the_campaign() {
+        use crate::campaign::{Campaign, GmTool, turn::gm_tools};
+        let campaign = Campaign::new("camp_0001", &["pc_001".to_string(), "pc_002".to_string()]);
+        let grounded = sampled(
+            &contract_schema(&gm_specs(gm_tools(&campaign, "pc_001")), &[], 64),
+            120,
+            1,
+        );
+        let statics: Vec<Value> = GmTool::ALL
+            .into_iter()
+            .map(|t| json!({"name": t.as_str(), "description": t.description(), "parameters": t.parameters()}))
+            .collect();
+        let unground = sampled(&contract_schema(&gm_specs(statics), &[], 64), 120, 1);
+        let (bad, all) = refused_gm_calls(&grounded, &campaign);
+        let (static_bad, static_all) = refused_gm_calls(&unground, &campaign);
+        eprintln!(
+            "grounded GM grammar: {bad} of {all} calls refused; static grammar: {static_bad} of \
+             {static_all}"
+        );
+        assert!(all > 50, "{all} calls drawn");
+        assert_eq!(bad, 0);
+        assert!(static_bad * 4 > static_all, "{static_bad} of {static_all}");
+
+        let mut dying = campaign.clone();
+        dying.actors.get_mut("pc_001").unwrap().character_state = "dying".into();
+        let answers = sampled(
+            &contract_schema(&gm_specs(gm_tools(&dying, "pc_001")), &[], 64),
+            40,
+            2,
+        );
+        let (bad, all) = refused_gm_calls(&answers, &dying);
+        assert!(all > 10, "{all} calls drawn");
+        assert_eq!(bad, 0, "a dying actor's GM only heals it");
     }
 
     /// A registry's tools as a local brain is given them.
