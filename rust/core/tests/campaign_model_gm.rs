@@ -58,6 +58,13 @@ async fn an_openai_gm_is_repaired_then_applied() {
     };
     let decided = rt.gm_decide(&c, &id, &request).await.unwrap();
     assert_eq!(decided.repairs, 1);
+    // Each model call is reported for the trace, with the repairs asked before it.
+    let calls: Vec<(u32, bool)> = decided
+        .model_calls
+        .iter()
+        .map(|c| (c.repairs, c.input_tokens > 0 && c.agent_id == id))
+        .collect();
+    assert_eq!(calls, [(0, true), (1, true)]);
     let entry = finish(&mut c, decided, &request).unwrap();
     assert_eq!(entry.assistant_text, "You slip into the side room.");
     assert_eq!(entry.applied_actions.len(), 1);

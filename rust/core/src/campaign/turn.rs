@@ -417,6 +417,10 @@ pub struct Decided {
     pub dropped: Vec<String>,
     /// How many times it was sent back for repair.
     pub repairs: usize,
+    /// The model calls behind the answers, in order, each with the repairs asked before it
+    /// (empty for a brain that calls no model), for the `brain_calls` trace and the journal;
+    /// `agent_id` is the GM's.
+    pub model_calls: Vec<crate::memory::BrainCall>,
 }
 
 /// Runs one GM turn on `campaign` with `brain`: [`decide`] on the campaign as it is, then
@@ -444,11 +448,15 @@ pub async fn decide(
     let view = GmView::new(campaign, &turn_actor, request.user_input);
     let mut context = gm_context(campaign, gm, view, &turn_actor);
     let mut repairs = 0;
+    let mut model_calls = Vec::new();
     loop {
-        let answer = brain
-            .decide(&context)
-            .await
-            .map_err(|e| TurnError::Brain(e.to_string()))?;
+        let answer = brain.decide(&context).await;
+        if let Some(mut call) = brain.take_call_report() {
+            call.agent_id = gm.agent_id.clone();
+            call.repairs = u32::try_from(repairs).unwrap_or(u32::MAX);
+            model_calls.push(call);
+        }
+        let answer = answer.map_err(|e| TurnError::Brain(e.to_string()))?;
         let (reply, dropped) = usable(answer);
         let problem = (reply.tool_calls.is_empty() && reply.assistant_text.trim().is_empty())
             .then(|| SILENT_PROBLEM.to_string());
@@ -468,6 +476,7 @@ pub async fn decide(
                 reply,
                 dropped,
                 repairs,
+                model_calls,
             });
         }
         repairs += 1;
@@ -491,6 +500,7 @@ pub fn finish(
         reply,
         dropped,
         repairs,
+        model_calls: _,
     } = decided;
     let outcome = campaign.run_calls(&reply.tool_calls, Some(&turn_actor))?;
     let (dialog_type, mut source) = normalise_dialog_type(&reply.dialog_type);

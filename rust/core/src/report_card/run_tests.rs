@@ -311,4 +311,7 @@ async fn a_model_game_master_repaired_is_valid_after_repair_not_first_time() {
     );
     assert!(turns[1].replays, "{turns:?}");
     assert_eq!(value(&card, "contract_replay"), Some(0.5));
+    // The GM's model calls count: three answers (one repaired) over two turns kept.
+    let tokens = value(&card, "tokens_per_decision").unwrap_or(0.0);
+    assert!(tokens > 0.0, "the provider's tokens per GM turn: {tokens}");
 }

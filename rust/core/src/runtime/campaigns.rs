@@ -412,14 +412,18 @@ impl Runtime {
             actor,
         };
         let started = std::time::Instant::now();
-        let decided = self.gm_decide(&snapshot, gm_agent, &request).await?;
+        let mut decided = self.gm_decide(&snapshot, gm_agent, &request).await?;
         let latency = started.elapsed();
+        let model_calls = std::mem::take(&mut decided.model_calls);
         let mut hosted = hosted.lock().await;
         let entry = turn::finish(&mut hosted.campaign, decided, &request)?;
+        let mut journal = journal_entry(campaign_id, number, &entry, latency);
+        for call in model_calls {
+            journal.count_model_call(&call);
+            self.inner.memory.record_brain_call(call);
+        }
         if let Ok(shared) = self.running(gm_agent) {
-            shared
-                .journal
-                .record(journal_entry(campaign_id, number, &entry, latency));
+            shared.journal.record(journal);
         }
         persist(&hosted, entry.changed(), Some(&entry)).await?;
         self.record_campaign_turn(campaign_id, &entry);
