@@ -363,12 +363,34 @@ impl<'a> Play<'a> {
 
     /// Loads the scenario's campaign, as the suite gives it.
     async fn load_campaign(&mut self) -> Result<(), CardError> {
+        self.load_campaign_from(None).await
+    }
+
+    /// The scenario's campaign as its turns left it, to load again after a restart (as a game
+    /// loads its saved campaign); `None` without one.
+    async fn carried_campaign(&self) -> Result<Option<Value>, CardError> {
+        let Some(id) = &self.campaign else {
+            return Ok(None);
+        };
+        let campaign = self.runtime.campaign_snapshot(id).await.map_err(|e| {
+            CardError(format!(
+                "scenario '{}': the campaign before the restart: {e}",
+                self.scenario.name
+            ))
+        })?;
+        Ok(Some(campaign.to_json()))
+    }
+
+    /// Loads the scenario's campaign: `carried` (the campaign as it was before a restart), or
+    /// as the scenario gives it.
+    async fn load_campaign_from(&mut self, carried: Option<Value>) -> Result<(), CardError> {
         let Some(spec) = &self.scenario.campaign else {
             return Ok(());
         };
-        let campaign = match &spec.campaign {
-            Some(campaign) => campaign.clone(),
-            None => crate::campaign::Campaign::new("camp_0001", &spec.party).to_json(),
+        let campaign = match (carried, &spec.campaign) {
+            (Some(carried), _) => carried,
+            (None, Some(campaign)) => campaign.clone(),
+            (None, None) => crate::campaign::Campaign::new("camp_0001", &spec.party).to_json(),
         };
         let loaded = self
             .runtime
@@ -511,8 +533,9 @@ impl<'a> Play<'a> {
                     self.pump(until, |_| false).await;
                 }
                 Step::Restart(_) => {
+                    let carried = self.carried_campaign().await?;
                     self.restart()?;
-                    self.load_campaign().await?;
+                    self.load_campaign_from(carried).await?;
                 }
                 Step::Turn(turn) => self.turn(index, turn).await,
             }

@@ -185,7 +185,7 @@ const GM_SUITE: &str = r#"{
         "campaign": {"gm": "gm", "party": ["pc_001", "pc_002"]},
         "steps": [
             {"turn": {"input": "Where can I go?"}},
-            {"turn": {"input": "I walk to the next area.", "actor": "pc_001"}},
+            {"turn": {"input": "I walk to area_002.", "actor": "pc_001"}},
             {"restart": {}},
             {"turn": {"input": "I swing at the rat.", "roll": {"sides": 20}}}
         ]
@@ -237,6 +237,21 @@ async fn a_game_master_s_turns_are_judged_by_the_contract() {
     assert!(turns[0].dice.is_empty());
     assert!(turns.iter().all(|t| t.replays), "{turns:?}");
     assert_eq!(value(&card, "contract_replay"), Some(1.0));
+    // The restart keeps the campaign as its turns left it: the move of turn 2 holds after it.
+    let db = rusqlite::Connection::open(base.join("gm-0.db")).unwrap();
+    let positions = |turn: &str| -> serde_json::Value {
+        let entry: String = db
+            .query_row(
+                "SELECT entry FROM campaign_turns WHERE turn_id = ?1",
+                [turn],
+                |r| r.get(0),
+            )
+            .unwrap();
+        serde_json::from_str::<serde_json::Value>(&entry).unwrap()["state_summary"]["positions"]
+            .clone()
+    };
+    assert_eq!(positions("turn_0002")["pc_001"], "area_002");
+    assert_eq!(positions("turn_0003"), positions("turn_0002"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
