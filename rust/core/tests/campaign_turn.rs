@@ -125,6 +125,58 @@ async fn the_scripted_gm_understands_plain_requests() {
 }
 
 #[tokio::test]
+async fn the_scripted_gm_goes_on_follows_and_is_bitten() {
+    let mut c = campaign();
+    let mut brain = scripted();
+    let as_actor = |n: u64, input: &'static str, actor: &'static str| TurnRequest {
+        number: n,
+        user_input: input,
+        actor: Some(actor),
+    };
+    // The one way out of the starting area.
+    let request = as_actor(1, "I open the door and walk into the next room.", "pc_001");
+    let e = take_turn(&mut c, &mut brain, &gm(), &request)
+        .await
+        .unwrap();
+    assert_eq!(
+        e.applied_actions[0].args,
+        json!({"actor_id": "pc_001", "to_area_id": "area_002"}),
+        "{e:?}"
+    );
+    // Bitten: a wound.
+    let request = as_actor(2, "A giant rat bites me. How bad is it?", "pc_001");
+    let e = take_turn(&mut c, &mut brain, &gm(), &request)
+        .await
+        .unwrap();
+    assert_eq!(e.applied_actions[0].result, json!({"new_hp": 8}), "{e:?}");
+    // The friend follows into the side room.
+    let request = as_actor(3, "I follow my friend.", "pc_002");
+    let e = take_turn(&mut c, &mut brain, &gm(), &request)
+        .await
+        .unwrap();
+    assert_eq!(
+        e.applied_actions[0].args,
+        json!({"actor_id": "pc_002", "to_area_id": "area_002"}),
+        "{e:?}"
+    );
+    // Going on with no way out, or following a friend who is here: nowhere to move.
+    let request = as_actor(4, "I go on through the door.", "pc_002");
+    let e = take_turn(&mut c, &mut brain, &gm(), &request)
+        .await
+        .unwrap();
+    assert_eq!(e.tool_calls[0].tool, "move_options", "{e:?}");
+    assert!(e.assistant_text.starts_with("Which way?"), "{e:?}");
+    let request = as_actor(5, "I follow my friend.", "pc_001");
+    let e = take_turn(&mut c, &mut brain, &gm(), &request)
+        .await
+        .unwrap();
+    assert!(
+        e.applied_actions.is_empty() && e.tool_feedback.is_none(),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
 async fn out_of_reach_targets_and_other_party_members() {
     let mut c = campaign();
     c.actors.get_mut("pc_002").unwrap().position = Some("area_002".into());

@@ -46,7 +46,9 @@
 //!   with no failed or dropped call once repaired / turns; **replays identically** = turns
 //!   that, taken again from the campaign as it was before them with the same game master, turn
 //!   number (so brain seed) and dice rolled again from their seed, give the same dice,
-//!   narration, calls, effects and state ([`super::replay`]) / turns.
+//!   narration, calls, effects and state ([`super::replay`]) / turns; **applying the expected
+//!   tools** = turns with an `expect` list whose applied calls include every tool of it / turns
+//!   with an `expect` list (valid is not apt: a move answered to "where can I go?" is valid).
 //! - **latency per decision** = the mean of the decisions' brain latency, with its median
 //!   and 95th percentile in the detail; **tokens per decision** = (prompt + answer tokens) /
 //!   decisions.
@@ -486,6 +488,14 @@ pub fn metrics(scenarios: &[ScenarioResult]) -> Vec<Metric> {
         turns.iter().filter(|t| t.replays).count(),
         turns.len(),
         "game-master turns taken again from the same state, seed and dice with the same answer",
+    ));
+    let expecting: Vec<bool> = turns.iter().filter_map(|t| t.applied_expected()).collect();
+    card.push(share(
+        "contract_expected",
+        "GM turns applying the expected tools",
+        expecting.iter().filter(|ok| **ok).count(),
+        expecting.len(),
+        "game-master turns with expected tools that applied every one of them",
     ));
     let costs: Vec<DecisionCost> = agents
         .iter()

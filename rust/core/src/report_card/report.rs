@@ -278,7 +278,8 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
         page.push_str(
             "<div class=\"scroll\"><table><tr><th class=\"l\">game-master turn</th>\
              <th>repairs</th><th>valid first time</th><th>valid after repair</th>\
-             <th>replays identically</th><th class=\"l\">what failed</th></tr>",
+             <th>replays identically</th><th class=\"l\">tools applied (expected)</th>\
+             <th class=\"l\">what failed</th></tr>",
         );
         let yes_no = |ok: bool| {
             if ok {
@@ -287,16 +288,36 @@ fn scenario_section(page: &mut String, s: &ScenarioResult) {
                 "<span class=\"bad\">no</span>"
             }
         };
+        let applied = |t: &crate::report_card::results::TurnResult| {
+            let tools = if t.applied.is_empty() {
+                "none".to_string()
+            } else {
+                esc(&t.applied.join(", "))
+            };
+            match t.applied_expected() {
+                None => tools,
+                Some(ok) => format!(
+                    "{tools} ({}{})",
+                    esc(&t.expected.join(", ")),
+                    if ok {
+                        ""
+                    } else {
+                        ": <span class=\"bad\">missing</span>"
+                    }
+                ),
+            }
+        };
         for t in &s.turns {
             let _ = writeln!(
                 page,
                 "<tr><td class=\"l said\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td class=\"l said\">{}</td></tr>",
+                 <td class=\"l\">{}</td><td class=\"l said\">{}</td></tr>",
                 esc(&t.input),
                 t.repairs,
                 yes_no(t.first_pass),
                 yes_no(t.after_repair),
                 yes_no(t.replays),
+                applied(t),
                 esc(&[t.failure.as_deref(), t.replay_difference.as_deref()]
                     .into_iter()
                     .flatten()
@@ -397,6 +418,8 @@ mod tests {
                 dice: vec![13],
                 replays: false,
                 replay_difference: Some("taken again, the turn changed the narration".into()),
+                expected: vec!["move".into()],
+                applied: vec!["move_options".into()],
             }],
         };
         let metrics = metrics(std::slice::from_ref(&scenario));
@@ -428,8 +451,10 @@ mod tests {
         assert!(page.contains("I open the &lt;door&gt;.</td><td>1</td>"));
         assert!(page.contains(
             "<td><span class=\"bad\">no</span></td>\
+             <td class=\"l\">move_options (move: <span class=\"bad\">missing</span>)</td>\
              <td class=\"l said\">taken again, the turn changed the narration</td>"
         ));
+        assert!(page.contains("<tr id=\"metric-contract_expected\">"));
         assert!(page.contains("<tr id=\"metric-contract_replay\" class=\"missed\">"));
         assert!(page.contains("<tr id=\"metric-contract_first_pass\">"));
     }

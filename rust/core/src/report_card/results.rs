@@ -121,6 +121,20 @@ pub struct TurnResult {
     /// What differed when it was taken again (`None` when it replayed identically).
     #[serde(default)]
     pub replay_difference: Option<String>,
+    /// The GM tools the suite expected the turn to apply (empty: no expectation).
+    #[serde(default)]
+    pub expected: Vec<String>,
+    /// The GM tools the turn applied, in order.
+    #[serde(default)]
+    pub applied: Vec<String>,
+}
+
+impl TurnResult {
+    /// Whether the turn applied every tool expected of it; `None` when nothing was expected.
+    pub fn applied_expected(&self) -> Option<bool> {
+        (!self.expected.is_empty())
+            .then(|| self.expected.iter().all(|tool| self.applied.contains(tool)))
+    }
 }
 
 /// One agent's record in a scenario.

@@ -489,6 +489,12 @@ impl<'a> Play<'a> {
             dice: dice.map(|d| d.rolls).unwrap_or_default(),
             replays: difference.is_none(),
             replay_difference: difference,
+            expected: turn.expect.iter().map(|t| t.to_string()).collect(),
+            applied: kept
+                .iter()
+                .flat_map(|e| &e.applied_actions)
+                .map(|a| a.tool.clone())
+                .collect(),
         });
     }
 

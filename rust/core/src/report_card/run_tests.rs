@@ -161,6 +161,22 @@ async fn the_game_master_suite_runs_on_the_scripted_brain() {
         "{turns:?}"
     );
     assert_eq!(value(&card, "contract_replay"), Some(1.0), "{turns:?}");
+    // The offline game master applies what each request calls for: options, the move through
+    // the door, the bite, the potion, the friend following, the look around.
+    let applied: Vec<&[String]> = turns.iter().map(|t| &t.applied[..]).collect();
+    assert_eq!(
+        applied,
+        [
+            &["move_options".to_string()][..],
+            &["move".to_string()],
+            &["hp_delta".to_string()],
+            &["hp_delta".to_string()],
+            &["move".to_string()],
+            &["move_options".to_string()],
+        ],
+        "{turns:?}"
+    );
+    assert_eq!(value(&card, "contract_expected"), Some(1.0), "{turns:?}");
     // The same seed rolls the same dice in another run; another seed, others.
     let again = run_suite(GAME_MASTER, fast(), 1).await;
     let rolled = |card: &CardResults| -> Vec<Vec<u32>> {
@@ -184,8 +200,8 @@ const GM_SUITE: &str = r#"{
         "agents": [{"key": "gm", "name": "Morgana", "role": "game master", "autonomous": false}],
         "campaign": {"gm": "gm", "party": ["pc_001", "pc_002"]},
         "steps": [
-            {"turn": {"input": "Where can I go?"}},
-            {"turn": {"input": "I walk to area_002.", "actor": "pc_001"}},
+            {"turn": {"input": "Where can I go?", "expect": ["move_options"]}},
+            {"turn": {"input": "I walk to area_002.", "actor": "pc_001", "expect": ["move"]}},
             {"restart": {}},
             {"turn": {"input": "I swing at the rat.", "roll": {"sides": 20}}}
         ]
@@ -237,6 +253,10 @@ async fn a_game_master_s_turns_are_judged_by_the_contract() {
     assert!(turns[0].dice.is_empty());
     assert!(turns.iter().all(|t| t.replays), "{turns:?}");
     assert_eq!(value(&card, "contract_replay"), Some(1.0));
+    // The two turns with expected tools applied them; the third expected none.
+    assert_eq!(turns[1].applied, ["move"]);
+    assert_eq!(turns[2].applied_expected(), None);
+    assert_eq!(value(&card, "contract_expected"), Some(1.0));
     // The restart keeps the campaign as its turns left it: the move of turn 2 holds after it.
     let db = rusqlite::Connection::open(base.join("gm-0.db")).unwrap();
     let positions = |turn: &str| -> serde_json::Value {

@@ -176,6 +176,11 @@ pub struct Turn {
     /// Dice the player rolls with the turn, told to the game master after the input.
     #[serde(default)]
     pub roll: Option<Roll>,
+    /// The GM tools the turn should apply (`move` for "I walk into the next room",
+    /// `move_options` for "where can I go?", `hp_delta` for "a rat bites me"), measured by *GM
+    /// turns applying the expected tools*; empty: no expectation.
+    #[serde(default)]
+    pub expect: Vec<crate::campaign::GmTool>,
 }
 
 /// Dice rolled with a turn, as the `roll_rpg_dice` tool rolls them, seeded by the run's seed,
@@ -769,6 +774,26 @@ mod tests {
             err(&rolled(r#"{"sides": 6, "faces": 2}"#)).contains("unknown field `faces`"),
             "{}",
             err(&rolled(r#"{"sides": 6, "faces": 2}"#))
+        );
+        let expecting = |tools: &str| {
+            with(
+                "\"steps\": [",
+                &format!(
+                    "\"campaign\": {{\"gm\": \"baker\"}}, \"steps\": [\
+                     {{\"turn\": {{\"input\": \"Where now?\", \"expect\": {tools}}}}},"
+                ),
+            )
+        };
+        let parsed = Suite::parse(&expecting(r#"["move_options"]"#)).unwrap();
+        let Step::Turn(turn) = &parsed.scenarios[0].steps[0] else {
+            panic!("{parsed:?}");
+        };
+        assert_eq!(turn.expect, [crate::campaign::GmTool::MoveOptions]);
+        let unknown = err(&expecting(r#"["fly"]"#));
+        assert!(
+            unknown.contains("scenarios[0].steps[0].turn.expect[0]")
+                && unknown.contains("move_options"),
+            "{unknown}"
         );
         assert!(
             err("{\"name\": ").contains("line 1"),

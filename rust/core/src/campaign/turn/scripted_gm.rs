@@ -4,12 +4,12 @@
 //!
 //! | the player says | the GM calls | and says |
 //! |---|---|---|
-//! | where can I go / exits / options / look around | `move_options` (the turn actor) | no movement yet, and the ways out |
-//! | an area id, or the name of an area one step away (go to the side room) | `move` | where the actor heads |
-//! | the name of an area not one step away | `move_options` | that it is out of reach, no movement yet |
 //! | drink a potion / heal / rest | `hp_delta` +3 on the turn actor (cause: the request) | the healing |
-//! | hurt / wounded / trap | `hp_delta` −2 on the turn actor | the wound |
+//! | hurt / wounded / trap / bites / claws / stabs / poison | `hp_delta` −2 on the turn actor | the wound |
 //! | explore deeper / explore / search for a way down | `map_generate` under the current area (size 4, a seed from the campaign) | the new passages |
+//! | where can I go / exits / options / look around | `move_options` (the turn actor) | no movement yet, and the ways out |
+//! | the name of an area not one step away, someone to follow who is not one step away, or going on where there are several ways | `move_options` | that it is out of reach or which way, no movement yet |
+//! | an area id, or the name of an area one step away (go to the side room); follow (the area of the first party member elsewhere); next room / through the door / go on (the one way out, when there is exactly one) | `move` | where the actor heads |
 //! | anything else | nothing | a scene line: where the actor is, the ways out, what next |
 //!
 //! A tool not in the allowlist is not called (the GM says so instead); a dying actor is told that
@@ -38,7 +38,23 @@ const OPTIONS_WORDS: &[&str] = &[
 /// Words that heal.
 const HEAL_WORDS: &[&str] = &["potion", "heal", "bandage", "rest", "drink"];
 /// Words that hurt.
-const HURT_WORDS: &[&str] = &["hurt", "wound", "trap", "injur", "bleed"];
+const HURT_WORDS: &[&str] = &[
+    "hurt", "wound", "trap", "injur", "bleed", "bite", "claw", "stab", "poison",
+];
+/// Words that go on through the one way out.
+const ONWARD_WORDS: &[&str] = &[
+    "next room",
+    "next area",
+    "through the door",
+    "open the door",
+    "go on",
+    "walk on",
+    "move on",
+    "onward",
+    "go ahead",
+];
+/// Words that follow another party member.
+const FOLLOW_WORDS: &[&str] = &["follow"];
 /// Words that explore.
 const EXPLORE_WORDS: &[&str] = &[
     "explore",
@@ -127,6 +143,33 @@ impl<'a> Table<'a> {
             })
             .max()
             .and_then(|(_, id)| area(self.view, id))
+    }
+}
+
+impl Table<'_> {
+    /// The area of the first other party member who stands elsewhere, when the player follows.
+    fn followed(&self) -> Option<AreaInfo> {
+        if !self.says(FOLLOW_WORDS) {
+            return None;
+        }
+        let here = self.here.as_ref().map(|h| h.id.as_str());
+        let context = &self.view.context;
+        context["selected"]["party_character_ids"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|id| *id != self.view.turn_actor)
+            .filter_map(|id| context["actors"][id]["position"].as_str())
+            .find(|at| Some(*at) != here)
+            .and_then(|at| area(self.view, at))
+    }
+
+    /// The one way out, when the player goes on and there is exactly one.
+    fn onward(&self) -> Option<AreaInfo> {
+        match self.here.as_ref()?.reachable.as_slice() {
+            [only] if self.says(ONWARD_WORDS) => area(self.view, only),
+            _ => None,
+        }
     }
 }
 
@@ -241,8 +284,14 @@ pub(crate) fn decide(ctx: &BrainContext, view: &GmView, play: &mut ScriptedPlay<
             tool_calls: vec![call],
         };
     }
-    let target = table.named_area().filter(|t| t.id != here.id);
+    let target = table
+        .named_area()
+        .or_else(|| table.followed())
+        .or_else(|| table.onward())
+        .filter(|t| t.id != here.id);
+    let which_way = target.is_none() && table.says(ONWARD_WORDS);
     if table.says(OPTIONS_WORDS)
+        || which_way
         || target
             .as_ref()
             .is_some_and(|t| !here.reachable.contains(&t.id))
@@ -262,6 +311,7 @@ pub(crate) fn decide(ctx: &BrainContext, view: &GmView, play: &mut ScriptedPlay<
             Some(t) if !table.says(OPTIONS_WORDS) => {
                 format!("{} is not one step away from {}. ", t.name, here.name)
             }
+            None if which_way => "Which way? ".to_string(),
             _ => String::new(),
         };
         return BrainReply {
