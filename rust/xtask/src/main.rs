@@ -65,6 +65,7 @@ mod killtest;
 mod model_tests;
 mod package;
 mod packages;
+mod phases;
 mod process;
 mod protocol_schemas;
 mod report_page;
@@ -470,12 +471,17 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     let mut passed = 0u64;
     let mut failed = 0u64;
     let mut problems: Vec<String> = Vec::new();
+    let mut phases = phases::Phases::default();
 
-    packages::ensure_build_tools()?;
+    phases.time("build tools", packages::ensure_build_tools)?;
     if !opts.skip_cargo {
-        packages::ensure_postgres()?;
-        packages::ensure_nats()?;
-        let r = cargo_tests::run_workspace_tests(ctx)?;
+        phases.time("PostgreSQL and NATS", || {
+            packages::ensure_postgres()?;
+            packages::ensure_nats()
+        })?;
+        let r = phases.time("cargo test --workspace", || {
+            cargo_tests::run_workspace_tests(ctx)
+        })?;
         passed += r.passed;
         failed += r.failed;
         problems.extend(r.problems);
@@ -484,7 +490,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
             ..killtest::Options::default()
         };
         println!("xtask: cargo xtask killtest --rounds {}", opts.rounds);
-        match killtest::run(ctx, &opts) {
+        match phases.time("killtest", || killtest::run(ctx, &opts)) {
             Ok(_) => passed += 1,
             Err(e) => {
                 failed += 1;
@@ -500,7 +506,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
             ..fuzz::Options::default()
         };
         println!("xtask: cargo xtask fuzz --seconds {}", opts.seconds);
-        match fuzz::run(ctx, &opts) {
+        match phases.time("fuzz", || fuzz::run(ctx, &opts)) {
             Ok(results) => passed += results.len() as u64,
             Err(e) => {
                 failed += 1;
@@ -511,12 +517,11 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
 
     if !opts.only_cargo {
         let r = if report_page_only(opts) {
-            Ok(report_page::run(
-                ctx,
-                opts.timeout.unwrap_or(Duration::from_secs(300)),
-            ))
+            Ok(phases.time("report page", || {
+                report_page::run(ctx, opts.timeout.unwrap_or(Duration::from_secs(300)))
+            }))
         } else {
-            run_godot_suites(ctx, opts)
+            run_godot_suites(ctx, opts, &mut phases)
         };
         match r {
             Ok(run) => {
@@ -532,6 +537,7 @@ fn cmd_test(ctx: &Ctx, opts: &Opts) -> Result<(), String> {
     }
 
     println!();
+    print!("{}", phases.table());
     if problems.is_empty() {
         println!("xtask: all green");
     } else {
@@ -560,12 +566,20 @@ fn report_page_only(opts: &Opts) -> bool {
 /// screenshots, the editor's debugger, the arena's report page in a browser (`report_page`),
 /// and last the release zips' smoke test (`package`); `--suite` names pick from any of them
 /// (none: everything).
-fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, String> {
-    build::build_extension(ctx, opts.release)?;
-    let godot = godot::find_or_install(ctx)?;
+fn run_godot_suites(
+    ctx: &Ctx,
+    opts: &Opts,
+    phases: &mut phases::Phases,
+) -> Result<godot_tests::SuiteRun, String> {
+    phases.time("build the extension", || {
+        build::build_extension(ctx, opts.release)
+    })?;
+    let godot = phases.time("find or install Godot", || godot::find_or_install(ctx))?;
     println!("xtask: using {}", godot.describe());
     let project = ctx.project_dir();
-    godot_tests::import_project(&godot, &project)?;
+    phases.time("import the Godot project", || {
+        godot_tests::import_project(&godot, &project)
+    })?;
     let timeout = opts.timeout.unwrap_or(Duration::from_secs(300));
     let (model, others): (Vec<String>, Vec<String>) = opts.suites.iter().cloned().partition(|s| {
         model_tests::is_model_suite(ctx, s) || export_tests::is_export_suite(ctx, s)
@@ -584,45 +598,45 @@ fn run_godot_suites(ctx: &Ctx, opts: &Opts) -> Result<godot_tests::SuiteRun, Str
     let (client, normal): (Vec<String>, Vec<String>) = others
         .into_iter()
         .partition(|s| ws_client_tests::is_client_suite(s));
+    let all = opts.suites.is_empty();
     let mut run = godot_tests::SuiteRun::default();
-    if opts.suites.is_empty() || !normal.is_empty() {
-        run = godot_tests::run_suites(&godot, &project, &normal, timeout);
-    }
-    if opts.suites.is_empty() || !client.is_empty() {
-        let r = ws_client_tests::run(ctx, &godot, &client, timeout);
+    let mut add = |r: godot_tests::SuiteRun| {
         run.passed += r.passed;
         run.failed += r.failed;
         run.problems.extend(r.problems);
+    };
+    if all || !normal.is_empty() {
+        add(phases.time("Godot suites", || {
+            godot_tests::run_suites(&godot, &project, &normal, timeout)
+        }));
     }
-    if opts.suites.is_empty() || !model.is_empty() {
-        let r = model_tests::run(ctx, &godot, &model, timeout);
-        run.passed += r.passed;
-        run.failed += r.failed;
-        run.problems.extend(r.problems);
+    if all || !client.is_empty() {
+        add(phases.time("WebSocket client suites", || {
+            ws_client_tests::run(ctx, &godot, &client, timeout)
+        }));
     }
-    if opts.suites.is_empty() || !shots.is_empty() {
-        let r = screenshots::run(ctx, &godot, &shots, timeout);
-        run.passed += r.passed;
-        run.failed += r.failed;
-        run.problems.extend(r.problems);
+    if all || !model.is_empty() {
+        add(phases.time("model suites", || {
+            model_tests::run(ctx, &godot, &model, timeout)
+        }));
     }
-    if opts.suites.is_empty() || !editor.is_empty() {
-        let r = editor_debugger::run(ctx, &godot, timeout);
-        run.passed += r.passed;
-        run.failed += r.failed;
-        run.problems.extend(r.problems);
+    if all || !shots.is_empty() {
+        add(phases.time("screenshots", || {
+            screenshots::run(ctx, &godot, &shots, timeout)
+        }));
     }
-    if opts.suites.is_empty() || !page.is_empty() {
-        let r = report_page::run(ctx, timeout);
-        run.passed += r.passed;
-        run.failed += r.failed;
-        run.problems.extend(r.problems);
+    if all || !editor.is_empty() {
+        add(phases.time("editor debugger", || {
+            editor_debugger::run(ctx, &godot, timeout)
+        }));
     }
-    if opts.suites.is_empty() || !packaged.is_empty() {
-        let r = package::run_suite(ctx, &godot, timeout);
-        run.passed += r.passed;
-        run.failed += r.failed;
-        run.problems.extend(r.problems);
+    if all || !page.is_empty() {
+        add(phases.time("report page", || report_page::run(ctx, timeout)));
+    }
+    if all || !packaged.is_empty() {
+        add(phases.time("release package", || {
+            package::run_suite(ctx, &godot, timeout)
+        }));
     }
     Ok(run)
 }
