@@ -21,7 +21,9 @@
 //! **Libraries.** Without `--libs`, the release library is built for this machine
 //! ([`build::build_extension`], release profile) and a stripped copy goes into the zips (the
 //! release profile keeps line tables for the benchmarks' profiles: 157 MB unstripped, 21 MB
-//! stripped on Linux x86_64). `--libs DIR` takes prebuilt libraries instead (the release
+//! stripped on Linux x86_64). The test suite's `package` suite packs the debug library the
+//! tests already built instead, under the release name ([`Options::tests_library`]), so a test
+//! run does not compile the extension and llama.cpp a second time. `--libs DIR` takes prebuilt libraries instead (the release
 //! workflow's artifacts): every file under `DIR` named like a library the `.gdextension` lists.
 //!
 //! **One release library per platform.** Godot picks the `[libraries]` entry whose tags all
@@ -118,6 +120,11 @@ pub struct Options {
     pub libs: Option<PathBuf>,
     /// Run the smoke test on the zips afterwards (needs Godot).
     pub smoke: bool,
+    /// Ship this machine's library as the profile the tests built it (debug), under the
+    /// release library's name, instead of building the release profile: what the test suite's
+    /// smoke test packs, so a test run compiles the extension (and llama.cpp) once. The zips
+    /// are otherwise the same; `cargo xtask package` always ships the release build.
+    pub tests_library: bool,
 }
 
 /// Parses `package`'s options.
@@ -189,7 +196,7 @@ pub fn build(ctx: &Ctx, opts: &Options) -> Result<Packages, String> {
 
     let libs = match &opts.libs {
         Some(dir) => prebuilt_libraries(dir, &entries)?,
-        None => built_library(ctx)?,
+        None => built_library(ctx, !opts.tests_library)?,
     };
     let present: BTreeSet<String> = libs.keys().cloned().collect();
     let packed = packaged_entries(&entries, &present);
@@ -475,9 +482,17 @@ fn uncovered_platforms(entries: &[LibEntry], packed: &[PackedEntry]) -> Vec<Stri
         .collect()
 }
 
-/// Builds this machine's release library and strips a copy into `<target>/xtask-package/libs/`.
-fn built_library(ctx: &Ctx) -> Result<BTreeMap<String, PathBuf>, String> {
-    let built = build::build_extension(ctx, true)?;
+/// Builds this machine's library (the release profile, or with `release` false the debug one
+/// the tests built) and strips a copy into `<target>/xtask-package/libs/`, named as the release
+/// library.
+fn built_library(ctx: &Ctx, release: bool) -> Result<BTreeMap<String, PathBuf>, String> {
+    let built = build::build_extension(ctx, release)?;
+    if !release {
+        println!(
+            "xtask: packing the debug-profile library the tests built, under the release \
+             library's name (`cargo xtask package` ships the release build)"
+        );
+    }
     let name = build::host_addon_file_name(true);
     let dir = ctx.target_dir.join("xtask-package").join("libs");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -805,12 +820,18 @@ pub fn is_package_suite(name: &str) -> bool {
     name == SUITE
 }
 
-/// The suite `package` of `cargo xtask test`: builds the zips (this machine's release library)
-/// and runs [`smoke_test`] on them.
+/// The suite `package` of `cargo xtask test`: builds the zips with the library the tests
+/// built (the debug profile, [`Options::tests_library`]: the packing, the `.gdextension`
+/// rewriting and the zips' contents are what is tested, not the compiler's optimisations) and
+/// runs [`smoke_test`] on them.
 pub fn run_suite(ctx: &Ctx, godot: &Godot, timeout: Duration) -> SuiteRun {
     let started = Instant::now();
-    println!("xtask: suite {SUITE}: cargo xtask package, then its smoke test");
-    let run = match build(ctx, &Options::default()) {
+    println!("xtask: suite {SUITE}: cargo xtask package (the tests' library), then its smoke test");
+    let options = Options {
+        tests_library: true,
+        ..Options::default()
+    };
+    let run = match build(ctx, &options) {
         Ok(packages) => {
             let mut run = smoke_test(ctx, godot, &packages, timeout);
             run.passed += 1;
