@@ -786,9 +786,12 @@ mod tests {
             .collect()
     }
 
-    /// The calls of `answers` refused by `registry` (the grounded world tools), and all calls.
+    /// The calls of `answers` that `refuses` refuses, and all calls.
     #[cfg(feature = "local")]
-    fn refused_calls(answers: &[Value], registry: &crate::tools::ToolRegistry) -> (usize, usize) {
+    fn refused_by(
+        answers: &[Value],
+        refuses: impl Fn(crate::contract::ToolCall) -> bool,
+    ) -> (usize, usize) {
         let calls: Vec<&Value> = answers
             .iter()
             .flat_map(|a| a["tool_calls"].as_array().unwrap())
@@ -796,15 +799,22 @@ mod tests {
         let refused = calls
             .iter()
             .filter(|call| {
-                let call = crate::contract::ToolCall::new(
+                refuses(crate::contract::ToolCall::new(
                     "c",
                     call["tool"].as_str().unwrap(),
                     call["args"].clone(),
-                );
-                crate::tools::world::parse_with(registry, &call).is_err()
+                ))
             })
             .count();
         (refused, calls.len())
+    }
+
+    /// The calls of `answers` refused by `registry` (the grounded world tools), and all calls.
+    #[cfg(feature = "local")]
+    fn refused_calls(answers: &[Value], registry: &crate::tools::ToolRegistry) -> (usize, usize) {
+        refused_by(answers, |call| {
+            crate::tools::world::parse_with(registry, &call).is_err()
+        })
     }
 
     /// A measurement as much as a test: answers drawn at random from the grammar name nothing
@@ -866,24 +876,11 @@ mod tests {
     /// `campaign` for its turn actor `pc_001`, and all calls.
     #[cfg(feature = "local")]
     fn refused_gm_calls(answers: &[Value], campaign: &crate::campaign::Campaign) -> (usize, usize) {
-        let calls: Vec<&Value> = answers
-            .iter()
-            .flat_map(|a| a["tool_calls"].as_array().unwrap())
-            .collect();
-        let refused = calls
-            .iter()
-            .filter(|call| {
-                let call = crate::contract::ToolCall::new(
-                    "c",
-                    call["tool"].as_str().unwrap(),
-                    call["args"].clone(),
-                );
-                let mut trial = campaign.clone();
-                let outcome = trial.run_calls(&[call], Some("pc_001")).unwrap();
-                outcome.tool_feedback.is_some()
-            })
-            .count();
-        (refused, calls.len())
+        refused_by(answers, |call| {
+            let mut trial = campaign.clone();
+            let outcome = trial.run_calls(&[call], Some("pc_001")).unwrap();
+            outcome.tool_feedback.is_some()
+        })
     }
 
     /// A measurement as much as a test: a GM's answers drawn at random from the grammar of its
