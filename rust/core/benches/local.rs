@@ -5,10 +5,11 @@
 //!   reads each agent's whole prompt, the second only what is new): decisions per second with
 //!   their decisions decoded together (`sequences` = agents) against one at a time
 //!   (`sequences: 1`: one context behind one lock, what a single inference lock per model
-//!   gives).
-//! - `cache`: an agent's second prompt against its first, on the model directly: time to the
-//!   first answer token with the first prompt cached in its sequence, against the same second
-//!   prompt read afresh and against the first prompt.
+//!   gives). Together, the prefix the agents' prompts share is read once and copied.
+//! - `cache`: on the model directly, real prompts of two agents: time to the first answer token
+//!   of an agent's second prompt with its first cached in its sequence, and of the other
+//!   agent's first prompt with the first agent's cached in another sequence (the shared
+//!   prefix copied, as a newly spawned agent's is), each against the same prompt read afresh.
 //! - `memory`: resident memory of the process with 1 agent and with 32 agents on one model
 //!   (both with 32 sequences, so the context is the same): the model counted once.
 //! - `valid`: 8 agents asked round after round until they made at least 500 decisions in
@@ -17,7 +18,8 @@
 //!   repair was asked) against all calls; nothing may need a repair.
 //!
 //! `cargo bench -p agents-core --features local --bench local [-- crowd|cache|memory|valid]`.
-//! Threads: `AGENTS_BENCH_THREADS` (default: the machine's cores, at most 8).
+//! Threads: `AGENTS_BENCH_THREADS` (default: the machine's cores, at most 8). The crowds:
+//! `AGENTS_BENCH_CROWDS` (default `1,8,32`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -186,7 +188,15 @@ impl Bench {
             "| agents | decoding | round 1 (whole prompts) | round 2 (prompts cached) | both rounds |"
         );
         println!("|---|---|---|---|---|");
-        for n in [1usize, 8, 32] {
+        let crowds: Vec<usize> = std::env::var("AGENTS_BENCH_CROWDS")
+            .ok()
+            .map(|list| {
+                list.split(',')
+                    .filter_map(|n| n.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_else(|| vec![1, 8, 32]);
+        for n in crowds {
             for (mode, sequences) in [("together", n as u32), ("one at a time", 1)] {
                 if n == 1 && sequences == 1 && mode == "one at a time" {
                     continue;
@@ -213,25 +223,30 @@ impl Bench {
     }
 
     async fn cache(&mut self) {
-        println!("\n### cache: an agent's second prompt, time to its first answer token\n");
-        // Two real prompts of one agent: its first decision's and its second's.
+        println!("\n### cache: time to the first answer token, prompts cached and shared\n");
+        // Real prompts of two agents: the first one's first and second decisions, the other
+        // one's first decision.
         let dir = tempfile::tempdir().unwrap();
         let rt = Runtime::start_on(tokio::runtime::Handle::current(), options(&dir)).unwrap();
-        let ids = self.spawn(&rt, 1, 1, true);
+        let ids = self.spawn(&rt, 2, 2, true);
         self.round(&rt, &ids, QUESTIONS[2]).await;
-        self.round(&rt, &ids, QUESTIONS[3]).await;
-        let trace = rt.agent_trace(&ids[0], 100).unwrap();
+        self.round(&rt, &ids[..1], QUESTIONS[3]).await;
+        let prompts_of = |id: &str| {
+            let mut trace = rt.agent_trace(id, 100).unwrap();
+            trace.sort_by_key(|row| row.id);
+            let mut prompts: Vec<String> = trace
+                .iter()
+                .filter(|row| row.call.repairs == 0)
+                .filter_map(|row| row.call.prompt.clone())
+                .collect();
+            prompts.dedup();
+            prompts
+        };
+        let (mine, theirs) = (prompts_of(&ids[0]), prompts_of(&ids[1]));
         self.count_calls(&rt, &ids);
         rt.shutdown(Duration::from_secs(10));
-        // Oldest first: the first decision's prompt, then the second's.
-        let mut prompts: Vec<String> = trace
-            .iter()
-            .filter(|row| row.call.repairs == 0)
-            .filter_map(|row| row.call.prompt.clone())
-            .collect();
-        prompts.dedup();
-        assert!(prompts.len() >= 2, "two decisions traced: {trace:?}");
-        let (first, second) = (&prompts[0], &prompts[1]);
+        assert!(mine.len() >= 2 && !theirs.is_empty(), "decisions traced");
+        let (first, second, other) = (&mine[0], &mine[1], &theirs[0]);
 
         let settings = ModelSettings {
             context_size: CONTEXT,
@@ -239,8 +254,9 @@ impl Bench {
             threads: self.threads,
             ..ModelSettings::new(&self.model)
         };
-        let model = Models::default().load(&settings, false).unwrap();
-        let ask = |key: &str, prompt: &str| {
+        // A model of its own for each prompt read afresh.
+        let load = || Models::default().load(&settings, false).unwrap();
+        let ask = |model: &agents_local::Model, key: &str, prompt: &str| {
             let mut events = model.run(Job {
                 key: key.to_string(),
                 party: String::new(),
@@ -262,25 +278,45 @@ impl Bench {
                 }
             }
         };
-        println!("| prompt | tokens | of them cached | time to first token |");
-        println!("|---|---|---|---|");
-        let row = |name: &str, key: &str, prompt: &str| {
-            let outcome = tokio::task::block_in_place(|| ask(key, prompt));
+        println!("| prompt | tokens | of them cached | of them shared | time to first token |");
+        println!("|---|---|---|---|---|");
+        let row = |name: &str, model: &agents_local::Model, key: &str, prompt: &str| {
+            let outcome = tokio::task::block_in_place(|| ask(model, key, prompt));
             println!(
-                "| {name} | {} | {} | {:.0} ms |",
+                "| {name} | {} | {} | {} | {:.0} ms |",
                 outcome.prompt_tokens,
                 outcome.cached_tokens,
+                outcome.shared_tokens,
                 outcome.first_token.as_secs_f64() * 1000.0
             );
             outcome.first_token
         };
-        let cold_first = row("first decision's", "agent", first);
-        let cached = row("second decision's, first cached", "agent", second);
-        let cold_second = row("second decision's, read afresh", "other", second);
+        let model = load();
+        let cold_first = row("an agent's first decision, read afresh", &model, "a", first);
+        let cached = row("its second decision, the first cached", &model, "a", second);
+        let shared = row(
+            "another agent's first decision, the first agent's prompt cached",
+            &model,
+            "b",
+            other,
+        );
+        drop(model);
+        let cold_second = row("its second decision, read afresh", &load(), "x", second);
+        let cold_other = row(
+            "another agent's first decision, read afresh",
+            &load(),
+            "x",
+            other,
+        );
         println!(
-            "\ncache: second decision {:.1}x faster to its first token than the first ({:.1}x than the same prompt uncached)",
+            "\ncache: second decision {:.1}x faster to its first token than the first ({:.1}x than the same prompt read afresh)",
             cold_first.as_secs_f64() / cached.as_secs_f64(),
             cold_second.as_secs_f64() / cached.as_secs_f64()
+        );
+        println!(
+            "cache: a new agent's first decision, the shared prefix copied: {:.0} ms, {:.1}x faster than read afresh",
+            shared.as_secs_f64() * 1000.0,
+            cold_other.as_secs_f64() / shared.as_secs_f64()
         );
     }
 

@@ -7,8 +7,9 @@
 //! - otherwise its copy at `user://models/packed/models/npc.gguf` ([`copy_path`]). A copy of
 //!   the file's size is the file, copied before: used as it is. Else the copy is begun (the
 //!   first time the brain becomes its settings: a spawn, `validate()`) and made — into
-//!   `<copy>.partial`, renamed when complete — a few milliseconds of each frame
-//!   ([`FRAME_BUDGET`], on the main thread: only Godot reads its pack) while any
+//!   `<copy>.partial`, flushed to disk and renamed on a thread of its own when complete — a
+//!   millisecond of each frame ([`FRAME_BUDGET`], on the main thread: only Godot reads its
+//!   pack) while any
 //!   [`AgentRuntime`](crate::agent_runtime::AgentRuntime) runs. Agents that need the model wait
 //!   for it at their first decision and report its progress like a download's
 //!   (`model_download_progress`, with the `res://` path); a copy that fails (a full disk) is
@@ -33,11 +34,13 @@ use crate::paths::globalize_path;
 /// The folder under `user://` copies are kept in.
 pub const COPY_DIR: &str = "user://models/packed";
 
-/// The longest a frame spends copying.
-pub const FRAME_BUDGET: Duration = Duration::from_millis(8);
+/// The longest a frame spends copying: a game's frame keeps its pace while a model is copied
+/// (about 60 MB a second at 60 frames a second: a 250 MB model in four seconds).
+pub const FRAME_BUDGET: Duration = Duration::from_millis(1);
 
-/// Bytes read from the pack at a time.
-const CHUNK: i64 = 1 << 20;
+/// Bytes read from the pack at a time: small enough that one read and write stays well
+/// within [`FRAME_BUDGET`].
+const CHUNK: i64 = 1 << 18;
 
 /// A copy under way.
 struct Copy {
@@ -154,6 +157,7 @@ fn start(from: &str, target: &Path, total: u64, filling: Filling) -> Result<Copy
 
 /// Copies for at most `budget`; copies that end (complete or failed) are finished.
 pub fn advance(budget: Duration) {
+    report_failures();
     let started = Instant::now();
     COPIES.with_borrow_mut(|copies| {
         let mut i = 0;
@@ -207,7 +211,12 @@ fn step(copy: &mut Copy, budget: Duration) -> Result<bool, String> {
     }
 }
 
-/// Ends a copy: the complete one becomes the file, a failed one is deleted and reported.
+/// Copies that failed since the last frame, reported on the main thread.
+static FAILED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Ends a copy on a thread of its own (flushing hundreds of megabytes to disk takes longer
+/// than a frame): the complete one becomes the file, a failed one is deleted and reported at
+/// the next frame.
 fn finish(copy: Copy, result: Result<(), String>) {
     let Copy {
         from,
@@ -215,16 +224,34 @@ fn finish(copy: Copy, result: Result<(), String>) {
         filling,
         ..
     } = copy;
-    let target = filling.path().to_path_buf();
-    let partial = partial_path(&target);
-    let result = result.and_then(|()| {
-        file.sync_all()
-            .and_then(|()| std::fs::rename(&partial, &target))
-            .map_err(|e| format!("cannot move it to {}: {e}", target.display()))
-    });
-    if let Err(e) = &result {
-        let _ = std::fs::remove_file(&partial);
-        godot_error!("Godot Agents: cannot copy the model {from}: {e}");
+    let end = move || {
+        let target = filling.path().to_path_buf();
+        let partial = partial_path(&target);
+        let result = result.and_then(|()| {
+            file.sync_all()
+                .and_then(|()| std::fs::rename(&partial, &target))
+                .map_err(|e| format!("cannot move it to {}: {e}", target.display()))
+        });
+        if let Err(e) = &result {
+            let _ = std::fs::remove_file(&partial);
+            if let Ok(mut failed) = FAILED.lock() {
+                failed.push(format!("cannot copy the model {from}: {e}"));
+            }
+        }
+        filling.finish(result);
+    };
+    let spawned = std::thread::Builder::new()
+        .name("agents-model-copy".into())
+        .spawn(end);
+    if let Err(e) = spawned {
+        godot_error!("Godot Agents: cannot finish a model's copy: {e}");
     }
-    filling.finish(result);
+}
+
+/// Reports the copies that failed since the last frame.
+fn report_failures() {
+    let failed = FAILED.lock().map(|mut f| std::mem::take(&mut *f));
+    for message in failed.unwrap_or_default() {
+        godot_error!("Godot Agents: {message}");
+    }
 }

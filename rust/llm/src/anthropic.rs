@@ -481,10 +481,12 @@ mod tests {
                 SystemBlock {
                     text: "The contract.".into(),
                     cache: true,
+                    shared: false,
                 },
                 SystemBlock {
                     text: "The world now.".into(),
                     cache: false,
+                    shared: false,
                 },
             ],
             messages: vec![

@@ -43,6 +43,12 @@ pub struct SystemBlock {
     /// True on the last block of a cacheable prefix (Anthropic puts a `cache_control`
     /// breakpoint there; OpenAI caches prefixes on its own and ignores it).
     pub cache: bool,
+    /// True when the text is the same for every agent asked this kind of request (the rules,
+    /// not who the agent is). A one-text prompt puts the shared blocks before the tools and the
+    /// others after them, so the prompts of agents on one model begin alike for as long as
+    /// possible and that prefix is read once (the `local` provider copies it between agents).
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// A tool the model may call.

@@ -610,10 +610,12 @@ mod tests {
                 SystemBlock {
                     text: "You are Mira.".into(),
                     cache: true,
+                    shared: false,
                 },
                 SystemBlock {
                     text: "The world now.".into(),
                     cache: false,
+                    shared: false,
                 },
             ],
             messages: vec![

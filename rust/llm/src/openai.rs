@@ -454,10 +454,12 @@ mod tests {
                 SystemBlock {
                     text: "You are Mira.".into(),
                     cache: false,
+                    shared: false,
                 },
                 SystemBlock {
                     text: "Answer with tools.".into(),
                     cache: true,
+                    shared: false,
                 },
             ],
             messages: vec![

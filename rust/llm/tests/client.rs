@@ -43,6 +43,7 @@ fn request(stream: bool) -> ModelRequest {
         system: vec![SystemBlock {
             text: "You are Mira. Answer with the tools.".into(),
             cache: true,
+            shared: false,
         }],
         messages: vec![ModelMessage::User {
             text: "The player says hello.".into(),

@@ -116,6 +116,16 @@ pub enum LocalError {
         /// What went wrong.
         message: String,
     },
+    /// `gpu_layers` asks for a GPU this build or this machine does not have.
+    #[error(
+        "brain.gpu_layers is {gpu_layers}, but {reason}: set it to 0 to run the model on the CPU"
+    )]
+    NoGpu {
+        /// The layers asked for.
+        gpu_layers: u32,
+        /// Why none can be offloaded.
+        reason: String,
+    },
     /// The model's worker has stopped (the process is shutting down).
     #[error("the model's worker has stopped")]
     Stopped,
@@ -146,7 +156,7 @@ impl LocalError {
                 "brain_model_too_large"
             }
             LocalError::ContextTooSmall { .. } => "brain_context_exceeded",
-            LocalError::SettingsDiffer { .. } => "invalid_config",
+            LocalError::SettingsDiffer { .. } | LocalError::NoGpu { .. } => "invalid_config",
             LocalError::Template(_) => "brain_template_failed",
             LocalError::Grammar(_) => "brain_grammar_failed",
             LocalError::Download { .. } | LocalError::Copy { .. } => "brain_model_download_failed",

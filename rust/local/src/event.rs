@@ -23,8 +23,12 @@ pub struct Outcome {
     pub text: String,
     /// Tokens of the prompt.
     pub prompt_tokens: u32,
-    /// Of those, tokens that were cached from the agent's previous prompt (not evaluated).
+    /// Of those, tokens that were cached (not evaluated): held by the sequence from the
+    /// agent's previous prompt, or copied from another agent's sequence.
     pub cached_tokens: u32,
+    /// Of the cached tokens, those copied from another agent's sequence: the prefix agents on
+    /// one model share (the rules and the tools before each agent's own part).
+    pub shared_tokens: u32,
     /// Tokens of the answer.
     pub output_tokens: u32,
     /// Of those, tokens the grammar forced (not sampled).

@@ -12,7 +12,11 @@
 //!   the next tokens of every running answer.
 //! - **Each agent's prompt stays cached** in its sequence between its decisions: a new prompt
 //!   evaluates only what follows the longest prefix it shares with the last one
-//!   ([`Outcome::cached_tokens`]).
+//!   ([`Outcome::cached_tokens`]). **What agents' prompts share is read once**: a prompt that
+//!   begins like what another sequence holds copies that prefix from it
+//!   ([`Outcome::shared_tokens`]).
+//! - **Threads leave the game a core** ([`settings::default_threads`]), and `gpu_layers` is
+//!   honoured or refused, never dropped without a word ([`gpu`]).
 //! - **Every answer is constrained while it is generated** ([`sampler`]): given a JSON Schema,
 //!   only tokens that keep the answer valid can be chosen (llguidance's grammar over the model's
 //!   vocabulary), answers are compact JSON, and tokens the grammar forces are taken without
@@ -33,6 +37,7 @@
 pub mod download;
 pub mod error;
 pub mod event;
+pub mod gpu;
 pub mod models;
 pub mod queue;
 pub mod sampler;

@@ -89,10 +89,11 @@ impl Models {
     }
 
     /// Checks, without loading, what can be told before an agent uses `settings`: the file
-    /// exists, is GGUF, fits the memory free, and agrees with the settings it is loaded with
-    /// already.
+    /// exists, is GGUF, fits the memory free, a GPU is there for `gpu_layers`
+    /// ([`crate::gpu::check`]), and it agrees with the settings it is loaded with already.
     pub fn check(&self, settings: &ModelSettings) -> Result<(), LocalError> {
         check_file(&settings.path)?;
+        crate::gpu::check(settings.gpu_layers)?;
         if let Some(model) = self.loaded_model(&settings.path) {
             agree(&model.settings, settings)?;
         }
@@ -114,6 +115,7 @@ impl Models {
             return Ok(model);
         }
         check_file(&settings.path)?;
+        crate::gpu::check(settings.gpu_layers)?;
         let queue = Arc::new(Queue::default());
         let (commands, info) = worker::start(settings.clone(), queue.clone())?;
         let model = Arc::new(Model {

@@ -13,7 +13,7 @@ pub struct ModelSettings {
     /// Sequences decoded together: agents deciding at once beyond this wait for a free one.
     /// Each keeps its agent's prompt cached between decisions.
     pub sequences: u32,
-    /// CPU threads (0: as many as the machine has cores, at most 8).
+    /// CPU threads (0: [`default_threads`]).
     pub threads: u32,
     /// Layers offloaded to a GPU (0 on a CPU-only build).
     pub gpu_layers: u32,
@@ -44,14 +44,29 @@ impl ModelSettings {
         }
     }
 
-    /// The threads to run with: the setting, else the machine's cores (at most 8).
+    /// The threads to run with: the setting, else [`default_threads`].
     pub fn threads(&self) -> i32 {
-        let n = match self.threads {
-            0 => std::thread::available_parallelism().map_or(4, |n| n.get().min(8)),
-            n => n as usize,
-        };
-        n as i32
+        match self.threads {
+            0 => default_threads(),
+            n => n as i32,
+        }
     }
+}
+
+/// The most threads a model takes by default.
+pub const MAX_DEFAULT_THREADS: usize = 8;
+
+/// The threads a model runs with unless told: the machine's physical cores but one (at least
+/// one, at most [`MAX_DEFAULT_THREADS`]), capped by the cores this process may use. The game
+/// keeps a core for its frames: llama.cpp's threads spin while they work, and a model that
+/// takes every core delays the main thread's frames.
+pub fn default_threads() -> i32 {
+    let physical = num_cpus::get_physical();
+    let usable = std::thread::available_parallelism().map_or(physical, |n| n.get());
+    physical
+        .min(usable)
+        .saturating_sub(1)
+        .clamp(1, MAX_DEFAULT_THREADS) as i32
 }
 
 /// How one answer is sampled.
@@ -115,4 +130,26 @@ pub struct Job {
     /// How long the answer may take from the moment it gets a sequence; past it, it fails
     /// ([`crate::LocalError::TimedOut`]). `None`: as long as its `max_tokens` take.
     pub timeout: Option<std::time::Duration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_threads_leave_the_game_a_core() {
+        let physical = num_cpus::get_physical();
+        let usable = std::thread::available_parallelism().map_or(physical, |n| n.get());
+        let threads = default_threads() as usize;
+        assert!((1..=MAX_DEFAULT_THREADS).contains(&threads));
+        if physical.min(usable) >= 2 {
+            assert!(threads < physical.min(usable), "a core is left: {threads}");
+        }
+        assert_eq!(ModelSettings::new("m.gguf").threads(), threads as i32);
+        let two = ModelSettings {
+            threads: 2,
+            ..ModelSettings::new("m.gguf")
+        };
+        assert_eq!(two.threads(), 2, "a setting is taken as it is");
+    }
 }

@@ -8,11 +8,16 @@
 //!    in turns between parties ([`crate::queue`]), and starts each on a free sequence — its
 //!    agent's own if it has one, so the prompt's cached prefix is reused: only the tokens
 //!    after the longest common prefix with what the sequence holds are evaluated;
-//! 2. builds one batch from every running answer — a prompt's next chunk, or the token just
+//! 2. shares prefixes between agents: a prompt that starts with more of what another
+//!    sequence holds (the rules and tools every agent on the model is given) takes that prefix
+//!    by llama.cpp's sequence copy instead of reading it; when several prompts with one prefix
+//!    start together, one reads it and the others wait for it, then copy it
+//!    ([`Worker::plan_share`]);
+//! 3. builds one batch from every running answer — a prompt's next chunk, or the token just
 //!    chosen plus those the grammar forces — up to [`BATCH_TOKENS`];
-//! 3. decodes it once, and for every answer whose last token was in it chooses the next token
+//! 4. decodes it once, and for every answer whose last token was in it chooses the next token
 //!    ([`crate::sampler`]) and streams its text;
-//! 4. drops answers whose receiver is gone (the agent was interrupted, terminated, or its
+//! 5. drops answers whose receiver is gone (the agent was interrupted, terminated, or its
 //!    runtime shut down) before the next batch: cancellation takes at most one decode step;
 //!    and fails those past their time limit ([`Job::timeout`]), freeing their sequences.
 
@@ -38,6 +43,11 @@ use crate::settings::{FALLBACK_TEMPLATE, Job, ModelSettings};
 
 /// The most tokens decoded in one batch.
 pub const BATCH_TOKENS: usize = 512;
+
+/// The fewest tokens worth taking from another agent's sequence rather than reading: a copy
+/// moves a whole sequence's cache (a few milliseconds for a small model), reading takes
+/// milliseconds per token.
+pub const MIN_SHARED: usize = 16;
 
 /// What a loaded model is.
 #[derive(Clone, Debug, PartialEq)]
@@ -314,6 +324,8 @@ struct Running {
     /// Tokens to evaluate next: the rest of the prompt, or the token just chosen and those the
     /// grammar forced.
     pending: Vec<LlamaToken>,
+    /// The sequence whose prefix this answer waits for before reading the rest of its prompt.
+    share: Option<Share>,
     /// The answer's bytes so far, and how many of them were sent as text.
     bytes: Vec<u8>,
     sent: usize,
@@ -323,6 +335,30 @@ struct Running {
     /// When it fails unless done, and its time limit.
     deadline: Option<(Instant, Duration)>,
     answering: bool,
+}
+
+/// A prefix an answer takes from another sequence once that one has read it.
+#[derive(Clone, Copy, Debug)]
+struct Share {
+    /// The slot reading it.
+    from: usize,
+    /// Its tokens.
+    upto: usize,
+}
+
+/// How many of `prompt`'s first tokens `cached` starts with — at most all but the prompt's last
+/// token, which is always evaluated (its logits choose the first answer token).
+fn common_prefix(cached: &[LlamaToken], prompt: &[LlamaToken]) -> usize {
+    common_prefix_iter(cached.iter().copied(), prompt)
+}
+
+/// [`common_prefix`] of tokens given in order.
+fn common_prefix_iter(cached: impl Iterator<Item = LlamaToken>, prompt: &[LlamaToken]) -> usize {
+    cached
+        .zip(prompt)
+        .take_while(|(a, b)| a == *b)
+        .count()
+        .min(prompt.len().saturating_sub(1))
 }
 
 struct Worker<'m> {
@@ -468,22 +504,11 @@ impl Worker<'_> {
             None => None,
         };
         let slot = &mut self.slots[index];
-        if slot.key.as_deref() != Some(job.key.as_str()) {
-            slot.cached.clear();
-            let _ = self
-                .ctx
-                .clear_kv_cache_seq(Some(slot.seq as u32), None, None);
-            slot.key = Some(job.key.clone());
-        }
-        // Keep the longest common prefix, but evaluate at least the prompt's last token (its
-        // logits choose the first answer token).
-        let mut common = slot
-            .cached
-            .iter()
-            .zip(&tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len().saturating_sub(1));
+        slot.key = Some(job.key.clone());
+        // Keep the longest common prefix with what the sequence holds (the agent's earlier
+        // prompt, or whichever agent's it held), but evaluate at least the prompt's last token
+        // (its logits choose the first answer token).
+        let mut common = common_prefix(&slot.cached, &tokens);
         if !matches!(
             self.ctx
                 .clear_kv_cache_seq(Some(slot.seq as u32), Some(common as u32), None),
@@ -499,6 +524,7 @@ impl Worker<'_> {
             events,
             sampler: Constrained::new(matcher, job.sampling.clone()),
             pending: tokens[common..].to_vec(),
+            share: None,
             bytes: Vec::new(),
             sent: 0,
             outcome: Outcome {
@@ -511,7 +537,125 @@ impl Worker<'_> {
             deadline: job.timeout.map(|limit| (started + limit, limit)),
             answering: false,
         });
+        self.plan_share(index);
         Ok(())
+    }
+
+    /// Where slot `i`'s prompt (just started) takes the prefix it shares with other agents'
+    /// prompts from: a sequence that holds at least [`MIN_SHARED`] more of it than `i` does
+    /// is copied now; a sequence still reading a prompt that will hold at least
+    /// [`MIN_SHARED`] more than any holds now is waited for ([`Running::share`]), and copied
+    /// once it has read that far. Otherwise `i` reads its prompt itself.
+    fn plan_share(&mut self, i: usize) {
+        let Some(running) = &self.slots[i].running else {
+            return;
+        };
+        let tokens: Vec<LlamaToken> = self.slots[i]
+            .cached
+            .iter()
+            .chain(&running.pending)
+            .copied()
+            .collect();
+        let own = self.slots[i].cached.len();
+        // (slot, tokens it holds now that the prompt starts with), and the same for what it
+        // will hold once it has read its own prompt.
+        let mut now = (i, own);
+        let mut later = (i, own);
+        for (j, slot) in self.slots.iter().enumerate() {
+            if j == i {
+                continue;
+            }
+            let held = common_prefix(&slot.cached, &tokens);
+            if held > now.1 {
+                now = (j, held);
+            }
+            let Some(other) = &slot.running else {
+                continue;
+            };
+            if other.share.is_some() || other.answering {
+                continue;
+            }
+            let reading = slot.cached.iter().chain(&other.pending).copied();
+            let will = common_prefix_iter(reading, &tokens);
+            if will > later.1 {
+                later = (j, will);
+            }
+        }
+        if later.1 >= now.1.max(own) + MIN_SHARED {
+            if let Some(running) = &mut self.slots[i].running {
+                running.share = Some(Share {
+                    from: later.0,
+                    upto: later.1,
+                });
+            }
+        } else if now.1 >= own + MIN_SHARED {
+            self.copy_prefix(now.0, i, now.1);
+        }
+    }
+
+    /// Copies the first `upto` tokens of slot `from`'s cache into slot `to` (whose answer
+    /// starts with them): llama.cpp copies a sequence whole (across streams it must), then
+    /// `to` drops what follows the prefix.
+    fn copy_prefix(&mut self, from: usize, to: usize, upto: usize) {
+        let (src, dst) = (self.slots[from].seq, self.slots[to].seq);
+        let copied = self.ctx.copy_kv_cache_seq(src, dst, None, None).is_ok()
+            && matches!(
+                self.ctx
+                    .clear_kv_cache_seq(Some(dst as u32), Some(upto as u32), None),
+                Ok(true)
+            );
+        let prefix = self.slots[from].cached[..upto].to_vec();
+        let slot = &mut self.slots[to];
+        let Some(running) = &mut slot.running else {
+            return;
+        };
+        let mut tokens = std::mem::take(&mut slot.cached);
+        tokens.append(&mut running.pending);
+        if copied {
+            slot.cached = prefix;
+        } else {
+            let _ = self.ctx.clear_kv_cache_seq(Some(dst as u32), None, None);
+        }
+        let held = slot.cached.len();
+        running.pending = tokens.split_off(held);
+        running.outcome.cached_tokens = held as u32;
+        running.outcome.shared_tokens = if copied { held as u32 } else { 0 };
+    }
+
+    /// Answers waiting for another sequence's prefix: copied once it is read; when the other
+    /// sequence will not read it any more (its answer failed or was dropped), planned again.
+    fn take_shared(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(Share { from, upto }) = self.slots[i].running.as_ref().and_then(|r| r.share)
+            else {
+                continue;
+            };
+            let tokens: Vec<LlamaToken> = {
+                let slot = &self.slots[i];
+                let running = slot.running.as_ref().expect("running");
+                slot.cached
+                    .iter()
+                    .chain(&running.pending)
+                    .copied()
+                    .collect()
+            };
+            let source = &self.slots[from];
+            let held = common_prefix(&source.cached, &tokens);
+            let will = source.running.as_ref().map_or(0, |other| {
+                common_prefix_iter(source.cached.iter().chain(&other.pending).copied(), &tokens)
+            });
+            if held >= upto {
+                if let Some(running) = &mut self.slots[i].running {
+                    running.share = None;
+                }
+                self.copy_prefix(from, i, upto);
+            } else if will < upto {
+                if let Some(running) = &mut self.slots[i].running {
+                    running.share = None;
+                }
+                self.plan_share(i);
+            }
+        }
     }
 
     /// The job's conversation through the chat template, ending where the answer starts.
@@ -547,6 +691,7 @@ impl Worker<'_> {
 
     /// One batch: every running answer's next tokens, decoded together.
     fn step(&mut self, batch: &mut LlamaBatch) {
+        self.take_shared();
         batch.clear();
         let mut budget = BATCH_TOKENS;
         // (slot, the batch index of its last token) for answers whose next token is chosen
@@ -563,7 +708,7 @@ impl Worker<'_> {
             let Some(running) = &mut slot.running else {
                 continue;
             };
-            if budget == 0 || running.pending.is_empty() {
+            if budget == 0 || running.pending.is_empty() || running.share.is_some() {
                 continue;
             }
             let take = running.pending.len().min(budget);

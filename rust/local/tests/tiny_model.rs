@@ -201,18 +201,89 @@ async fn an_agents_prompt_prefix_stays_cached() {
         second.cached_tokens,
         second.prompt_tokens
     );
-    // Another agent's sequence holds its own prompt.
+    // Another agent's prompt that begins alike copies that prefix from Mira's sequence.
     let other = finish(model.run(job("ivy", &format!("{stable}Goodbye."), Some(schema()), 1)))
         .await
         .1
         .unwrap();
-    assert_eq!(other.cached_tokens, 0);
+    assert_eq!(other.cached_tokens, other.prompt_tokens - 1);
+    assert_eq!(other.shared_tokens, other.cached_tokens);
+    assert_eq!(second.shared_tokens, 0, "its own sequence held it");
     // The same prompt again: all but its last token.
     let again = finish(model.run(job("mira", &format!("{stable}Goodbye."), Some(schema()), 2)))
         .await
         .1
         .unwrap();
     assert_eq!(again.cached_tokens, again.prompt_tokens - 1);
+}
+
+/// A greedy job: the same prompt always gives the same answer.
+fn greedy(key: &str, prompt: &str) -> Job {
+    Job {
+        sampling: Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 1,
+        },
+        max_tokens: 48,
+        ..job(key, prompt, Some(schema()), 1)
+    }
+}
+
+/// What agents on one model share is read once: a prompt that begins like one another
+/// sequence holds copies that prefix, prompts that begin alike and start together wait for the
+/// one that reads it — and every answer is the one its prompt gives read afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_share_the_prefix_their_prompts_begin_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let rules = "Rules every villager is given: be kind, keep lines short. ".repeat(12);
+    let prompts: Vec<String> = ["Mira, the baker", "Bram, the smith", "Ivy, the herbalist"]
+        .iter()
+        .map(|who| format!("{rules}You are {who}. Someone says hello."))
+        .collect();
+    // Each prompt alone, on a model of its own: the answer it gives read afresh.
+    let mut alone = Vec::new();
+    for prompt in &prompts {
+        let models = Models::default();
+        let model = models.load(&settings(&path), false).unwrap();
+        let outcome = finish(model.run(greedy("a", prompt))).await.1.unwrap();
+        assert_eq!((outcome.cached_tokens, outcome.shared_tokens), (0, 0));
+        alone.push(outcome);
+    }
+    let shared = alone[0].prompt_tokens as usize / 2;
+
+    // Started together: one reads the prefix, the others wait for it and copy it.
+    let models = Models::default();
+    let model = models.load(&settings(&path), false).unwrap();
+    let runs: Vec<_> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, prompt)| model.run(greedy(&format!("agent_{i}"), prompt)))
+        .collect();
+    let mut together = Vec::new();
+    for run in runs {
+        together.push(finish(run).await.1.unwrap());
+    }
+    let readers = together.iter().filter(|o| o.shared_tokens == 0).count();
+    assert_eq!(readers, 1, "one reads the prefix: {together:?}");
+    for (outcome, fresh) in together.iter().zip(&alone) {
+        assert!(
+            outcome.shared_tokens == 0 || outcome.shared_tokens as usize > shared,
+            "{outcome:?}"
+        );
+        assert_eq!(outcome.cached_tokens, outcome.shared_tokens);
+        assert_eq!(outcome.text, fresh.text, "the same answer as read afresh");
+    }
+
+    // A new agent later: copies the prefix from a sequence that holds it.
+    let late = format!("{rules}You are Wim, the miller. Someone says hello.");
+    let outcome = finish(model.run(greedy("agent_9", &late))).await.1.unwrap();
+    assert!(outcome.shared_tokens as usize > shared, "{outcome:?}");
+    let models = Models::default();
+    let fresh = models.load(&settings(&path), false).unwrap();
+    let afresh = finish(fresh.run(greedy("a", &late))).await.1.unwrap();
+    assert_eq!(outcome.text, afresh.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,4 +580,40 @@ async fn an_answer_near_max_tokens_winds_down_and_closes() {
         let answer: Value = serde_json::from_str(&outcome.text).unwrap();
         assert!(validator.is_valid(&answer), "{answer}");
     }
+}
+
+/// Layers asked of a GPU that is not there are refused before the model loads, saying why —
+/// not run on the CPU without a word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_layers_without_a_gpu_are_refused_saying_why() {
+    if !agents_local::gpu::devices().unwrap().is_empty() {
+        return; // this machine has one for this build
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let models = Models::default();
+    let on_gpu = ModelSettings {
+        gpu_layers: 4,
+        ..settings(&tiny(dir.path()))
+    };
+    for refused in [
+        models.check(&on_gpu).unwrap_err(),
+        models.load(&on_gpu, false).map(|_| ()).unwrap_err(),
+    ] {
+        assert_eq!(refused.code(), "invalid_config");
+        let message = refused.to_string();
+        assert!(
+            message.starts_with("brain.gpu_layers is 4, but "),
+            "{message}"
+        );
+        assert!(message.ends_with("set it to 0 to run the model on the CPU"));
+        let why = if agents_local::gpu::BACKENDS.is_empty() {
+            "this build has no GPU back end"
+        } else {
+            "no GPU device was found"
+        };
+        assert!(message.contains(why), "{message}");
+    }
+    // On the CPU it loads.
+    let model = models.load(&settings(&tiny(dir.path())), false);
+    assert!(model.is_ok());
 }

@@ -193,12 +193,13 @@ pub const ENGINES: &str = "engines";
 
 /// The settings of a `local` profile for a small model on a CPU: answers short (a move is
 /// about 40 tokens, and every token is a decoding step), sampling cool, a sequence for each
-/// game played at once, the model kept loaded between games, and as long for an answer as a
-/// move may take.
+/// game played at once, the model kept loaded between games, every core of the machine (no
+/// game's frames share it: [`bench_threads`]), and as long for an answer as a move may take.
 pub fn local_profile(model: &Path, sequences: u32) -> Value {
     json!({
         "provider": "local",
         "model": model.to_string_lossy(),
+        "threads": bench_threads(),
         "context_size": 4096,
         "sequences": sequences,
         "max_tokens": 64,
@@ -209,6 +210,12 @@ pub fn local_profile(model: &Path, sequences: u32) -> Value {
         // The answers are kept in the trace: the bench reads why a turn got no move.
         "trace_prompts": true,
     })
+}
+
+/// The threads a bench's model runs with: the machine's cores, at most 8. (A game's model
+/// leaves a core for the frames by default; a bench measures the model alone.)
+pub fn bench_threads() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get().min(8) as u32)
 }
 
 /// The brains file: a `local` profile per model brain (its name, its file, its games at once).

@@ -170,10 +170,13 @@ const NODE_SERVER: &str = "server/serve.gd";
 const DEBUGGER_SCRIPT: &str = "bench/debugger_bench.gd";
 /// AgentNode's bench script, relative to `godot-project/`.
 const NODE_SCRIPT: &str = "bench/node_bench.gd";
+/// The on-device model's frame bench script, relative to `godot-project/`.
+const MODEL_FRAME_SCRIPT: &str = "bench/model_frame_bench.gd";
 /// The scripts the release bench project carries.
-const BENCH_SCRIPTS: [&str; 6] = [
+const BENCH_SCRIPTS: [&str; 7] = [
     DRAIN_SCRIPT,
     NODE_SCRIPT,
+    MODEL_FRAME_SCRIPT,
     STREAM_SCRIPT,
     DEBUGGER_SCRIPT,
     GDSCRIPT_SERVER,
@@ -283,8 +286,61 @@ pub fn godot_drain_bench(ctx: &Ctx) -> Result<(), String> {
 
 /// AgentNode's costs on the release extension: `godot-project/bench/node_bench.gd` headless in
 /// the release bench project (500 NPC nodes' main-thread cost per frame, then the `ask` round
-/// trip on the scripted brain).
+/// trip on the scripted brain), then [`model_frame_bench`].
 pub fn node_bench(ctx: &Ctx) -> Result<(), String> {
+    nodes_on_the_scripted_brain(ctx)?;
+    model_frame_bench(ctx)
+}
+
+/// The phases `model_frame_bench.gd` prints.
+const MODEL_FRAME_PHASES: [&str; 4] = ["idle", "copy", "load", "stream"];
+
+/// What an on-device model costs the frames: `godot-project/bench/model_frame_bench.gd`
+/// headless in the release bench project with Gemma 3 270M ([`crate::test_model::ensure`]): 8
+/// NPCs' frames while the model is copied out of a resource pack, while it loads, and while
+/// their answers stream, against the same frames without a model. Fails when a phase prints no
+/// result or the script fails.
+pub fn model_frame_bench(ctx: &Ctx) -> Result<(), String> {
+    let model = crate::test_model::ensure()?;
+    let release_lib = build::build_extension(ctx, true)?;
+    let godot = godot::find_or_install(ctx)?;
+    let project = make_release_project(ctx, &release_lib)?;
+    godot_tests::import_project(&godot, &project)?;
+    println!("xtask: godot --headless --script res://{MODEL_FRAME_SCRIPT} (release extension)");
+    let mut cmd = godot.command();
+    cmd.args(["--headless", "--path"])
+        .arg(&project)
+        .args([
+            "--script",
+            &format!("res://{MODEL_FRAME_SCRIPT}"),
+            "--",
+            "--model",
+        ])
+        .arg(&model);
+    let out = process::run(&mut cmd, Some(Duration::from_secs(1200)), Echo::Stream)?;
+    let mut problems = godot_tests::scan_output(&out.output);
+    if !out.success() {
+        problems.push(format!("the model frame bench ended with {}", out.ending()));
+    }
+    for phase in MODEL_FRAME_PHASES {
+        if !out.output.contains(&format!("MODEL_FRAMES phase={phase} ")) {
+            problems.push(format!(
+                "the model frame bench printed nothing for `{phase}`"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the model frame bench failed:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
+
+/// The node bench proper (`node_bench.gd`).
+fn nodes_on_the_scripted_brain(ctx: &Ctx) -> Result<(), String> {
     let release_lib = build::build_extension(ctx, true)?;
     let godot = godot::find_or_install(ctx)?;
     println!("xtask: using {}", godot.describe());

@@ -164,7 +164,8 @@ commands:
                                   with 100 agents streaming from the fake model; --only-ws: just
                                   the WebSocket bench; --only-debugger: the Agents debugger's
                                   frame cost with 1,000 agents, with and without a session;
-                                  --only-nodes: 500 AgentNodes' frame cost and the ask round trip;
+                                  --only-nodes: 500 AgentNodes' frame cost, the ask round trip, and
+                                  8 NPCs' frames while a model is copied, loads and streams;
                                   --only-local: the on-device model on Gemma 3 270M: tokens/s
                                   against llama.cpp's loop, agents decided together, the prompt
                                   cache, memory, answers valid without repair);

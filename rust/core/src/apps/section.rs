@@ -265,7 +265,8 @@ mod tests {
             situation.contains("System: Event: roundStarted"),
             "{situation}"
         );
-        assert!(prompt::system_prompt(&context).starts_with("You are Ivy (agent_001)"));
+        assert!(prompt::identity(&context).starts_with("You are Ivy (agent_001)"));
+        assert!(prompt::system_prompt(&context).contains("You are Ivy (agent_001)"));
         // Offline, the scripted brain plays one of its actions with valid arguments.
         let mut brain = ScriptedBrain::new(&BrainSettings::default());
         let reply = brain.decide(&context).await.unwrap();

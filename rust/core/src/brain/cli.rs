@@ -711,9 +711,13 @@ Answer with one JSON object and nothing else, in this shape:
 \"args\": {\"<argument>\": \"<value>\"}, \"reason\": \"why\"}]}
 `tool_calls` may be empty. Use each tool only with arguments its schema allows.";
 
-/// A request as one text prompt (the Claude Code dialect): the system prompt, the tools, how
-/// to answer, then the conversation — the situation, and each earlier round of this decision as
-/// the answer given and the results (or refusals) of its calls.
+/// A request as one text prompt (the Claude Code dialect), laid out so that what every agent is
+/// given comes first ([`agents_llm::SystemBlock::shared`]): the shared system blocks (the
+/// rules), the tools — each `enum` in their schemas lifted out ([`lift_enums`]), since the
+/// values a tool takes (whom an agent can address, which task it can complete) differ between
+/// agents and decisions —, how to answer; then the agent's own system blocks (who it is), the
+/// values the tools take now, and the conversation — the situation, and each earlier round of
+/// this decision as the answer given and the results (or refusals) of its calls.
 pub fn text_prompt(request: &ModelRequest) -> String {
     text_prompt_with(request, ANSWER_FORMAT)
 }
@@ -721,19 +725,45 @@ pub fn text_prompt(request: &ModelRequest) -> String {
 /// [`text_prompt`] with another text saying how to answer.
 pub(crate) fn text_prompt_with(request: &ModelRequest, answer_format: &str) -> String {
     use std::fmt::Write;
-    let mut out = system_text(request);
-    out.push_str("\n\nTools (name: what it does; its arguments as a JSON Schema):");
+    let blocks = |shared: bool| {
+        request
+            .system
+            .iter()
+            .filter(|b| b.shared == shared)
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
+    let mut out = blocks(true);
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
+    out.push_str("Tools (name: what it does; its arguments as a JSON Schema):");
+    let mut values = Vec::new();
     for tool in &request.tools {
+        let mut parameters = tool.parameters.clone();
+        lift_enums(&mut parameters, &tool.name, &mut values);
         let _ = write!(
             out,
             "\n- {}: {} {}",
             tool.name,
             tool.description.trim(),
-            tool.parameters
+            parameters
         );
     }
     out.push_str("\n\n");
     out.push_str(answer_format);
+    let own = blocks(false);
+    if !own.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&own);
+    }
+    if !values.is_empty() {
+        out.push_str("\n\nValues the tools take now:");
+        for (path, listed) in &values {
+            let _ = write!(out, "\n- {path}: {listed}");
+        }
+    }
     for message in &request.messages {
         out.push_str("\n\n");
         match message {
@@ -764,6 +794,46 @@ pub(crate) fn text_prompt_with(request: &ModelRequest, answer_format: &str) -> S
         }
     }
     out
+}
+
+/// Takes every `enum` out of `schema` (a tool's parameters, the tool named `path`): each becomes
+/// the text `"listed below as <path>"`, and `values` gets `(path, the values as JSON, comma
+/// separated)`. A property's path is its tool's and its own names joined by dots
+/// (`speak.recipients`); an array's items and a schema's alternatives keep their parent's.
+pub(crate) fn lift_enums(schema: &mut Value, path: &str, values: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::Array(listed)) = object.get("enum") {
+                let listed = listed
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                values.push((path.to_string(), listed));
+                object.insert(
+                    "enum".into(),
+                    Value::String(format!("listed below as {path}")),
+                );
+            }
+            for (key, value) in object.iter_mut() {
+                if key == "properties"
+                    && let Value::Object(properties) = value
+                {
+                    for (name, property) in properties.iter_mut() {
+                        lift_enums(property, &format!("{path}.{name}"), values);
+                    }
+                } else if key != "enum" {
+                    lift_enums(value, path, values);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                lift_enums(item, path, values);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What a command printed: Claude Code's result object (its `result` text and usage), or
@@ -1161,15 +1231,32 @@ mod tests {
     #[test]
     fn the_text_prompt_holds_tools_format_and_rounds() {
         let request = ModelRequest {
-            system: vec![agents_llm::SystemBlock {
-                text: "You are Mira.".into(),
-                cache: true,
-            }],
-            tools: vec![ToolSpec {
-                name: "move".into(),
-                description: "Walk somewhere.".into(),
-                parameters: json!({"type": "object"}),
-            }],
+            system: vec![
+                agents_llm::SystemBlock {
+                    text: "The rules.".into(),
+                    cache: false,
+                    shared: true,
+                },
+                agents_llm::SystemBlock {
+                    text: "You are Mira.".into(),
+                    cache: true,
+                    shared: false,
+                },
+            ],
+            tools: vec![
+                ToolSpec {
+                    name: "move".into(),
+                    description: "Walk somewhere.".into(),
+                    parameters: json!({"type": "object"}),
+                },
+                ToolSpec {
+                    name: "speak".into(),
+                    description: "Say it.".into(),
+                    parameters: json!({"type": "object", "properties": {
+                        "to": {"type": "array", "items": {"enum": ["player_0", "agent_002"]}},
+                        "mood": {"anyOf": [{"enum": ["calm"]}, {"type": "null"}]}}}),
+                },
+            ],
             messages: vec![
                 ModelMessage::User {
                     text: "Just now, player_0 to you: \"hi\"".into(),
@@ -1191,10 +1278,15 @@ mod tests {
             ..ModelRequest::default()
         };
         let text = text_prompt(&request);
+        // What every agent is given first, then who this one is, the values its tools take
+        // now, and the conversation.
         let order = [
-            "You are Mira.",
+            "The rules.",
             "- move: Walk somewhere. {\"type\":\"object\"}",
+            "- speak: Say it.",
             "Answer with one JSON object",
+            "You are Mira.",
+            "Values the tools take now:",
             "player_0 to you",
             // The call's fields in either order (JSON objects may keep insertion order).
             "You answered: {\"assistant_text\":\"\",\"tool_calls\":[{\"",
@@ -1206,6 +1298,22 @@ mod tests {
                 .find(part)
                 .unwrap_or_else(|| panic!("{part} in {text}"));
             at += found + part.len();
+        }
+        // Each enum is lifted out of its tool (in whichever order the schema keeps its
+        // properties) and its values listed after who the agent is.
+        let (tools, own) = text.split_once("You are Mira.").unwrap();
+        for lifted in [
+            "\"enum\":\"listed below as speak.to\"",
+            "\"enum\":\"listed below as speak.mood\"",
+        ] {
+            assert!(tools.contains(lifted), "{lifted} in {text}");
+        }
+        assert!(!tools.contains("agent_002"), "{text}");
+        for values in [
+            "\n- speak.to: \"player_0\", \"agent_002\"",
+            "\n- speak.mood: \"calm\"",
+        ] {
+            assert!(own.contains(values), "{values} in {text}");
         }
     }
 

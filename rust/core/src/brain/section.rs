@@ -71,8 +71,10 @@ pub trait Section: Any + Send + Sync + fmt::Debug {
 /// The prompt of a decision that a section frames.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Framing {
-    /// The system prompt (who decides, the contract to answer in).
-    pub system: String,
+    /// The rules: the contract to answer in, the same for every agent the section frames.
+    pub rules: String,
+    /// Who decides.
+    pub identity: String,
     /// The situation (the per-decision message).
     pub situation: String,
 }

@@ -111,8 +111,8 @@ impl GmView {
     }
 }
 
-/// A GM turn frames the whole decision: the GM's own prompt (who it is, the GM tool-call
-/// contract and its examples) and the turn as its situation (the context JSON, non-ASCII text
+/// A GM turn frames the whole decision: the GM's own prompt (the GM tool-call contract and its
+/// examples, then who it is) and the turn as its situation (the context JSON, non-ASCII text
 /// as it is; the turn actor; what the player said). Offline, the scripted brain runs the turn
 /// with [`scripted_gm`].
 impl Section for GmView {
@@ -125,25 +125,26 @@ impl Section for GmView {
     }
 
     fn framing(&self, context: &BrainContext) -> Option<Framing> {
-        let mut system = format!(
+        let mut identity = format!(
             "You are {} ({}), the game master of campaign {}.",
             context.name, context.agent_id, self.campaign_id
         );
         if !context.prompt.trim().is_empty() {
-            system.push_str("\n\n");
-            system.push_str(context.prompt.trim());
+            identity.push_str("\n\n");
+            identity.push_str(context.prompt.trim());
         }
-        system.push_str("\n\n");
-        system.push_str(GM_CONTRACT);
-        system.push_str("\n\n");
-        system.push_str(EXAMPLES);
+        let rules = format!("{GM_CONTRACT}\n\n{EXAMPLES}");
         let situation = format!(
             "Context: {}\nTurn actor: {}\nUser input: {}",
             self.context,
             self.turn_actor,
             serde_json::to_string(&self.user_input).unwrap_or_default()
         );
-        Some(Framing { system, situation })
+        Some(Framing {
+            rules,
+            identity,
+            situation,
+        })
     }
 
     fn scripted(&self, context: &BrainContext, play: &mut ScriptedPlay<'_>) -> Option<BrainReply> {

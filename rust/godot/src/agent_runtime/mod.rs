@@ -368,12 +368,12 @@ impl INode for AgentRuntime {
             self.late_checked = true;
             self.warn_of_late_properties();
         }
-        // Models being copied out of the game's pack, a few milliseconds of the frame.
-        crate::packed_model::advance(crate::packed_model::FRAME_BUDGET);
         // The game's own code first: tools written in GDScript that agents called.
         self.run_tool_calls();
         let started = Instant::now();
         let cpu_started = thread_cpu_usec();
+        // Models being copied out of the game's pack, a millisecond of the frame.
+        crate::packed_model::advance(crate::packed_model::FRAME_BUDGET);
         let limit = self.frame_limit();
         let deadline = u64::try_from(self.max_drain_usec_per_frame)
             .ok()

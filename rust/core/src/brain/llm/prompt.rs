@@ -5,9 +5,10 @@
 //!
 //! 1. the tool definitions (the agent's tool sets; the same until a set is attached or
 //!    detached);
-//! 2. the system prompt: who the agent is (name, role, role prompt), the contract — how to
-//!    answer, the anti-silent rule, how refused calls come back —, the player's id and the
-//!    world's bounds. One block, marked as the end of the cacheable prefix;
+//! 2. the system prompt, in two blocks: the rules — the contract (how to answer, the
+//!    anti-silent rule, how refused calls come back), the player's id and the world's bounds,
+//!    the same for every agent of the runtime ([`agents_llm::SystemBlock::shared`]) —, then
+//!    who the agent is (name, role, role prompt), marked as the end of the cacheable prefix;
 //! 3. one user message with the situation, in compact lines: the instruction, where the agent
 //!    is, its tasks, who is near, its recent conversation, what it notices, what it just heard
 //!    (the parts a client can grow each within its budget, [`crate::brain::budget`]: the
@@ -79,10 +80,7 @@ pub fn request(context: &BrainContext, options: &RequestOptions) -> ModelRequest
     }
     ModelRequest {
         model: options.model.clone(),
-        system: vec![SystemBlock {
-            text: system_prompt(context),
-            cache: true,
-        }],
+        system: system_blocks(context),
         messages,
         tools,
         temperature: options.temperature,
@@ -92,27 +90,61 @@ pub fn request(context: &BrainContext, options: &RequestOptions) -> ModelRequest
     }
 }
 
-/// Who the agent is, and the contract.
+/// The system prompt as two blocks: the rules every agent of the runtime is given (shared),
+/// then who this agent is (the end of the cacheable prefix). A framing section (a game
+/// master's turn) gives both.
+pub fn system_blocks(context: &BrainContext) -> Vec<SystemBlock> {
+    let (rules, identity) = match context.sections.framing(context) {
+        Some((_, framing)) => (framing.rules, framing.identity),
+        None => (rules(context), identity(context)),
+    };
+    vec![
+        SystemBlock {
+            text: rules,
+            cache: false,
+            shared: true,
+        },
+        SystemBlock {
+            text: identity,
+            cache: true,
+            shared: false,
+        },
+    ]
+}
+
+/// The system prompt as one text: the rules, then who the agent is.
 pub fn system_prompt(context: &BrainContext) -> String {
-    if let Some((_, framing)) = context.sections.framing(context) {
-        return framing.system;
-    }
-    let mut text = format!(
-        "You are {} ({}), {} in a game world.",
-        context.name, context.agent_id, context.role
-    );
-    if context.role.trim().is_empty() {
-        text = format!(
+    system_blocks(context)
+        .iter()
+        .map(|block| block.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Who the agent is: its name, id and role, and its role prompt.
+pub fn identity(context: &BrainContext) -> String {
+    let mut text = if context.role.trim().is_empty() {
+        format!(
             "You are {} ({}), a character in a game world.",
             context.name, context.agent_id
-        );
-    }
+        )
+    } else {
+        format!(
+            "You are {} ({}), {} in a game world.",
+            context.name, context.agent_id, context.role
+        )
+    };
     if !context.prompt.trim().is_empty() {
         text.push_str("\n\n");
         text.push_str(context.prompt.trim());
     }
-    text.push_str("\n\n");
-    text.push_str(CONTRACT);
+    text
+}
+
+/// The contract, the player's id and the world's bounds: the same for every agent of a
+/// runtime.
+pub fn rules(context: &BrainContext) -> String {
+    let mut text = CONTRACT.to_string();
     text.push_str(&format!(
         "\n\nThe player's id is {}. Other characters are named by their ids (agent_002, …). \
          The world spans x {} to {} and y {} to {}.",
@@ -347,12 +379,29 @@ mod tests {
                 ..RequestOptions::default()
             },
         );
-        assert_eq!(request.system.len(), 1);
-        assert!(request.system[0].cache);
-        let system = &request.system[0].text;
-        assert!(system.starts_with("You are Mira (agent_001), the baker in a game world."));
-        assert!(system.contains("You bake bread and gossip."));
-        assert!(system.contains(CONTRACT));
+        // The rules, the same for every agent, then who this one is (the end of the prefix).
+        let [rules, identity] = request.system.as_slice() else {
+            panic!("two blocks: {:?}", request.system)
+        };
+        assert!(rules.shared && !rules.cache);
+        assert!(rules.text.starts_with(CONTRACT));
+        assert!(!identity.shared && identity.cache);
+        assert!(
+            identity
+                .text
+                .starts_with("You are Mira (agent_001), the baker in a game world.")
+        );
+        assert!(identity.text.contains("You bake bread and gossip."));
+        let mut other = context();
+        other.agent_id = "agent_002".into();
+        other.name = "Bram".into();
+        other.prompt = "You forge.".into();
+        assert_eq!(
+            super::request(&other, &RequestOptions::default()).system[0],
+            *rules
+        );
+        let system = system_prompt(&context());
+        assert!(system.starts_with(CONTRACT) && system.ends_with("You bake bread and gossip."));
         assert!(
             !system.contains("Any bread left?"),
             "what changes is not in the prefix"

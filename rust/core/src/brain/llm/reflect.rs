@@ -94,6 +94,7 @@ fn json_request<T: schemars::JsonSchema>(
         system: vec![SystemBlock {
             text: system,
             cache: true,
+            shared: false,
         }],
         messages: vec![ModelMessage::User { text: user }],
         tools: Vec::new(),

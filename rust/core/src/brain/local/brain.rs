@@ -297,8 +297,9 @@ Answer with one JSON object: assistant_text is what you say now, in your own wor
 you only act); dialog_type is one word for it (reply, question, statement); tool_calls are the \
 tools you use now, each with the tool's name and its args.";
 
-/// The request as one text: the system prompt and the tools first (stable between an agent's
-/// decisions, so they stay cached), then how to answer and the conversation.
+/// The request as one text: what every agent is given first (the rules, the tools, how to
+/// answer: shared between agents, and cached), then the agent's own part and the conversation
+/// ([`crate::brain::cli::text_prompt_with`]).
 fn text_prompt(request: &ModelRequest) -> String {
     if request.tools.is_empty() && request.json_schema.is_some() {
         // A reflection or a rating: its own instructions, then its material.

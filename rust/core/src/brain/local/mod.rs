@@ -15,9 +15,11 @@
 //! complete calls only). The runtime's validation and repair loop stay as a safety net, and the
 //! trace counts what they were needed for. Reflections and
 //! importance ratings are constrained to their answers' schemas the same way. The prompt is the
-//! one text the `cli` brain's Claude Code dialect sends (the stable system prompt and tools
-//! first, so the agent's sequence keeps that prefix cached and a decision evaluates only what
-//! is new), through the model's chat template. `assistant_text` streams as
+//! one text the `cli` brain's Claude Code dialect sends, through the model's chat template:
+//! what every agent is given first (the rules, the tools, how to answer), then the agent's own
+//! part (who it is, the values its tools take now, the situation) — so the prompts of agents
+//! on one model share a long prefix, read once and copied between their sequences, and each
+//! agent's sequence keeps its own prompt cached: a decision evaluates only what is new. `assistant_text` streams as
 //! `agent_speech_delta` while it is generated; an interrupting message, terminating the agent
 //! or shutting the runtime down stops the generation before its next step.
 //!
@@ -108,7 +110,8 @@ pub struct LocalOptions {
     /// Agents whose decisions are decoded together (default 8); more wait for a free one.
     #[schemars(range(min = 1, max = 64))]
     pub sequences: Option<u32>,
-    /// CPU threads (default: the machine's cores, at most 8).
+    /// CPU threads (default: the machine's physical cores but one — the game keeps a core for
+    /// its frames —, at least 1, at most 8).
     #[schemars(range(min = 1, max = 256))]
     pub threads: Option<u32>,
     /// Layers offloaded to the GPU, in a build with a GPU back end (default 0).
