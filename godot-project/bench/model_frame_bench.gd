@@ -62,11 +62,12 @@ func _arg(name: String, default: String) -> String:
 
 ## Packs `model` into a resource pack at `PACKED_MODEL` and loads the pack.
 func _pack(model: String) -> bool:
+	var pack := ProjectSettings.globalize_path(PACK)
 	var packer := PCKPacker.new()
-	var ok := packer.pck_start(PACK) == OK
+	var ok := packer.pck_start(pack) == OK
 	ok = ok and packer.add_file(PACKED_MODEL, model) == OK
 	ok = ok and packer.flush() == OK
-	ok = ok and ProjectSettings.load_resource_pack(PACK)
+	ok = ok and ProjectSettings.load_resource_pack(pack)
 	if not ok or not FileAccess.file_exists(PACKED_MODEL):
 		printerr("cannot pack %s into %s" % [model, PACK])
 		return false
@@ -101,13 +102,15 @@ func _run(npcs: int, seconds: int) -> void:
 	rt.agent_speech_delta.connect(func(_id, _delta, _seq): streamed[0] += 1)
 	npc = await _spawn(rt, npcs, true)
 	var copied := ProjectSettings.globalize_path(COPY)
-	await _sample("copy", npc[0], rt, func(_f): return FileAccess.file_exists(copied), 120.0)
+	var copy_done := func(_f: int) -> bool: return FileAccess.file_exists(copied)
+	await _sample("copy", npc[0], rt, copy_done, 120.0)
 
 	var busy := [0]
 	var asking := [true]
 	for i in npcs:
 		_keep_asking(npc[1][i], i, asking, busy)
-	await _sample("load", npc[0], rt, func(_f): return streamed[0] > 0, 300.0)
+	var first_text := func(_f: int) -> bool: return streamed[0] > 0
+	await _sample("load", npc[0], rt, first_text, 300.0)
 	var until := Time.get_ticks_msec() + seconds * 1000
 	streamed[0] = 0
 	await _sample("stream", npc[0], rt, func(_f): return Time.get_ticks_msec() >= until)
@@ -127,11 +130,14 @@ func _runtime() -> AgentRuntime:
 	rt.idle_think_seconds = 100000.0
 	rt.speaking_seconds = 0.0
 	rt.world_bounds = Rect2(0, 0, 2000, 2000)
-	rt.agent_error.connect(func(id, code, message):
-		printerr("%s: %s %s" % [id, code, message])
-		failed = true)
+	rt.agent_error.connect(_on_agent_error)
 	root.add_child(rt)
 	return rt
+
+
+func _on_agent_error(id: String, code: String, message: String) -> void:
+	printerr("%s: %s %s" % [id, code, message])
+	failed = true
 
 
 ## `npcs` NPCs in `rt`, on the model (`local`) or the scripted brain, spawned: `[bodies, agents]`.
